@@ -1,0 +1,416 @@
+/*
+ * cli_args.c — see cli_args.h.
+ */
+#include "cli_args.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
+
+/* Parse "<digits>[.<digits>]<suffix>" into a whole number scaled by the
+ * suffix's power of 1024. allow_b: whether a trailing B (bytes) is allowed.
+ * Returns 0, or -1 with err set (prefixed by opt). */
+static int parse_scaled(const char *opt, const char *s, int allow_b, uint64_t *out,
+                        char *err, size_t errlen)
+{
+    if (!s || !*s) {
+        ERR("%s needs a value", opt);
+        return -1;
+    }
+    const char *p = s;
+    while (*p == ' ')
+        p++;
+    if (*p == '-') {
+        ERR("%s %s: must be positive", opt, s);
+        return -1;
+    }
+    if (*p == '+')
+        p++;
+    uint64_t whole = 0;
+    int ndig = 0;
+    for (; *p >= '0' && *p <= '9'; p++, ndig++) {
+        if (__builtin_mul_overflow(whole, 10, &whole) ||
+            __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole)) {
+            ERR("%s %s: number too large", opt, s);
+            return -1;
+        }
+    }
+    uint64_t frac = 0, frac_div = 1;
+    int nfrac = 0;
+    if (*p == '.') {
+        p++;
+        for (; *p >= '0' && *p <= '9'; p++, nfrac++) {
+            if (nfrac >= 9) {
+                ERR("%s %s: too many decimal places", opt, s);
+                return -1;
+            }
+            frac = frac * 10 + (uint64_t)(*p - '0');
+            frac_div *= 10;
+        }
+    }
+    if (ndig + nfrac == 0) {
+        ERR("%s %s: not a number (expected e.g. 1024, 96K, 1.5MiB)", opt, s);
+        return -1;
+    }
+    uint64_t mult = 1;
+    const char *suf = p;
+    if (*suf == '\0' || (allow_b && strcmp(suf, "B") == 0)) {
+        mult = 1;
+    } else if (!strcmp(suf, "K") || !strcmp(suf, "k") || !strcmp(suf, "KiB")) {
+        mult = UINT64_C(1) << 10;
+    } else if (!strcmp(suf, "M") || !strcmp(suf, "MiB")) {
+        mult = UINT64_C(1) << 20;
+    } else if (!strcmp(suf, "G") || !strcmp(suf, "GiB")) {
+        mult = UINT64_C(1) << 30;
+    } else if (!strcasecmp(suf, "KB") || !strcasecmp(suf, "MB") || !strcasecmp(suf, "GB")) {
+        ERR("%s %s: '%s' is ambiguous (1000 or 1024?); write %.1s or %.1siB (powers of 1024)",
+            opt, s, suf, suf, suf);
+        return -1;
+    } else {
+        ERR("%s %s: unknown suffix '%s' (use %sK/KiB, M/MiB or G/GiB)", opt, s, suf,
+            allow_b ? "B, " : "");
+        return -1;
+    }
+    uint64_t v;
+    if (__builtin_mul_overflow(whole, mult, &v)) {
+        ERR("%s %s: number too large", opt, s);
+        return -1;
+    }
+    if (nfrac) {
+        uint64_t f = frac * mult;                 /* < 10^9 * 2^30 < 2^60 */
+        if (f % frac_div != 0) {
+            ERR("%s %s: not a whole number%s", opt, s, allow_b ? " of bytes" : "");
+            return -1;
+        }
+        if (__builtin_add_overflow(v, f / frac_div, &v)) {
+            ERR("%s %s: number too large", opt, s);
+            return -1;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen)
+{
+    uint64_t v;
+    if (parse_scaled(opt, s, 1, &v, err, errlen) != 0)
+        return -1;
+    if (v == 0) {
+        ERR("%s %s: must be at least 1 byte", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
+                    int64_t *out, char *err, size_t errlen)
+{
+    uint64_t v;
+    if (parse_scaled(opt, s, 0, &v, err, errlen) != 0)
+        return -1;
+    if (v < (uint64_t)lo) {
+        ERR("%s %s: must be at least %lld", opt, s, (long long)lo);
+        return -1;
+    }
+    if (v > (uint64_t)hi) {
+        ERR("%s %s: at most %lld is supported", opt, s, (long long)hi);
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen)
+{
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        run[a] = 0;
+    if (!s || !*s) {
+        ERR("--algo needs a value: naive, fa1, fa2 or all");
+        return -1;
+    }
+    char buf[128];
+    if (strlen(s) >= sizeof buf) {
+        ERR("--algo: value too long");
+        return -1;
+    }
+    strcpy(buf, s);
+    int any = 0;
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
+        if (!strcmp(tok, "all")) {
+            for (int a = 0; a < SIM_ALGO_COUNT; a++)
+                run[a] = 1;
+            any = 1;
+            continue;
+        }
+        sim_algo a;
+        if (sim_algo_parse(tok, &a) != 0) {
+            ERR("--algo %s: unknown loop order '%s' (naive, fa1, fa2 or all)", s, tok);
+            return -1;
+        }
+        run[a] = 1;
+        any = 1;
+    }
+    if (!any) {
+        ERR("--algo %s: no loop order named", s);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the report's options ------------------------------------------------ */
+
+enum {
+    O_N, O_D, O_M, O_DTYPE, O_ALGO, O_BR, O_BC, O_PLAN, O_CAUSAL, O_SEED,
+    O_Q, O_K, O_V, O_OUT, O_JSON, O_COMPUTE, O_COUNT_ONLY, O_MAX_MEM,
+    O_MAX_STEPS, O_HELP, O_VERSION
+};
+
+static const struct {
+    const char *name;
+    int id;
+    int has_arg;
+} OPTS[] = {
+    { "N", O_N, 1 },           { "d", O_D, 1 },          { "M", O_M, 1 },
+    { "dtype", O_DTYPE, 1 },   { "algo", O_ALGO, 1 },    { "Br", O_BR, 1 },
+    { "Bc", O_BC, 1 },         { "plan", O_PLAN, 1 },    { "causal", O_CAUSAL, 0 },
+    { "seed", O_SEED, 1 },     { "q", O_Q, 1 },          { "k", O_K, 1 },
+    { "v", O_V, 1 },           { "out", O_OUT, 1 },      { "json", O_JSON, 0 },
+    { "compute", O_COMPUTE, 0 }, { "count-only", O_COUNT_ONLY, 0 },
+    { "max-mem", O_MAX_MEM, 1 }, { "max-steps", O_MAX_STEPS, 1 },
+    { "help", O_HELP, 0 },     { "version", O_VERSION, 0 },
+};
+#define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
+
+void cli_report_usage(FILE *out)
+{
+    fprintf(out,
+"usage: fasim [options]\n"
+"\n"
+"Simulate standard attention, FlashAttention-1 and FlashAttention-2 on an\n"
+"HBM/SRAM hierarchy and report every transfer beside the closed-form counts,\n"
+"the bounds of the papers, and (in compute mode) the error against a float64\n"
+"oracle. Example: fasim --N 1024 --M 96K\n"
+"\n"
+"problem\n"
+"  --N N            sequence length (default 1024; 64K = 65536)\n"
+"  --d D            head dimension (default 64)\n"
+"  --M BYTES        SRAM per thread block in bytes: 98304, 96K, 96KiB, 1.5MiB\n"
+"                   (default 96K). The papers' M counts elements; fasim\n"
+"                   converts (M / dtype bytes) where it quotes them\n"
+"  --dtype T        fp16 (default), bf16 or fp32: Q, K, V, O, S, P in HBM;\n"
+"                   m, l, L and on-chip accumulators are fp32\n"
+"  --causal         causal mask: fully masked blocks skipped by FA1 and FA2\n"
+"\n"
+"what to run\n"
+"  --algo LIST      naive, fa1, fa2, or all (default); comma lists work\n"
+"  --Br B, --Bc B   block sizes; one of them alone pins it and picks the other\n"
+"  --plan KIND      best (default): the fewest HBM bytes that fit M;\n"
+"                   paper: Algorithm 1 line 1, B_c = ceil(M/4d), B_r =\n"
+"                   min(B_c, d) with M in elements (may exceed M; shown)\n"
+"  --compute        move real data and check the output (default when it takes\n"
+"                   about a second or less)\n"
+"  --count-only     count transfers only (no tensor data; any N)\n"
+"  --seed S         seed of the random inputs (default 1)\n"
+"  --q F --k F --v F  inputs as .npy, shape (N, d), float32 or float64; N and d\n"
+"                   then come from the files (implies compute mode)\n"
+"\n"
+"output\n"
+"  --json           one JSON object on stdout (keys in README.md)\n"
+"  --out F          write O as float32 .npy (one --algo; implies --compute)\n"
+"\n"
+"limits (bad input is refused before anything runs)\n"
+"  --max-mem BYTES  compute-mode memory limit (default 4G)\n"
+"  --max-steps N    tile-step limit of one run (default 8589934592, about\n"
+"                   10 s of count-only work)\n"
+"  N <= 2^40, d <= 65536, M <= 1G; counts must fit in 64 bits\n"
+"\n"
+"  --help, --version\n"
+"\n"
+"exit status: 0 success, 2 bad usage, 1 other failures (bad .npy data, I/O)\n");
+}
+
+int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
+                     char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    sim_request *r = &o->req;
+    r->sh.N = 1024;
+    r->sh.d = 64;
+    r->sh.M = 96 * 1024;
+    r->sh.dtype = SIM_FP16;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        r->run_algo[a] = 1;
+    r->plan_kind = SIM_PLAN_AUTO;
+    r->mode = SIM_MODE_AUTO;
+    r->seed = 1;
+    int compute = 0, count_only = 0;
+
+    for (int k = first; k < argc; k++) {
+        const char *arg = argv[k];
+        if (!strcmp(arg, "-h")) {
+            o->help = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            ERR("unexpected argument '%s'; see 'fasim --help'", arg);
+            return -1;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        int idx = -1;
+        for (int q = 0; q < NOPTS; q++)
+            if (strlen(OPTS[q].name) == nlen && !strncmp(OPTS[q].name, name, nlen))
+                idx = q;
+        if (idx < 0) {
+            for (int q = 0; q < NOPTS; q++)
+                if (strlen(OPTS[q].name) == nlen && !strncasecmp(OPTS[q].name, name, nlen)) {
+                    ERR("unknown option '--%.*s'; did you mean '--%s'?", (int)nlen, name,
+                        OPTS[q].name);
+                    return -1;
+                }
+            ERR("unknown option '--%.*s'; see 'fasim --help'", (int)nlen, name);
+            return -1;
+        }
+        const char *val = NULL;
+        char optname[32];
+        snprintf(optname, sizeof optname, "--%s", OPTS[idx].name);
+        if (OPTS[idx].has_arg) {
+            if (eq) {
+                val = eq + 1;
+            } else if (k + 1 < argc) {
+                val = argv[++k];
+            } else {
+                ERR("%s needs a value; see 'fasim --help'", optname);
+                return -1;
+            }
+        } else if (eq) {
+            ERR("%s takes no value", optname);
+            return -1;
+        }
+        int64_t n;
+        switch (OPTS[idx].id) {
+        case O_N:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &r->sh.N, err, errlen))
+                return -1;
+            o->N_set = 1;
+            break;
+        case O_D:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_D, &r->sh.d, err, errlen))
+                return -1;
+            o->d_set = 1;
+            break;
+        case O_M:
+            if (cli_parse_size(optname, val, &r->sh.M, err, errlen))
+                return -1;
+            if (r->sh.M > CLI_MAX_M) {
+                ERR("--M %s: at most 1G is supported (on-chip memories are KiB to MiB)",
+                    val);
+                return -1;
+            }
+            break;
+        case O_DTYPE:
+            if (sim_dtype_parse(val, &r->sh.dtype)) {
+                ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
+                return -1;
+            }
+            break;
+        case O_ALGO:
+            if (cli_parse_algos(val, r->run_algo, err, errlen))
+                return -1;
+            break;
+        case O_BR:
+        case O_BC:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &n, err, errlen))
+                return -1;
+            if (OPTS[idx].id == O_BR)
+                r->Br = n;
+            else
+                r->Bc = n;
+            break;
+        case O_PLAN:
+            if (!strcmp(val, "best") || !strcmp(val, "auto")) {
+                r->plan_kind = SIM_PLAN_AUTO;
+            } else if (!strcmp(val, "paper")) {
+                r->plan_kind = SIM_PLAN_PAPER;
+            } else {
+                ERR("--plan %s: unknown plan (best or paper)", val);
+                return -1;
+            }
+            break;
+        case O_CAUSAL:
+            r->sh.causal = 1;
+            break;
+        case O_SEED: {
+            uint64_t s;
+            if (parse_scaled(optname, val, 0, &s, err, errlen))
+                return -1;
+            r->seed = s;
+            break;
+        }
+        case O_Q: o->q_path = val; break;
+        case O_K: o->k_path = val; break;
+        case O_V: o->v_path = val; break;
+        case O_OUT: o->out_path = val; break;
+        case O_JSON: o->json = 1; break;
+        case O_COMPUTE: compute = 1; break;
+        case O_COUNT_ONLY: count_only = 1; break;
+        case O_MAX_MEM:
+            if (cli_parse_size(optname, val, &r->max_mem, err, errlen))
+                return -1;
+            break;
+        case O_MAX_STEPS:
+            if (cli_parse_count(optname, val, 1, INT64_MAX, &n, err, errlen))
+                return -1;
+            r->max_steps = (uint64_t)n;
+            break;
+        case O_HELP: o->help = 1; break;
+        case O_VERSION: o->version = 1; break;
+        }
+    }
+    if (o->help || o->version)
+        return 0;
+
+    if (compute && count_only) {
+        ERR("--compute and --count-only contradict each other; choose one");
+        return -1;
+    }
+    int nfiles = !!o->q_path + !!o->k_path + !!o->v_path;
+    if (nfiles != 0 && nfiles != 3) {
+        ERR("--q, --k and --v go together: give all three .npy files or none");
+        return -1;
+    }
+    if (nfiles == 3 && count_only) {
+        ERR("--count-only ignores data; drop it or drop --q/--k/--v");
+        return -1;
+    }
+    if (r->plan_kind == SIM_PLAN_PAPER && (r->Br || r->Bc)) {
+        ERR("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
+        return -1;
+    }
+    if (r->Br || r->Bc)
+        r->plan_kind = SIM_PLAN_USER;
+    if (o->out_path) {
+        int n_algos = 0;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            n_algos += r->run_algo[a];
+        if (n_algos != 1) {
+            ERR("--out writes one output: choose one loop order with --algo");
+            return -1;
+        }
+        if (count_only) {
+            ERR("--out needs data; it cannot be used with --count-only");
+            return -1;
+        }
+        compute = 1;
+    }
+    r->mode = compute ? SIM_MODE_COMPUTE : count_only ? SIM_MODE_COUNT : SIM_MODE_AUTO;
+    return 0;
+}

@@ -1,0 +1,54 @@
+/*
+ * cli_args.h — command-line parsing for fasim: sizes ("96K", "1.5MiB"),
+ * counts, and the report's options.
+ *
+ * Every parser returns 0 on success or -1 with a one-line message in err
+ * that names the option and the problem and, where there is one, the fix.
+ */
+#ifndef FASIM_CLI_ARGS_H
+#define FASIM_CLI_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim_report.h"
+
+/* Limits on what the command line accepts, each justified where it is used. */
+#define CLI_MAX_N     (INT64_C(1) << 40)   /* counts of N^2 stay within 64 bits' reach */
+#define CLI_MAX_D     INT64_C(65536)       /* far above any real head dimension */
+#define CLI_MAX_M     (UINT64_C(1) << 30)  /* 1 GiB: well past any on-chip memory */
+
+/* A byte size: a whole or decimal number with an optional binary suffix
+ * B, K or KiB (1024), M or MiB (2^20), G or GiB (2^30); e.g. 98304, 96K,
+ * 96KiB, 1.5MiB. The result must be a whole number of bytes >= 1.
+ * "KB", "MB", "GB" are refused (ambiguous between 1000 and 1024). */
+int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen);
+
+/* A positive integer in [lo, hi], with the same suffixes as sizes (so
+ * --N 64K means 65536). */
+int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
+                    int64_t *out, char *err, size_t errlen);
+
+/* Parse a comma list of loop orders ("all", "naive", "fa1,fa2"). */
+int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen);
+
+typedef struct {
+    int help;
+    int version;
+    int json;
+    int N_set, d_set;
+    const char *q_path, *k_path, *v_path;
+    const char *out_path;
+    sim_request req;
+} cli_report_opts;
+
+/* Parse the report's options from argv[first..argc-1]. Defaults: N = 1024,
+ * d = 64, M = 96K, fp16, all three loop orders, the best plan, auto mode,
+ * seed 1. */
+int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
+                     char *err, size_t errlen);
+
+/* The report's --help text. */
+void cli_report_usage(FILE *out);
+
+#endif /* FASIM_CLI_ARGS_H */

@@ -1,0 +1,146 @@
+/*
+ * main.c — the fasim executable: parse, dispatch, format. No algorithm
+ * lives here (DESIGN.md, Layers).
+ *
+ * Results go to stdout, diagnostics to stderr. Exit status: 0 success,
+ * 2 bad usage, 1 other failures (bad .npy data, I/O, memory).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_args.h"
+#include "sim_npy.h"
+#include "sim_report.h"
+
+#ifndef FASIM_VERSION
+#define FASIM_VERSION "0.0.0"
+#endif
+
+static void free_inputs(sim_npy_matrix m[3])
+{
+    for (int k = 0; k < 3; k++)
+        free(m[k].data);
+}
+
+/* Load --q/--k/--v and set N and d from them. Returns 0, or an exit status. */
+static int load_inputs(cli_report_opts *o, sim_npy_matrix m[3])
+{
+    const char *paths[3] = { o->q_path, o->k_path, o->v_path };
+    const char *names[3] = { "--q", "--k", "--v" };
+    char err[512];
+    /* Each file is bounded by the compute-memory limit before it is read. */
+    uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
+    int64_t max_elems = (int64_t)(max_mem / 4 / 4);
+    for (int k = 0; k < 3; k++) {
+        if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
+            fprintf(stderr, "fasim: %s %s\n", names[k], err);
+            return SIM_EFAIL;
+        }
+    }
+    for (int k = 1; k < 3; k++) {
+        if (m[k].rows != m[0].rows || m[k].cols != m[0].cols) {
+            fprintf(stderr, "fasim: shapes differ: %s is (%lld, %lld) but %s is "
+                    "(%lld, %lld); Q, K and V must all be (N, d)\n",
+                    paths[0], (long long)m[0].rows, (long long)m[0].cols, paths[k],
+                    (long long)m[k].rows, (long long)m[k].cols);
+            return SIM_EFAIL;
+        }
+    }
+    if ((o->N_set && o->req.sh.N != m[0].rows) || (o->d_set && o->req.sh.d != m[0].cols)) {
+        fprintf(stderr, "fasim: --N/--d (%lld, %lld) disagree with the files' shape "
+                "(%lld, %lld); drop --N/--d when giving .npy inputs\n",
+                (long long)o->req.sh.N, (long long)o->req.sh.d,
+                (long long)m[0].rows, (long long)m[0].cols);
+        return SIM_EUSAGE;
+    }
+    if (m[0].cols > CLI_MAX_D) {
+        fprintf(stderr, "fasim: %s: d = %lld is over the supported %lld\n", paths[0],
+                (long long)m[0].cols, (long long)CLI_MAX_D);
+        return SIM_EFAIL;
+    }
+    o->req.sh.N = m[0].rows;
+    o->req.sh.d = m[0].cols;
+    o->req.Q = m[0].data;
+    o->req.K = m[1].data;
+    o->req.V = m[2].data;
+    return SIM_OK;
+}
+
+static int cmd_report(int argc, char **argv, int first)
+{
+    cli_report_opts o;
+    char err[2048];
+    if (cli_parse_report(argc, argv, first, &o, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: %s\n", err);
+        return SIM_EUSAGE;
+    }
+    if (o.help) {
+        cli_report_usage(stdout);
+        return SIM_OK;
+    }
+    if (o.version) {
+        printf("fasim %s\n", FASIM_VERSION);
+        return SIM_OK;
+    }
+    sim_npy_matrix m[3];
+    memset(m, 0, sizeof m);
+    if (o.q_path) {
+        int rc = load_inputs(&o, m);
+        if (rc != SIM_OK) {
+            free_inputs(m);
+            return rc;
+        }
+    }
+    sim_report rep;
+    int rc = sim_report_build(&o.req, &rep, err, sizeof err);
+    if (rc != SIM_OK) {
+        fprintf(stderr, "fasim: %s\n", err);
+        free_inputs(m);
+        return rc;
+    }
+    if (o.json)
+        sim_report_json(stdout, &rep);
+    else
+        sim_report_text(stdout, &rep);
+    if (rep.mode_note[0] && o.json)
+        fprintf(stderr, "fasim: note: %s\n", rep.mode_note);
+    for (int k = 0; k < rep.nruns; k++)
+        if (!rep.runs[k].res.plan.fits)
+            fprintf(stderr, "fasim: warning: the paper plan of %s needs %llu B of SRAM, "
+                    "more than M = %llu B; simulated as if SRAM were that large\n",
+                    sim_algo_name(rep.runs[k].algo),
+                    (unsigned long long)rep.runs[k].res.sram_peak,
+                    (unsigned long long)o.req.sh.M);
+    if (o.out_path) {
+        const sim_result *res = &rep.runs[0].res;
+        if (sim_npy_write_f32(o.out_path, res->O, o.req.sh.N, o.req.sh.d, err,
+                              sizeof err) != 0) {
+            fprintf(stderr, "fasim: --out %s\n", err);
+            rc = SIM_EFAIL;
+        }
+    }
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "fasim: cannot write the report to stdout\n");
+        rc = SIM_EFAIL;
+    }
+    sim_report_free(&rep);
+    free_inputs(m);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* Subcommands come first; anything starting with '-' is the report. */
+    if (argc > 1 && argv[1][0] != '-') {
+        if (!strcmp(argv[1], "report"))
+            return cmd_report(argc, argv, 2);
+        if (!strcmp(argv[1], "help")) {
+            cli_report_usage(stdout);
+            return SIM_OK;
+        }
+        fprintf(stderr, "fasim: unknown subcommand '%s'; see 'fasim --help'\n", argv[1]);
+        return SIM_EUSAGE;
+    }
+    return cmd_report(argc, argv, 1);
+}

@@ -1,0 +1,396 @@
+/*
+ * ref_tile.h — the tile primitives of FlashAttention, written once, in float32.
+ *
+ * Every part of fasim (the simulator, the lessons, the CUDA kernels and their
+ * CPU path) computes attention through these functions and nothing else, so
+ * that all of them produce the same bits for the same inputs.
+ *
+ * Contract for bit reproducibility (DESIGN.md, "Numerics"):
+ *   - fixed operation order: every sum runs over its index from 0 upwards, one
+ *     term at a time; products that are fused are written as fmaf, and nothing
+ *     else is fused (the build uses -ffp-contract=off, and -fmad=false in CUDA);
+ *   - exp and log are fasim's own (ref_exp, ref_log), built from +, *, fmaf,
+ *     one IEEE division (log) and bit operations, never the platform's libm;
+ *   - division is IEEE division, which C and CUDA both round correctly.
+ *
+ * Notation (one attention head; all matrices row-major):
+ *   N    sequence length (rows of Q, K, V, O)
+ *   d    head dimension
+ *   B_r  rows in a query block Q_i;   B_c rows in a key/value block K_j, V_j
+ *   br, bc  the actual rows of one block (the last block may be partial)
+ *   Q_i  (br, d)   K_j, V_j  (bc, d)   S_ij, P_ij  (br, bc)   O_i  (br, d)
+ *   m_i, l_i  (br)  running row maximum and row sum of exp(S - m)
+ *
+ * Masked scores are -INFINITY. A row whose scores are all -INFINITY has
+ * m = -INFINITY and contributes nothing: exp is then taken against a shift of
+ * 0 instead of -inf, so that no (-inf) - (-inf) = NaN ever appears.
+ *
+ * This header is plain C11 and also valid CUDA: REF_HD marks every function
+ * __host__ __device__ when compiled by nvcc.
+ */
+#ifndef FASIM_REF_TILE_H
+#define FASIM_REF_TILE_H
+
+#include <math.h>    /* fmaf */
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__CUDACC__)
+#define REF_HD __host__ __device__
+#else
+#define REF_HD
+#endif
+
+#define REF_INF (__builtin_inff())
+
+/* ---- bits ------------------------------------------------------------- */
+
+REF_HD static inline uint32_t ref_f2u(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+REF_HD static inline float ref_u2f(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* ---- exp -------------------------------------------------------------- */
+
+/*
+ * ref_exp(x): e^x in float32, within 1 ulp of the correctly rounded result
+ * over the whole float range (tests/test_exp.c sweeps it against libm).
+ *
+ * Range reduction: x = k ln2 + r with k = nearest integer to x log2(e) and
+ * |r| <= ln2/2, so e^x = 2^k e^r. k comes from the "magic number" trick: adding
+ * 1.5 * 2^23 makes the float's last bit weigh 1, so one fmaf rounds x log2(e)
+ * to an integer. r = x - k ln2 uses ln2 split in two (Cody and Waite) so that
+ * k * LN2_HI is exact for |k| <= 255.
+ * e^r: the Taylor polynomial of degree 7; its truncation error on |r| <= 0.347
+ * is 0.347^8 / 8! = 5e-9, under a tenth of an ulp, so rounding dominates.
+ * 2^k: built from exponent bits in two halves (2^k1 * 2^k2), so that results
+ * in the subnormal range are rounded once, correctly, and 2^128 never has to
+ * be represented.
+ */
+REF_HD static inline float ref_exp(float x)
+{
+    const float LOG2E  = 1.44269502163f;        /* log2(e) rounded to float   */
+    const float LN2_HI = 0.693145751953125f;    /* 0x1.62e400p-1, 16 bits     */
+    const float LN2_LO = 1.428606765330187e-06f;/* ln2 - LN2_HI               */
+    const float MAGIC  = 12582912.0f;           /* 1.5 * 2^23                 */
+
+    if (x != x)
+        return x;                               /* NaN in, NaN out            */
+    if (x > 89.0f)
+        return REF_INF;                         /* e^88.73 > FLT_MAX already  */
+    if (x < -104.0f)
+        return 0.0f;                            /* e^-104 < half the least subnormal; also -inf */
+
+    float t  = fmaf(x, LOG2E, MAGIC);
+    float kf = t - MAGIC;                       /* exact: an integer in [-150, 129] */
+    int32_t k = (int32_t)(ref_f2u(t) - ref_f2u(MAGIC));
+
+    float r = fmaf(-kf, LN2_HI, x);
+    r = fmaf(-kf, LN2_LO, r);
+
+    float p = 1.0f / 5040.0f;
+    p = fmaf(p, r, 1.0f / 720.0f);
+    p = fmaf(p, r, 1.0f / 120.0f);
+    p = fmaf(p, r, 1.0f / 24.0f);
+    p = fmaf(p, r, 1.0f / 6.0f);
+    p = fmaf(p, r, 0.5f);
+    p = fmaf(p, r, 1.0f);
+    p = fmaf(p, r, 1.0f);
+
+    int32_t k1 = k / 2;                         /* |k1|, |k2| <= 75: both normal */
+    int32_t k2 = k - k1;
+    float s1 = ref_u2f((uint32_t)(k1 + 127) << 23);
+    float s2 = ref_u2f((uint32_t)(k2 + 127) << 23);
+    return (p * s1) * s2;
+}
+
+/*
+ * ref_log(x): natural log in float32 (used for the logsumexp L = m + log l).
+ * x = 2^e f with f in [sqrt(1/2), sqrt(2)); log f = 2 atanh(s), s = (f-1)/(f+1),
+ * |s| <= 0.1716, summed to s^9: the next term is below 1e-8 relative.
+ * Returns -inf for 0, NaN for negative or NaN input, +inf for +inf.
+ */
+REF_HD static inline float ref_log(float x)
+{
+    const float LN2_HI = 0.693145751953125f;
+    const float LN2_LO = 1.428606765330187e-06f;
+
+    if (x != x || x < 0.0f)
+        return x != x ? x : (REF_INF - REF_INF);
+    if (x == 0.0f)
+        return -REF_INF;
+    if (x == REF_INF)
+        return x;
+
+    int32_t e = 0;
+    uint32_t u = ref_f2u(x);
+    if (u < 0x00800000u) {                      /* subnormal: scale by 2^23 */
+        u = ref_f2u(x * 8388608.0f);
+        e = -23;
+    }
+    e += (int32_t)((u >> 23) & 0xffu) - 127;
+    float f = ref_u2f((u & 0x007fffffu) | 0x3f800000u);   /* [1, 2) */
+    if (f > 1.41421356f) {
+        f = f * 0.5f;
+        e += 1;
+    }
+    float s = (f - 1.0f) / (f + 1.0f);
+    float z = s * s;
+    float poly = 2.0f / 9.0f;
+    poly = fmaf(poly, z, 2.0f / 7.0f);
+    poly = fmaf(poly, z, 2.0f / 5.0f);
+    poly = fmaf(poly, z, 2.0f / 3.0f);
+    poly = fmaf(poly, z, 2.0f);
+    float log_f = poly * s;
+    float ef = (float)e;
+    float r = fmaf(ef, LN2_LO, log_f);
+    return fmaf(ef, LN2_HI, r);
+}
+
+/* ---- storage types ---------------------------------------------------- */
+
+/* Round a float to the nearest fp16 value (ties to even), returned as float.
+ * Overflow gives +-inf (65520 and above round up to inf), values under 2^-24
+ * flush through the subnormal range to +-0 as IEEE binary16 does. */
+REF_HD static inline float ref_round_fp16(float x)
+{
+    uint32_t u = ref_f2u(x);
+    uint32_t sign = u & 0x80000000u;
+    uint32_t a = u ^ sign;
+    if (a >= 0x7f800000u)
+        return x;                               /* inf or NaN */
+    if (a >= 0x477ff000u)                       /* >= 65520: rounds to inf */
+        return ref_u2f(sign | 0x7f800000u);
+    if (a < 0x38800000u) {                      /* < 2^-14: fp16 subnormal, quantum 2^-24 */
+        float f = ref_u2f(a);
+        float y = (f + 0.5f) - 0.5f;            /* ulp(0.5) = 2^-24: one RNE rounding */
+        return ref_u2f(ref_f2u(y) | sign);
+    }
+    a += 0x0fffu + ((a >> 13) & 1u);            /* keep 10 of 23 fraction bits, RNE */
+    a &= ~0x1fffu;
+    return ref_u2f(a | sign);
+}
+
+/* Round a float to the nearest bfloat16 value (ties to even), as float. */
+REF_HD static inline float ref_round_bf16(float x)
+{
+    uint32_t u = ref_f2u(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return ref_u2f(u | 0x00400000u);        /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    return ref_u2f(u);
+}
+
+/* ---- tile primitives --------------------------------------------------- */
+
+/* S_ij = scale * Q_i K_j^T.  Q_i (br, d), K_j (bc, d), S (br, bc) row-major.
+ * Each dot product accumulates k = 0..d-1 with fmaf, then is scaled once. */
+REF_HD static inline void ref_tile_scores(const float *Q_i, const float *K_j,
+                                          int br, int bc, int d, float scale,
+                                          float *S)
+{
+    for (int r = 0; r < br; r++) {
+        const float *q = Q_i + (int64_t)r * d;
+        for (int c = 0; c < bc; c++) {
+            const float *k = K_j + (int64_t)c * d;
+            float acc = 0.0f;
+            for (int t = 0; t < d; t++)
+                acc = fmaf(q[t], k[t], acc);
+            S[(int64_t)r * bc + c] = acc * scale;
+        }
+    }
+}
+
+/* Causal mask: score (row0 + r, col0 + c) is set to -inf when col > row. */
+REF_HD static inline void ref_tile_mask_causal(float *S, int br, int bc,
+                                               int64_t row0, int64_t col0)
+{
+    for (int r = 0; r < br; r++)
+        for (int c = 0; c < bc; c++)
+            if (col0 + c > row0 + r)
+                S[(int64_t)r * bc + c] = -REF_INF;
+}
+
+/* Largest of x[0..n-1]; -inf for n = 0 or when every entry is -inf. */
+REF_HD static inline float ref_row_max(const float *x, int n)
+{
+    float m = -REF_INF;
+    for (int k = 0; k < n; k++)
+        m = x[k] > m ? x[k] : m;
+    return m;
+}
+
+/* The shift used against a row maximum: 0 for a fully masked row (m = -inf),
+ * so that exp(-inf - shift) = 0 rather than exp(NaN). */
+REF_HD static inline float ref_shift(float m)
+{
+    return m == -REF_INF ? 0.0f : m;
+}
+
+/* x[k] <- exp(x[k] - m) for k = 0..n-1; returns their sum, added in order. */
+REF_HD static inline float ref_exp_shift_sum(float *x, int n, float m)
+{
+    float sh = ref_shift(m);
+    float l = 0.0f;
+    for (int k = 0; k < n; k++) {
+        x[k] = ref_exp(x[k] - sh);
+        l = l + x[k];
+    }
+    return l;
+}
+
+/* Sum of exp(x[k] - m) without writing x (the second pass of a 3-pass softmax). */
+REF_HD static inline float ref_exp_sum(const float *x, int n, float m, float l)
+{
+    float sh = ref_shift(m);
+    for (int k = 0; k < n; k++)
+        l = l + ref_exp(x[k] - sh);
+    return l;
+}
+
+/* p[k] <- exp(x[k] - m) * inv_l: the normalising pass of a softmax. */
+REF_HD static inline void ref_exp_normalise(const float *x, float *p, int n,
+                                            float m, float inv_l)
+{
+    float sh = ref_shift(m);
+    for (int k = 0; k < n; k++)
+        p[k] = ref_exp(x[k] - sh) * inv_l;
+}
+
+/*
+ * One online-softmax step for one row (FlashAttention-2, Algorithm 1, line 9):
+ *   m_new = max(m, rowmax(s));  s[k] <- P~[k] = exp(s[k] - m_new);
+ *   alpha = exp(m - m_new);     l <- alpha * l + rowsum(P~).
+ * On return *m = m_new, *l = the new sum; the rescale factor alpha is returned
+ * (0 when the old state was empty, i.e. m was -inf).
+ */
+REF_HD static inline float ref_online_step(float *s, int n, float *m, float *l)
+{
+    float m_old = *m;
+    float m_blk = ref_row_max(s, n);
+    float m_new = m_blk > m_old ? m_blk : m_old;
+    float alpha = ref_exp(m_old - ref_shift(m_new));
+    float sum = ref_exp_shift_sum(s, n, m_new);
+    *l = fmaf(alpha, *l, sum);
+    *m = m_new;
+    return alpha;
+}
+
+/* o[c] <- alpha * o[c] + sum_k p[k] V_j[k][c], k = 0..bc-1 in order.
+ * o (d), p (bc), V_j (bc, d). */
+REF_HD static inline void ref_pv_acc_row(float *o, int d, float alpha,
+                                         const float *p, const float *V_j, int bc)
+{
+    for (int c = 0; c < d; c++) {
+        float acc = alpha * o[c];
+        for (int k = 0; k < bc; k++)
+            acc = fmaf(p[k], V_j[(int64_t)k * d + c], acc);
+        o[c] = acc;
+    }
+}
+
+/* o[c] <- o[c] / l, the final normalisation (FA2 line 12). l > 0 always for a
+ * row with at least one unmasked key. */
+REF_HD static inline void ref_normalise_row(float *o, int d, float l)
+{
+    for (int c = 0; c < d; c++)
+        o[c] = o[c] / l;
+}
+
+/* Logsumexp of a finished row: L = m + log(l) (FA2 line 13). */
+REF_HD static inline float ref_lse(float m, float l)
+{
+    return m + ref_log(l);
+}
+
+/*
+ * FlashAttention-1, Algorithm 1, lines 10-12 for one row:
+ *   m~ = rowmax(s), P~ = exp(s - m~), l~ = rowsum(P~)                    (10)
+ *   m_new = max(m, m~), l_new = e^(m - m_new) l + e^(m~ - m_new) l~       (11)
+ *   o <- (l e^(m - m_new) o + e^(m~ - m_new) P~ V_j) / l_new              (12)
+ * o holds the normalised output so far (as FA1 keeps it in HBM). On return
+ * *m = m_new and *l = l_new; s holds P~.
+ */
+REF_HD static inline void ref_fa1_step_row(float *s, int bc, const float *V_j,
+                                           int d, float *o, float *m, float *l)
+{
+    float m_t = ref_row_max(s, bc);                        /* line 10 */
+    float l_t = ref_exp_shift_sum(s, bc, m_t);
+    float m_new = m_t > *m ? m_t : *m;                     /* line 11 */
+    float sh = ref_shift(m_new);
+    float a = ref_exp(*m - sh);
+    float b = ref_exp(m_t - sh);
+    float l_new = fmaf(b, l_t, a * *l);
+    float la = *l * a;
+    for (int c = 0; c < d; c++) {                          /* line 12 */
+        float pv = 0.0f;
+        for (int k = 0; k < bc; k++)
+            pv = fmaf(s[k], V_j[(int64_t)k * d + c], pv);
+        o[c] = fmaf(b, pv, la * o[c]) / l_new;
+    }
+    *m = m_new;
+    *l = l_new;
+}
+
+/*
+ * Merge of two partial softmax states over disjoint sets of keys:
+ * (m_a, l_a, acc_a) and (m_b, l_b, acc_b), where acc is the unnormalised
+ * output sum_k exp(s_k - m) v_k (d values). The result describes the union:
+ *   m = max(m_a, m_b), l = e^(m_a - m) l_a + e^(m_b - m) l_b,
+ *   acc = e^(m_a - m) acc_a + e^(m_b - m) acc_b.
+ * Exactly associative and commutative in real arithmetic; in float the
+ * results agree to rounding (tests/test_tile.c measures how closely).
+ * out_acc may alias acc_a or acc_b.
+ */
+REF_HD static inline void ref_merge(float m_a, float l_a, const float *acc_a,
+                                    float m_b, float l_b, const float *acc_b,
+                                    int d, float *m, float *l, float *out_acc)
+{
+    float m_n = m_a > m_b ? m_a : m_b;
+    float sh = ref_shift(m_n);
+    float a = ref_exp(m_a - sh);
+    float b = ref_exp(m_b - sh);
+    *l = fmaf(b, l_b, a * l_a);
+    *m = m_n;
+    if (d > 0 && acc_a && acc_b && out_acc) {
+        for (int c = 0; c < d; c++)
+            out_acc[c] = fmaf(b, acc_b[c], a * acc_a[c]);
+    }
+}
+
+/* ---- whole-vector softmax, for the lessons and the tests ---------------- */
+
+/* One pass (the "safe" softmax): m = max(x), l = sum exp(x - m). */
+REF_HD static inline void ref_softmax_stats(const float *x, int n, float *m, float *l)
+{
+    *m = ref_row_max(x, n);
+    *l = ref_exp_sum(x, n, *m, 0.0f);
+}
+
+/* The same statistics by the online recurrence over blocks of `block`
+ * entries: per block, m_new = max(m, max(block)); l = e^(m - m_new) l + sum.
+ * `scratch` holds `block` floats. */
+REF_HD static inline void ref_softmax_online(const float *x, int n, int block,
+                                             float *scratch, float *m, float *l)
+{
+    *m = -REF_INF;
+    *l = 0.0f;
+    for (int start = 0; start < n; start += block) {
+        int len = n - start < block ? n - start : block;
+        for (int k = 0; k < len; k++)
+            scratch[k] = x[start + k];
+        (void)ref_online_step(scratch, len, m, l);
+    }
+}
+
+#endif /* FASIM_REF_TILE_H */

@@ -1,0 +1,82 @@
+/*
+ * algo_fa2.c — FlashAttention-2 forward pass (Dao 2023, Algorithm 1), with the
+ * paper's line numbers in the comments.
+ *
+ * Loop order: Q blocks outer, K/V blocks inner. O_i, l_i, m_i stay on chip for
+ * the whole inner loop, so Q is read once and O and L are written once; K and V
+ * are read T_r times (fewer under causal masking).
+ *
+ * Shapes: Q, K, V, O (N, d); L (N); Q_i, O_i (B_r, d); K_j, V_j (B_c, d);
+ * S_ij (B_r, B_c); m_i, l_i (B_r). Row-major throughout.
+ */
+#include "sim_hier.h"
+
+int sim_algo_fa2(sim_hier *h, const sim_plan *p)
+{
+    const int64_t N = h->sh.N, d = h->sh.d;
+    const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr, T_c = p->Tc;
+    const int causal = h->sh.causal;
+
+    float *Q_i = sim_sram_take(h, p, 1, "Q_i");
+    float *K_j = sim_sram_take(h, p, 1, "K_j");
+    float *V_j = sim_sram_take(h, p, 1, "V_j");
+    float *S_ij = sim_sram_take(h, p, 1, "S_ij");
+    float *O_i = sim_sram_take(h, p, 1, "O_i");
+    float *m_i = sim_sram_take(h, p, 1, "m_i");
+    float *l_i = sim_sram_take(h, p, 1, "l_i");
+    if (h->failed)
+        return -1;
+
+    /* 1-2: Q, O, L in T_r blocks of B_r rows; K, V in T_c blocks of B_c rows. */
+    for (int64_t i = 0; i < T_r; i++) {                          /* 3 */
+        const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
+        sim_at(h, 4, i, -1);
+        sim_load(h, SIM_Q, "Q_i", Q_i, r0, 0, br, d);            /* 4 */
+        sim_at(h, 5, i, -1);
+        if (h->compute) {                                        /* 5 */
+            for (int64_t r = 0; r < br; r++) {
+                m_i[r] = -REF_INF;
+                l_i[r] = 0.0f;
+            }
+            for (int64_t x = 0; x < br * d; x++)
+                O_i[x] = 0.0f;
+        }
+        const int64_t j_end = causal ? sim_causal_last_j(i, N, B_r, B_c) + 1 : T_c;
+        for (int64_t j = 0; j < j_end; j++) {                    /* 6 */
+            const int64_t c0 = j * B_c, bc = sim_min64(B_c, N - c0);
+            sim_at(h, 7, i, j);
+            sim_load(h, SIM_K, "K_j", K_j, c0, 0, bc, d);        /* 7 */
+            sim_load(h, SIM_V, "V_j", V_j, c0, 0, bc, d);
+            h->steps++;
+            sim_at(h, 8, i, j);
+            if (h->compute) {                                    /* 8 */
+                ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
+                if (causal)
+                    ref_tile_mask_causal(S_ij, (int)br, (int)bc, r0, c0);
+            }
+            sim_at(h, 9, i, j);
+            if (h->compute) {                                    /* 9 and 10, row by row */
+                for (int64_t r = 0; r < br; r++) {
+                    float *s = S_ij + r * bc;
+                    float alpha = ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
+                    ref_pv_acc_row(O_i + r * d, (int)d, alpha, s, V_j, (int)bc);
+                }
+            }
+            sim_at(h, 10, i, j);
+        }                                                        /* 11 */
+        sim_at(h, 12, i, -1);
+        if (h->compute) {
+            for (int64_t r = 0; r < br; r++) {
+                ref_normalise_row(O_i + r * d, (int)d, l_i[r]);  /* 12 */
+                m_i[r] = ref_lse(m_i[r], l_i[r]);                /* 13: L_i in m_i */
+            }
+        }
+        sim_at(h, 14, i, -1);
+        sim_store(h, SIM_O, "O_i", O_i, r0, 0, br, d);           /* 14 */
+        sim_at(h, 15, i, -1);
+        sim_store(h, SIM_L, "m_i", m_i, r0, 0, br, 1);           /* 15 */
+    }                                                            /* 16 */
+    sim_at(h, 17, -1, -1);
+    sim_sram_release_all(h);
+    return 0;                                                    /* 17 */
+}

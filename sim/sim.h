@@ -1,0 +1,223 @@
+/*
+ * sim.h — the fasim simulator: an HBM/SRAM hierarchy that counts every
+ * transfer while the naive, FA1 and FA2 loop orders run on it.
+ *
+ * A run is: shape -> tile plan -> a loop order drives the hierarchy -> events
+ * -> observers. In compute mode real data moves and the reference primitives
+ * (reference/ref_tile.h) do real arithmetic; in count-only mode no tensor data
+ * exists at all and only the counters move. Both modes execute the same loop
+ * nest, so their counts are identical by construction.
+ *
+ * Notation: N rows (sequence length), d head dimension, B_r x B_c block sizes,
+ * T_r = ceil(N / B_r), T_c = ceil(N / B_c). All tensors are row-major.
+ * M is the SRAM size in BYTES (the papers count elements; sim_bounds converts).
+ */
+#ifndef FASIM_SIM_H
+#define FASIM_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- vocabulary --------------------------------------------------------- */
+
+typedef enum { SIM_NAIVE, SIM_FA1, SIM_FA2, SIM_ALGO_COUNT } sim_algo;
+typedef enum { SIM_FP16, SIM_BF16, SIM_FP32, SIM_DTYPE_COUNT } sim_dtype;
+
+/* The tensors that live in HBM. m, l, L are always fp32; the others take the
+ * run's dtype (DESIGN.md, "The IO model"). */
+typedef enum {
+    SIM_Q, SIM_K, SIM_V, SIM_O, SIM_S, SIM_P, SIM_m, SIM_l, SIM_L,
+    SIM_TENSOR_COUNT
+} sim_tensor;
+
+const char *sim_algo_name(sim_algo a);            /* "naive", "fa1", "fa2" */
+const char *sim_algo_title(sim_algo a);           /* "standard (Algorithm 0)", ... */
+const char *sim_dtype_name(sim_dtype t);          /* "fp16", "bf16", "fp32" */
+const char *sim_tensor_name(sim_tensor t);        /* "Q", ..., "m", "l", "L" */
+int sim_dtype_bytes(sim_dtype t);                 /* 2, 2, 4 */
+int sim_tensor_bytes(sim_tensor t, sim_dtype dt); /* bytes of one element in HBM */
+/* Parse a name; returns 0 and sets *out, or -1 for an unknown name. */
+int sim_algo_parse(const char *s, sim_algo *out);
+int sim_dtype_parse(const char *s, sim_dtype *out);
+
+/* One attention problem: one head, (N, d), with SRAM of M bytes. */
+typedef struct {
+    int64_t N;
+    int64_t d;
+    uint64_t M;          /* bytes */
+    sim_dtype dtype;
+    int causal;
+} sim_shape;
+
+/* ---- tile plans ----------------------------------------------------------- */
+
+#define SIM_MAX_BUFFERS 16
+
+/* One SRAM buffer of a plan. `phase` tells which step of the loop order holds
+ * it (the naive order has three phases that reuse SRAM; FA1 and FA2 one). */
+typedef struct {
+    const char *name;    /* "Q_i", "K_j", "S_ij", ... */
+    int phase;           /* 1-based */
+    int64_t rows, cols;
+    int elem_bytes;
+    uint64_t bytes;
+    const char *why;     /* a few words: "query block", "fp32 accumulator" */
+} sim_buffer;
+
+typedef enum { SIM_PLAN_AUTO, SIM_PLAN_PAPER, SIM_PLAN_USER } sim_plan_kind;
+
+typedef struct {
+    sim_algo algo;
+    sim_plan_kind kind;
+    int64_t Br, Bc, Tr, Tc;
+    /* The naive order's softmax (Algorithm 0, line 2): one pass over row
+     * blocks of Bs_r whole rows when a row of S fits in SRAM, otherwise three
+     * passes (max, sum, normalise) over the B_r x B_c tiles of S. */
+    int softmax_passes;  /* naive only: 1 or 3; 0 for FA1/FA2 */
+    int64_t Bs_r;        /* naive, 1 pass: rows per softmax transfer */
+    int nbuf;
+    sim_buffer buf[SIM_MAX_BUFFERS];
+    int nphases;
+    uint64_t sram_peak;  /* bytes: the largest phase's sum */
+    int fits;            /* sram_peak <= M */
+} sim_plan;
+
+/* The plan of `algo` for block sizes Br x Bc (clamped to N). Always succeeds
+ * for Br, Bc >= 1; check ->fits. Returns -1 for invalid arguments. */
+int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
+                  sim_plan_kind kind, sim_plan *out);
+
+/* Choose a plan.
+ *   SIM_PLAN_AUTO: among block sizes in {1, 2, 4, 8, 16k, N} that fit M, the one
+ *     with the fewest HBM bytes (ties: fewest tile steps, then larger B_r). A
+ *     nonzero Br_fixed / Bc_fixed pins that size and searches the other.
+ *   SIM_PLAN_PAPER: FlashAttention Algorithm 1, line 1, with M in elements
+ *     (M bytes / dtype bytes): B_c = ceil(M/4d), B_r = min(ceil(M/4d), d). The
+ *     plan may exceed M (up to 1.25 M in elements before fp32 accumulators);
+ *     it is returned with fits = 0 rather than altered.
+ * Returns 0 with *out set (for AUTO, out->fits is 1), or -1 with a message in
+ * err: the buffers of the smallest plan tried and a block size that fits. */
+int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
+                    int64_t Br_fixed, int64_t Bc_fixed, sim_plan *out,
+                    char *err, size_t errlen);
+
+/* Write a refusal for a plan that does not fit: the buffers, the overflow,
+ * and the best plan that fits with the same pinned sizes (if any). */
+void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
+                             char *err, size_t errlen);
+
+/* ---- counts --------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t read_elems[SIM_TENSOR_COUNT];
+    uint64_t write_elems[SIM_TENSOR_COUNT];
+    uint64_t read_ops[SIM_TENSOR_COUNT];      /* transfers (tiles moved) */
+    uint64_t write_ops[SIM_TENSOR_COUNT];
+} sim_counts;
+
+uint64_t sim_counts_read_bytes(const sim_counts *c, sim_dtype dt);
+uint64_t sim_counts_write_bytes(const sim_counts *c, sim_dtype dt);
+uint64_t sim_counts_elems(const sim_counts *c);   /* read + write, all tensors */
+int sim_counts_equal(const sim_counts *a, const sim_counts *b);
+
+/* ---- theory --------------------------------------------------------------- */
+
+/* The exact closed-form counts of the plan's loop order: per tensor, per
+ * direction, elements and transfers, for any N, d, B_r, B_c, causal flag and
+ * partial last blocks. Returns 0, or -1 if a count would overflow 64 bits. */
+int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out);
+
+/* Tile steps: the (i, j) block pairs the loop order visits (naive: the tiles
+ * of S times its passes over them). Returns 0 or -1 on overflow. */
+int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps);
+
+/* Number of (i, j) block pairs with at least one unmasked score under the
+ * causal mask (all T_r T_c when not causal). */
+uint64_t sim_theory_visited_blocks(int64_t N, int64_t Br, int64_t Bc, int causal);
+
+/* The papers' asymptotic expressions (constants dropped), in elements, with M
+ * converted to elements: M_elems = M / dtype bytes.
+ *   theta_standard = N d + N^2             (Theorem 2, standard attention)
+ *   theta_flash    = N^2 d^2 / M_elems     (Theorem 2, FlashAttention)
+ *   lower_bound    = N^2 d^2 / M_elems     (Proposition 3: no o() of it for all
+ *                                           M in [d, N d])
+ *   io_floor       = 4 N d                 (read Q, K, V and write O once)
+ */
+typedef struct {
+    double M_elems;
+    double theta_standard;
+    double theta_flash;
+    double lower_bound;
+    double io_floor;
+    int in_regime;          /* d <= M_elems <= N d */
+} sim_bounds;
+
+sim_bounds sim_theory_bounds(const sim_shape *sh);
+
+/* ---- runs ----------------------------------------------------------------- */
+
+typedef enum {
+    SIM_EV_LINE,    /* the loop order reached a line of its pseudocode */
+    SIM_EV_ALLOC,   /* an SRAM buffer was allocated */
+    SIM_EV_FREE,    /* an SRAM buffer was released */
+    SIM_EV_LOAD,    /* a tile moved HBM -> SRAM */
+    SIM_EV_STORE,   /* a tile moved SRAM -> HBM */
+    SIM_EV_DONE     /* the run finished */
+} sim_event_kind;
+
+typedef struct {
+    sim_event_kind kind;
+    int line;              /* pseudocode line (all events carry the latest) */
+    int64_t i, j;          /* current block indices, -1 when outside a loop */
+    sim_tensor tensor;     /* LOAD / STORE */
+    int64_t r0, c0, rows, cols;   /* LOAD / STORE: the tile in HBM */
+    const char *buf;       /* the SRAM buffer involved (ALLOC/FREE/LOAD/STORE) */
+    uint64_t bytes;        /* bytes moved, or the buffer's size */
+    uint64_t sram_used;    /* SRAM bytes allocated after this event */
+    const float *data;     /* compute mode: the SRAM buffer's contents; else NULL */
+    const sim_counts *counts;   /* running totals after this event */
+} sim_event;
+
+typedef struct {
+    void (*on_event)(void *ctx, const sim_event *ev);
+    void *ctx;
+} sim_observer;
+
+typedef struct {
+    sim_plan plan;
+    sim_counts counts;          /* measured by the hierarchy */
+    uint64_t sram_peak;         /* measured: the most SRAM allocated at once */
+    uint64_t steps;             /* tile steps executed */
+    int computed;               /* 1 in compute mode */
+    float *O;                   /* compute mode: (N, d), owned; values of dtype */
+    float *L;                   /* compute mode, FA2: (N) logsumexp; else NULL */
+} sim_result;
+
+/* Run `algo` with plan p (which must fit, or be a paper plan: a paper plan over
+ * M runs with SRAM as large as its peak, and the report says so).
+ * Q, K, V: (N, d) inputs for compute mode, or all NULL for count-only. They are
+ * rounded to the shape's dtype as they are placed in HBM.
+ * obs may be NULL. Returns 0, or -1 with err set (out of memory).
+ * The caller frees res with sim_result_free. */
+int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
+            const float *Q, const float *K, const float *V,
+            const sim_observer *obs, sim_result *res, char *err, size_t errlen);
+
+void sim_result_free(sim_result *res);
+
+/* Host memory a compute-mode run of algo needs (tensors in HBM), in bytes;
+ * UINT64_MAX when it does not fit in 64 bits. */
+uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh);
+
+/* Floating-point operations of a compute-mode run (4 N^2 d). */
+double sim_compute_flops(sim_algo algo, const sim_shape *sh);
+
+/* Round n values in place to dtype (no-op for fp32). */
+void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt);
+
+/* Fill x (n values) with the seeded bell-shaped inputs of ref_rng.h and round
+ * them to dtype. Q, K, V of a seed are drawn in that order from one stream. */
+void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
+                       float *Q, float *K, float *V);
+
+#endif /* FASIM_SIM_H */

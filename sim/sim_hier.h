@@ -1,0 +1,151 @@
+/*
+ * sim_hier.h — the two-level memory hierarchy (internal to sim/).
+ *
+ * HBM holds the tensors (unbounded); SRAM holds named buffers whose bytes are
+ * allocated against a limit of M bytes, with the peak tracked. Every transfer
+ * is one tile (rows x cols of one tensor) and is counted per tensor and
+ * direction in elements and operations (bytes follow from the element size).
+ *
+ * In compute mode the tensors and buffers hold real floats (values of the
+ * run's dtype, kept in float storage) and sim_load / sim_store copy them; in
+ * count-only mode the data pointers are NULL and only the counters move.
+ *
+ * The loop orders (algo_*.c) use only this interface and ref_tile.h.
+ */
+#ifndef FASIM_SIM_HIER_H
+#define FASIM_SIM_HIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ref_tile.h"
+#include "sim.h"
+
+typedef struct {
+    const char *name;
+    uint64_t bytes;
+    float *data;                /* compute mode only */
+    int live;
+} sim_sram_buf;
+
+typedef struct sim_hier {
+    sim_shape sh;
+    int compute;                /* 1: real data and arithmetic */
+    float scale;                /* 1 / sqrt(d), rounded once to float */
+    float *hbm[SIM_TENSOR_COUNT];       /* compute mode: tensor data */
+    int64_t hbm_ld[SIM_TENSOR_COUNT];   /* row length of each tensor */
+    sim_counts c;
+    uint64_t sram_limit, sram_used, sram_peak;
+    sim_sram_buf bufs[SIM_MAX_BUFFERS];
+    int nbufs;
+    const sim_observer *obs;
+    int line;
+    int64_t i, j;
+    uint64_t steps;
+    int failed;
+    char *err;
+    size_t errlen;
+} sim_hier;
+
+/* Emit an event to the observer (only called when one is attached). */
+void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
+              int64_t c0, int64_t rows, int64_t cols, const char *buf,
+              uint64_t bytes, const float *data);
+
+/* Allocate an SRAM buffer of rows x cols elements of elem_bytes each.
+ * Returns its storage in compute mode, NULL in count-only mode. If the
+ * allocation would exceed the SRAM limit (which a checked plan never does) or
+ * host memory runs out, h->failed is set with a message; callers test
+ * h->failed once after allocating. */
+float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
+                      int elem_bytes);
+
+/* Allocate the plan's buffer `name` of phase `phase` (the plan is the single
+ * source of SRAM sizes). Same return convention as sim_sram_alloc. */
+float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, const char *name);
+
+/* Release every SRAM buffer (the end of a phase). */
+void sim_sram_release_all(sim_hier *h);
+
+/* Round a value to what an HBM element of tensor t holds. */
+static inline float sim_hbm_round(const sim_hier *h, sim_tensor t, float x)
+{
+    if (t == SIM_m || t == SIM_l || t == SIM_L || h->sh.dtype == SIM_FP32)
+        return x;
+    return h->sh.dtype == SIM_FP16 ? ref_round_fp16(x) : ref_round_bf16(x);
+}
+
+/* The loop order reached pseudocode `line` with block indices i, j. */
+static inline void sim_at(sim_hier *h, int line, int64_t i, int64_t j)
+{
+    h->line = line;
+    h->i = i;
+    h->j = j;
+    if (h->obs)
+        sim_emit(h, SIM_EV_LINE, SIM_TENSOR_COUNT, 0, 0, 0, 0, NULL, 0, NULL);
+}
+
+/* HBM -> SRAM: tile (r0.., c0..) of tensor t, rows x cols, into dst
+ * (row-major, row length cols). */
+static inline void sim_load(sim_hier *h, sim_tensor t, const char *buf, float *dst,
+                            int64_t r0, int64_t c0, int64_t rows, int64_t cols)
+{
+    h->c.read_elems[t] += (uint64_t)(rows * cols);
+    h->c.read_ops[t] += 1;
+    if (h->compute) {
+        const int64_t ld = h->hbm_ld[t];
+        const float *src = h->hbm[t] + r0 * ld + c0;
+        for (int64_t r = 0; r < rows; r++)
+            memcpy(dst + r * cols, src + r * ld, (size_t)cols * sizeof(float));
+    }
+    if (h->obs)
+        sim_emit(h, SIM_EV_LOAD, t, r0, c0, rows, cols, buf,
+                 (uint64_t)(rows * cols) * (uint64_t)sim_tensor_bytes(t, h->sh.dtype),
+                 dst);
+}
+
+/* SRAM -> HBM: src (rows x cols, row-major) into tile (r0.., c0..) of t,
+ * each value rounded to the tensor's HBM type. */
+static inline void sim_store(sim_hier *h, sim_tensor t, const char *buf,
+                             const float *src, int64_t r0, int64_t c0,
+                             int64_t rows, int64_t cols)
+{
+    h->c.write_elems[t] += (uint64_t)(rows * cols);
+    h->c.write_ops[t] += 1;
+    if (h->compute) {
+        const int64_t ld = h->hbm_ld[t];
+        float *dst = h->hbm[t] + r0 * ld + c0;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++)
+                dst[r * ld + c] = sim_hbm_round(h, t, src[r * cols + c]);
+    }
+    if (h->obs)
+        sim_emit(h, SIM_EV_STORE, t, r0, c0, rows, cols, buf,
+                 (uint64_t)(rows * cols) * (uint64_t)sim_tensor_bytes(t, h->sh.dtype),
+                 src);
+}
+
+static inline int64_t sim_min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Causal block bounds: block pair (i, j) holds an unmasked score iff
+ * j * B_c <= the last row of block i. */
+static inline int64_t sim_causal_last_j(int64_t i, int64_t N, int64_t Br, int64_t Bc)
+{
+    return (sim_min64((i + 1) * Br, N) - 1) / Bc;
+}
+
+static inline int64_t sim_causal_first_i(int64_t j, int64_t Br, int64_t Bc)
+{
+    return j * Bc / Br;
+}
+
+/* The loop orders, one per file. Each returns 0, or -1 with h->failed set. */
+int sim_algo_naive(sim_hier *h, const sim_plan *p);
+int sim_algo_fa1(sim_hier *h, const sim_plan *p);
+int sim_algo_fa2(sim_hier *h, const sim_plan *p);
+
+#endif /* FASIM_SIM_HIER_H */

@@ -1,0 +1,77 @@
+/*
+ * sim_names.c — names, element sizes and parsing of the simulator's vocabulary.
+ */
+#include "sim.h"
+
+#include <string.h>
+
+static const char *const ALGO_NAMES[SIM_ALGO_COUNT] = { "naive", "fa1", "fa2" };
+static const char *const ALGO_TITLES[SIM_ALGO_COUNT] = {
+    "standard attention (FlashAttention paper, Algorithm 0)",
+    "FlashAttention-1 (Dao et al. 2022, Algorithm 1)",
+    "FlashAttention-2 (Dao 2023, Algorithm 1)",
+};
+static const char *const DTYPE_NAMES[SIM_DTYPE_COUNT] = { "fp16", "bf16", "fp32" };
+static const char *const TENSOR_NAMES[SIM_TENSOR_COUNT] = {
+    "Q", "K", "V", "O", "S", "P", "m", "l", "L"
+};
+
+const char *sim_algo_name(sim_algo a)
+{
+    return (unsigned)a < SIM_ALGO_COUNT ? ALGO_NAMES[a] : "?";
+}
+
+const char *sim_algo_title(sim_algo a)
+{
+    return (unsigned)a < SIM_ALGO_COUNT ? ALGO_TITLES[a] : "?";
+}
+
+const char *sim_dtype_name(sim_dtype t)
+{
+    return (unsigned)t < SIM_DTYPE_COUNT ? DTYPE_NAMES[t] : "?";
+}
+
+const char *sim_tensor_name(sim_tensor t)
+{
+    return (unsigned)t < SIM_TENSOR_COUNT ? TENSOR_NAMES[t] : "?";
+}
+
+int sim_dtype_bytes(sim_dtype t)
+{
+    return t == SIM_FP32 ? 4 : 2;
+}
+
+int sim_tensor_bytes(sim_tensor t, sim_dtype dt)
+{
+    /* The softmax statistics and the logsumexp are fp32 in every FlashAttention
+     * implementation; the matrices take the run's dtype. */
+    if (t == SIM_m || t == SIM_l || t == SIM_L)
+        return 4;
+    return sim_dtype_bytes(dt);
+}
+
+int sim_algo_parse(const char *s, sim_algo *out)
+{
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (strcmp(s, ALGO_NAMES[a]) == 0) {
+            *out = (sim_algo)a;
+            return 0;
+        }
+    }
+    if (strcmp(s, "standard") == 0) {
+        *out = SIM_NAIVE;
+        return 0;
+    }
+    return -1;
+}
+
+int sim_dtype_parse(const char *s, sim_dtype *out)
+{
+    for (int t = 0; t < SIM_DTYPE_COUNT; t++) {
+        if (strcmp(s, DTYPE_NAMES[t]) == 0) {
+            *out = (sim_dtype)t;
+            return 0;
+        }
+    }
+    return -1;
+}

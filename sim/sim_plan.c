@@ -1,0 +1,381 @@
+/*
+ * sim_plan.c — tile plans: the SRAM buffers of each loop order for given block
+ * sizes, and the choice of block sizes (best fit, the paper's line 1, or the
+ * user's).
+ *
+ * The buffer lists here are the single source of truth for SRAM: the loop
+ * orders allocate exactly these buffers (sim_sram_take), so the plan's peak is
+ * what the run measures. Sizes, with e = bytes of the run's dtype:
+ *   inputs and outputs held on chip (Q_i, K_j, V_j, P_ij in the naive order)
+ *   take e bytes per element; accumulators (S_ij, O_i) and the statistics
+ *   (m, l) are fp32, 4 bytes (DESIGN.md, "The IO model").
+ */
+#include "sim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void add_buf(sim_plan *p, const char *name, int phase, int64_t rows,
+                    int64_t cols, int elem_bytes, const char *why)
+{
+    sim_buffer *b = &p->buf[p->nbuf++];
+    b->name = name;
+    b->phase = phase;
+    b->rows = rows;
+    b->cols = cols;
+    b->elem_bytes = elem_bytes;
+    /* Saturate rather than wrap: a plan whose size overflows must not "fit". */
+    uint64_t n;
+    if (__builtin_mul_overflow((uint64_t)rows, (uint64_t)cols, &n) ||
+        __builtin_mul_overflow(n, (uint64_t)elem_bytes, &b->bytes))
+        b->bytes = UINT64_MAX;
+    b->why = why;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
+                  sim_plan_kind kind, sim_plan *out)
+{
+    if (!sh || !out || sh->N < 1 || sh->d < 1 || Br < 1 || Bc < 1 ||
+        (unsigned)algo >= SIM_ALGO_COUNT)
+        return -1;
+    const int64_t N = sh->N, d = sh->d;
+    const int e = sim_dtype_bytes(sh->dtype);
+    sim_plan *p = out;
+    memset(p, 0, sizeof *p);
+    p->algo = algo;
+    p->kind = kind;
+    p->Br = Br < N ? Br : N;
+    p->Bc = Bc < N ? Bc : N;
+    p->Tr = ceil_div(N, p->Br);
+    p->Tc = ceil_div(N, p->Bc);
+    Br = p->Br;
+    Bc = p->Bc;
+
+    switch (algo) {
+    case SIM_NAIVE:
+        /* Algorithm 0, line 1: S = Q K^T, tiled. */
+        add_buf(p, "Q_i", 1, Br, d, e, "query block");
+        add_buf(p, "K_j", 1, Bc, d, e, "key block");
+        add_buf(p, "S_ij", 1, Br, Bc, 4, "fp32 accumulator of Q_i K_j^T");
+        /* Line 2: P = softmax(S). A row of S in fp32 plus its m and l: if one
+         * fits, whole rows are processed in one pass (read S once); if not,
+         * real code needs three passes over tiles: max, sum, normalise. */
+        if ((uint64_t)N * 4u + 8u <= sh->M) {
+            p->softmax_passes = 1;
+            uint64_t rows = sh->M / ((uint64_t)N * 4u + 8u);
+            p->Bs_r = rows < (uint64_t)N ? (int64_t)rows : N;
+            add_buf(p, "S_rows", 2, p->Bs_r, N, 4, "whole rows of S, fp32; P in place");
+            add_buf(p, "m", 2, p->Bs_r, 1, 4, "row maxima");
+            add_buf(p, "l", 2, p->Bs_r, 1, 4, "row sums");
+        } else {
+            p->softmax_passes = 3;
+            add_buf(p, "S_ij", 2, Br, Bc, 4, "tile of S, fp32; P in place");
+            add_buf(p, "m_i", 2, Br, 1, 4, "row maxima");
+            add_buf(p, "l_i", 2, Br, 1, 4, "row sums");
+        }
+        /* Line 3: O = P V, tiled. */
+        add_buf(p, "P_ij", 3, Br, Bc, e, "tile of P");
+        add_buf(p, "V_j", 3, Bc, d, e, "value block");
+        add_buf(p, "O_i", 3, Br, d, 4, "fp32 accumulator of P V");
+        p->nphases = 3;
+        break;
+    case SIM_FA1:
+        add_buf(p, "K_j", 1, Bc, d, e, "key block (line 6)");
+        add_buf(p, "V_j", 1, Bc, d, e, "value block (line 6)");
+        add_buf(p, "Q_i", 1, Br, d, e, "query block (line 8)");
+        add_buf(p, "O_i", 1, Br, d, 4, "output block, fp32 (line 8)");
+        add_buf(p, "S_ij", 1, Br, Bc, 4, "scores, then P~_ij (lines 9-10)");
+        add_buf(p, "m_i", 1, Br, 1, 4, "row maxima (line 8)");
+        add_buf(p, "l_i", 1, Br, 1, 4, "row sums (line 8)");
+        add_buf(p, "m~_ij", 1, Br, 1, 4, "block row maxima (line 10)");
+        add_buf(p, "l~_ij", 1, Br, 1, 4, "block row sums (line 10)");
+        add_buf(p, "m_new", 1, Br, 1, 4, "new maxima (line 11)");
+        add_buf(p, "l_new", 1, Br, 1, 4, "new sums (line 11)");
+        p->nphases = 1;
+        break;
+    case SIM_FA2:
+        add_buf(p, "Q_i", 1, Br, d, e, "query block (line 4)");
+        add_buf(p, "K_j", 1, Bc, d, e, "key block (line 7)");
+        add_buf(p, "V_j", 1, Bc, d, e, "value block (line 7)");
+        add_buf(p, "S_ij", 1, Br, Bc, 4, "scores, then P~ (lines 8-9)");
+        add_buf(p, "O_i", 1, Br, d, 4, "fp32 output accumulator (line 10)");
+        add_buf(p, "m_i", 1, Br, 1, 4, "running maxima; L_i at the end");
+        add_buf(p, "l_i", 1, Br, 1, 4, "running sums");
+        p->nphases = 1;
+        break;
+    default:
+        return -1;
+    }
+
+    for (int ph = 1; ph <= p->nphases; ph++) {
+        uint64_t sum = 0;
+        for (int k = 0; k < p->nbuf; k++)
+            if (p->buf[k].phase == ph &&
+                __builtin_add_overflow(sum, p->buf[k].bytes, &sum))
+                sum = UINT64_MAX;
+        if (sum > p->sram_peak)
+            p->sram_peak = sum;
+    }
+    p->fits = p->sram_peak <= sh->M;
+    return 0;
+}
+
+/* Candidate block sizes: multiples of 16 (the granularity of tensor-core
+ * tiles) and N itself, all <= N, ascending; only when none of those fits are
+ * 1, 2, 4 and 8 tried as well (tiny M, or N < 16). cand_count() gives how many
+ * there are and cand_at(k) the k-th, without building the list. */
+static int64_t cand_small(int64_t N, int with_small)
+{
+    int64_t small = 0;
+    for (int64_t b = 1; with_small && b < 16 && b <= N; b *= 2)
+        small++;
+    return small;
+}
+
+static int64_t cand_count(int64_t N, int with_small)
+{
+    int64_t n = cand_small(N, with_small) + N / 16;
+    int N_listed = (N % 16 == 0) || (with_small && N < 16 && (N & (N - 1)) == 0);
+    return n + (N_listed ? 0 : 1);
+}
+
+static int64_t cand_at(int64_t N, int with_small, int64_t k)
+{
+    int64_t small = cand_small(N, with_small);
+    if (k < small)
+        return (int64_t)1 << k;
+    if (k - small < N / 16)
+        return 16 * (k - small + 1);
+    return N;
+}
+
+typedef struct {
+    uint64_t bytes, steps;
+    int ok;
+} score;
+
+static score evaluate(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
+                      sim_plan *tmp)
+{
+    score s = { 0, 0, 0 };
+    if (sim_plan_make(algo, sh, Br, Bc, SIM_PLAN_AUTO, tmp) != 0 || !tmp->fits)
+        return s;
+    sim_counts c;
+    if (sim_theory_counts(tmp, sh, &c) != 0 || sim_theory_steps(tmp, sh, &s.steps) != 0)
+        return s;
+    s.bytes = sim_counts_read_bytes(&c, sh->dtype) + sim_counts_write_bytes(&c, sh->dtype);
+    s.ok = 1;
+    return s;
+}
+
+static int better(score a, int64_t a_br, score b, int64_t b_br)
+{
+    if (!a.ok)
+        return 0;
+    if (!b.ok)
+        return 1;
+    if (a.bytes != b.bytes)
+        return a.bytes < b.bytes;
+    if (a.steps != b.steps)
+        return a.steps < b.steps;
+    return a_br > b_br;
+}
+
+/* Largest candidate index k in [0, n) for the free dimension such that the
+ * plan fits (SRAM grows with each block size), or -1 if none does. */
+static int64_t largest_fit(sim_algo algo, const sim_shape *sh, int with_small,
+                           int64_t fixed, int fixed_is_br, int64_t n, sim_plan *tmp)
+{
+    int64_t lo = 0, hi = n - 1, best = -1;
+    while (lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        int64_t b = cand_at(sh->N, with_small, mid);
+        sim_plan_make(algo, sh, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed,
+                      SIM_PLAN_AUTO, tmp);
+        if (tmp->fits) {
+            best = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return best;
+}
+
+typedef struct {
+    score s;
+    int64_t Br, Bc;
+} best_pair;
+
+static void consider(sim_algo algo, const sim_shape *sh, int64_t br, int64_t bc,
+                     best_pair *top, sim_plan *tmp)
+{
+    score s = evaluate(algo, sh, br, bc, tmp);
+    if (better(s, br, top->s, top->Br)) {
+        top->s = s;
+        top->Br = br;
+        top->Bc = bc;
+    }
+}
+
+/* One search over a candidate set. Without causal masking every loop order's
+ * HBM bytes are non-increasing in both B_r and B_c (fewer blocks, fewer
+ * re-reads), and so are its steps, so the best plan lies on the frontier of
+ * largest fitting pairs: for each B_r only the largest B_c that fits is
+ * tried. With causal masking larger blocks also load more masked keys, so
+ * every fitting pair is tried. */
+static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
+                           int64_t Br_fixed, int64_t Bc_fixed)
+{
+    sim_plan tmp;
+    const int64_t n = cand_count(sh->N, with_small);
+    best_pair top = { { 0, 0, 0 }, 0, 0 };
+
+    if (Br_fixed && Bc_fixed) {
+        consider(algo, sh, Br_fixed, Bc_fixed, &top, &tmp);
+    } else if (Br_fixed || Bc_fixed) {
+        int fixed_is_br = Br_fixed != 0;
+        int64_t fixed = fixed_is_br ? Br_fixed : Bc_fixed;
+        int64_t kmax = largest_fit(algo, sh, with_small, fixed, fixed_is_br, n, &tmp);
+        int64_t kmin = sh->causal ? 0 : kmax;
+        for (int64_t k = kmax; k >= kmin && k >= 0; k--) {
+            int64_t b = cand_at(sh->N, with_small, k);
+            consider(algo, sh, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed, &top, &tmp);
+        }
+    } else {
+        for (int64_t kr = 0; kr < n; kr++) {
+            int64_t br = cand_at(sh->N, with_small, kr);
+            int64_t kmax = largest_fit(algo, sh, with_small, br, 1, n, &tmp);
+            if (kmax < 0)
+                break;                    /* larger B_r fits even less */
+            int64_t kmin = sh->causal ? 0 : kmax;
+            for (int64_t k = kmax; k >= kmin; k--)
+                consider(algo, sh, br, cand_at(sh->N, with_small, k), &top, &tmp);
+        }
+    }
+    return top;
+}
+
+/* The best fitting plan: among multiples of 16 (and N) first, then with the
+ * small sizes 1, 2, 4, 8 admitted. Returns 0 with *best set, or -1. */
+static int search(sim_algo algo, const sim_shape *sh, int64_t Br_fixed,
+                  int64_t Bc_fixed, sim_plan *best)
+{
+    for (int with_small = 0; with_small <= 1; with_small++) {
+        best_pair top = search_in(algo, sh, with_small, Br_fixed, Bc_fixed);
+        if (top.s.ok)
+            return sim_plan_make(algo, sh, top.Br, top.Bc, SIM_PLAN_AUTO, best);
+    }
+    return -1;
+}
+
+static const char *type_name(int elem_bytes, sim_dtype dt)
+{
+    return elem_bytes == 4 ? "fp32" : sim_dtype_name(dt);
+}
+
+void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
+                             char *err, size_t errlen)
+{
+    if (!err || !errlen)
+        return;
+    size_t off = 0;
+#define PUT(...) do { \
+        int n_ = snprintf(err + off, off < errlen ? errlen - off : 0, __VA_ARGS__); \
+        if (n_ > 0) off += (size_t)n_; \
+    } while (0)
+    PUT("%s plan B_r=%lld, B_c=%lld needs %llu B of SRAM but M is %llu B (%llu B over)",
+        sim_algo_name(p->algo), (long long)p->Br, (long long)p->Bc,
+        (unsigned long long)p->sram_peak, (unsigned long long)sh->M,
+        (unsigned long long)(p->sram_peak - sh->M));
+    for (int ph = 1; ph <= p->nphases; ph++) {
+        uint64_t sum = 0;
+        for (int k = 0; k < p->nbuf; k++)
+            if (p->buf[k].phase == ph)
+                sum += p->buf[k].bytes;
+        if (sum <= sh->M)
+            continue;
+        if (p->nphases > 1)
+            PUT("\n  phase %d (%llu B):", ph, (unsigned long long)sum);
+        else
+            PUT("\n  buffers:");
+        for (int k = 0; k < p->nbuf; k++) {
+            const sim_buffer *b = &p->buf[k];
+            if (b->phase == ph)
+                PUT(" %s %lldx%lld %s = %llu B;", b->name, (long long)b->rows,
+                    (long long)b->cols, type_name(b->elem_bytes, sh->dtype),
+                    (unsigned long long)b->bytes);
+        }
+        if (off > 0 && off < errlen && err[off - 1] == ';')
+            err[--off] = '\0';
+    }
+    sim_plan fix;
+    if (search(p->algo, sh, p->Br, 0, &fix) == 0)
+        PUT("\n  hint: --Br %lld --Bc %lld fits (%llu B)", (long long)fix.Br,
+            (long long)fix.Bc, (unsigned long long)fix.sram_peak);
+    else if (search(p->algo, sh, 0, p->Bc, &fix) == 0)
+        PUT("\n  hint: --Br %lld --Bc %lld fits (%llu B)", (long long)fix.Br,
+            (long long)fix.Bc, (unsigned long long)fix.sram_peak);
+    if (search(p->algo, sh, 0, 0, &fix) == 0)
+        PUT("\n  hint: without --Br/--Bc fasim picks B_r=%lld, B_c=%lld (%llu B)",
+            (long long)fix.Br, (long long)fix.Bc, (unsigned long long)fix.sram_peak);
+#undef PUT
+}
+
+int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
+                    int64_t Br_fixed, int64_t Bc_fixed, sim_plan *out,
+                    char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    if (!sh || sh->N < 1 || sh->d < 1 || Br_fixed < 0 || Bc_fixed < 0) {
+        if (err)
+            snprintf(err, errlen, "invalid shape or block size");
+        return -1;
+    }
+    if (kind == SIM_PLAN_PAPER) {
+        /* Algorithm 1, line 1, with M in elements as the paper counts it. */
+        int64_t M_el = (int64_t)(sh->M / (uint64_t)sim_dtype_bytes(sh->dtype));
+        int64_t Bc = ceil_div(M_el, 4 * sh->d);
+        int64_t Br = Bc < sh->d ? Bc : sh->d;
+        if (Bc < 1 || Br < 1) {
+            if (err)
+                snprintf(err, errlen, "M = %llu B is %lld elements of %s: line 1 of "
+                         "Algorithm 1 gives B_c = 0", (unsigned long long)sh->M,
+                         (long long)M_el, sim_dtype_name(sh->dtype));
+            return -1;
+        }
+        return sim_plan_make(algo, sh, Br, Bc, SIM_PLAN_PAPER, out);
+    }
+    if (Br_fixed && Bc_fixed) {
+        if (sim_plan_make(algo, sh, Br_fixed, Bc_fixed, SIM_PLAN_USER, out) != 0)
+            return -1;
+        if (!out->fits) {
+            sim_plan_explain_misfit(out, sh, err, errlen);
+            return -1;
+        }
+        return 0;
+    }
+    if (search(algo, sh, Br_fixed, Bc_fixed, out) == 0) {
+        out->kind = (Br_fixed || Bc_fixed) ? SIM_PLAN_USER : SIM_PLAN_AUTO;
+        return 0;
+    }
+    /* Nothing fits: explain with the smallest plan that keeps the pinned size. */
+    sim_plan small;
+    sim_plan_make(algo, sh, Br_fixed ? Br_fixed : 1, Bc_fixed ? Bc_fixed : 1,
+                  SIM_PLAN_USER, &small);
+    if (Br_fixed || Bc_fixed) {
+        sim_plan_explain_misfit(&small, sh, err, errlen);
+    } else if (err) {
+        snprintf(err, errlen, "M = %llu B is too small for any %s plan at d = %lld, "
+                 "%s: the smallest (B_r = B_c = 1) needs %llu B",
+                 (unsigned long long)sh->M, sim_algo_name(algo), (long long)sh->d,
+                 sim_dtype_name(sh->dtype), (unsigned long long)small.sram_peak);
+    }
+    return -1;
+}

@@ -1,0 +1,609 @@
+/*
+ * sim_report.c — build and render the classroom report (see sim_report.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "sim_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef FASIM_VERSION
+#define FASIM_VERSION "0.0.0"
+#endif
+
+/* ---- formatting helpers ------------------------------------------------- */
+
+void sim_format_count(char *buf, size_t len, uint64_t n)
+{
+    char digits[32];
+    int nd = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n);
+    size_t o = 0;
+    for (int k = 0; k < nd && o + 1 < len; k++) {
+        if (k > 0 && (nd - k) % 3 == 0 && o + 2 < len)
+            buf[o++] = ',';
+        buf[o++] = digits[k];
+    }
+    if (len)
+        buf[o < len ? o : len - 1] = '\0';
+}
+
+void sim_format_bytes(char *buf, size_t len, uint64_t bytes)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+    else if (fabs(v - round(v)) < 1e-9)
+        snprintf(buf, len, "%.0f %s", v, unit[u]);
+    else
+        snprintf(buf, len, "%.2f %s", v, unit[u]);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- building ----------------------------------------------------------- */
+
+static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
+{
+    return sim_counts_read_bytes(c, dt) + sim_counts_write_bytes(c, dt);
+}
+
+int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->req = *req;
+    const sim_shape *sh = &rep->req.sh;
+    const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
+    const uint64_t max_steps = req->max_steps ? req->max_steps : SIM_DEFAULT_MAX_STEPS;
+    rep->bounds = sim_theory_bounds(sh);
+
+    /* 1. Plans, and the limits they imply, before anything runs. */
+    sim_plan plans[SIM_ALGO_COUNT];
+    double flops = 0.0;
+    uint64_t mem = 0;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (!req->run_algo[a])
+            continue;
+        char perr[1024];
+        if (sim_plan_choose((sim_algo)a, sh, req->plan_kind, req->Br, req->Bc,
+                            &plans[a], perr, sizeof perr) != 0) {
+            snprintf(err, errlen, "%s", perr);
+            return SIM_EUSAGE;
+        }
+        sim_counts c;
+        uint64_t steps;
+        if (sim_theory_counts(&plans[a], sh, &c) != 0 ||
+            sim_theory_steps(&plans[a], sh, &steps) != 0) {
+            snprintf(err, errlen, "N = %lld, d = %lld: %s's HBM counts would overflow "
+                     "64 bits; use a smaller N or d", (long long)sh->N,
+                     (long long)sh->d, sim_algo_name((sim_algo)a));
+            return SIM_EUSAGE;
+        }
+        if (steps > max_steps) {
+            snprintf(err, errlen, "%s would take %llu tile steps, more than the limit "
+                     "of %llu; use a smaller N, a larger --M, or raise --max-steps",
+                     sim_algo_name((sim_algo)a), (unsigned long long)steps,
+                     (unsigned long long)max_steps);
+            return SIM_EUSAGE;
+        }
+        flops += sim_compute_flops((sim_algo)a, sh);
+        uint64_t m = sim_compute_memory((sim_algo)a, sh);
+        if (m > mem)
+            mem = m;
+    }
+    /* The oracle: O in double plus one row of scores. */
+    double oracle_mem = 8.0 * (double)sh->N * (double)sh->d + 8.0 * (double)sh->N;
+    uint64_t need = mem + (uint64_t)fmin(oracle_mem, 1.8e19);
+    if (need < mem)
+        need = UINT64_MAX;
+
+    /* 2. Mode. */
+    int compute = 0;
+    char b1[32], b2[32];
+    switch (req->mode) {
+    case SIM_MODE_COUNT:
+        break;
+    case SIM_MODE_COMPUTE:
+        if (need > max_mem) {
+            sim_format_bytes(b1, sizeof b1, need);
+            sim_format_bytes(b2, sizeof b2, max_mem);
+            snprintf(err, errlen, "compute mode would need %s of memory (more than the "
+                     "%s limit); use --count-only (the counts are exact without data) "
+                     "or raise --max-mem", b1, b2);
+            return SIM_EUSAGE;
+        }
+        compute = 1;
+        break;
+    case SIM_MODE_AUTO:
+        if (req->Q) {
+            compute = 1;       /* the user gave data: they want it used */
+            if (need > max_mem) {
+                sim_format_bytes(b1, sizeof b1, need);
+                snprintf(err, errlen, "computing on these inputs needs %s of memory, "
+                         "over the limit; use --count-only or raise --max-mem", b1);
+                return SIM_EUSAGE;
+            }
+        } else if (flops <= SIM_AUTO_COMPUTE_FLOPS && need <= max_mem) {
+            compute = 1;
+        } else {
+            snprintf(rep->mode_note, sizeof rep->mode_note,
+                     "counting only: computing would take %.1e flops (about %.0f s here); "
+                     "--compute forces it", flops, ceil(flops / SIM_AUTO_COMPUTE_FLOPS));
+        }
+        break;
+    }
+    rep->computed = compute;
+
+    /* 3. Inputs (compute mode only). */
+    float *Q = NULL, *K = NULL, *V = NULL;
+    double *O_ref = NULL;
+    int rc = SIM_OK;
+    const int64_t nd = sh->N * sh->d;
+    if (compute) {
+        Q = malloc((size_t)nd * sizeof *Q);
+        K = malloc((size_t)nd * sizeof *K);
+        V = malloc((size_t)nd * sizeof *V);
+        O_ref = malloc((size_t)nd * sizeof *O_ref);
+        if (!Q || !K || !V || !O_ref) {
+            snprintf(err, errlen, "out of memory for the inputs (N = %lld, d = %lld)",
+                     (long long)sh->N, (long long)sh->d);
+            rc = SIM_EFAIL;
+            goto out;
+        }
+        if (req->Q) {
+            memcpy(Q, req->Q, (size_t)nd * sizeof *Q);
+            memcpy(K, req->K, (size_t)nd * sizeof *K);
+            memcpy(V, req->V, (size_t)nd * sizeof *V);
+            sim_round_to_dtype(Q, nd, sh->dtype);
+            sim_round_to_dtype(K, nd, sh->dtype);
+            sim_round_to_dtype(V, nd, sh->dtype);
+        } else {
+            sim_random_inputs(req->seed, sh->N, sh->d, sh->dtype, Q, K, V);
+        }
+        /* The oracle sees the same dtype-rounded inputs, so the error measures
+         * the algorithm, not the quantisation of its inputs. */
+        double t0 = now_seconds();
+        if (ref_oracle_attention_f(Q, K, V, sh->N, sh->d, sh->causal, O_ref, NULL) != 0) {
+            snprintf(err, errlen, "out of memory in the oracle");
+            rc = SIM_EFAIL;
+            goto out;
+        }
+        rep->oracle_seconds = now_seconds() - t0;
+    }
+
+    /* 4. Runs. */
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (!req->run_algo[a])
+            continue;
+        sim_report_run *r = &rep->runs[rep->nruns];
+        r->algo = (sim_algo)a;
+        double t0 = now_seconds();
+        if (sim_run((sim_algo)a, sh, &plans[a], Q, K, V, NULL, &r->res, err, errlen) != 0) {
+            rc = SIM_EFAIL;
+            goto out;
+        }
+        r->seconds = now_seconds() - t0;
+        rep->nruns++;
+        sim_theory_counts(&plans[a], sh, &r->theory);
+        r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
+        if (compute) {
+            r->has_error = 1;
+            r->err = ref_compare(r->res.O, O_ref, nd);
+        }
+    }
+
+    /* 5. Naive's bytes for the ratios: measured when it ran, else its closed
+     * form under the same plan options. */
+    for (int k = 0; k < rep->nruns; k++)
+        if (rep->runs[k].algo == SIM_NAIVE) {
+            rep->have_naive_bytes = 1;
+            rep->naive_bytes = total_bytes(&rep->runs[k].res.counts, sh->dtype);
+        }
+    if (!rep->have_naive_bytes) {
+        sim_plan np;
+        sim_counts c;
+        char e2[8];
+        if (sim_plan_choose(SIM_NAIVE, sh, req->plan_kind, req->Br, req->Bc, &np, e2,
+                            sizeof e2) == 0 && sim_theory_counts(&np, sh, &c) == 0) {
+            rep->have_naive_bytes = 1;
+            rep->naive_bytes = total_bytes(&c, sh->dtype);
+        }
+    }
+out:
+    free(Q);
+    free(K);
+    free(V);
+    free(O_ref);
+    if (rc != SIM_OK)
+        sim_report_free(rep);
+    return rc;
+}
+
+void sim_report_free(sim_report *rep)
+{
+    for (int k = 0; k < rep->nruns; k++)
+        sim_result_free(&rep->runs[k].res);
+    rep->nruns = 0;
+}
+
+/* ---- text --------------------------------------------------------------- */
+
+#define LABEL_W 22
+#define COL_W 18
+
+static void row_label(FILE *out, const char *label)
+{
+    fprintf(out, "  %-*s", LABEL_W - 2, label);
+}
+
+static void cell(FILE *out, const char *s)
+{
+    fprintf(out, "%*s", COL_W, s);
+}
+
+static void count_cell(FILE *out, uint64_t n)
+{
+    char b[40];
+    sim_format_count(b, sizeof b, n);
+    cell(out, b);
+}
+
+static const char *plan_kind_name(sim_plan_kind k)
+{
+    return k == SIM_PLAN_PAPER ? "paper" : k == SIM_PLAN_USER ? "user" : "best";
+}
+
+void sim_report_text(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const sim_dtype dt = sh->dtype;
+    char b1[48], b2[48];
+
+    sim_format_bytes(b1, sizeof b1, sh->M);
+    sim_format_count(b2, sizeof b2, sh->M);
+    fprintf(out, "fasim %s  N = %lld, d = %lld, %s, M = %s (%s B), %s\n", FASIM_VERSION,
+            (long long)sh->N, (long long)sh->d, sim_dtype_name(dt), b1, b2,
+            sh->causal ? "causal" : "not causal");
+    if (rep->computed)
+        fprintf(out, "compute mode: %s; output checked against the float64 oracle\n",
+                rep->req.Q ? "inputs from .npy files" : "seeded random inputs");
+    else
+        fprintf(out, "count-only mode: no tensor data; counts are exact\n");
+
+    /* Header row. */
+    fprintf(out, "\n%-*s", LABEL_W, "TILE PLAN");
+    for (int k = 0; k < rep->nruns; k++)
+        cell(out, sim_algo_name(rep->runs[k].algo));
+    fputc('\n', out);
+
+    row_label(out, "B_r x B_c");
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_plan *p = &rep->runs[k].res.plan;
+        snprintf(b1, sizeof b1, "%lld x %lld", (long long)p->Br, (long long)p->Bc);
+        cell(out, b1);
+    }
+    fputc('\n', out);
+    row_label(out, "T_r x T_c");
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_plan *p = &rep->runs[k].res.plan;
+        snprintf(b1, sizeof b1, "%lld x %lld", (long long)p->Tr, (long long)p->Tc);
+        cell(out, b1);
+    }
+    fputc('\n', out);
+    row_label(out, "chosen by");
+    for (int k = 0; k < rep->nruns; k++)
+        cell(out, plan_kind_name(rep->runs[k].res.plan.kind));
+    fputc('\n', out);
+    row_label(out, "tile steps");
+    for (int k = 0; k < rep->nruns; k++)
+        count_cell(out, rep->runs[k].res.steps);
+    fputc('\n', out);
+    row_label(out, "SRAM peak, B");
+    for (int k = 0; k < rep->nruns; k++)
+        count_cell(out, rep->runs[k].res.sram_peak);
+    fputc('\n', out);
+    row_label(out, "SRAM peak / M");
+    for (int k = 0; k < rep->nruns; k++) {
+        double f = sh->M ? (double)rep->runs[k].res.sram_peak / (double)sh->M : 0.0;
+        snprintf(b1, sizeof b1, "%.1f%%%s", 100.0 * f, f > 1.0 ? " OVER" : "");
+        cell(out, b1);
+    }
+    fputc('\n', out);
+
+    /* Traffic per tensor and direction. */
+    fprintf(out, "\n%-*s", LABEL_W, "HBM TRAFFIC, elements");
+    for (int k = 0; k < rep->nruns; k++)
+        cell(out, sim_algo_name(rep->runs[k].algo));
+    fputc('\n', out);
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        for (int dir = 0; dir < 2; dir++) {
+            int any = 0;
+            for (int k = 0; k < rep->nruns; k++) {
+                const sim_counts *c = &rep->runs[k].res.counts;
+                any |= (dir ? c->write_elems[t] : c->read_elems[t]) != 0;
+            }
+            if (!any)
+                continue;
+            snprintf(b1, sizeof b1, "%-2s %s (%s)", sim_tensor_name((sim_tensor)t),
+                     dir ? "write" : "read",
+                     sim_tensor_bytes((sim_tensor)t, dt) == 4 ? "4 B" : "2 B");
+            row_label(out, b1);
+            for (int k = 0; k < rep->nruns; k++) {
+                const sim_counts *c = &rep->runs[k].res.counts;
+                count_cell(out, dir ? c->write_elems[t] : c->read_elems[t]);
+            }
+            fputc('\n', out);
+        }
+    }
+    row_label(out, "total elements");
+    for (int k = 0; k < rep->nruns; k++)
+        count_cell(out, sim_counts_elems(&rep->runs[k].res.counts));
+    fputc('\n', out);
+    row_label(out, "closed form, elements");
+    for (int k = 0; k < rep->nruns; k++)
+        count_cell(out, sim_counts_elems(&rep->runs[k].theory));
+    fputc('\n', out);
+    row_label(out, "measured = closed form");
+    for (int k = 0; k < rep->nruns; k++)
+        cell(out, rep->runs[k].theory_matches ? "yes, every tensor" : "NO");
+    fputc('\n', out);
+    row_label(out, "bytes read");
+    for (int k = 0; k < rep->nruns; k++)
+        count_cell(out, sim_counts_read_bytes(&rep->runs[k].res.counts, dt));
+    fputc('\n', out);
+    row_label(out, "bytes written");
+    for (int k = 0; k < rep->nruns; k++)
+        count_cell(out, sim_counts_write_bytes(&rep->runs[k].res.counts, dt));
+    fputc('\n', out);
+    row_label(out, "total bytes");
+    for (int k = 0; k < rep->nruns; k++) {
+        sim_format_bytes(b1, sizeof b1, total_bytes(&rep->runs[k].res.counts, dt));
+        cell(out, b1);
+    }
+    fputc('\n', out);
+    if (rep->have_naive_bytes) {
+        row_label(out, "bytes / naive's");
+        for (int k = 0; k < rep->nruns; k++) {
+            double r = (double)total_bytes(&rep->runs[k].res.counts, dt) /
+                       (double)rep->naive_bytes;
+            snprintf(b1, sizeof b1, "%.4f", r);
+            cell(out, b1);
+        }
+        fputc('\n', out);
+    }
+
+    /* Bounds. */
+    const sim_bounds *bd = &rep->bounds;
+    sim_format_count(b1, sizeof b1, (uint64_t)bd->M_elems);
+    fprintf(out, "\nBOUNDS, elements (paper's M = %s elements of %s; d <= M <= Nd: %s)\n",
+            b1, sim_dtype_name(dt), bd->in_regime ? "yes" : "NO, outside the regime");
+    sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_standard));
+    fprintf(out, "  Theorem 2, standard:        Theta(N d + N^2)   = %s\n", b1);
+    sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_flash));
+    fprintf(out, "  Theorem 2, FlashAttention:  Theta(N^2 d^2 / M) = %s\n", b1);
+    fprintf(out, "  Proposition 3, lower bound: Omega(N^2 d^2 / M) = %s\n", b1);
+    sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->io_floor));
+    fprintf(out, "  read Q, K, V and write O once:          4 N d = %s\n", b1);
+    row_label(out, "measured / Theta");
+    for (int k = 0; k < rep->nruns; k++) {
+        double th = rep->runs[k].algo == SIM_NAIVE ? bd->theta_standard : bd->theta_flash;
+        snprintf(b1, sizeof b1, "%.2f", (double)sim_counts_elems(&rep->runs[k].res.counts) /
+                 (th > 0 ? th : 1.0));
+        cell(out, b1);
+    }
+    fputc('\n', out);
+
+    /* Numerics. */
+    if (rep->computed) {
+        fprintf(out, "\n%-*s", LABEL_W, "ERROR vs float64");
+        for (int k = 0; k < rep->nruns; k++)
+            cell(out, sim_algo_name(rep->runs[k].algo));
+        fputc('\n', out);
+        row_label(out, "max |O - O_ref|");
+        for (int k = 0; k < rep->nruns; k++) {
+            snprintf(b1, sizeof b1, "%.3e", rep->runs[k].err.max_abs);
+            cell(out, b1);
+        }
+        fputc('\n', out);
+        row_label(out, "  / max |O_ref|");
+        for (int k = 0; k < rep->nruns; k++) {
+            snprintf(b1, sizeof b1, "%.3e", rep->runs[k].err.max_rel);
+            cell(out, b1);
+        }
+        fputc('\n', out);
+    }
+
+    /* SRAM buffers, wrapped at 80 columns. */
+    fprintf(out, "\nSRAM BUFFERS, bytes (fp32 accumulators and statistics at 4 B)\n");
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_plan *p = &rep->runs[k].res.plan;
+        for (int ph = 1; ph <= p->nphases; ph++) {
+            int col = 0;
+            if (p->nphases > 1)
+                col = fprintf(out, "  %s line %d:", sim_algo_name(p->algo), ph);
+            else
+                col = fprintf(out, "  %s:", sim_algo_name(p->algo));
+            for (int q = 0; q < p->nbuf; q++) {
+                const sim_buffer *b = &p->buf[q];
+                if (b->phase != ph)
+                    continue;
+                char item[96];
+                sim_format_count(b2, sizeof b2, b->bytes);
+                if (b->cols == 1)
+                    snprintf(item, sizeof item, " %s %lld = %s", b->name,
+                             (long long)b->rows, b2);
+                else
+                    snprintf(item, sizeof item, " %s %lldx%lld = %s", b->name,
+                             (long long)b->rows, (long long)b->cols, b2);
+                if (col + (int)strlen(item) + 1 > 79) {
+                    fprintf(out, "\n       ");
+                    col = 7;
+                }
+                col += fprintf(out, "%s;", item);
+            }
+            fputc('\n', out);
+        }
+    }
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_plan *p = &rep->runs[k].res.plan;
+        if (!p->fits) {
+            sim_format_count(b1, sizeof b1, p->sram_peak - sh->M);
+            fprintf(out, "  note: %s's paper plan exceeds M by %s B (%.2f x M): line 1 "
+                    "of Algorithm 1\n        sizes Q_i, K_j, V_j, O_i only; S_ij and "
+                    "fp32 accumulators come on top\n",
+                    sim_algo_name(p->algo), b1, (double)p->sram_peak / (double)sh->M);
+        }
+    }
+    if (rep->mode_note[0])
+        fprintf(out, "\nnote: %s\n", rep->mode_note);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void json_num(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.17g", v);
+    else
+        fputs("null", out);
+}
+
+static void json_counts(FILE *out, const sim_counts *c, sim_dtype dt, int with_ops)
+{
+    fputc('{', out);
+    int first = 1;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!c->read_elems[t] && !c->write_elems[t])
+            continue;
+        int eb = sim_tensor_bytes((sim_tensor)t, dt);
+        fprintf(out, "%s\"%s\":{\"read_elems\":%llu,\"write_elems\":%llu,"
+                "\"read_bytes\":%llu,\"write_bytes\":%llu",
+                first ? "" : ",", sim_tensor_name((sim_tensor)t),
+                (unsigned long long)c->read_elems[t], (unsigned long long)c->write_elems[t],
+                (unsigned long long)(c->read_elems[t] * (uint64_t)eb),
+                (unsigned long long)(c->write_elems[t] * (uint64_t)eb));
+        if (with_ops)
+            fprintf(out, ",\"read_ops\":%llu,\"write_ops\":%llu",
+                    (unsigned long long)c->read_ops[t], (unsigned long long)c->write_ops[t]);
+        fputc('}', out);
+        first = 0;
+    }
+    fputc('}', out);
+}
+
+void sim_report_json(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const sim_dtype dt = sh->dtype;
+    const sim_bounds *bd = &rep->bounds;
+    fprintf(out, "{\"fasim_version\":\"%s\",\"config\":{\"N\":%lld,\"d\":%lld,"
+            "\"M_bytes\":%llu,\"M_elems\":%.0f,\"dtype\":\"%s\",\"causal\":%s,"
+            "\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu},", FASIM_VERSION,
+            (long long)sh->N, (long long)sh->d, (unsigned long long)sh->M, bd->M_elems,
+            sim_dtype_name(dt), sh->causal ? "true" : "false",
+            rep->computed ? "compute" : "count-only",
+            rep->req.Q ? "npy" : "seed", (unsigned long long)rep->req.seed);
+    fprintf(out, "\"bounds\":{\"theta_standard_elems\":");
+    json_num(out, bd->theta_standard);
+    fprintf(out, ",\"theta_flash_elems\":");
+    json_num(out, bd->theta_flash);
+    fprintf(out, ",\"lower_bound_elems\":");
+    json_num(out, bd->lower_bound);
+    fprintf(out, ",\"io_floor_elems\":");
+    json_num(out, bd->io_floor);
+    fprintf(out, ",\"in_regime\":%s},\"runs\":[", bd->in_regime ? "true" : "false");
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_report_run *r = &rep->runs[k];
+        const sim_plan *p = &r->res.plan;
+        const sim_counts *c = &r->res.counts;
+        uint64_t rb = sim_counts_read_bytes(c, dt), wb = sim_counts_write_bytes(c, dt);
+        uint64_t read_el = 0, write_el = 0;
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+            read_el += c->read_elems[t];
+            write_el += c->write_elems[t];
+        }
+        fprintf(out, "%s{\"algo\":", k ? "," : "");
+        json_str(out, sim_algo_name(r->algo));
+        fprintf(out, ",\"plan\":{\"kind\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"Tr\":%lld,"
+                "\"Tc\":%lld,\"sram_peak_bytes\":%llu,\"fits\":%s",
+                plan_kind_name(p->kind), (long long)p->Br, (long long)p->Bc,
+                (long long)p->Tr, (long long)p->Tc, (unsigned long long)r->res.sram_peak,
+                p->fits ? "true" : "false");
+        if (p->algo == SIM_NAIVE)
+            fprintf(out, ",\"softmax_passes\":%d", p->softmax_passes);
+        fprintf(out, ",\"buffers\":[");
+        for (int q = 0; q < p->nbuf; q++) {
+            const sim_buffer *b = &p->buf[q];
+            fprintf(out, "%s{\"name\":", q ? "," : "");
+            json_str(out, b->name);
+            fprintf(out, ",\"phase\":%d,\"rows\":%lld,\"cols\":%lld,\"elem_bytes\":%d,"
+                    "\"bytes\":%llu}", b->phase, (long long)b->rows, (long long)b->cols,
+                    b->elem_bytes, (unsigned long long)b->bytes);
+        }
+        fprintf(out, "]},\"steps\":%llu,", (unsigned long long)r->res.steps);
+        fprintf(out, "\"hbm\":{\"read_elems\":%llu,\"write_elems\":%llu,\"read_bytes\":%llu,"
+                "\"write_bytes\":%llu,\"total_bytes\":%llu,\"ratio_to_naive\":",
+                (unsigned long long)read_el, (unsigned long long)write_el,
+                (unsigned long long)rb, (unsigned long long)wb,
+                (unsigned long long)(rb + wb));
+        if (rep->have_naive_bytes)
+            json_num(out, (double)(rb + wb) / (double)rep->naive_bytes);
+        else
+            fputs("null", out);
+        fprintf(out, ",\"tensors\":");
+        json_counts(out, c, dt, 1);
+        fprintf(out, "},\"theory\":{\"exact_elems\":%llu,\"exact_bytes\":%llu,"
+                "\"matches\":%s,\"tensors\":",
+                (unsigned long long)sim_counts_elems(&r->theory),
+                (unsigned long long)(sim_counts_read_bytes(&r->theory, dt) +
+                                     sim_counts_write_bytes(&r->theory, dt)),
+                r->theory_matches ? "true" : "false");
+        json_counts(out, &r->theory, dt, 0);
+        fprintf(out, ",\"theta_elems\":");
+        json_num(out, r->algo == SIM_NAIVE ? bd->theta_standard : bd->theta_flash);
+        fprintf(out, "}");
+        if (r->has_error) {
+            fprintf(out, ",\"error\":{\"max_abs\":");
+            json_num(out, r->err.max_abs);
+            fprintf(out, ",\"max_rel\":");
+            json_num(out, r->err.max_rel);
+            fprintf(out, "}");
+        }
+        fprintf(out, ",\"seconds\":");
+        json_num(out, r->seconds);
+        fprintf(out, "}");
+    }
+    fprintf(out, "]");
+    if (rep->mode_note[0]) {
+        fprintf(out, ",\"note\":");
+        json_str(out, rep->mode_note);
+    }
+    fprintf(out, "}\n");
+}

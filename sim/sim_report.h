@@ -1,0 +1,75 @@
+/*
+ * sim_report.h — the classroom report: run the requested loop orders on one
+ * problem, compare with the closed forms and the oracle, and render the
+ * result as text (80 columns) or JSON.
+ */
+#ifndef FASIM_SIM_REPORT_H
+#define FASIM_SIM_REPORT_H
+
+#include <stdio.h>
+
+#include "ref_oracle.h"
+#include "sim.h"
+
+typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
+
+/* Exit statuses shared with the CLI: 2 bad usage, 1 other failures. */
+enum { SIM_OK = 0, SIM_EFAIL = 1, SIM_EUSAGE = 2 };
+
+/* Defaults for the resource limits (each raised by a CLI flag). */
+#define SIM_DEFAULT_MAX_MEM   (4ull << 30)      /* compute-mode host memory  */
+#define SIM_DEFAULT_MAX_STEPS (1ull << 33)      /* tile steps of one run     */
+/* Compute mode is chosen by default when the runs' arithmetic is at most
+ * this many flops: about a second here (bench/bench_sim measures the rate). */
+#define SIM_AUTO_COMPUTE_FLOPS 1.2e9
+
+typedef struct {
+    sim_shape sh;
+    int run_algo[SIM_ALGO_COUNT];   /* nonzero: run it */
+    sim_plan_kind plan_kind;        /* AUTO or PAPER; USER when Br/Bc set */
+    int64_t Br, Bc;                 /* 0 = choose */
+    sim_mode mode;
+    uint64_t seed;
+    const float *Q, *K, *V;         /* inputs from files, or NULL: seeded */
+    uint64_t max_mem;               /* 0 = default */
+    uint64_t max_steps;             /* 0 = default */
+} sim_request;
+
+typedef struct {
+    sim_algo algo;
+    sim_result res;
+    sim_counts theory;              /* closed form for the same plan */
+    int theory_matches;
+    int has_error;
+    ref_error err;
+    double seconds;                 /* wall time of the run */
+} sim_report_run;
+
+typedef struct {
+    sim_request req;
+    int computed;
+    char mode_note[160];            /* why this mode, when chosen automatically */
+    int nruns;
+    sim_report_run runs[SIM_ALGO_COUNT];
+    int have_naive_bytes;
+    uint64_t naive_bytes;           /* naive's total bytes, for the ratios */
+    sim_bounds bounds;
+    double oracle_seconds;
+} sim_report;
+
+/* Plan, check limits, run and compare. Returns SIM_OK, or SIM_EUSAGE /
+ * SIM_EFAIL with a message (one or more lines, no trailing newline) in err.
+ * On success the caller releases rep with sim_report_free. */
+int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen);
+
+void sim_report_free(sim_report *rep);
+
+void sim_report_text(FILE *out, const sim_report *rep);
+void sim_report_json(FILE *out, const sim_report *rep);
+
+/* "96 KiB", "1.50 MiB", "512 B": a byte count for people. */
+void sim_format_bytes(char *buf, size_t len, uint64_t bytes);
+/* 1234567 -> "1,234,567". */
+void sim_format_count(char *buf, size_t len, uint64_t n);
+
+#endif /* FASIM_SIM_REPORT_H */

@@ -1,0 +1,164 @@
+/*
+ * sim_run.c — one run: place the inputs in HBM, let a loop order drive the
+ * hierarchy, hand back the counts (and in compute mode the output).
+ */
+#include "ref_rng.h"
+#include "sim_hier.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt)
+{
+    if (dt == SIM_FP32)
+        return;
+    for (int64_t k = 0; k < n; k++)
+        x[k] = dt == SIM_FP16 ? ref_round_fp16(x[k]) : ref_round_bf16(x[k]);
+}
+
+void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
+                       float *Q, float *K, float *V)
+{
+    ref_rng r = ref_rng_seed(seed);
+    float *t[3] = { Q, K, V };
+    for (int k = 0; k < 3; k++) {
+        for (int64_t x = 0; x < N * d; x++)
+            t[k][x] = ref_rng_normalish(&r);
+        sim_round_to_dtype(t[k], N * d, dt);
+    }
+}
+
+uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
+{
+    double N = (double)sh->N, d = (double)sh->d;
+    double bytes = 4.0 * 4.0 * N * d + 3.0 * 4.0 * N;     /* Q, K, V, O; m, l, L */
+    if (algo == SIM_NAIVE)
+        bytes += 2.0 * 4.0 * N * N;                       /* S, P */
+    return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
+}
+
+double sim_compute_flops(sim_algo algo, const sim_shape *sh)
+{
+    (void)algo;   /* all three do Q K^T and P V: 2 N^2 d multiply-adds */
+    double N = (double)sh->N, d = (double)sh->d;
+    return 4.0 * N * N * d;
+}
+
+static const int64_t *tensor_shape(const sim_shape *sh, sim_tensor t, int64_t dims[2])
+{
+    switch (t) {
+    case SIM_Q: case SIM_K: case SIM_V: case SIM_O:
+        dims[0] = sh->N; dims[1] = sh->d; break;
+    case SIM_S: case SIM_P:
+        dims[0] = sh->N; dims[1] = sh->N; break;
+    default:
+        dims[0] = sh->N; dims[1] = 1; break;
+    }
+    return dims;
+}
+
+static int needs(sim_algo algo, sim_tensor t)
+{
+    switch (t) {
+    case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
+    case SIM_S: case SIM_P: return algo == SIM_NAIVE;
+    case SIM_m: case SIM_l: return algo == SIM_FA1;
+    case SIM_L: return algo == SIM_FA2;
+    default: return 0;
+    }
+}
+
+int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
+            const float *Q, const float *K, const float *V,
+            const sim_observer *obs, sim_result *res, char *err, size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    memset(res, 0, sizeof *res);
+    if (!p->fits && p->kind != SIM_PLAN_PAPER) {
+        sim_plan_explain_misfit(p, sh, err, errlen);
+        return -1;
+    }
+    sim_hier h;
+    memset(&h, 0, sizeof h);
+    h.sh = *sh;
+    h.compute = Q && K && V;
+    h.scale = 1.0f / sqrtf((float)sh->d);
+    h.sram_limit = p->sram_peak > sh->M ? p->sram_peak : sh->M;
+    h.obs = (obs && obs->on_event) ? obs : NULL;
+    h.err = err;
+    h.errlen = errlen;
+    h.i = h.j = -1;
+
+    int rc = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        int64_t dims[2];
+        tensor_shape(sh, (sim_tensor)t, dims);
+        h.hbm_ld[t] = dims[1];
+        if (!h.compute || !needs(algo, (sim_tensor)t))
+            continue;
+        h.hbm[t] = calloc((size_t)(dims[0] * dims[1]), sizeof(float));
+        if (!h.hbm[t]) {
+            snprintf(err, errlen, "out of memory for tensor %s (%lld x %lld floats)",
+                     sim_tensor_name((sim_tensor)t), (long long)dims[0], (long long)dims[1]);
+            rc = -1;
+            goto done;
+        }
+    }
+    if (h.compute) {
+        const float *in[3] = { Q, K, V };
+        for (int t = 0; t < 3; t++) {
+            memcpy(h.hbm[t], in[t], (size_t)(sh->N * sh->d) * sizeof(float));
+            sim_round_to_dtype(h.hbm[t], sh->N * sh->d, sh->dtype);
+        }
+    }
+
+    switch (algo) {
+    case SIM_NAIVE: rc = sim_algo_naive(&h, p); break;
+    case SIM_FA1:   rc = sim_algo_fa1(&h, p); break;
+    case SIM_FA2:   rc = sim_algo_fa2(&h, p); break;
+    default:
+        snprintf(err, errlen, "unknown loop order");
+        rc = -1;
+    }
+    if (rc != 0 || h.failed) {
+        rc = -1;
+        goto done;
+    }
+    if (h.obs) {
+        h.line = 0;
+        sim_emit(&h, SIM_EV_DONE, SIM_TENSOR_COUNT, 0, 0, 0, 0, NULL, 0, NULL);
+    }
+    res->plan = *p;
+    res->counts = h.c;
+    res->sram_peak = h.sram_peak;
+    res->steps = h.steps;
+    res->computed = h.compute;
+    if (h.compute) {
+        res->O = h.hbm[SIM_O];
+        h.hbm[SIM_O] = NULL;
+        if (algo == SIM_FA2) {
+            res->L = h.hbm[SIM_L];
+            h.hbm[SIM_L] = NULL;
+        }
+    }
+done:
+    sim_sram_release_all(&h);
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        free(h.hbm[t]);
+    return rc;
+}
+
+void sim_result_free(sim_result *res)
+{
+    if (!res)
+        return;
+    free(res->O);
+    free(res->L);
+    res->O = res->L = NULL;
+}
