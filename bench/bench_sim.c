@@ -1,1 +1,124 @@
-int main(void){return 0;}
+/*
+ * bench_sim.c — how fast the simulator is, in one run on this machine.
+ *
+ *   1. Count-only cost grows with tile steps (T_r T_c), not with N^2 d, and
+ *      its memory does not grow with N: FA2 at N = 2^16 .. 2^20, d = 128,
+ *      M = 228K, reporting steps per second and the process's peak RSS.
+ *   2. Compute mode at N = 4096, d = 64 (fp32) for naive, FA1 and FA2:
+ *      seconds and GFLOP/s (4 N^2 d flops), beside the float64 oracle (a
+ *      plain row-by-row triple loop) in the same run. Ratios, not absolute
+ *      times, are what carries over between runs of a noisy machine.
+ *
+ * Build: cmake --build build --target bench_sim;  run: ./build/bench/bench_sim
+ * Options: --quick (smaller sizes, for a smoke run).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "ref_oracle.h"
+#include "sim.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static long peak_rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static void count_only(int quick)
+{
+    printf("count-only FA2, d = 128, M = 228 KiB, fp16\n");
+    printf("  %9s %9s %8s %14s %10s %14s %10s\n", "N", "B_r x B_c", "T_r", "tile steps",
+           "seconds", "steps/s", "RSS KiB");
+    int64_t top = quick ? (INT64_C(1) << 17) : (INT64_C(1) << 20);
+    for (int64_t N = INT64_C(1) << 16; N <= top; N *= 4) {
+        sim_shape sh = { N, 128, 228 * 1024, SIM_FP16, 0 };
+        sim_plan p;
+        char err[512];
+        if (sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            exit(1);
+        }
+        sim_result r;
+        double t0 = now();
+        if (sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            exit(1);
+        }
+        double t = now() - t0;
+        char bb[32];
+        snprintf(bb, sizeof bb, "%lldx%lld", (long long)p.Br, (long long)p.Bc);
+        printf("  %9lld %9s %8lld %14llu %10.3f %14.3e %10ld\n", (long long)N, bb,
+               (long long)p.Tr, (unsigned long long)r.steps, t, (double)r.steps / t,
+               peak_rss_kib());
+        sim_result_free(&r);
+    }
+}
+
+static void compute(int quick)
+{
+    const int64_t N = quick ? 1024 : 4096, d = 64;
+    sim_shape sh = { N, d, 96 * 1024, SIM_FP32, 0 };
+    size_t n = (size_t)(N * d);
+    float *Q = malloc(n * sizeof *Q), *K = malloc(n * sizeof *K), *V = malloc(n * sizeof *V);
+    double *O = malloc(n * sizeof *O);
+    if (!Q || !K || !V || !O)
+        exit(1);
+    sim_random_inputs(1, N, d, SIM_FP32, Q, K, V);
+    const double flops = 4.0 * (double)N * (double)N * (double)d;
+
+    printf("\ncompute mode, N = %lld, d = %lld, fp32, M = 96 KiB (%.2f GFLOP per run)\n",
+           (long long)N, (long long)d, flops * 1e-9);
+    printf("  %-22s %10s %10s %12s %12s\n", "", "seconds", "GFLOP/s", "vs oracle", "max |err|");
+    double t0 = now();
+    ref_oracle_attention_f(Q, K, V, N, d, 0, O, NULL);
+    double t_oracle = now() - t0;
+    printf("  %-22s %10.3f %10.3f %12s %12s\n", "float64 oracle (loops)", t_oracle,
+           flops / t_oracle * 1e-9, "1.00x", "-");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        sim_plan p;
+        sim_result r;
+        char err[512];
+        if (sim_plan_choose((sim_algo)a, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0 ||
+            (t0 = now(), sim_run((sim_algo)a, &sh, &p, Q, K, V, NULL, &r, err, sizeof err)) != 0) {
+            fprintf(stderr, "%s\n", err);
+            exit(1);
+        }
+        double t = now() - t0;
+        ref_error e = ref_compare(r.O, O, (int64_t)n);
+        char label[48], ratio[16], er[16];
+        snprintf(label, sizeof label, "%s %lldx%lld", sim_algo_name((sim_algo)a),
+                 (long long)p.Br, (long long)p.Bc);
+        snprintf(ratio, sizeof ratio, "%.2fx", t_oracle / t);
+        snprintf(er, sizeof er, "%.2e", e.max_abs);
+        printf("  %-22s %10.3f %10.3f %12s %12s\n", label, t, flops / t * 1e-9, ratio, er);
+        sim_result_free(&r);
+    }
+    free(Q);
+    free(K);
+    free(V);
+    free(O);
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    if (argc > 1 && !quick) {
+        fprintf(stderr, "usage: bench_sim [--quick]\n");
+        return 2;
+    }
+    count_only(quick);
+    compute(quick);
+    return 0;
+}

@@ -11,6 +11,33 @@
  */
 #include "sim_hier.h"
 
+/* The on-chip arithmetic lives in functions of its own, out of line: the
+ * loop nest below then stays small enough that count-only runs (which skip
+ * these calls) keep their loop state in registers. */
+
+/* Line 8: S_ij = Q_i K_j^T / sqrt(d), causal entries masked to -inf. */
+static SIM_NOINLINE void fa2_line8(const sim_hier *h, const float *Q_i, const float *K_j,
+                                   float *S_ij, int64_t br, int64_t bc, int64_t r0,
+                                   int64_t c0)
+{
+    ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)h->sh.d, h->scale, S_ij);
+    if (h->sh.causal)
+        ref_tile_mask_causal(S_ij, (int)br, (int)bc, r0, c0);
+}
+
+/* Lines 9-10, row by row: m_i, P~_ij = exp(S_ij - m_i), l_i, and
+ * O_i <- diag(e^(m_old - m_i)) O_i + P~_ij V_j. */
+static SIM_NOINLINE void fa2_lines9_10(float *S_ij, const float *V_j, float *O_i,
+                                       float *m_i, float *l_i, int64_t br, int64_t bc,
+                                       int64_t d)
+{
+    for (int64_t r = 0; r < br; r++) {
+        float *s = S_ij + r * bc;
+        float alpha = ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
+        ref_pv_acc_row(O_i + r * d, (int)d, alpha, s, V_j, (int)bc);
+    }
+}
+
 int sim_algo_fa2(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, d = h->sh.d;
@@ -49,19 +76,11 @@ int sim_algo_fa2(sim_hier *h, const sim_plan *p)
             sim_load(h, SIM_V, "V_j", V_j, c0, 0, bc, d);
             h->steps++;
             sim_at(h, 8, i, j);
-            if (h->compute) {                                    /* 8 */
-                ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
-                if (causal)
-                    ref_tile_mask_causal(S_ij, (int)br, (int)bc, r0, c0);
-            }
+            if (h->compute)                                      /* 8 */
+                fa2_line8(h, Q_i, K_j, S_ij, br, bc, r0, c0);
             sim_at(h, 9, i, j);
-            if (h->compute) {                                    /* 9 and 10, row by row */
-                for (int64_t r = 0; r < br; r++) {
-                    float *s = S_ij + r * bc;
-                    float alpha = ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
-                    ref_pv_acc_row(O_i + r * d, (int)d, alpha, s, V_j, (int)bc);
-                }
-            }
+            if (h->compute)                                      /* 9, 10 */
+                fa2_lines9_10(S_ij, V_j, O_i, m_i, l_i, br, bc, d);
             sim_at(h, 10, i, j);
         }                                                        /* 11 */
         sim_at(h, 12, i, -1);

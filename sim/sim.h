@@ -40,6 +40,11 @@ int sim_tensor_bytes(sim_tensor t, sim_dtype dt); /* bytes of one element in HBM
 int sim_algo_parse(const char *s, sim_algo *out);
 int sim_dtype_parse(const char *s, sim_dtype *out);
 
+/* "96 KiB", "1.50 MiB", "512 B": a byte count for people. */
+void sim_format_bytes(char *buf, size_t len, uint64_t bytes);
+/* 1234567 -> "1,234,567". */
+void sim_format_count(char *buf, size_t len, uint64_t n);
+
 /* One attention problem: one head, (N, d), with SRAM of M bytes. */
 typedef struct {
     int64_t N;

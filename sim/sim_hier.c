@@ -20,6 +20,25 @@ void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
     h->obs->on_event(h->obs->ctx, &ev);
 }
 
+void sim_copy_in(const sim_hier *h, sim_tensor t, float *dst, int64_t r0, int64_t c0,
+                 int64_t rows, int64_t cols)
+{
+    const int64_t ld = h->hbm_ld[t];
+    const float *src = h->hbm[t] + r0 * ld + c0;
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(dst + r * cols, src + r * ld, (size_t)cols * sizeof(float));
+}
+
+void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64_t c0,
+                  int64_t rows, int64_t cols)
+{
+    const int64_t ld = h->hbm_ld[t];
+    float *dst = h->hbm[t] + r0 * ld + c0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++)
+            dst[r * ld + c] = sim_hbm_round(h, t, src[r * cols + c]);
+}
+
 float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
                       int elem_bytes)
 {

@@ -22,6 +22,9 @@
 #include "ref_tile.h"
 #include "sim.h"
 
+#define SIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SIM_NOINLINE __attribute__((noinline))
+
 typedef struct {
     const char *name;
     uint64_t bytes;
@@ -79,12 +82,22 @@ static inline float sim_hbm_round(const sim_hier *h, sim_tensor t, float x)
 /* The loop order reached pseudocode `line` with block indices i, j. */
 static inline void sim_at(sim_hier *h, int line, int64_t i, int64_t j)
 {
-    h->line = line;
-    h->i = i;
-    h->j = j;
-    if (h->obs)
+    /* Only observers read the position: unobserved runs skip even the stores,
+     * which keeps count-only runs at a few nanoseconds per tile step. */
+    if (SIM_UNLIKELY(h->obs != NULL)) {
+        h->line = line;
+        h->i = i;
+        h->j = j;
         sim_emit(h, SIM_EV_LINE, SIM_TENSOR_COUNT, 0, 0, 0, 0, NULL, 0, NULL);
+    }
 }
+
+/* Compute mode's data movement, out of line so that the counting path of
+ * sim_load / sim_store stays a handful of instructions. */
+void sim_copy_in(const sim_hier *h, sim_tensor t, float *dst, int64_t r0, int64_t c0,
+                 int64_t rows, int64_t cols);
+void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64_t c0,
+                  int64_t rows, int64_t cols);
 
 /* HBM -> SRAM: tile (r0.., c0..) of tensor t, rows x cols, into dst
  * (row-major, row length cols). */
@@ -93,13 +106,9 @@ static inline void sim_load(sim_hier *h, sim_tensor t, const char *buf, float *d
 {
     h->c.read_elems[t] += (uint64_t)(rows * cols);
     h->c.read_ops[t] += 1;
-    if (h->compute) {
-        const int64_t ld = h->hbm_ld[t];
-        const float *src = h->hbm[t] + r0 * ld + c0;
-        for (int64_t r = 0; r < rows; r++)
-            memcpy(dst + r * cols, src + r * ld, (size_t)cols * sizeof(float));
-    }
-    if (h->obs)
+    if (h->compute)
+        sim_copy_in(h, t, dst, r0, c0, rows, cols);
+    if (SIM_UNLIKELY(h->obs != NULL))
         sim_emit(h, SIM_EV_LOAD, t, r0, c0, rows, cols, buf,
                  (uint64_t)(rows * cols) * (uint64_t)sim_tensor_bytes(t, h->sh.dtype),
                  dst);
@@ -113,14 +122,9 @@ static inline void sim_store(sim_hier *h, sim_tensor t, const char *buf,
 {
     h->c.write_elems[t] += (uint64_t)(rows * cols);
     h->c.write_ops[t] += 1;
-    if (h->compute) {
-        const int64_t ld = h->hbm_ld[t];
-        float *dst = h->hbm[t] + r0 * ld + c0;
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t c = 0; c < cols; c++)
-                dst[r * ld + c] = sim_hbm_round(h, t, src[r * cols + c]);
-    }
-    if (h->obs)
+    if (h->compute)
+        sim_copy_out(h, t, src, r0, c0, rows, cols);
+    if (SIM_UNLIKELY(h->obs != NULL))
         sim_emit(h, SIM_EV_STORE, t, r0, c0, rows, cols, buf,
                  (uint64_t)(rows * cols) * (uint64_t)sim_tensor_bytes(t, h->sh.dtype),
                  src);

@@ -3,6 +3,8 @@
  */
 #include "sim.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const ALGO_NAMES[SIM_ALGO_COUNT] = { "naive", "fa1", "fa2" };
@@ -74,4 +76,35 @@ int sim_dtype_parse(const char *s, sim_dtype *out)
         }
     }
     return -1;
+}
+
+void sim_format_count(char *buf, size_t len, uint64_t n)
+{
+    char digits[32];
+    int nd = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n);
+    size_t o = 0;
+    for (int k = 0; k < nd && o + 1 < len; k++) {
+        if (k > 0 && (nd - k) % 3 == 0 && o + 2 < len)
+            buf[o++] = ',';
+        buf[o++] = digits[k];
+    }
+    if (len)
+        buf[o < len ? o : len - 1] = '\0';
+}
+
+void sim_format_bytes(char *buf, size_t len, uint64_t bytes)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+    else if (fabs(v - round(v)) < 1e-9)
+        snprintf(buf, len, "%.0f %s", v, unit[u]);
+    else
+        snprintf(buf, len, "%.2f %s", v, unit[u]);
 }

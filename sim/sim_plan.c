@@ -279,20 +279,44 @@ static const char *type_name(int elem_bytes, sim_dtype dt)
     return elem_bytes == 4 ? "fp32" : sim_dtype_name(dt);
 }
 
+/* Appends to a message buffer, keeping lines within 78 columns. */
+typedef struct {
+    char *buf;
+    size_t len, off;
+    int col;
+} msg;
+
+static void msg_put(msg *m, const char *s)
+{
+    int n = snprintf(m->buf + m->off, m->off < m->len ? m->len - m->off : 0, "%s", s);
+    if (n > 0)
+        m->off += (size_t)n;
+    const char *nl = strrchr(s, '\n');
+    m->col = nl ? (int)strlen(nl + 1) : m->col + (int)strlen(s);
+}
+
+/* An item that wraps onto a continuation line (indented 4) when too long. */
+static void msg_item(msg *m, const char *item)
+{
+    if (m->col + (int)strlen(item) > 78)
+        msg_put(m, "\n   ");
+    msg_put(m, item);
+}
+
 void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
                              char *err, size_t errlen)
 {
     if (!err || !errlen)
         return;
-    size_t off = 0;
-#define PUT(...) do { \
-        int n_ = snprintf(err + off, off < errlen ? errlen - off : 0, __VA_ARGS__); \
-        if (n_ > 0) off += (size_t)n_; \
-    } while (0)
-    PUT("%s plan B_r=%lld, B_c=%lld needs %llu B of SRAM but M is %llu B (%llu B over)",
-        sim_algo_name(p->algo), (long long)p->Br, (long long)p->Bc,
-        (unsigned long long)p->sram_peak, (unsigned long long)sh->M,
-        (unsigned long long)(p->sram_peak - sh->M));
+    msg m = { err, errlen, 0, 0 };
+    char t[256], c1[32], c2[32], c3[32];
+    sim_format_count(c1, sizeof c1, p->sram_peak);
+    sim_format_count(c2, sizeof c2, sh->M);
+    sim_format_count(c3, sizeof c3, p->sram_peak - sh->M);
+    snprintf(t, sizeof t, "%s plan B_r = %lld, B_c = %lld does not fit in M = %s B:\n"
+             "  it needs %s B of SRAM (%s B over)", sim_algo_name(p->algo), (long long)p->Br,
+             (long long)p->Bc, c2, c1, c3);
+    msg_put(&m, t);
     for (int ph = 1; ph <= p->nphases; ph++) {
         uint64_t sum = 0;
         for (int k = 0; k < p->nbuf; k++)
@@ -300,31 +324,44 @@ void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
                 sum += p->buf[k].bytes;
         if (sum <= sh->M)
             continue;
+        sim_format_count(c1, sizeof c1, sum);
         if (p->nphases > 1)
-            PUT("\n  phase %d (%llu B):", ph, (unsigned long long)sum);
+            snprintf(t, sizeof t, "\n  line %d needs %s B:", ph, c1);
         else
-            PUT("\n  buffers:");
+            snprintf(t, sizeof t, "\n  buffers:");
+        msg_put(&m, t);
+        int first = 1;
         for (int k = 0; k < p->nbuf; k++) {
             const sim_buffer *b = &p->buf[k];
-            if (b->phase == ph)
-                PUT(" %s %lldx%lld %s = %llu B;", b->name, (long long)b->rows,
-                    (long long)b->cols, type_name(b->elem_bytes, sh->dtype),
-                    (unsigned long long)b->bytes);
+            if (b->phase != ph)
+                continue;
+            sim_format_count(c1, sizeof c1, b->bytes);
+            if (!first)
+                msg_put(&m, ",");
+            snprintf(t, sizeof t, " %s %lldx%lld %s = %s B", b->name,
+                     (long long)b->rows, (long long)b->cols,
+                     type_name(b->elem_bytes, sh->dtype), c1);
+            msg_item(&m, t);
+            first = 0;
         }
-        if (off > 0 && off < errlen && err[off - 1] == ';')
-            err[--off] = '\0';
     }
     sim_plan fix;
-    if (search(p->algo, sh, p->Br, 0, &fix) == 0)
-        PUT("\n  hint: --Br %lld --Bc %lld fits (%llu B)", (long long)fix.Br,
-            (long long)fix.Bc, (unsigned long long)fix.sram_peak);
-    else if (search(p->algo, sh, 0, p->Bc, &fix) == 0)
-        PUT("\n  hint: --Br %lld --Bc %lld fits (%llu B)", (long long)fix.Br,
-            (long long)fix.Bc, (unsigned long long)fix.sram_peak);
-    if (search(p->algo, sh, 0, 0, &fix) == 0)
-        PUT("\n  hint: without --Br/--Bc fasim picks B_r=%lld, B_c=%lld (%llu B)",
-            (long long)fix.Br, (long long)fix.Bc, (unsigned long long)fix.sram_peak);
-#undef PUT
+    if (search(p->algo, sh, p->Br, 0, &fix) == 0 || search(p->algo, sh, 0, p->Bc, &fix) == 0) {
+        sim_format_count(c1, sizeof c1, fix.sram_peak);
+        snprintf(t, sizeof t, "\n  hint: --Br %lld --Bc %lld fits (%s B)",
+                 (long long)fix.Br, (long long)fix.Bc, c1);
+        msg_put(&m, t);
+    } else {
+        snprintf(t, sizeof t, "\n  no plan with B_r = %lld or B_c = %lld fits",
+                 (long long)p->Br, (long long)p->Bc);
+        msg_put(&m, t);
+    }
+    if (search(p->algo, sh, 0, 0, &fix) == 0) {
+        sim_format_count(c1, sizeof c1, fix.sram_peak);
+        snprintf(t, sizeof t, "\n  hint: without --Br/--Bc fasim picks B_r = %lld, "
+                 "B_c = %lld (%s B)", (long long)fix.Br, (long long)fix.Bc, c1);
+        msg_put(&m, t);
+    }
 }
 
 int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,

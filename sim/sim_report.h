@@ -67,9 +67,5 @@ void sim_report_free(sim_report *rep);
 void sim_report_text(FILE *out, const sim_report *rep);
 void sim_report_json(FILE *out, const sim_report *rep);
 
-/* "96 KiB", "1.50 MiB", "512 B": a byte count for people. */
-void sim_format_bytes(char *buf, size_t len, uint64_t bytes);
-/* 1234567 -> "1,234,567". */
-void sim_format_count(char *buf, size_t len, uint64_t n);
 
 #endif /* FASIM_SIM_REPORT_H */

@@ -1,1 +1,377 @@
-int main(void){return 77;}
+/*
+ * test_theory.c — the simulator's measured counts equal the exact closed
+ * forms, for hundreds of random configurations, and the closed forms equal
+ * counts derived in this file from the pseudocode by direct enumeration.
+ *
+ * The enumeration here (enum_counts) walks the loop nests of the papers with
+ * plain arithmetic, independently of sim_theory.c's closed forms (which use a
+ * floor sum for the causal case) and of the simulator (which moves tiles).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "test_util.h"
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Is block pair (i, j) visited: does query block i hold a row >= key block
+ * j's first column? (Causal: key c visible to row r iff c <= r.) Written
+ * element-wise on purpose: some row r in block i and some key c in block j
+ * with c <= r. */
+static int pair_visible(int64_t N, int64_t Br, int64_t Bc, int64_t i, int64_t j)
+{
+    int64_t last_row = min64((i + 1) * Br, N) - 1;
+    int64_t first_col = j * Bc;
+    return first_col <= last_row;
+}
+
+/* Per-tensor element counts by enumerating the papers' loops. */
+static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
+                        sim_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    const int64_t N = sh->N, d = sh->d, Br = p->Br, Bc = p->Bc;
+    const int64_t Tr = (N + Br - 1) / Br, Tc = (N + Bc - 1) / Bc;
+#define RD(t, n) (c->read_elems[t] += (uint64_t)(n), c->read_ops[t]++)
+#define WR(t, n) (c->write_elems[t] += (uint64_t)(n), c->write_ops[t]++)
+    if (algo == SIM_NAIVE) {
+        for (int64_t i = 0; i < Tr; i++) {
+            int64_t br = min64(Br, N - i * Br);
+            RD(SIM_Q, br * d);
+            for (int64_t j = 0; j < Tc; j++) {
+                int64_t bc = min64(Bc, N - j * Bc);
+                RD(SIM_K, bc * d);
+                WR(SIM_S, br * bc);
+            }
+        }
+        if (p->softmax_passes == 1) {
+            for (int64_t r0 = 0; r0 < N; r0 += p->Bs_r) {
+                RD(SIM_S, min64(p->Bs_r, N - r0) * N);
+                WR(SIM_P, min64(p->Bs_r, N - r0) * N);
+            }
+        } else {
+            for (int64_t i = 0; i < Tr; i++)
+                for (int pass = 0; pass < 3; pass++)
+                    for (int64_t j = 0; j < Tc; j++) {
+                        int64_t n = min64(Br, N - i * Br) * min64(Bc, N - j * Bc);
+                        RD(SIM_S, n);
+                        if (pass == 2)
+                            WR(SIM_P, n);
+                    }
+        }
+        for (int64_t i = 0; i < Tr; i++) {
+            int64_t br = min64(Br, N - i * Br);
+            for (int64_t j = 0; j < Tc; j++) {
+                int64_t bc = min64(Bc, N - j * Bc);
+                RD(SIM_P, br * bc);
+                RD(SIM_V, bc * d);
+            }
+            WR(SIM_O, br * d);
+        }
+    } else if (algo == SIM_FA1) {
+        for (int64_t i = 0; i < Tr; i++) {
+            int64_t br = min64(Br, N - i * Br);
+            WR(SIM_O, br * d);
+            WR(SIM_l, br);
+            WR(SIM_m, br);
+        }
+        for (int64_t j = 0; j < Tc; j++) {
+            int64_t bc = min64(Bc, N - j * Bc);
+            RD(SIM_K, bc * d);
+            RD(SIM_V, bc * d);
+            for (int64_t i = 0; i < Tr; i++) {
+                if (sh->causal && !pair_visible(N, Br, Bc, i, j))
+                    continue;
+                int64_t br = min64(Br, N - i * Br);
+                RD(SIM_Q, br * d);
+                RD(SIM_O, br * d);
+                RD(SIM_l, br);
+                RD(SIM_m, br);
+                WR(SIM_O, br * d);
+                WR(SIM_l, br);
+                WR(SIM_m, br);
+            }
+        }
+    } else {
+        for (int64_t i = 0; i < Tr; i++) {
+            int64_t br = min64(Br, N - i * Br);
+            RD(SIM_Q, br * d);
+            for (int64_t j = 0; j < Tc; j++) {
+                if (sh->causal && !pair_visible(N, Br, Bc, i, j))
+                    continue;
+                int64_t bc = min64(Bc, N - j * Bc);
+                RD(SIM_K, bc * d);
+                RD(SIM_V, bc * d);
+            }
+            WR(SIM_O, br * d);
+            WR(SIM_L, br);
+        }
+    }
+#undef RD
+#undef WR
+}
+
+static void print_counts_diff(const char *what, const sim_counts *a, const sim_counts *b)
+{
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (a->read_elems[t] != b->read_elems[t] || a->write_elems[t] != b->write_elems[t] ||
+            a->read_ops[t] != b->read_ops[t] || a->write_ops[t] != b->write_ops[t])
+            fprintf(stderr, "  %s %s: read %llu/%llu ops %llu/%llu, write %llu/%llu ops %llu/%llu\n",
+                    what, sim_tensor_name((sim_tensor)t),
+                    (unsigned long long)a->read_elems[t], (unsigned long long)b->read_elems[t],
+                    (unsigned long long)a->read_ops[t], (unsigned long long)b->read_ops[t],
+                    (unsigned long long)a->write_elems[t], (unsigned long long)b->write_elems[t],
+                    (unsigned long long)a->write_ops[t], (unsigned long long)b->write_ops[t]);
+    }
+}
+
+/* One configuration: count-only run vs closed form vs enumeration. */
+static void check_config(sim_algo algo, const sim_shape *sh, const sim_plan *p)
+{
+    sim_result res;
+    char err[512];
+    assert_int_equal(sim_run(algo, sh, p, NULL, NULL, NULL, NULL, &res, err, sizeof err), 0);
+    sim_counts th, en;
+    assert_int_equal(sim_theory_counts(p, sh, &th), 0);
+    enum_counts(algo, sh, p, &en);
+    if (!sim_counts_equal(&res.counts, &th) || !sim_counts_equal(&th, &en)) {
+        fprintf(stderr, "mismatch: %s N=%lld d=%lld Br=%lld Bc=%lld causal=%d M=%llu\n",
+                sim_algo_name(algo), (long long)sh->N, (long long)sh->d, (long long)p->Br,
+                (long long)p->Bc, sh->causal, (unsigned long long)sh->M);
+        print_counts_diff("measured/theory", &res.counts, &th);
+        print_counts_diff("theory/enumerated", &th, &en);
+    }
+    assert_true(sim_counts_equal(&res.counts, &th));
+    assert_true(sim_counts_equal(&th, &en));
+    uint64_t steps;
+    assert_int_equal(sim_theory_steps(p, sh, &steps), 0);
+    assert_int_equal(res.steps, steps);
+    assert_int_equal(res.sram_peak, p->sram_peak);
+    sim_result_free(&res);
+}
+
+/* 150 random configurations per loop order with the block sizes given
+ * directly (partial last blocks in most of them), causal and not. */
+static void test_random_block_sizes(void **state)
+{
+    (void)state;
+    uint64_t rng = 12345;
+    int partial = 0, total = 0;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int k = 0; k < 150; k++) {
+            sim_shape sh = { 0 };
+            sh.N = tu_rand_range(&rng, 1, 700);
+            sh.d = tu_rand_range(&rng, 1, 96);
+            sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+            sh.causal = (int)tu_rand_range(&rng, 0, 1);
+            /* M either generous or small enough to force naive's 3 passes */
+            sh.M = tu_rand_range(&rng, 0, 1) ? (64u << 20) : (uint64_t)(sh.N * 4 + 7);
+            int64_t Br = tu_rand_range(&rng, 1, sh.N + 5);
+            int64_t Bc = tu_rand_range(&rng, 1, sh.N + 5);
+            sim_plan p;
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, Br, Bc, SIM_PLAN_USER, &p), 0);
+            if (!p.fits) {
+                /* Counting does not depend on M: run with room for the plan. */
+                sh.M = p.sram_peak;
+                assert_int_equal(sim_plan_make((sim_algo)a, &sh, Br, Bc, SIM_PLAN_USER, &p), 0);
+            }
+            partial += (sh.N % p.Br != 0) || (sh.N % p.Bc != 0);
+            total++;
+            check_config((sim_algo)a, &sh, &p);
+        }
+    }
+    printf("  %d configurations, %d with partial last blocks\n", total, partial);
+    assert_true(partial > total / 2);
+}
+
+/* The plans fasim chooses itself, over random (N, d, M). */
+static void test_random_auto_plans(void **state)
+{
+    (void)state;
+    uint64_t rng = 777;
+    int runs = 0;
+    for (int k = 0; k < 120; k++) {
+        sim_shape sh = { 0 };
+        sh.N = tu_rand_range(&rng, 1, 2000);
+        sh.d = tu_rand_range(&rng, 1, 128);
+        sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+        sh.causal = (int)tu_rand_range(&rng, 0, 1);
+        sh.M = (uint64_t)tu_rand_range(&rng, 4096, 256 * 1024);
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            sim_plan p;
+            char err[1024];
+            if (sim_plan_choose((sim_algo)a, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0)
+                continue;   /* M too small for this d: tested in test_plan */
+            assert_true(p.fits);
+            check_config((sim_algo)a, &sh, &p);
+            runs++;
+        }
+    }
+    printf("  %d auto-planned runs\n", runs);
+    assert_true(runs > 250);
+}
+
+/* The causal floor sum against a direct count of visible pairs. */
+static void test_visited_blocks(void **state)
+{
+    (void)state;
+    uint64_t rng = 99;
+    for (int k = 0; k < 3000; k++) {
+        int64_t N = tu_rand_range(&rng, 1, 3000);
+        int64_t Br = tu_rand_range(&rng, 1, N + 3), Bc = tu_rand_range(&rng, 1, N + 3);
+        int64_t Tr = (N + Br - 1) / Br, Tc = (N + Bc - 1) / Bc;
+        uint64_t count = 0;
+        for (int64_t i = 0; i < Tr; i++)
+            for (int64_t j = 0; j < Tc; j++)
+                count += (uint64_t)pair_visible(N, Br, Bc, i, j);
+        assert_int_equal(sim_theory_visited_blocks(N, Br, Bc, 1), count);
+        assert_int_equal(sim_theory_visited_blocks(N, Br, Bc, 0), (uint64_t)(Tr * Tc));
+    }
+    /* Square blocks dividing N: T(T+1)/2 of T^2 (SEED-NOTES row 10). */
+    for (int64_t T = 1; T <= 64; T++)
+        assert_int_equal(sim_theory_visited_blocks(T * 32, 32, 32, 1), (uint64_t)(T * (T + 1) / 2));
+}
+
+/* The loop orders' signatures, with the numbers written out by hand:
+ * FA2 reads Q once and writes O once; FA1 reads Q and reads and writes O, l,
+ * m T_c times (plus line 2's initial write); naive writes S and P once each. */
+static void test_loop_order_signatures(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 1000, .d = 64, .M = 1u << 30, .dtype = SIM_FP16, .causal = 0 };
+    const uint64_t N = 1000, d = 64;
+    sim_plan p;
+    sim_result r;
+    char err[256];
+
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, err, sizeof err), 0);
+    assert_int_equal(r.counts.read_elems[SIM_Q], N * d);
+    assert_int_equal(r.counts.write_elems[SIM_O], N * d);
+    assert_int_equal(r.counts.read_elems[SIM_O], 0);
+    assert_int_equal(r.counts.read_elems[SIM_K], 8 * N * d);     /* T_r = ceil(1000/128) = 8 */
+    assert_int_equal(r.counts.write_elems[SIM_L], N);
+    assert_int_equal(r.counts.write_elems[SIM_m] + r.counts.write_elems[SIM_l], 0);
+    sim_result_free(&r);
+
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_run(SIM_FA1, &sh, &p, NULL, NULL, NULL, NULL, &r, err, sizeof err), 0);
+    const uint64_t Tc = 16;                                      /* ceil(1000/64) */
+    assert_int_equal(r.counts.read_elems[SIM_K], N * d);
+    assert_int_equal(r.counts.read_elems[SIM_V], N * d);
+    assert_int_equal(r.counts.read_elems[SIM_Q], Tc * N * d);
+    assert_int_equal(r.counts.read_elems[SIM_O], Tc * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_O], (Tc + 1) * N * d);
+    assert_int_equal(r.counts.read_elems[SIM_l], Tc * N);
+    assert_int_equal(r.counts.write_elems[SIM_l], (Tc + 1) * N);
+    assert_int_equal(r.counts.read_elems[SIM_m], Tc * N);
+    assert_int_equal(r.counts.write_elems[SIM_m], (Tc + 1) * N);
+    sim_result_free(&r);
+
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(p.softmax_passes, 1);
+    assert_int_equal(sim_run(SIM_NAIVE, &sh, &p, NULL, NULL, NULL, NULL, &r, err, sizeof err), 0);
+    assert_int_equal(r.counts.write_elems[SIM_S], N * N);
+    assert_int_equal(r.counts.read_elems[SIM_S], N * N);
+    assert_int_equal(r.counts.write_elems[SIM_P], N * N);
+    assert_int_equal(r.counts.read_elems[SIM_P], N * N);
+    sim_result_free(&r);
+}
+
+/* Compute mode counts the same as count-only: one execution, two modes. */
+static void test_compute_counts_equal_count_only(void **state)
+{
+    (void)state;
+    uint64_t rng = 5;
+    for (int k = 0; k < 30; k++) {
+        sim_shape sh = { 0 };
+        sh.N = tu_rand_range(&rng, 1, 150);
+        sh.d = tu_rand_range(&rng, 1, 32);
+        sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+        sh.causal = (int)tu_rand_range(&rng, 0, 1);
+        sh.M = 1u << 22;
+        float *Q = malloc(sizeof(float) * (size_t)(sh.N * sh.d));
+        float *K = malloc(sizeof(float) * (size_t)(sh.N * sh.d));
+        float *V = malloc(sizeof(float) * (size_t)(sh.N * sh.d));
+        sim_random_inputs((uint64_t)k, sh.N, sh.d, sh.dtype, Q, K, V);
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            sim_plan p;
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, tu_rand_range(&rng, 1, sh.N),
+                                           tu_rand_range(&rng, 1, sh.N), SIM_PLAN_USER, &p), 0);
+            sim_result rc, rn;
+            assert_int_equal(sim_run((sim_algo)a, &sh, &p, Q, K, V, NULL, &rc, NULL, 0), 0);
+            assert_int_equal(sim_run((sim_algo)a, &sh, &p, NULL, NULL, NULL, NULL, &rn, NULL, 0), 0);
+            assert_true(rc.computed);
+            assert_false(rn.computed);
+            assert_true(sim_counts_equal(&rc.counts, &rn.counts));
+            assert_int_equal(rc.steps, rn.steps);
+            sim_result_free(&rc);
+            sim_result_free(&rn);
+        }
+        free(Q);
+        free(K);
+        free(V);
+    }
+}
+
+/* Counts that would not fit in 64 bits are refused, not wrapped. */
+static void test_overflow_detected(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = INT64_C(1) << 32, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16 };
+    sim_plan p;
+    sim_counts c;
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, 64, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_theory_counts(&p, &sh, &c), -1);     /* N^2 = 2^64 */
+    sh.N = INT64_C(1) << 31;                                   /* N^2 = 2^62 elements: x4 B overflows */
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, 64, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_theory_counts(&p, &sh, &c), -1);
+    sh.N = INT64_C(1) << 24;                                   /* fine */
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 64, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_theory_counts(&p, &sh, &c), 0);
+    assert_int_equal(c.read_elems[SIM_K], (uint64_t)(sh.N / 64) * (uint64_t)sh.N * 64u);
+}
+
+/* Bounds: the expressions of Theorem 2 and Proposition 3 with M in elements. */
+static void test_bounds(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16 };
+    sim_bounds b = sim_theory_bounds(&sh);
+    assert_true(b.M_elems == 49152.0);
+    assert_true(b.theta_standard == 1024.0 * 64 + 1024.0 * 1024);
+    assert_true(fabs(b.theta_flash - 1024.0 * 1024 * 64 * 64 / 49152.0) < 1e-6);
+    assert_true(b.io_floor == 4.0 * 1024 * 64);
+    assert_true(b.in_regime);
+    sh.M = 1u << 30;                                           /* M > N d: outside */
+    assert_false(sim_theory_bounds(&sh).in_regime);
+    sh.dtype = SIM_FP32;
+    sh.M = 128;                                                /* 32 elements < d */
+    assert_false(sim_theory_bounds(&sh).in_regime);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_block_sizes),
+        cmocka_unit_test(test_random_auto_plans),
+        cmocka_unit_test(test_visited_blocks),
+        cmocka_unit_test(test_loop_order_signatures),
+        cmocka_unit_test(test_compute_counts_equal_count_only),
+        cmocka_unit_test(test_overflow_detected),
+        cmocka_unit_test(test_bounds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# deps.sh — install, with apt-get, whatever fasim's build and tests need and
+# this machine lacks. Safe to run again: it installs nothing that is present.
+# Usage: scripts/deps.sh [extra-package ...]
+set -euo pipefail
+
+need=(cmake make gcc libcmocka-dev "$@")
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "fasim: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "fasim: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# test.sh — the README's second command: build if needed and run the whole
+# test suite through ctest. With --sanitize, build and run it again under
+# AddressSanitizer + UndefinedBehaviorSanitizer (in build-asan/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+werror=${FASIM_WERROR:-ON}
+cmake -S . -B build -DFASIM_WERROR="$werror" >/dev/null
+cmake --build build -j"$(nproc)"
+(cd build && ctest --output-on-failure -j"$(nproc)")
+if [ "${1:-}" = "--sanitize" ]; then
+  cmake -S . -B build-asan -DFASIM_SANITIZE=ON -DFASIM_WERROR="$werror" \
+        -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  cmake --build build-asan -j"$(nproc)"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j"$(nproc)")
+fi

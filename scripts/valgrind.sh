@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# valgrind.sh — run fasim's CLI paths under memcheck; any error or leak fails.
+# Usage: scripts/valgrind.sh path/to/fasim
+set -euo pipefail
+fasim=${1:?usage: scripts/valgrind.sh path/to/fasim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+vg() {
+  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    "$fasim" "$@" >"$tmp/out" 2>"$tmp/err" && rc=0 || rc=$?
+  if [ "$rc" -eq 99 ] || grep -q "==[0-9]*==" "$tmp/err"; then
+    echo "valgrind: errors in: fasim $*" >&2; cat "$tmp/err" >&2; exit 1
+  fi
+  echo "  ok (exit $rc): fasim $*"
+}
+vg --N 256 --M 48K
+vg --N 200 --d 16 --M 16K --causal --json
+vg --N 100000 --M 96K --count-only
+vg --N 64 --d 16 --M 8K --plan paper
+vg --algo fa2 --N 100 --d 16 --M 16K --out "$tmp/o.npy"
+vg --q "$tmp/o.npy" --k "$tmp/o.npy" --v "$tmp/o.npy" --algo fa1 --M 16K --json
+vg --N 0
+vg --Br 4096 --Bc 4096
+vg --q /nonexistent.npy --k x --v y
+vg --help
