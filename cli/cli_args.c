@@ -23,7 +23,7 @@ static int parse_scaled(const char *opt, const char *s, int allow_b, uint64_t *o
     while (*p == ' ')
         p++;
     if (*p == '-') {
-        ERR("%s %s: must be positive", opt, s);
+        ERR("%s %s: negative numbers are not allowed", opt, s);
         return -1;
     }
     if (*p == '+')

@@ -5,6 +5,7 @@
  * Results go to stdout, diagnostics to stderr. Exit status: 0 success,
  * 2 bad usage, 1 other failures (bad .npy data, I/O, memory).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,16 @@ static int cmd_report(int argc, char **argv, int first)
     if (o.version) {
         printf("fasim %s\n", FASIM_VERSION);
         return SIM_OK;
+    }
+    if (o.out_path) {
+        /* Fail before the work, not after it: can the output be written? */
+        FILE *f = fopen(o.out_path, "ab");
+        if (!f) {
+            fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", o.out_path,
+                    strerror(errno));
+            return SIM_EFAIL;
+        }
+        fclose(f);
     }
     sim_npy_matrix m[3];
     memset(m, 0, sizeof m);

@@ -348,8 +348,8 @@ void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
     sim_plan fix;
     if (search(p->algo, sh, p->Br, 0, &fix) == 0 || search(p->algo, sh, 0, p->Bc, &fix) == 0) {
         sim_format_count(c1, sizeof c1, fix.sram_peak);
-        snprintf(t, sizeof t, "\n  hint: --Br %lld --Bc %lld fits (%s B)",
-                 (long long)fix.Br, (long long)fix.Bc, c1);
+        snprintf(t, sizeof t, "\n  hint: --algo %s --Br %lld --Bc %lld fits (%s B)",
+                 sim_algo_name(p->algo), (long long)fix.Br, (long long)fix.Bc, c1);
         msg_put(&m, t);
     } else {
         snprintf(t, sizeof t, "\n  no plan with B_r = %lld or B_c = %lld fits",
@@ -358,8 +358,9 @@ void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
     }
     if (search(p->algo, sh, 0, 0, &fix) == 0) {
         sim_format_count(c1, sizeof c1, fix.sram_peak);
-        snprintf(t, sizeof t, "\n  hint: without --Br/--Bc fasim picks B_r = %lld, "
-                 "B_c = %lld (%s B)", (long long)fix.Br, (long long)fix.Bc, c1);
+        snprintf(t, sizeof t, "\n  hint: or omit --Br/--Bc: best %s plan B_r = %lld, "
+                 "B_c = %lld (%s B)", sim_algo_name(p->algo), (long long)fix.Br,
+                 (long long)fix.Bc, c1);
         msg_put(&m, t);
     }
 }
@@ -406,6 +407,15 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
     sim_plan small;
     sim_plan_make(algo, sh, Br_fixed ? Br_fixed : 1, Bc_fixed ? Bc_fixed : 1,
                   SIM_PLAN_USER, &small);
+    sim_counts c;
+    if (small.fits && sim_theory_counts(&small, sh, &c) != 0) {
+        /* Plans fit, but none has countable traffic: the problem is N, not M. */
+        if (err)
+            snprintf(err, errlen, "N = %lld, d = %lld: %s's HBM counts would overflow 64 "
+                     "bits for every plan that fits; use a smaller N or d",
+                     (long long)sh->N, (long long)sh->d, sim_algo_name(algo));
+        return -1;
+    }
     if (Br_fixed || Bc_fixed) {
         sim_plan_explain_misfit(&small, sh, err, errlen);
     } else if (err) {

@@ -335,11 +335,11 @@ void sim_report_text(FILE *out, const sim_report *rep)
     for (int k = 0; k < rep->nruns; k++)
         count_cell(out, sim_counts_elems(&rep->runs[k].res.counts));
     fputc('\n', out);
-    row_label(out, "closed form, elements");
+    row_label(out, "closed-form elements");
     for (int k = 0; k < rep->nruns; k++)
         count_cell(out, sim_counts_elems(&rep->runs[k].theory));
     fputc('\n', out);
-    row_label(out, "= measured, per tensor");
+    row_label(out, "matches, per tensor");
     for (int k = 0; k < rep->nruns; k++)
         cell(out, rep->runs[k].theory_matches ? "yes" : "NO");
     fputc('\n', out);
@@ -371,8 +371,13 @@ void sim_report_text(FILE *out, const sim_report *rep)
     /* Bounds. */
     const sim_bounds *bd = &rep->bounds;
     sim_format_count(b1, sizeof b1, (uint64_t)bd->M_elems);
-    fprintf(out, "\nBOUNDS, elements (paper's M = %s elements of %s; d <= M <= Nd: %s)\n",
-            b1, sim_dtype_name(dt), bd->in_regime ? "yes" : "NO, outside the regime");
+    fprintf(out, "\nBOUNDS, elements; the paper's M = %s elements (M bytes / %d)\n", b1,
+            sim_dtype_bytes(dt));
+    if (bd->in_regime)
+        fprintf(out, "  d <= M <= N d holds: the theorems speak about this configuration\n");
+    else
+        fprintf(out, "  d <= M <= N d does NOT hold (M %s): the theorems do not apply\n",
+                bd->M_elems < (double)sh->d ? "< d" : "> N d");
     sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_standard));
     fprintf(out, "  Theorem 2, standard:        Theta(N d + N^2)   = %s\n", b1);
     sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_flash));

@@ -1,1 +1,1677 @@
-int main(void){return 77;}
+/*
+ * test_cli.c — the fasim executable, end to end.
+ *
+ * argv[1] is the path of the fasim binary. Every case runs it with
+ * fork/execv (no shell), stdin from /dev/null, stdout and stderr captured
+ * into files in the test's temporary directory, and an alarm of
+ * RUN_TIMEOUT_S seconds set before the exec (an alarm survives execv), so a
+ * hang ends as a SIGALRM and fails the case instead of blocking the suite.
+ * A run that ends by any signal fails.
+ *
+ * The cases: the classroom text report; --json (checked with a strict JSON
+ * syntax checker written here, and a small path lookup for the documented
+ * keys); --out against the library called directly, bit for bit, from the
+ * seeded inputs and from .npy inputs; determinism; one case per kind of bad
+ * input (exit status, a one-line message naming the problem, empty stdout);
+ * --help/--version; --causal and --plan paper.
+ *
+ * The regression cases at the end pin bugs found and fixed: a misleading
+ * message for counts that overflow, a wrapped-around byte count, an
+ * over-wide BOUNDS heading and a misaligned table row.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "sim_npy.h"
+#include "sim_report.h"
+#include "test_util.h"
+
+#define RUN_TIMEOUT_S 60
+#define MAX_ARGS 40
+
+static const char *g_fasim;   /* argv[1] */
+
+/* ---- running the binary ---------------------------------------------------- */
+
+typedef struct {
+    char cmd[2048];           /* the command line, for messages */
+    int exited, code;         /* WIFEXITED, WEXITSTATUS */
+    int signaled, sig;        /* WIFSIGNALED, WTERMSIG */
+    char *out, *err;          /* captured text, NUL-terminated, owned */
+    size_t out_len, err_len;
+    double seconds;           /* wall time of the run */
+} run_res;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Read a whole file into a NUL-terminated malloc'd buffer. */
+static char *slurp(const char *path, size_t *len)
+{
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return NULL;
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - 1 - n, f);
+        if (r == 0)
+            break;
+        n += r;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Captured buffers not yet released: a failed check longjmps out of its
+ * test before run_free, and the group teardown frees what is left, so a
+ * failure is not followed by a LeakSanitizer report. */
+#define MAX_LIVE 64
+static char *g_live[MAX_LIVE];
+
+static void live_add(char *p)
+{
+    for (int k = 0; k < MAX_LIVE; k++)
+        if (!g_live[k]) {
+            g_live[k] = p;
+            return;
+        }
+    fail_msg("more than %d captured outputs alive", MAX_LIVE);
+}
+
+static void live_free(char *p)
+{
+    for (int k = 0; p && k < MAX_LIVE; k++)
+        if (g_live[k] == p)
+            g_live[k] = NULL;
+    free(p);
+}
+
+static void live_free_all(void)
+{
+    for (int k = 0; k < MAX_LIVE; k++) {
+        free(g_live[k]);
+        g_live[k] = NULL;
+    }
+}
+
+static void run_free(run_res *r)
+{
+    live_free(r->out);
+    live_free(r->err);
+    r->out = r->err = NULL;
+}
+
+/* An argument "@name" stands for the file `name` in the temporary directory. */
+static void expand_arg(char *dst, size_t len, const char *arg)
+{
+    if (arg[0] == '@')
+        tu_path(dst, len, arg + 1);
+    else
+        snprintf(dst, len, "%s", arg);
+}
+
+/* Run fasim with args (NULL-terminated, without argv[0]). */
+static void run_fasim(run_res *r, const char *const *args)
+{
+    static char expanded[MAX_ARGS][512];
+    char *argv[MAX_ARGS + 2];
+    memset(r, 0, sizeof *r);
+    int n = 0;
+    argv[n++] = (char *)g_fasim;
+    size_t off = (size_t)snprintf(r->cmd, sizeof r->cmd, "fasim");
+    for (int k = 0; args[k]; k++) {
+        assert_true(k < MAX_ARGS);
+        expand_arg(expanded[k], sizeof expanded[k], args[k]);
+        argv[n++] = expanded[k];
+        if (off < sizeof r->cmd)
+            off += (size_t)snprintf(r->cmd + off, sizeof r->cmd - off, " %s", expanded[k]);
+    }
+    argv[n] = NULL;
+
+    char outp[512], errp[512];
+    tu_path(outp, sizeof outp, "run.stdout");
+    tu_path(errp, sizeof errp, "run.stderr");
+    fflush(stdout);
+    fflush(stderr);
+    double t0 = now_s();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || o < 0 || e < 0)
+            _exit(126);
+        if (dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(126);
+        close(in);
+        close(o);
+        close(e);
+        alarm(RUN_TIMEOUT_S);
+        execv(g_fasim, argv);
+        _exit(127);
+    }
+    int st = 0;
+    pid_t w;
+    do
+        w = waitpid(pid, &st, 0);
+    while (w < 0 && errno == EINTR);
+    assert_int_equal(w, pid);
+    r->seconds = now_s() - t0;
+    r->exited = WIFEXITED(st);
+    r->code = r->exited ? WEXITSTATUS(st) : -1;
+    r->signaled = WIFSIGNALED(st);
+    r->sig = r->signaled ? WTERMSIG(st) : 0;
+    r->out = slurp(outp, &r->out_len);
+    r->err = slurp(errp, &r->err_len);
+    assert_non_null(r->out);
+    assert_non_null(r->err);
+    live_add(r->out);
+    live_add(r->err);
+}
+
+#define RUN(r, ...) run_fasim((r), (const char *const[]){ __VA_ARGS__, NULL })
+
+static void dump(const run_res *r)
+{
+    print_error("command: %s\n", r->cmd);
+    if (r->signaled)
+        print_error("killed by signal %d%s\n", r->sig,
+                    r->sig == SIGALRM ? " (timed out)" : "");
+    else
+        print_error("exit status %d\n", r->code);
+    print_error("--- stdout (%zu bytes) ---\n%.3000s\n--- stderr (%zu bytes) ---\n%.3000s\n"
+                "---\n", r->out_len, r->out, r->err_len, r->err);
+}
+
+/* Fail with the run's command, status and output when cond is false. */
+#define CHECK(r, cond, ...) do { \
+        if (!(cond)) { \
+            print_error("%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            print_error(__VA_ARGS__); \
+            print_error("\n"); \
+            dump(r); \
+            fail(); \
+        } \
+    } while (0)
+
+/* The run ended normally (no signal, no timeout) with exit status code. */
+static void expect_exit(const run_res *r, int code)
+{
+    CHECK(r, !r->signaled, "fasim ended by a signal (crash or timeout)");
+    CHECK(r, r->exited, "fasim did not exit normally");
+    CHECK(r, r->code != 126 && r->code != 127, "the test could not start fasim");
+    if (r->code != code) {
+        print_error("expected exit status %d, got %d\n", code, r->code);
+        dump(r);
+        fail();
+    }
+}
+
+static int count_char(const char *s, size_t n, char c)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += s[i] == c;
+    return k;
+}
+
+/* stderr is exactly one line starting "fasim: " (or, with continuation,
+ * one line followed by lines that start with two spaces). */
+static void expect_one_line_error(const run_res *r, int continuation_ok)
+{
+    CHECK(r, r->err_len > 0, "stderr is empty; a refusal needs a message");
+    CHECK(r, r->err[r->err_len - 1] == '\n', "the message does not end with a newline");
+    CHECK(r, strncmp(r->err, "fasim: ", 7) == 0, "the message does not start 'fasim: '");
+    CHECK(r, strlen(r->err) == r->err_len, "stderr holds a NUL byte");
+    if (!continuation_ok) {
+        CHECK(r, count_char(r->err, r->err_len, '\n') == 1,
+              "stderr has %d lines, expected one", count_char(r->err, r->err_len, '\n'));
+        return;
+    }
+    const char *nl = strchr(r->err, '\n');
+    while (nl && nl[1]) {
+        CHECK(r, nl[1] == ' ' && nl[2] == ' ',
+              "a continuation line does not start with two spaces");
+        nl = strchr(nl + 1, '\n');
+    }
+}
+
+/* ---- a strict JSON syntax checker (RFC 8259) ----------------------------- */
+
+typedef struct {
+    const char *s;
+    size_t n, i;
+    int depth;
+} jparse;
+
+#define J_MAX_DEPTH 64
+#define J_MAX_KEYS 64
+
+static int j_peek(const jparse *p)
+{
+    return p->i < p->n ? (unsigned char)p->s[p->i] : -1;
+}
+
+static void j_ws(jparse *p)
+{
+    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' ||
+                           p->s[p->i] == '\n' || p->s[p->i] == '\r'))
+        p->i++;
+}
+
+static int j_isdigit(int c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int j_ishex(int c)
+{
+    return j_isdigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* One UTF-8 sequence starting with lead byte c (>= 0x80) at p->i - 1. */
+static int j_utf8(jparse *p, unsigned char c)
+{
+    int more;
+    uint32_t cp;
+    if (c >= 0xc2 && c <= 0xdf) {
+        more = 1;
+        cp = c & 0x1fu;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        more = 2;
+        cp = c & 0x0fu;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        more = 3;
+        cp = c & 0x07u;
+    } else {
+        return -1;
+    }
+    for (int k = 0; k < more; k++) {
+        int b = j_peek(p);
+        if (b < 0x80 || b > 0xbf)
+            return -1;
+        cp = cp << 6 | ((uint32_t)b & 0x3fu);
+        p->i++;
+    }
+    if ((more == 2 && cp < 0x800) || (more == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return -1;
+    return 0;
+}
+
+static int j_string(jparse *p)
+{
+    if (j_peek(p) != '"')
+        return -1;
+    p->i++;
+    while (p->i < p->n) {
+        unsigned char c = (unsigned char)p->s[p->i++];
+        if (c == '"')
+            return 0;
+        if (c < 0x20)
+            return -1;
+        if (c == '\\') {
+            int e = j_peek(p);
+            if (e < 0)
+                return -1;
+            p->i++;
+            if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
+                e == 'r' || e == 't')
+                continue;
+            if (e != 'u')
+                return -1;
+            for (int k = 0; k < 4; k++) {
+                if (!j_ishex(j_peek(p)))
+                    return -1;
+                p->i++;
+            }
+            continue;
+        }
+        if (c >= 0x80 && j_utf8(p, c) != 0)
+            return -1;
+    }
+    return -1;                               /* unterminated */
+}
+
+static int j_number(jparse *p)
+{
+    if (j_peek(p) == '-')
+        p->i++;
+    if (j_peek(p) == '0') {
+        p->i++;
+    } else if (j_isdigit(j_peek(p))) {
+        while (j_isdigit(j_peek(p)))
+            p->i++;
+    } else {
+        return -1;
+    }
+    if (j_peek(p) == '.') {
+        p->i++;
+        if (!j_isdigit(j_peek(p)))
+            return -1;
+        while (j_isdigit(j_peek(p)))
+            p->i++;
+    }
+    if (j_peek(p) == 'e' || j_peek(p) == 'E') {
+        p->i++;
+        if (j_peek(p) == '+' || j_peek(p) == '-')
+            p->i++;
+        if (!j_isdigit(j_peek(p)))
+            return -1;
+        while (j_isdigit(j_peek(p)))
+            p->i++;
+    }
+    return 0;
+}
+
+static int j_literal(jparse *p, const char *word)
+{
+    size_t w = strlen(word);
+    if (p->n - p->i < w || memcmp(p->s + p->i, word, w) != 0)
+        return -1;
+    p->i += w;
+    return 0;
+}
+
+static int j_value(jparse *p);
+
+static int j_object(jparse *p)
+{
+    size_t key_at[J_MAX_KEYS], key_len[J_MAX_KEYS];
+    int nkeys = 0;
+    p->i++;                                  /* '{' */
+    j_ws(p);
+    if (j_peek(p) == '}') {
+        p->i++;
+        return 0;
+    }
+    for (;;) {
+        j_ws(p);
+        size_t k0 = p->i;
+        if (j_string(p) != 0)
+            return -1;
+        size_t kl = p->i - k0;
+        for (int m = 0; m < nkeys; m++)      /* duplicate keys are refused */
+            if (key_len[m] == kl && memcmp(p->s + key_at[m], p->s + k0, kl) == 0)
+                return -1;
+        if (nkeys < J_MAX_KEYS) {
+            key_at[nkeys] = k0;
+            key_len[nkeys] = kl;
+            nkeys++;
+        }
+        j_ws(p);
+        if (j_peek(p) != ':')
+            return -1;
+        p->i++;
+        if (j_value(p) != 0)
+            return -1;
+        j_ws(p);
+        if (j_peek(p) == ',') {
+            p->i++;
+            continue;
+        }
+        if (j_peek(p) == '}') {
+            p->i++;
+            return 0;
+        }
+        return -1;
+    }
+}
+
+static int j_array(jparse *p)
+{
+    p->i++;                                  /* '[' */
+    j_ws(p);
+    if (j_peek(p) == ']') {
+        p->i++;
+        return 0;
+    }
+    for (;;) {
+        if (j_value(p) != 0)
+            return -1;
+        j_ws(p);
+        if (j_peek(p) == ',') {
+            p->i++;
+            continue;
+        }
+        if (j_peek(p) == ']') {
+            p->i++;
+            return 0;
+        }
+        return -1;
+    }
+}
+
+static int j_value(jparse *p)
+{
+    j_ws(p);
+    int c = j_peek(p);
+    int rc;
+    switch (c) {
+    case '{':
+    case '[':
+        if (p->depth >= J_MAX_DEPTH)
+            return -1;
+        p->depth++;
+        rc = c == '{' ? j_object(p) : j_array(p);
+        p->depth--;
+        return rc;
+    case '"':
+        return j_string(p);
+    case 't':
+        return j_literal(p, "true");
+    case 'f':
+        return j_literal(p, "false");
+    case 'n':
+        return j_literal(p, "null");
+    default:
+        if (c == '-' || j_isdigit(c))
+            return j_number(p);
+        return -1;
+    }
+}
+
+/* 1 when s[0..n) is exactly one JSON value (surrounding whitespace allowed). */
+static int json_valid(const char *s, size_t n)
+{
+    jparse p = { s, n, 0, 0 };
+    if (j_value(&p) != 0)
+        return 0;
+    j_ws(&p);
+    return p.i == n;
+}
+
+/* 1 when s[0..n) is exactly one JSON object. */
+static int json_is_one_object(const char *s, size_t n)
+{
+    jparse p = { s, n, 0, 0 };
+    j_ws(&p);
+    return j_peek(&p) == '{' && json_valid(s, n);
+}
+
+/* The value at `path` ("runs.0.plan.Br": object keys, and decimal indices
+ * into arrays) of a document already checked by json_valid. Returns its first
+ * character and sets *len, or NULL when the path does not exist. */
+static const char *json_get(const char *s, size_t n, const char *path, size_t *len)
+{
+    jparse p = { s, n, 0, 0 };
+    j_ws(&p);
+    const char *comp = path;
+    while (*comp) {
+        const char *dot = strchr(comp, '.');
+        size_t cl = dot ? (size_t)(dot - comp) : strlen(comp);
+        int c = j_peek(&p);
+        if (c == '{') {
+            p.i++;
+            j_ws(&p);
+            if (j_peek(&p) == '}')
+                return NULL;
+            for (;;) {
+                j_ws(&p);
+                size_t k0 = p.i;
+                if (j_string(&p) != 0)
+                    return NULL;
+                size_t kl = p.i - k0 - 2;
+                j_ws(&p);
+                p.i++;                       /* ':' */
+                j_ws(&p);
+                if (kl == cl && memcmp(s + k0 + 1, comp, cl) == 0)
+                    break;
+                if (j_value(&p) != 0)
+                    return NULL;
+                j_ws(&p);
+                if (j_peek(&p) != ',')
+                    return NULL;             /* '}': not found */
+                p.i++;
+            }
+        } else if (c == '[') {
+            long idx = 0;
+            if (cl == 0)
+                return NULL;
+            for (size_t k = 0; k < cl; k++) {
+                if (!j_isdigit((unsigned char)comp[k]))
+                    return NULL;
+                idx = idx * 10 + (comp[k] - '0');
+            }
+            p.i++;
+            j_ws(&p);
+            if (j_peek(&p) == ']')
+                return NULL;
+            for (long k = 0; k < idx; k++) {
+                if (j_value(&p) != 0)
+                    return NULL;
+                j_ws(&p);
+                if (j_peek(&p) != ',')
+                    return NULL;
+                p.i++;
+            }
+            j_ws(&p);
+        } else {
+            return NULL;
+        }
+        comp = dot ? dot + 1 : comp + cl;
+    }
+    size_t start = p.i;
+    if (j_value(&p) != 0)
+        return NULL;
+    *len = p.i - start;
+    return s + start;
+}
+
+/* Elements of the array at path, or -1. */
+static int json_array_len(const char *s, size_t n, const char *path)
+{
+    size_t len;
+    const char *v = json_get(s, n, path, &len);
+    if (!v || v[0] != '[')
+        return -1;
+    jparse p = { v, len, 1, 1 };
+    j_ws(&p);
+    if (j_peek(&p) == ']')
+        return 0;
+    int count = 0;
+    for (;;) {
+        if (j_value(&p) != 0)
+            return -1;
+        count++;
+        j_ws(&p);
+        if (j_peek(&p) != ',')
+            return count;
+        p.i++;
+    }
+}
+
+/* Lookups on a run's stdout. Each fails the test with context if the path
+ * is missing or has the wrong type. */
+static uint64_t jget_u64(const run_res *r, const char *path)
+{
+    size_t len;
+    const char *v = json_get(r->out, r->out_len, path, &len);
+    CHECK(r, v != NULL, "JSON key %s is missing", path);
+    for (size_t k = 0; k < len; k++)
+        CHECK(r, j_isdigit((unsigned char)v[k]), "JSON %s is not a whole number", path);
+    char buf[32];
+    CHECK(r, len < sizeof buf, "JSON %s: number too long", path);
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    return strtoull(buf, NULL, 10);
+}
+
+static double jget_num(const run_res *r, const char *path)
+{
+    size_t len;
+    const char *v = json_get(r->out, r->out_len, path, &len);
+    CHECK(r, v != NULL, "JSON key %s is missing", path);
+    CHECK(r, v[0] == '-' || j_isdigit((unsigned char)v[0]), "JSON %s is not a number", path);
+    char buf[64];
+    CHECK(r, len < sizeof buf, "JSON %s: number too long", path);
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    return strtod(buf, NULL);
+}
+
+/* 1 when the value at path is the JSON string "want". */
+static int jis_str(const run_res *r, const char *path, const char *want)
+{
+    size_t len;
+    const char *v = json_get(r->out, r->out_len, path, &len);
+    size_t w = strlen(want);
+    return v && len == w + 2 && v[0] == '"' && memcmp(v + 1, want, w) == 0;
+}
+
+/* 1 when the value at path is exactly the literal word (true, false, null). */
+static int jis_lit(const run_res *r, const char *path, const char *word)
+{
+    size_t len;
+    const char *v = json_get(r->out, r->out_len, path, &len);
+    return v && len == strlen(word) && memcmp(v, word, len) == 0;
+}
+
+static int jhas(const run_res *r, const char *path)
+{
+    size_t len;
+    return json_get(r->out, r->out_len, path, &len) != NULL;
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        p[k] = (unsigned char)(v >> (8 * k));
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int k = 0; k < 8; k++)
+        p[k] = (unsigned char)(v >> (8 * k));
+}
+
+/* An .npy version 1.0 file built by hand: the dict from descr, fortran and
+ * shape (as Python writes it), padded to 64 bytes, then `data` as given. */
+static void write_npy_raw(const char *name, const char *descr, int fortran,
+                          const char *shape, const void *data, size_t dlen)
+{
+    char path[512], dict[256];
+    int dl = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }",
+                      descr, fortran ? "True" : "False", shape);
+    assert_true(dl > 0 && (size_t)dl < sizeof dict);
+    size_t total = (10 + (size_t)dl + 1 + 63) / 64 * 64;
+    size_t hlen = total - 10;
+    unsigned char *buf = malloc(total + dlen + 1);
+    assert_non_null(buf);
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = 1;
+    buf[7] = 0;
+    buf[8] = (unsigned char)(hlen & 0xffu);
+    buf[9] = (unsigned char)(hlen >> 8);
+    memcpy(buf + 10, dict, (size_t)dl);
+    memset(buf + 10 + dl, ' ', hlen - (size_t)dl - 1);
+    buf[total - 1] = '\n';
+    if (dlen)
+        memcpy(buf + total, data, dlen);
+    assert_int_equal(tu_write_file(tu_path(path, sizeof path, name), buf, total + dlen), 0);
+    free(buf);
+}
+
+/* float32 little-endian bytes of x[0..n). Caller frees. */
+static unsigned char *f32_bytes(const float *x, size_t n)
+{
+    unsigned char *b = malloc(4 * n + 1);
+    assert_non_null(b);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], 4);
+        put_le32(b + 4 * i, u);
+    }
+    return b;
+}
+
+static void write_f32(const char *name, const float *x, int64_t rows, int64_t cols)
+{
+    char path[512], err[512];
+    int rc = sim_npy_write_f32(tu_path(path, sizeof path, name), x, rows, cols, err,
+                               sizeof err);
+    if (rc != 0)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+}
+
+static void write_f64(const char *name, const double *x, int64_t rows, int64_t cols)
+{
+    size_t n = (size_t)(rows * cols);
+    unsigned char *b = malloc(8 * n + 1);
+    assert_non_null(b);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &x[i], 8);
+        put_le64(b + 8 * i, u);
+    }
+    char shape[64];
+    snprintf(shape, sizeof shape, "(%lld, %lld)", (long long)rows, (long long)cols);
+    write_npy_raw(name, "<f8", 0, shape, b, 8 * n);
+    free(b);
+}
+
+static void read_npy(const char *name, sim_npy_matrix *m)
+{
+    char path[512], err[512];
+    int rc = sim_npy_read(tu_path(path, sizeof path, name), INT64_MAX, m, err, sizeof err);
+    if (rc != 0)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+}
+
+static float rand_unit(uint64_t *st)
+{
+    return (float)((double)(tu_rand(st) >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+}
+
+/* Files for the bad-input cases, made once in the group setup. */
+static int make_bad_files(void **state)
+{
+    (void)state;
+    float ok[8 * 4];
+    uint64_t st = 99;
+    for (int k = 0; k < 32; k++)
+        ok[k] = rand_unit(&st);
+    write_f32("ok_8x4.npy", ok, 8, 4);
+
+    float wide[8 * 8];
+    for (int k = 0; k < 64; k++)
+        wide[k] = rand_unit(&st);
+    write_f32("ok_8x8.npy", wide, 8, 8);
+
+    char path[512];
+    const char *text = "hello, this is not an npy file\n";
+    assert_int_equal(tu_write_file(tu_path(path, sizeof path, "not_npy.npy"), text,
+                                   strlen(text)), 0);
+
+    unsigned char *b = f32_bytes(ok, 32);
+    write_npy_raw("truncated.npy", "<f4", 0, "(8, 4)", b, 10);
+    write_npy_raw("big_endian.npy", ">f4", 0, "(8, 4)", b, 128);
+    write_npy_raw("fortran.npy", "<f4", 1, "(8, 4)", b, 128);
+    write_npy_raw("int32.npy", "<i4", 0, "(8, 4)", b, 128);
+    write_npy_raw("rank1.npy", "<f4", 0, "(32,)", b, 128);
+    free(b);
+
+    float withnan[32];
+    memcpy(withnan, ok, sizeof withnan);
+    withnan[3 * 4 + 2] = NAN;
+    write_f32("nan.npy", withnan, 8, 4);
+    return 0;
+}
+
+/* Remove everything in the temporary directory, then the directory. */
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    live_free_all();
+    const char *dir = tu_tmpdir();
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (unlink(path) != 0)
+                rmdir(path);              /* a_dir */
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    return 0;
+}
+
+/* ---- 1. the classroom command --------------------------------------------- */
+
+/* The HBM TRAFFIC section (up to its blank line): the row comparing the
+ * measured counts with the closed form says "yes" once per run, and no cell
+ * says "NO". */
+static void check_closed_form_row(const run_res *r, int nruns)
+{
+    const char *sec = strstr(r->out, "HBM TRAFFIC");
+    CHECK(r, sec != NULL, "HBM TRAFFIC section missing");
+    const char *end = strstr(sec, "\n\n");
+    if (!end)
+        end = r->out + r->out_len;
+    CHECK(r, strstr(sec, "closed-form") && strstr(sec, "closed-form") < end,
+          "no closed-form row in HBM TRAFFIC");
+    int yes = 0;
+    for (const char *p = sec; (p = strstr(p, "yes")) != NULL && p < end; p++)
+        yes++;
+    CHECK(r, yes == nruns, "HBM TRAFFIC has %d 'yes', expected %d (measured = closed form)",
+          yes, nruns);
+    const char *no = strstr(sec, "NO");
+    CHECK(r, no == NULL || no > end, "HBM TRAFFIC says NO: measured differs from closed form");
+}
+
+/* Every row of the table that starts at `title` (up to its blank line) is as
+ * long as the title row, so the right-aligned cells line up. */
+static void check_table_aligned(const run_res *r, const char *title)
+{
+    const char *sec = strstr(r->out, title);
+    CHECK(r, sec != NULL, "section %s missing", title);
+    const char *eol = strchr(sec, '\n');
+    CHECK(r, eol != NULL, "section %s unterminated", title);
+    size_t width = (size_t)(eol - sec);
+    for (const char *line = eol + 1; *line && *line != '\n';) {
+        const char *e = strchr(line, '\n');
+        size_t len = e ? (size_t)(e - line) : strlen(line);
+        if (len != width) {
+            print_error("row \"%.*s\" is %zu columns, its table's title row %zu\n",
+                        (int)len, line, len, width);
+            CHECK(r, len == width, "a row of %s is misaligned", title);
+        }
+        line = e ? e + 1 : line + len;
+    }
+}
+
+/* stdout ends with a newline; no line is over 80 columns or holds a tab. */
+static void check_80_columns(const run_res *r)
+{
+    CHECK(r, r->out_len > 0 && r->out[r->out_len - 1] == '\n',
+          "stdout does not end in a newline");
+    int lineno = 1;
+    size_t col = 0;
+    for (size_t i = 0; i < r->out_len; i++) {
+        if (r->out[i] == '\n') {
+            lineno++;
+            col = 0;
+            continue;
+        }
+        CHECK(r, r->out[i] != '\t', "tab on line %d", lineno);
+        col++;
+        CHECK(r, col <= 80, "line %d of stdout is longer than 80 columns", lineno);
+    }
+}
+
+static void test_classroom_text(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--N", "1024", "--M", "96K");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "stderr is not empty");
+    static const char *const sections[] = {
+        "TILE PLAN", "HBM TRAFFIC", "BOUNDS", "ERROR vs float64", "SRAM BUFFERS",
+    };
+    for (size_t k = 0; k < sizeof sections / sizeof sections[0]; k++)
+        CHECK(&r, strstr(r.out, sections[k]) != NULL, "section %s missing", sections[k]);
+    CHECK(&r, strstr(r.out, "N = 1024, d = 64, fp16") != NULL, "header line missing");
+    CHECK(&r, strstr(r.out, "compute mode") != NULL, "not in compute mode");
+
+    /* The TILE PLAN header names the three loop orders in order. */
+    const char *tp = strstr(r.out, "TILE PLAN");
+    const char *eol = strchr(tp, '\n');
+    const char *na = strstr(tp, "naive"), *f1 = strstr(tp, "fa1"), *f2 = strstr(tp, "fa2");
+    CHECK(&r, na && f1 && f2 && na < f1 && f1 < f2 && f2 < eol,
+          "TILE PLAN header lacks naive, fa1, fa2");
+    for (int k = 0; k < 3; k++) {
+        static const char *const titles[] = { "  naive", "  fa1:", "  fa2:" };
+        CHECK(&r, strstr(r.out, titles[k]) != NULL, "SRAM buffers of %s missing", titles[k]);
+    }
+
+    check_closed_form_row(&r, 3);
+    check_80_columns(&r);
+    run_free(&r);
+}
+
+/* ---- 2. JSON --------------------------------------------------------------- */
+
+static void test_json_checker_self(void **state)
+{
+    (void)state;
+    static const char *const good[] = {
+        "{}", "[]", " {} \n", "0", "-0.5e+3", "\"\"", "true", "null",
+        "{\"a\":[1,-2.5E-3,true,false,null,\"x\\u00e9\\n\\\"\\\\\\/\"],\"b\":{}}",
+        "{\"caf\xc3\xa9\":1}", "[[[]],{\"k\":[{}]}]",
+    };
+    static const char *const bad[] = {
+        "", " ", "{", "}", "{\"a\":1,}", "[1,2,]", "[1 2]", "{\"a\" 1}", "{\"a\":01}",
+        "{\"a\":1.}", "{\"a\":.5}", "{\"a\":-}", "{\"a\":1e}", "{\"a\":+1}",
+        "{\"a\":NaN}", "{\"a\":Infinity}", "{\"a\":tru}", "{\"a\":nul}",
+        "{'a':1}", "{a:1}", "{\"a\":\"x\\q\"}", "{\"a\":\"\\u12G4\"}",
+        "{\"a\":\"tab\there\"}", "{\"a\":\"unterminated}", "{\"a\":1} x",
+        "{\"a\":1}{\"b\":2}", "{\"a\":1,\"a\":2}", "[1,2", "\"\xff\"", "\"\xc3\"",
+        "{\"a\":0x10}", "[,]", "{,}", "{\"a\":1,,\"b\":2}",
+    };
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+        if (!json_valid(good[k], strlen(good[k])))
+            fail_msg("checker rejects valid JSON: %s", good[k]);
+    }
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        if (json_valid(bad[k], strlen(bad[k])))
+            fail_msg("checker accepts invalid JSON: %s", bad[k]);
+    }
+    /* Nesting deeper than the limit is refused, not a stack overflow. */
+    char deep[2 * J_MAX_DEPTH + 8];
+    memset(deep, '[', J_MAX_DEPTH + 1);
+    memset(deep + J_MAX_DEPTH + 1, ']', J_MAX_DEPTH + 1);
+    assert_false(json_valid(deep, 2 * (J_MAX_DEPTH + 1)));
+    assert_true(json_is_one_object("{\"x\":[1]}\n", 10));
+    assert_false(json_is_one_object("[{\"x\":1}]", 9));
+
+    /* The path lookup. */
+    const char *doc = "{\"a\":{\"b\":[10,{\"c\":\"s\"},30]},\"ab\":2}";
+    size_t n = strlen(doc), len;
+    const char *v = json_get(doc, n, "a.b.2", &len);
+    assert_non_null(v);
+    assert_int_equal(len, 2);
+    assert_memory_equal(v, "30", 2);
+    v = json_get(doc, n, "a.b.1.c", &len);
+    assert_non_null(v);
+    assert_memory_equal(v, "\"s\"", 3);
+    v = json_get(doc, n, "ab", &len);
+    assert_non_null(v);
+    assert_memory_equal(v, "2", 1);
+    assert_null(json_get(doc, n, "a.c", &len));
+    assert_null(json_get(doc, n, "a.b.3", &len));
+    assert_null(json_get(doc, n, "a.b.x", &len));
+    assert_null(json_get(doc, n, "ab.c", &len));
+    assert_int_equal(json_array_len(doc, n, "a.b"), 3);
+}
+
+static void check_json_runs(const run_res *r, int compute, int64_t N, uint64_t M)
+{
+    static const char *const algos[3] = { "naive", "fa1", "fa2" };
+    CHECK(r, json_is_one_object(r->out, r->out_len), "stdout is not one JSON object");
+    CHECK(r, json_array_len(r->out, r->out_len, "runs") == 3, "runs is not an array of 3");
+    CHECK(r, jget_u64(r, "config.N") == (uint64_t)N, "config.N");
+    CHECK(r, jget_u64(r, "config.M_bytes") == M, "config.M_bytes");
+    CHECK(r, jis_str(r, "config.mode", compute ? "compute" : "count-only"), "config.mode");
+    char p[128];
+    for (int k = 0; k < 3; k++) {
+#define P(suffix) (snprintf(p, sizeof p, "runs.%d.%s", k, suffix), p)
+        CHECK(r, jis_str(r, P("algo"), algos[k]), "runs.%d.algo is not %s", k, algos[k]);
+        uint64_t Br = jget_u64(r, P("plan.Br")), Bc = jget_u64(r, P("plan.Bc"));
+        uint64_t Tr = jget_u64(r, P("plan.Tr")), Tc = jget_u64(r, P("plan.Tc"));
+        uint64_t peak = jget_u64(r, P("plan.sram_peak_bytes"));
+        CHECK(r, Br >= 1 && Bc >= 1, "block sizes of run %d", k);
+        CHECK(r, Tr == ((uint64_t)N + Br - 1) / Br && Tc == ((uint64_t)N + Bc - 1) / Bc,
+              "T_r, T_c of run %d are not ceil(N / B)", k);
+        CHECK(r, peak >= 1 && peak <= M, "best plan of run %d does not fit M", k);
+        uint64_t rb = jget_u64(r, P("hbm.read_bytes")), wb = jget_u64(r, P("hbm.write_bytes"));
+        uint64_t re = jget_u64(r, P("hbm.read_elems")), we = jget_u64(r, P("hbm.write_elems"));
+        CHECK(r, rb > 0 && wb > 0, "no HBM traffic in run %d", k);
+        uint64_t qre = jget_u64(r, P("hbm.tensors.Q.read_elems"));
+        uint64_t qwe = jget_u64(r, P("hbm.tensors.Q.write_elems"));
+        uint64_t qrb = jget_u64(r, P("hbm.tensors.Q.read_bytes"));
+        uint64_t qwb = jget_u64(r, P("hbm.tensors.Q.write_bytes"));
+        CHECK(r, qre >= (uint64_t)N * 64 && qrb == 2 * qre, "Q reads of run %d (fp16)", k);
+        CHECK(r, qwe == 0 && qwb == 0, "Q is written in run %d", k);
+        CHECK(r, jget_u64(r, P("theory.exact_elems")) == re + we,
+              "theory.exact_elems of run %d differs from the measured elements", k);
+        CHECK(r, jis_lit(r, P("theory.matches"), "true"), "theory.matches of run %d", k);
+        CHECK(r, jhas(r, P("seconds")), "runs.%d.seconds missing", k);
+        if (compute) {
+            double ea = jget_num(r, P("error.max_abs")), er = jget_num(r, P("error.max_rel"));
+            CHECK(r, ea >= 0 && ea < 1e-2 && er >= 0 && er < 1e-1,
+                  "error of run %d out of range: %g %g", k, ea, er);
+        } else {
+            CHECK(r, !jhas(r, P("error")), "runs.%d.error present in count-only mode", k);
+        }
+#undef P
+    }
+    if (!compute)
+        CHECK(r, strstr(r->out, "\"error\"") == NULL, "an \"error\" key in count-only mode");
+}
+
+static void test_json_compute(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--json", "--N", "256");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "stderr is not empty");
+    check_json_runs(&r, 1, 256, 96 * 1024);
+    run_free(&r);
+}
+
+static void test_json_count_only(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--json", "--count-only");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "stderr is not empty");
+    check_json_runs(&r, 0, 1024, 96 * 1024);
+    run_free(&r);
+}
+
+/* Auto mode chooses count-only for a large N: the note goes to stderr,
+ * the JSON (with a "note" key) to stdout. */
+static void test_json_auto_count_note(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--json", "--N", "64K", "--algo", "fa2");
+    expect_exit(&r, 0);
+    CHECK(&r, json_is_one_object(r.out, r.out_len), "stdout is not one JSON object");
+    CHECK(&r, jis_str(&r, "config.mode", "count-only"), "config.mode");
+    CHECK(&r, jhas(&r, "note"), "no note key");
+    CHECK(&r, json_array_len(r.out, r.out_len, "runs") == 1, "runs is not an array of 1");
+    CHECK(&r, !jhas(&r, "runs.0.error"), "error key in count-only mode");
+    CHECK(&r, strstr(r.err, "note") && strstr(r.err, "--compute"), "no note on stderr");
+    run_free(&r);
+}
+
+/* ---- 3. --out ------------------------------------------------------------- */
+
+/* Run the library as fasim would and compare its O with the file's, bit for
+ * bit. Q, K, V are the raw inputs (sim_run rounds them to the dtype). */
+static void compare_out_with_library(const char *out_name, sim_algo algo, const sim_shape *sh,
+                                     const float *Q, const float *K, const float *V,
+                                     int64_t *Br, int64_t *Bc)
+{
+    char err[1024];
+    sim_plan p;
+    int rc = sim_plan_choose(algo, sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
+    if (rc != 0)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    sim_result res;
+    rc = sim_run(algo, sh, &p, Q, K, V, NULL, &res, err, sizeof err);
+    if (rc != 0)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(res.O);
+
+    sim_npy_matrix m;
+    read_npy(out_name, &m);
+    assert_int_equal(m.rows, sh->N);
+    assert_int_equal(m.cols, sh->d);
+    assert_int_equal(m.src_dtype_bytes, 4);
+    assert_int_equal(tu_compare_bits("O (fasim --out vs sim_run)", m.data, res.O,
+                                     sh->N * sh->d), 0);
+    if (Br)
+        *Br = p.Br;
+    if (Bc)
+        *Bc = p.Bc;
+    free(m.data);
+    sim_result_free(&res);
+}
+
+static void test_out_seeded(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--algo", "fa2", "--N", "100", "--d", "16", "--M", "16K", "--seed", "7",
+        "--out", "@o_seed.npy", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "stderr is not empty");
+    CHECK(&r, json_is_one_object(r.out, r.out_len), "stdout is not one JSON object");
+    CHECK(&r, jis_str(&r, "config.mode", "compute"), "--out did not imply compute mode");
+
+    const int64_t N = 100, d = 16;
+    sim_shape sh = { .N = N, .d = d, .M = 16 * 1024, .dtype = SIM_FP16, .causal = 0 };
+    float *Q = malloc((size_t)(N * d) * sizeof *Q);
+    float *K = malloc((size_t)(N * d) * sizeof *K);
+    float *V = malloc((size_t)(N * d) * sizeof *V);
+    assert_true(Q && K && V);
+    sim_random_inputs(7, N, d, SIM_FP16, Q, K, V);
+    int64_t Br, Bc;
+    compare_out_with_library("o_seed.npy", SIM_FA2, &sh, Q, K, V, &Br, &Bc);
+    CHECK(&r, jget_u64(&r, "runs.0.plan.Br") == (uint64_t)Br &&
+              jget_u64(&r, "runs.0.plan.Bc") == (uint64_t)Bc,
+          "fasim's plan differs from sim_plan_choose's (%lld x %lld)", (long long)Br,
+          (long long)Bc);
+    free(Q);
+    free(K);
+    free(V);
+    run_free(&r);
+}
+
+static void test_out_from_npy(void **state)
+{
+    (void)state;
+    const int64_t N = 48, d = 24;          /* partial last blocks likely */
+    const size_t n = (size_t)(N * d);
+    float *Q = malloc(n * sizeof *Q), *K = malloc(n * sizeof *K), *V = malloc(n * sizeof *V);
+    double *K64 = malloc(n * sizeof *K64);
+    assert_true(Q && K && V && K64);
+    uint64_t st = 12345;
+    for (size_t i = 0; i < n; i++) {
+        Q[i] = rand_unit(&st);
+        /* float64 values with bits beyond float precision */
+        K64[i] = (double)rand_unit(&st) + ldexp((double)(tu_rand(&st) >> 40), -50);
+        K[i] = (float)K64[i];                /* what the reader makes of them */
+        V[i] = rand_unit(&st);
+    }
+    write_f32("in_q.npy", Q, N, d);
+    write_f64("in_k64.npy", K64, N, d);
+    write_f32("in_v.npy", V, N, d);
+
+    run_res r;
+    RUN(&r, "--algo", "fa1", "--q", "@in_q.npy", "--k", "@in_k64.npy", "--v", "@in_v.npy",
+        "--out", "@o_npy.npy");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "stderr is not empty");
+    CHECK(&r, strstr(r.out, "inputs from .npy files") != NULL, "report does not say .npy");
+    CHECK(&r, strstr(r.out, "N = 48, d = 24") != NULL, "N, d not taken from the files");
+    sim_shape sh = { .N = N, .d = d, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
+    compare_out_with_library("o_npy.npy", SIM_FA1, &sh, Q, K, V, NULL, NULL);
+    run_free(&r);
+
+    /* The same files, another loop order, dtype, mask and M. */
+    RUN(&r, "--algo", "fa2", "--dtype", "bf16", "--causal", "--M", "32K", "--q", "@in_q.npy",
+        "--k", "@in_k64.npy", "--v", "@in_v.npy", "--out", "@o_npy2.npy");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "stderr is not empty");
+    sim_shape sh2 = { .N = N, .d = d, .M = 32 * 1024, .dtype = SIM_BF16, .causal = 1 };
+    compare_out_with_library("o_npy2.npy", SIM_FA2, &sh2, Q, K, V, NULL, NULL);
+    run_free(&r);
+
+    free(Q);
+    free(K);
+    free(V);
+    free(K64);
+}
+
+/* --out into a directory that does not exist: exit 1 and a message naming
+ * --out and the file (the report itself has already been printed). */
+static void test_out_unwritable(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--algo", "fa2", "--N", "64", "--d", "16", "--out", "@no_such_dir/o.npy");
+    expect_exit(&r, 1);
+    expect_one_line_error(&r, 0);
+    CHECK(&r, strstr(r.err, "--out") && strstr(r.err, "no_such_dir/o.npy") &&
+              strstr(r.err, "cannot open"), "the message does not name --out and the file");
+    run_free(&r);
+}
+
+/* ---- 4. determinism ------------------------------------------------------- */
+
+/* Remove every "seconds":<number> (timings) from a JSON text, in place. */
+static void strip_seconds(char *s)
+{
+    const char *key = "\"seconds\":";
+    size_t kl = strlen(key);
+    char *p;
+    while ((p = strstr(s, key)) != NULL) {
+        char *q = p + kl;
+        while (*q && *q != ',' && *q != '}' && *q != ']')
+            q++;
+        memmove(p, q, strlen(q) + 1);
+    }
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    run_res a, b;
+    RUN(&a, "--json", "--N", "200", "--d", "32", "--seed", "5", "--causal");
+    RUN(&b, "--json", "--N", "200", "--d", "32", "--seed", "5", "--causal");
+    expect_exit(&a, 0);
+    expect_exit(&b, 0);
+    CHECK(&a, json_is_one_object(a.out, a.out_len), "stdout is not one JSON object");
+    CHECK(&a, strstr(a.out, "\"seconds\":") != NULL, "no seconds field to strip");
+    strip_seconds(a.out);
+    strip_seconds(b.out);
+    CHECK(&a, strstr(a.out, "seconds") == NULL, "seconds not stripped");
+    if (strcmp(a.out, b.out) != 0) {
+        dump(&b);
+        fail_msg("two identical --json runs differ (beyond timings)");
+    }
+    run_free(&a);
+    run_free(&b);
+
+    /* Text output has no timings: identical byte for byte. */
+    RUN(&a, "--N", "200", "--d", "32", "--seed", "5");
+    RUN(&b, "--N", "200", "--d", "32", "--seed", "5");
+    expect_exit(&a, 0);
+    expect_exit(&b, 0);
+    CHECK(&a, a.out_len == b.out_len && memcmp(a.out, b.out, a.out_len) == 0,
+          "two identical text runs differ");
+    run_free(&a);
+    run_free(&b);
+
+    /* --out files byte for byte. */
+    RUN(&a, "--algo", "naive", "--N", "100", "--d", "16", "--seed", "7", "--out", "@det1.npy");
+    RUN(&b, "--algo", "naive", "--N", "100", "--d", "16", "--seed", "7", "--out", "@det2.npy");
+    expect_exit(&a, 0);
+    expect_exit(&b, 0);
+    char p1[512], p2[512];
+    size_t l1, l2;
+    char *f1 = slurp(tu_path(p1, sizeof p1, "det1.npy"), &l1);
+    char *f2 = slurp(tu_path(p2, sizeof p2, "det2.npy"), &l2);
+    assert_non_null(f1);
+    assert_non_null(f2);
+    assert_true(l1 > 128);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(f1, f2, l1);
+    free(f1);
+    free(f2);
+    run_free(&a);
+    run_free(&b);
+}
+
+/* ---- 5. bad input ----------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    const char *args[16];        /* NULL-terminated; "@f" = file f in the tmpdir */
+    int code;                    /* expected exit status */
+    const char *keys[4];         /* each must appear in stderr */
+    int continuation;            /* indented continuation lines allowed */
+} bad_case;
+
+#define Q3(q, k, v) "--q", q, "--k", k, "--v", v
+
+static bad_case BAD[] = {
+    { "bad: --N 0", { "--N", "0" }, 2, { "--N", "at least 1" }, 0 },
+    { "bad: --N -5", { "--N", "-5" }, 2, { "--N", "negative" }, 0 },
+    { "bad: --N abc", { "--N", "abc" }, 2, { "--N", "not a number" }, 0 },
+    { "bad: --N 12Q", { "--N", "12Q" }, 2, { "--N", "suffix", "'Q'" }, 0 },
+    { "bad: --N without value", { "--N" }, 2, { "--N", "needs a value" }, 0 },
+    { "bad: --N empty", { "--N", "" }, 2, { "--N", "needs a value" }, 0 },
+    { "bad: --N 0.5", { "--N", "0.5" }, 2, { "--N", "whole" }, 0 },
+    { "bad: --d 0", { "--d", "0" }, 2, { "--d", "at least 1" }, 0 },
+    { "bad: --d over limit", { "--d", "100000" }, 2, { "--d", "65536" }, 0 },
+    { "bad: --M 0", { "--M", "0" }, 2, { "--M", "at least 1 byte" }, 0 },
+    { "bad: --M 96KB", { "--M", "96KB" }, 2, { "--M", "ambiguous", "KiB" }, 0 },
+    { "bad: --M 1.3K", { "--M", "1.3K" }, 2, { "--M", "whole number of bytes" }, 0 },
+    { "bad: --M 2G", { "--M", "2G" }, 2, { "--M", "at most 1G" }, 0 },
+    { "bad: --Br 0", { "--Br", "0" }, 2, { "--Br", "at least 1" }, 0 },
+    { "bad: --Bc x", { "--Bc", "x" }, 2, { "--Bc", "not a number" }, 0 },
+    { "bad: --dtype fp8", { "--dtype", "fp8" }, 2, { "--dtype", "fp8", "fp16" }, 0 },
+    { "bad: --algo fa3", { "--algo", "fa3" }, 2, { "--algo", "fa3", "fa2" }, 0 },
+    { "bad: --algo fa1,", { "--algo", "fa1," }, 2, { "--algo", "unknown" }, 0 },
+    { "bad: --plan foo", { "--plan", "foo" }, 2, { "--plan", "foo", "paper" }, 0 },
+    { "bad: --max-steps 0", { "--max-steps", "0" }, 2, { "--max-steps", "at least 1" }, 0 },
+    { "bad: unknown option --foo", { "--foo" }, 2, { "unknown option", "--foo" }, 0 },
+    { "bad: --m (did you mean --M)", { "--m", "96K" }, 2, { "--m", "did you mean", "--M" }, 0 },
+    { "bad: --json=1", { "--json=1" }, 2, { "--json", "no value" }, 0 },
+    { "bad: single dash -N", { "-N", "5" }, 2, { "-N", "unexpected" }, 0 },
+    { "bad: stray positional", { "--N", "64", "stray" }, 2, { "unexpected argument", "stray" }, 0 },
+    { "bad: unknown subcommand", { "frobnicate" }, 2, { "unknown subcommand", "frobnicate" }, 0 },
+    { "bad: report + stray", { "report", "stray" }, 2, { "unexpected argument", "stray" }, 0 },
+    { "bad: --compute with --count-only", { "--compute", "--count-only" }, 2,
+      { "--compute", "--count-only" }, 0 },
+    { "bad: --M 64 fits no plan", { "--M", "64" }, 2, { "M = 64 B", "too small", "needs" }, 0 },
+    { "bad: --Br/--Bc do not fit", { "--Br", "1024", "--Bc", "1024", "--M", "96K" }, 2,
+      { "needs", "SRAM", "S_ij", "hint:" }, 1 },
+    { "bad: counts overflow 64 bits",
+      { "--N", "4294967296", "--Br", "16", "--Bc", "16", "--count-only" }, 2,
+      { "overflow", "64 bits" }, 0 },
+    { "bad: --N over 2^40", { "--N", "1099511627777", "--count-only" }, 2,
+      { "--N", "at most" }, 0 },
+    { "bad: too many tile steps", { "--N", "16M", "--count-only" }, 2,
+      { "tile steps", "--max-steps" }, 0 },
+    { "bad: --max-steps lowered", { "--N", "1024", "--max-steps", "100", "--count-only" }, 2,
+      { "tile steps", "100", "--max-steps" }, 0 },
+    { "bad: compute needs too much memory", { "--compute", "--N", "1000000" }, 2,
+      { "TiB", "--count-only", "--max-mem" }, 0 },
+    { "bad: --out with --algo all", { "--out", "@never.npy" }, 2, { "--out", "--algo" }, 0 },
+    { "bad: --out with --count-only",
+      { "--out", "@never.npy", "--algo", "fa2", "--count-only" }, 2,
+      { "--out", "--count-only" }, 0 },
+    { "bad: only --q", { "--q", "@ok_8x4.npy" }, 2, { "--q", "--k", "--v" }, 0 },
+    { "bad: --q/--k/--v with --count-only",
+      { Q3("@ok_8x4.npy", "@ok_8x4.npy", "@ok_8x4.npy"), "--count-only" }, 2,
+      { "--count-only", "--q" }, 0 },
+    { "bad: --plan paper with --Br", { "--plan", "paper", "--Br", "16" }, 2,
+      { "--plan paper", "--Br" }, 0 },
+    /* .npy inputs */
+    { "npy: missing file", { Q3("@ok_8x4.npy", "@missing.npy", "@ok_8x4.npy") }, 1,
+      { "--k", "missing.npy", "cannot open" }, 0 },
+    { "npy: not an .npy", { Q3("@not_npy.npy", "@ok_8x4.npy", "@ok_8x4.npy") }, 1,
+      { "--q", "not_npy.npy", "not an .npy" }, 0 },
+    { "npy: truncated", { Q3("@ok_8x4.npy", "@ok_8x4.npy", "@truncated.npy") }, 1,
+      { "--v", "truncated.npy", "truncated" }, 0 },
+    { "npy: big-endian", { Q3("@big_endian.npy", "@ok_8x4.npy", "@ok_8x4.npy") }, 1,
+      { "big_endian.npy", "big-endian" }, 0 },
+    { "npy: Fortran order", { Q3("@ok_8x4.npy", "@fortran.npy", "@ok_8x4.npy") }, 1,
+      { "fortran.npy", "Fortran" }, 0 },
+    { "npy: dtype <i4", { Q3("@int32.npy", "@ok_8x4.npy", "@ok_8x4.npy") }, 1,
+      { "int32.npy", "unsupported dtype", "<i4" }, 0 },
+    { "npy: rank 1", { Q3("@ok_8x4.npy", "@ok_8x4.npy", "@rank1.npy") }, 1,
+      { "rank1.npy", "rank 1" }, 0 },
+    { "npy: shapes differ", { Q3("@ok_8x4.npy", "@ok_8x8.npy", "@ok_8x4.npy") }, 1,
+      { "shapes differ", "(8, 4)", "(8, 8)" }, 0 },
+    { "npy: NaN inside", { Q3("@ok_8x4.npy", "@ok_8x4.npy", "@nan.npy") }, 1,
+      { "nan.npy", "NaN", "row 3, column 2" }, 0 },
+    { "npy: --N disagrees with the files",
+      { "--N", "16", Q3("@ok_8x4.npy", "@ok_8x4.npy", "@ok_8x4.npy") }, 2,
+      { "--N", "disagree", "(8, 4)" }, 0 },
+    { "npy: a directory", { Q3("@ok_8x4.npy", "@ok_8x4.npy", "@a_dir") }, 1,
+      { "a_dir", "directory" }, 0 },
+};
+#define NBAD (sizeof BAD / sizeof BAD[0])
+
+static void test_bad(void **state)
+{
+    const bad_case *c = *state;
+    run_res r;
+    run_fasim(&r, c->args);
+    expect_exit(&r, c->code);
+    CHECK(&r, r.out_len == 0, "stdout is not empty on a refusal");
+    expect_one_line_error(&r, c->continuation);
+    for (int k = 0; k < 4 && c->keys[k]; k++)
+        CHECK(&r, strstr(r.err, c->keys[k]) != NULL, "the message lacks '%s'", c->keys[k]);
+    CHECK(&r, r.seconds < 20.0, "the refusal took %.1f s", r.seconds);
+    run_free(&r);
+}
+
+/* The number after the first `key` in s, skipping spaces and '=' ("B_r = 256",
+ * "B_r=256", "--Br 256"); digits may be grouped with commas. Returns -1 if
+ * there is none. */
+static long long num_after(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    if (!p)
+        return -1;
+    p += strlen(key);
+    while (*p == ' ' || *p == '=')
+        p++;
+    if (!j_isdigit((unsigned char)*p))
+        return -1;
+    long long v = 0;
+    for (; j_isdigit((unsigned char)*p) || (*p == ',' && j_isdigit((unsigned char)p[1])); p++)
+        if (*p != ',')
+            v = v * 10 + (*p - '0');
+    return v;
+}
+
+/* Block sizes from the first "hint:" line of a refusal that names both, as
+ * "--Br X --Bc Y" or "B_r = X, B_c = Y". Returns 0, or -1. */
+static int parse_hint(const char *err, long long *Br, long long *Bc)
+{
+    for (const char *h = strstr(err, "hint:"); h; h = strstr(h + 1, "hint:")) {
+        const char *eol = strchr(h, '\n');
+        size_t n = eol ? (size_t)(eol - h) : strlen(h);
+        char line[512];
+        if (n >= sizeof line)
+            n = sizeof line - 1;
+        memcpy(line, h, n);
+        line[n] = '\0';
+        long long r = num_after(line, "--Br"), c = num_after(line, "--Bc");
+        if (r <= 0 || c <= 0) {
+            r = num_after(line, "B_r");
+            c = num_after(line, "B_c");
+        }
+        if (r > 0 && c > 0) {
+            *Br = r;
+            *Bc = c;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The refusal of block sizes that do not fit lists every buffer of the
+ * overflowing phases and a hint; the hinted sizes, for the loop order the
+ * message names, then run. */
+static void test_misfit_hint_runs(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--Br", "1024", "--Bc", "1024", "--M", "96K");
+    expect_exit(&r, 2);
+    expect_one_line_error(&r, 1);
+    static const char *const bufs[] = { "Q_i", "K_j", "S_ij", "P_ij", "V_j", "O_i" };
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+        CHECK(&r, strstr(r.err, bufs[k]) != NULL, "buffer %s not listed", bufs[k]);
+    char algo[16];
+    CHECK(&r, sscanf(r.err, "fasim: %15s plan", algo) == 1, "no loop order named");
+    long long Br = 0, Bc = 0;
+    CHECK(&r, parse_hint(r.err, &Br, &Bc) == 0, "no hint with block sizes");
+    CHECK(&r, strstr(r.err, "--Br") != NULL, "the hint does not mention --Br/--Bc");
+    run_free(&r);
+
+    char sbr[32], sbc[32];
+    snprintf(sbr, sizeof sbr, "%lld", Br);
+    snprintf(sbc, sizeof sbc, "%lld", Bc);
+    RUN(&r, "--algo", algo, "--Br", sbr, "--Bc", sbc, "--M", "96K", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "stderr is not empty");
+    CHECK(&r, json_is_one_object(r.out, r.out_len), "stdout is not one JSON object");
+    CHECK(&r, jget_u64(&r, "runs.0.plan.Br") == (uint64_t)Br &&
+              jget_u64(&r, "runs.0.plan.Bc") == (uint64_t)Bc, "hinted sizes not used");
+    CHECK(&r, jis_str(&r, "runs.0.plan.kind", "user"), "plan kind is not user");
+    run_free(&r);
+}
+
+/* Compute mode for N = 10^6 is refused before anything is allocated. */
+static void test_compute_memory_fast(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--compute", "--N", "1000000");
+    expect_exit(&r, 2);
+    expect_one_line_error(&r, 0);
+    CHECK(&r, r.seconds < 5.0, "the refusal took %.2f s: did it allocate or run?", r.seconds);
+    run_free(&r);
+    /* With the limit raised explicitly, still refused below it. */
+    RUN(&r, "--compute", "--N", "64", "--max-mem", "1K");
+    expect_exit(&r, 2);
+    expect_one_line_error(&r, 0);
+    CHECK(&r, strstr(r.err, "1 KiB") && strstr(r.err, "--max-mem"), "limit not named");
+    run_free(&r);
+}
+
+/* ---- 6. help and version --------------------------------------------------- */
+
+static void test_help_version(void **state)
+{
+    (void)state;
+    static const char *const helps[][4] = {
+        { "--help", NULL, NULL }, { "-h", NULL, NULL }, { "report", "--help", NULL },
+        { "help", NULL, NULL }, { "--N", "64", "--help" },
+    };
+    run_res r, first;
+    RUN(&first, "--help");
+    expect_exit(&first, 0);
+    for (size_t k = 0; k < sizeof helps / sizeof helps[0]; k++) {
+        run_fasim(&r, helps[k]);
+        expect_exit(&r, 0);
+        CHECK(&r, r.err_len == 0, "stderr is not empty");
+        CHECK(&r, strncmp(r.out, "usage: fasim", 12) == 0, "no usage line");
+        CHECK(&r, strstr(r.out, "--max-steps") && strstr(r.out, "exit status"),
+              "help text incomplete");
+        CHECK(&r, r.out_len == first.out_len && !memcmp(r.out, first.out, r.out_len),
+              "help text differs from --help's");
+        int lineno = 1;
+        size_t col = 0;
+        for (size_t i = 0; i < r.out_len; i++) {
+            if (r.out[i] == '\n') {
+                lineno++;
+                col = 0;
+            } else {
+                CHECK(&r, ++col <= 80, "help line %d is longer than 80 columns", lineno);
+            }
+        }
+        run_free(&r);
+    }
+    run_free(&first);
+
+    static const char *const versions[][3] = {
+        { "--version", NULL, NULL }, { "report", "--version", NULL },
+    };
+    for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
+        run_fasim(&r, versions[k]);
+        expect_exit(&r, 0);
+        CHECK(&r, r.err_len == 0, "stderr is not empty");
+        int a, b, c;
+        char nl;
+        CHECK(&r, sscanf(r.out, "fasim %d.%d.%d%c", &a, &b, &c, &nl) == 4 && nl == '\n',
+              "version line is not 'fasim X.Y.Z'");
+        CHECK(&r, count_char(r.out, r.out_len, '\n') == 1, "version is not one line");
+        run_free(&r);
+    }
+}
+
+/* ---- 7. --causal and --plan paper ------------------------------------------ */
+
+static void test_causal(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--causal", "--N", "512");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "stderr is not empty");
+    CHECK(&r, strstr(r.out, ", causal\n") != NULL, "header does not say causal");
+    CHECK(&r, strstr(r.out, "ERROR vs float64") != NULL, "not computed");
+    check_closed_form_row(&r, 3);
+    run_free(&r);
+
+    RUN(&r, "--causal", "--json", "--N", "300", "--d", "32");
+    expect_exit(&r, 0);
+    CHECK(&r, json_is_one_object(r.out, r.out_len), "stdout is not one JSON object");
+    CHECK(&r, jis_lit(&r, "config.causal", "true"), "config.causal is not true");
+    run_free(&r);
+}
+
+static void test_plan_paper(void **state)
+{
+    (void)state;
+    run_res r;
+    /* Default N, d, M: the paper plans of FA1 and FA2 exceed M. */
+    RUN(&r, "--plan", "paper");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "paper") != NULL, "plan kind not shown");
+    CHECK(&r, strstr(r.out, "OVER") != NULL, "SRAM peak / M does not say OVER");
+    CHECK(&r, strstr(r.out, "note: fa1's paper plan exceeds M") != NULL, "no note for fa1");
+    CHECK(&r, strstr(r.out, "note: fa2's paper plan exceeds M") != NULL, "no note for fa2");
+    CHECK(&r, strstr(r.err, "fasim: warning: the paper plan of fa1") != NULL,
+          "no warning on stderr for fa1");
+    CHECK(&r, strstr(r.err, "fasim: warning: the paper plan of fa2") != NULL,
+          "no warning on stderr for fa2");
+    CHECK(&r, strstr(r.err, "more than M") != NULL, "warning does not say 'more than M'");
+    run_free(&r);
+
+    /* JSON: fits false, the same warnings. */
+    RUN(&r, "--plan", "paper", "--json", "--count-only", "--algo", "fa2");
+    expect_exit(&r, 0);
+    CHECK(&r, json_is_one_object(r.out, r.out_len), "stdout is not one JSON object");
+    CHECK(&r, jis_str(&r, "runs.0.plan.kind", "paper"), "plan kind is not paper");
+    CHECK(&r, jis_lit(&r, "runs.0.plan.fits", "false"), "plan.fits is not false");
+    CHECK(&r, jget_u64(&r, "runs.0.plan.sram_peak_bytes") > 96 * 1024, "peak not over M");
+    CHECK(&r, strstr(r.err, "warning") && count_char(r.err, r.err_len, '\n') == 1,
+          "expected one warning line");
+    run_free(&r);
+
+    /* A large M: the paper plan fits and nothing is warned. */
+    RUN(&r, "--plan", "paper", "--M", "1M", "--count-only");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "stderr is not empty although the plan fits");
+    CHECK(&r, strstr(r.out, "OVER") == NULL && strstr(r.out, "exceeds M") == NULL,
+          "a fitting plan reported as over M");
+    run_free(&r);
+}
+
+/* ---- regressions ------------------------------------------------------------ */
+
+/* fasim --N 4294967296 --count-only: the counts overflow 64 bits, but the
+ * message says M is too small and that the smallest plan needs 386 B. */
+static void test_bug_overflow_message(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--N", "4294967296", "--count-only");
+    expect_exit(&r, 2);
+    expect_one_line_error(&r, 0);
+    CHECK(&r, strstr(r.err, "overflow") || strstr(r.err, "too large"),
+          "the message does not say the counts overflow");
+    run_free(&r);
+}
+
+/* fasim --N 1G --Br 16 --count-only: "needs 4256 B of SRAM but M is 98304 B
+ * (18446744073709457568 B over)". */
+static void test_bug_misfit_wraparound(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--N", "1G", "--Br", "16", "--count-only");
+    expect_exit(&r, 2);
+    expect_one_line_error(&r, 1);
+    CHECK(&r, strstr(r.err, "18446744") == NULL && strstr(r.err, "18,446,744") == NULL,
+          "a negative number wrapped around");
+    CHECK(&r, strstr(r.err, "overflow") || strstr(r.err, "too large") ||
+              strstr(r.err, "tile steps"), "the message does not name the real problem");
+    run_free(&r);
+}
+
+/* fasim --N 100 --d 16 --M 16K: outside the regime d <= M <= N d the BOUNDS
+ * heading ("... d <= M <= Nd: NO, outside the regime)") is 91 columns. */
+static void test_bug_bounds_line_width(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--N", "100", "--d", "16", "--M", "16K", "--count-only");
+    expect_exit(&r, 0);
+    check_80_columns(&r);
+    run_free(&r);
+}
+
+/* fasim --N 1024 --M 96K: a row label longer than the label column shifts
+ * that row's cells ("closed form, elements" in HBM TRAFFIC). */
+static void test_bug_table_alignment(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--N", "1024", "--M", "96K", "--count-only");
+    expect_exit(&r, 0);
+    check_table_aligned(&r, "TILE PLAN");
+    check_table_aligned(&r, "HBM TRAFFIC");
+    run_free(&r);
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static int group_setup(void **state)
+{
+    make_bad_files(state);
+    char path[512];
+    mkdir(tu_path(path, sizeof path, "a_dir"), 0700);
+    return 0;
+}
+
+static const struct CMUnitTest FIXED[] = {
+    cmocka_unit_test(test_classroom_text),
+    cmocka_unit_test(test_json_checker_self),
+    cmocka_unit_test(test_json_compute),
+    cmocka_unit_test(test_json_count_only),
+    cmocka_unit_test(test_json_auto_count_note),
+    cmocka_unit_test(test_out_seeded),
+    cmocka_unit_test(test_out_from_npy),
+    cmocka_unit_test(test_out_unwritable),
+    cmocka_unit_test(test_deterministic),
+    cmocka_unit_test(test_misfit_hint_runs),
+    cmocka_unit_test(test_compute_memory_fast),
+    cmocka_unit_test(test_help_version),
+    cmocka_unit_test(test_causal),
+    cmocka_unit_test(test_plan_paper),
+    cmocka_unit_test(test_bug_overflow_message),
+    cmocka_unit_test(test_bug_misfit_wraparound),
+    cmocka_unit_test(test_bug_bounds_line_width),
+    cmocka_unit_test(test_bug_table_alignment),
+};
+#define NFIXED (sizeof FIXED / sizeof FIXED[0])
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH-TO-FASIM\n", argv[0]);
+        return 77;
+    }
+    g_fasim = argv[1];
+    if (access(g_fasim, X_OK) != 0) {
+        fprintf(stderr, "test_cli: %s is not executable: %s\n", g_fasim, strerror(errno));
+        return 1;
+    }
+    struct CMUnitTest tests[NFIXED + NBAD];
+    for (size_t k = 0; k < NFIXED; k++)
+        tests[k] = FIXED[k];
+    for (size_t k = 0; k < NBAD; k++) {
+        struct CMUnitTest t = { BAD[k].name, test_bad, NULL, NULL, &BAD[k] };
+        tests[NFIXED + k] = t;
+    }
+    return cmocka_run_group_tests(tests, group_setup, remove_tmpdir);
+}

@@ -184,19 +184,22 @@ static void test_misfit_hint_works(void **state)
         assert_non_null(strstr(err, "over"));
         assert_non_null(strstr(err, "S_ij"));
         long long br = 0, bc = 0;
-        const char *h = strstr(err, "hint: --Br ");
+        const char *h = strstr(err, "hint: --algo ");
         if (h) {                                         /* keeps one of the user's sizes */
-            assert_int_equal(sscanf(h, "hint: --Br %lld --Bc %lld", &br, &bc), 2);
+            char name[16];
+            assert_int_equal(sscanf(h, "hint: --algo %15s --Br %lld --Bc %lld", name, &br, &bc), 3);
+            assert_string_equal(name, sim_algo_name((sim_algo)a));
             assert_true(br == 512 || bc == 512);
             assert_int_equal(sim_plan_make((sim_algo)a, &sh, br, bc, SIM_PLAN_USER, &p), 0);
             assert_true(p.fits);
         } else {
             assert_non_null(strstr(err, "no plan with B_r = 512 or B_c = 512 fits"));
         }
-        h = strstr(err, "hint: without --Br/--Bc fasim picks B_r = ");
+        h = strstr(err, "hint: or omit --Br/--Bc: best ");
         assert_non_null(h);
-        assert_int_equal(sscanf(h, "hint: without --Br/--Bc fasim picks B_r = %lld, B_c = %lld",
-                                &br, &bc), 2);
+        h = strstr(h, "plan B_r = ");
+        assert_non_null(h);
+        assert_int_equal(sscanf(h, "plan B_r = %lld, B_c = %lld", &br, &bc), 2);
         assert_int_equal(sim_plan_make((sim_algo)a, &sh, br, bc, SIM_PLAN_USER, &p), 0);
         assert_true(p.fits);
         /* every line within 80 columns */
