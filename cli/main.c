@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli_args.h"
+#include "cli_cmds.h"
 #include "sim_npy.h"
 #include "sim_report.h"
 
@@ -146,6 +147,10 @@ int main(int argc, char **argv)
     if (argc > 1 && argv[1][0] != '-') {
         if (!strcmp(argv[1], "report"))
             return cmd_report(argc, argv, 2);
+        if (!strcmp(argv[1], "view"))
+            return cli_view_main(argc, argv, 2);
+        if (!strcmp(argv[1], "lesson"))
+            return cli_lesson_main(argc, argv, 2);
         if (!strcmp(argv[1], "help")) {
             cli_report_usage(stdout);
             return SIM_OK;

@@ -4,7 +4,7 @@
 # Usage: scripts/deps.sh [extra-package ...]
 set -euo pipefail
 
-need=(cmake make gcc libcmocka-dev "$@")
+need=(cmake make gcc libcmocka-dev libncurses-dev tmux libsdl2-dev "$@")
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,12 @@
+/*
+ * cli_cmds.h — the subcommands other than the report. Each parses its own
+ * options from argv[first..] and returns the process exit status
+ * (0 success, 2 bad usage, 1 other failures).
+ */
+#ifndef FASIM_CLI_CMDS_H
+#define FASIM_CLI_CMDS_H
+
+int cli_view_main(int argc, char **argv, int first);     /* fasim view ...   */
+int cli_lesson_main(int argc, char **argv, int first);   /* fasim lesson ... */
+
+#endif

@@ -1,0 +1,144 @@
+/*
+ * lesson.h — the small API a lesson is written in.
+ *
+ * A lesson is one C file with one function that reads like the lesson:
+ *
+ *     static void run(lesson *L)
+ *     {
+ *         const double *x = lesson_opt_vector(L, "x", "1,3,2,5,0,4", &n);
+ *         int block = (int)lesson_opt_int(L, "block", 2, 1, 1 << 20);
+ *         lesson_step(L, "The running maximum");
+ *         lesson_say(L, "Block %d holds ...", ...);
+ *         lesson_ask(L, "What is m after this block?", m_new, 0.0);
+ *         ...
+ *     }
+ *
+ * Every number a lesson prints is computed while it runs, by reference/ or
+ * sim/, from the learner's inputs.
+ *
+ * The engine (lesson.c) owns everything else:
+ *   - options: --NAME VALUE pairs after the lesson name; a lesson reads them
+ *     with lesson_opt_*; unknown options, bad values and NaN are refused
+ *     with a clear message (exit 2) before the first step is shown;
+ *   - steps: in interactive mode each lesson_step() waits for a key: Enter
+ *     or space goes on, b goes back one step, q quits. Going back re-runs
+ *     the lesson from the start with output suppressed up to the previous
+ *     step (lessons are deterministic functions of their inputs), so lesson
+ *     code needs no undo logic. The jump back uses longjmp out of
+ *     lesson_step / lesson_ask, so a lesson must not hold resources (malloc)
+ *     across a step: use lesson_alloc, which the engine frees;
+ *   - questions: lesson_ask() prints the question, reads the learner's
+ *     number (a line), then reveals the answer and says how close the guess
+ *     was. An empty line skips to the answer. With --script no input is read:
+ *     question and answer are printed together;
+ *   - terminals: with a terminal on stdin, single key presses are read
+ *     (raw mode, restored on every exit path and on SIGINT/SIGTERM); with a
+ *     pipe, lines are read ("" or " " next, "b" back, "q" quit, a number
+ *     answers a question), so tests can drive a lesson through stdin.
+ *   - output: text is wrapped to 78 columns; everything goes to stdout,
+ *     problems to stderr.
+ */
+#ifndef FASIM_LESSON_H
+#define FASIM_LESSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim.h"
+
+typedef struct lesson lesson;   /* the engine's state; opaque to lessons */
+
+typedef struct {
+    const char *name;            /* "online-softmax": the command-line name */
+    int number;                  /* position in the list, 1-based */
+    const char *title;           /* "Online softmax, one block at a time" */
+    const char *level;           /* "beginner", "intermediate" or "advanced" */
+    int minutes;                 /* about how long it takes */
+    const char *summary;         /* one line for the list */
+    const char *options;         /* help text of its options, e.g.
+                                    "--x LIST  the vector (default 1,3,2,5,0,4)\n..." */
+    void (*run)(lesson *L);
+} lesson_def;
+
+/* ---- the catalogue ------------------------------------------------------- */
+
+/* One definition per lesson file (lessons/lesson_<topic>.c), listed in order
+ * by lesson_catalog.c. */
+extern const lesson_def lesson_softmax_overflow;   /* 1 */
+extern const lesson_def lesson_online_softmax;     /* 2 */
+extern const lesson_def lesson_merge;              /* 3 */
+extern const lesson_def lesson_online_attention;   /* 4 */
+extern const lesson_def lesson_a_common_bug;       /* 5 */
+extern const lesson_def lesson_tiling_budget;      /* 6 */
+extern const lesson_def lesson_io_complexity;      /* 7 */
+extern const lesson_def lesson_loop_order;         /* 8 */
+extern const lesson_def lesson_causal;             /* 9 */
+
+/* All lessons, in order; *count receives how many. */
+const lesson_def *const *lesson_all(int *count);
+
+/* Find by name or by number ("2"); NULL if none. */
+const lesson_def *lesson_find(const char *name_or_number);
+
+/* Print the list (number, name, level, minutes, summary), one per line. */
+void lesson_print_list(FILE *out);
+
+/* ---- running -------------------------------------------------------------- */
+
+typedef struct {
+    int script;                  /* --script: all steps, no prompts, answers shown */
+    FILE *in, *out;              /* defaults: stdin, stdout */
+    int argc;                    /* the lesson's own options (after its name) */
+    char **argv;
+} lesson_run_opts;
+
+/* Run a lesson. Returns 0 when it finished or the learner quit, 2 for bad
+ * options (message on stderr), 1 for other failures. */
+int lesson_run(const lesson_def *def, const lesson_run_opts *opts);
+
+/* ---- what a lesson calls -------------------------------------------------- */
+
+/* Options. Each returns the value given with --NAME, or the default. A bad
+ * value ends the lesson with exit status 2 and a message naming the option.
+ * lesson_opt_vector parses a comma list of finite numbers ("1,3,2.5,-1e3");
+ * the array belongs to the engine. */
+const double *lesson_opt_vector(lesson *L, const char *name, const char *def, int *n);
+int64_t lesson_opt_int(lesson *L, const char *name, int64_t def, int64_t lo, int64_t hi);
+double lesson_opt_double(lesson *L, const char *name, double def, double lo, double hi);
+uint64_t lesson_opt_size(lesson *L, const char *name, const char *def);   /* "96K" */
+const char *lesson_opt_string(lesson *L, const char *name, const char *def);
+int lesson_opt_flag(lesson *L, const char *name);                          /* --NAME */
+
+/* A step boundary: prints "Step k of n: title" (n is known after the first
+ * complete run; "Step k" before) and, interactively, waits for a key. */
+void lesson_step(lesson *L, const char *title);
+
+/* Text, printf-style, wrapped to 78 columns; a blank line follows. */
+void lesson_say(lesson *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Text printed as is (tables, aligned numbers), no wrapping. */
+void lesson_print(lesson *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A labelled vector or tile, with %.*g precision `digits` (0 = 6). */
+void lesson_show_vector(lesson *L, const char *label, const double *x, int n, int digits);
+void lesson_show_vector_f(lesson *L, const char *label, const float *x, int n, int digits);
+void lesson_show_tile(lesson *L, const char *label, const float *x, int rows, int cols,
+                      int digits);
+
+/* Ask for a number, then reveal `answer`. The learner is "right" when
+ * |guess - answer| <= tol (tol 0: within 0.5% or 1e-9). Returns 1 right,
+ * 0 wrong or skipped (script mode returns 1). */
+int lesson_ask(lesson *L, const char *question, double answer, double tol);
+
+/* Scratch memory that lives until the lesson ends (survives going back). */
+void *lesson_alloc(lesson *L, size_t bytes);
+
+/* End the lesson with a message on stderr and exit status 2 (bad input that
+ * only the lesson can judge, e.g. a block size larger than the vector). */
+void lesson_fail(lesson *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Whether output is going to a terminal (a lesson may then open a view). */
+int lesson_interactive(const lesson *L);
+
+#endif /* FASIM_LESSON_H */

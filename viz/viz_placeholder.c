@@ -1,0 +1,1 @@
+/* replaced by the view model */ typedef int viz_placeholder_unused;
