@@ -98,8 +98,9 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
  *     nonzero Br_fixed / Bc_fixed pins that size and searches the other.
  *   SIM_PLAN_PAPER: FlashAttention Algorithm 1, line 1, with M in elements
  *     (M bytes / dtype bytes): B_c = ceil(M/4d), B_r = min(ceil(M/4d), d). The
- *     plan may exceed M (up to 1.25 M in elements before fp32 accumulators);
- *     it is returned with fits = 0 rather than altered.
+ *     plan may exceed M: Q_i, K_j, V_j, O_i and S_ij take up to 1.25 M
+ *     elements when 4d divides M (a little more when the ceiling rounds up),
+ *     before fp32 accumulators; it is returned with fits = 0, not altered.
  * Returns 0 with *out set (for AUTO, out->fits is 1), or -1 with a message in
  * err: the buffers of the smallest plan tried and a block size that fits. */
 int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
