@@ -1,13 +1,386 @@
-/* cli_view.c — `fasim view` (placeholder until the views land). */
+/*
+ * cli_view.c — `fasim view`: one run of one loop order, step by step.
+ *
+ * On a terminal (stdin and stdout both ttys) it opens the interactive view
+ * (viz/viz_curses.c); otherwise it prints the frames as plain text
+ * (viz/viz_text.c), which is also how the tests see it. Parsing, dispatch
+ * and messages only: the model and the renderers live in viz/.
+ *
+ * Exit status: 0 success, 2 bad usage (including a plan that does not fit
+ * and a run too large to record), 1 other failures (.npy data, memory, I/O).
+ */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
+#include "cli_args.h"
 #include "cli_cmds.h"
+#include "sim_npy.h"
+#include "viz_curses.h"
+#include "viz_model.h"
+#include "viz_text.h"
+
+/* Frames printed by default when the output is not a terminal: every step of
+ * a small run, and this many of a larger one (a note says how to see more). */
+#define VIEW_DEFAULT_FRAMES 200
+
+typedef struct {
+    viz_config cfg;
+    int help;
+    int64_t frames;            /* 0: default */
+    int64_t step;              /* 1-based; 0: first */
+    const char *q_path, *k_path, *v_path;
+    int N_set, d_set;
+} view_opts;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: fasim view [options]\n"
+"\n"
+"One run of one loop order, step by step: the tiles of Q, K, V, O (S, P for\n"
+"naive; l, m for fa1; L for fa2) in HBM, the buffers in SRAM, the statistics\n"
+"m_i, l_i of the current row block, and the pseudocode line reached.\n"
+"Example: fasim view --N 64 --M 8K --algo fa2\n"
+"\n"
+"On a terminal the view is interactive (space play/pause, n/b step, g go to,\n"
+"a next loop order, c causal, ? help, q quit). When stdout is not a terminal\n"
+"the frames are printed as plain text.\n"
+"\n"
+"problem (as in the report; see 'fasim --help')\n"
+"  --N N            sequence length (default 64)\n"
+"  --d D            head dimension (default 64)\n"
+"  --M BYTES        SRAM in bytes: 8192, 8K, 1.5MiB (default 8K)\n"
+"  --dtype T        fp16 (default), bf16 or fp32\n"
+"  --causal         causal mask\n"
+"  --algo A         one loop order: naive, fa1 or fa2 (default fa2)\n"
+"  --Br B, --Bc B   block sizes (default: the best plan that fits M)\n"
+"  --plan KIND      best (default) or paper (Algorithm 1, line 1)\n"
+"  --seed S         seed of the random inputs (default 1)\n"
+"  --q F --k F --v F  inputs as .npy, shape (N, d)\n"
+"  --compute        compute the statistics even when slow (N^2 d <= 2^34)\n"
+"  --count-only     counters and tiles only, no statistics\n"
+"\n"
+"view\n"
+"  --step K         start at step K (1-based; default 1)\n"
+"  --frames K       text output: print K frames (default: all of a run of up\n"
+"                   to %d steps, else %d)\n"
+"  --row R          the row of each Q block whose partial output is shown\n"
+"                   (0-based within the block; default 0)\n"
+"  --help\n"
+"\n"
+"Runs whose recording would exceed 256 MiB are refused with a hint.\n"
+"exit status: 0 success, 2 bad usage (including a plan that does not fit),\n"
+"1 other failures\n", VIEW_DEFAULT_FRAMES, VIEW_DEFAULT_FRAMES);
+}
+
+enum {
+    V_N, V_D, V_M, V_DTYPE, V_ALGO, V_BR, V_BC, V_PLAN, V_CAUSAL, V_SEED, V_Q, V_K, V_V,
+    V_COMPUTE, V_COUNT, V_STEP, V_FRAMES, V_ROW, V_HELP
+};
+
+static const struct {
+    const char *name;
+    int id;
+    int has_arg;
+} VOPTS[] = {
+    { "N", V_N, 1 },          { "d", V_D, 1 },             { "M", V_M, 1 },
+    { "dtype", V_DTYPE, 1 },  { "algo", V_ALGO, 1 },       { "Br", V_BR, 1 },
+    { "Bc", V_BC, 1 },        { "plan", V_PLAN, 1 },       { "causal", V_CAUSAL, 0 },
+    { "seed", V_SEED, 1 },    { "q", V_Q, 1 },             { "k", V_K, 1 },
+    { "v", V_V, 1 },          { "compute", V_COMPUTE, 0 }, { "count-only", V_COUNT, 0 },
+    { "step", V_STEP, 1 },    { "frames", V_FRAMES, 1 },   { "row", V_ROW, 1 },
+    { "help", V_HELP, 0 },
+};
+#define NVOPTS (int)(sizeof VOPTS / sizeof VOPTS[0])
+
+/* Report options that do not apply here, named so the message can say so. */
+static const char *const REPORT_ONLY[] = { "json", "out", "max-mem", "max-steps", "version" };
+
+#define ERR(...) snprintf(err, errlen, __VA_ARGS__)
+
+static int parse(int argc, char **argv, int first, view_opts *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    viz_config_default(&o->cfg);
+    int compute = 0, count_only = 0;
+    for (int k = first; k < argc; k++) {
+        const char *arg = argv[k];
+        if (!strcmp(arg, "-h")) {
+            o->help = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            ERR("unexpected argument '%s'; see 'fasim view --help'", arg);
+            return -1;
+        }
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        int idx = -1;
+        for (int q = 0; q < NVOPTS; q++)
+            if (strlen(VOPTS[q].name) == nlen && !strncmp(VOPTS[q].name, name, nlen))
+                idx = q;
+        if (idx < 0) {
+            for (size_t q = 0; q < sizeof REPORT_ONLY / sizeof REPORT_ONLY[0]; q++)
+                if (strlen(REPORT_ONLY[q]) == nlen && !strncmp(REPORT_ONLY[q], name, nlen)) {
+                    ERR("--%s is an option of the report, not of 'fasim view'",
+                        REPORT_ONLY[q]);
+                    return -1;
+                }
+            for (int q = 0; q < NVOPTS; q++)
+                if (strlen(VOPTS[q].name) == nlen && !strncasecmp(VOPTS[q].name, name, nlen)) {
+                    ERR("unknown option '--%.*s'; did you mean '--%s'?", (int)nlen, name,
+                        VOPTS[q].name);
+                    return -1;
+                }
+            ERR("unknown option '--%.*s'; see 'fasim view --help'", (int)nlen, name);
+            return -1;
+        }
+        char optname[32];
+        snprintf(optname, sizeof optname, "--%s", VOPTS[idx].name);
+        const char *val = NULL;
+        if (VOPTS[idx].has_arg) {
+            if (eq)
+                val = eq + 1;
+            else if (k + 1 < argc)
+                val = argv[++k];
+            else {
+                ERR("%s needs a value; see 'fasim view --help'", optname);
+                return -1;
+            }
+        } else if (eq) {
+            ERR("%s takes no value", optname);
+            return -1;
+        }
+        viz_config *c = &o->cfg;
+        int64_t n;
+        switch (VOPTS[idx].id) {
+        case V_N:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &c->sh.N, err, errlen))
+                return -1;
+            o->N_set = 1;
+            break;
+        case V_D:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_D, &c->sh.d, err, errlen))
+                return -1;
+            o->d_set = 1;
+            break;
+        case V_M:
+            if (cli_parse_size(optname, val, &c->sh.M, err, errlen))
+                return -1;
+            if (c->sh.M > CLI_MAX_M) {
+                ERR("--M %s: at most 1G is supported (on-chip memories are KiB to MiB)", val);
+                return -1;
+            }
+            break;
+        case V_DTYPE:
+            if (sim_dtype_parse(val, &c->sh.dtype)) {
+                ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
+                return -1;
+            }
+            break;
+        case V_ALGO: {
+            int run[SIM_ALGO_COUNT], count = 0;
+            if (cli_parse_algos(val, run, err, errlen))
+                return -1;
+            for (int a = 0; a < SIM_ALGO_COUNT; a++)
+                if (run[a]) {
+                    c->algo = (sim_algo)a;
+                    count++;
+                }
+            if (count != 1) {
+                ERR("--algo %s: the view shows one loop order (naive, fa1 or fa2); "
+                    "press 'a' in the view to switch", val);
+                return -1;
+            }
+            break;
+        }
+        case V_BR:
+        case V_BC:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &n, err, errlen))
+                return -1;
+            if (VOPTS[idx].id == V_BR)
+                c->Br = n;
+            else
+                c->Bc = n;
+            break;
+        case V_PLAN:
+            if (!strcmp(val, "best") || !strcmp(val, "auto"))
+                c->plan_kind = SIM_PLAN_AUTO;
+            else if (!strcmp(val, "paper"))
+                c->plan_kind = SIM_PLAN_PAPER;
+            else {
+                ERR("--plan %s: unknown plan (best or paper)", val);
+                return -1;
+            }
+            break;
+        case V_CAUSAL:
+            c->sh.causal = 1;
+            break;
+        case V_SEED:
+            if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
+                return -1;
+            c->seed = (uint64_t)n;
+            break;
+        case V_Q: o->q_path = val; break;
+        case V_K: o->k_path = val; break;
+        case V_V: o->v_path = val; break;
+        case V_COMPUTE: compute = 1; break;
+        case V_COUNT: count_only = 1; break;
+        case V_STEP:
+            if (cli_parse_count(optname, val, 1, INT64_MAX, &o->step, err, errlen))
+                return -1;
+            break;
+        case V_FRAMES:
+            if (cli_parse_count(optname, val, 1, INT64_MAX, &o->frames, err, errlen))
+                return -1;
+            break;
+        case V_ROW:
+            if (cli_parse_count(optname, val, 0, CLI_MAX_N, &c->out_row, err, errlen))
+                return -1;
+            break;
+        case V_HELP:
+            o->help = 1;
+            break;
+        }
+    }
+    if (o->help)
+        return 0;
+    if (compute && count_only) {
+        ERR("--compute and --count-only contradict each other; choose one");
+        return -1;
+    }
+    int nfiles = !!o->q_path + !!o->k_path + !!o->v_path;
+    if (nfiles != 0 && nfiles != 3) {
+        ERR("--q, --k and --v go together: give all three .npy files or none");
+        return -1;
+    }
+    if (nfiles == 3 && count_only) {
+        ERR("--count-only ignores data; drop it or drop --q/--k/--v");
+        return -1;
+    }
+    if (o->cfg.plan_kind == SIM_PLAN_PAPER && (o->cfg.Br || o->cfg.Bc)) {
+        ERR("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
+        return -1;
+    }
+    if (o->cfg.Br || o->cfg.Bc)
+        o->cfg.plan_kind = SIM_PLAN_USER;
+    o->cfg.mode = compute ? VIZ_MODE_COMPUTE : count_only ? VIZ_MODE_COUNT : VIZ_MODE_AUTO;
+    return 0;
+}
+
+/* Load --q/--k/--v; N and d come from the files. Returns 0 or an exit status. */
+static int load_inputs(view_opts *o, sim_npy_matrix m[3])
+{
+    const char *paths[3] = { o->q_path, o->k_path, o->v_path };
+    const char *names[3] = { "--q", "--k", "--v" };
+    char err[512];
+    /* The view computes at most N^2 d = 2^34 multiply-adds, so N d <= 2^24
+     * elements per tensor is generous (64 MiB of float32). */
+    const int64_t max_elems = INT64_C(1) << 24;
+    for (int k = 0; k < 3; k++)
+        if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
+            fprintf(stderr, "fasim view: %s %s\n", names[k], err);
+            return 1;
+        }
+    for (int k = 1; k < 3; k++)
+        if (m[k].rows != m[0].rows || m[k].cols != m[0].cols) {
+            fprintf(stderr, "fasim view: shapes differ: %s is (%lld, %lld) but %s is "
+                    "(%lld, %lld); Q, K and V must all be (N, d)\n", paths[0],
+                    (long long)m[0].rows, (long long)m[0].cols, paths[k],
+                    (long long)m[k].rows, (long long)m[k].cols);
+            return 1;
+        }
+    viz_config *c = &o->cfg;
+    if ((o->N_set && c->sh.N != m[0].rows) || (o->d_set && c->sh.d != m[0].cols)) {
+        fprintf(stderr, "fasim view: --N/--d (%lld, %lld) disagree with the files' shape "
+                "(%lld, %lld); drop --N/--d when giving .npy inputs\n",
+                (long long)c->sh.N, (long long)c->sh.d, (long long)m[0].rows,
+                (long long)m[0].cols);
+        return 2;
+    }
+    c->sh.N = m[0].rows;
+    c->sh.d = m[0].cols;
+    /* The inputs in HBM hold values of the dtype, as in the report. */
+    for (int k = 0; k < 3; k++)
+        sim_round_to_dtype(m[k].data, m[k].rows * m[k].cols, c->sh.dtype);
+    c->Q = m[0].data;
+    c->K = m[1].data;
+    c->V = m[2].data;
+    return 0;
+}
+
+static int run_text(viz_model *model, const view_opts *o)
+{
+    const viz_info *in = viz_model_info(model);
+    uint64_t first = o->step ? (uint64_t)o->step - 1 : 0;
+    if (!in->refused && first >= in->nsteps) {
+        fprintf(stderr, "fasim view: --step %lld: the run has %llu steps\n",
+                (long long)o->step, (unsigned long long)in->nsteps);
+        return 2;
+    }
+    uint64_t count = o->frames ? (uint64_t)o->frames : VIEW_DEFAULT_FRAMES;
+    const uint64_t left = in->nsteps > first ? in->nsteps - first : 0;
+    if (!o->frames && left > VIEW_DEFAULT_FRAMES)
+        fprintf(stderr, "fasim view: printing %d of %llu steps; --frames K prints more, "
+                "--step K starts elsewhere\n", VIEW_DEFAULT_FRAMES,
+                (unsigned long long)left);
+    if (viz_text_frames(stdout, model, first, count, VIZ_TEXT_W, VIZ_TEXT_H) != 0) {
+        fprintf(stderr, "fasim view: cannot write the frames to stdout\n");
+        return 1;
+    }
+    return 0;
+}
 
 int cli_view_main(int argc, char **argv, int first)
 {
-    (void)argc;
-    (void)argv;
-    (void)first;
-    fprintf(stderr, "fasim: view is not built yet\n");
-    return 1;
+    view_opts o;
+    char err[2048];
+    if (parse(argc, argv, first, &o, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim view: %s\n", err);
+        return 2;
+    }
+    if (o.help) {
+        usage(stdout);
+        return 0;
+    }
+    sim_npy_matrix npy[3];
+    memset(npy, 0, sizeof npy);
+    int rc = 0;
+    if (o.q_path)
+        rc = load_inputs(&o, npy);
+    viz_model *model = NULL;
+    int brc = rc ? rc : viz_model_build(&o.cfg, &model, err, sizeof err);
+    if (!rc && brc != VIZ_OK && brc != VIZ_EREFUSED) {
+        fprintf(stderr, "fasim view: %s\n", err);
+        rc = brc == VIZ_EUSAGE ? 2 : 1;
+    }
+    const int interactive = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+    if (!rc && model) {
+        const viz_info *in = viz_model_info(model);
+        if (!in->refused && !in->plan.fits)
+            fprintf(stderr, "fasim view: warning: the paper plan needs %llu B of SRAM, more "
+                    "than M = %llu B; simulated as if SRAM were that large\n",
+                    (unsigned long long)in->sram_peak, (unsigned long long)o.cfg.sh.M);
+        if (interactive) {
+            char cerr[2048];
+            uint64_t start = o.step ? (uint64_t)o.step - 1 : 0;
+            rc = viz_curses_run(&o.cfg, &model, start, cerr, sizeof cerr);
+            if (rc == 1 || rc == 2)
+                fprintf(stderr, "fasim view: %s\n", cerr);
+        } else {
+            rc = run_text(model, &o);
+            if (brc == VIZ_EREFUSED) {
+                fprintf(stderr, "fasim view: %s\n", err);
+                rc = 2;
+            }
+        }
+    }
+    viz_model_free(model);
+    for (int k = 0; k < 3; k++)
+        free(npy[k].data);
+    return rc;
 }

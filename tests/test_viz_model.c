@@ -1,0 +1,688 @@
+/*
+ * test_viz_model.c — the view model, step by step, against an independent
+ * observation of the same simulator runs.
+ *
+ * The reference side attaches its own observer to sim_run and records, per
+ * SIM_EV_LINE, the counters reached (ev->counts) and, for FA1, the values of
+ * m_i, l_i as they are stored (ev->data of the STORE events). Statistics are
+ * also recomputed from scratch with reference/ref_tile.h, row by row, in the
+ * order FA2's Algorithm 1 uses, so that equality is bitwise. Counters at the
+ * last step are compared with the closed form (sim_theory_counts).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ref_tile.h"
+#include "sim.h"
+#include "viz_model.h"
+
+/* ---- an independent observer ------------------------------------------------ */
+
+typedef struct {
+    int line;
+    int64_t i, j;
+} where;
+
+typedef struct {
+    size_t n, cap;
+    where *at;                 /* per LINE event */
+    sim_counts *before;        /* counters when the LINE was reached */
+    sim_counts final;
+    /* FA1: m_i, l_i stored at line 13, per (i, j): rows of block i. */
+    float *m_store, *l_store;  /* indexed [(j * T_r + i) * B_r + r] */
+    int64_t Tr, Br;
+} observed;
+
+static void obs_event(void *ctx, const sim_event *e)
+{
+    observed *o = ctx;
+    if (e->kind == SIM_EV_LINE) {
+        if (o->n == o->cap) {
+            o->cap = o->cap ? 2 * o->cap : 1024;
+            o->at = realloc(o->at, o->cap * sizeof *o->at);
+            o->before = realloc(o->before, o->cap * sizeof *o->before);
+            assert_non_null(o->at);
+            assert_non_null(o->before);
+        }
+        o->at[o->n] = (where){ e->line, e->i, e->j };
+        o->before[o->n] = *e->counts;
+        o->n++;
+    } else if (e->kind == SIM_EV_STORE && e->data && o->m_store &&
+               (e->tensor == SIM_m || e->tensor == SIM_l) && e->line == 13) {
+        float *dst = e->tensor == SIM_m ? o->m_store : o->l_store;
+        memcpy(dst + (e->j * o->Tr + e->i) * o->Br, e->data, (size_t)e->rows * sizeof(float));
+    } else if (e->kind == SIM_EV_DONE) {
+        o->final = *e->counts;
+    }
+}
+
+static void observed_free(observed *o)
+{
+    free(o->at);
+    free(o->before);
+    free(o->m_store);
+    free(o->l_store);
+}
+
+/* Run the configuration through sim directly, with the observer. */
+static void observe(const viz_config *c, const sim_plan *p, int compute, observed *o,
+                    sim_result *res)
+{
+    memset(o, 0, sizeof *o);
+    float *Q = NULL, *K = NULL, *V = NULL;
+    const size_t nd = (size_t)(c->sh.N * c->sh.d);
+    if (compute) {
+        Q = malloc(nd * sizeof *Q);
+        K = malloc(nd * sizeof *K);
+        V = malloc(nd * sizeof *V);
+        sim_random_inputs(c->seed, c->sh.N, c->sh.d, c->sh.dtype, Q, K, V);
+        if (c->algo == SIM_FA1) {
+            o->Tr = p->Tr;
+            o->Br = p->Br;
+            o->m_store = calloc((size_t)(p->Tr * p->Tc * p->Br), sizeof(float));
+            o->l_store = calloc((size_t)(p->Tr * p->Tc * p->Br), sizeof(float));
+        }
+    }
+    sim_observer ob = { obs_event, o };
+    char err[512];
+    assert_int_equal(sim_run(c->algo, &c->sh, p, Q, K, V, &ob, res, err, sizeof err), 0);
+    free(Q);
+    free(K);
+    free(V);
+}
+
+static viz_config small_cfg(sim_algo algo, int64_t N, int64_t d, int64_t B, int causal)
+{
+    viz_config c;
+    viz_config_default(&c);
+    c.algo = algo;
+    c.sh.N = N;
+    c.sh.d = d;
+    c.sh.M = 64 * 1024;
+    c.sh.causal = causal;
+    c.Br = c.Bc = B;
+    c.plan_kind = SIM_PLAN_USER;
+    c.mode = VIZ_MODE_COMPUTE;
+    return c;
+}
+
+static viz_model *build_ok(const viz_config *c)
+{
+    viz_model *m = NULL;
+    char err[2048];
+    int rc = viz_model_build(c, &m, err, sizeof err);
+    if (rc != VIZ_OK)
+        fprintf(stderr, "build: %s\n", err);
+    assert_int_equal(rc, VIZ_OK);
+    assert_non_null(m);
+    return m;
+}
+
+/* ---- which tile is highlighted ------------------------------------------------ */
+
+/* FA2, N = 64, B_r = B_c = 16: at line 7 with i = 1, j = 2 (0-based) the
+ * step loads K tile 2 and V tile 2, nothing else. */
+static void test_fa2_line7_tiles(void **state)
+{
+    (void)state;
+    viz_config c = small_cfg(SIM_FA2, 64, 16, 16, 0);
+    viz_model *m = build_ok(&c);
+    uint64_t k;
+    assert_int_equal(viz_model_find_step(m, 0, 7, 1, 2, &k), 0);
+    assert_int_equal(viz_model_seek(m, k), 0);
+    const viz_state *st = viz_model_state(m);
+    assert_int_equal(st->line, 7);
+    assert_int_equal(st->i, 1);
+    assert_int_equal(st->j, 2);
+    assert_int_equal(st->nxfer, 2);
+    for (int x = 0; x < 2; x++) {
+        assert_int_equal(st->xfer[x].kind, SIM_EV_LOAD);
+        assert_int_equal(st->xfer[x].r0, 32);
+        assert_int_equal(st->xfer[x].rows, 16);
+        assert_int_equal(st->xfer[x].tr0, 2);
+        assert_int_equal(st->xfer[x].tr1, 3);
+        assert_int_equal(st->xfer[x].bytes, 16 * 16 * 2);
+    }
+    assert_int_equal(st->xfer[0].tensor, SIM_K);
+    assert_int_equal(st->xfer[1].tensor, SIM_V);
+    for (int t = SIM_K; t <= SIM_V; t++) {
+        for (int64_t tr = 0; tr < 4; tr++) {
+            unsigned mk = viz_tile_mark(m, (sim_tensor)t, tr, 0);
+            /* Block i = 0 read every K, V tile already. */
+            assert_true(mk & VIZ_TILE_READ);
+            assert_int_equal(!!(mk & VIZ_TILE_LOADING), tr == 2);
+            assert_false(mk & (VIZ_TILE_WRITTEN | VIZ_TILE_STORING));
+        }
+    }
+    /* Q: tiles 0 and 1 read, 2 and 3 untouched; O: tile 0 written only. */
+    assert_int_equal(viz_tile_mark(m, SIM_Q, 0, 0), VIZ_TILE_READ);
+    assert_int_equal(viz_tile_mark(m, SIM_Q, 1, 0), VIZ_TILE_READ);
+    assert_int_equal(viz_tile_mark(m, SIM_Q, 2, 0), 0);
+    assert_int_equal(viz_tile_mark(m, SIM_O, 0, 0), VIZ_TILE_WRITTEN);
+    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0), 0);
+    assert_int_equal(viz_tile_mark(m, SIM_L, 0, 0), VIZ_TILE_WRITTEN);
+    assert_int_equal(viz_tile_mark(m, SIM_S, 0, 0), 0);          /* not present */
+    assert_int_equal(viz_tile_range_mark(m, SIM_K, 0, 4, 0, 1),
+                     VIZ_TILE_READ | VIZ_TILE_LOADING);
+    assert_int_equal(viz_tile_range_mark(m, SIM_Q, 2, 4, 0, 1), 0);
+    /* The next step (line 8) moves nothing: no highlight. */
+    assert_int_equal(viz_model_seek(m, k + 1), 0);
+    assert_int_equal(viz_model_state(m)->line, 8);
+    assert_int_equal(viz_model_state(m)->nxfer, 0);
+    assert_int_equal(viz_tile_mark(m, SIM_K, 2, 0), VIZ_TILE_READ);
+    /* Line 14 stores O tile i, line 15 L tile i. */
+    assert_int_equal(viz_model_find_step(m, 0, 14, 1, -1, &k), 0);
+    viz_model_seek(m, k);
+    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0), VIZ_TILE_WRITTEN | VIZ_TILE_STORING);
+    assert_int_equal(viz_model_state(m)->xfer[0].tensor, SIM_O);
+    char buf[256];
+    assert_int_equal(viz_tile_describe(m, SIM_K, 2, 0, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "read 2x"));
+    assert_int_equal(viz_tile_describe(m, SIM_K, 9, 0, buf, sizeof buf), -1);
+    viz_model_free(m);
+}
+
+/* ---- counters and resident buffers at every step ------------------------------- */
+
+static void check_counters(sim_algo algo, int64_t N, int64_t d, int64_t B, int causal,
+                           int compute)
+{
+    viz_config c = small_cfg(algo, N, d, B, causal);
+    c.mode = compute ? VIZ_MODE_COMPUTE : VIZ_MODE_COUNT;
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    observed o;
+    sim_result res;
+    observe(&c, &in->plan, 0, &o, &res);
+    assert_int_equal(in->nsteps, o.n);
+    assert_int_equal(in->computed, compute);
+    for (uint64_t k = 0; k < in->nsteps; k++) {
+        assert_int_equal(viz_model_seek(m, k), 0);
+        const viz_state *st = viz_model_state(m);
+        assert_int_equal(st->line, o.at[k].line);
+        assert_int_equal(st->i, o.at[k].i);
+        assert_int_equal(st->j, o.at[k].j);
+        /* After step k = when the next line is reached (or the run ends). */
+        const sim_counts *want = k + 1 < o.n ? &o.before[k + 1] : &o.final;
+        if (!sim_counts_equal(&st->counts, want)) {
+            fprintf(stderr, "%s N=%lld step %llu (line %d): counters differ\n",
+                    sim_algo_name(algo), (long long)N, (unsigned long long)k, st->line);
+            fail();
+        }
+        uint64_t used = 0;
+        for (int b = 0; b < st->nbuf; b++) {
+            assert_int_equal(st->buf[b].offset, used);
+            used += st->buf[b].bytes;
+        }
+        assert_int_equal(used, st->sram_used);
+        assert_true(st->sram_used <= c.sh.M);
+        assert_int_equal(st->stats.available, compute);
+    }
+    /* The last step's counters are the closed form's. */
+    assert_true(sim_counts_equal(&viz_model_state(m)->counts, &in->final_counts));
+    assert_true(in->theory_matches);
+    sim_counts th;
+    assert_int_equal(sim_theory_counts(&in->plan, &c.sh, &th), 0);
+    assert_true(sim_counts_equal(&th, &in->final_counts));
+    observed_free(&o);
+    sim_result_free(&res);
+    viz_model_free(m);
+}
+
+static void test_counters_every_step(void **state)
+{
+    (void)state;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int causal = 0; causal < 2; causal++) {
+            check_counters((sim_algo)a, 64, 16, 16, causal, 1);
+            check_counters((sim_algo)a, 50, 8, 16, causal, 0);   /* partial blocks */
+        }
+}
+
+/* The buffers resident at each line are those of its phase. */
+static void test_sram_phases(void **state)
+{
+    (void)state;
+    viz_config c = small_cfg(SIM_FA2, 64, 16, 16, 0);
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    viz_model_seek(m, 0);
+    assert_int_equal(viz_model_state(m)->nbuf, 7);
+    assert_int_equal(viz_model_state(m)->sram_used, in->plan.sram_peak);
+    assert_string_equal(viz_model_state(m)->buf[0].name, "Q_i");
+    assert_true(viz_model_state(m)->buf[0].flags & VIZ_BUF_LOADED);
+    viz_model_seek(m, in->nsteps - 2);
+    assert_int_equal(viz_model_state(m)->line, 15);
+    assert_int_equal(viz_model_state(m)->nbuf, 7);
+    assert_string_equal(viz_model_state(m)->buf[5].name, "m_i");
+    assert_true(viz_model_state(m)->buf[5].flags & VIZ_BUF_STORED);   /* L_i from m_i */
+    viz_model_seek(m, in->nsteps - 1);
+    assert_int_equal(viz_model_state(m)->line, 17);
+    assert_int_equal(viz_model_state(m)->nbuf, 0);                    /* released */
+    viz_model_free(m);
+
+    /* Naive: line 1 holds Q_i, K_j, S_ij; line 2 (one pass here) S_rows, m,
+     * l; line 3 P_ij, V_j, O_i. */
+    c = small_cfg(SIM_NAIVE, 64, 16, 16, 0);
+    m = build_ok(&c);
+    in = viz_model_info(m);
+    const char *want[4][3] = { { "", "", "" }, { "Q_i", "K_j", "S_ij" },
+                               { "S_rows", "m", "l" }, { "P_ij", "V_j", "O_i" } };
+    for (uint64_t k = 0; k + 1 < in->nsteps; k++) {
+        viz_model_seek(m, k);
+        const viz_state *st = viz_model_state(m);
+        assert_true(st->line >= 1 && st->line <= 3);
+        assert_int_equal(st->nbuf, 3);
+        for (int b = 0; b < 3; b++)
+            assert_string_equal(st->buf[b].name, want[st->line][b]);
+    }
+    viz_model_free(m);
+}
+
+/* ---- statistics ------------------------------------------------------------------ */
+
+/* FA2: replay Algorithm 1 for one row block with ref_tile.h and compare m_i,
+ * l_i, alpha and the changed flags of every line-9 step, and at line 12 the
+ * final m, l; at line 14 L, which must also equal the simulator's output. */
+static void check_fa2_stats(int64_t N, int64_t d, int64_t B, int causal)
+{
+    viz_config c = small_cfg(SIM_FA2, N, d, B, causal);
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    observed o;
+    sim_result res;
+    observe(&c, &in->plan, 1, &o, &res);
+    const int64_t Br = in->plan.Br, Bc = in->plan.Bc;
+    float *Q = malloc((size_t)(N * d) * sizeof *Q), *K = malloc((size_t)(N * d) * sizeof *K);
+    float *V = malloc((size_t)(N * d) * sizeof *V);
+    sim_random_inputs(c.seed, N, d, c.sh.dtype, Q, K, V);
+    float *S = malloc((size_t)(Br * Bc) * sizeof *S);
+    const float scale = 1.0f / sqrtf((float)d);
+    int changes = 0;
+    for (int64_t i = 0; i < in->plan.Tr; i++) {
+        const int64_t r0 = i * Br, br = N - r0 < Br ? N - r0 : Br;
+        float mm[64], ll[64];
+        for (int64_t r = 0; r < br; r++) {
+            mm[r] = -REF_INF;
+            ll[r] = 0.0f;
+        }
+        const int64_t j_end = causal ? ((r0 + br - 1) / Bc) + 1 : in->plan.Tc;
+        for (int64_t j = 0; j < j_end; j++) {
+            const int64_t c0 = j * Bc, bc = N - c0 < Bc ? N - c0 : Bc;
+            ref_tile_scores(Q + r0 * d, K + c0 * d, (int)br, (int)bc, (int)d, scale, S);
+            if (causal)
+                ref_tile_mask_causal(S, (int)br, (int)bc, r0, c0);
+            uint64_t k;
+            assert_int_equal(viz_model_find_step(m, 0, 9, i, j, &k), 0);
+            viz_model_seek(m, k);
+            const viz_stats *s = &viz_model_state(m)->stats;
+            assert_true(s->shown && s->before_valid && s->after_valid && s->alpha_shown);
+            assert_int_equal(s->row0, r0);
+            assert_int_equal(s->block_rows, br);
+            assert_int_equal(s->nrows, br);
+            for (int64_t r = 0; r < br; r++) {
+                float m_old = mm[r];
+                float alpha = ref_online_step(S + r * bc, (int)bc, &mm[r], &ll[r]);
+                assert_memory_equal(&s->m_old[r], &m_old, sizeof(float));
+                assert_memory_equal(&s->m_new[r], &mm[r], sizeof(float));
+                assert_memory_equal(&s->l_new[r], &ll[r], sizeof(float));
+                assert_memory_equal(&s->alpha[r], &alpha, sizeof(float));
+                assert_int_equal(s->changed[r], m_old != mm[r]);
+                changes += s->changed[r];
+            }
+        }
+        /* Line 12: before = the final m_i, l_i of the block; after, m_i holds
+         * L_i = m_i + log l_i (line 13). */
+        uint64_t k;
+        assert_int_equal(viz_model_find_step(m, 0, 12, i, -1, &k), 0);
+        viz_model_seek(m, k);
+        const viz_stats *s = &viz_model_state(m)->stats;
+        assert_false(s->m_is_L_before);
+        assert_true(s->m_is_L_after);
+        assert_false(s->alpha_shown);
+        for (int64_t r = 0; r < br; r++) {
+            float L = ref_lse(mm[r], ll[r]);
+            assert_memory_equal(&s->m_old[r], &mm[r], sizeof(float));
+            assert_memory_equal(&s->l_old[r], &ll[r], sizeof(float));
+            assert_memory_equal(&s->m_new[r], &L, sizeof(float));
+            assert_memory_equal(&s->l_new[r], &ll[r], sizeof(float));
+        }
+        /* Line 15 stores L_i: the view's m_i equals the simulator's L. */
+        assert_int_equal(viz_model_find_step(m, 0, 15, i, -1, &k), 0);
+        viz_model_seek(m, k);
+        s = &viz_model_state(m)->stats;
+        assert_true(s->m_is_L_before && s->after_valid);
+        assert_memory_equal(s->m_new, res.L + r0, (size_t)br * sizeof(float));
+        /* Line 5: initialised, nothing before. */
+        assert_int_equal(viz_model_find_step(m, 0, 5, i, -1, &k), 0);
+        viz_model_seek(m, k);
+        s = &viz_model_state(m)->stats;
+        assert_false(s->before_valid);
+        assert_true(s->after_valid);
+        assert_true(s->m_new[0] == -REF_INF && s->l_new[0] == 0.0f);
+    }
+    assert_true(changes > 0);
+    free(Q);
+    free(K);
+    free(V);
+    free(S);
+    observed_free(&o);
+    sim_result_free(&res);
+    viz_model_free(m);
+}
+
+static void test_fa2_stats(void **state)
+{
+    (void)state;
+    check_fa2_stats(64, 16, 16, 0);
+    check_fa2_stats(50, 8, 16, 1);
+}
+
+/* FA1: at line 13 (i, j) the view's m_i, l_i after the step are what the
+ * simulator stored to HBM; at line 9 the values before are those stored at
+ * (i, j - 1), and the O row after line 12 is normalised. */
+static void test_fa1_stats(void **state)
+{
+    (void)state;
+    viz_config c = small_cfg(SIM_FA1, 48, 8, 16, 0);
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    observed o;
+    sim_result res;
+    observe(&c, &in->plan, 1, &o, &res);
+    const int64_t Br = in->plan.Br, Tr = in->plan.Tr;
+    for (int64_t j = 0; j < in->plan.Tc; j++)
+        for (int64_t i = 0; i < Tr; i++) {
+            uint64_t k;
+            assert_int_equal(viz_model_find_step(m, 0, 13, i, j, &k), 0);
+            viz_model_seek(m, k);
+            const viz_stats *s = &viz_model_state(m)->stats;
+            assert_true(s->shown && s->after_valid && s->out_normalised);
+            const float *ms = o.m_store + (j * Tr + i) * Br, *ls = o.l_store + (j * Tr + i) * Br;
+            assert_memory_equal(s->m_new, ms, (size_t)s->nrows * sizeof(float));
+            assert_memory_equal(s->l_new, ls, (size_t)s->nrows * sizeof(float));
+            assert_int_equal(viz_model_find_step(m, 0, 9, i, j, &k), 0);
+            viz_model_seek(m, k);
+            s = &viz_model_state(m)->stats;
+            assert_true(s->before_valid);
+            if (j > 0) {
+                assert_memory_equal(s->m_old, o.m_store + ((j - 1) * Tr + i) * Br,
+                                    (size_t)s->nrows * sizeof(float));
+            } else {
+                assert_true(s->m_old[0] == -REF_INF && s->l_old[0] == 0.0f);
+            }
+            /* Line 8 loads: no "before" (another block's values). */
+            assert_int_equal(viz_model_find_step(m, 0, 8, i, j, &k), 0);
+            viz_model_seek(m, k);
+            assert_false(viz_model_state(m)->stats.before_valid);
+            assert_int_equal(viz_model_state(m)->nxfer, 4);
+        }
+    /* The O row at the end equals the simulator's output row (rounded to the
+     * dtype as FA1 stores it). */
+    uint64_t k;
+    assert_int_equal(viz_model_find_step(m, 0, 13, 1, in->plan.Tc - 1, &k), 0);
+    viz_model_seek(m, k);
+    const viz_stats *s = &viz_model_state(m)->stats;
+    float row[VIZ_OUT_MAX_COLS];
+    memcpy(row, s->out_new, sizeof row);
+    sim_round_to_dtype(row, s->out_cols, c.sh.dtype);
+    assert_memory_equal(row, res.O + 1 * Br * c.sh.d, (size_t)s->out_cols * sizeof(float));
+    observed_free(&o);
+    sim_result_free(&res);
+    viz_model_free(m);
+}
+
+/* Naive, three passes (rows of S that do not fit): pass numbers and the row
+ * maxima after pass 1 equal the maxima of the rows of S. */
+static void test_naive_passes(void **state)
+{
+    (void)state;
+    /* A row of S in fp32 is 512 x 4 = 2,048 B > M: three passes. */
+    viz_config c = small_cfg(SIM_NAIVE, 512, 8, 16, 0);
+    c.sh.M = 2000;
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    assert_int_equal(in->plan.softmax_passes, 3);
+    int seen[4] = { 0 };
+    for (uint64_t k = 0; k < in->nsteps; k++) {
+        viz_model_seek(m, k);
+        const viz_state *st = viz_model_state(m);
+        if (st->line != 2) {
+            assert_int_equal(st->pass, 0);
+            continue;
+        }
+        assert_true(st->pass >= 1 && st->pass <= 3);
+        seen[st->pass]++;
+        assert_true(st->stats.shown && st->stats.before_valid && st->stats.after_valid);
+        assert_false(st->stats.alpha_shown);
+    }
+    assert_int_equal(seen[1], in->plan.Tr * in->plan.Tc);
+    assert_int_equal(seen[2], seen[1]);
+    assert_int_equal(seen[3], seen[1]);
+    viz_model_free(m);
+}
+
+/* ---- seeking ----------------------------------------------------------------------- */
+
+/* A jump lands on the same state as walking there, across checkpoints. */
+static void test_seek_equals_walk(void **state)
+{
+    (void)state;
+    viz_config c = small_cfg(SIM_FA1, 512, 8, 16, 1);
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    assert_true(in->nsteps > 2 * VIZ_CHECKPOINT_STEPS);
+    const uint64_t n = in->nsteps;
+    viz_state *walk = malloc((size_t)n * sizeof *walk);
+    viz_transfer (*xf)[4] = malloc((size_t)n * sizeof *xf);
+    for (uint64_t k = 0; k < n; k++) {
+        viz_model_seek(m, k);
+        walk[k] = *viz_model_state(m);
+        memcpy(xf[k], walk[k].xfer, (size_t)(walk[k].nxfer < 4 ? walk[k].nxfer : 4) *
+               sizeof(viz_transfer));
+    }
+    uint64_t r = 12345;
+    for (int t = 0; t < 500; t++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        const uint64_t k = (r >> 33) % n;
+        assert_int_equal(viz_model_seek(m, k), 0);
+        const viz_state *st = viz_model_state(m);
+        assert_int_equal(st->step, k);
+        assert_true(sim_counts_equal(&st->counts, &walk[k].counts));
+        assert_int_equal(st->nbuf, walk[k].nbuf);
+        assert_memory_equal(st->buf, walk[k].buf, sizeof st->buf);
+        assert_int_equal(st->sram_used, walk[k].sram_used);
+        assert_int_equal(st->nxfer, walk[k].nxfer);
+        for (int x = 0; x < st->nxfer && x < 4; x++) {
+            assert_int_equal(st->xfer[x].r0, xf[k][x].r0);
+            assert_int_equal(st->xfer[x].tensor, xf[k][x].tensor);
+        }
+        assert_memory_equal(&st->stats, &walk[k].stats, sizeof st->stats);
+    }
+    assert_int_equal(viz_model_seek(m, n), -1);
+    assert_int_equal(viz_model_state(m)->step < n, 1);
+    free(walk);
+    free(xf);
+    viz_model_free(m);
+}
+
+/* ---- modes, refusals, limits --------------------------------------------------------- */
+
+static void test_count_only(void **state)
+{
+    (void)state;
+    viz_config c;
+    viz_config_default(&c);
+    c.sh.N = 4096;              /* N^2 d = 2^30: counted, not computed */
+    c.sh.M = 96 * 1024;
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    assert_false(in->computed);
+    assert_non_null(strstr(in->mode_note, "count-only"));
+    assert_non_null(strstr(in->mode_note, "--compute"));
+    assert_int_equal(viz_model_seek(m, in->nsteps - 1), 0);
+    assert_false(viz_model_state(m)->stats.available);
+    assert_true(sim_counts_equal(&viz_model_state(m)->counts, &in->final_counts));
+    /* Every K tile was read, every O tile written. */
+    for (int64_t t = 0; t < in->tensor[SIM_K].grid_rows; t++)
+        assert_true(viz_tile_mark(m, SIM_K, t, 0) & VIZ_TILE_READ);
+    assert_int_equal(viz_tile_range_mark(m, SIM_O, 0, in->tensor[SIM_O].grid_rows, 0, 1),
+                     VIZ_TILE_WRITTEN);
+    viz_model_free(m);
+}
+
+static void test_refused_plan(void **state)
+{
+    (void)state;
+    viz_config c;
+    viz_config_default(&c);
+    c.Br = c.Bc = 64;           /* needs 57,856 B; M = 8 KiB */
+    c.plan_kind = SIM_PLAN_USER;
+    viz_model *m = NULL;
+    char err[2048];
+    assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_EREFUSED);
+    assert_non_null(m);
+    assert_non_null(strstr(err, "does not fit"));
+    const viz_info *in = viz_model_info(m);
+    assert_true(in->refused);
+    assert_int_equal(in->nsteps, 0);
+    assert_int_equal(viz_model_seek(m, 0), -1);
+    const viz_state *st = viz_model_state(m);
+    int refused = -1;
+    for (int b = 0; b < st->nbuf; b++) {
+        if (st->buf[b].flags & VIZ_BUF_REFUSED) {
+            assert_int_equal(refused, -1);
+            refused = b;
+            assert_true(st->buf[b].offset <= c.sh.M);
+            assert_true(st->buf[b].offset + st->buf[b].bytes > c.sh.M);
+        } else if (refused < 0) {
+            assert_true(st->buf[b].offset + st->buf[b].bytes <= c.sh.M);
+        } else {
+            assert_true(st->buf[b].flags & VIZ_BUF_PENDING);
+        }
+    }
+    assert_int_equal(refused, 1);     /* Q_i fits (8,192 B), K_j does not */
+    assert_string_equal(st->buf[1].name, "K_j");
+    assert_int_equal(viz_tile_mark(m, SIM_Q, 0, 0), 0);
+    viz_model_free(m);
+
+    /* M too small for any plan: refused too, with the smallest plan shown. */
+    c.Br = c.Bc = 0;
+    c.plan_kind = SIM_PLAN_AUTO;
+    c.sh.M = 100;
+    assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_EREFUSED);
+    assert_true(viz_model_info(m)->refused);
+    viz_model_free(m);
+
+    /* A paper plan over M runs, its buffers past M flagged. */
+    viz_config_default(&c);
+    c.algo = SIM_FA1;
+    c.plan_kind = SIM_PLAN_PAPER;
+    m = build_ok(&c);
+    assert_false(viz_model_info(m)->plan.fits);
+    st = viz_model_state(m);
+    int over = 0;
+    for (int b = 0; b < st->nbuf; b++)
+        over += !!(st->buf[b].flags & VIZ_BUF_OVER);
+    assert_true(over > 0);
+    viz_model_free(m);
+}
+
+static void test_limits(void **state)
+{
+    (void)state;
+    viz_config c;
+    viz_config_default(&c);
+    c.sh.N = 4096;
+    c.sh.M = 96 * 1024;
+    c.Br = c.Bc = 16;
+    c.plan_kind = SIM_PLAN_USER;
+    c.max_log_bytes = 1 << 20;
+    viz_model *m = NULL;
+    char err[2048];
+    assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_EUSAGE);
+    assert_null(m);
+    assert_non_null(strstr(err, "hint"));
+    c.max_log_bytes = 0;
+    c.sh.N = INT64_C(1) << 31;
+    assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_EUSAGE);
+    c.sh.N = 0;
+    assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_EUSAGE);
+    /* Forced compute beyond 2^34 multiply-adds is refused. */
+    viz_config_default(&c);
+    c.sh.N = 65536;
+    c.sh.M = 96 * 1024;
+    c.mode = VIZ_MODE_COMPUTE;
+    assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_EUSAGE);
+    assert_null(m);
+}
+
+/* ---- helpers ----------------------------------------------------------------------- */
+
+static void test_pseudocode_covers_lines(void **state)
+{
+    (void)state;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        viz_config c = small_cfg((sim_algo)a, 32, 8, 16, 0);
+        viz_model *m = build_ok(&c);
+        int n;
+        const viz_code_line *code = viz_pseudocode((sim_algo)a, &n);
+        assert_true(n > 0);
+        for (int k = 0; k < n; k++)
+            assert_true(2 * code[k].indent + (int)strlen(code[k].text) <= 31);
+        for (uint64_t k = 0; k < viz_model_info(m)->nsteps; k++) {
+            int line, found = 0;
+            viz_model_step_where(m, k, &line, NULL, NULL);
+            for (int q = 0; q < n; q++)
+                found |= code[q].line == line;
+            assert_true(found);
+        }
+        viz_model_free(m);
+    }
+}
+
+static void test_axis_cell(void **state)
+{
+    (void)state;
+    for (int64_t n = 1; n <= 70; n += 3)
+        for (int64_t tile = 1; tile <= 20; tile += 3)
+            for (int64_t cells = 1; cells <= 25; cells++) {
+                const int64_t tiles = (n + tile - 1) / tile;
+                int64_t next = 0;
+                for (int64_t cidx = 0; cidx < cells; cidx++) {
+                    int64_t t0, t1;
+                    viz_axis_cell(n, tile, cells, cidx, &t0, &t1);
+                    assert_true(t0 < t1 && t1 <= tiles);
+                    assert_true(t0 <= next);           /* no tile skipped */
+                    if (t1 > next)
+                        next = t1;
+                }
+                assert_int_equal(next, tiles);
+            }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fa2_line7_tiles),
+        cmocka_unit_test(test_counters_every_step),
+        cmocka_unit_test(test_sram_phases),
+        cmocka_unit_test(test_fa2_stats),
+        cmocka_unit_test(test_fa1_stats),
+        cmocka_unit_test(test_naive_passes),
+        cmocka_unit_test(test_seek_equals_walk),
+        cmocka_unit_test(test_count_only),
+        cmocka_unit_test(test_refused_plan),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_pseudocode_covers_lines),
+        cmocka_unit_test(test_axis_cell),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,359 @@
+/*
+ * test_viz_tmux.c — the interactive `fasim view` in a real terminal: tmux
+ * runs it in a detached 80 x 24 pane, keys are sent with send-keys and the
+ * screen read back with capture-pane.
+ *
+ * Checks: stepping changes the frame (n, Right, b, Left, g), help, switching
+ * loop order (a) and causal (c), play/pause, a mouse click on a tile, a
+ * resize redraws at the new size, and every way out — q, Ctrl-C, SIGTERM —
+ * ends with the terminal restored (the pane has left the alternate screen)
+ * and the documented exit status (0, 130, 143); TERM=vt100 with NO_COLOR
+ * works too.
+ *
+ * A private tmux server (-L) with no configuration (-f /dev/null) is used
+ * and killed at the end. Skipped (77) when tmux is not installed.
+ * Usage: test_viz_tmux <path to fasim>
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static const char *g_fasim;
+static char g_sock[64];
+
+/* Waits are generous: under AddressSanitizer fasim starts slower. */
+#define WAIT_S 15.0
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Run a tmux command on the private server; returns its exit status. */
+static int tmux(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int tmux(const char *fmt, ...)
+{
+    char args[2048], cmd[2304];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "tmux -L %s -f /dev/null %s", g_sock, args);
+    return system(cmd);
+}
+
+/* The output of a tmux command (malloc'd). */
+static char *tmux_out(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "tmux -L %s -f /dev/null %s 2>/dev/null", g_sock, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 8192, n = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    for (size_t r; (r = fread(buf + n, 1, cap - 1 - n, p)) > 0;) {
+        n += r;
+        if (n + 1 >= cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+    }
+    buf[n] = '\0';
+    pclose(p);
+    return buf;
+}
+
+static char *capture(const char *session)
+{
+    char args[128];
+    snprintf(args, sizeof args, "capture-pane -p -t %s", session);
+    return tmux_out(args);
+}
+
+/* Poll the pane until it shows `needle`; returns the capture (malloc'd), or
+ * fails the test with the last screen. */
+static char *wait_for(const char *session, const char *needle)
+{
+    const double end = now_s() + WAIT_S;
+    for (;;) {
+        char *s = capture(session);
+        if (strstr(s, needle))
+            return s;
+        if (now_s() > end) {
+            fprintf(stderr, "timed out waiting for '%s'; the pane shows:\n%s\n", needle, s);
+            free(s);
+            fail();
+        }
+        free(s);
+        sleep_ms(50);
+    }
+}
+
+static void wait_gone(const char *session, const char *needle)
+{
+    const double end = now_s() + WAIT_S;
+    for (;;) {
+        char *s = capture(session);
+        int there = strstr(s, needle) != NULL;
+        if (!there) {
+            free(s);
+            return;
+        }
+        if (now_s() > end) {
+            fprintf(stderr, "'%s' did not go away; the pane shows:\n%s\n", needle, s);
+            free(s);
+            fail();
+        }
+        free(s);
+        sleep_ms(50);
+    }
+}
+
+static void keys(const char *session, const char *k)
+{
+    assert_int_equal(tmux("send-keys -t %s %s", session, k), 0);
+}
+
+/* The pane's program left the alternate screen: curses gave it back. */
+static void assert_restored(const char *session)
+{
+    char args[128];
+    snprintf(args, sizeof args, "display-message -p -t %s '#{alternate_on}'", session);
+    char *s = tmux_out(args);
+    if (s[0] != '0')
+        fprintf(stderr, "alternate_on = %s", s);
+    assert_int_equal(s[0], '0');
+    free(s);
+}
+
+/* Start `fasim view ARGS` in a new 80 x 24 session; the shell prints the
+ * exit status when it ends and stays a while so that it can be read. Ctrl-C
+ * reaches the whole foreground group: the shell traps it (a trap, unlike an
+ * ignored signal, is not inherited), so that it survives to print. */
+static void start(const char *session, const char *env, const char *args)
+{
+    assert_int_equal(tmux("new-session -d -x 80 -y 24 -s %s \"sh -c 'trap : INT; %s %s view "
+                          "%s; echo EXIT=\\$?; sleep 60'\"", session, env, g_fasim, args), 0);
+}
+
+static void stop(const char *session)
+{
+    tmux("kill-session -t %s", session);
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+static void test_step_and_quit(void **state)
+{
+    (void)state;
+    const char *S = "steps";
+    start(S, "", "--N 64 --M 8K --algo fa2");
+    char *a = wait_for(S, "step 1 of 277");
+    assert_non_null(strstr(a, "fasim view  fa2"));
+    assert_non_null(strstr(a, "spc:play"));
+    keys(S, "n");
+    char *b = wait_for(S, "step 2 of 277");
+    assert_true(strcmp(a, b) != 0);
+    free(a);
+    free(b);
+    keys(S, "Right");
+    free(wait_for(S, "step 3 of 277"));
+    keys(S, "b");
+    free(wait_for(S, "step 2 of 277"));
+    keys(S, "Left");
+    free(wait_for(S, "step 1 of 277"));
+    keys(S, "g 4 0 Enter");
+    free(wait_for(S, "step 40 of 277"));
+    keys(S, "End");
+    free(wait_for(S, "step 277 of 277"));
+    keys(S, "r");
+    free(wait_for(S, "step 1 of 277"));
+    keys(S, "?");
+    free(wait_for(S, "any key closes this help"));
+    keys(S, "x");
+    wait_gone(S, "any key closes this help");
+    /* Play, then pause. */
+    keys(S, "+ Space");
+    free(wait_for(S, "playing 20/s"));
+    keys(S, "Space");
+    free(wait_for(S, "paused (20/s)"));
+    /* Another loop order on the same inputs, then causal. */
+    keys(S, "a");
+    free(wait_for(S, "fasim view  naive"));
+    keys(S, "a");
+    free(wait_for(S, "fasim view  fa1"));
+    keys(S, "c");
+    free(wait_for(S, "causal"));
+    keys(S, "q");
+    free(wait_for(S, "EXIT=0"));
+    assert_restored(S);
+    stop(S);
+}
+
+/* A click on K's third tile (rows 32-47): the details show in the bottom line. */
+static void test_mouse_and_resize(void **state)
+{
+    (void)state;
+    const char *S = "mouse";
+    start(S, "", "--N 64 --M 16K --algo fa2 --Br 16 --Bc 16");
+    char *s = wait_for(S, "step 1 of");
+    /* Find the K grid: the column of "K" in the names row. */
+    char *line = strstr(s, "\nQ ");
+    assert_non_null(line);
+    int y = 0;
+    for (char *p = s; p < line + 1; p++)
+        y += *p == '\n';
+    const int x = (int)(strchr(line + 1, 'K') - (line + 1));
+    free(s);
+    /* T_c = 4 tiles on the grid rows below the names: tile 3 is row 5 or 6. */
+    const int gy = y + 1 + 5;
+    /* xterm X10 mouse reports, press then release: ESC [ M, then the button
+     * + 32 (0 pressed, 3 released), x + 33, y + 33; sent as hex bytes. */
+    char seq[96];
+    snprintf(seq, sizeof seq, "-H 1b 5b 4d 20 %02x %02x 1b 5b 4d 23 %02x %02x", 33 + x, 33 + gy,
+             33 + x, 33 + gy);
+    keys(S, seq);
+    s = wait_for(S, "K tile 3 of 4, rows [32:48)");
+    free(s);
+    /* Resize: the view follows. */
+    assert_int_equal(tmux("resize-window -t %s -x 120 -y 40", S), 0);
+    const double end = now_s() + WAIT_S;
+    /* Wider than 80 columns (the pseudocode moves right), and the status
+     * line on the 40th row. */
+    int wide = 0, status_row = 0;
+    while (!(wide && status_row == 40) && now_s() < end) {
+        s = capture(S);
+        int row = 0;
+        wide = status_row = 0;
+        for (char *p = s, *q; (q = strchr(p, '\n')) != NULL; p = q + 1) {
+            row++;
+            if (q - p > 80)
+                wide = 1;
+            if (!strncmp(p, "spc:play", 8))
+                status_row = row;
+        }
+        free(s);
+        sleep_ms(50);
+    }
+    assert_true(wide);
+    assert_int_equal(status_row, 40);
+    keys(S, "q");
+    free(wait_for(S, "EXIT=0"));
+    assert_restored(S);
+    stop(S);
+}
+
+static void test_ctrl_c(void **state)
+{
+    (void)state;
+    const char *S = "ctrlc";
+    start(S, "", "--N 64 --M 8K");
+    free(wait_for(S, "step 1 of"));
+    keys(S, "Space");
+    free(wait_for(S, "playing"));
+    keys(S, "C-c");
+    free(wait_for(S, "EXIT=130"));
+    assert_restored(S);
+    stop(S);
+}
+
+static void test_sigterm(void **state)
+{
+    (void)state;
+    const char *S = "term";
+    start(S, "", "--N 64 --M 8K");
+    free(wait_for(S, "step 1 of"));
+    /* The pane runs sh; fasim is its child. */
+    char args[128];
+    snprintf(args, sizeof args, "display-message -p -t %s '#{pane_pid}'", S);
+    char *pp = tmux_out(args);
+    const long sh_pid = strtol(pp, NULL, 10);
+    free(pp);
+    assert_true(sh_pid > 0);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "ps -o pid= --ppid %ld", sh_pid);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    long pid = 0;
+    assert_int_equal(fscanf(p, "%ld", &pid), 1);
+    pclose(p);
+    assert_true(pid > 0);
+    snprintf(cmd, sizeof cmd, "kill -TERM %ld", pid);
+    assert_int_equal(system(cmd), 0);
+    free(wait_for(S, "EXIT=143"));
+    assert_restored(S);
+    stop(S);
+}
+
+static void test_vt100_no_color(void **state)
+{
+    (void)state;
+    const char *S = "vt100";
+    start(S, "TERM=vt100 NO_COLOR=1", "--N 64 --M 8K --algo naive");
+    free(wait_for(S, "step 1 of"));
+    keys(S, "n");
+    free(wait_for(S, "step 2 of"));
+    keys(S, "q");
+    free(wait_for(S, "EXIT=0"));
+    assert_restored(S);
+    stop(S);
+}
+
+/* A refused plan is shown, and q leaves with exit status 2 and the message. */
+static void test_refused(void **state)
+{
+    (void)state;
+    const char *S = "refused";
+    start(S, "", "--N 64 --M 8K --Br 64 --Bc 64");
+    free(wait_for(S, "PLAN REFUSED"));
+    keys(S, "q");
+    char *s = wait_for(S, "EXIT=2");
+    assert_non_null(strstr(s, "does not fit"));
+    free(s);
+    assert_restored(S);
+    stop(S);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s <fasim>\n", argv[0]);
+        return 2;
+    }
+    if (system("command -v tmux >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "tmux is not installed: skipped\n");
+        return 77;
+    }
+    g_fasim = argv[1];
+    snprintf(g_sock, sizeof g_sock, "fasim-test-%ld", (long)getpid());
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_step_and_quit),
+        cmocka_unit_test(test_mouse_and_resize),
+        cmocka_unit_test(test_ctrl_c),
+        cmocka_unit_test(test_sigterm),
+        cmocka_unit_test(test_vt100_no_color),
+        cmocka_unit_test(test_refused),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tmux("kill-server 2>/dev/null");
+    return rc;
+}

@@ -1,0 +1,835 @@
+/*
+ * viz_layout.c — draw a view model on a canvas (see viz_canvas.h).
+ *
+ * The screen, top to bottom (80 x 24 shown; larger canvases stretch the
+ * grids, the pseudocode window and the statistics table):
+ *
+ *   title: loop order, shape, plan, mode
+ *   where: step k of n, line, i of T_r, j of T_c
+ *   HBM tile grids           | pseudocode, current line marked
+ *   per-tensor byte counters | SRAM: used of M, fill bar, resident buffers
+ *   statistics of the current row block: m, l before and after, alpha;
+ *   the chosen row of O_i
+ *   moved: this step's transfers (or a message: tile details, prompts)
+ *   status line (controls), interactive renderers only
+ *
+ * Block indices are shown 1-based, as the papers number them (i = 1..T_r);
+ * element ranges 0-based and half-open, as slices ([32:48]).
+ */
+#include "viz_canvas.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ref_tile.h"
+
+const char VIZ_CONTROLS[] =
+    "spc:play n:step b:back +-:speed g:goto a:algo c:causal r:restart ?:help q:quit";
+
+enum { MIN_W = 80 };
+
+/* ---- small formatting helpers -------------------------------------------- */
+
+static void fmt_count(char *buf, size_t len, uint64_t v)
+{
+    sim_format_count(buf, len, v);
+}
+
+/* "12.5" style value of a float for the statistics table, in w columns. */
+static void fmt_val(char *buf, size_t len, float v, int w)
+{
+    if (v != v)
+        snprintf(buf, len, "%*s", w, "nan");
+    else if (v == -REF_INF)
+        snprintf(buf, len, "%*s", w, "-inf");
+    else if (v == REF_INF)
+        snprintf(buf, len, "%*s", w, "inf");
+    else if (v > -1e5f && v < 1e5f)
+        snprintf(buf, len, "%*.5f", w, (double)v);
+    else
+        snprintf(buf, len, "%*.3e", w, (double)v);
+}
+
+/* ---- the header lines ---------------------------------------------------- */
+
+static void draw_title(const viz_model *m, viz_canvas *c)
+{
+    const viz_info *in = viz_model_info(m);
+    char mb[32];
+    fmt_count(mb, sizeof mb, in->sh.M);
+    viz_canvas_printf(c, 0, 0, -1, VIZ_ST_TITLE,
+                      "fasim view  %s  N=%lld d=%lld %s M=%s B  B_r=%lld B_c=%lld%s%s",
+                      sim_algo_name(in->algo), (long long)in->sh.N, (long long)in->sh.d,
+                      sim_dtype_name(in->sh.dtype), mb, (long long)in->plan.Br,
+                      (long long)in->plan.Bc, in->sh.causal ? "  causal" : "",
+                      in->computed || in->refused ? "" : "  count-only");
+}
+
+static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    if (in->refused) {
+        char need[32], mb[32];
+        fmt_count(need, sizeof need, in->plan.sram_peak);
+        fmt_count(mb, sizeof mb, in->sh.M);
+        viz_canvas_printf(c, 0, 1, maxw, VIZ_ST_OVER,
+                          "PLAN REFUSED: it needs %s B of SRAM, M is %s B; nothing runs",
+                          need, mb);
+        return;
+    }
+    char s1[32], s2[32], buf[200];
+    fmt_count(s1, sizeof s1, st->step + 1);
+    fmt_count(s2, sizeof s2, in->nsteps);
+    int n = snprintf(buf, sizeof buf, "step %s of %s   line %d", s1, s2, st->line);
+    if (st->i >= 0 && in->algo == SIM_NAIVE && st->line == 2 && in->plan.softmax_passes == 1)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "   rows block %lld of %lld (B_s = %lld)",
+                      (long long)st->i + 1,
+                      (long long)((in->sh.N + in->plan.Bs_r - 1) / in->plan.Bs_r),
+                      (long long)in->plan.Bs_r);
+    else if (st->i >= 0)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "   i = %lld of T_r = %lld",
+                      (long long)st->i + 1, (long long)in->plan.Tr);
+    if (st->j >= 0)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "   j = %lld of T_c = %lld",
+                      (long long)st->j + 1, (long long)in->plan.Tc);
+    if (st->pass)
+        snprintf(buf + n, sizeof buf - (size_t)n, "   pass %d of 3 (%s)", st->pass,
+                 st->pass == 1 ? "row max" : st->pass == 2 ? "row sum" : "normalise");
+    viz_canvas_text(c, 0, 1, maxw, VIZ_ST_TITLE, buf);
+}
+
+/* ---- HBM: tile grids and counters ---------------------------------------- */
+
+/* Grid height: at most gh rows and at least lo, preferring a height at which
+ * every grid with fewer tiles than rows gets a whole number of rows per tile
+ * (so that tile boundaries fall on cell boundaries and a highlight never
+ * spills over). */
+static int pick_grid_height(const viz_info *in, int gh, int lo)
+{
+    if (lo < (gh + 1) / 2)
+        lo = (gh + 1) / 2;
+    for (int g = gh; g >= lo && g >= 1; g--) {
+        int ok = 1;
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+            const viz_tensor_info *ti = &in->tensor[t];
+            if (!ti->present)
+                continue;
+            /* A partial last tile cannot align; it does not constrain g. */
+            if (ti->grid_rows <= g && ti->rows % ti->tile_rows == 0 &&
+                g % ti->grid_rows != 0)
+                ok = 0;
+        }
+        if (ok)
+            return g;
+    }
+    return gh;
+}
+
+static int is_wide(sim_tensor t)
+{
+    return t == SIM_S || t == SIM_P;
+}
+
+static int is_vector(sim_tensor t)
+{
+    return t == SIM_m || t == SIM_l || t == SIM_L;
+}
+
+static void cell_glyph(unsigned bits, char *ch, viz_style *st)
+{
+    if ((bits & VIZ_TILE_LOADING) && (bits & VIZ_TILE_STORING)) {
+        *ch = '*';
+        *st = VIZ_ST_STORE;
+    } else if (bits & VIZ_TILE_LOADING) {
+        *ch = 'L';
+        *st = VIZ_ST_LOAD;
+    } else if (bits & VIZ_TILE_STORING) {
+        *ch = 'S';
+        *st = VIZ_ST_STORE;
+    } else if ((bits & VIZ_TILE_READ) && (bits & VIZ_TILE_WRITTEN)) {
+        *ch = 'x';
+        *st = VIZ_ST_BOTH;
+    } else if (bits & VIZ_TILE_WRITTEN) {
+        *ch = 'w';
+        *st = VIZ_ST_WRITTEN;
+    } else if (bits & VIZ_TILE_READ) {
+        *ch = 'r';
+        *st = VIZ_ST_READ;
+    } else {
+        *ch = '.';
+        *st = VIZ_ST_DIM;
+    }
+}
+
+enum { GAP = 2 };      /* columns between two grids (1 when space is short) */
+
+/* Cell widths of the grids within `avail` columns: wd for the (N, d)
+ * tensors, ws for S and P (N, N), 1 for the vectors. S and P get widths in
+ * proportion to N / d where they can; wd stays within [3, 8]. Returns the
+ * total width. */
+static int grid_widths(const viz_info *in, int avail, int gap, int *wd_out, int *ws_out)
+{
+    int nd = 0, nw = 0, nv = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!in->tensor[t].present)
+            continue;
+        if (is_wide((sim_tensor)t))
+            nw++;
+        else if (is_vector((sim_tensor)t))
+            nv++;
+        else
+            nd++;
+    }
+    const int ntens = nd + nw + nv;
+    const int room = avail - gap * (ntens - 1) - nv;
+    int wd, ws = 0;
+    if (nw) {
+        const viz_tensor_info *S = &in->tensor[SIM_S];
+        const double ratio = (double)in->sh.N / (double)in->sh.d;
+        wd = (int)(room / (nd + nw * ratio));
+        wd = wd < 3 ? 3 : wd > 8 ? 8 : wd;
+        ws = (room - nd * wd) / nw;
+        if (ws > (int)(wd * ratio + 0.5))
+            ws = (int)(wd * ratio + 0.5);
+        if (ws < 1)
+            ws = 1;
+        if (S->grid_cols <= ws)          /* whole cells per tile column */
+            ws = (int)(S->grid_cols * (ws / S->grid_cols));
+    } else {
+        wd = room / (nd ? nd : 1);
+        wd = wd < 1 ? 1 : wd > 8 ? 8 : wd;
+    }
+    *wd_out = wd;
+    *ws_out = ws;
+    return nd * wd + nw * ws + nv + gap * (ntens - 1);
+}
+
+static int cell_width(sim_tensor t, int wd, int ws)
+{
+    return is_wide(t) ? ws : is_vector(t) ? 1 : wd;
+}
+
+/* The largest number of tiles one cell stands for, rows and columns. */
+static void grid_scale(const viz_info *in, int gh, int ws, int *sr, int *sc)
+{
+    *sr = *sc = 1;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        const viz_tensor_info *ti = &in->tensor[t];
+        if (!ti->present)
+            continue;
+        for (int r = 0; r < gh; r++) {
+            int64_t a, b;
+            viz_axis_cell(ti->rows, ti->tile_rows, gh, r, &a, &b);
+            if (b - a > *sr)
+                *sr = (int)(b - a);
+        }
+        if (is_wide((sim_tensor)t) && ws > 0)
+            for (int q = 0; q < ws; q++) {
+                int64_t a, b;
+                viz_axis_cell(ti->cols, ti->tile_cols, ws, q, &a, &b);
+                if (b - a > *sc)
+                    *sc = (int)(b - a);
+            }
+    }
+}
+
+/* Draws the grids: names in row y0, then gh rows of cells. */
+static void draw_grids(const viz_model *m, viz_canvas *c, int y0, int gh, int wd, int ws,
+                       int gap, viz_layout *out)
+{
+    const viz_info *in = viz_model_info(m);
+    int x = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        const viz_tensor_info *ti = &in->tensor[t];
+        if (!ti->present)
+            continue;
+        const int w = cell_width((sim_tensor)t, wd, ws);
+        viz_canvas_text(c, x, y0, w + 1, VIZ_ST_HEAD, ti->name);
+        for (int r = 0; r < gh; r++) {
+            int64_t tr0, tr1;
+            viz_axis_cell(ti->rows, ti->tile_rows, gh, r, &tr0, &tr1);
+            for (int q = 0; q < w; q++) {
+                int64_t tc0, tc1;
+                viz_axis_cell(ti->cols, ti->tile_cols, w, q, &tc0, &tc1);
+                unsigned bits = viz_tile_range_mark(m, (sim_tensor)t, tr0, tr1, tc0, tc1);
+                char ch;
+                viz_style st;
+                cell_glyph(bits, &ch, &st);
+                viz_canvas_fill(c, x + q, y0 + 1 + r, 1, ch, st);
+            }
+        }
+        if (out) {
+            viz_grid_rect *g = &out->grid[t];
+            g->present = 1;
+            g->x = x;
+            g->y = y0 + 1;
+            g->w = w;
+            g->h = gh;
+            g->tensor = (sim_tensor)t;
+        }
+        x += w + gap;
+    }
+}
+
+/* The byte counters as items "Q r 2,048/8,192 B": bytes so far / the closed
+ * form's total. split: a tensor both read and written gives two items, and
+ * the unit is left to a header ("bytes: so far/total").
+ * Numbers are exact when the item, with the totals in both places, fits maxw,
+ * else shortened ("1.50 MiB"); deciding on the totals keeps the layout the
+ * same at every step. */
+enum { MAX_ITEMS = 2 * SIM_TENSOR_COUNT };
+
+static int format_items(const char *name, const uint64_t v[4], int split, int compact,
+                        int unit, char items[][192])
+{
+    char f[4][32];
+    for (int q = 0; q < 4; q++) {
+        if (compact)
+            sim_format_bytes(f[q], sizeof f[q], v[q]);
+        else
+            fmt_count(f[q], sizeof f[q], v[q]);
+    }
+    const char *u = compact || !unit ? "" : " B";
+    const int rd = v[1] > 0, wr = v[3] > 0 || !rd;
+    int k = 0;
+    if (rd && wr && !split) {
+        snprintf(items[k++], 192, "%-2.2s r %s/%s w %s/%s%s", name, f[0], f[1], f[2], f[3], u);
+    } else {
+        if (rd)
+            snprintf(items[k++], 192, "%-2.2s r %s/%s%s", name, f[0], f[1], u);
+        if (wr)
+            snprintf(items[k++], 192, "%-2.2s w %s/%s%s", rd ? "" : name, f[2], f[3], u);
+    }
+    return k;
+}
+
+static int counter_items(const viz_model *m, int split, int maxw, char items[][192])
+{
+    const viz_info *in = viz_model_info(m);
+    int n = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!in->tensor[t].present)
+            continue;
+        const uint64_t fr = viz_final_bytes_read(m, (sim_tensor)t);
+        const uint64_t fw = viz_final_bytes_written(m, (sim_tensor)t);
+        const uint64_t fin[4] = { fr, fr, fw, fw };
+        const uint64_t now[4] = { viz_bytes_read(m, (sim_tensor)t), fr,
+                                  viz_bytes_written(m, (sim_tensor)t), fw };
+        char probe[2][192];
+        int compact = 0;
+        int k = format_items(in->tensor[t].name, fin, split, 0, !split, probe);
+        for (int q = 0; q < k; q++)
+            if ((int)strlen(probe[q]) > maxw)
+                compact = 1;
+        n += format_items(in->tensor[t].name, now, split, compact, !split, items + n);
+    }
+    return n;
+}
+
+/* The widest counter item at the end of the run (the widest at any step). */
+static int counter_width(const viz_model *m, int split, int maxw)
+{
+    const viz_info *in = viz_model_info(m);
+    int w = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!in->tensor[t].present)
+            continue;
+        const uint64_t fr = viz_final_bytes_read(m, (sim_tensor)t);
+        const uint64_t fw = viz_final_bytes_written(m, (sim_tensor)t);
+        const uint64_t fin[4] = { fr, fr, fw, fw };
+        char probe[2][192];
+        int k = format_items(in->tensor[t].name, fin, split, 0, !split, probe), over = 0;
+        for (int q = 0; q < k; q++)
+            over |= (int)strlen(probe[q]) > maxw;
+        if (over)
+            k = format_items(in->tensor[t].name, fin, split, 1, !split, probe);
+        for (int q = 0; q < k; q++)
+            if ((int)strlen(probe[q]) > w)
+                w = (int)strlen(probe[q]);
+    }
+    return w;
+}
+
+/* ---- pseudocode and SRAM ------------------------------------------------- */
+
+static void draw_code(const viz_model *m, viz_canvas *c, int x0, int y0, int ph, int rw)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    int n;
+    const viz_code_line *code = viz_pseudocode(in->algo, &n);
+    viz_canvas_text(c, x0, y0, rw, VIZ_ST_HEAD, viz_pseudocode_title(in->algo));
+    int cur = -1;
+    if (!in->refused)
+        for (int k = 0; k < n; k++)
+            if (code[k].line == st->line) {
+                cur = k;
+                break;
+            }
+    int start = 0;
+    if (n > ph && cur >= 0) {
+        start = cur - ph / 3;
+        if (start < 0)
+            start = 0;
+        if (start > n - ph)
+            start = n - ph;
+    }
+    for (int r = 0; r < ph && start + r < n; r++) {
+        const int k = start + r;
+        /* The current line and its continuations (line 0 below it). */
+        int on = cur >= 0 && k >= cur;
+        for (int q = cur + 1; on && q <= k; q++)
+            if (code[q].line != 0)
+                on = 0;
+        char num[8] = "  ";
+        if (code[k].line)
+            snprintf(num, sizeof num, "%2d", code[k].line);
+        char buf[96];
+        snprintf(buf, sizeof buf, "%c%s %*s%s", on ? '>' : ' ', num, 2 * code[k].indent, "",
+                 code[k].text);
+        viz_style sty = on ? VIZ_ST_CURLINE : VIZ_ST_NORMAL;
+        if (on)
+            viz_canvas_fill(c, x0, y0 + 1 + r, rw, ' ', sty);
+        viz_canvas_text(c, x0, y0 + 1 + r, rw, sty, buf);
+    }
+}
+
+/* The resident buffers as "name bytes" tokens, wrapped into rw columns.
+ * Returns the number of lines used (or needed, when draw is 0). */
+static int draw_buffers(const viz_model *m, viz_canvas *c, int x0, int y0, int rw, int maxl,
+                        int draw)
+{
+    const viz_state *st = viz_model_state(m);
+    int x = 0, line = 0;
+    for (int k = 0; k < st->nbuf; k++) {
+        const viz_sram_entry *b = &st->buf[k];
+        char num[32], tok[64];
+        fmt_count(num, sizeof num, b->bytes);
+        viz_style sty = VIZ_ST_NORMAL;
+        char mark = ' ';
+        if (b->flags & VIZ_BUF_PENDING) {
+            snprintf(tok, sizeof tok, "(%s %s)", b->name, num);
+            sty = VIZ_ST_DIM;
+        } else {
+            if (b->flags & (VIZ_BUF_REFUSED | VIZ_BUF_OVER)) {
+                mark = '!';
+                sty = VIZ_ST_OVER;
+            } else if (b->flags & VIZ_BUF_LOADED) {
+                mark = '*';
+                sty = VIZ_ST_LOAD;
+            } else if (b->flags & VIZ_BUF_STORED) {
+                mark = '*';
+                sty = VIZ_ST_STORE;
+            }
+            snprintf(tok, sizeof tok, "%c%s %s%s", mark, b->name, num,
+                     (b->flags & VIZ_BUF_REFUSED) ? " does not fit" : "");
+        }
+        int len = (int)strlen(tok);
+        if (x > 0 && x + len > rw) {
+            line++;
+            x = 0;
+        }
+        if (draw && line < maxl)
+            viz_canvas_text(c, x0 + x, y0 + line, rw - x, sty, tok);
+        x += len + 1;
+    }
+    return st->nbuf ? line + 1 : 1;
+}
+
+static void draw_sram(const viz_model *m, viz_canvas *c, int x0, int y0, int rw, int maxl)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    uint64_t used = st->sram_used, shown = used;
+    if (in->refused)
+        for (int k = 0; k < st->nbuf; k++)
+            if (st->buf[k].flags & VIZ_BUF_REFUSED)
+                shown = st->buf[k].offset + st->buf[k].bytes;
+    const uint64_t M = in->sh.M;
+    char u[32], mb[32];
+    fmt_count(u, sizeof u, shown);
+    fmt_count(mb, sizeof mb, M);
+    viz_canvas_printf(c, x0, y0, rw, shown > M ? VIZ_ST_OVER : VIZ_ST_HEAD,
+                      "SRAM %s of M = %s B (%d%%)", u, mb, (int)((shown * 100 + M / 2) / M));
+    /* The bar: '#' up to the used bytes, '!' past M, '.' free. */
+    const int bw = rw - 2;
+    if (bw >= 4) {
+        const uint64_t scale = shown > M ? shown : M;
+        const int fill = (int)((shown * (uint64_t)bw + scale / 2) / scale);
+        const int mpos = (int)(M * (uint64_t)bw / scale);
+        viz_canvas_text(c, x0, y0 + 1, 1, VIZ_ST_NORMAL, "[");
+        for (int q = 0; q < bw; q++) {
+            if (q < fill && q < mpos)
+                viz_canvas_fill(c, x0 + 1 + q, y0 + 1, 1, '#', VIZ_ST_BAR);
+            else if (q < fill)
+                viz_canvas_fill(c, x0 + 1 + q, y0 + 1, 1, '!', VIZ_ST_OVER);
+            else
+                viz_canvas_fill(c, x0 + 1 + q, y0 + 1, 1, '.', VIZ_ST_DIM);
+        }
+        viz_canvas_text(c, x0 + 1 + bw, y0 + 1, 1, VIZ_ST_NORMAL, "]");
+    }
+    draw_buffers(m, c, x0, y0 + 2, rw, maxl - 2, 1);
+}
+
+/* ---- statistics ---------------------------------------------------------- */
+
+static void draw_stats(const viz_model *m, viz_canvas *c, int y0, int rows, int w)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    const viz_stats *s = &st->stats;
+    if (rows < 1)
+        return;
+    if (in->refused) {
+        viz_canvas_text(c, 0, y0, w, VIZ_ST_HEAD, "STATISTICS  none: the plan was refused");
+        return;
+    }
+    if (!s->available) {
+        viz_canvas_text(c, 0, y0, w, VIZ_ST_HEAD,
+                        "STATISTICS  unavailable: no data in a count-only run");
+        if (rows > 1 && in->mode_note[0])
+            viz_canvas_text(c, 2, y0 + 1, w - 2, VIZ_ST_DIM, in->mode_note);
+        return;
+    }
+    if (!s->shown && !s->out_shown) {
+        viz_canvas_text(c, 0, y0, w, VIZ_ST_HEAD,
+                        "STATISTICS  none at this line (no row block's m, l or O on chip)");
+        return;
+    }
+    int y = y0;
+    const int64_t r_end = s->row0 + s->block_rows;
+    if (s->shown) {
+        char chg[48] = "";
+        if (s->before_valid && s->after_valid && !s->m_is_L_before && !s->m_is_L_after)
+            snprintf(chg, sizeof chg, "; max changed in %d row%s", s->nchanged,
+                     s->nchanged == 1 ? "" : "s");
+        viz_canvas_printf(c, 0, y++, w, VIZ_ST_HEAD,
+                          "STATISTICS  block %lld, rows [%lld:%lld)%s", (long long)st->i + 1,
+                          (long long)s->row0, (long long)r_end, chg);
+    } else {
+        viz_canvas_printf(c, 0, y++, w, VIZ_ST_HEAD, "OUTPUT  block %lld, rows [%lld:%lld)",
+                          (long long)st->i + 1, (long long)s->row0, (long long)r_end);
+    }
+    const int out_lines = s->out_shown ? (rows - 1 >= 6 ? 2 : 1) : 0;
+    int table = rows - 1 - out_lines;
+    if (s->shown && table >= 2) {
+        const int cw = 11;
+        char h[160];
+        snprintf(h, sizeof h, " %5s %*s %*s %*s %*s %*s", "row", cw,
+                 s->m_is_L_before ? "L_old" : "m_old", cw, s->m_is_L_after ? "L_new" : "m_new",
+                 cw, "l_old", cw, "l_new", cw + 4, s->alpha_shown ? "e^(m_old-m_new)" : "");
+        viz_canvas_text(c, 0, y++, w, VIZ_ST_DIM, h);
+        table--;
+        int nshow = s->nrows < table ? s->nrows : table;
+        for (int r = 0; r < nshow; r++) {
+            char v[5][24];
+            if (s->before_valid) {
+                fmt_val(v[0], sizeof v[0], s->m_old[r], cw);
+                fmt_val(v[2], sizeof v[2], s->l_old[r], cw);
+            } else {
+                snprintf(v[0], sizeof v[0], "%*s", cw, "-");
+                snprintf(v[2], sizeof v[2], "%*s", cw, "-");
+            }
+            if (s->after_valid) {
+                fmt_val(v[1], sizeof v[1], s->m_new[r], cw);
+                fmt_val(v[3], sizeof v[3], s->l_new[r], cw);
+            } else {
+                snprintf(v[1], sizeof v[1], "%*s", cw, "-");
+                snprintf(v[3], sizeof v[3], "%*s", cw, "-");
+            }
+            if (s->alpha_shown)
+                fmt_val(v[4], sizeof v[4], s->alpha[r], cw + 4);
+            else
+                v[4][0] = '\0';
+            char line[200];
+            snprintf(line, sizeof line, "%c%5lld %s %s %s %s %s", s->changed[r] ? '*' : ' ',
+                     (long long)(s->row0 + r), v[0], v[1], v[2], v[3], v[4]);
+            viz_style sty = s->changed[r] ? VIZ_ST_CHANGED : VIZ_ST_NORMAL;
+            if (s->changed[r])
+                viz_canvas_fill(c, 0, y, w < 80 ? w : 80, ' ', sty);
+            viz_canvas_text(c, 0, y++, w, sty, line);
+        }
+        if (nshow < s->block_rows && y < y0 + rows - out_lines)
+            viz_canvas_printf(c, 0, y++, w, VIZ_ST_DIM, "  ... %lld more rows",
+                              (long long)(s->block_rows - nshow));
+    }
+    if (s->out_shown) {
+        if (y > y0 + rows - out_lines)
+            y = y0 + rows - out_lines;
+        const char *what = s->out_normalised ? "normalised" : "unnormalised";
+        for (int k = 0; k < out_lines; k++) {
+            const int after = out_lines == 1 || k == 1;
+            const int valid = after ? s->after_valid : s->before_valid;
+            const float *o = after ? s->out_new : s->out_old;
+            char buf[256];
+            int n = snprintf(buf, sizeof buf, "O row %lld %s (%s):",
+                             (long long)(s->row0 + s->out_row), after ? "after " : "before",
+                             what);
+            if (!valid) {
+                snprintf(buf + n, sizeof buf - (size_t)n, " -");
+            } else {
+                int q = 0;
+                /* Each value takes 8 columns; keep 4 for " ...". */
+                for (; q < s->out_cols && n + 8 + 4 <= w; q++)
+                    n += snprintf(buf + n, sizeof buf - (size_t)n, " %+.4f", (double)o[q]);
+                if (q < in->sh.d)
+                    snprintf(buf + n, sizeof buf - (size_t)n, " ...");
+            }
+            viz_canvas_text(c, 0, y + k, w, VIZ_ST_NORMAL, buf);
+        }
+    }
+}
+
+/* ---- this step's transfers ------------------------------------------------ */
+
+static void draw_moved(const viz_model *m, viz_canvas *c, int y, int w)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "moved:");
+    if (in->refused) {
+        viz_canvas_text(c, 0, y, w, VIZ_ST_NORMAL, "moved: nothing (the plan was refused)");
+        return;
+    }
+    if (st->nxfer == 0)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " nothing (on-chip work)");
+    int shown = 0;
+    for (int k = 0; k < st->nxfer && n < (int)sizeof buf - 80; k++) {
+        const viz_transfer *x = &st->xfer[k];
+        char range[80], b[32];
+        if (in->tensor[x->tensor].cols == x->cols)
+            snprintf(range, sizeof range, "%s[%lld:%lld]", sim_tensor_name(x->tensor),
+                     (long long)x->r0, (long long)(x->r0 + x->rows));
+        else
+            snprintf(range, sizeof range, "%s[%lld:%lld,%lld:%lld]",
+                     sim_tensor_name(x->tensor), (long long)x->r0,
+                     (long long)(x->r0 + x->rows), (long long)x->c0,
+                     (long long)(x->c0 + x->cols));
+        fmt_count(b, sizeof b, x->bytes);
+        char item[160];
+        if (x->kind == SIM_EV_LOAD)
+            snprintf(item, sizeof item, "%s %s -> %s %s B", shown ? "," : "", range, x->buf, b);
+        else
+            snprintf(item, sizeof item, "%s %s <- %s %s B", shown ? "," : "", range, x->buf, b);
+        if (n + (int)strlen(item) > w - 12 && shown) {
+            snprintf(buf + n, sizeof buf - (size_t)n, " +%d more", st->nxfer - k);
+            break;
+        }
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s", item);
+        shown++;
+    }
+    viz_canvas_text(c, 0, y, w, VIZ_ST_NORMAL, buf);
+}
+
+/* ---- the whole frame ------------------------------------------------------ */
+
+void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
+                     viz_layout *out)
+{
+    viz_canvas_clear(c);
+    if (out)
+        memset(out, 0, sizeof *out);
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    const int W = c->w, H = c->h;
+    const int has_status = o && o->status;
+    const int msg_y = H - 1 - has_status;
+    if (out)
+        out->too_small = W < MIN_W || H < 23 + has_status;
+
+    draw_title(m, c);
+    if (H > 1) {
+        /* The renderer's state ("paused") at the right end; the position
+         * stops a column before it. */
+        const int len = o && o->state ? (int)strlen(o->state) : 0;
+        draw_where(m, c, len ? W - len - 1 : -1);
+        if (len)
+            viz_canvas_text(c, W - len, 1, len, VIZ_ST_TITLE, o->state);
+    }
+    const int body0 = 2, nbody = msg_y - body0;
+    if (nbody < 4) {
+        if (msg_y > 1)
+            viz_canvas_text(c, 0, msg_y, W, VIZ_ST_DIM, "(window too small: 80 x 24 or more)");
+        if (has_status)
+            viz_canvas_text(c, 0, H - 1, W, VIZ_ST_STATUS, o->status);
+        return;
+    }
+
+    /* Columns: HBM on the left, pseudocode and SRAM on the right. */
+    int lw = W * 55 / 100;
+    if (lw < 44)
+        lw = W - 36 > 20 ? W - 36 : W / 2;
+    const int x1 = lw + 1, rw = W - x1;
+
+    /* HBM: the counters beside the grids when the grids are narrow (FA1,
+     * FA2: T_r x 1 and T_c x 1 tiles), else below them (naive: S and P are
+     * N x N). */
+    char items[MAX_ITEMS][192];
+    int wd, ws, side = 0, nitems, cw = 0;
+    /* Counters beside the grids get what the narrowest grids (3 columns,
+     * gaps of 1) leave; longer numbers are shortened ("11.0 MiB"). */
+    int nd = 0, nv = 0, nt = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        if (in->tensor[t].present) {
+            nt++;
+            nd += !is_vector((sim_tensor)t);
+            nv += is_vector((sim_tensor)t);
+        }
+    const int side_budget = lw - (3 * nd + nv + nt - 1) - GAP;
+    cw = counter_width(m, 1, side_budget);
+    nitems = counter_items(m, 1, side_budget, items);
+    int gap = GAP;
+    if (!in->tensor[SIM_S].present) {
+        int gw = grid_widths(in, lw - cw - GAP, gap, &wd, &ws);
+        side = wd >= 3 && gw + GAP + cw <= lw;
+        if (!side) {
+            gap = 1;
+            gw = grid_widths(in, lw - cw - GAP, gap, &wd, &ws);
+            side = wd >= 3 && gw + GAP + cw <= lw;
+        }
+        if (side && gw + GAP + cw < lw) {
+            /* Give spare columns to the counters, which may then be exact. */
+            cw = lw - gw - GAP;
+            nitems = counter_items(m, 1, cw, items);
+        }
+    }
+    int counter_lines;
+    if (side) {
+        counter_lines = nitems;
+    } else {
+        gap = GAP;
+        grid_widths(in, lw, gap, &wd, &ws);
+        nitems = counter_items(m, 0, lw, items);
+        /* Pack the items into lines of lw columns. */
+        counter_lines = 0;
+        for (int k = 0, x = 0; k < nitems; k++) {
+            int len = (int)strlen(items[k]);
+            if (k == 0 || x + GAP + len > lw) {
+                counter_lines++;
+                x = len;
+            } else {
+                x += GAP + len;
+            }
+        }
+    }
+
+    const int buf_lines = draw_buffers(m, c, x1, 0, rw, 0, 0);
+    /* The least the top part needs: grids of 4 rows; 5 lines of code. */
+    int top_min = side ? 2 + (counter_lines > 4 ? counter_lines : 4) : 2 + 4 + counter_lines;
+    if (1 + 5 + 2 + buf_lines > top_min)
+        top_min = 1 + 5 + 2 + buf_lines;
+    /* Statistics: a header, column names, the block's rows, two O rows; at
+     * most 40% of the body in large windows, and what is left in small ones. */
+    const viz_stats *s = &st->stats;
+    int want = 3 + (s->nrows > 0 ? s->nrows : (int)(in->plan.Br < 64 ? in->plan.Br : 64)) + 2;
+    if (!in->computed || in->refused)
+        want = 2;             /* no statistics in this run: a note */
+    int cap = nbody * 2 / 5;
+    if (cap > nbody - top_min)
+        cap = nbody - top_min;
+    if (want > cap)
+        want = cap;
+    if (want < 1)
+        want = 1;
+    int top = nbody - want;
+    if (top < 6)
+        top = 6;
+    const int stats_y = body0 + top, stats_rows = msg_y - stats_y;
+
+    /* Left: HBM grids, a row saying how many tiles a cell stands for when it
+     * is more than one, and the counters. */
+    int gh = top - 2 - (side ? 0 : counter_lines);
+    int maxg = 1;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        if (in->tensor[t].present && in->tensor[t].grid_rows > maxg)
+            maxg = (int)(in->tensor[t].grid_rows < 1000 ? in->tensor[t].grid_rows : 1000);
+    if (gh > 4 * maxg)
+        gh = 4 * maxg;
+    int sr, sc;
+    grid_scale(in, gh < 1 ? 1 : gh, ws, &sr, &sc);
+    const int note = sr > 1 || sc > 1;
+    if (note)
+        gh--;
+    const int lo = side ? counter_lines - note : 1;
+    if (gh < 1)
+        gh = 1;
+    gh = pick_grid_height(in, gh, lo);
+    grid_scale(in, gh, ws, &sr, &sc);
+    viz_canvas_text(c, 0, body0, lw, VIZ_ST_HEAD, "HBM  r read w written x both L load S store");
+    draw_grids(m, c, body0 + 1, gh, wd, ws, gap, out);
+    int y = body0 + 2 + gh;
+    if (sr > 1 || sc > 1) {
+        /* Beside the last counter line, if one reaches this row. */
+        const int nw = side && nitems > gh ? lw - cw - GAP : lw;
+        if (sc > 1)
+            viz_canvas_printf(c, 0, y, nw, VIZ_ST_DIM, "cell <= %dx%d tiles", sr, sc);
+        else
+            viz_canvas_printf(c, 0, y, nw, VIZ_ST_DIM, "cell <= %d tiles", sr);
+        y++;
+    }
+    if (side) {
+        const int cx = lw - cw;
+        viz_canvas_text(c, cx, body0 + 1, cw, VIZ_ST_DIM,
+                        cw >= 19 ? "bytes: so far/total" : cw >= 16 ? "bytes: now/total"
+                                                          : "now/total B");
+        for (int k = 0; k < nitems; k++)
+            viz_canvas_text(c, cx, body0 + 2 + k, cw, VIZ_ST_NORMAL, items[k]);
+    } else {
+        for (int k = 0, x = 0; k < nitems; k++) {
+            int len = (int)strlen(items[k]);
+            if (k > 0 && x + GAP + len > lw) {
+                y++;
+                x = 0;
+            } else if (k > 0) {
+                x += GAP;
+            }
+            viz_canvas_text(c, x, y, lw - x, VIZ_ST_NORMAL, items[k]);
+            x += len;
+        }
+    }
+
+    /* Right: pseudocode, then SRAM. */
+    for (int y = body0; y < stats_y; y++)
+        viz_canvas_fill(c, lw, y, 1, '|', VIZ_ST_DIM);
+    const int sram_lines = 2 + buf_lines;
+    int ph = top - 1 - sram_lines;
+    int n;
+    (void)viz_pseudocode(in->algo, &n);
+    if (ph > n)
+        ph = n;
+    if (ph < 1)
+        ph = 1;
+    draw_code(m, c, x1, body0, ph, rw);
+    draw_sram(m, c, x1, body0 + 1 + ph, rw, top - 1 - ph);
+
+    /* Bottom: statistics, what moved, the status line. */
+    draw_stats(m, c, stats_y, stats_rows, W);
+    if (o && o->message)
+        viz_canvas_text(c, 0, msg_y, W, VIZ_ST_NORMAL, o->message);
+    else
+        draw_moved(m, c, msg_y, W);
+    if (has_status)
+        viz_canvas_text(c, 0, H - 1, W, VIZ_ST_STATUS, o->status);
+}
+
+int viz_layout_hit(const viz_layout *l, const viz_model *m, int x, int y, sim_tensor *t,
+                   int64_t *tr, int64_t *tc)
+{
+    const viz_info *in = viz_model_info(m);
+    for (int k = 0; k < SIM_TENSOR_COUNT; k++) {
+        const viz_grid_rect *g = &l->grid[k];
+        if (!g->present || x < g->x || x >= g->x + g->w || y < g->y || y >= g->y + g->h)
+            continue;
+        const viz_tensor_info *ti = &in->tensor[g->tensor];
+        int64_t a0, a1, b0, b1;
+        viz_axis_cell(ti->rows, ti->tile_rows, g->h, y - g->y, &a0, &a1);
+        viz_axis_cell(ti->cols, ti->tile_cols, g->w, x - g->x, &b0, &b1);
+        *t = g->tensor;
+        *tr = a0;
+        *tc = b0;
+        return 1;
+    }
+    return 0;
+}

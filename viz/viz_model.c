@@ -1,0 +1,1306 @@
+/*
+ * viz_model.c — the view model: record one run, rebuild any step from the log
+ * (see viz_model.h for the contract).
+ *
+ * The recording, in order of what the observer sees:
+ *   - steps[]: one per SIM_EV_LINE (line, i, j, the naive softmax pass, the
+ *     range of logged events that belong to it, and the statistics snapshots
+ *     before and after it);
+ *   - ev[]: every ALLOC, FREE, LOAD and STORE, 20 bytes each. The events of
+ *     step k are ev[steps[k].ev .. steps[k+1].ev). A run of ALLOC and FREE
+ *     events just before a LINE belongs to that LINE's step (it prepares
+ *     it): a phase's buffers stay resident through its last line and the
+ *     next phase's appear with its first line;
+ *   - cps[]: a checkpoint (counters, resident buffers) at the start of every
+ *     VIZ_CHECKPOINT_STEPS-th step;
+ *   - snaps[] / pool[]: in compute mode, copies of m_i, l_i (first
+ *     VIZ_STATS_MAX_ROWS rows) and of the chosen row of O_i, taken when they
+ *     may have changed and kept only when they did;
+ *   - first_read[] / first_write[] per tensor tile: the first step that read
+ *     or wrote it. Marks are monotone, so "read by step k" is one compare and
+ *     needs no replay.
+ *
+ * The SRAM buffers' contents are read through the data pointers of their
+ * ALLOC events: they stay valid until the FREE event of the same buffer
+ * (sim_hier.c emits FREE before it frees), and are copied only inside the
+ * observer callback.
+ */
+#include "viz_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref_tile.h"
+
+#define NONE32 UINT32_MAX
+#define MAX_BUFTAB 32
+
+/* ---- the recorded run ------------------------------------------------------ */
+
+typedef struct {
+    uint8_t kind;      /* sim_event_kind: ALLOC, FREE, LOAD, STORE */
+    uint8_t tensor;    /* LOAD / STORE */
+    uint8_t buf;       /* index in bufs[] */
+    uint8_t pad;
+    int32_t r0, c0, rows, cols;    /* LOAD / STORE: the tile in HBM */
+} rec_ev;
+
+typedef struct {
+    uint32_t ev;       /* first event of this step */
+    int32_t i, j;
+    uint8_t line, pass;
+    uint32_t snap_before, snap_after;   /* NONE32: none */
+} rec_step;
+
+typedef struct {
+    sim_counts counts;
+    uint8_t live[SIM_MAX_BUFFERS];
+    int nlive;
+    uint64_t used;
+} rec_cp;
+
+typedef struct {
+    uint64_t off;      /* in pool[] */
+    uint16_t nm;       /* rows of m and of l copied (0: not resident) */
+    uint16_t no;       /* columns of the O_i row copied (0: not resident) */
+} rec_snap;
+
+typedef struct {
+    char name[16];
+    int64_t rows, cols;
+    int elem_bytes;
+    uint64_t bytes;
+} rec_buf;
+
+/* A growable array of fixed-size items. */
+typedef struct {
+    void *p;
+    size_t n, cap, size;
+} vec;
+
+static int vec_push(vec *v, const void *item, size_t count)
+{
+    if (v->n + count > v->cap) {
+        size_t cap = v->cap ? v->cap : 1024;
+        while (cap < v->n + count)
+            cap *= 2;
+        void *p = realloc(v->p, cap * v->size);
+        if (!p)
+            return -1;
+        v->p = p;
+        v->cap = cap;
+    }
+    memcpy((char *)v->p + v->n * v->size, item, count * v->size);
+    v->n += count;
+    return 0;
+}
+
+struct viz_model {
+    viz_config cfg;
+    viz_info info;
+    viz_state st;
+
+    rec_step *steps;
+    size_t nsteps;
+    rec_ev *ev;
+    size_t nev;
+    rec_cp *cps;
+    size_t ncps;
+    rec_snap *snaps;
+    size_t nsnaps;
+    float *pool;
+    rec_buf bufs[MAX_BUFTAB];
+    int nbufs;
+    uint32_t *first_read[SIM_TENSOR_COUNT];
+    uint32_t *first_write[SIM_TENSOR_COUNT];
+
+    viz_transfer *xfer;        /* the current step's transfers */
+    size_t xfer_cap;
+};
+
+/* ---- static tables ----------------------------------------------------------- */
+
+void viz_config_default(viz_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->algo = SIM_FA2;
+    cfg->sh.N = 64;
+    cfg->sh.d = 64;
+    cfg->sh.M = 8 * 1024;
+    cfg->sh.dtype = SIM_FP16;
+    cfg->plan_kind = SIM_PLAN_AUTO;
+    cfg->seed = 1;
+    cfg->mode = VIZ_MODE_AUTO;
+}
+
+/* Line 0 continues the numbered line above it. Each text with its indent
+ * (two columns per level) fits 31 columns, so that the 80-column view shows
+ * it whole beside the line numbers. Names follow the papers, shortened where
+ * the column needs it: P~, m~, l~ are P~_ij, m~_ij, l~_ij. */
+static const viz_code_line CODE_FA2[] = {
+    { 1, 0, "Q -> T_r blocks Q_i (B_r rows)" },
+    { 0, 0, "K, V -> T_c blocks (B_c rows)" },
+    { 2, 0, "O -> blocks O_i, L -> L_i" },
+    { 3, 0, "for i = 1 .. T_r:" },
+    { 4, 1, "load Q_i from HBM to SRAM" },
+    { 5, 1, "O_i = 0, l_i = 0, m_i = -inf" },
+    { 6, 1, "for j = 1 .. T_c:" },
+    { 7, 2, "load K_j, V_j from HBM" },
+    { 8, 2, "S_ij = Q_i K_j^T" },
+    { 9, 2, "m_new = max(m_i, rowmax S)" },
+    { 0, 2, "P~ = exp(S_ij - m_new)" },
+    { 0, 2, "l_i = e^(m_i-m_new) l_i" },
+    { 0, 2, "      + rowsum(P~)" },
+    { 10, 2, "O_i = e^(m_i-m_new) O_i" },
+    { 0, 2, "      + P~ V_j; m_i = m_new" },
+    { 11, 1, "end for" },
+    { 12, 1, "O_i = diag(l_i)^-1 O_i" },
+    { 13, 1, "L_i = m_i + log(l_i)" },
+    { 14, 1, "write O_i to HBM" },
+    { 15, 1, "write L_i to HBM" },
+    { 16, 0, "end for" },
+    { 17, 0, "return O, L" },
+};
+
+static const viz_code_line CODE_FA1[] = {
+    { 1, 0, "B_c = ceil(M/4d)," },
+    { 0, 0, "B_r = min(ceil(M/4d), d)" },
+    { 2, 0, "O = 0, l = 0, m = -inf in HBM" },
+    { 3, 0, "Q -> T_r blocks; K,V -> T_c" },
+    { 4, 0, "O, l, m -> T_r blocks" },
+    { 5, 0, "for j = 1 .. T_c:" },
+    { 6, 1, "load K_j, V_j from HBM" },
+    { 7, 1, "for i = 1 .. T_r:" },
+    { 8, 2, "load Q_i, O_i, l_i, m_i" },
+    { 9, 2, "S_ij = Q_i K_j^T" },
+    { 10, 2, "m~ = rowmax(S_ij)" },
+    { 0, 2, "P~ = exp(S_ij - m~)" },
+    { 0, 2, "l~ = rowsum(P~)" },
+    { 11, 2, "m_new = max(m_i, m~)" },
+    { 0, 2, "l_new = e^(m_i-m_new) l_i" },
+    { 0, 2, "      + e^(m~-m_new) l~" },
+    { 12, 2, "write to HBM: O_i =" },
+    { 0, 2, " (l_i e^(m_i-m_new) O_i" },
+    { 0, 2, "  + e^(m~-m_new) P~ V_j)" },
+    { 0, 2, "  / l_new" },
+    { 13, 2, "write l_i = l_new," },
+    { 0, 2, "  m_i = m_new to HBM" },
+    { 14, 1, "end for" },
+    { 15, 0, "end for" },
+    { 16, 0, "return O" },
+};
+
+static const viz_code_line CODE_NAIVE[] = {
+    { 1, 0, "load Q_i, K_j by blocks," },
+    { 0, 0, "  S = Q K^T, write S to HBM" },
+    { 2, 0, "read S, P = softmax(S)," },
+    { 0, 0, "  write P to HBM" },
+    { 3, 0, "load P_ij, V_j by blocks," },
+    { 0, 0, "  O = P V, write O to HBM" },
+    { 4, 0, "return O" },
+};
+
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const viz_code_line *viz_pseudocode(sim_algo algo, int *n)
+{
+    switch (algo) {
+    case SIM_NAIVE: *n = NELEM(CODE_NAIVE); return CODE_NAIVE;
+    case SIM_FA1:   *n = NELEM(CODE_FA1); return CODE_FA1;
+    default:        *n = NELEM(CODE_FA2); return CODE_FA2;
+    }
+}
+
+const char *viz_pseudocode_title(sim_algo algo)
+{
+    switch (algo) {
+    case SIM_NAIVE: return "standard attention, Algorithm 0";
+    case SIM_FA1:   return "FlashAttention, Algorithm 1";
+    default:        return "FlashAttention-2, Algorithm 1";
+    }
+}
+
+/* ---- what the statistics mean at each line -------------------------------- */
+
+typedef struct {
+    int shown;          /* the m_i / l_i table concerns this step */
+    int out_shown;      /* the O_i row concerns this step */
+    int before_valid, after_valid;
+    int L_before, L_after;   /* FA2: m_i holds L_i */
+    int norm_before, norm_after;
+    int alpha;
+} line_rules;
+
+/* Derived from the loop nests in sim/algo_*.c: where the buffers are
+ * initialised, loaded, updated, and what they hold at each line. */
+static line_rules rules_for(sim_algo algo, int passes, int line)
+{
+    line_rules r;
+    memset(&r, 0, sizeof r);
+    switch (algo) {
+    case SIM_FA2:
+        if (line < 4 || line > 15)
+            break;
+        r.shown = r.out_shown = 1;
+        /* 4: Q_i arrives, the buffers still hold block i-1; 5 initialises. */
+        r.before_valid = line >= 7;
+        r.after_valid = line >= 5;
+        r.L_before = line >= 14;
+        r.L_after = line >= 12;
+        r.norm_before = line >= 14;
+        r.norm_after = line >= 12;
+        r.alpha = line >= 7 && line <= 10;
+        break;
+    case SIM_FA1:
+        if (line < 8 || line > 13)
+            break;
+        r.shown = r.out_shown = 1;
+        r.before_valid = line >= 9;   /* 8 loads block i's values */
+        r.after_valid = 1;
+        r.norm_before = r.norm_after = 1;   /* FA1 keeps O normalised */
+        r.alpha = line >= 9;
+        break;
+    case SIM_NAIVE:
+        if (line == 2) {
+            r.shown = 1;
+            /* three passes: m_i, l_i are initialised before the first tile;
+             * one pass: computed from scratch for each block of rows. */
+            r.before_valid = passes == 3;
+            r.after_valid = 1;
+        } else if (line == 3) {
+            r.out_shown = 1;
+            r.before_valid = 0;           /* refined per step in fill_stats */
+            r.after_valid = 1;
+            r.norm_before = r.norm_after = 1;
+        }
+        break;
+    default:
+        break;
+    }
+    return r;
+}
+
+/* ---- recording ---------------------------------------------------------------- */
+
+typedef struct {
+    viz_model *m;
+    vec steps, ev, cps, snaps, pool;
+    int failed;
+    /* The live state while recording. */
+    sim_counts counts;
+    uint8_t live[SIM_MAX_BUFFERS];
+    int nlive;
+    uint64_t used;
+    size_t mem_run;            /* first event of the run of ALLOC/FREE events
+                                  since the last transfer or line, or SIZE_MAX */
+    uint8_t run_live[SIM_MAX_BUFFERS];  /* the resident buffers when it began */
+    int run_nlive;
+    uint64_t run_used;
+    size_t cur_xfer, max_xfer; /* transfers of the step being recorded */
+    /* Statistics buffers (compute mode). */
+    const float *m_ptr, *l_ptr, *o_ptr;
+    int64_t m_rows, o_rows, o_cols;
+    int m_buf, l_buf, o_buf;   /* bufs[] indices, -1 */
+    uint32_t snap_in_step;     /* last snapshot taken inside the current step */
+    float *tmp;                /* scratch for a candidate snapshot */
+} recorder;
+
+static int buf_index(viz_model *m, const char *name, int64_t rows, int64_t cols,
+                     uint64_t bytes)
+{
+    for (int k = 0; k < m->nbufs; k++)
+        if (!strcmp(m->bufs[k].name, name) && m->bufs[k].rows == rows &&
+            m->bufs[k].cols == cols && m->bufs[k].bytes == bytes)
+            return k;
+    if (m->nbufs == MAX_BUFTAB)
+        return -1;
+    rec_buf *b = &m->bufs[m->nbufs];
+    snprintf(b->name, sizeof b->name, "%s", name);
+    b->rows = rows;
+    b->cols = cols;
+    b->bytes = bytes;
+    b->elem_bytes = rows * cols > 0 ? (int)(bytes / (uint64_t)(rows * cols)) : 0;
+    return m->nbufs++;
+}
+
+/* The live buffer named `name` (the buffer of a LOAD or STORE). */
+static int live_by_name(const recorder *r, const char *name)
+{
+    for (int k = r->nlive - 1; k >= 0; k--)
+        if (!strcmp(r->m->bufs[r->live[k]].name, name))
+            return r->live[k];
+    return -1;
+}
+
+/* Copy the resident statistics into a snapshot, unless they equal the last
+ * one. Returns the snapshot index, or NONE32 when none is resident. */
+static uint32_t capture(recorder *r)
+{
+    if (!r->m->info.computed || r->failed)
+        return NONE32;
+    int nm = 0, no = 0;
+    if (r->m_ptr && r->l_ptr)
+        nm = (int)(r->m_rows < VIZ_STATS_MAX_ROWS ? r->m_rows : VIZ_STATS_MAX_ROWS);
+    if (r->o_ptr) {
+        no = (int)(r->o_cols < VIZ_OUT_MAX_COLS ? r->o_cols : VIZ_OUT_MAX_COLS);
+    }
+    if (nm == 0 && no == 0)
+        return NONE32;
+    float *t = r->tmp;
+    if (nm) {
+        memcpy(t, r->m_ptr, (size_t)nm * sizeof *t);
+        memcpy(t + nm, r->l_ptr, (size_t)nm * sizeof *t);
+    }
+    if (no) {
+        int64_t row = r->m->info.out_row < r->o_rows ? r->m->info.out_row : r->o_rows - 1;
+        memcpy(t + 2 * nm, r->o_ptr + row * r->o_cols, (size_t)no * sizeof *t);
+    }
+    size_t len = (size_t)(2 * nm + no);
+    if (r->snaps.n) {
+        const rec_snap *last = (const rec_snap *)r->snaps.p + r->snaps.n - 1;
+        if (last->nm == nm && last->no == no &&
+            memcmp((const float *)r->pool.p + last->off, t, len * sizeof *t) == 0)
+            return (uint32_t)(r->snaps.n - 1);
+    }
+    rec_snap s = { r->pool.n, (uint16_t)nm, (uint16_t)no };
+    if (vec_push(&r->pool, t, len) != 0 || vec_push(&r->snaps, &s, 1) != 0) {
+        r->failed = 1;
+        return NONE32;
+    }
+    return (uint32_t)(r->snaps.n - 1);
+}
+
+static void tile_span(const viz_tensor_info *ti, int64_t r0, int64_t c0, int64_t rows,
+                      int64_t cols, int64_t *tr0, int64_t *tr1, int64_t *tc0, int64_t *tc1)
+{
+    *tr0 = r0 / ti->tile_rows;
+    *tr1 = rows > 0 ? (r0 + rows - 1) / ti->tile_rows + 1 : *tr0;
+    *tc0 = c0 / ti->tile_cols;
+    *tc1 = cols > 0 ? (c0 + cols - 1) / ti->tile_cols + 1 : *tc0;
+    if (*tr1 > ti->grid_rows)
+        *tr1 = ti->grid_rows;
+    if (*tc1 > ti->grid_cols)
+        *tc1 = ti->grid_cols;
+}
+
+/* An ALLOC or FREE: the start of a run of them remembers the state before. */
+static void begin_mem_run(recorder *r)
+{
+    if (r->mem_run != SIZE_MAX)
+        return;
+    r->mem_run = r->ev.n;
+    memcpy(r->run_live, r->live, sizeof r->live);
+    r->run_nlive = r->nlive;
+    r->run_used = r->used;
+}
+
+static int same_block(sim_algo algo, const rec_step *a, int line, int64_t i)
+{
+    return a->i == i && (algo != SIM_NAIVE || a->line == line);
+}
+
+static void on_event(void *ctx, const sim_event *e)
+{
+    recorder *r = ctx;
+    viz_model *m = r->m;
+    if (r->failed)
+        return;
+    const sim_algo algo = m->info.algo;
+
+    if (e->kind == SIM_EV_LINE) {
+        rec_step s;
+        memset(&s, 0, sizeof s);
+        s.ev = (uint32_t)(r->mem_run != SIZE_MAX ? r->mem_run : r->ev.n);
+        s.i = (int32_t)e->i;
+        s.j = (int32_t)e->j;
+        s.line = (uint8_t)e->line;
+        s.snap_before = s.snap_after = NONE32;
+        rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
+        if (algo == SIM_NAIVE && e->line == 2 && m->info.plan.softmax_passes == 3) {
+            if (prev && prev->line == 2 && prev->i == s.i)
+                s.pass = (uint8_t)(prev->pass + (s.j == 0 ? 1 : 0));
+            else
+                s.pass = 1;
+        }
+        line_rules now = rules_for(algo, m->info.plan.softmax_passes, e->line);
+        int prev_same = prev && same_block(algo, prev, e->line, e->i);
+        int prev_after = prev_same &&
+                         rules_for(algo, m->info.plan.softmax_passes, prev->line).after_valid;
+        uint32_t here = NONE32;
+        /* Copy only where a "before" is shown, or where this line ends the
+         * previous step of the same block with an "after" shown. Elsewhere
+         * the buffers may not be initialised yet (FA2 before line 5). */
+        if (now.before_valid || prev_after)
+            here = capture(r);
+        if (prev) {
+            if (prev_same && here != NONE32)
+                prev->snap_after = here;
+            else
+                prev->snap_after = r->snap_in_step != NONE32 ? r->snap_in_step
+                                                             : prev->snap_before;
+        }
+        s.snap_before = here;
+        r->snap_in_step = NONE32;
+        /* A checkpoint: the state before this step's events. The pending
+         * ALLOC/FREE run belongs to this step, so the checkpoint is the state
+         * from before that run. */
+        if (r->steps.n % VIZ_CHECKPOINT_STEPS == 0) {
+            rec_cp cp;
+            memset(&cp, 0, sizeof cp);
+            cp.counts = r->counts;
+            const int pending = r->mem_run != SIZE_MAX;
+            memcpy(cp.live, pending ? r->run_live : r->live, sizeof cp.live);
+            cp.nlive = pending ? r->run_nlive : r->nlive;
+            cp.used = pending ? r->run_used : r->used;
+            if (vec_push(&r->cps, &cp, 1) != 0)
+                r->failed = 1;
+        }
+        if (vec_push(&r->steps, &s, 1) != 0)
+            r->failed = 1;
+        r->mem_run = SIZE_MAX;
+        r->cur_xfer = 0;
+        return;
+    }
+    if (e->kind == SIM_EV_DONE)
+        return;
+
+    rec_ev x;
+    memset(&x, 0, sizeof x);
+    x.kind = (uint8_t)e->kind;
+    const size_t step = r->steps.n ? r->steps.n - 1 : 0;
+    switch (e->kind) {
+    case SIM_EV_ALLOC: {
+        int b = buf_index(m, e->buf, e->rows, e->cols, e->bytes);
+        if (b < 0 || r->nlive == SIM_MAX_BUFFERS) {
+            r->failed = 1;
+            return;
+        }
+        begin_mem_run(r);
+        x.buf = (uint8_t)b;
+        r->live[r->nlive++] = (uint8_t)b;
+        r->used += e->bytes;
+        const char *n = e->buf;
+        if (e->data) {
+            if (!strcmp(n, "m_i") || !strcmp(n, "m")) {
+                r->m_ptr = e->data;
+                r->m_rows = e->rows;
+                r->m_buf = b;
+            } else if (!strcmp(n, "l_i") || !strcmp(n, "l")) {
+                r->l_ptr = e->data;
+                r->l_buf = b;
+            } else if (!strcmp(n, "O_i")) {
+                r->o_ptr = e->data;
+                r->o_rows = e->rows;
+                r->o_cols = e->cols;
+                r->o_buf = b;
+            }
+        }
+        break;
+    }
+    case SIM_EV_FREE: {
+        begin_mem_run(r);
+        /* The buffer is still allocated during this callback: copy first. */
+        if (r->m_ptr || r->o_ptr) {
+            uint32_t s = capture(r);
+            if (s != NONE32)
+                r->snap_in_step = s;
+        }
+        int b = -1;
+        for (int k = r->nlive - 1; k >= 0; k--)
+            if (!strcmp(m->bufs[r->live[k]].name, e->buf)) {
+                b = r->live[k];
+                memmove(&r->live[k], &r->live[k + 1], (size_t)(r->nlive - k - 1));
+                r->nlive--;
+                break;
+            }
+        if (b < 0) {
+            r->failed = 1;
+            return;
+        }
+        x.buf = (uint8_t)b;
+        r->used -= m->bufs[b].bytes;
+        if (b == r->m_buf) { r->m_ptr = NULL; r->m_buf = -1; }
+        if (b == r->l_buf) { r->l_ptr = NULL; r->l_buf = -1; }
+        if (b == r->o_buf) { r->o_ptr = NULL; r->o_buf = -1; }
+        break;
+    }
+    case SIM_EV_LOAD:
+    case SIM_EV_STORE: {
+        r->mem_run = SIZE_MAX;
+        int b = live_by_name(r, e->buf);
+        if (b < 0) {
+            r->failed = 1;
+            return;
+        }
+        x.buf = (uint8_t)b;
+        x.tensor = (uint8_t)e->tensor;
+        x.r0 = (int32_t)e->r0;
+        x.c0 = (int32_t)e->c0;
+        x.rows = (int32_t)e->rows;
+        x.cols = (int32_t)e->cols;
+        const uint64_t n = (uint64_t)(e->rows * e->cols);
+        const viz_tensor_info *ti = &m->info.tensor[e->tensor];
+        uint32_t *first = e->kind == SIM_EV_LOAD ? m->first_read[e->tensor]
+                                                 : m->first_write[e->tensor];
+        if (e->kind == SIM_EV_LOAD) {
+            r->counts.read_elems[e->tensor] += n;
+            r->counts.read_ops[e->tensor]++;
+        } else {
+            r->counts.write_elems[e->tensor] += n;
+            r->counts.write_ops[e->tensor]++;
+            /* A store copies the buffer out: its values are final for this
+             * step (the statistics "after" of a step that ends a block). */
+            if (r->m_ptr || r->o_ptr) {
+                uint32_t s = capture(r);
+                if (s != NONE32)
+                    r->snap_in_step = s;
+            }
+        }
+        if (first) {
+            int64_t tr0, tr1, tc0, tc1;
+            tile_span(ti, e->r0, e->c0, e->rows, e->cols, &tr0, &tr1, &tc0, &tc1);
+            for (int64_t a = tr0; a < tr1; a++)
+                for (int64_t c = tc0; c < tc1; c++) {
+                    uint32_t *f = &first[a * ti->grid_cols + c];
+                    if (*f == NONE32)
+                        *f = (uint32_t)step;
+                }
+        }
+        if (++r->cur_xfer > r->max_xfer)
+            r->max_xfer = r->cur_xfer;
+        break;
+    }
+    default:
+        return;
+    }
+    if (vec_push(&r->ev, &x, 1) != 0)
+        r->failed = 1;
+}
+
+/* ---- building ----------------------------------------------------------------- */
+
+static int tensor_present(sim_algo algo, sim_tensor t)
+{
+    switch (t) {
+    case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
+    case SIM_S: case SIM_P: return algo == SIM_NAIVE;
+    case SIM_m: case SIM_l: return algo == SIM_FA1;
+    case SIM_L: return algo == SIM_FA2;
+    default: return 0;
+    }
+}
+
+static void setup_tensors(viz_model *m)
+{
+    const sim_shape *sh = &m->info.sh;
+    const sim_plan *p = &m->info.plan;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        viz_tensor_info *ti = &m->info.tensor[t];
+        ti->name = sim_tensor_name((sim_tensor)t);
+        ti->present = tensor_present(m->info.algo, (sim_tensor)t);
+        ti->elem_bytes = sim_tensor_bytes((sim_tensor)t, sh->dtype);
+        ti->rows = sh->N;
+        switch (t) {
+        case SIM_Q: case SIM_O:
+            ti->cols = ti->tile_cols = sh->d;
+            ti->tile_rows = p->Br;
+            break;
+        case SIM_K: case SIM_V:
+            ti->cols = ti->tile_cols = sh->d;
+            ti->tile_rows = p->Bc;
+            break;
+        case SIM_S: case SIM_P:
+            ti->cols = sh->N;
+            ti->tile_rows = p->Br;
+            ti->tile_cols = p->Bc;
+            break;
+        default:
+            ti->cols = ti->tile_cols = 1;
+            ti->tile_rows = p->Br;
+            break;
+        }
+        ti->grid_rows = (ti->rows + ti->tile_rows - 1) / ti->tile_rows;
+        ti->grid_cols = (ti->cols + ti->tile_cols - 1) / ti->tile_cols;
+    }
+}
+
+/* Fill the state of a refused plan: the buffers of the first phase over M,
+ * in the order the loop order allocates them, the first that does not fit
+ * flagged REFUSED and the rest PENDING. */
+static void fill_refused(viz_model *m)
+{
+    const sim_plan *p = &m->info.plan;
+    viz_state *st = &m->st;
+    memset(st, 0, sizeof *st);
+    int phase = 1;
+    for (int ph = 1; ph <= p->nphases; ph++) {
+        uint64_t sum = 0;
+        for (int k = 0; k < p->nbuf; k++)
+            if (p->buf[k].phase == ph)
+                sum += p->buf[k].bytes;
+        if (sum > m->info.sh.M) {
+            phase = ph;
+            break;
+        }
+    }
+    uint64_t off = 0;
+    int refused = 0;
+    for (int k = 0; k < p->nbuf && st->nbuf < SIM_MAX_BUFFERS; k++) {
+        const sim_buffer *b = &p->buf[k];
+        if (b->phase != phase)
+            continue;
+        viz_sram_entry *e = &st->buf[st->nbuf++];
+        snprintf(e->name, sizeof e->name, "%s", b->name);
+        e->rows = b->rows;
+        e->cols = b->cols;
+        e->elem_bytes = b->elem_bytes;
+        e->bytes = b->bytes;
+        e->offset = off;
+        if (refused) {
+            e->flags = VIZ_BUF_PENDING;
+        } else if (off + b->bytes > m->info.sh.M) {
+            e->flags = VIZ_BUF_REFUSED;
+            refused = 1;
+        } else {
+            st->sram_used = off + b->bytes;
+        }
+        off += b->bytes;
+    }
+    st->line = 1;
+    st->i = st->j = -1;
+}
+
+static void free_parts(viz_model *m)
+{
+    free(m->steps);
+    free(m->ev);
+    free(m->cps);
+    free(m->snaps);
+    free(m->pool);
+    free(m->xfer);
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        free(m->first_read[t]);
+        free(m->first_write[t]);
+    }
+}
+
+void viz_model_free(viz_model *m)
+{
+    if (!m)
+        return;
+    free_parts(m);
+    free(m);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    *out = NULL;
+    const sim_shape *sh = &cfg->sh;
+    if (cfg->algo < 0 || cfg->algo >= SIM_ALGO_COUNT || sh->N < 1 || sh->d < 1 ||
+        sh->M < 1) {
+        snprintf(err, errlen, "invalid view configuration (N, d and M must be >= 1)");
+        return VIZ_EUSAGE;
+    }
+    /* Event fields are 32-bit: far above any run that fits the log limit. */
+    if (sh->N > (INT64_C(1) << 30) || sh->d > (INT64_C(1) << 20)) {
+        snprintf(err, errlen, "N = %lld, d = %lld: too large to step through; the view "
+                 "takes N <= 2^30 (use the report, 'fasim --N ...', for larger runs)",
+                 (long long)sh->N, (long long)sh->d);
+        return VIZ_EUSAGE;
+    }
+    viz_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return VIZ_EFAIL;
+    }
+    m->cfg = *cfg;
+    m->cfg.Q = m->cfg.K = m->cfg.V = NULL;
+    viz_info *info = &m->info;
+    info->algo = cfg->algo;
+    info->sh = *sh;
+    info->out_row = cfg->out_row > 0 ? cfg->out_row : 0;
+
+    /* 1. The plan; a plan that does not fit becomes a drawable refusal. */
+    char perr[1024];
+    if (sim_plan_choose(cfg->algo, sh, cfg->plan_kind, cfg->Br, cfg->Bc, &info->plan,
+                        perr, sizeof perr) != 0) {
+        sim_plan p;
+        if (sim_plan_make(cfg->algo, sh, cfg->Br ? cfg->Br : 1, cfg->Bc ? cfg->Bc : 1,
+                          SIM_PLAN_USER, &p) == 0 && !p.fits) {
+            info->plan = p;
+            info->refused = 1;
+            snprintf(info->refusal, sizeof info->refusal, "%s", perr);
+            /* What the plan would have moved: the counters' totals. */
+            if (sim_theory_counts(&p, sh, &info->final_counts) != 0)
+                memset(&info->final_counts, 0, sizeof info->final_counts);
+            setup_tensors(m);
+            fill_refused(m);
+            snprintf(err, errlen, "%s", perr);
+            *out = m;
+            return VIZ_EREFUSED;
+        }
+        snprintf(err, errlen, "%s", perr);
+        viz_model_free(m);
+        return VIZ_EUSAGE;
+    }
+    setup_tensors(m);
+    const sim_plan *p = &info->plan;
+    if (p->Br > INT32_MAX || p->Bc > INT32_MAX) {
+        snprintf(err, errlen, "block sizes too large for the view");
+        viz_model_free(m);
+        return VIZ_EUSAGE;
+    }
+    if (sim_theory_counts(p, sh, &info->final_counts) != 0 ||
+        sim_theory_steps(p, sh, &info->tile_steps) != 0) {
+        snprintf(err, errlen, "N = %lld, d = %lld: the counts would overflow 64 bits",
+                 (long long)sh->N, (long long)sh->d);
+        viz_model_free(m);
+        return VIZ_EUSAGE;
+    }
+
+    /* 2. Mode: compute when cheap, or when asked and not absurd. */
+    const uint64_t n2d = sat_mul(sat_mul((uint64_t)sh->N, (uint64_t)sh->N), (uint64_t)sh->d);
+    int compute;
+    if (cfg->mode == VIZ_MODE_COUNT) {
+        compute = 0;
+        snprintf(info->mode_note, sizeof info->mode_note,
+                 "count-only (asked): counters and tiles, no statistics");
+    } else if (cfg->mode == VIZ_MODE_COMPUTE || cfg->Q) {
+        if (n2d > VIZ_MAX_COMPUTE_N2D) {
+            snprintf(err, errlen, "computing N^2 d = %llu multiply-adds is too slow for "
+                     "the view (at most 2^34); drop --compute to count only",
+                     (unsigned long long)n2d);
+            viz_model_free(m);
+            return VIZ_EUSAGE;
+        }
+        compute = 1;
+    } else if (n2d <= VIZ_AUTO_COMPUTE_N2D) {
+        compute = 1;
+    } else {
+        compute = 0;
+        snprintf(info->mode_note, sizeof info->mode_note,
+                 "count-only: N^2 d = %.2g is slow to compute; --compute forces it",
+                 (double)n2d);
+    }
+    info->computed = compute;
+
+    /* 3. The size of the recording, bounded before anything runs. Upper
+     * bounds: at most 5 lines per tile step (FA1) plus the outer lines; the
+     * transfers are the closed form's; a snapshot at most twice per tile
+     * step and three times per row block. */
+    uint64_t ops = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        ops = sat_add(ops, sat_add(info->final_counts.read_ops[t],
+                                   info->final_counts.write_ops[t]));
+    const uint64_t T_rc = (uint64_t)(p->Tr + p->Tc);
+    uint64_t lines = sat_add(sat_mul(5, info->tile_steps), sat_add(sat_mul(4, T_rc), 8));
+    uint64_t events = sat_add(ops, 6 * SIM_MAX_BUFFERS);
+    uint64_t snaps = compute ? sat_add(sat_mul(2, info->tile_steps), sat_mul(3, T_rc)) : 0;
+    uint64_t cells = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        if (info->tensor[t].present)
+            cells = sat_add(cells, sat_mul((uint64_t)info->tensor[t].grid_rows,
+                                           (uint64_t)info->tensor[t].grid_cols));
+    uint64_t est = sat_add(sat_add(sat_mul(lines, sizeof(rec_step)),
+                                   sat_mul(events, sizeof(rec_ev))),
+                           sat_add(sat_mul(snaps, sizeof(rec_snap) + 4 *
+                                           (2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS)),
+                                   sat_mul(cells, 8)));
+    est = sat_add(est, sat_mul(lines / VIZ_CHECKPOINT_STEPS + 1, sizeof(rec_cp)));
+    const uint64_t max_log = cfg->max_log_bytes ? cfg->max_log_bytes : VIZ_DEFAULT_MAX_LOG;
+    if (est > max_log || lines > UINT32_MAX || events > UINT32_MAX) {
+        char b1[32], b2[32];
+        sim_format_bytes(b1, sizeof b1, est);
+        sim_format_bytes(b2, sizeof b2, max_log);
+        snprintf(err, errlen, "%s at N = %lld with B_r = %lld, B_c = %lld takes %llu tile "
+                 "steps; recording them for the view would need about %s (limit %s)\n"
+                 "  hint: use a smaller --N, larger blocks (--Br/--Bc or a larger --M), "
+                 "or the report ('fasim --N %lld ...') for the counts",
+                 sim_algo_name(cfg->algo), (long long)sh->N, (long long)p->Br,
+                 (long long)p->Bc, (unsigned long long)info->tile_steps, b1, b2,
+                 (long long)sh->N);
+        viz_model_free(m);
+        return VIZ_EUSAGE;
+    }
+
+    /* 4. Inputs and the recorded run. */
+    float *Qo = NULL, *Ko = NULL, *Vo = NULL;     /* owned: seeded inputs */
+    const float *Q = NULL, *K = NULL, *V = NULL;
+    int rc = VIZ_OK;
+    recorder r;
+    memset(&r, 0, sizeof r);
+    r.m = m;
+    r.steps.size = sizeof(rec_step);
+    r.ev.size = sizeof(rec_ev);
+    r.cps.size = sizeof(rec_cp);
+    r.snaps.size = sizeof(rec_snap);
+    r.pool.size = sizeof(float);
+    r.mem_run = SIZE_MAX;
+    r.m_buf = r.l_buf = r.o_buf = -1;
+    r.snap_in_step = NONE32;
+    float tmp[2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS];
+    r.tmp = tmp;
+    for (int t = 0; t < SIM_TENSOR_COUNT && rc == VIZ_OK; t++) {
+        const viz_tensor_info *ti = &info->tensor[t];
+        if (!ti->present)
+            continue;
+        size_t n = (size_t)(ti->grid_rows * ti->grid_cols);
+        m->first_read[t] = malloc(n * sizeof(uint32_t));
+        m->first_write[t] = malloc(n * sizeof(uint32_t));
+        if (!m->first_read[t] || !m->first_write[t])
+            rc = VIZ_EFAIL;
+        else {
+            memset(m->first_read[t], 0xff, n * sizeof(uint32_t));
+            memset(m->first_write[t], 0xff, n * sizeof(uint32_t));
+        }
+    }
+    if (rc == VIZ_OK && compute) {
+        const size_t nd = (size_t)(sh->N * sh->d);
+        if (cfg->Q && cfg->K && cfg->V) {
+            Q = cfg->Q;
+            K = cfg->K;
+            V = cfg->V;
+        } else {
+            Qo = malloc(nd * sizeof *Qo);
+            Ko = malloc(nd * sizeof *Ko);
+            Vo = malloc(nd * sizeof *Vo);
+            if (!Qo || !Ko || !Vo)
+                rc = VIZ_EFAIL;
+            else
+                sim_random_inputs(cfg->seed, sh->N, sh->d, sh->dtype, Qo, Ko, Vo);
+            Q = Qo;
+            K = Ko;
+            V = Vo;
+        }
+    }
+    if (rc != VIZ_OK) {
+        snprintf(err, errlen, "out of memory for the view of N = %lld", (long long)sh->N);
+    } else {
+        sim_observer obs = { on_event, &r };
+        sim_result res;
+        if (sim_run(cfg->algo, sh, p, Q, K, V, &obs, &res, err, errlen) != 0) {
+            rc = VIZ_EFAIL;
+        } else {
+            info->measured = res.counts;
+            info->sram_peak = res.sram_peak;
+            info->theory_matches = sim_counts_equal(&res.counts, &info->final_counts);
+            sim_result_free(&res);
+            if (r.failed) {
+                snprintf(err, errlen, "out of memory while recording the run");
+                rc = VIZ_EFAIL;
+            } else if (r.steps.n == 0) {
+                snprintf(err, errlen, "internal: the run reached no pseudocode line");
+                rc = VIZ_EFAIL;
+            }
+        }
+    }
+    free(Qo);
+    free(Ko);
+    free(Vo);
+    m->steps = r.steps.p;
+    m->nsteps = r.steps.n;
+    m->ev = r.ev.p;
+    m->nev = r.ev.n;
+    m->cps = r.cps.p;
+    m->ncps = r.cps.n;
+    m->snaps = r.snaps.p;
+    m->nsnaps = r.snaps.n;
+    m->pool = r.pool.p;
+    if (rc != VIZ_OK) {
+        viz_model_free(m);
+        return rc;
+    }
+    rec_step *last = &m->steps[m->nsteps - 1];
+    last->snap_after = r.snap_in_step != NONE32 ? r.snap_in_step : last->snap_before;
+    info->nsteps = m->nsteps;
+    m->xfer_cap = r.max_xfer ? r.max_xfer : 1;
+    m->xfer = malloc(m->xfer_cap * sizeof *m->xfer);
+    if (!m->xfer) {
+        snprintf(err, errlen, "out of memory");
+        viz_model_free(m);
+        return VIZ_EFAIL;
+    }
+    info->log_bytes = r.steps.cap * sizeof(rec_step) + r.ev.cap * sizeof(rec_ev) +
+                      r.cps.cap * sizeof(rec_cp) + r.snaps.cap * sizeof(rec_snap) +
+                      r.pool.cap * sizeof(float) + cells * 8 +
+                      m->xfer_cap * sizeof *m->xfer;
+    viz_model_seek(m, 0);
+    *out = m;
+    return VIZ_OK;
+}
+
+/* ---- seeking ------------------------------------------------------------------- */
+
+static size_t step_end(const viz_model *m, uint64_t k)
+{
+    return k + 1 < m->nsteps ? m->steps[k + 1].ev : m->nev;
+}
+
+static void fill_stats(viz_model *m, uint64_t k)
+{
+    viz_stats *s = &m->st.stats;
+    memset(s, 0, sizeof *s);
+    const rec_step *st = &m->steps[k];
+    s->available = m->info.computed;
+    line_rules r = rules_for(m->info.algo, m->info.plan.softmax_passes, st->line);
+    if (m->info.algo == SIM_NAIVE && st->line == 3)
+        r.before_valid = st->j >= 0;          /* line 3 with j: accumulating */
+    const sim_plan *p = &m->info.plan;
+    const int64_t rows_per_block = (m->info.algo == SIM_NAIVE && st->line == 2 &&
+                                    p->softmax_passes == 1) ? p->Bs_r : p->Br;
+    if ((!r.shown && !r.out_shown) || st->i < 0)
+        return;
+    s->shown = r.shown;
+    s->out_shown = r.out_shown;
+    s->row0 = (int64_t)st->i * rows_per_block;
+    s->block_rows = m->info.sh.N - s->row0 < rows_per_block ? m->info.sh.N - s->row0
+                                                            : rows_per_block;
+    s->out_row = m->info.out_row < s->block_rows ? m->info.out_row : s->block_rows - 1;
+    if (!s->available)
+        return;
+    const rec_snap *b = st->snap_before != NONE32 ? &m->snaps[st->snap_before] : NULL;
+    const rec_snap *a = st->snap_after != NONE32 ? &m->snaps[st->snap_after] : NULL;
+    s->before_valid = r.before_valid && b;
+    s->after_valid = r.after_valid && a;
+    s->m_is_L_before = r.L_before;
+    s->m_is_L_after = r.L_after;
+    s->out_normalised = r.norm_after;
+    int nm = (int)(s->block_rows < VIZ_STATS_MAX_ROWS ? s->block_rows : VIZ_STATS_MAX_ROWS);
+    if (r.shown) {
+        if ((s->before_valid && b->nm < nm) || (s->after_valid && a->nm < nm))
+            nm = 0;     /* not resident (cannot happen for the rules above) */
+        s->nrows = nm;
+        for (int x = 0; x < nm; x++) {
+            if (s->before_valid) {
+                s->m_old[x] = m->pool[b->off + (size_t)x];
+                s->l_old[x] = m->pool[b->off + (size_t)(b->nm + x)];
+            }
+            if (s->after_valid) {
+                s->m_new[x] = m->pool[a->off + (size_t)x];
+                s->l_new[x] = m->pool[a->off + (size_t)(a->nm + x)];
+            }
+        }
+        s->alpha_shown = r.alpha && s->before_valid && s->after_valid;
+        if (s->before_valid && s->after_valid && r.L_before == r.L_after) {
+            for (int x = 0; x < nm; x++) {
+                uint32_t u0, u1;
+                memcpy(&u0, &s->m_old[x], 4);
+                memcpy(&u1, &s->m_new[x], 4);
+                s->changed[x] = u0 != u1;
+                s->nchanged += s->changed[x];
+            }
+        }
+        if (s->alpha_shown)
+            for (int x = 0; x < nm; x++)
+                s->alpha[x] = ref_exp(s->m_old[x] - ref_shift(s->m_new[x]));
+    }
+    if (r.out_shown) {
+        int no = (int)(m->info.sh.d < VIZ_OUT_MAX_COLS ? m->info.sh.d : VIZ_OUT_MAX_COLS);
+        s->out_cols = no;
+        if (s->before_valid && b->no >= no)
+            memcpy(s->out_old, &m->pool[b->off + 2u * b->nm], (size_t)no * sizeof(float));
+        if (s->after_valid && a->no >= no)
+            memcpy(s->out_new, &m->pool[a->off + 2u * a->nm], (size_t)no * sizeof(float));
+    }
+}
+
+int viz_model_seek(viz_model *m, uint64_t k)
+{
+    if (!m || k >= m->nsteps)
+        return -1;
+    viz_state *st = &m->st;
+    const rec_cp *cp = &m->cps[k / VIZ_CHECKPOINT_STEPS];
+    sim_counts c = cp->counts;
+    uint8_t live[SIM_MAX_BUFFERS];
+    memcpy(live, cp->live, sizeof live);
+    int nlive = cp->nlive;
+    uint64_t used = cp->used;
+    unsigned flags[MAX_BUFTAB] = { 0 };
+    int nx = 0;
+    const size_t from = m->steps[(k / VIZ_CHECKPOINT_STEPS) * VIZ_CHECKPOINT_STEPS].ev;
+    const size_t cur = m->steps[k].ev, to = step_end(m, k);
+    for (size_t e = from; e < to; e++) {
+        const rec_ev *x = &m->ev[e];
+        const uint64_t n = (uint64_t)x->rows * (uint64_t)x->cols;
+        switch (x->kind) {
+        case SIM_EV_ALLOC:
+            if (nlive < SIM_MAX_BUFFERS)
+                live[nlive++] = x->buf;
+            used += m->bufs[x->buf].bytes;
+            break;
+        case SIM_EV_FREE:
+            for (int q = nlive - 1; q >= 0; q--)
+                if (live[q] == x->buf) {
+                    memmove(&live[q], &live[q + 1], (size_t)(nlive - q - 1));
+                    nlive--;
+                    break;
+                }
+            used -= m->bufs[x->buf].bytes;
+            break;
+        case SIM_EV_LOAD:
+        case SIM_EV_STORE:
+            if (x->kind == SIM_EV_LOAD) {
+                c.read_elems[x->tensor] += n;
+                c.read_ops[x->tensor]++;
+            } else {
+                c.write_elems[x->tensor] += n;
+                c.write_ops[x->tensor]++;
+            }
+            if (e >= cur) {
+                viz_transfer *t = &m->xfer[nx++];
+                const viz_tensor_info *ti = &m->info.tensor[x->tensor];
+                t->kind = (sim_event_kind)x->kind;
+                t->tensor = (sim_tensor)x->tensor;
+                t->r0 = x->r0;
+                t->c0 = x->c0;
+                t->rows = x->rows;
+                t->cols = x->cols;
+                tile_span(ti, t->r0, t->c0, t->rows, t->cols, &t->tr0, &t->tr1, &t->tc0,
+                          &t->tc1);
+                t->buf = m->bufs[x->buf].name;
+                t->bytes = n * (uint64_t)ti->elem_bytes;
+                flags[x->buf] |= x->kind == SIM_EV_LOAD ? VIZ_BUF_LOADED : VIZ_BUF_STORED;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    const rec_step *s = &m->steps[k];
+    st->step = k;
+    st->line = s->line;
+    st->i = s->i;
+    st->j = s->j;
+    st->pass = s->pass;
+    st->nxfer = nx;
+    st->xfer = m->xfer;
+    st->counts = c;
+    st->sram_used = used;
+    st->nbuf = nlive;
+    uint64_t off = 0;
+    for (int q = 0; q < nlive; q++) {
+        const rec_buf *b = &m->bufs[live[q]];
+        viz_sram_entry *e = &st->buf[q];
+        memcpy(e->name, b->name, sizeof e->name);
+        e->rows = b->rows;
+        e->cols = b->cols;
+        e->elem_bytes = b->elem_bytes;
+        e->bytes = b->bytes;
+        e->offset = off;
+        e->flags = flags[live[q]];
+        if (off + b->bytes > m->info.sh.M)
+            e->flags |= VIZ_BUF_OVER;
+        off += b->bytes;
+    }
+    fill_stats(m, k);
+    return 0;
+}
+
+/* ---- queries -------------------------------------------------------------------- */
+
+const viz_info *viz_model_info(const viz_model *m)
+{
+    return &m->info;
+}
+
+const viz_state *viz_model_state(const viz_model *m)
+{
+    return &m->st;
+}
+
+const viz_config *viz_model_config(const viz_model *m)
+{
+    return &m->cfg;
+}
+
+int viz_model_step_where(const viz_model *m, uint64_t k, int *line, int64_t *i, int64_t *j)
+{
+    if (k >= m->nsteps)
+        return -1;
+    if (line)
+        *line = m->steps[k].line;
+    if (i)
+        *i = m->steps[k].i;
+    if (j)
+        *j = m->steps[k].j;
+    return 0;
+}
+
+int viz_model_find_step(const viz_model *m, uint64_t from, int line, int64_t i, int64_t j,
+                        uint64_t *step)
+{
+    for (uint64_t k = from; k < m->nsteps; k++) {
+        const rec_step *s = &m->steps[k];
+        if (s->line == line && (i == VIZ_ANY || s->i == i) && (j == VIZ_ANY || s->j == j)) {
+            *step = k;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int in_grid(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
+{
+    if ((int)t < 0 || t >= SIM_TENSOR_COUNT || !m->info.tensor[t].present || !m->first_read[t])
+        return 0;
+    const viz_tensor_info *ti = &m->info.tensor[t];
+    return tr >= 0 && tc >= 0 && tr < ti->grid_rows && tc < ti->grid_cols;
+}
+
+unsigned viz_tile_mark(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
+{
+    if (!in_grid(m, t, tr, tc) || m->nsteps == 0)
+        return 0;
+    const int64_t cell = tr * m->info.tensor[t].grid_cols + tc;
+    const uint64_t k = m->st.step;
+    unsigned bits = 0;
+    if (m->first_read[t][cell] <= k)
+        bits |= VIZ_TILE_READ;
+    if (m->first_write[t][cell] <= k)
+        bits |= VIZ_TILE_WRITTEN;
+    for (int x = 0; x < m->st.nxfer; x++) {
+        const viz_transfer *v = &m->st.xfer[x];
+        if (v->tensor == t && tr >= v->tr0 && tr < v->tr1 && tc >= v->tc0 && tc < v->tc1)
+            bits |= v->kind == SIM_EV_LOAD ? VIZ_TILE_LOADING : VIZ_TILE_STORING;
+    }
+    return bits;
+}
+
+unsigned viz_tile_range_mark(const viz_model *m, sim_tensor t, int64_t tr0, int64_t tr1,
+                             int64_t tc0, int64_t tc1)
+{
+    if ((int)t < 0 || t >= SIM_TENSOR_COUNT || !m->info.tensor[t].present ||
+        !m->first_read[t] || m->nsteps == 0)
+        return 0;
+    const viz_tensor_info *ti = &m->info.tensor[t];
+    if (tr0 < 0) tr0 = 0;
+    if (tc0 < 0) tc0 = 0;
+    if (tr1 > ti->grid_rows) tr1 = ti->grid_rows;
+    if (tc1 > ti->grid_cols) tc1 = ti->grid_cols;
+    const uint64_t k = m->st.step;
+    unsigned bits = 0;
+    for (int64_t a = tr0; a < tr1; a++)
+        for (int64_t c = tc0; c < tc1; c++) {
+            const int64_t cell = a * ti->grid_cols + c;
+            if (m->first_read[t][cell] <= k)
+                bits |= VIZ_TILE_READ;
+            if (m->first_write[t][cell] <= k)
+                bits |= VIZ_TILE_WRITTEN;
+        }
+    for (int x = 0; x < m->st.nxfer; x++) {
+        const viz_transfer *v = &m->st.xfer[x];
+        if (v->tensor == t && v->tr0 < tr1 && tr0 < v->tr1 && v->tc0 < tc1 && tc0 < v->tc1)
+            bits |= v->kind == SIM_EV_LOAD ? VIZ_TILE_LOADING : VIZ_TILE_STORING;
+    }
+    return bits;
+}
+
+int viz_tile_describe(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc, char *buf,
+                      size_t len)
+{
+    if (!in_grid(m, t, tr, tc)) {
+        snprintf(buf, len, "no such tile");
+        return -1;
+    }
+    const viz_tensor_info *ti = &m->info.tensor[t];
+    const int64_t r0 = tr * ti->tile_rows, c0 = tc * ti->tile_cols;
+    const int64_t r1 = r0 + ti->tile_rows < ti->rows ? r0 + ti->tile_rows : ti->rows;
+    const int64_t c1 = c0 + ti->tile_cols < ti->cols ? c0 + ti->tile_cols : ti->cols;
+    uint64_t nr = 0, nw = 0, fr = 0, lr = 0, fw = 0, lw = 0;
+    if (m->nsteps) {
+        const uint64_t k = m->st.step;
+        for (uint64_t s = 0; s <= k; s++) {
+            for (size_t e = m->steps[s].ev; e < step_end(m, s); e++) {
+                const rec_ev *x = &m->ev[e];
+                if ((x->kind != SIM_EV_LOAD && x->kind != SIM_EV_STORE) || x->tensor != t)
+                    continue;
+                if (x->r0 >= r1 || x->r0 + x->rows <= r0 || x->c0 >= c1 ||
+                    x->c0 + x->cols <= c0)
+                    continue;
+                if (x->kind == SIM_EV_LOAD) {
+                    if (!nr++)
+                        fr = s + 1;
+                    lr = s + 1;
+                } else {
+                    if (!nw++)
+                        fw = s + 1;
+                    lw = s + 1;
+                }
+            }
+        }
+    }
+    /* Numbered from 1, as the papers number blocks (K_1 .. K_Tc). */
+    char what[160];
+    if (ti->grid_cols > 1)
+        snprintf(what, sizeof what, "%s tile (%lld,%lld) of %lldx%lld, rows [%lld:%lld), "
+                 "cols [%lld:%lld)", ti->name, (long long)tr + 1, (long long)tc + 1,
+                 (long long)ti->grid_rows, (long long)ti->grid_cols, (long long)r0,
+                 (long long)r1, (long long)c0, (long long)c1);
+    else
+        snprintf(what, sizeof what, "%s tile %lld of %lld, rows [%lld:%lld)", ti->name,
+                 (long long)tr + 1, (long long)ti->grid_rows, (long long)r0, (long long)r1);
+    char rd[64] = "never read", wr[64] = "never written";
+    if (nr)
+        snprintf(rd, sizeof rd, "read %llux (steps %llu..%llu)", (unsigned long long)nr,
+                 (unsigned long long)fr, (unsigned long long)lr);
+    if (nw)
+        snprintf(wr, sizeof wr, "written %llux (steps %llu..%llu)", (unsigned long long)nw,
+                 (unsigned long long)fw, (unsigned long long)lw);
+    snprintf(buf, len, "%s; %s, %s", what, rd, wr);
+    return 0;
+}
+
+uint64_t viz_bytes_read(const viz_model *m, sim_tensor t)
+{
+    return m->st.counts.read_elems[t] * (uint64_t)m->info.tensor[t].elem_bytes;
+}
+
+uint64_t viz_bytes_written(const viz_model *m, sim_tensor t)
+{
+    return m->st.counts.write_elems[t] * (uint64_t)m->info.tensor[t].elem_bytes;
+}
+
+uint64_t viz_final_bytes_read(const viz_model *m, sim_tensor t)
+{
+    return m->info.final_counts.read_elems[t] * (uint64_t)m->info.tensor[t].elem_bytes;
+}
+
+uint64_t viz_final_bytes_written(const viz_model *m, sim_tensor t)
+{
+    return m->info.final_counts.write_elems[t] * (uint64_t)m->info.tensor[t].elem_bytes;
+}
+
+void viz_axis_cell(int64_t n, int64_t tile, int64_t cells, int64_t c, int64_t *t0,
+                   int64_t *t1)
+{
+    if (cells < 1 || n < 1 || tile < 1) {
+        *t0 = *t1 = 0;
+        return;
+    }
+    /* Cell c shows elements [c n / cells, (c+1) n / cells), at least one. */
+    /* c < cells (a screen axis) and n <= 2^30: the products fit in 64 bits. */
+    int64_t e0 = c * n / cells;
+    int64_t e1 = (c + 1) * n / cells;
+    if (e1 <= e0)
+        e1 = e0 + 1;
+    *t0 = e0 / tile;
+    *t1 = (e1 - 1) / tile + 1;
+}

@@ -1,1 +1,0 @@
-/* replaced by the view model */ typedef int viz_placeholder_unused;
