@@ -1,30 +1,1111 @@
-/* lesson.c — placeholder engine (replaced by the real one). */
+/*
+ * lesson.c — the lesson engine: see lesson.h for the contract.
+ *
+ * How a run goes (lesson_run):
+ *   1. The lesson's options are split into --NAME VALUE / --NAME=VALUE /
+ *      --NAME entries. Nothing is interpreted yet.
+ *   2. Pass 0, the counting pass: the lesson runs once with all output
+ *      suppressed, no input read and every question "answered right". Its
+ *      lesson_opt_* calls parse and check the values (a bad one ends the run
+ *      with status 2 right there); at its end the engine knows how many steps
+ *      the lesson has (so every header can say "Step k of n", the same in
+ *      every mode, which keeps golden files stable) and which options it
+ *      asked for: anything else on the command line is an unknown option.
+ *      So every refusal happens before the first line is printed.
+ *   3. The real pass prints. Interactively, lesson_step waits for a key before
+ *      it starts the next step. "b" sets show_from to the previous step and
+ *      longjmps back to lesson_run, which runs the lesson again from the
+ *      start, silent until step show_from begins. Questions already answered
+ *      are not asked again while silent: their recorded results are replayed.
+ *      lesson_alloc returns the same (re-zeroed) block for the same call of
+ *      every pass, so going back costs no memory and every pass sees the same
+ *      state.
+ *
+ * Input modes: --script (no input at all); a terminal on `in` (single keys in
+ * raw mode, entered only for the key read and restored right after it, and by
+ * the signal handlers on SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGTSTP); or a
+ * pipe (one line per answer, echoed into the output so that a transcript
+ * reads like a session). End of input on a pipe means "go on": the remaining
+ * steps print without prompts and the remaining questions show their answers.
+ *
+ * Output: lesson_say wraps at LESSON_COLS columns (counting UTF-8 code
+ * points); lesson_print, lesson_show_* print as they are. Diagnostics go to
+ * stderr as "fasim lesson NAME: ...".
+ */
+#define _POSIX_C_SOURCE 200809L
 #include "lesson.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define LESSON_COLS 78
+#define LESSON_MAX_VECTOR 4096     /* the issue's bound on --x */
+#define LESSON_MAX_OPTS 64         /* far more than any lesson has */
+#define LESSON_MAX_ASKS 512        /* questions whose answers are replayed */
+#define LESSON_MAX_ALLOC (UINT64_C(1) << 30)   /* 1 GiB: lessons are small */
+
+enum { J_NONE, J_DONE, J_BACK, J_QUIT, J_FAIL, J_ERROR };
+enum { IN_SCRIPT, IN_TTY, IN_PIPE };
+enum { K_NEXT, K_BACK, K_QUIT, K_EOF };
+
+typedef struct {
+    const char *name;      /* points into argv, not NUL-terminated at '=' */
+    size_t len;
+    const char *value;     /* inline (--name=value) or the next argument, or NULL */
+    int inline_value;
+    int used;              /* asked for by the lesson in pass 0 */
+    int as_flag;
+} opt_entry;
+
+typedef struct block {
+    struct block *next;
+    size_t bytes;
+    max_align_t data[];
+} block;
+
+typedef struct cached_vec {
+    const char *name;
+    const char *text;
+    double *x;
+    int n;
+} cached_vec;
 
 struct lesson {
-    int unused;
+    const lesson_def *def;
+    FILE *in, *out;
+    int input;             /* IN_SCRIPT, IN_TTY, IN_PIPE */
+    int eof;               /* input ended (pipe): go on without prompts */
+    opt_entry opt[LESSON_MAX_OPTS];
+    int nopt;
+    int pass;              /* 0: the silent counting pass */
+    int silent;
+    int step, nsteps, show_from;
+    int nask;
+    signed char ask_result[LESSON_MAX_ASKS];   /* -1: not answered yet */
+    jmp_buf jb;
+    int status;
+    block *blocks, *next_block;                /* lesson_alloc, reused per pass */
+    uint64_t alloc_total;
+    cached_vec vec[16];
+    int nvec;
 };
 
-const lesson_def *lesson_find(const char *name) { (void)name; return NULL; }
-void lesson_print_list(FILE *out) { (void)out; }
-int lesson_run(const lesson_def *def, const lesson_run_opts *opts) { (void)def; (void)opts; return 1; }
-const double *lesson_opt_vector(lesson *L, const char *n, const char *d, int *k) { (void)L; (void)n; (void)d; *k = 0; return NULL; }
-int64_t lesson_opt_int(lesson *L, const char *n, int64_t d, int64_t lo, int64_t hi) { (void)L; (void)n; (void)lo; (void)hi; return d; }
-double lesson_opt_double(lesson *L, const char *n, double d, double lo, double hi) { (void)L; (void)n; (void)lo; (void)hi; return d; }
-uint64_t lesson_opt_size(lesson *L, const char *n, const char *d) { (void)L; (void)n; (void)d; return 0; }
-const char *lesson_opt_string(lesson *L, const char *n, const char *d) { (void)L; (void)n; return d; }
-int lesson_opt_flag(lesson *L, const char *n) { (void)L; (void)n; return 0; }
-void lesson_step(lesson *L, const char *t) { (void)L; (void)t; }
-void lesson_say(lesson *L, const char *fmt, ...) { (void)L; (void)fmt; }
-void lesson_print(lesson *L, const char *fmt, ...) { (void)L; (void)fmt; }
-void lesson_show_vector(lesson *L, const char *l, const double *x, int n, int g) { (void)L; (void)l; (void)x; (void)n; (void)g; }
-void lesson_show_vector_f(lesson *L, const char *l, const float *x, int n, int g) { (void)L; (void)l; (void)x; (void)n; (void)g; }
-void lesson_show_tile(lesson *L, const char *l, const float *x, int r, int c, int g) { (void)L; (void)l; (void)x; (void)r; (void)c; (void)g; }
-int lesson_ask(lesson *L, const char *q, double a, double t) { (void)L; (void)q; (void)a; (void)t; return 1; }
-void *lesson_alloc(lesson *L, size_t b) { (void)L; (void)b; return NULL; }
-void lesson_fail(lesson *L, const char *fmt, ...) { (void)L; (void)fmt; exit(2); }
-int lesson_interactive(const lesson *L) { (void)L; return 0; }
+/* ---- small helpers ------------------------------------------------------- */
+
+static void jump(lesson *L, int why) __attribute__((noreturn));
+static void jump(lesson *L, int why)
+{
+    longjmp(L->jb, why);
+}
+
+static void diag(const lesson *L, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "fasim lesson %s: ", L->def->name);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+static void fail_status(lesson *L, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+static void fail_status(lesson *L, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag(L, fmt, ap);
+    va_end(ap);
+    L->status = status;
+    jump(L, status == 2 ? J_FAIL : J_ERROR);
+}
+
+void lesson_fail(lesson *L, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag(L, fmt, ap);
+    va_end(ap);
+    L->status = 2;
+    jump(L, J_FAIL);
+}
+
+/* Columns a UTF-8 string takes: its code points (no wide characters here). */
+static size_t cols_of(const char *s, size_t bytes)
+{
+    size_t c = 0;
+    for (size_t k = 0; k < bytes; k++)
+        c += ((unsigned char)s[k] & 0xc0) != 0x80;
+    return c;
+}
+
+/* vsnprintf into a buffer that grows; the result is freed by the caller. */
+static char *vformat(lesson *L, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        fail_status(L, 1, "could not format a message");
+    char *s = malloc((size_t)n + 1);
+    if (!s)
+        fail_status(L, 1, "out of memory");
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+/* Wrap text to LESSON_COLS. Each '\n'-separated line is a paragraph of its
+ * own; its continuation lines are indented like it, plus 2 after a "- "
+ * bullet, plus `hang` (for "Question: ..."). Runs of spaces collapse. */
+static void wrap(lesson *L, const char *text, int hang)
+{
+    if (L->silent)
+        return;
+    const char *line = text;
+    for (;;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        size_t lead = 0;
+        while (lead < len && line[lead] == ' ')
+            lead++;
+        size_t indent = lead + (size_t)hang;
+        if (len >= lead + 2 && line[lead] == '-' && line[lead + 1] == ' ')
+            indent += 2;
+        if (indent > 40)
+            indent = 40;
+        size_t col = 0;
+        fprintf(L->out, "%.*s", (int)lead, line);
+        col = lead;
+        int first = 1;
+        for (size_t k = lead; k < len;) {
+            while (k < len && line[k] == ' ')
+                k++;
+            size_t w0 = k;
+            while (k < len && line[k] != ' ')
+                k++;
+            if (k == w0)
+                break;
+            size_t wc = cols_of(line + w0, k - w0);
+            if (!first && col + 1 + wc > LESSON_COLS) {
+                fprintf(L->out, "\n%*s", (int)indent, "");
+                col = indent;
+            } else if (!first) {
+                fputc(' ', L->out);
+                col++;
+            }
+            fprintf(L->out, "%.*s", (int)(k - w0), line + w0);
+            col += wc;
+            first = 0;
+        }
+        fputc('\n', L->out);
+        if (!end)
+            break;
+        line = end + 1;
+    }
+}
+
+/* A number for people: whole numbers as integers, others to 6 digits. */
+static void fmt_num(char *buf, size_t len, double v)
+{
+    if (isnan(v))
+        snprintf(buf, len, "nan");
+    else if (isinf(v))
+        snprintf(buf, len, v > 0 ? "inf" : "-inf");
+    else if (v == rint(v) && fabs(v) < 1e15)
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%.6g", v);
+}
+
+static char *trim(char *s)
+{
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* ---- the terminal -------------------------------------------------------- */
+
+static struct termios g_saved;
+static volatile sig_atomic_t g_raw_fd = -1;   /* >= 0 while raw mode is on */
+static struct termios g_raw;
+static const int g_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP };
+#define NSIGS ((int)(sizeof g_sigs / sizeof g_sigs[0]))
+static struct sigaction g_old_act[NSIGS];
+static void on_signal(int sig);
+
+static void install_handlers(int on)
+{
+    for (int k = 0; k < NSIGS; k++) {
+        if (on) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_signal;
+            sa.sa_flags = SA_RESTART;          /* a key read survives Ctrl-Z */
+            sigemptyset(&sa.sa_mask);
+            sigaction(g_sigs[k], &sa, &g_old_act[k]);
+        } else {
+            sigaction(g_sigs[k], &g_old_act[k], NULL);
+        }
+    }
+}
+
+/* Restore the terminal, then take the signal's usual action with the
+ * previous handler. SIGTSTP stops the process; on SIGCONT the key read
+ * goes on in raw mode. Only async-signal-safe calls. */
+static void on_signal(int sig)
+{
+    int fd = g_raw_fd;
+    if (fd >= 0)
+        tcsetattr(fd, TCSANOW, &g_saved);
+    int k = 0;
+    while (k < NSIGS && g_sigs[k] != sig)
+        k++;
+    struct sigaction mine;
+    sigaction(sig, &g_old_act[k], &mine);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    /* Back here only if the signal did not end the process (SIGTSTP, or a
+     * handler the caller had installed). */
+    sigaction(sig, &mine, NULL);
+    if (fd >= 0)
+        tcsetattr(fd, TCSANOW, &g_raw);
+}
+
+static void term_raw(int fd)
+{
+    if (tcgetattr(fd, &g_saved) != 0)
+        return;
+    g_raw = g_saved;
+    g_raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+    g_raw.c_cc[VMIN] = 1;
+    g_raw.c_cc[VTIME] = 0;
+    g_raw_fd = fd;
+    tcsetattr(fd, TCSANOW, &g_raw);
+}
+
+static void term_restore(void)
+{
+    int fd = g_raw_fd;
+    if (fd >= 0) {
+        tcsetattr(fd, TCSANOW, &g_saved);
+        g_raw_fd = -1;
+    }
+}
+
+/* One key in raw mode: Enter, space, n or right arrow go on; b, p or left
+ * arrow go back; q or Ctrl-D quit. Other keys are ignored. */
+static int read_key(lesson *L)
+{
+    term_raw(fileno(L->in));
+    int key = K_EOF;
+    for (;;) {
+        int c = getc(L->in);
+        if (c == EOF)
+            break;
+        if (c == '\n' || c == '\r' || c == ' ' || c == 'n') {
+            key = K_NEXT;
+            break;
+        }
+        if (c == 'b' || c == 'B' || c == 'p') {
+            key = K_BACK;
+            break;
+        }
+        if (c == 'q' || c == 'Q' || c == 4) {
+            key = K_QUIT;
+            break;
+        }
+        if (c == 27) {                         /* ESC [ C (right), ESC [ D (left) */
+            int c2 = getc(L->in);
+            if (c2 != '[') {
+                if (c2 != EOF)
+                    ungetc(c2, L->in);
+                continue;
+            }
+            int c3 = getc(L->in);
+            if (c3 == 'C' || c3 == 'B') {
+                key = K_NEXT;
+                break;
+            }
+            if (c3 == 'D' || c3 == 'A') {
+                key = K_BACK;
+                break;
+            }
+        }
+    }
+    term_restore();
+    return key;
+}
+
+/* One line of input (without its newline) into buf; -1 at end of input.
+ * The rest of an over-long line is dropped. In pipe mode the line is echoed
+ * so that the transcript shows what was answered. */
+static int read_line(lesson *L, char *buf, size_t len)
+{
+    fflush(L->out);
+    if (!fgets(buf, (int)len, L->in)) {
+        L->eof = 1;
+        if (L->input == IN_PIPE)
+            fputc('\n', L->out);
+        return -1;
+    }
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == '\n') {
+        buf[--n] = '\0';
+    } else {
+        int c;
+        while ((c = getc(L->in)) != EOF && c != '\n')
+            ;
+    }
+    if (n && buf[n - 1] == '\r')
+        buf[--n] = '\0';
+    if (L->input == IN_PIPE)
+        fprintf(L->out, "%s\n", buf);
+    return 0;
+}
+
+/* Wait between steps (or at the end). Returns K_NEXT, or jumps. */
+static void wait_for_learner(lesson *L, const char *what)
+{
+    if (L->silent || L->input == IN_SCRIPT || L->eof)
+        return;
+    for (;;) {
+        fprintf(L->out, "[Enter: %s   b: back   q: quit] ", what);
+        fflush(L->out);
+        int key;
+        if (L->input == IN_TTY) {
+            key = read_key(L);
+            if (isatty(fileno(L->out)))
+                fputs("\r\033[K", L->out);
+            else
+                fputc('\n', L->out);
+        } else {
+            char buf[256];
+            if (read_line(L, buf, sizeof buf) != 0)
+                return;
+            char *t = trim(buf);
+            if (!*t || !strcmp(t, "n") || !strcmp(t, "next"))
+                key = K_NEXT;
+            else if (!strcmp(t, "b") || !strcmp(t, "back"))
+                key = K_BACK;
+            else if (!strcmp(t, "q") || !strcmp(t, "quit"))
+                key = K_QUIT;
+            else {
+                fputs("(an empty line goes on, b goes back, q quits)\n", L->out);
+                continue;
+            }
+        }
+        if (key == K_NEXT)
+            return;
+        if (key == K_EOF || key == K_QUIT) {
+            fputs("(quit)\n", L->out);
+            jump(L, J_QUIT);
+        }
+        /* back: the step before the one on screen (the first stays first) */
+        L->show_from = L->step > 1 ? L->step - 1 : 1;
+        fputs("\n", L->out);
+        jump(L, J_BACK);
+    }
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+static opt_entry *find_opt(lesson *L, const char *name)
+{
+    size_t len = strlen(name);
+    for (int k = 0; k < L->nopt; k++)
+        if (L->opt[k].len == len && !memcmp(L->opt[k].name, name, len)) {
+            if (L->pass == 0)
+                L->opt[k].used = 1;
+            return &L->opt[k];
+        }
+    return NULL;
+}
+
+/* The value of --name, or NULL when it was not given. */
+static const char *opt_value(lesson *L, const char *name)
+{
+    opt_entry *o = find_opt(L, name);
+    if (!o)
+        return NULL;
+    if (!o->value)
+        fail_status(L, 2, "--%s needs a value; see 'fasim lesson %s --help'", name,
+                    L->def->name);
+    return o->value;
+}
+
+/* Split argv into entries. Returns 0, or 2 with a message. */
+static int split_options(lesson *L, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || a[2] == '\0' || a[2] == '=') {
+            fprintf(stderr, "fasim lesson %s: unexpected argument '%s'; lesson options "
+                    "are written --name value (see 'fasim lesson %s --help')\n",
+                    L->def->name, a, L->def->name);
+            return 2;
+        }
+        if (L->nopt == LESSON_MAX_OPTS) {
+            fprintf(stderr, "fasim lesson %s: too many options\n", L->def->name);
+            return 2;
+        }
+        opt_entry *o = &L->opt[L->nopt];
+        memset(o, 0, sizeof *o);
+        o->name = a + 2;
+        const char *eq = strchr(o->name, '=');
+        if (eq) {
+            o->len = (size_t)(eq - o->name);
+            o->value = eq + 1;
+            o->inline_value = 1;
+        } else {
+            o->len = strlen(o->name);
+            if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+                o->value = argv[++i];
+        }
+        for (int k = 0; k < L->nopt; k++)
+            if (L->opt[k].len == o->len && !memcmp(L->opt[k].name, o->name, o->len)) {
+                fprintf(stderr, "fasim lesson %s: --%.*s is given twice\n", L->def->name,
+                        (int)o->len, o->name);
+                return 2;
+            }
+        L->nopt++;
+    }
+    return 0;
+}
+
+/* After pass 0: every entry must have been asked for, flags without values. */
+static void check_options(lesson *L)
+{
+    for (int k = 0; k < L->nopt; k++) {
+        const opt_entry *o = &L->opt[k];
+        if (!o->used)
+            fail_status(L, 2, "unknown option --%.*s; see 'fasim lesson %s --help' for "
+                        "this lesson's options", (int)o->len, o->name, L->def->name);
+        if (o->as_flag && o->value && o->inline_value)
+            fail_status(L, 2, "--%.*s takes no value (it is a switch)", (int)o->len,
+                        o->name);
+        if (o->as_flag && o->value)
+            fail_status(L, 2, "unexpected argument '%s' after the switch --%.*s",
+                        o->value, (int)o->len, o->name);
+    }
+}
+
+const double *lesson_opt_vector(lesson *L, const char *name, const char *def, int *n)
+{
+    const char *text = opt_value(L, name);
+    if (!text)
+        text = def;
+    for (int k = 0; k < L->nvec; k++)
+        if (!strcmp(L->vec[k].name, name) && L->vec[k].text == text) {
+            *n = L->vec[k].n;
+            return L->vec[k].x;
+        }
+    const char *shown = strlen(text) > 40 ? "(the list)" : text;
+    int count = 1;
+    for (const char *p = text; *p; p++)
+        count += *p == ',';
+    int blank = 1;
+    for (const char *p = text; *p; p++)
+        blank &= isspace((unsigned char)*p) != 0;
+    if (blank)
+        fail_status(L, 2, "--%s is empty; give numbers separated by commas, e.g. "
+                    "--%s 1,3,2,5", name, name);
+    if (count > LESSON_MAX_VECTOR)
+        fail_status(L, 2, "--%s has %d entries; at most %d are supported", name, count,
+                    LESSON_MAX_VECTOR);
+    double *x = lesson_alloc(L, (size_t)count * sizeof *x);
+    const char *p = text;
+    for (int k = 0; k < count; k++) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char tok[64];
+        size_t a = 0;
+        while (a < len && isspace((unsigned char)p[a]))
+            a++;
+        while (len > a && isspace((unsigned char)p[len - 1]))
+            len--;
+        if (len == a)
+            fail_status(L, 2, "--%s %s: entry %d is empty (two commas in a row, or one "
+                        "at an end?)", name, shown, k + 1);
+        if (len - a >= sizeof tok)
+            fail_status(L, 2, "--%s: entry %d is too long to be a number", name, k + 1);
+        memcpy(tok, p + a, len - a);
+        tok[len - a] = '\0';
+        char *stop;
+        errno = 0;
+        double v = strtod(tok, &stop);
+        if (stop == tok || *stop)
+            fail_status(L, 2, "--%s %s: entry %d ('%s') is not a number", name, shown,
+                        k + 1, tok);
+        if (isnan(v))
+            fail_status(L, 2, "--%s %s: entry %d is NaN; entries must be finite numbers",
+                        name, shown, k + 1);
+        if (isinf(v) || fabs(v) > FLT_MAX)
+            fail_status(L, 2, "--%s %s: entry %d ('%s') is not a finite float32 number "
+                        "(|x| <= 3.4e38)", name, shown, k + 1, tok);
+        x[k] = v;
+        p = end ? end + 1 : p + len;
+    }
+    if (L->nvec < (int)(sizeof L->vec / sizeof L->vec[0]))
+        L->vec[L->nvec++] = (cached_vec){ name, text, x, count };
+    *n = count;
+    return x;
+}
+
+/* A whole number with an optional K, M or G suffix (powers of 1024). */
+static int parse_int(const char *s, int64_t *out)
+{
+    char *stop;
+    errno = 0;
+    long long v = strtoll(s, &stop, 10);
+    if (stop == s || errno)
+        return -1;
+    int64_t mult = 1;
+    if (!strcmp(stop, "K") || !strcmp(stop, "k"))
+        mult = INT64_C(1) << 10;
+    else if (!strcmp(stop, "M"))
+        mult = INT64_C(1) << 20;
+    else if (!strcmp(stop, "G"))
+        mult = INT64_C(1) << 30;
+    else if (*stop)
+        return -1;
+    if (__builtin_mul_overflow((int64_t)v, mult, out))
+        return -1;
+    return 0;
+}
+
+int64_t lesson_opt_int(lesson *L, const char *name, int64_t def, int64_t lo, int64_t hi)
+{
+    const char *s = opt_value(L, name);
+    if (!s)
+        return def;
+    int64_t v;
+    if (parse_int(s, &v) != 0)
+        fail_status(L, 2, "--%s %s: not a whole number", name, s);
+    if (v < lo || v > hi)
+        fail_status(L, 2, "--%s %s: must be between %lld and %lld", name, s,
+                    (long long)lo, (long long)hi);
+    return v;
+}
+
+double lesson_opt_double(lesson *L, const char *name, double def, double lo, double hi)
+{
+    const char *s = opt_value(L, name);
+    if (!s)
+        return def;
+    char *stop;
+    double v = strtod(s, &stop);
+    if (stop == s || *stop)
+        fail_status(L, 2, "--%s %s: not a number", name, s);
+    if (!isfinite(v))
+        fail_status(L, 2, "--%s %s: must be a finite number", name, s);
+    if (v < lo || v > hi)
+        fail_status(L, 2, "--%s %s: must be between %g and %g", name, s, lo, hi);
+    return v;
+}
+
+/* Bytes: "98304", "96K", "96KiB", "1.5MiB" (powers of 1024; KB/MB/GB are
+ * refused as ambiguous), a whole number >= 1. The same rules as
+ * cli_parse_size, which the lessons cannot call (cli/ is above lessons/). */
+static int parse_size(const char *s, uint64_t *out, const char **why)
+{
+    *why = "not a size (e.g. 98304, 96K, 1.5MiB)";
+    const char *p = s;
+    if (*p == '-') {
+        *why = "must be positive";
+        return -1;
+    }
+    uint64_t whole = 0, frac = 0, div = 1;
+    int nd = 0, nf = 0;
+    for (; *p >= '0' && *p <= '9'; p++, nd++)
+        if (__builtin_mul_overflow(whole, 10, &whole) ||
+            __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole)) {
+            *why = "too large";
+            return -1;
+        }
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9' && nf < 9; p++, nf++) {
+            frac = frac * 10 + (uint64_t)(*p - '0');
+            div *= 10;
+        }
+    if (nd + nf == 0)
+        return -1;
+    uint64_t mult;
+    if (!*p || !strcmp(p, "B"))
+        mult = 1;
+    else if (!strcmp(p, "K") || !strcmp(p, "k") || !strcmp(p, "KiB"))
+        mult = UINT64_C(1) << 10;
+    else if (!strcmp(p, "M") || !strcmp(p, "MiB"))
+        mult = UINT64_C(1) << 20;
+    else if (!strcmp(p, "G") || !strcmp(p, "GiB"))
+        mult = UINT64_C(1) << 30;
+    else {
+        if (!strcmp(p, "KB") || !strcmp(p, "MB") || !strcmp(p, "GB"))
+            *why = "KB/MB/GB are ambiguous (1000 or 1024?); write K, M, G or KiB, MiB, GiB";
+        return -1;
+    }
+    uint64_t v;
+    if (__builtin_mul_overflow(whole, mult, &v) ||
+        __builtin_add_overflow(v, frac * mult / div, &v)) {
+        *why = "too large";
+        return -1;
+    }
+    if ((frac * mult) % div != 0) {
+        *why = "not a whole number of bytes";
+        return -1;
+    }
+    if (v == 0) {
+        *why = "must be at least 1 byte";
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+uint64_t lesson_opt_size(lesson *L, const char *name, const char *def)
+{
+    const char *s = opt_value(L, name);
+    const char *text = s ? s : def;
+    uint64_t v;
+    const char *why;
+    if (parse_size(text, &v, &why) != 0)
+        fail_status(L, 2, "--%s %s: %s", name, text, why);
+    return v;
+}
+
+const char *lesson_opt_string(lesson *L, const char *name, const char *def)
+{
+    const char *s = opt_value(L, name);
+    return s ? s : def;
+}
+
+int lesson_opt_flag(lesson *L, const char *name)
+{
+    opt_entry *o = find_opt(L, name);
+    if (!o)
+        return 0;
+    if (L->pass == 0)
+        o->as_flag = 1;
+    if (o->inline_value)
+        fail_status(L, 2, "--%s takes no value (it is a switch)", name);
+    return 1;
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+void *lesson_alloc(lesson *L, size_t bytes)
+{
+    block *b = L->next_block;
+    if (b && b->bytes == bytes) {          /* the same call of an earlier pass */
+        L->next_block = b->next;
+        memset(b->data, 0, bytes);
+        return b->data;
+    }
+    if (bytes > LESSON_MAX_ALLOC || L->alloc_total + bytes > LESSON_MAX_ALLOC)
+        fail_status(L, 1, "a lesson asked for more than 1 GiB of memory");
+    b = calloc(1, sizeof *b + bytes);
+    if (!b)
+        fail_status(L, 1, "out of memory");
+    b->bytes = bytes;
+    L->alloc_total += bytes;
+    /* Append after the blocks this pass has used (a pass that goes another
+     * way from here on drops the reuse of the rest). */
+    block **tail = &L->blocks;
+    while (*tail && *tail != L->next_block)
+        tail = &(*tail)->next;
+    b->next = *tail;
+    *tail = b;
+    L->next_block = b->next;
+    return b->data;
+}
+
+static void free_blocks(lesson *L)
+{
+    while (L->blocks) {
+        block *n = L->blocks->next;
+        free(L->blocks);
+        L->blocks = n;
+    }
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+void lesson_say(lesson *L, const char *fmt, ...)
+{
+    if (L->silent)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = vformat(L, fmt, ap);
+    va_end(ap);
+    wrap(L, s, 0);
+    free(s);
+    fputc('\n', L->out);
+}
+
+void lesson_print(lesson *L, const char *fmt, ...)
+{
+    if (L->silent)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(L->out, fmt, ap);
+    va_end(ap);
+}
+
+/* "  label = [a, b, c]", wrapped under the bracket; vectors over 40 entries
+ * show their first 16 and last 4. */
+static void show_values(lesson *L, const char *label, const double *xd, const float *xf,
+                        int n, int digits)
+{
+    if (L->silent)
+        return;
+    if (digits <= 0)
+        digits = 6;
+    char head[128];
+    int hl = snprintf(head, sizeof head, "  %s = [", label);
+    if (hl < 0 || hl >= (int)sizeof head)
+        hl = (int)strlen(head);
+    fputs(head, L->out);
+    size_t indent = cols_of(head, (size_t)hl);
+    if (indent > 30)
+        indent = 8;
+    size_t col = cols_of(head, (size_t)hl);
+    for (int k = 0; k < n; k++) {
+        char item[48];
+        if (n > 40 && k == 16) {
+            snprintf(item, sizeof item, "...");
+            k = n - 5;
+        } else {
+            double v = xd ? xd[k] : (double)xf[k];
+            snprintf(item, sizeof item, "%.*g", digits, v);
+        }
+        size_t w = strlen(item) + 1;           /* and its ',' or ']' */
+        if (k > 0 && col + 1 + w > LESSON_COLS) {
+            fprintf(L->out, "\n%*s", (int)indent, "");
+            col = indent;
+        } else if (k > 0) {
+            fputc(' ', L->out);
+            col++;
+        }
+        fprintf(L->out, "%s%s", item, k + 1 < n ? "," : "]");
+        col += w;
+    }
+    if (n == 0)
+        fputc(']', L->out);
+    if (n > 40)
+        fprintf(L->out, " (%d entries)", n);
+    fputc('\n', L->out);
+}
+
+void lesson_show_vector(lesson *L, const char *label, const double *x, int n, int digits)
+{
+    show_values(L, label, x, NULL, n, digits);
+}
+
+void lesson_show_vector_f(lesson *L, const char *label, const float *x, int n, int digits)
+{
+    show_values(L, label, NULL, x, n, digits);
+}
+
+/* "  label (rows x cols):" and the rows, right-aligned in columns; at most
+ * the columns that fit in 78 and the first 16 rows are shown. */
+void lesson_show_tile(lesson *L, const char *label, const float *x, int rows, int cols,
+                      int digits)
+{
+    if (L->silent)
+        return;
+    if (digits <= 0)
+        digits = 6;
+    int width = 1;
+    char item[48];
+    for (int k = 0; k < rows * cols; k++) {
+        int w = snprintf(item, sizeof item, "%.*g", digits, (double)x[k]);
+        width = w > width ? w : width;
+    }
+    int fit = (LESSON_COLS - 4 - 4) / (width + 2);
+    int show_c = cols <= fit ? cols : (fit > 1 ? fit : 1);
+    int show_r = rows <= 16 ? rows : 16;
+    fprintf(L->out, "  %s (%d x %d):\n", label, rows, cols);
+    for (int r = 0; r < show_r; r++) {
+        fputs("   ", L->out);
+        for (int c = 0; c < show_c; c++)
+            fprintf(L->out, " %*.*g", width + 1, digits, (double)x[(size_t)r * cols + c]);
+        if (show_c < cols)
+            fprintf(L->out, "  ... (%d more)", cols - show_c);
+        fputc('\n', L->out);
+    }
+    if (show_r < rows)
+        fprintf(L->out, "    ... (%d more rows)\n", rows - show_r);
+}
+
+/* ---- steps and questions ------------------------------------------------- */
+
+void lesson_step(lesson *L, const char *title)
+{
+    if (!L->silent && L->step >= 1)
+        wait_for_learner(L, "next step");
+    L->step++;
+    if (L->silent && L->pass > 0 && L->step == L->show_from)
+        L->silent = 0;
+    if (L->silent)
+        return;
+    char head[256];
+    if (L->nsteps >= L->step)
+        snprintf(head, sizeof head, "Step %d of %d: %s", L->step, L->nsteps, title);
+    else
+        snprintf(head, sizeof head, "Step %d: %s", L->step, title);
+    size_t c = cols_of(head, strlen(head));
+    fprintf(L->out, "%s\n", head);
+    for (size_t k = 0; k < c && k < LESSON_COLS; k++)
+        fputc('-', L->out);
+    fputs("\n\n", L->out);
+}
+
+static void judge(lesson *L, double guess, double answer, double tol, int *right)
+{
+    char a[64], g[64], d[64];
+    fmt_num(a, sizeof a, answer);
+    fmt_num(g, sizeof g, guess);
+    double diff = guess - answer;
+    double lim = tol > 0 ? tol : fmax(0.005 * fabs(answer), 1e-9);
+    if (isnan(answer) || isinf(answer))
+        *right = isnan(answer) ? isnan(guess) : guess == answer;
+    else
+        *right = fabs(diff) <= lim;
+    if (*right && diff == 0) {
+        fprintf(L->out, "Right: %s.\n\n", a);
+        return;
+    }
+    if (!isfinite(diff)) {
+        fprintf(L->out, "%s: the answer is %s; you said %s.\n\n",
+                *right ? "Right" : "Not quite", a, g);
+        return;
+    }
+    snprintf(d, sizeof d, "%.3g", fabs(diff));
+    char rel[64] = "";
+    double pct = answer != 0 ? 100.0 * fabs(diff) / fabs(answer) : 0.0;
+    if (pct >= 1000)
+        snprintf(rel, sizeof rel, ", %.3g times the answer", fabs(guess / answer));
+    else if (pct >= 10)
+        snprintf(rel, sizeof rel, ", %.0f%%", pct);
+    else if (answer != 0)
+        snprintf(rel, sizeof rel, ", %.2g%%", pct);
+    if (*right)
+        fprintf(L->out, "Right: the answer is %s; you said %s (off by %s%s, within %s).\n\n",
+                a, g, d, rel, tol > 0 ? "the tolerance" : "0.5%");
+    else
+        fprintf(L->out, "Not quite: the answer is %s; you said %s, %s too %s%s.\n\n", a, g,
+                d, diff > 0 ? "high" : "low", rel);
+}
+
+int lesson_ask(lesson *L, const char *question, double answer, double tol)
+{
+    int idx = L->nask++;
+    int known = idx < LESSON_MAX_ASKS && L->ask_result[idx] >= 0;
+    if (L->silent)
+        return known ? L->ask_result[idx] : 1;
+    char a[64];
+    fmt_num(a, sizeof a, answer);
+    size_t ql = strlen(question) + 16;
+    char *q = malloc(ql);
+    if (!q)
+        fail_status(L, 1, "out of memory");
+    snprintf(q, ql, "Question: %s", question);
+    wrap(L, q, 2);
+    free(q);
+    int right = 1;
+    if (L->input == IN_SCRIPT || L->eof) {
+        fprintf(L->out, "Answer: %s\n\n", a);
+        right = L->input == IN_SCRIPT;
+    } else {
+        for (;;) {
+            fputs("Your answer (a number; Enter shows it): ", L->out);
+            char buf[256];
+            if (read_line(L, buf, sizeof buf) != 0) {
+                if (L->input == IN_TTY) {           /* Ctrl-D at a terminal: quit */
+                    fputs("\n(quit)\n", L->out);
+                    jump(L, J_QUIT);
+                }
+                fprintf(L->out, "Answer: %s\n\n", a);
+                right = 0;
+                break;
+            }
+            char *t = trim(buf), *stop;
+            if (!*t) {
+                fprintf(L->out, "Answer: %s\n\n", a);
+                right = 0;
+                break;
+            }
+            if (!strcmp(t, "q") || !strcmp(t, "quit")) {
+                fputs("(quit)\n", L->out);
+                jump(L, J_QUIT);
+            }
+            if (!strcmp(t, "b") || !strcmp(t, "back")) {
+                L->show_from = L->step > 1 ? L->step - 1 : 1;
+                fputs("\n", L->out);
+                jump(L, J_BACK);
+            }
+            double g = strtod(t, &stop);
+            if (stop != t && !*stop) {
+                judge(L, g, answer, tol, &right);
+                break;
+            }
+            fputs("That is not a number: type one (e.g. 0.25 or 1e-3), or press Enter "
+                  "to see the answer.\n", L->out);
+        }
+    }
+    if (idx < LESSON_MAX_ASKS)
+        L->ask_result[idx] = (signed char)right;
+    return right;
+}
+
+int lesson_interactive(const lesson *L)
+{
+    return !L->silent && L->input == IN_TTY && isatty(fileno(L->out));
+}
+
+/* ---- the catalogue ------------------------------------------------------- */
+
+const lesson_def *lesson_find(const char *name_or_number)
+{
+    int count;
+    const lesson_def *const *all = lesson_all(&count);
+    if (!name_or_number || !*name_or_number)
+        return NULL;
+    const char *p = name_or_number;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (!*p && p - name_or_number <= 3) {
+        int num = atoi(name_or_number);
+        for (int k = 0; k < count; k++)
+            if (all[k]->number == num)
+                return all[k];
+        return NULL;
+    }
+    for (int k = 0; k < count; k++)
+        if (!strcmp(all[k]->name, name_or_number))
+            return all[k];
+    return NULL;
+}
+
+void lesson_print_list(FILE *out)
+{
+    int count;
+    const lesson_def *const *all = lesson_all(&count);
+    int w = 4;
+    for (int k = 0; k < count; k++)
+        w = (int)strlen(all[k]->name) > w ? (int)strlen(all[k]->name) : w;
+    fprintf(out, "%3s  %-*s  %-12s  %3s  %s\n", "#", w, "name", "level", "min",
+            "what it is about");
+    for (int k = 0; k < count; k++)
+        fprintf(out, "%3d  %-*s  %-12s  %3d  %s\n", all[k]->number, w, all[k]->name,
+                all[k]->level, all[k]->minutes, all[k]->summary);
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+/* One pass of the lesson. Returns why it ended (J_DONE, J_BACK, ...). */
+static int run_pass(lesson *L)
+{
+    int why = setjmp(L->jb);
+    if (why)
+        return why;
+    L->step = 0;
+    L->nask = 0;
+    L->nvec = 0;
+    L->next_block = L->blocks;
+    L->silent = L->pass == 0 || L->show_from > 1;
+    L->def->run(L);
+    if (!L->silent)
+        wait_for_learner(L, "finish");
+    return J_DONE;
+}
+
+int lesson_run(const lesson_def *def, const lesson_run_opts *opts)
+{
+    if (!def || !def->run || !opts)
+        return 1;
+    lesson *L = calloc(1, sizeof *L);
+    if (!L) {
+        fprintf(stderr, "fasim lesson: out of memory\n");
+        return 1;
+    }
+    L->def = def;
+    L->in = opts->in ? opts->in : stdin;
+    L->out = opts->out ? opts->out : stdout;
+    L->input = opts->script ? IN_SCRIPT : isatty(fileno(L->in)) ? IN_TTY : IN_PIPE;
+    memset(L->ask_result, -1, sizeof L->ask_result);
+    int status = split_options(L, opts->argc, opts->argv);
+    if (status != 0) {
+        free(L);
+        return status;
+    }
+    /* Pass 0: count the steps and check every option, printing nothing. */
+    int why = run_pass(L);
+    if (why == J_DONE) {
+        L->nsteps = L->step;
+        int w2 = setjmp(L->jb);
+        if (w2 == 0)
+            check_options(L);
+        else
+            why = w2;
+    }
+    if (why != J_DONE) {
+        status = L->status ? L->status : 1;
+        free_blocks(L);
+        free(L);
+        return status;
+    }
+    int count;
+    (void)lesson_all(&count);
+    fprintf(L->out, "Lesson %d of %d: %s\n(%s; %s; about %d minutes)\n", def->number, count,
+            def->title, def->name, def->level, def->minutes);
+    if (L->input != IN_SCRIPT)
+        fputs("Keys: Enter or space for the next step, b to go back a step, q to quit.\n",
+              L->out);
+    fputc('\n', L->out);
+    if (L->input == IN_TTY)
+        install_handlers(1);
+    L->pass = 1;
+    L->show_from = 1;
+    do {
+        why = run_pass(L);
+        L->pass++;
+    } while (why == J_BACK);
+    if (L->input == IN_TTY) {
+        term_restore();
+        install_handlers(0);
+    }
+    status = why == J_DONE || why == J_QUIT ? 0 : (L->status ? L->status : 1);
+    if (why == J_DONE) {
+        int next = def->number;
+        const lesson_def *const *all = lesson_all(&count);
+        if (next < count)
+            fprintf(L->out, "End of lesson %d. Next: fasim lesson %s\n", def->number,
+                    all[next]->name);
+        else
+            fprintf(L->out, "End of lesson %d, the last one.\n", def->number);
+    }
+    if (fflush(L->out) != 0 || ferror(L->out)) {
+        fprintf(stderr, "fasim lesson %s: could not write the lesson out\n", def->name);
+        status = 1;
+    }
+    free_blocks(L);
+    free(L);
+    return status;
+}

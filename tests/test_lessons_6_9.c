@@ -1,0 +1,527 @@
+/*
+ * test_lessons_6_9.c — lessons 6-9 (tiling-budget, io-complexity, loop-order,
+ * causal), end to end.
+ *
+ * argv[1] is the fasim binary, argv[2] the folder of golden files
+ * (tests/golden). Each case runs `fasim lesson NAME --script ...` with
+ * fork/execv (no shell), stdin from /dev/null, stdout and stderr captured into
+ * files and read into static buffers (nothing to free when a check fails), and
+ * an alarm that survives execv, so a hang fails the case.
+ *
+ * The cases:
+ *   - golden: the default --script output of each lesson, byte for byte
+ *     (FASIM_UPDATE_GOLDEN=1 rewrites the files instead); and the same text
+ *     from lesson_run() called in-process with an output FILE*;
+ *   - random inputs: each lesson on seeded random N, d, M, dtype and block
+ *     sizes; every "Answer:" it reveals (and a few labelled lines) is checked
+ *     against a value recomputed here from closed forms written out in this
+ *     file (buffer sizes, per-tensor traffic, block counts by brute force), or
+ *     from sim/ where the value is a search (fasim's best plan);
+ *   - bad input: exit status 2, a message on stderr that names the problem,
+ *     and nothing on stdout;
+ *   - the checker proves itself: the seed's "about 2x" must fail the same
+ *     comparison the exact 2T/(T+1) passes.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lesson.h"
+#include "sim.h"
+#include "test_util.h"
+
+#define RUN_TIMEOUT_S 60
+#define MAX_ARGS 32
+#define MAX_ANSWERS 16
+
+static const char *g_fasim, *g_golden;
+static char g_out[1 << 18], g_err[1 << 14];   /* the last run's stdout, stderr */
+static int g_code;                           /* its exit status (-1: a signal) */
+static char g_cmd[1024];                     /* its command line, for messages */
+
+/* ---- running the binary ---------------------------------------------------- */
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+}
+
+/* fasim lesson NAME --script ARGS...; args is NULL-terminated. */
+static void run_lesson(const char *name, const char *const *args)
+{
+    char *argv[MAX_ARGS + 5];
+    int n = 0;
+    argv[n++] = (char *)g_fasim;
+    argv[n++] = "lesson";
+    argv[n++] = (char *)name;
+    argv[n++] = "--script";
+    int off = snprintf(g_cmd, sizeof g_cmd, "fasim lesson %s --script", name);
+    for (int k = 0; args && args[k]; k++) {
+        assert_true(n < MAX_ARGS + 4);
+        argv[n++] = (char *)args[k];
+        if (off < (int)sizeof g_cmd)
+            off += snprintf(g_cmd + off, sizeof g_cmd - (size_t)off, " %s", args[k]);
+    }
+    argv[n] = NULL;
+    char outp[512], errp[512];
+    tu_path(outp, sizeof outp, "lesson.stdout");
+    tu_path(errp, sizeof errp, "lesson.stderr");
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(126);
+        alarm(RUN_TIMEOUT_S);
+        execv(g_fasim, argv);
+        _exit(127);
+    }
+    int st = 0;
+    pid_t w;
+    do
+        w = waitpid(pid, &st, 0);
+    while (w < 0 && errno == EINTR);
+    assert_int_equal(w, pid);
+    g_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    slurp(outp, g_out, sizeof g_out);
+    slurp(errp, g_err, sizeof g_err);
+    if (g_code < 0)
+        fail_msg("%s: killed by signal %d", g_cmd, WTERMSIG(st));
+}
+
+/* Run and require success. */
+static void run_ok(const char *name, const char *const *args)
+{
+    run_lesson(name, args);
+    if (g_code != 0)
+        fail_msg("%s: exit %d\n%s", g_cmd, g_code, g_err);
+}
+
+/* ---- reading what a lesson printed ----------------------------------------- */
+
+/* The numbers of the "Answer: X" lines, in order; returns how many. */
+static int answers(double *v, int max)
+{
+    int n = 0;
+    for (const char *p = strstr(g_out, "\nAnswer: "); p && n < max;
+         p = strstr(p + 1, "\nAnswer: "))
+        v[n++] = strtod(p + 9, NULL);
+    return n;
+}
+
+/* The number after the first occurrence of label (thousands commas allowed). */
+static double labelled(const char *label)
+{
+    const char *p = strstr(g_out, label);
+    if (!p)
+        fail_msg("%s: no \"%s\" in the output", g_cmd, label);
+    p += strlen(label);
+    while (*p == ' ')
+        p++;
+    char digits[64];
+    size_t k = 0;
+    for (; *p && (strchr("0123456789.,eE+-", *p)) && k + 1 < sizeof digits; p++)
+        if (*p != ',')
+            digits[k++] = *p;
+    digits[k] = '\0';
+    return strtod(digits, NULL);
+}
+
+/* The engine prints whole numbers exactly and others to 6 significant digits. */
+static int near(double got, double want)
+{
+    return fabs(got - want) <= 1e-5 * fabs(want) + 1e-12;
+}
+
+static void check(const char *what, double got, double want)
+{
+    if (!near(got, want))
+        fail_msg("%s: %s is %.9g, expected %.9g", g_cmd, what, got, want);
+}
+
+static void need_answers(double *v, int want)
+{
+    int n = answers(v, MAX_ANSWERS);
+    if (n != want)
+        fail_msg("%s: %d answers, expected %d\n%s", g_cmd, n, want, g_out);
+}
+
+/* ---- closed forms, written out here ---------------------------------------- */
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* SRAM bytes of one block (sim_plan.c's buffer list, restated): inputs at e,
+ * S_ij and O_i fp32, and 2 (FA2) or 6 (FA1) fp32 vectors of B_r. */
+static uint64_t sram_bytes(sim_algo a, int64_t Br, int64_t Bc, int64_t d, int e)
+{
+    uint64_t inputs = (uint64_t)(Br + 2 * Bc) * (uint64_t)d * (uint64_t)e;
+    uint64_t acc = 4u * (uint64_t)(Br * Bc + Br * d);
+    return inputs + acc + 4u * (uint64_t)Br * (a == SIM_FA1 ? 6u : 2u);
+}
+
+/* Non-causal HBM bytes of FA1 and FA2 for blocks Br x Bc (Algorithm 1 of each
+ * paper: FA1 reads Q, O, l, m T_c times and writes them T_c + 1 times; FA2
+ * reads K, V T_r times and Q, O, L once). */
+static double fa_bytes(sim_algo a, int64_t N, int64_t d, int64_t Br, int64_t Bc, int e)
+{
+    double Nd = (double)N * (double)d, Tr = (double)cdiv(N, Br), Tc = (double)cdiv(N, Bc);
+    if (a == SIM_FA1)
+        return e * (2 * Nd + 2 * Tc * Nd + (Tc + 1) * Nd) + 4.0 * N * (2 * Tc + 2 * (Tc + 1));
+    return e * (Nd + 2 * Tr * Nd + Nd) + 4.0 * N;
+}
+
+/* Visited block pairs under the causal mask, by brute force over row blocks,
+ * and FA2's causal bytes (K_j, V_j rows summed over the visited pairs). */
+static uint64_t brute_visited(int64_t N, int64_t Br, int64_t Bc, double *fa2_bytes,
+                              int64_t d, int e)
+{
+    uint64_t v = 0;
+    double keys = 0;
+    for (int64_t i = 0; i * Br < N; i++) {
+        int64_t last_row = min64((i + 1) * Br, N) - 1, jl = last_row / Bc;
+        v += (uint64_t)(jl + 1);
+        keys += (double)min64((jl + 1) * Bc, N);
+    }
+    double Nd = (double)N * (double)d;
+    *fa2_bytes = e * (2 * Nd + 2 * keys * (double)d) + 4.0 * N;
+    return v;
+}
+
+static const char *pick_dtype(uint64_t *rng, int *e)
+{
+    static const char *const names[] = { "fp16", "bf16", "fp32" };
+    int k = (int)tu_rand_range(rng, 0, 2);
+    *e = k == 2 ? 4 : 2;
+    return names[k];
+}
+
+/* ---- golden files ----------------------------------------------------------- */
+
+static const char *const NAMES[] = { "tiling-budget", "io-complexity", "loop-order", "causal" };
+
+static void compare_golden(const char *name, const char *got)
+{
+    char path[1024];
+    static char want[1 << 18];
+    snprintf(path, sizeof path, "%s/lesson_%s.txt", g_golden, name);
+    const char *upd = getenv("FASIM_UPDATE_GOLDEN");
+    if (upd && *upd == '1') {
+        assert_int_equal(tu_write_file(path, got, strlen(got)), 0);
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("%s: missing (FASIM_UPDATE_GOLDEN=1 writes it)", path);
+    size_t n = fread(want, 1, sizeof want - 1, f);
+    fclose(f);
+    want[n] = '\0';
+    if (strcmp(got, want) == 0)
+        return;
+    int line = 1;
+    size_t k = 0;
+    for (; got[k] && got[k] == want[k]; k++)
+        line += got[k] == '\n';
+    fail_msg("%s differs from %s at line %d, byte %zu", name, path, line, k);
+}
+
+static void test_golden(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 4; k++) {
+        run_ok(NAMES[k], NULL);
+        compare_golden(NAMES[k], g_out);
+    }
+}
+
+/* lesson_run with an output FILE* writes what the binary writes. */
+static void test_lesson_run_api(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 4; k++) {
+        char path[512];
+        tu_path(path, sizeof path, "api.txt");
+        FILE *out = fopen(path, "w+b"), *in = fopen("/dev/null", "rb");
+        assert_non_null(out);
+        assert_non_null(in);
+        lesson_run_opts o = { 1, in, out, 0, NULL };
+        int rc = lesson_run(lesson_find(NAMES[k]), &o);
+        fclose(out);
+        fclose(in);
+        assert_int_equal(rc, 0);
+        slurp(path, g_out, sizeof g_out);
+        snprintf(g_cmd, sizeof g_cmd, "lesson_run(%s)", NAMES[k]);
+        compare_golden(NAMES[k], g_out);
+    }
+}
+
+/* ---- random inputs ---------------------------------------------------------- */
+
+static void test_tiling_random(void **state)
+{
+    (void)state;
+    uint64_t rng = 601;
+    for (int t = 0; t < 20; t++) {
+        int e;
+        const char *dt = pick_dtype(&rng, &e);
+        int64_t N = tu_rand_range(&rng, 1, 3000), d = tu_rand_range(&rng, 1, 256);
+        int64_t Br = tu_rand_range(&rng, 1, 300), Bc = tu_rand_range(&rng, 1, 300);
+        uint64_t M = (uint64_t)tu_rand_range(&rng, 4096, 300000);
+        sim_algo a = t % 2 ? SIM_FA1 : SIM_FA2;
+        char sN[32], sd[32], sM[32], sBr[32], sBc[32];
+        snprintf(sN, 32, "%lld", (long long)N);
+        snprintf(sd, 32, "%lld", (long long)d);
+        snprintf(sM, 32, "%llu", (unsigned long long)M);
+        snprintf(sBr, 32, "%lld", (long long)Br);
+        snprintf(sBc, 32, "%lld", (long long)Bc);
+        const char *args[] = { "--N", sN, "--d", sd, "--M", sM, "--dtype", dt, "--Br", sBr,
+                               "--Bc", sBc, "--algo", sim_algo_name(a), NULL };
+        run_ok("tiling-budget", args);
+        const int64_t br = min64(Br, N), bc = min64(Bc, N);
+        const int64_t M_el = (int64_t)M / e;
+        /* the largest square multiple of 16 that fits, by linear search */
+        int64_t sq = 0;
+        for (int64_t b = 16; b <= N && sram_bytes(a, b, b, d, e) <= M; b += 16)
+            sq = b;
+        double v[MAX_ANSWERS];
+        need_answers(v, sq ? 7 : 6);
+        check("Q_i bytes", v[0], (double)(br * d * e));
+        check("block bytes", v[1], (double)sram_bytes(a, br, bc, d, e));
+        check("SRAM for one block", labelled("SRAM for one block:"),
+              (double)sram_bytes(a, br, bc, d, e));
+        check("the seed's sum", v[2], 128.0 * 128 * 2 + 3.0 * 128 * 128 * 2);
+        check("line 1's B_c", v[3], (double)min64(cdiv(M_el, 4 * d), N));
+        const int64_t b4 = min64(d, N);   /* M = 4 d^2: B_r = B_c = d */
+        check("line 1 at M = 4d^2", v[4], (double)(4 * b4 * d + b4 * b4) / (4.0 * d * d));
+        check("misread B_c", v[5], (double)min64(cdiv((int64_t)M, 4 * d), N));
+        if (sq)
+            check("largest square", v[6], (double)sq);
+    }
+}
+
+static void test_io_random(void **state)
+{
+    (void)state;
+    uint64_t rng = 701;
+    for (int t = 0; t < 12; t++) {
+        int e;
+        const char *dt = pick_dtype(&rng, &e);
+        int64_t N = tu_rand_range(&rng, 16, 4096), d = 8 * tu_rand_range(&rng, 1, 16);
+        uint64_t M = (uint64_t)tu_rand_range(&rng, 8192, 262144);
+        char sN[32], sd[32], sM[32];
+        snprintf(sN, 32, "%lld", (long long)N);
+        snprintf(sd, 32, "%lld", (long long)d);
+        snprintf(sM, 32, "%llu", (unsigned long long)M);
+        const char *args[] = { "--N", sN, "--d", sd, "--M", sM, "--dtype", dt, NULL };
+        run_ok("io-complexity", args);
+        if (strstr(g_out, "DIFFERS"))
+            fail_msg("%s: a measured count differs from its closed form", g_cmd);
+        /* fasim's best plans are a search: take them from sim/, then count the
+         * bytes of FA2 with the closed form written out here. */
+        sim_shape sh = { N, d, M, e == 4 ? SIM_FP32 : SIM_FP16, 0 };
+        double bytes[2][3];   /* [N or 2N][algo] */
+        for (int k = 0; k < 2; k++) {
+            sim_shape s = sh;
+            s.N = k ? 2 * N : N;
+            for (int a = 0; a < 3; a++) {
+                sim_plan p;
+                sim_counts c;
+                assert_int_equal(sim_plan_choose((sim_algo)a, &s, SIM_PLAN_AUTO, 0, 0, &p,
+                                                 NULL, 0), 0);
+                assert_int_equal(sim_theory_counts(&p, &s, &c), 0);
+                bytes[k][a] = (double)(sim_counts_read_bytes(&c, s.dtype) +
+                                       sim_counts_write_bytes(&c, s.dtype));
+                if (a == SIM_FA2)
+                    check("FA2 closed form", bytes[k][a],
+                          fa_bytes(SIM_FA2, s.N, d, p.Br, p.Bc, e));
+            }
+        }
+        sim_shape s2 = sh;
+        s2.M = 2 * M;
+        sim_plan p2;
+        assert_int_equal(sim_plan_choose(SIM_FA2, &s2, SIM_PLAN_AUTO, 0, 0, &p2, NULL, 0), 0);
+        const double Me = (double)(M / (uint64_t)e), n = (double)N, dd = (double)d;
+        const double theta = n * n * dd * dd / Me;
+        double v[MAX_ANSWERS];
+        need_answers(v, 7);
+        check("one copy of S", v[0], n * n * e);
+        check("FA2 / standard", v[1], bytes[0][2] / bytes[0][0]);
+        check("FA2 / standard line", labelled("FA2 / standard, bytes:"),
+              floor(bytes[0][2] / bytes[0][0] * 1e4 + 0.5) / 1e4);
+        check("N^2 d^2 / M", v[2], theta);
+        check("standard at 2N", v[4], bytes[1][0] / bytes[0][0]);
+        check("FA2 at 2M", v[5], fa_bytes(SIM_FA2, N, d, p2.Br, p2.Bc, e) / bytes[0][2]);
+        check("ratio of the expressions", v[6], theta / (n * dd + n * n));
+        (void)v[3];   /* FA2 elements / theta: checked through v[1] and v[2] */
+    }
+}
+
+static void test_loop_order_random(void **state)
+{
+    (void)state;
+    uint64_t rng = 801;
+    int ran = 0;
+    for (int t = 0; t < 12; t++) {
+        int e;
+        const char *dt = pick_dtype(&rng, &e);
+        int64_t N = tu_rand_range(&rng, 1, 4096), d = tu_rand_range(&rng, 1, 128);
+        uint64_t M = (uint64_t)tu_rand_range(&rng, 16384, 262144);
+        int64_t Br = tu_rand_range(&rng, 1, 128), Bc = tu_rand_range(&rng, 1, 128);
+        const int given = t % 3 != 0 && sram_bytes(SIM_FA1, min64(Br, N), min64(Bc, N), d, e) <= M;
+        if (!given) {   /* the lesson's default: the largest square that fits FA1 */
+            Br = 0;
+            for (int64_t b = 16; b <= N && sram_bytes(SIM_FA1, b, b, d, e) <= M; b += 16)
+                Br = b;
+            if (N < 16)
+                Br = N;
+            if (!Br || sram_bytes(SIM_FA1, min64(Br, N), min64(Br, N), d, e) > M)
+                continue;
+            Bc = Br;
+        }
+        char sN[32], sd[32], sM[32], sBr[32], sBc[32];
+        snprintf(sN, 32, "%lld", (long long)N);
+        snprintf(sd, 32, "%lld", (long long)d);
+        snprintf(sM, 32, "%llu", (unsigned long long)M);
+        snprintf(sBr, 32, "%lld", (long long)Br);
+        snprintf(sBc, 32, "%lld", (long long)Bc);
+        const char *args[] = { "--N", sN, "--d", sd, "--M", sM, "--dtype", dt,
+                               given ? "--Br" : NULL, sBr, "--Bc", sBc, NULL };
+        run_ok("loop-order", args);
+        const int64_t Tr = cdiv(N, min64(Br, N)), Tc = cdiv(N, min64(Bc, N));
+        double v[MAX_ANSWERS];
+        need_answers(v, 5);
+        check("FA1 reads of Q", v[0], (double)Tc);
+        check("FA1 writes of O", v[1], (double)(Tc + 1) * (double)N * (double)d);
+        check("FA2 reads of K", v[2], (double)Tr);
+        check("FA1 / FA2 bytes", v[3],
+              fa_bytes(SIM_FA1, N, d, Br, Bc, e) / fa_bytes(SIM_FA2, N, d, Br, Bc, e));
+        check("all of O in fp32", v[4], 4.0 * (double)N * (double)d);
+        ran++;
+    }
+    assert_true(ran >= 8);   /* the draw must not skip most cases */
+}
+
+static void test_causal_random(void **state)
+{
+    (void)state;
+    uint64_t rng = 901;
+    for (int t = 0; t < 20; t++) {
+        int e;
+        const char *dt = pick_dtype(&rng, &e);
+        int64_t N = tu_rand_range(&rng, 1, 5000), d = tu_rand_range(&rng, 1, 256);
+        int64_t Br = tu_rand_range(&rng, 1, 300), Bc = t % 2 ? Br : tu_rand_range(&rng, 1, 300);
+        char sN[32], sd[32], sBr[32], sBc[32];
+        snprintf(sN, 32, "%lld", (long long)N);
+        snprintf(sd, 32, "%lld", (long long)d);
+        snprintf(sBr, 32, "%lld", (long long)Br);
+        snprintf(sBc, 32, "%lld", (long long)Bc);
+        const char *sq[] = { "--N", sN, "--d", sd, "--dtype", dt, "--block", sBr, NULL };
+        const char *rc[] = { "--N", sN, "--d", sd, "--dtype", dt, "--Br", sBr, "--Bc", sBc,
+                             NULL };
+        run_ok("causal", t % 2 ? sq : rc);
+        const int64_t br = min64(Br, N), bc = min64(Bc, N);
+        const double all = (double)cdiv(N, br) * (double)cdiv(N, bc);
+        double fa2c;
+        const double vis = (double)brute_visited(N, br, bc, &fa2c, d, e);
+        double v[MAX_ANSWERS];
+        need_answers(v, 3);
+        check("visited blocks", v[0], vis);
+        check("visited blocks line", labelled("visited blocks:"), vis);
+        check("block saving", v[1], all / vis);
+        check("FA2 byte saving", v[2], fa_bytes(SIM_FA2, N, d, br, bc, e) / fa2c);
+        if (br == bc) {
+            const double T = (double)cdiv(N, br);
+            check("T(T+1)/2", vis, T * (T + 1) / 2);
+            check("2T/(T+1)", v[1], 2 * T / (T + 1));
+        }
+    }
+}
+
+/* ---- bad input -------------------------------------------------------------- */
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *lesson, *args[6], *says;
+    } cases[] = {
+        { "causal", { "--N", "0" }, "--N" },
+        { "causal", { "--block", "0" }, "--block" },
+        { "causal", { "--N", "1073741824", "--block", "1" }, "overflow" },
+        { "causal", { "--nosuch", "1" }, "nosuch" },
+        { "io-complexity", { "--M", "12Q" }, "--M" },
+        { "io-complexity", { "--M", "100" }, "too small" },
+        { "io-complexity", { "--N", "300000" }, "--N" },
+        { "loop-order", { "--block", "0" }, "--block" },
+        { "loop-order", { "--M", "1K", "--d", "128" }, "does not fit" },
+        { "loop-order", { "--Br", "512", "--Bc", "512" }, "does not fit" },
+        { "tiling-budget", { "--dtype", "fp8" }, "--dtype" },
+        { "tiling-budget", { "--algo", "naive" }, "--algo" },
+        { "tiling-budget", { "--M", "1" }, "B_c = 0" },
+        { "tiling-budget", { "--d", "-3" }, "--d" },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run_lesson(cases[k].lesson, cases[k].args);
+        if (g_code != 2 || !strstr(g_err, cases[k].says) || g_out[0])
+            fail_msg("%s: exit %d (want 2), stderr \"%s\" (want \"%s\" in it), stdout "
+                     "%zu bytes (want 0)", g_cmd, g_code, g_err, cases[k].says,
+                     strlen(g_out));
+    }
+}
+
+/* ---- the checker proves itself ---------------------------------------------- */
+
+/* At N = 1024 with 64 x 64 blocks the saving is 32/17; the seed's "about 2x"
+ * must not pass the comparison that every random case above relies on. */
+static void test_checker_rejects_the_seed(void **state)
+{
+    (void)state;
+    const char *args[] = { "--N", "1024", "--block", "64", NULL };
+    run_ok("causal", args);
+    double v[MAX_ANSWERS];
+    need_answers(v, 3);
+    assert_true(near(v[1], 32.0 / 17.0));
+    assert_false(near(v[1], 2.0));
+    assert_false(near(v[0], 128.0));   /* T^2 / 2 is not T(T+1)/2 = 136 */
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s FASIM GOLDEN_DIR\n", argv[0]);
+        return 2;
+    }
+    g_fasim = argv[1];
+    g_golden = argv[2];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_lesson_run_api),
+        cmocka_unit_test(test_tiling_random),
+        cmocka_unit_test(test_io_random),
+        cmocka_unit_test(test_loop_order_random),
+        cmocka_unit_test(test_causal_random),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_checker_rejects_the_seed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
