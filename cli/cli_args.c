@@ -4,6 +4,7 @@
 #include "cli_args.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -124,6 +125,23 @@ int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
     return 0;
 }
 
+int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, size_t errlen)
+{
+    *out = NULL;
+    *is_list = 0;
+    if (s && !strcmp(s, "list")) {
+        *is_list = 1;
+        return 0;
+    }
+    *out = sim_gpu_find(s);
+    if (!*out) {
+        ERR("--gpu %s: unknown preset (a100, h100, h200; 'fasim --gpu list' shows them)",
+            s ? s : "");
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen)
 {
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
@@ -169,7 +187,7 @@ int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t er
 enum {
     O_N, O_D, O_M, O_DTYPE, O_ALGO, O_BR, O_BC, O_PLAN, O_CAUSAL, O_SEED,
     O_Q, O_K, O_V, O_OUT, O_JSON, O_COMPUTE, O_COUNT_ONLY, O_MAX_MEM,
-    O_MAX_STEPS, O_HELP, O_VERSION
+    O_MAX_STEPS, O_GPU, O_HELP, O_VERSION
 };
 
 static const struct {
@@ -184,6 +202,7 @@ static const struct {
     { "v", O_V, 1 },           { "out", O_OUT, 1 },      { "json", O_JSON, 0 },
     { "compute", O_COMPUTE, 0 }, { "count-only", O_COUNT_ONLY, 0 },
     { "max-mem", O_MAX_MEM, 1 }, { "max-steps", O_MAX_STEPS, 1 },
+    { "gpu", O_GPU, 1 },
     { "help", O_HELP, 0 },     { "version", O_VERSION, 0 },
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
@@ -207,6 +226,9 @@ void cli_report_usage(FILE *out)
 "  --dtype T        fp16 (default), bf16 or fp32: Q, K, V, O, S, P in HBM;\n"
 "                   m, l, L and on-chip accumulators are fp32\n"
 "  --causal         causal mask: fully masked blocks skipped by FA1 and FA2\n"
+"  --gpu NAME       a100, h100 or h200: M = the shared memory one thread block\n"
+"                   can use (unless --M is given), and a roofline estimate per\n"
+"                   loop order; 'fasim --gpu list' prints the presets\n"
 "\n"
 "what to run\n"
 "  --algo LIST      naive, fa1, fa2, or all (default); comma lists work\n"
@@ -315,6 +337,11 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
                     val);
                 return -1;
             }
+            o->M_set = 1;
+            break;
+        case O_GPU:
+            if (cli_parse_gpu(val, &r->gpu, &o->gpu_list, err, errlen))
+                return -1;
             break;
         case O_DTYPE:
             if (sim_dtype_parse(val, &r->sh.dtype)) {
@@ -375,8 +402,10 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         case O_VERSION: o->version = 1; break;
         }
     }
-    if (o->help || o->version)
+    if (o->help || o->version || o->gpu_list)
         return 0;
+    if (r->gpu && !o->M_set)
+        r->sh.M = r->gpu->smem_per_block;
 
     if (compute && count_only) {
         ERR("--compute and --count-only contradict each other; choose one");

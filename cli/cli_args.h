@@ -29,14 +29,19 @@ int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, siz
 int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
                     int64_t *out, char *err, size_t errlen);
 
+/* Look up a --gpu value: a preset, or "list" (*is_list = 1, *out = NULL).
+ * Returns 0, or -1 with a message naming the presets. */
+int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, size_t errlen);
+
 /* Parse a comma list of loop orders ("all", "naive", "fa1,fa2"). */
 int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen);
 
 typedef struct {
     int help;
     int version;
+    int gpu_list;        /* --gpu list: print the presets and exit */
     int json;
-    int N_set, d_set;
+    int N_set, d_set, M_set;
     const char *q_path, *k_path, *v_path;
     const char *out_path;
     sim_request req;
@@ -44,7 +49,9 @@ typedef struct {
 
 /* Parse the report's options from argv[first..argc-1]. Defaults: N = 1024,
  * d = 64, M = 96K, fp16, all three loop orders, the best plan, auto mode,
- * seed 1. */
+ * seed 1. --gpu NAME sets req.gpu and, unless --M is given, M to the
+ * preset's shared memory per thread block.
+ * --gpu list sets gpu_list (the caller prints sim_gpu_print_table). */
 int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
                      char *err, size_t errlen);
 

@@ -8,5 +8,7 @@
 
 int cli_view_main(int argc, char **argv, int first);     /* fasim view ...   */
 int cli_lesson_main(int argc, char **argv, int first);   /* fasim lesson ... */
+int cli_sweep_main(int argc, char **argv, int first);    /* fasim sweep ...  */
+int cli_claims_main(int argc, char **argv, int first);   /* fasim claims ... */
 
 #endif

@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "cli_cmds.h"
 #include "sim_npy.h"
+#include "sim_presets.h"
 #include "sim_report.h"
 
 #ifndef FASIM_VERSION
@@ -85,6 +86,10 @@ static int cmd_report(int argc, char **argv, int first)
         printf("fasim %s\n", FASIM_VERSION);
         return SIM_OK;
     }
+    if (o.gpu_list) {
+        sim_gpu_print_table(stdout);
+        return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
+    }
     if (o.out_path) {
         /* Fail before the work, not after it: can the output be written? */
         FILE *f = fopen(o.out_path, "ab");
@@ -151,6 +156,10 @@ int main(int argc, char **argv)
             return cli_view_main(argc, argv, 2);
         if (!strcmp(argv[1], "lesson"))
             return cli_lesson_main(argc, argv, 2);
+        if (!strcmp(argv[1], "sweep"))
+            return cli_sweep_main(argc, argv, 2);
+        if (!strcmp(argv[1], "claims"))
+            return cli_claims_main(argc, argv, 2);
         if (!strcmp(argv[1], "help")) {
             cli_report_usage(stdout);
             return SIM_OK;

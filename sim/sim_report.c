@@ -171,6 +171,9 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             r->has_error = 1;
             r->err = ref_compare(r->res.O, O_ref, nd);
         }
+        if (req->gpu)
+            r->roof = sim_roofline_estimate(req->gpu, sh->dtype, sim_run_flops(&plans[a], sh),
+                                            (double)total_bytes(&r->res.counts, sh->dtype));
     }
 
     /* 5. Naive's bytes for the ratios: measured when it ran, else its closed
@@ -394,6 +397,45 @@ void sim_report_text(FILE *out, const sim_report *rep)
     }
     fputc('\n', out);
 
+    /* Roofline, with a hardware preset. */
+    if (rep->req.gpu) {
+        const sim_gpu *g = rep->req.gpu;
+        sim_format_count(b2, sizeof b2, (uint64_t)(g->hbm_bytes_per_s * 1e-9 + 0.5));
+        fprintf(out, "\nROOFLINE on %s: HBM %s GB/s, %s %.1f TFLOP/s\n", g->title, b2,
+                dt == SIM_FP32 ? "fp32" : "fp16/bf16 dense", sim_gpu_peak_flops(g, dt) * 1e-12);
+        fprintf(out, "a lower bound on time: the whole GPU at peak rate and full bandwidth\n");
+        fprintf(out, "%-*s", LABEL_W, "  estimate");
+        for (int k = 0; k < rep->nruns; k++)
+            cell(out, sim_algo_name(rep->runs[k].algo));
+        fputc('\n', out);
+        static const char *const rows[] = { "FLOPs (4 d per score)", "HBM time, bytes/BW",
+                                            "math time, FLOPs/peak", "estimate, the larger",
+                                            "binds", "FLOP per HBM byte" };
+        for (int q = 0; q < 6; q++) {
+            row_label(out, rows[q]);
+            for (int k = 0; k < rep->nruns; k++) {
+                const sim_roofline *rf = &rep->runs[k].roof;
+                double t = q == 1 ? rf->t_memory : q == 2 ? rf->t_compute : rf->t_estimate;
+                if (q == 0)
+                    snprintf(b1, sizeof b1, "%.3g", rf->flops);
+                else if (q == 4)
+                    snprintf(b1, sizeof b1, "%s", rf->memory_bound ? "memory" : "compute");
+                else if (q == 5)
+                    snprintf(b1, sizeof b1, "%.1f", rf->intensity);
+                else if (t >= 1.0)
+                    snprintf(b1, sizeof b1, "%.3g s", t);
+                else if (t >= 1e-3)
+                    snprintf(b1, sizeof b1, "%.3g ms", t * 1e3);
+                else
+                    snprintf(b1, sizeof b1, "%.3g us", t * 1e6);
+                cell(out, b1);
+            }
+            fputc('\n', out);
+        }
+        fprintf(out, "  the GPU's balance: %.0f FLOP per byte; a run below it is memory-bound\n",
+                rep->runs[0].roof.balance);
+    }
+
     /* Numerics. */
     if (rep->computed) {
         fprintf(out, "\n%-*s", LABEL_W, "ERROR vs float64");
@@ -514,11 +556,16 @@ void sim_report_json(FILE *out, const sim_report *rep)
     const sim_bounds *bd = &rep->bounds;
     fprintf(out, "{\"fasim_version\":\"%s\",\"config\":{\"N\":%lld,\"d\":%lld,"
             "\"M_bytes\":%llu,\"M_elems\":%.0f,\"dtype\":\"%s\",\"causal\":%s,"
-            "\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu},", FASIM_VERSION,
+            "\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu,\"gpu\":", FASIM_VERSION,
             (long long)sh->N, (long long)sh->d, (unsigned long long)sh->M, bd->M_elems,
             sim_dtype_name(dt), sh->causal ? "true" : "false",
             rep->computed ? "compute" : "count-only",
             rep->req.Q ? "npy" : "seed", (unsigned long long)rep->req.seed);
+    if (rep->req.gpu)
+        json_str(out, rep->req.gpu->name);
+    else
+        fputs("null", out);
+    fprintf(out, "},");
     fprintf(out, "\"bounds\":{\"theta_standard_elems\":");
     json_num(out, bd->theta_standard);
     fprintf(out, ",\"theta_flash_elems\":");
@@ -583,6 +630,23 @@ void sim_report_json(FILE *out, const sim_report *rep)
             json_num(out, r->err.max_abs);
             fprintf(out, ",\"max_rel\":");
             json_num(out, r->err.max_rel);
+            fprintf(out, "}");
+        }
+        if (rep->req.gpu) {
+            const sim_roofline *rf = &r->roof;
+            fprintf(out, ",\"roofline\":{\"flops\":");
+            json_num(out, rf->flops);
+            fprintf(out, ",\"memory_s\":");
+            json_num(out, rf->t_memory);
+            fprintf(out, ",\"compute_s\":");
+            json_num(out, rf->t_compute);
+            fprintf(out, ",\"estimate_s\":");
+            json_num(out, rf->t_estimate);
+            fprintf(out, ",\"bound\":\"%s\",\"intensity\":",
+                    rf->memory_bound ? "memory" : "compute");
+            json_num(out, rf->intensity);
+            fprintf(out, ",\"balance\":");
+            json_num(out, rf->balance);
             fprintf(out, "}");
         }
         fprintf(out, ",\"seconds\":");

@@ -10,6 +10,7 @@
 
 #include "ref_oracle.h"
 #include "sim.h"
+#include "sim_presets.h"
 
 typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
 
@@ -33,6 +34,8 @@ typedef struct {
     const float *Q, *K, *V;         /* inputs from files, or NULL: seeded */
     uint64_t max_mem;               /* 0 = default */
     uint64_t max_steps;             /* 0 = default */
+    const sim_gpu *gpu;             /* a hardware preset, or NULL: with one, the
+                                       report adds a roofline estimate per run */
 } sim_request;
 
 typedef struct {
@@ -43,6 +46,7 @@ typedef struct {
     int has_error;
     ref_error err;
     double seconds;                 /* wall time of the run */
+    sim_roofline roof;              /* when req.gpu: the roofline estimate */
 } sim_report_run;
 
 typedef struct {

@@ -1,0 +1,284 @@
+/*
+ * cli_claims.c — `fasim claims [FILE]`: check the seed documents' numeric
+ * claims (built in), or a user's claims file, and print each claim, its
+ * configuration, what fasim measures and the verdict.
+ *
+ * The checks and the file format live in sim/sim_claims.c; this file reads
+ * the file, dispatches and formats. Exit status: 0 when every claim was
+ * checked (whatever the verdicts), 2 for bad usage (a malformed claims line,
+ * a configuration no plan fits), 1 for other failures (I/O).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_cmds.h"
+#include "sim_claims.h"
+
+#ifndef FASIM_VERSION
+#define FASIM_VERSION "0.0.0"
+#endif
+
+/* A claims file is a few lines of text; 1 MiB is far more than any. */
+#define MAX_FILE (1u << 20)
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: fasim claims [FILE] [--json] [--engine auto|sim|closed-form]\n"
+"\n"
+"Without FILE: check the numeric claims of the two seed documents (the sizes,\n"
+"IO bounds, SRAM sums, loop orders, causal savings and hardware figures that\n"
+"shared/SEED-NOTES.md lists), each computed now from the simulator, the closed\n"
+"forms, sweeps or the hardware presets. Verdicts: holds, wrong, holds only if\n"
+"(a condition), not checkable here.\n"
+"\n"
+"With FILE ('-' for standard input): check your own claims, one per line:\n"
+"\n"
+"  # comment\n"
+"  fa2/naive hbm_bytes < 0.1 at N=4096 d=128 M=168K\n"
+"  fa2 hbm_bytes ~ 40GiB within 10%% at N=128000 d=128 M=168K\n"
+"  S size > 32GB at N=128000\n"
+"  fa1 Q.read_elems = 4194304 at N=4096 d=64 M=96K\n"
+"  fa2 sram_bytes <= 163K at gpu=a100 d=128 Br=128 Bc=64\n"
+"\n"
+"  quantity   ALGO METRIC, ALGO/ALGO METRIC (a ratio), or TENSOR size|elems\n"
+"  ALGO       naive, fa1, fa2;  TENSOR: Q K V O S P m l L\n"
+"  METRIC     hbm_bytes hbm_elems read_bytes write_bytes steps sram_bytes,\n"
+"             T.read_elems T.write_elems T.read_bytes T.write_bytes\n"
+"  compare    < <= > >= = ~ (within 5%%, or 'within P%%')\n"
+"  value      1024, 0.1, 1e9; K M G T KiB MiB GiB TiB (1024s), KB MB GB TB\n"
+"             (1000s), B, %%\n"
+"  at         N= d= M= dtype= causal Br= Bc= plan=best|paper gpu=a100|h100|h200\n"
+"             (defaults: N=1024 d=64 M=96K fp16, best plan)\n"
+"\n"
+"  --json           one JSON object (keys in docs/sweeps.md)\n"
+"  --engine E       auto (default): simulate a run of at most 2^29 tile steps,\n"
+"                   closed forms beyond; sim: always; closed-form: never\n"
+"\n"
+"exit status: 0 when every claim was checked, 2 bad usage (a malformed line is\n"
+"reported as FILE:LINE:COL), 1 other failures\n");
+}
+
+/* Read all of path ("-": stdin) into a NUL-terminated buffer. Returns it,
+ * or NULL with a message printed. */
+static char *read_all(const char *path)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) {
+        fprintf(stderr, "fasim: claims %s: cannot open: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(MAX_FILE + 1);
+    size_t n = buf ? fread(buf, 1, MAX_FILE + 1, f) : 0;
+    int bad = !buf || ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (bad) {
+        fprintf(stderr, "fasim: claims %s: cannot read\n", path);
+        free(buf);
+        return NULL;
+    }
+    if (n > MAX_FILE) {
+        fprintf(stderr, "fasim: claims %s: larger than %u bytes; a claims file is a few "
+                "lines\n", path, MAX_FILE);
+        free(buf);
+        return NULL;
+    }
+    if (memchr(buf, '\0', n)) {
+        fprintf(stderr, "fasim: claims %s: not a text file (contains NUL bytes)\n", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+typedef struct {
+    int n[4];                    /* per verdict */
+} tally;
+
+static void summary_text(const tally *t, int total)
+{
+    printf("\n%d claim%s: %d hold%s, %d wrong, %d hold%s only under a condition, %d not "
+           "checkable here\n", total, total == 1 ? "" : "s", t->n[SIM_VERDICT_HOLDS],
+           t->n[SIM_VERDICT_HOLDS] == 1 ? "s" : "", t->n[SIM_VERDICT_WRONG],
+           t->n[SIM_VERDICT_HOLDS_IF], t->n[SIM_VERDICT_HOLDS_IF] == 1 ? "s" : "",
+           t->n[SIM_VERDICT_UNCHECKABLE]);
+}
+
+static void summary_json(const tally *t)
+{
+    printf("],\"summary\":{\"holds\":%d,\"wrong\":%d,\"holds_if\":%d,\"not_checkable\":%d}}\n",
+           t->n[SIM_VERDICT_HOLDS], t->n[SIM_VERDICT_WRONG], t->n[SIM_VERDICT_HOLDS_IF],
+           t->n[SIM_VERDICT_UNCHECKABLE]);
+}
+
+static int run_builtins(int json, sim_engine engine)
+{
+    int n;
+    const sim_builtin_claim *b = sim_builtin_claims(&n);
+    tally t = { { 0 } };
+    if (json)
+        printf("{\"fasim_version\":\"%s\",\"source\":\"builtin\",\"claims\":[", FASIM_VERSION);
+    else
+        printf("fasim %s claims: the numeric claims of the seed documents (shared/seeds/;\n"
+               "shared/SEED-NOTES.md), each computed now. Counts come from the simulator\n"
+               "(count-only) or, for runs over 2^29 tile steps, the exact closed forms.\n\n",
+               FASIM_VERSION);
+    for (int k = 0; k < n; k++) {
+        sim_claim_outcome o;
+        char err[1024], src[160];
+        int rc = sim_builtin_check(&b[k], engine, &o, err, sizeof err);
+        if (rc != SIM_OK) {
+            fprintf(stderr, "fasim: claim %s could not be checked: %s\n", b[k].id, err);
+            return rc;
+        }
+        t.n[o.verdict]++;
+        if (b[k].seed_row)
+            snprintf(src, sizeof src, "%s (SEED-NOTES row %d); id %s", b[k].source,
+                     b[k].seed_row, b[k].id);
+        else
+            snprintf(src, sizeof src, "%s; id %s", b[k].source, b[k].id);
+        if (json) {
+            if (k)
+                putchar(',');
+            sim_claim_json(stdout, b[k].id, b[k].claim, b[k].source, b[k].seed_row, &o);
+        } else {
+            if (k)
+                putchar('\n');
+            sim_claim_print(stdout, k + 1, b[k].claim, src, &o);
+        }
+    }
+    if (json)
+        summary_json(&t);
+    else
+        summary_text(&t, n);
+    return SIM_OK;
+}
+
+static int run_file(const char *path, int json, sim_engine engine)
+{
+    char *text = read_all(path);
+    if (!text)
+        return SIM_EFAIL;
+    sim_claim_list list;
+    size_t elen = 16384;
+    char *err = malloc(elen);
+    if (!err) {
+        free(text);
+        fprintf(stderr, "fasim: out of memory\n");
+        return SIM_EFAIL;
+    }
+    const char *name = strcmp(path, "-") ? path : "<stdin>";
+    int nbad = sim_claims_parse(name, text, &list, err, elen);
+    free(text);
+    if (nbad != 0) {
+        fprintf(stderr, "%s\n", err);
+        free(err);
+        return nbad < 0 ? SIM_EFAIL : SIM_EUSAGE;
+    }
+    if (list.n == 0) {
+        fprintf(stderr, "fasim: claims %s: no claims in the file (one per line, e.g. "
+                "'fa2/naive hbm_bytes < 0.25 at N=4096'; see 'fasim claims --help')\n", name);
+        free(err);
+        return SIM_EUSAGE;
+    }
+    tally t = { { 0 } };
+    int failed = 0;
+    if (json)
+        printf("{\"fasim_version\":\"%s\",\"source\":", FASIM_VERSION);
+    if (json) {
+        putchar('"');
+        for (const char *s = name; *s; s++)
+            if (*s == '"' || *s == '\\')
+                printf("\\%c", *s);
+            else if ((unsigned char)*s >= 0x20)
+                putchar(*s);
+        printf("\",\"claims\":[");
+    } else {
+        printf("fasim %s claims: %d claim%s from %s\n\n", FASIM_VERSION, list.n,
+               list.n == 1 ? "" : "s", name);
+    }
+    int printed = 0;
+    for (int k = 0; k < list.n; k++) {
+        const sim_user_claim *c = &list.items[k];
+        sim_claim_outcome o;
+        char src[96], id[32];
+        int rc = sim_user_claim_check(c, engine, &o, err, elen);
+        if (rc != SIM_OK) {
+            fprintf(stderr, "fasim: %s:%d: %s\n", name, c->line, err);
+            failed = 1;
+            continue;
+        }
+        t.n[o.verdict]++;
+        snprintf(src, sizeof src, "%s:%d", name, c->line);
+        snprintf(id, sizeof id, "line-%d", c->line);
+        if (json) {
+            if (printed)
+                putchar(',');
+            sim_claim_json(stdout, id, c->text, src, 0, &o);
+        } else {
+            if (printed)
+                putchar('\n');
+            sim_claim_print(stdout, k + 1, c->text, src, &o);
+        }
+        printed++;
+    }
+    if (json)
+        summary_json(&t);
+    else
+        summary_text(&t, printed);
+    sim_claim_list_free(&list);
+    free(err);
+    return failed ? SIM_EUSAGE : SIM_OK;
+}
+
+int cli_claims_main(int argc, char **argv, int first)
+{
+    const char *path = NULL;
+    int json = 0;
+    sim_engine engine = SIM_ENGINE_AUTO;
+    for (int k = first; k < argc; k++) {
+        const char *a = argv[k];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return SIM_OK;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--engine") || !strncmp(a, "--engine=", 9)) {
+            const char *v = a[8] == '=' ? a + 9 : (k + 1 < argc ? argv[++k] : NULL);
+            if (!v) {
+                fprintf(stderr, "fasim: --engine needs a value (auto, sim or closed-form)\n");
+                return SIM_EUSAGE;
+            }
+            if (!strcmp(v, "auto"))
+                engine = SIM_ENGINE_AUTO;
+            else if (!strcmp(v, "sim"))
+                engine = SIM_ENGINE_SIM;
+            else if (!strcmp(v, "closed-form") || !strcmp(v, "closed"))
+                engine = SIM_ENGINE_CLOSED;
+            else {
+                fprintf(stderr, "fasim: --engine %s: unknown engine (auto, sim or "
+                        "closed-form)\n", v);
+                return SIM_EUSAGE;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "fasim: claims: unknown option '%s'; see 'fasim claims --help'\n",
+                    a);
+            return SIM_EUSAGE;
+        } else if (path) {
+            fprintf(stderr, "fasim: claims takes one FILE; got '%s' and '%s'\n", path, a);
+            return SIM_EUSAGE;
+        } else {
+            path = a;
+        }
+    }
+    int rc = path ? run_file(path, json, engine) : run_builtins(json, engine);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "fasim: cannot write to stdout\n");
+        rc = SIM_EFAIL;
+    }
+    return rc;
+}

@@ -1,0 +1,586 @@
+/*
+ * cli_sweep.c — `fasim sweep`: parse the options, run sim_sweep_run, print
+ * the table and fits (text, --json or --csv), draw a progress bar on a
+ * terminal, and write (and, with gnuplot installed, render) --plot.
+ *
+ * All the work is in sim/sim_sweep.c and sim/sim_plot.c; this file only
+ * parses, dispatches and formats (DESIGN.md, Layers). Exit status: 0, 2 for
+ * bad usage (a malformed --vary, an unknown parameter, an empty range, a
+ * plan that does not fit), 1 for other failures (I/O, gnuplot failing).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_args.h"
+#include "cli_cmds.h"
+#include "sim_plot.h"
+#include "sim_sweep.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: fasim sweep --vary P=LO..HI[STEP] [--vary ...] [options]\n"
+"\n"
+"Run the loop orders over a range of N, d or M (count-only), print HBM bytes\n"
+"per configuration and the ratios, and fit how the traffic grows: the\n"
+"log-log exponent in each varied parameter beside Theorem 2's (naive ~ N^2,\n"
+"FlashAttention ~ N^2 d^2 / M for d <= M <= N d, M in elements) and the\n"
+"lower bound. Points outside that regime, or with blocks at their caps, are\n"
+"left out of the fits, which say so.\n"
+"\n"
+"  --vary P=LO..HI[STEP]  P is N, d or M. STEP is *K (multiply, default *2)\n"
+"                   or +K (add), e.g. N=256..64K, d=32..256+32, M=16K..1M*4;\n"
+"                   or a list: N=1K,4K,16K. Twice (two parameters): a grid.\n"
+"  --N, --d, --M, --dtype, --causal, --algo, --Br, --Bc, --plan\n"
+"                   the fixed parameters, as for the report (fasim --help)\n"
+"  --gpu NAME       a100, h100, h200: M from the preset (unless --M or --vary M)\n"
+"                   and a roofline estimate per run in --json and --csv\n"
+"  --engine E       auto (default): the simulator when the sweep is at most\n"
+"                   2^29 tile steps (a few seconds), else closed forms;\n"
+"                   sim: always simulate; closed-form: never (exact counts)\n"
+"  --max-steps N    tile-step limit of one simulated run (default 2^33)\n"
+"\n"
+"output\n"
+"  --json           one JSON object (keys in docs/sweeps.md)\n"
+"  --csv            one row per configuration (columns in docs/sweeps.md)\n"
+"  --plot F.svg     also draw HBM bytes against the varied parameter (one\n"
+"                   --vary) on log-log axes: writes F.dat and F.gp (a gnuplot\n"
+"                   script) beside F.svg or F.png, and runs gnuplot if it is\n"
+"                   installed (Debian: apt-get install gnuplot-nox)\n"
+"  --no-progress    no progress bar (it appears on a terminal's stderr when\n"
+"                   the sweep takes more than a moment)\n"
+"\n"
+"examples\n"
+"  fasim sweep --vary N=256..65536 --d 64 --M 96K\n"
+"  fasim sweep --vary M=16K..256K --N 16384 --d 128 --csv > m.csv\n"
+"  fasim sweep --vary N=1K..64K --vary M=32K..256K --json\n"
+"  fasim sweep --vary N=1K..1M --algo fa2 --engine closed-form --plot io.svg\n"
+"\n"
+"exit status: 0 success, 2 bad usage, 1 other failures\n");
+}
+
+#define ERRF(...) do { snprintf(err, errlen, __VA_ARGS__); } while (0)
+
+/* One value of parameter p: a count for N and d, a size for M. */
+static int parse_value(sim_param p, const char *opt, const char *s, int64_t *out, char *err,
+                       size_t errlen)
+{
+    if (p == SIM_PARAM_M) {
+        uint64_t v;
+        if (cli_parse_size(opt, s, &v, err, errlen) != 0)
+            return -1;
+        if (v > CLI_MAX_M) {
+            ERRF("%s %s: at most 1G is supported", opt, s);
+            return -1;
+        }
+        *out = (int64_t)v;
+        return 0;
+    }
+    return cli_parse_count(opt, s, 1, p == SIM_PARAM_N ? CLI_MAX_N : CLI_MAX_D, out, err,
+                           errlen);
+}
+
+/* --vary P=LO..HI[STEP] or P=V1,V2,... into ax. */
+static int parse_vary(const char *spec, sim_axis *ax, char *err, size_t errlen)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq) {
+        ERRF("--vary %s: expected P=LO..HI (e.g. N=256..65536, M=16K..256K, d=32..256+32)",
+             spec);
+        return -1;
+    }
+    char name[16];
+    size_t nl = (size_t)(eq - spec);
+    if (nl == 0 || nl >= sizeof name) {
+        ERRF("--vary %s: unknown parameter '%.*s' (N, d or M)", spec, (int)nl, spec);
+        return -1;
+    }
+    memcpy(name, spec, nl);
+    name[nl] = '\0';
+    sim_param p;
+    if (sim_param_parse(name, &p) != 0) {
+        ERRF("--vary %s: unknown parameter '%s' (N, d or M)", spec, name);
+        return -1;
+    }
+    char buf[256];
+    if (strlen(eq + 1) >= sizeof buf) {
+        ERRF("--vary: value too long");
+        return -1;
+    }
+    strcpy(buf, eq + 1);
+    char opt[64];
+    snprintf(opt, sizeof opt, "--vary %s", name);
+    if (!buf[0]) {
+        ERRF("--vary %s: no values after '='", spec);
+        return -1;
+    }
+    char *dots = strstr(buf, "..");
+    if (!dots) {
+        /* A list (or one value). */
+        int64_t v[SIM_AXIS_MAX_VALUES];
+        int n = 0;
+        for (char *tok = buf, *next; tok; tok = next) {
+            next = strchr(tok, ',');
+            if (next)
+                *next++ = '\0';
+            if (n == SIM_AXIS_MAX_VALUES) {
+                ERRF("%s: more than %d values", opt, SIM_AXIS_MAX_VALUES);
+                return -1;
+            }
+            if (parse_value(p, opt, tok, &v[n++], err, errlen) != 0)
+                return -1;
+        }
+        char e2[256];
+        if (sim_axis_list(ax, p, v, n, e2, sizeof e2) != 0) {
+            ERRF("--vary %s: %s", spec, e2);
+            return -1;
+        }
+        return 0;
+    }
+    *dots = '\0';
+    char *lo_s = buf, *hi_s = dots + 2;
+    if (!*lo_s || !*hi_s) {
+        ERRF("--vary %s: a range needs both ends, LO..HI", spec);
+        return -1;
+    }
+    sim_step_kind kind = SIM_STEP_MUL;
+    int64_t step = 2;
+    /* The step: the first '*' or '+' after HI's first character, with an
+     * optional ':' before it. */
+    char *st = NULL;
+    for (char *q = hi_s + 1; *q; q++)
+        if (*q == '*' || *q == '+' || *q == ':') {
+            st = q;
+            break;
+        }
+    if (st) {
+        char *q = st;
+        if (*q == ':')
+            *q++ = '\0';
+        if (*q != '*' && *q != '+') {
+            ERRF("--vary %s: the step is *K or +K (e.g. *2, +64)", spec);
+            return -1;
+        }
+        kind = *q == '*' ? SIM_STEP_MUL : SIM_STEP_ADD;
+        *st = '\0';
+        const char *sv = q + 1;
+        char sopt[80];
+        snprintf(sopt, sizeof sopt, "%s step", opt);
+        if (kind == SIM_STEP_ADD && p == SIM_PARAM_M) {
+            if (parse_value(p, sopt, sv, &step, err, errlen) != 0)
+                return -1;
+        } else if (cli_parse_count(sopt, sv, 1, INT64_MAX, &step, err, errlen) != 0) {
+            return -1;
+        }
+    }
+    int64_t lo, hi;
+    if (parse_value(p, opt, lo_s, &lo, err, errlen) != 0 ||
+        parse_value(p, opt, hi_s, &hi, err, errlen) != 0)
+        return -1;
+    char e2[256];
+    if (sim_axis_range(ax, p, lo, hi, kind, step, e2, sizeof e2) != 0) {
+        ERRF("--vary %s: %s", spec, e2);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    int json, csv, no_progress, help, gpu_list;
+    const char *plot;
+    int fixed_set[SIM_PARAM_COUNT];
+    sim_sweep_spec spec;
+} sweep_opts;
+
+static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err,
+                      size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    sim_sweep_spec *sp = &o->spec;
+    sp->base = (sim_shape){ 1024, 64, 96 * 1024, SIM_FP16, 0 };
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        sp->run_algo[a] = 1;
+    sp->plan_kind = SIM_PLAN_AUTO;
+    sp->engine = SIM_ENGINE_AUTO;
+    for (int k = first; k < argc; k++) {
+        const char *arg = argv[k];
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            o->help = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
+            ERRF("sweep: unexpected argument '%s'; see 'fasim sweep --help'", arg);
+            return -1;
+        }
+        char name[32];
+        const char *eq = strchr(arg + 2, '=');
+        size_t nl = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        if (nl >= sizeof name) {
+            ERRF("sweep: unknown option '%s'; see 'fasim sweep --help'", arg);
+            return -1;
+        }
+        memcpy(name, arg + 2, nl);
+        name[nl] = '\0';
+        static const char *const FLAGS[] = { "causal", "json", "csv", "no-progress" };
+        static const char *const VALUED[] = { "vary", "N", "d", "M", "dtype", "algo", "Br",
+                                              "Bc", "plan", "gpu", "engine", "max-steps",
+                                              "plot" };
+        int is_flag = 0, known = 0;
+        for (size_t q = 0; q < sizeof FLAGS / sizeof FLAGS[0]; q++)
+            is_flag |= !strcmp(name, FLAGS[q]);
+        for (size_t q = 0; q < sizeof VALUED / sizeof VALUED[0]; q++)
+            known |= !strcmp(name, VALUED[q]);
+        if (!is_flag && !known) {
+            ERRF("sweep: unknown option '--%s'; see 'fasim sweep --help'", name);
+            return -1;
+        }
+        const char *val = NULL;
+        if (is_flag) {
+            if (eq) {
+                ERRF("--%s takes no value", name);
+                return -1;
+            }
+        } else if (eq) {
+            val = eq + 1;
+        } else if (k + 1 < argc) {
+            val = argv[++k];
+        } else {
+            ERRF("--%s needs a value; see 'fasim sweep --help'", name);
+            return -1;
+        }
+        char opt[40];
+        snprintf(opt, sizeof opt, "--%s", name);
+        int64_t n;
+        if (!strcmp(name, "vary")) {
+            if (sp->naxes == SIM_PARAM_COUNT) {
+                ERRF("--vary: at most %d parameters (N, d, M)", SIM_PARAM_COUNT);
+                return -1;
+            }
+            if (parse_vary(val, &sp->axes[sp->naxes], err, errlen) != 0)
+                return -1;
+            for (int a = 0; a < sp->naxes; a++)
+                if (sp->axes[a].param == sp->axes[sp->naxes].param) {
+                    ERRF("--vary %s: %s is already varied; a grid needs two different "
+                         "parameters", val, sim_param_name(sp->axes[a].param));
+                    return -1;
+                }
+            sp->naxes++;
+        } else if (!strcmp(name, "N")) {
+            if (cli_parse_count(opt, val, 1, CLI_MAX_N, &sp->base.N, err, errlen))
+                return -1;
+            o->fixed_set[SIM_PARAM_N] = 1;
+        } else if (!strcmp(name, "d")) {
+            if (cli_parse_count(opt, val, 1, CLI_MAX_D, &sp->base.d, err, errlen))
+                return -1;
+            o->fixed_set[SIM_PARAM_D] = 1;
+        } else if (!strcmp(name, "M")) {
+            if (parse_value(SIM_PARAM_M, opt, val, &n, err, errlen))
+                return -1;
+            sp->base.M = (uint64_t)n;
+            o->fixed_set[SIM_PARAM_M] = 1;
+        } else if (!strcmp(name, "dtype")) {
+            if (sim_dtype_parse(val, &sp->base.dtype)) {
+                ERRF("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
+                return -1;
+            }
+        } else if (!strcmp(name, "causal")) {
+            sp->base.causal = 1;
+        } else if (!strcmp(name, "algo")) {
+            if (cli_parse_algos(val, sp->run_algo, err, errlen))
+                return -1;
+        } else if (!strcmp(name, "Br") || !strcmp(name, "Bc")) {
+            if (cli_parse_count(opt, val, 1, CLI_MAX_N, &n, err, errlen))
+                return -1;
+            if (name[1] == 'r')
+                sp->Br = n;
+            else
+                sp->Bc = n;
+        } else if (!strcmp(name, "plan")) {
+            if (!strcmp(val, "best") || !strcmp(val, "auto"))
+                sp->plan_kind = SIM_PLAN_AUTO;
+            else if (!strcmp(val, "paper"))
+                sp->plan_kind = SIM_PLAN_PAPER;
+            else {
+                ERRF("--plan %s: unknown plan (best or paper)", val);
+                return -1;
+            }
+        } else if (!strcmp(name, "gpu")) {
+            if (cli_parse_gpu(val, &sp->gpu, &o->gpu_list, err, errlen))
+                return -1;
+        } else if (!strcmp(name, "engine")) {
+            if (!strcmp(val, "auto"))
+                sp->engine = SIM_ENGINE_AUTO;
+            else if (!strcmp(val, "sim"))
+                sp->engine = SIM_ENGINE_SIM;
+            else if (!strcmp(val, "closed-form") || !strcmp(val, "closed"))
+                sp->engine = SIM_ENGINE_CLOSED;
+            else {
+                ERRF("--engine %s: unknown engine (auto, sim or closed-form)", val);
+                return -1;
+            }
+        } else if (!strcmp(name, "max-steps")) {
+            if (cli_parse_count(opt, val, 1, INT64_MAX, &n, err, errlen))
+                return -1;
+            sp->max_steps = (uint64_t)n;
+        } else if (!strcmp(name, "plot")) {
+            o->plot = val;
+        } else if (!strcmp(name, "json")) {
+            o->json = 1;
+        } else if (!strcmp(name, "csv")) {
+            o->csv = 1;
+        } else if (!strcmp(name, "no-progress")) {
+            o->no_progress = 1;
+        } else {
+            ERRF("sweep: unknown option '--%s'; see 'fasim sweep --help'", name);
+            return -1;
+        }
+    }
+    if (o->help || o->gpu_list)
+        return 0;
+    if (sp->naxes == 0) {
+        ERRF("sweep needs --vary P=LO..HI (e.g. --vary N=256..65536); see "
+             "'fasim sweep --help'");
+        return -1;
+    }
+    for (int a = 0; a < sp->naxes; a++)
+        if (o->fixed_set[sp->axes[a].param]) {
+            ERRF("--%s is fixed but also varied by --vary %s; drop one",
+                 sim_param_name(sp->axes[a].param), sim_param_name(sp->axes[a].param));
+            return -1;
+        }
+    if (o->json && o->csv) {
+        ERRF("--json and --csv: choose one output format");
+        return -1;
+    }
+    if (sp->plan_kind == SIM_PLAN_PAPER && (sp->Br || sp->Bc)) {
+        ERRF("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
+        return -1;
+    }
+    if (sp->Br || sp->Bc)
+        sp->plan_kind = SIM_PLAN_USER;
+    if (sp->gpu && !o->fixed_set[SIM_PARAM_M])
+        sp->base.M = sp->gpu->smem_per_block;
+    if (o->plot) {
+        if (!sim_plot_format_ok(o->plot)) {
+            ERRF("--plot %s: the image must end in .svg or .png", o->plot);
+            return -1;
+        }
+        if (sp->naxes != 1) {
+            ERRF("--plot draws one varied parameter; this sweep varies %d (drop a --vary, "
+                 "or plot from --csv)", sp->naxes);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- progress bar ------------------------------------------------------------- */
+
+typedef struct {
+    double start, last;
+    int shown;
+} progress;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Drawn on stderr once the sweep has taken 0.3 s ("more than a moment"),
+ * then at most ten times a second. */
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    progress *pg = ctx;
+    double t = now_s();
+    if (t - pg->start < 0.3 || (t - pg->last < 0.1 && done < total))
+        return;
+    pg->last = t;
+    pg->shown = 1;
+    double f = total ? (double)done / (double)total : 1.0;
+    int w = 40, fill = (int)(f * w + 0.5);
+    char bar[48];
+    for (int k = 0; k < w; k++)
+        bar[k] = k < fill ? '#' : '.';
+    bar[w] = '\0';
+    double eta = f > 0 ? (t - pg->start) * (1.0 - f) / f : 0.0;
+    fprintf(stderr, "\r  sweep [%s] %3.0f%%  %.1f s, about %.0f s left ", bar, 100.0 * f,
+            t - pg->start, eta);
+    fflush(stderr);
+}
+
+/* ---- the plot --------------------------------------------------------------------- */
+
+/* gnuplot's path: $FASIM_GNUPLOT when set (empty means "not installed";
+ * tests use it), else the first "gnuplot" on $PATH. Returns 0 with path set,
+ * or -1. */
+static int find_gnuplot(char *path, size_t len)
+{
+    const char *env = getenv("FASIM_GNUPLOT");
+    if (env) {
+        if (!*env || access(env, X_OK) != 0)
+            return -1;
+        snprintf(path, len, "%s", env);
+        return 0;
+    }
+    const char *p = getenv("PATH");
+    if (!p)
+        p = "/usr/bin:/bin";
+    while (*p) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && n + 9 < len) {
+            snprintf(path, len, "%.*s/gnuplot", (int)n, p);
+            if (access(path, X_OK) == 0)
+                return 0;
+        }
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return -1;
+}
+
+/* Run gnuplot on the script from the image's directory. Returns its exit
+ * status, or -1 if it could not be started or ended by a signal. */
+static int run_gnuplot(const char *gnuplot, const char *gp)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", gp);
+    char *slash = strrchr(dir, '/');
+    const char *script = gp;
+    if (slash) {
+        *slash = '\0';
+        script = slash + 1;
+        if (!dir[0])
+            strcpy(dir, "/");
+    } else {
+        strcpy(dir, ".");
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (chdir(dir) != 0)
+            _exit(126);
+        execl(gnuplot, "gnuplot", script, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int do_plot(const sim_sweep_result *res, const char *image)
+{
+    char dat[4096], gp[4096], err[512];
+    if (sim_plot_write(res, image, dat, sizeof dat, gp, sizeof gp, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: %s\n", err);
+        return SIM_EFAIL;
+    }
+    char gnuplot[4096];
+    if (find_gnuplot(gnuplot, sizeof gnuplot) != 0) {
+        const char *slash = strrchr(gp, '/');
+        if (slash)
+            fprintf(stderr, "fasim: gnuplot is not installed; wrote %s and %s. Render with:\n"
+                    "  cd %.*s && gnuplot %s\n", dat, gp, (int)(slash - gp), gp, slash + 1);
+        else
+            fprintf(stderr, "fasim: gnuplot is not installed; wrote %s and %s. Render with:\n"
+                    "  gnuplot %s\n", dat, gp, gp);
+        fprintf(stderr, "  (Debian/Ubuntu: apt-get install gnuplot-nox)\n");
+        return SIM_OK;
+    }
+    /* A stale image must not pass for a fresh one. */
+    remove(image);
+    int rc = run_gnuplot(gnuplot, gp);
+    struct stat stt;
+    if (rc != 0 || stat(image, &stt) != 0 || stt.st_size == 0) {
+        fprintf(stderr, "fasim: gnuplot (%s) failed (status %d) on %s; the data and the "
+                "script are in %s and %s\n", gnuplot, rc, gp, dat, gp);
+        return SIM_EFAIL;
+    }
+    fprintf(stderr, "fasim: wrote %s (from %s and %s, which you can restyle)\n", image, dat, gp);
+    return SIM_OK;
+}
+
+/* ---- main ---------------------------------------------------------------------------- */
+
+int cli_sweep_main(int argc, char **argv, int first)
+{
+    sweep_opts *o = malloc(sizeof *o);   /* three axes of 1024 values: keep off the stack */
+    if (!o) {
+        fprintf(stderr, "fasim: out of memory\n");
+        return SIM_EFAIL;
+    }
+    char err[2048];
+    int rc = SIM_OK;
+    if (parse_args(argc, argv, first, o, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: %s\n", err);
+        free(o);
+        return SIM_EUSAGE;
+    }
+    if (o->help) {
+        usage(stdout);
+        free(o);
+        return SIM_OK;
+    }
+    if (o->gpu_list) {
+        sim_gpu_print_table(stdout);
+        free(o);
+        return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
+    }
+    progress pg = { now_s(), 0.0, 0 };
+    if (!o->no_progress && isatty(STDERR_FILENO)) {
+        o->spec.progress = on_progress;
+        o->spec.progress_ctx = &pg;
+    }
+    sim_sweep_result *res = malloc(sizeof *res);
+    if (!res) {
+        fprintf(stderr, "fasim: out of memory\n");
+        free(o);
+        return SIM_EFAIL;
+    }
+    rc = sim_sweep_run(&o->spec, res, err, sizeof err);
+    if (pg.shown) {
+        fprintf(stderr, "\r%*s\r", 79, "");
+        fflush(stderr);
+    }
+    if (rc != SIM_OK) {
+        fprintf(stderr, "fasim: %s\n", err);
+        free(res);
+        free(o);
+        return rc;
+    }
+    if (o->json)
+        sim_sweep_json(stdout, res);
+    else if (o->csv)
+        sim_sweep_csv(stdout, res);
+    else
+        sim_sweep_text(stdout, res);
+    if ((o->json || o->csv) && res->engine_note[0])
+        fprintf(stderr, "fasim: note: %s\n", res->engine_note);
+    if (o->plot) {
+        int prc = do_plot(res, o->plot);
+        if (prc != SIM_OK)
+            rc = prc;
+    }
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "fasim: cannot write to stdout\n");
+        rc = SIM_EFAIL;
+    }
+    sim_sweep_free(res);
+    free(res);
+    free(o);
+    return rc;
+}

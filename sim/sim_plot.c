@@ -1,0 +1,228 @@
+/*
+ * sim_plot.c — write a sweep's plot data and gnuplot script (see sim_plot.h).
+ *
+ * Units on the axes: N and d as counts, M in KiB (bytes / 1024), traffic in
+ * bytes. The lower bound N^2 d^2 / M counts elements (M in elements, no
+ * constant); it is drawn in bytes as elements x the dtype's size, which is
+ * what "constant 1" means for a line on byte axes.
+ */
+#include "sim_plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
+
+int sim_plot_format_ok(const char *image)
+{
+    size_t n = image ? strlen(image) : 0;
+    return n > 4 && (!strcasecmp(image + n - 4, ".svg") || !strcasecmp(image + n - 4, ".png"));
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* path with its 4-character extension replaced by ext (".dat"). */
+static int replace_ext(char *out, size_t len, const char *path, const char *ext)
+{
+    size_t n = strlen(path);
+    if (n < 4 || n - 4 + strlen(ext) + 1 > len)
+        return -1;
+    memcpy(out, path, n - 4);
+    strcpy(out + n - 4, ext);
+    return 0;
+}
+
+/* x as plotted: M in KiB, N and d as they are. */
+static double plot_x(const sim_sweep_point *pt, sim_param p)
+{
+    double v = (double)sim_point_param(pt, p);
+    return p == SIM_PARAM_M ? v / 1024.0 : v;
+}
+
+/* Theorem 2's exponent of each loop order in parameter p (M in elements). */
+static double theorem_exponent(int algo, sim_param p)
+{
+    if (algo == SIM_NAIVE)
+        return p == SIM_PARAM_N ? 2.0 : 0.0;     /* Theta(N d + N^2), N >> d */
+    return p == SIM_PARAM_M ? -1.0 : 2.0;        /* Theta(N^2 d^2 / M) */
+}
+
+static const char *param_label(sim_param p)
+{
+    switch (p) {
+    case SIM_PARAM_N: return "N, sequence length (rows)";
+    case SIM_PARAM_D: return "d, head dimension";
+    default: return "M, SRAM per thread block (KiB)";
+    }
+}
+
+static const char *const COLORS[SIM_ALGO_COUNT] = { "#c0392b", "#2471a3", "#1e8449" };
+
+int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, size_t datlen,
+                   char *gp, size_t gplen, char *err, size_t errlen)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    if (sp->naxes != 1) {
+        ERR("--plot draws one varied parameter; this sweep varies %d (drop a --vary, or "
+            "plot from --csv)", sp->naxes);
+        return -1;
+    }
+    if (!sim_plot_format_ok(image)) {
+        ERR("--plot %s: the image must end in .svg or .png", image);
+        return -1;
+    }
+    if (replace_ext(dat, datlen, image, ".dat") != 0 ||
+        replace_ext(gp, gplen, image, ".gp") != 0) {
+        ERR("--plot %s: path too long", image);
+        return -1;
+    }
+    const sim_param p = sp->axes[0].param;
+    const int eb = sim_dtype_bytes(sp->base.dtype);
+
+    /* The data. '?' marks a missing value (gnuplot: set datafile missing). */
+    FILE *f = fopen(dat, "w");
+    if (!f) {
+        ERR("--plot: cannot write %s: %s", dat, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "# fasim sweep data: HBM bytes per loop order; lower bound N^2 d^2 / M "
+            "(M in elements) x %d B\n# columns: %s", eb,
+            p == SIM_PARAM_M ? "M_KiB" : sim_param_name(p));
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (sp->run_algo[a])
+            fprintf(f, " %s_bytes", sim_algo_name((sim_algo)a));
+    fprintf(f, " lower_bound_bytes in_regime\n");
+    for (int k = 0; k < res->npoints; k++) {
+        const sim_sweep_point *pt = &res->pts[k];
+        fprintf(f, "%.10g", plot_x(pt, p));
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (sp->run_algo[a])
+                fprintf(f, " %llu", (unsigned long long)pt->run[a].bytes);
+        if (pt->bounds.in_regime)
+            fprintf(f, " %.10g 1\n", pt->bounds.lower_bound * eb);
+        else
+            fprintf(f, " ? 0\n");
+    }
+    if (fclose(f) != 0) {
+        ERR("--plot: cannot write %s: %s", dat, strerror(errno));
+        return -1;
+    }
+
+    /* The in-regime x range, where the guides are drawn. */
+    double lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < res->npoints; k++)
+        if (res->pts[k].bounds.in_regime) {
+            double x = plot_x(&res->pts[k], p);
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+        }
+
+    f = fopen(gp, "w");
+    if (!f) {
+        ERR("--plot: cannot write %s: %s", gp, strerror(errno));
+        return -1;
+    }
+    char fixed[160] = "", b[48];
+    size_t o = 0;
+    if (p != SIM_PARAM_N)
+        o += (size_t)snprintf(fixed + o, sizeof fixed - o, "N = %lld, ", (long long)sp->base.N);
+    if (p != SIM_PARAM_D)
+        o += (size_t)snprintf(fixed + o, sizeof fixed - o, "d = %lld, ", (long long)sp->base.d);
+    if (p != SIM_PARAM_M) {
+        sim_format_bytes(b, sizeof b, sp->base.M);
+        o += (size_t)snprintf(fixed + o, sizeof fixed - o, "M = %s, ", b);
+    }
+    snprintf(fixed + o, sizeof fixed - o, "%s%s", sim_dtype_name(sp->base.dtype),
+             sp->base.causal ? ", causal" : "");
+    const char *img = base_name(image);
+    const char *datname = base_name(dat);
+    size_t n = strlen(img);
+    int svg = !strcasecmp(img + n - 4, ".svg");
+
+    fprintf(f, "# %s: written by fasim; draws %s from %s.\n", base_name(gp), img, datname);
+    fprintf(f, "# Run it from this directory: gnuplot %s\n", base_name(gp));
+    fprintf(f, "# Restyle freely: the data columns are named in the first lines of %s.\n\n",
+            datname);
+    if (svg)
+        fprintf(f, "set terminal svg size 900,600 dynamic enhanced font 'Helvetica,14' "
+                "background rgb 'white'\n");
+    else
+        fprintf(f, "set terminal pngcairo size 1200,800 enhanced font 'Helvetica,14' "
+                "background rgb 'white'\n");
+    fprintf(f, "set encoding utf8\nset output '%s'\n", img);
+    fprintf(f, "set datafile missing '?'\n\n");
+    fprintf(f, "set title 'fasim: HBM traffic against %s (%s)'\n", sim_param_name(p), fixed);
+    fprintf(f, "set xlabel '%s'\n", param_label(p));
+    fprintf(f, "set ylabel 'HBM traffic (bytes)'\n");
+    fprintf(f, "set logscale x 2\nset logscale y 10\n");
+    /* N as powers of two; d and M (KiB) as plain numbers, which read better. */
+    fprintf(f, "set format x '%s'\nset format y '10^{%%L}'\n",
+            p == SIM_PARAM_N ? "2^{%L}" : "%g");
+    fprintf(f, "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n");
+    /* The key where the lines are not: they rise to the right with N and d
+     * (the top left is empty) and fall with M (the bottom left is). */
+    fprintf(f, "set key %s Left reverse box opaque spacing 1.2\n\n",
+            p == SIM_PARAM_M ? "bottom left" : "top left");
+
+    /* Guides: one dashed line per theorem: standard attention's slope through
+     * the naive order's first in-regime point (drawn a factor 2 above it),
+     * FlashAttention's through FA2's (or FA1's) first in-regime point (a
+     * factor 2 below), so that a guide runs beside the data, not over it. */
+    fprintf(f, "# Theorem 2's slopes as guides, over the in-regime range [lo, hi] of "
+            "the data.\n");
+    if (isfinite(lo))
+        fprintf(f, "lo = %.10g\nhi = %.10g\n", lo, hi);
+    else
+        fprintf(f, "# no point is in regime (d <= M <= N d): no guides\n");
+    const sim_sweep_point *anchor = NULL;
+    for (int k = 0; k < res->npoints && !anchor; k++)
+        if (res->pts[k].bounds.in_regime)
+            anchor = &res->pts[k];
+    char plot[4096];
+    size_t po = 0;
+    po += (size_t)snprintf(plot + po, sizeof plot - po, "plot \\\n");
+    int col = 2;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (!sp->run_algo[a])
+            continue;
+        po += (size_t)snprintf(plot + po, sizeof plot - po,
+                               "  '%s' using 1:%d with linespoints lw 2 pt 7 ps 0.8 "
+                               "lc rgb '%s' title '%s', \\\n",
+                               datname, col, COLORS[a], sim_algo_name((sim_algo)a));
+        col++;
+    }
+    const int fa = sp->run_algo[SIM_FA2] ? SIM_FA2 : sp->run_algo[SIM_FA1] ? SIM_FA1 : -1;
+    const int guide_algo[2] = { sp->run_algo[SIM_NAIVE] ? SIM_NAIVE : -1, fa };
+    for (int g = 0; g < 2; g++) {
+        int a = guide_algo[g];
+        if (a < 0 || !anchor)
+            continue;
+        double e = theorem_exponent(a, p);
+        double x0 = plot_x(anchor, p);
+        double y0 = (double)anchor->run[a].bytes * (a == SIM_NAIVE ? 2.0 : 0.5);
+        fprintf(f, "g%d(x) = (x >= lo && x <= hi) ? %.10g * (x / %.10g)**(%g) : 1/0\n", g,
+                y0, x0, e);
+        po += (size_t)snprintf(plot + po, sizeof plot - po,
+                               "  g%d(x) with lines dt 2 lw 1.5 lc rgb '%s' title "
+                               "'slope %g: Theorem 2, %s', \\\n", g, COLORS[a], e,
+                               a == SIM_NAIVE ? "standard Θ(Nd + N^2)"
+                                              : "FlashAttention Θ(N^2d^2/M)");
+    }
+    po += (size_t)snprintf(plot + po, sizeof plot - po,
+                           "  '%s' using 1:%d with lines lw 2 dt 4 lc rgb '#555555' "
+                           "title 'lower bound Ω(N^2d^2/M), Prop. 3 (elements x %d B)'\n",
+                           datname, col, eb);
+    fprintf(f, "\n%s", plot);
+    if (fclose(f) != 0) {
+        ERR("--plot: cannot write %s: %s", gp, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,167 @@
+/*
+ * sim_presets.c — the hardware presets and the roofline (see sim_presets.h).
+ *
+ * Sources, cited per number below:
+ *   [DS-A100]  NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column).
+ *   [WP-A100]  NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020).
+ *   [DS-H100]  NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column).
+ *   [WP-H100]  NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022).
+ *   [DS-H200]  NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column).
+ *   [CUDA-PG]  CUDA C++ Programming Guide, "Technical Specifications per
+ *              Compute Capability" (shared memory per SM and per block) and
+ *              the shared-memory sections for 8.x and 9.0 (32 banks of 4 B).
+ * Datasheets quote tensor rates "with sparsity"; the dense rate is half of
+ * that, and dense is what attention uses.
+ */
+#include "sim_presets.h"
+
+#include <string.h>
+#include <strings.h>
+
+static const sim_gpu PRESETS[] = {
+    {
+        .name = "a100",
+        .title = "NVIDIA A100 SXM4 80GB",
+        .arch = "Ampere GA100, compute capability 8.0",
+        .sms = 108,                               /* [WP-A100]: 108 SMs on A100 */
+        .smem_per_block = 163 * 1024,             /* [CUDA-PG] cc 8.0: 163 KB per block
+                                                     (opt-in; cudaDevAttrMaxSharedMemory-
+                                                     PerBlockOptin = 166,912) */
+        .smem_per_sm = 164 * 1024,                /* [CUDA-PG] cc 8.0: 164 KB per SM */
+        .l1_smem_per_sm = 192 * 1024,             /* [WP-A100]: 192 KB combined L1/shared */
+        .clock_hz = 1410e6,                       /* [WP-A100]: boost clock 1410 MHz */
+        .smem_bytes_per_clk = 128.0,              /* [CUDA-PG]: 32 banks x 4 B per clock */
+        .hbm_bytes_per_s = 2039e9,                /* [DS-A100]: HBM2e 2,039 GB/s (80GB SXM) */
+        .hbm_capacity = UINT64_C(80) * 1000000000u, /* [DS-A100]: 80 GB */
+        .fp16_flops = 312e12,                     /* [DS-A100]: FP16/BF16 tensor 312 TFLOPS
+                                                     dense (624 with sparsity) */
+        .fp32_flops = 19.5e12,                    /* [DS-A100]: FP32 19.5 TFLOPS */
+    },
+    {
+        .name = "h100",
+        .title = "NVIDIA H100 SXM5 80GB",
+        .arch = "Hopper GH100, compute capability 9.0",
+        .sms = 132,                               /* [WP-H100]: 132 SMs on H100 SXM5 */
+        .smem_per_block = 227 * 1024,             /* [CUDA-PG] cc 9.0: 227 KB per block
+                                                     (opt-in) = 232,448 B */
+        .smem_per_sm = 228 * 1024,                /* [CUDA-PG] cc 9.0: 228 KB per SM */
+        .l1_smem_per_sm = 256 * 1024,             /* [WP-H100]: 256 KB combined L1/shared */
+        .clock_hz = 1830e6,                       /* the clock at which 132 SMs give the
+                                                     datasheet's 989.4 TFLOPS; an estimate */
+        .smem_bytes_per_clk = 128.0,              /* [CUDA-PG]: 32 banks x 4 B per clock */
+        .hbm_bytes_per_s = 3.35e12,               /* [DS-H100]: HBM3 3.35 TB/s */
+        .hbm_capacity = UINT64_C(80) * 1000000000u, /* [DS-H100]: 80 GB */
+        .fp16_flops = 989.4e12,                   /* [WP-H100]: 989.4 TFLOPS dense
+                                                     ([DS-H100]: 1,979 with sparsity) */
+        .fp32_flops = 66.9e12,                    /* [WP-H100]: 66.9 ([DS-H100]: 67) */
+    },
+    {
+        .name = "h200",
+        .title = "NVIDIA H200 SXM 141GB",
+        .arch = "Hopper GH100, compute capability 9.0",
+        .sms = 132,                               /* the H100's GH100 configuration */
+        .smem_per_block = 227 * 1024,             /* [CUDA-PG] cc 9.0, as H100 */
+        .smem_per_sm = 228 * 1024,                /* [CUDA-PG] cc 9.0, as H100 */
+        .l1_smem_per_sm = 256 * 1024,             /* as H100 */
+        .clock_hz = 1830e6,                       /* as H100 (an estimate) */
+        .smem_bytes_per_clk = 128.0,
+        .hbm_bytes_per_s = 4.8e12,                /* [DS-H200]: HBM3e 4.8 TB/s */
+        .hbm_capacity = UINT64_C(141) * 1000000000u, /* [DS-H200]: 141 GB */
+        .fp16_flops = 989.4e12,                   /* [DS-H200]: 1,979 with sparsity, as H100 */
+        .fp32_flops = 66.9e12,                    /* [DS-H200]: 67, as H100 */
+    },
+};
+#define NPRESETS (int)(sizeof PRESETS / sizeof PRESETS[0])
+
+const sim_gpu *sim_gpu_presets(int *n)
+{
+    if (n)
+        *n = NPRESETS;
+    return PRESETS;
+}
+
+const sim_gpu *sim_gpu_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int k = 0; k < NPRESETS; k++)
+        if (!strcasecmp(name, PRESETS[k].name))
+            return &PRESETS[k];
+    return NULL;
+}
+
+double sim_gpu_smem_bandwidth(const sim_gpu *g)
+{
+    return (double)g->sms * g->smem_bytes_per_clk * g->clock_hz;
+}
+
+double sim_gpu_peak_flops(const sim_gpu *g, sim_dtype dt)
+{
+    return dt == SIM_FP32 ? g->fp32_flops : g->fp16_flops;
+}
+
+void sim_gpu_print_table(FILE *out)
+{
+    fprintf(out, "%-6s %4s %12s %12s %10s %11s %10s\n", "gpu", "SMs", "M (smem/blk)",
+            "smem/SM", "HBM TB/s", "fp16 TFLOP", "fp32 TFLOP");
+    for (int k = 0; k < NPRESETS; k++) {
+        const sim_gpu *g = &PRESETS[k];
+        char m[32], s[32];
+        sim_format_count(m, sizeof m, g->smem_per_block);
+        sim_format_count(s, sizeof s, g->smem_per_sm);
+        fprintf(out, "%-6s %4d %10s B %10s B %10.3f %11.1f %10.1f\n", g->name, g->sms, m, s,
+                g->hbm_bytes_per_s * 1e-12, g->fp16_flops * 1e-12, g->fp32_flops * 1e-12);
+    }
+    fprintf(out, "\n");
+    for (int k = 0; k < NPRESETS; k++) {
+        const sim_gpu *g = &PRESETS[k];
+        fprintf(out, "%-6s %s (%s)\n       L1+shared %llu KiB/SM; smem ~%.1f TB/s in all (%.0f B/clk/SM "
+                "at %.0f MHz)\n",
+                g->name, g->title, g->arch, (unsigned long long)(g->l1_smem_per_sm / 1024),
+                sim_gpu_smem_bandwidth(g) * 1e-12, g->smem_bytes_per_clk,
+                g->clock_hz * 1e-6);
+    }
+    fprintf(out, "\nM is the largest shared memory one thread block may use (opt-in). "
+            "fp16 is the\ndense tensor-core rate (bf16 the same); fp32 is without tensor "
+            "cores.\nSources: NVIDIA datasheets and whitepapers, CUDA C++ Programming Guide\n"
+            "(cited per number in sim/sim_presets.c).\n");
+}
+
+/* ---- roofline ---------------------------------------------------------- */
+
+sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,
+                                   double bytes)
+{
+    sim_roofline r;
+    double peak = sim_gpu_peak_flops(g, dt);
+    r.flops = flops;
+    r.bytes = bytes;
+    r.t_memory = bytes / g->hbm_bytes_per_s;
+    r.t_compute = flops / peak;
+    r.memory_bound = r.t_memory >= r.t_compute;
+    r.t_estimate = r.memory_bound ? r.t_memory : r.t_compute;
+    r.intensity = bytes > 0 ? flops / bytes : 0.0;
+    r.balance = peak / g->hbm_bytes_per_s;
+    return r;
+}
+
+double sim_run_flops(const sim_plan *p, const sim_shape *sh)
+{
+    const double N = (double)sh->N, d = (double)sh->d;
+    if (p->algo == SIM_NAIVE || !sh->causal)
+        return 4.0 * d * N * N;
+    /* Causal FA1/FA2: row block i (rows i B_r .. min((i+1) B_r, N) - 1) visits
+     * key blocks 0 .. floor((last row) / B_c), i.e. the first
+     * min(N, (jmax + 1) B_c) keys. One pass over the T_r row blocks. */
+    double scores = 0.0;
+    for (int64_t i = 0; i < p->Tr; i++) {
+        int64_t r0 = i * p->Br;
+        int64_t r1 = r0 + p->Br < sh->N ? r0 + p->Br : sh->N;
+        int64_t jmax = (r1 - 1) / p->Bc;
+        int64_t keys = (jmax + 1) * p->Bc;
+        if (keys > sh->N)
+            keys = sh->N;
+        scores += (double)(r1 - r0) * (double)keys;
+    }
+    return 4.0 * d * scores;
+}

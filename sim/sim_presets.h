@@ -1,0 +1,77 @@
+/*
+ * sim_presets.h — hardware presets (A100, H100, H200) and the roofline
+ * estimate they make possible.
+ *
+ * A preset gives the numbers a teacher needs beside the IO counts: the shared
+ * memory one thread block can use (fasim's M), the SM count, the HBM
+ * bandwidth and the dense peak arithmetic rates. Each number's source is a
+ * comment beside it in sim_presets.c. The roofline estimate is the classic
+ * one: time >= max(bytes / bandwidth, flops / peak), with the whole GPU
+ * working at its peak rate and full bandwidth — a lower bound on real time,
+ * never a prediction of it.
+ */
+#ifndef FASIM_SIM_PRESETS_H
+#define FASIM_SIM_PRESETS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim.h"
+
+typedef struct {
+    const char *name;             /* "a100", "h100", "h200" (what --gpu takes) */
+    const char *title;            /* "NVIDIA A100 SXM4 80GB" */
+    const char *arch;             /* "Ampere, compute capability 8.0" */
+    int sms;                      /* streaming multiprocessors */
+    uint64_t smem_per_block;      /* bytes: largest shared memory one block can use (opt-in) */
+    uint64_t smem_per_sm;         /* bytes: largest shared-memory carve-out of one SM */
+    uint64_t l1_smem_per_sm;      /* bytes: combined L1 data cache + shared memory per SM */
+    double clock_hz;              /* boost clock used for the shared-memory bandwidth */
+    double smem_bytes_per_clk;    /* per SM: 32 banks x 4 B */
+    double hbm_bytes_per_s;       /* HBM bandwidth */
+    uint64_t hbm_capacity;        /* bytes of HBM */
+    double fp16_flops;            /* dense fp16/bf16 tensor-core peak, fp32 accumulate */
+    double fp32_flops;            /* fp32 peak without tensor cores */
+} sim_gpu;
+
+/* The presets, in a fixed order; *n is set to their count. */
+const sim_gpu *sim_gpu_presets(int *n);
+
+/* The preset called name (case-insensitive), or NULL. */
+const sim_gpu *sim_gpu_find(const char *name);
+
+/* Shared-memory bandwidth of all SMs together, bytes/s (an estimate:
+ * SMs x bytes per clock x clock). */
+double sim_gpu_smem_bandwidth(const sim_gpu *g);
+
+/* Peak rate for arithmetic in dtype: the fp16/bf16 tensor-core rate for fp16
+ * and bf16, the non-tensor fp32 rate for fp32. */
+double sim_gpu_peak_flops(const sim_gpu *g, sim_dtype dt);
+
+/* The table `fasim --gpu list` prints (80 columns). */
+void sim_gpu_print_table(FILE *out);
+
+/* ---- roofline ---------------------------------------------------------- */
+
+typedef struct {
+    double flops;                 /* arithmetic of the run */
+    double bytes;                 /* HBM bytes of the run */
+    double t_memory;              /* s: bytes / bandwidth */
+    double t_compute;             /* s: flops / peak */
+    double t_estimate;            /* s: the larger of the two */
+    int memory_bound;             /* 1 when t_memory >= t_compute */
+    double intensity;             /* flops per HBM byte */
+    double balance;               /* the GPU's peak / bandwidth, flops per byte */
+} sim_roofline;
+
+sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,
+                                   double bytes);
+
+/* The arithmetic the roofline charges to a run of plan p: 4 d flops per score
+ * computed (Q K^T and P V, 2 flops per multiply-add each). Standard attention
+ * computes all N^2 scores, masked or not; FA1 and FA2 compute the B_r x B_c
+ * tiles of the blocks they visit (skipping fully masked ones when causal),
+ * trimmed to N at the edges. Softmax and rescaling are not counted. */
+double sim_run_flops(const sim_plan *p, const sim_shape *sh);
+
+#endif /* FASIM_SIM_PRESETS_H */

@@ -1,0 +1,1185 @@
+/*
+ * sim_sweep.c — sweeps over N, d, M: plans, counts, fits, renderers (see
+ * sim_sweep.h).
+ *
+ * Order of work: every point's plans, closed-form counts and tile steps are
+ * made first (so a configuration that cannot run is refused before any
+ * time is spent), then the engine is chosen, then the simulator runs (when
+ * it does) and each of its counts is compared with the closed form, then the
+ * fits. Memory: one sim_sweep_point per point (about 0.5 KiB), no tensors.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "sim_sweep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef FASIM_VERSION
+#define FASIM_VERSION "0.0.0"
+#endif
+
+#define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
+
+/* Two exponents "agree" when they differ by at most this: the issue's
+ * standard, and about the spread that block sizes rounded to multiples of 16
+ * cause over a range of 16x. */
+#define AGREE_TOL 0.05
+/* The re-read block counts as "not changing" with a parameter when its
+ * exponent is below this (an exponent of 0.02 over 16x is a 6% change: one
+ * multiple-of-16 step of a block of 256). */
+#define FIXED_BLOCK_TOL 0.02
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- axes ----------------------------------------------------------------- */
+
+static const char *const PARAM_NAMES[SIM_PARAM_COUNT] = { "N", "d", "M" };
+
+const char *sim_param_name(sim_param p)
+{
+    return (unsigned)p < SIM_PARAM_COUNT ? PARAM_NAMES[p] : "?";
+}
+
+int sim_param_parse(const char *s, sim_param *out)
+{
+    if (!s || !s[0] || s[1])
+        return -1;
+    switch (s[0]) {
+    case 'N': case 'n': *out = SIM_PARAM_N; return 0;
+    case 'd': case 'D': *out = SIM_PARAM_D; return 0;
+    case 'M': case 'm': *out = SIM_PARAM_M; return 0;
+    default: return -1;
+    }
+}
+
+int sim_axis_range(sim_axis *ax, sim_param p, int64_t lo, int64_t hi, sim_step_kind kind,
+                   int64_t step, char *err, size_t errlen)
+{
+    memset(ax, 0, sizeof *ax);
+    ax->param = p;
+    ax->is_range = 1;
+    ax->step_kind = kind;
+    ax->step = step;
+    if (lo < 1) {
+        ERR("the range must start at 1 or more");
+        return -1;
+    }
+    if (lo > hi) {
+        ERR("empty range: the start (%lld) is above the end (%lld)", (long long)lo,
+            (long long)hi);
+        return -1;
+    }
+    if ((kind == SIM_STEP_MUL && step < 2) || (kind == SIM_STEP_ADD && step < 1)) {
+        ERR("step %s%lld never reaches the end (use *2 or more, or +1 or more)",
+            kind == SIM_STEP_MUL ? "*" : "+", (long long)step);
+        return -1;
+    }
+    for (int64_t v = lo; v <= hi;) {
+        if (ax->n == SIM_AXIS_MAX_VALUES) {
+            ERR("more than %d values; use a larger step", SIM_AXIS_MAX_VALUES);
+            return -1;
+        }
+        ax->values[ax->n++] = v;
+        int64_t next;
+        if (kind == SIM_STEP_MUL ? __builtin_mul_overflow(v, step, &next)
+                                 : __builtin_add_overflow(v, step, &next))
+            break;
+        v = next;
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int sim_axis_list(sim_axis *ax, sim_param p, const int64_t *v, int n, char *err,
+                  size_t errlen)
+{
+    memset(ax, 0, sizeof *ax);
+    ax->param = p;
+    if (n < 1) {
+        ERR("%s: no values given", sim_param_name(p));
+        return -1;
+    }
+    if (n > SIM_AXIS_MAX_VALUES) {
+        ERR("%s: more than %d values", sim_param_name(p), SIM_AXIS_MAX_VALUES);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        if (v[k] < 1) {
+            ERR("%s: values must be 1 or more", sim_param_name(p));
+            return -1;
+        }
+        ax->values[k] = v[k];
+    }
+    qsort(ax->values, (size_t)n, sizeof ax->values[0], cmp_i64);
+    int m = 0;
+    for (int k = 0; k < n; k++)
+        if (m == 0 || ax->values[m - 1] != ax->values[k])
+            ax->values[m++] = ax->values[k];
+    ax->n = m;
+    return 0;
+}
+
+/* ---- one measurement --------------------------------------------------------- */
+
+uint64_t sim_counts_total_bytes(const sim_counts *c, sim_dtype dt)
+{
+    return sim_counts_read_bytes(c, dt) + sim_counts_write_bytes(c, dt);
+}
+
+int64_t sim_reread_block(sim_algo algo, int64_t Br, int64_t Bc)
+{
+    return algo == SIM_FA1 ? Bc : Br;
+}
+
+/* Plan and closed form of one loop order; the first half of sim_measure. */
+static int plan_and_count(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
+                          int64_t Br, int64_t Bc, sim_measurement *m, char *err,
+                          size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    char perr[1024];
+    if (sim_plan_choose(algo, sh, kind, Br, Bc, &m->plan, perr, sizeof perr) != 0) {
+        ERR("%s", perr);
+        return SIM_EUSAGE;
+    }
+    if (sim_theory_counts(&m->plan, sh, &m->counts) != 0 ||
+        sim_theory_steps(&m->plan, sh, &m->steps) != 0) {
+        ERR("N = %lld, d = %lld: %s's HBM counts would overflow 64 bits; use a smaller "
+            "N or d", (long long)sh->N, (long long)sh->d, sim_algo_name(algo));
+        return SIM_EUSAGE;
+    }
+    return SIM_OK;
+}
+
+/* Run the simulator on m's plan and check it against m's closed form. */
+static int simulate(sim_algo algo, const sim_shape *sh, sim_measurement *m, char *err,
+                    size_t errlen)
+{
+    sim_result r;
+    char rerr[512];
+    double t0 = now_seconds();
+    if (sim_run(algo, sh, &m->plan, NULL, NULL, NULL, NULL, &r, rerr, sizeof rerr) != 0) {
+        ERR("%s: %s", sim_algo_name(algo), rerr);
+        return SIM_EFAIL;
+    }
+    m->seconds = now_seconds() - t0;
+    int same = sim_counts_equal(&r.counts, &m->counts) && r.steps == m->steps;
+    sim_result_free(&r);
+    if (!same) {
+        ERR("%s at N = %lld, d = %lld, M = %llu: the simulator's counts differ from the "
+            "closed form (a bug in fasim: please report it with this command line)",
+            sim_algo_name(algo), (long long)sh->N, (long long)sh->d,
+            (unsigned long long)sh->M);
+        return SIM_EFAIL;
+    }
+    m->simulated = 1;
+    return SIM_OK;
+}
+
+static uint64_t steps_limit(uint64_t max_steps)
+{
+    return max_steps ? max_steps : SIM_DEFAULT_MAX_STEPS;
+}
+
+static int check_steps(sim_algo algo, const sim_shape *sh, uint64_t steps, uint64_t limit,
+                       char *err, size_t errlen)
+{
+    if (steps <= limit)
+        return SIM_OK;
+    ERR("%s at N = %lld would take %llu tile steps, more than the limit of %llu; use "
+        "--engine closed-form (exact counts without simulating), a larger --M, or raise "
+        "--max-steps", sim_algo_name(algo), (long long)sh->N, (unsigned long long)steps,
+        (unsigned long long)limit);
+    return SIM_EUSAGE;
+}
+
+int sim_measure(sim_algo algo, const sim_shape *sh, sim_plan_kind kind, int64_t Br,
+                int64_t Bc, sim_engine engine, uint64_t max_steps, sim_measurement *out,
+                char *err, size_t errlen)
+{
+    int rc = plan_and_count(algo, sh, kind, Br, Bc, out, err, errlen);
+    if (rc != SIM_OK || engine == SIM_ENGINE_CLOSED ||
+        (engine == SIM_ENGINE_AUTO && out->steps > SIM_ENGINE_AUTO_STEPS))
+        return rc;
+    rc = check_steps(algo, sh, out->steps, steps_limit(max_steps), err, errlen);
+    if (rc != SIM_OK)
+        return rc;
+    return simulate(algo, sh, out, err, errlen);
+}
+
+/* ---- the sweep --------------------------------------------------------------- */
+
+int64_t sim_point_param(const sim_sweep_point *pt, sim_param p)
+{
+    switch (p) {
+    case SIM_PARAM_N: return pt->sh.N;
+    case SIM_PARAM_D: return pt->sh.d;
+    case SIM_PARAM_M: return (int64_t)pt->sh.M;
+    default: return 0;
+    }
+}
+
+static void set_param(sim_shape *sh, sim_param p, int64_t v)
+{
+    switch (p) {
+    case SIM_PARAM_N: sh->N = v; break;
+    case SIM_PARAM_D: sh->d = v; break;
+    case SIM_PARAM_M: sh->M = (uint64_t)v; break;
+    default: break;
+    }
+}
+
+static void fill_run(sim_sweep_entry *r, sim_algo algo, const sim_shape *sh,
+                     const sim_measurement *m, const sim_gpu *gpu)
+{
+    memset(r, 0, sizeof *r);
+    r->Br = m->plan.Br;
+    r->Bc = m->plan.Bc;
+    r->Tr = m->plan.Tr;
+    r->Tc = m->plan.Tc;
+    r->sram_peak = m->plan.sram_peak;
+    r->steps = m->steps;
+    r->read_bytes = sim_counts_read_bytes(&m->counts, sh->dtype);
+    r->write_bytes = sim_counts_write_bytes(&m->counts, sh->dtype);
+    r->bytes = r->read_bytes + r->write_bytes;
+    r->elems = sim_counts_elems(&m->counts);
+    r->capped = sim_reread_block(algo, m->plan.Br, m->plan.Bc) >= sh->N;
+    r->softmax_passes = m->plan.softmax_passes;
+    r->flops = sim_run_flops(&m->plan, sh);
+    if (gpu)
+        r->roof = sim_roofline_estimate(gpu, sh->dtype, r->flops, (double)r->bytes);
+}
+
+static const char *shape_text(char *buf, size_t len, const sim_shape *sh)
+{
+    char m[32];
+    sim_format_count(m, sizeof m, sh->M);
+    snprintf(buf, len, "N = %lld, d = %lld, M = %s B", (long long)sh->N, (long long)sh->d,
+             m);
+    return buf;
+}
+
+int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
+                  size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    double t_start = now_seconds();
+    if (spec->naxes < 1 || spec->naxes > SIM_PARAM_COUNT) {
+        ERR("a sweep needs one to %d varied parameters", SIM_PARAM_COUNT);
+        return SIM_EUSAGE;
+    }
+    int64_t npoints = 1;
+    for (int a = 0; a < spec->naxes; a++) {
+        for (int b = 0; b < a; b++)
+            if (spec->axes[a].param == spec->axes[b].param) {
+                ERR("%s is varied twice; give each parameter one --vary",
+                    sim_param_name(spec->axes[a].param));
+                return SIM_EUSAGE;
+            }
+        if (spec->axes[a].n < 1) {
+            ERR("%s: no values", sim_param_name(spec->axes[a].param));
+            return SIM_EUSAGE;
+        }
+        npoints *= spec->axes[a].n;
+        if (npoints > SIM_SWEEP_MAX_POINTS) {
+            ERR("the grid has more than %d configurations; use fewer values",
+                SIM_SWEEP_MAX_POINTS);
+            return SIM_EUSAGE;
+        }
+    }
+    int nalgos = 0;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        nalgos += !!spec->run_algo[a];
+    if (!nalgos) {
+        ERR("no loop order to run");
+        return SIM_EUSAGE;
+    }
+    res->spec = *spec;
+    res->npoints = (int)npoints;
+    res->pts = calloc((size_t)npoints, sizeof *res->pts);
+    sim_measurement *meas = calloc((size_t)npoints * SIM_ALGO_COUNT, sizeof *meas);
+    if (!res->pts || !meas) {
+        free(res->pts);
+        free(meas);
+        res->pts = NULL;
+        ERR("out of memory for %lld configurations", (long long)npoints);
+        return SIM_EFAIL;
+    }
+
+    /* 1. The grid, plans, closed forms and steps. The first axis varies
+     * slowest: index k = ((i_0 * n_1) + i_1) * n_2 + i_2. */
+    int rc = SIM_OK;
+    uint64_t total = 0;
+    const uint64_t limit = steps_limit(spec->max_steps);
+    uint64_t worst_steps = 0;
+    int worst_algo = 0, worst_pt = 0;
+    for (int k = 0; k < res->npoints; k++) {
+        sim_sweep_point *pt = &res->pts[k];
+        pt->sh = spec->base;
+        int rest = k;
+        for (int a = spec->naxes - 1; a >= 0; a--) {
+            const sim_axis *ax = &spec->axes[a];
+            set_param(&pt->sh, ax->param, ax->values[rest % ax->n]);
+            rest /= ax->n;
+        }
+        pt->bounds = sim_theory_bounds(&pt->sh);
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            if (!spec->run_algo[a])
+                continue;
+            char e2[1200], where[96];
+            sim_measurement *m = &meas[k * SIM_ALGO_COUNT + a];
+            rc = plan_and_count((sim_algo)a, &pt->sh, spec->plan_kind, spec->Br, spec->Bc,
+                                m, e2, sizeof e2);
+            if (rc != SIM_OK) {
+                ERR("at %s: %s", shape_text(where, sizeof where, &pt->sh), e2);
+                goto fail;
+            }
+            if (__builtin_add_overflow(total, m->steps, &total))
+                total = UINT64_MAX;
+            if (m->steps > worst_steps) {
+                worst_steps = m->steps;
+                worst_algo = a;
+                worst_pt = k;
+            }
+        }
+    }
+    res->total_steps = total;
+
+    /* 2. The engine. */
+    int sim = 0;
+    switch (spec->engine) {
+    case SIM_ENGINE_SIM:
+        sim = 1;
+        break;
+    case SIM_ENGINE_CLOSED:
+        break;
+    case SIM_ENGINE_AUTO:
+        sim = total <= SIM_ENGINE_AUTO_STEPS;
+        if (!sim)
+            snprintf(res->engine_note, sizeof res->engine_note,
+                     "closed forms: simulating would take %.2g tile steps (about %.0f s "
+                     "here); --engine sim forces it", (double)total,
+                     ceil((double)total / 2.2e8));
+        break;
+    }
+    if (sim) {
+        rc = check_steps((sim_algo)worst_algo, &res->pts[worst_pt].sh, worst_steps, limit,
+                         err, errlen);
+        if (rc != SIM_OK)
+            goto fail;
+    }
+
+    /* 3. Runs. */
+    uint64_t done = 0;
+    for (int k = 0; k < res->npoints; k++) {
+        sim_sweep_point *pt = &res->pts[k];
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            if (!spec->run_algo[a])
+                continue;
+            sim_measurement *m = &meas[k * SIM_ALGO_COUNT + a];
+            if (sim) {
+                rc = simulate((sim_algo)a, &pt->sh, m, err, errlen);
+                if (rc != SIM_OK)
+                    goto fail;
+                done += m->steps;
+                if (spec->progress)
+                    spec->progress(spec->progress_ctx, done, total);
+            }
+            fill_run(&pt->run[a], (sim_algo)a, &pt->sh, m, spec->gpu);
+            pt->run[a].seconds = m->seconds;
+        }
+    }
+    res->simulated = sim;
+    free(meas);
+    sim_sweep_fit_all(res);
+    res->seconds = now_seconds() - t_start;
+    return SIM_OK;
+fail:
+    free(meas);
+    free(res->pts);
+    res->pts = NULL;
+    res->npoints = 0;
+    return rc;
+}
+
+void sim_sweep_free(sim_sweep_result *res)
+{
+    if (!res)
+        return;
+    free(res->pts);
+    res->pts = NULL;
+    res->npoints = 0;
+}
+
+/* ---- fits ----------------------------------------------------------------------- */
+
+const char *sim_fit_status_name(sim_fit_status s)
+{
+    switch (s) {
+    case SIM_FIT_OK: return "ok";
+    case SIM_FIT_OUT_OF_REGIME: return "out of regime";
+    case SIM_FIT_CAPPED: return "blocks at their caps";
+    case SIM_FIT_FIXED_BLOCKS: return "fixed blocks";
+    case SIM_FIT_FAILED: return "no fit";
+    }
+    return "?";
+}
+
+static const char *block_name(sim_algo a)
+{
+    return a == SIM_FA1 ? "B_c" : "B_r";
+}
+
+/* The quantity a subject's fit is about, at one point. */
+static double subject_y(const sim_sweep_point *pt, int s)
+{
+    if (s == SIM_SUBJECT_BOUND)
+        return pt->bounds.lower_bound;
+    return (double)pt->run[s].bytes;
+}
+
+static double theory_y(const sim_sweep_point *pt, int s)
+{
+    if (s == SIM_NAIVE)
+        return pt->bounds.theta_standard;
+    return s == SIM_SUBJECT_BOUND ? pt->bounds.lower_bound : pt->bounds.theta_flash;
+}
+
+static void param_text(char *buf, size_t len, sim_param p, int64_t v)
+{
+    if (p == SIM_PARAM_M)
+        sim_format_bytes(buf, len, (uint64_t)v);
+    else
+        sim_format_count(buf, len, (uint64_t)v);
+}
+
+/* A one-line reason why a fitted exponent differs from the theory's. */
+static void explain(const sim_sweep_result *res, int s, sim_param p, const int *use,
+                    sim_sweep_fit *f)
+{
+    if (s == SIM_NAIVE) {
+        int64_t switch_at = -1;
+        int prev = 0;
+        for (int k = 0; k < res->npoints; k++) {
+            if (!use[k])
+                continue;
+            int sp = res->pts[k].run[s].softmax_passes;
+            if (prev && sp != prev && switch_at < 0)
+                switch_at = sim_point_param(&res->pts[k], p);
+            prev = sp;
+        }
+        if (switch_at >= 0) {
+            char v[32];
+            param_text(v, sizeof v, p, switch_at);
+            snprintf(f->note, sizeof f->note,
+                     "the softmax changes between one pass over whole rows of S and three "
+                     "passes over tiles at %s = %s (whether a row of S fits in M): a "
+                     "step in the constant, not in the exponent", sim_param_name(p), v);
+        } else if (p != SIM_PARAM_N) {
+            snprintf(f->note, sizeof f->note,
+                     "the tiled Q K^T and P V re-read K and V T_r times (~N^2 d^2 / M "
+                     "elements); Theta(Nd + N^2) absorbs that only while d^2 <= M");
+        } else {
+            snprintf(f->note, sizeof f->note,
+                     "lower-order terms (Q, K, V, O moved once) weigh over this range");
+        }
+        return;
+    }
+    double want_b = p == SIM_PARAM_M ? 1.0 : p == SIM_PARAM_D ? -1.0 : 0.0;
+    if (p != SIM_PARAM_N && f->has_block && fabs(f->block_exponent - want_b) > AGREE_TOL) {
+        snprintf(f->note, sizeof f->note,
+                 "%s %s like %s^%.2f, not %s^%.0f: SRAM also holds buffers that do not "
+                 "scale with %s (fp32 S_ij, statistics, K_j/V_j), and blocks are "
+                 "multiples of 16", block_name((sim_algo)s), want_b > 0 ? "grows" : "shrinks",
+                 sim_param_name(p), f->block_exponent, sim_param_name(p), want_b,
+                 sim_param_name(p));
+    } else if (f->has_end_slope) {
+        snprintf(f->note, sizeof f->note,
+                 "lower-order terms (Q, K, V, O moved once: ~4 N d) still weigh at the "
+                 "small end; the slope over the last two points is %.3f", f->end_slope);
+    } else {
+        snprintf(f->note, sizeof f->note,
+                 "lower-order terms and blocks rounded to multiples of 16 weigh over this "
+                 "range");
+    }
+}
+
+static void fit_subject(sim_sweep_result *res, int s)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    const int n = res->npoints, naxes = sp->naxes;
+    int *use = calloc((size_t)n, sizeof *use);
+    double *x = malloc((size_t)n * SIM_PARAM_COUNT * sizeof *x);
+    double *y = malloc((size_t)n * sizeof *y);
+    double *yt = malloc((size_t)n * sizeof *yt);
+    double *yb = malloc((size_t)n * sizeof *yb);
+    sim_sweep_fit *F = res->fits[s];
+    for (int a = 0; a < naxes; a++) {
+        memset(&F[a], 0, sizeof F[a]);
+        F[a].total = n;
+        F[a].status = SIM_FIT_FAILED;
+    }
+    if (!use || !x || !y || !yt || !yb) {
+        for (int a = 0; a < naxes; a++)
+            snprintf(F[a].note, sizeof F[a].note, "out of memory for the fit");
+        goto out;
+    }
+
+    /* Usable points, and why the others are not. */
+    int used = 0, n_out = 0, n_cap = 0, n_above = 0, n_below = 0, n_out_capped = 0;
+    for (int k = 0; k < n; k++) {
+        const sim_sweep_point *pt = &res->pts[k];
+        if (!pt->bounds.in_regime) {
+            n_out++;
+            n_out_capped += s != SIM_SUBJECT_BOUND && pt->run[s].capped;
+            if (pt->bounds.M_elems > (double)pt->sh.N * (double)pt->sh.d)
+                n_above++;
+            else
+                n_below++;
+            continue;
+        }
+        if (s != SIM_SUBJECT_BOUND && pt->run[s].capped) {
+            n_cap++;
+            continue;
+        }
+        use[k] = 1;
+        used++;
+    }
+
+    /* Axes with spread among the usable points. */
+    int active[SIM_PARAM_COUNT], nact = 0;
+    for (int a = 0; a < naxes; a++) {
+        int64_t first = -1;
+        int spread = 0;
+        for (int k = 0; k < n && !spread; k++) {
+            if (!use[k])
+                continue;
+            int64_t v = sim_point_param(&res->pts[k], sp->axes[a].param);
+            if (first < 0)
+                first = v;
+            else if (v != first)
+                spread = 1;
+        }
+        if (spread)
+            active[nact++] = a;
+    }
+
+    /* The joint fits: traffic, the theory expression, the re-read block. */
+    sim_fit fy, ft, fb;
+    int ok = 0, ok_b = 0;
+    memset(&fb, 0, sizeof fb);
+    if (nact > 0) {
+        int m = 0;
+        for (int k = 0; k < n; k++) {
+            if (!use[k])
+                continue;
+            const sim_sweep_point *pt = &res->pts[k];
+            for (int q = 0; q < nact; q++)
+                x[m * nact + q] = (double)sim_point_param(pt, sp->axes[active[q]].param);
+            y[m] = subject_y(pt, s);
+            yt[m] = theory_y(pt, s);
+            if (s != SIM_SUBJECT_BOUND)
+                yb[m] = (double)sim_reread_block((sim_algo)s, pt->run[s].Br, pt->run[s].Bc);
+            m++;
+        }
+        ok = sim_fit_power_law(m, nact, x, y, &fy) == 0 &&
+             sim_fit_power_law(m, nact, x, yt, &ft) == 0;
+        if (ok && s != SIM_SUBJECT_BOUND)
+            ok_b = sim_fit_power_law(m, nact, x, yb, &fb) == 0;
+    }
+
+    for (int a = 0; a < naxes; a++) {
+        sim_sweep_fit *f = &F[a];
+        const sim_param p = sp->axes[a].param;
+        f->used = used;
+        f->out_of_regime = n_out;
+        f->capped = n_cap;
+        int q = -1;
+        for (int t = 0; t < nact; t++)
+            if (active[t] == a)
+                q = t;
+        if (q < 0) {
+            /* Too few usable points along this axis. */
+            if (n_out >= n_cap && n_out > 0) {
+                f->status = SIM_FIT_OUT_OF_REGIME;
+                char capped[96] = "";
+                if (n_out_capped)
+                    snprintf(capped, sizeof capped, "; blocks at their caps (%s = N) at %d",
+                             block_name((sim_algo)s), n_out_capped);
+                snprintf(f->note, sizeof f->note,
+                         "out of regime at %d of %d points (M > N d at %d, M < d at %d, M "
+                         "in elements%s): Theorem 2 speaks for d <= M <= N d only",
+                         n_out, n, n_above, n_below, capped);
+            } else if (n_cap > 0) {
+                f->status = SIM_FIT_CAPPED;
+                snprintf(f->note, sizeof f->note,
+                         "%s = N at %d of %d points: one block holds every row, nothing "
+                         "is re-read, so traffic stops following Theorem 2",
+                         block_name((sim_algo)s), n_cap, n);
+            } else {
+                f->status = SIM_FIT_FAILED;
+                snprintf(f->note, sizeof f->note, "%s takes one value only: nothing to fit",
+                         sim_param_name(p));
+            }
+            continue;
+        }
+        if (!ok) {
+            f->status = SIM_FIT_FAILED;
+            snprintf(f->note, sizeof f->note, "no fit: too few usable points, or the "
+                     "varied parameters move together");
+            continue;
+        }
+        f->status = SIM_FIT_OK;
+        f->exponent = fy.exponent[q];
+        f->r2 = fy.r2;
+        f->max_resid = fy.max_resid;
+        f->has_theory = 1;
+        f->theory = ft.exponent[q];
+        if (ok_b) {
+            f->has_block = 1;
+            f->block_exponent = fb.exponent[q];
+        }
+        if (naxes == 1) {
+            /* Slope between the last two usable points (ascending order). */
+            int k1 = -1, k2 = -1;
+            for (int k = n - 1; k >= 0 && k1 < 0; k--)
+                if (use[k]) {
+                    if (k2 < 0)
+                        k2 = k;
+                    else
+                        k1 = k;
+                }
+            if (k1 >= 0) {
+                const sim_sweep_point *p1 = &res->pts[k1], *p2 = &res->pts[k2];
+                f->has_end_slope = 1;
+                f->end_slope = log(subject_y(p2, s) / subject_y(p1, s)) /
+                               log((double)sim_point_param(p2, p) /
+                                   (double)sim_point_param(p1, p));
+            }
+        }
+        if (s == SIM_SUBJECT_BOUND)
+            continue;
+        /* FlashAttention: Theorem 2's N^2 d^2 / M assumes blocks sized to M/d. */
+        if (s != SIM_NAIVE && p != SIM_PARAM_N && f->has_block &&
+            fabs(f->block_exponent) < FIXED_BLOCK_TOL) {
+            f->status = SIM_FIT_FIXED_BLOCKS;
+            f->has_theory = 0;
+            snprintf(f->note, sizeof f->note,
+                     "%s is the same at every point (fixed --Br/--Bc?): traffic cannot "
+                     "follow %s; Theorem 2 sizes blocks to M / d",
+                     block_name((sim_algo)s), p == SIM_PARAM_M ? "1/M" : "d^2");
+            continue;
+        }
+        double diff = f->exponent - f->theory;
+        if (fabs(diff) <= AGREE_TOL)
+            continue;
+        explain(res, s, p, use, f);
+    }
+out:
+    free(use);
+    free(x);
+    free(y);
+    free(yt);
+    free(yb);
+}
+
+void sim_sweep_fit_all(sim_sweep_result *res)
+{
+    for (int s = 0; s <= SIM_SUBJECT_BOUND; s++)
+        if (s == SIM_SUBJECT_BOUND || res->spec.run_algo[s])
+            fit_subject(res, s);
+}
+
+/* ---- text ------------------------------------------------------------------------ */
+
+static void axis_heading(char *buf, size_t len, const sim_axis *ax)
+{
+    char lo[32], hi[32];
+    param_text(lo, sizeof lo, ax->param, ax->values[0]);
+    param_text(hi, sizeof hi, ax->param, ax->values[ax->n - 1]);
+    if (ax->n == 1)
+        snprintf(buf, len, "%s = %s", sim_param_name(ax->param), lo);
+    else if (ax->is_range)
+        snprintf(buf, len, "%s = %s .. %s (%s%lld, %d values)", sim_param_name(ax->param),
+                 lo, hi, ax->step_kind == SIM_STEP_MUL ? "x" : "+", (long long)ax->step,
+                 ax->n);
+    else
+        snprintf(buf, len, "%s = %s .. %s (%d values)", sim_param_name(ax->param), lo, hi,
+                 ax->n);
+}
+
+static int is_varied(const sim_sweep_spec *sp, sim_param p)
+{
+    for (int a = 0; a < sp->naxes; a++)
+        if (sp->axes[a].param == p)
+            return 1;
+    return 0;
+}
+
+static const char *plan_words(const sim_sweep_spec *sp)
+{
+    if (sp->Br || sp->Bc)
+        return "your blocks";
+    return sp->plan_kind == SIM_PLAN_PAPER ? "paper plans" : "best plans";
+}
+
+static const char *regime_word(const sim_sweep_point *pt)
+{
+    if (pt->bounds.in_regime)
+        return "yes";
+    return pt->bounds.M_elems < (double)pt->sh.d ? "M<d" : "M>Nd";
+}
+
+#define MAX_COLS 16
+
+/* Print lead then text, wrapped at 78 columns with a hanging indent; no
+ * trailing spaces. */
+static void wrap_print(FILE *out, const char *lead, int indent, const char *text)
+{
+    int col = fprintf(out, "%s", lead);
+    int at_start = 1;
+    const char *w = text;
+    while (*w) {
+        while (*w == ' ')
+            w++;
+        if (!*w)
+            break;
+        const char *e = strchr(w, ' ');
+        int len = e ? (int)(e - w) : (int)strlen(w);
+        if (!at_start && col + 1 + len > 78) {
+            col = fprintf(out, "\n%*s", indent, "") - 1;
+            at_start = 1;
+        }
+        if (!at_start)
+            col += fprintf(out, " ");
+        col += fprintf(out, "%.*s", len, w);
+        at_start = 0;
+        w += len;
+    }
+    fputc('\n', out);
+}
+
+void sim_sweep_text(FILE *out, const sim_sweep_result *res)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    char b[160], c[64];
+
+    fprintf(out, "fasim %s sweep  ", FASIM_VERSION);
+    for (int a = 0; a < sp->naxes; a++) {
+        axis_heading(b, sizeof b, &sp->axes[a]);
+        fprintf(out, "%s%s", a ? "; " : "", b);
+    }
+    fputc('\n', out);
+    fprintf(out, "fixed:");
+    if (!is_varied(sp, SIM_PARAM_N)) {
+        sim_format_count(c, sizeof c, (uint64_t)sp->base.N);
+        fprintf(out, " N = %s,", c);
+    }
+    if (!is_varied(sp, SIM_PARAM_D))
+        fprintf(out, " d = %lld,", (long long)sp->base.d);
+    if (!is_varied(sp, SIM_PARAM_M)) {
+        sim_format_bytes(b, sizeof b, sp->base.M);
+        sim_format_count(c, sizeof c, sp->base.M);
+        fprintf(out, " M = %s (%s B),", b, c);
+    }
+    fprintf(out, " %s, %s, %s", sim_dtype_name(sp->base.dtype),
+            sp->base.causal ? "causal" : "not causal", plan_words(sp));
+    if (sp->Br)
+        fprintf(out, " (B_r = %lld)", (long long)sp->Br);
+    if (sp->Bc)
+        fprintf(out, " (B_c = %lld)", (long long)sp->Bc);
+    if (sp->gpu)
+        fprintf(out, ", %s", sp->gpu->name);
+    fputc('\n', out);
+    if (res->simulated)
+        fprintf(out, "count-only: the simulator ran every configuration (%d), and its counts "
+                "equal\nthe closed forms\n", res->npoints);
+    else
+        fprintf(out, "closed forms: exact counts without simulating (the tests prove them "
+                "equal)\n");
+
+    /* The table: columns sized to their contents. */
+    const char *head[MAX_COLS];
+    int width[MAX_COLS], ncol = 0;
+    char heads[MAX_COLS][24];
+    for (int a = 0; a < sp->naxes; a++) {
+        head[ncol] = sim_param_name(sp->axes[a].param);
+        width[ncol++] = 1;
+    }
+    int regime_col = ncol;
+    head[ncol] = "regime";
+    width[ncol++] = 6;
+    int first_algo_col = ncol;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (sp->run_algo[a]) {
+            snprintf(heads[ncol], sizeof heads[ncol], "%s", sim_algo_name((sim_algo)a));
+            head[ncol] = heads[ncol];
+            width[ncol++] = 10;
+        }
+    int first_ratio_col = ncol;
+    if (sp->run_algo[SIM_NAIVE])
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (a != SIM_NAIVE && sp->run_algo[a]) {
+                snprintf(heads[ncol], sizeof heads[ncol], "%s/naive",
+                         sim_algo_name((sim_algo)a));
+                head[ncol] = heads[ncol];
+                width[ncol++] = 9;
+            }
+    for (int q = 0; q < ncol; q++)
+        if ((int)strlen(head[q]) > width[q])
+            width[q] = (int)strlen(head[q]);
+    int any_cap = 0;
+    for (int k = 0; k < res->npoints; k++) {
+        const sim_sweep_point *pt = &res->pts[k];
+        for (int a = 0; a < sp->naxes; a++) {
+            param_text(b, sizeof b, sp->axes[a].param,
+                             sim_point_param(pt, sp->axes[a].param));
+            if ((int)strlen(b) > width[a])
+                width[a] = (int)strlen(b);
+        }
+        int q = first_algo_col;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (sp->run_algo[a]) {
+                sim_format_bytes(b, sizeof b, pt->run[a].bytes);
+                int w = (int)strlen(b) + 1;
+                if (w > width[q])
+                    width[q] = w;
+                any_cap |= pt->run[a].capped;
+                q++;
+            }
+    }
+    fprintf(out, "\nHBM BYTES\n");
+    for (int q = 0; q < ncol; q++)
+        fprintf(out, "%*s", width[q] + 2, head[q]);
+    fputc('\n', out);
+    for (int k = 0; k < res->npoints; k++) {
+        const sim_sweep_point *pt = &res->pts[k];
+        for (int a = 0; a < sp->naxes; a++) {
+            param_text(b, sizeof b, sp->axes[a].param,
+                             sim_point_param(pt, sp->axes[a].param));
+            fprintf(out, "%*s", width[a] + 2, b);
+        }
+        fprintf(out, "%*s", width[regime_col] + 2, regime_word(pt));
+        int q = first_algo_col;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (sp->run_algo[a]) {
+                sim_format_bytes(b, sizeof b, pt->run[a].bytes);
+                if (pt->run[a].capped)
+                    strcat(b, "*");
+                else
+                    strcat(b, " ");
+                fprintf(out, "%*s", width[q++] + 2, b);
+            }
+        q = first_ratio_col;
+        if (sp->run_algo[SIM_NAIVE])
+            for (int a = 0; a < SIM_ALGO_COUNT; a++)
+                if (a != SIM_NAIVE && sp->run_algo[a]) {
+                    snprintf(b, sizeof b, "%.4f",
+                             (double)pt->run[a].bytes / (double)pt->run[SIM_NAIVE].bytes);
+                    fprintf(out, "%*s", width[q++] + 2, b);
+                }
+        fputc('\n', out);
+    }
+    if (any_cap)
+        fprintf(out, "  * the re-read block is at its cap (B = N): nothing is re-read\n");
+    int n_out = 0;
+    for (int k = 0; k < res->npoints; k++)
+        n_out += !res->pts[k].bounds.in_regime;
+    if (n_out)
+        fprintf(out, "  regime: d <= M <= N d (M in elements = bytes / %d) fails at %d of %d "
+                "points;\n  those are left out of the fits\n", sim_dtype_bytes(sp->base.dtype),
+                n_out, res->npoints);
+
+    /* The fits, one block per varied parameter. */
+    for (int a = 0; a < sp->naxes; a++) {
+        const char *pn = sim_param_name(sp->axes[a].param);
+        fprintf(out, "\nEXPONENT of HBM bytes in %s (bytes ~ %s^a, log-log least squares%s)\n",
+                pn, pn, sp->naxes > 1 ? ", joint" : "");
+        fprintf(out, "  %-11s %7s %7s %7s %-15s %6s  %s\n", "", "fitted", "R^2", "theory",
+                "", "points", "verdict");
+        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
+            if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
+                continue;
+            const sim_sweep_fit *f = &res->fits[s][a];
+            const char *who = s == SIM_SUBJECT_BOUND ? "lower bound" : sim_algo_name((sim_algo)s);
+            const char *expr = s == SIM_NAIVE ? "Theta(Nd+N^2)"
+                             : s == SIM_SUBJECT_BOUND ? "Omega(N^2d^2/M)" : "Theta(N^2d^2/M)";
+            char fitted[16] = "-", r2[16] = "-", th[16] = "-", pts[24], verdict[64];
+            snprintf(pts, sizeof pts, "%d/%d", f->used, f->total);
+            verdict[0] = '\0';
+            if (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) {
+                if (s != SIM_SUBJECT_BOUND) {
+                    snprintf(fitted, sizeof fitted, "%.3f", f->exponent);
+                    snprintf(r2, sizeof r2, "%.4f", f->r2);
+                }
+                if (f->has_theory)
+                    snprintf(th, sizeof th, "%.3f", f->theory);
+                if (f->status == SIM_FIT_FIXED_BLOCKS)
+                    snprintf(verdict, sizeof verdict, "fixed blocks");
+                else if (s != SIM_SUBJECT_BOUND) {
+                    double dd = f->exponent - f->theory;
+                    if (fabs(dd) <= AGREE_TOL)
+                        snprintf(verdict, sizeof verdict, "agrees");
+                    else
+                        snprintf(verdict, sizeof verdict, "differs by %+.3f", dd);
+                }
+            } else {
+                snprintf(verdict, sizeof verdict, "%s", sim_fit_status_name(f->status));
+            }
+            char line[160];
+            snprintf(line, sizeof line, "  %-11s %7s %7s %7s %-15s %6s  %s", who, fitted, r2,
+                     th, expr, pts, verdict);
+            size_t L = strlen(line);
+            while (L && line[L - 1] == ' ')
+                line[--L] = '\0';
+            fprintf(out, "%s\n", line);
+        }
+        int any_note = 0;
+        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
+            if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
+                continue;
+            const sim_sweep_fit *f = &res->fits[s][a];
+            if (!f->note[0])
+                continue;
+            if (!any_note)
+                fprintf(out, "  notes:\n");
+            any_note = 1;
+            const char *who = s == SIM_SUBJECT_BOUND ? "bound" : sim_algo_name((sim_algo)s);
+            char lead[32];
+            snprintf(lead, sizeof lead, "    %s: ", who);
+            wrap_print(out, lead, 6, f->note);
+        }
+    }
+    fprintf(out, "\n  theory: the exponent of the expression over the same points (M in "
+            "elements);\n  agrees: within %.2f. Theorem 2 and Proposition 3 drop constants "
+            "and\n  lower-order terms; the fitted exponents keep them.\n", AGREE_TOL);
+    if (res->engine_note[0])
+        fprintf(out, "\nnote: %s\n", res->engine_note);
+}
+
+/* ---- JSON ------------------------------------------------------------------------- */
+
+static void json_num(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.17g", v);
+    else
+        fputs("null", out);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+static void json_roof(FILE *out, const sim_roofline *r)
+{
+    fprintf(out, "{\"flops\":");
+    json_num(out, r->flops);
+    fprintf(out, ",\"memory_s\":");
+    json_num(out, r->t_memory);
+    fprintf(out, ",\"compute_s\":");
+    json_num(out, r->t_compute);
+    fprintf(out, ",\"estimate_s\":");
+    json_num(out, r->t_estimate);
+    fprintf(out, ",\"bound\":\"%s\",\"intensity\":", r->memory_bound ? "memory" : "compute");
+    json_num(out, r->intensity);
+    fprintf(out, ",\"balance\":");
+    json_num(out, r->balance);
+    fputc('}', out);
+}
+
+void sim_sweep_json(FILE *out, const sim_sweep_result *res)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    fprintf(out, "{\"fasim_version\":\"%s\",\"sweep\":{\"vary\":[", FASIM_VERSION);
+    for (int a = 0; a < sp->naxes; a++) {
+        const sim_axis *ax = &sp->axes[a];
+        fprintf(out, "%s{\"param\":\"%s\",\"values\":[", a ? "," : "",
+                sim_param_name(ax->param));
+        for (int k = 0; k < ax->n; k++)
+            fprintf(out, "%s%lld", k ? "," : "", (long long)ax->values[k]);
+        fprintf(out, "]}");
+    }
+    fprintf(out, "],\"fixed\":{\"N\":%lld,\"d\":%lld,\"M_bytes\":%llu,\"dtype\":\"%s\","
+            "\"causal\":%s,\"plan\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"gpu\":",
+            (long long)sp->base.N, (long long)sp->base.d, (unsigned long long)sp->base.M,
+            sim_dtype_name(sp->base.dtype), sp->base.causal ? "true" : "false",
+            (sp->Br || sp->Bc) ? "user" : sp->plan_kind == SIM_PLAN_PAPER ? "paper" : "best",
+            (long long)sp->Br, (long long)sp->Bc);
+    if (sp->gpu)
+        json_str(out, sp->gpu->name);
+    else
+        fputs("null", out);
+    fprintf(out, "},\"engine\":\"%s\",\"points\":%d,\"total_steps\":%llu,\"seconds\":",
+            res->simulated ? "sim" : "closed-form", res->npoints,
+            (unsigned long long)res->total_steps);
+    json_num(out, res->seconds);
+    fprintf(out, "},\"points\":[");
+    for (int k = 0; k < res->npoints; k++) {
+        const sim_sweep_point *pt = &res->pts[k];
+        fprintf(out, "%s{\"N\":%lld,\"d\":%lld,\"M_bytes\":%llu,\"M_elems\":%.0f,"
+                "\"in_regime\":%s,\"bounds\":{\"theta_standard_elems\":", k ? "," : "",
+                (long long)pt->sh.N, (long long)pt->sh.d, (unsigned long long)pt->sh.M,
+                pt->bounds.M_elems, pt->bounds.in_regime ? "true" : "false");
+        json_num(out, pt->bounds.theta_standard);
+        fprintf(out, ",\"theta_flash_elems\":");
+        json_num(out, pt->bounds.theta_flash);
+        fprintf(out, ",\"lower_bound_elems\":");
+        json_num(out, pt->bounds.lower_bound);
+        fprintf(out, "},\"runs\":[");
+        int first = 1;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            if (!sp->run_algo[a])
+                continue;
+            const sim_sweep_entry *r = &pt->run[a];
+            fprintf(out, "%s{\"algo\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"Tr\":%lld,\"Tc\":%lld,"
+                    "\"sram_peak_bytes\":%llu,\"steps\":%llu,\"read_bytes\":%llu,"
+                    "\"write_bytes\":%llu,\"total_bytes\":%llu,\"total_elems\":%llu,"
+                    "\"capped\":%s,\"ratio_to_naive\":", first ? "" : ",",
+                    sim_algo_name((sim_algo)a), (long long)r->Br, (long long)r->Bc,
+                    (long long)r->Tr, (long long)r->Tc, (unsigned long long)r->sram_peak,
+                    (unsigned long long)r->steps, (unsigned long long)r->read_bytes,
+                    (unsigned long long)r->write_bytes, (unsigned long long)r->bytes,
+                    (unsigned long long)r->elems, r->capped ? "true" : "false");
+            if (sp->run_algo[SIM_NAIVE])
+                json_num(out, (double)r->bytes / (double)pt->run[SIM_NAIVE].bytes);
+            else
+                fputs("null", out);
+            if (sp->gpu) {
+                fprintf(out, ",\"roofline\":");
+                json_roof(out, &r->roof);
+            }
+            fprintf(out, ",\"seconds\":");
+            json_num(out, r->seconds);
+            fputc('}', out);
+            first = 0;
+        }
+        fprintf(out, "]}");
+    }
+    fprintf(out, "],\"fits\":[");
+    int first = 1;
+    for (int a = 0; a < sp->naxes; a++) {
+        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
+            if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
+                continue;
+            const sim_sweep_fit *f = &res->fits[s][a];
+            int quoted = (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) &&
+                         s != SIM_SUBJECT_BOUND;
+            fprintf(out, "%s{\"subject\":\"%s\",\"param\":\"%s\",\"status\":\"%s\","
+                    "\"exponent\":", first ? "" : ",",
+                    s == SIM_SUBJECT_BOUND ? "lower_bound" : sim_algo_name((sim_algo)s),
+                    sim_param_name(sp->axes[a].param), sim_fit_status_name(f->status));
+            first = 0;
+            if (quoted)
+                json_num(out, f->exponent);
+            else
+                fputs("null", out);
+            fprintf(out, ",\"r2\":");
+            if (quoted)
+                json_num(out, f->r2);
+            else
+                fputs("null", out);
+            fprintf(out, ",\"max_log_residual\":");
+            if (quoted)
+                json_num(out, f->max_resid);
+            else
+                fputs("null", out);
+            fprintf(out, ",\"theory\":");
+            if (f->has_theory)
+                json_num(out, f->theory);
+            else
+                fputs("null", out);
+            fprintf(out, ",\"agrees\":");
+            if (quoted && f->has_theory)
+                fputs(fabs(f->exponent - f->theory) <= AGREE_TOL ? "true" : "false", out);
+            else
+                fputs("null", out);
+            fprintf(out, ",\"block_exponent\":");
+            if (f->has_block)
+                json_num(out, f->block_exponent);
+            else
+                fputs("null", out);
+            fprintf(out, ",\"end_slope\":");
+            if (f->has_end_slope && s != SIM_SUBJECT_BOUND)
+                json_num(out, f->end_slope);
+            else
+                fputs("null", out);
+            fprintf(out, ",\"points_used\":%d,\"points\":%d,\"out_of_regime\":%d,"
+                    "\"capped\":%d,\"note\":", f->used, f->total, f->out_of_regime,
+                    f->capped);
+            json_str(out, f->note);
+            fputc('}', out);
+        }
+    }
+    fprintf(out, "]");
+    if (res->engine_note[0]) {
+        fprintf(out, ",\"note\":");
+        json_str(out, res->engine_note);
+    }
+    fprintf(out, "}\n");
+}
+
+/* ---- CSV ------------------------------------------------------------------------------ */
+
+void sim_sweep_csv(FILE *out, const sim_sweep_result *res)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    fprintf(out, "N,d,M_bytes,M_elems,dtype,causal,in_regime");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (!sp->run_algo[a])
+            continue;
+        const char *n = sim_algo_name((sim_algo)a);
+        fprintf(out, ",%s_Br,%s_Bc,%s_steps,%s_read_bytes,%s_write_bytes,%s_bytes,"
+                "%s_elems,%s_capped", n, n, n, n, n, n, n, n);
+        if (sp->run_algo[SIM_NAIVE] && a != SIM_NAIVE)
+            fprintf(out, ",%s_ratio_to_naive", n);
+        if (sp->gpu)
+            fprintf(out, ",%s_roofline_s,%s_bound,%s_flops_per_byte", n, n, n);
+    }
+    fprintf(out, ",theta_standard_elems,theta_flash_elems,lower_bound_elems\n");
+    for (int k = 0; k < res->npoints; k++) {
+        const sim_sweep_point *pt = &res->pts[k];
+        fprintf(out, "%lld,%lld,%llu,%.0f,%s,%d,%d", (long long)pt->sh.N, (long long)pt->sh.d,
+                (unsigned long long)pt->sh.M, pt->bounds.M_elems,
+                sim_dtype_name(pt->sh.dtype), pt->sh.causal, pt->bounds.in_regime);
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            if (!sp->run_algo[a])
+                continue;
+            const sim_sweep_entry *r = &pt->run[a];
+            fprintf(out, ",%lld,%lld,%llu,%llu,%llu,%llu,%llu,%d", (long long)r->Br,
+                    (long long)r->Bc, (unsigned long long)r->steps,
+                    (unsigned long long)r->read_bytes, (unsigned long long)r->write_bytes,
+                    (unsigned long long)r->bytes, (unsigned long long)r->elems, r->capped);
+            if (sp->run_algo[SIM_NAIVE] && a != SIM_NAIVE)
+                fprintf(out, ",%.6g", (double)r->bytes / (double)pt->run[SIM_NAIVE].bytes);
+            if (sp->gpu)
+                fprintf(out, ",%.6g,%s,%.6g", r->roof.t_estimate,
+                        r->roof.memory_bound ? "memory" : "compute", r->roof.intensity);
+        }
+        fprintf(out, ",%.17g,%.17g,%.17g\n", pt->bounds.theta_standard,
+                pt->bounds.theta_flash, pt->bounds.lower_bound);
+    }
+}
