@@ -22,6 +22,9 @@
 #include "viz_curses.h"
 #include "viz_model.h"
 #include "viz_text.h"
+#ifdef FASIM_HAVE_SDL2
+#include "viz_sdl.h"
+#endif
 
 /* Frames printed by default when the output is not a terminal: every step of
  * a small run, and this many of a larger one (a note says how to see more). */
@@ -34,6 +37,9 @@ typedef struct {
     int64_t step;              /* 1-based; 0: first */
     const char *q_path, *k_path, *v_path;
     int N_set, d_set;
+    int sdl;                   /* --sdl: the SDL2 window */
+    const char *screenshot;    /* --screenshot FILE (.png or .bmp) */
+    int64_t width, height;     /* --size WxH for the SDL2 outputs; 0: default */
 } view_opts;
 
 static void usage(FILE *out)
@@ -70,6 +76,11 @@ static void usage(FILE *out)
 "                   to %d steps, else %d)\n"
 "  --row R          the row of each Q block whose partial output is shown\n"
 "                   (0-based within the block; default 0)\n"
+"  --sdl            the same run in an SDL2 window (heat map of S_ij / P_ij,\n"
+"                   m and l plots, the counters; the same keys)\n"
+"  --screenshot F   draw step --step (default 1) to F (.png or .bmp) and exit;\n"
+"                   needs no display\n"
+"  --size WxH       size of the SDL2 window or screenshot (default 1280x800)\n"
 "  --help\n"
 "\n"
 "Runs whose recording would exceed 256 MiB are refused with a hint.\n"
@@ -79,7 +90,7 @@ static void usage(FILE *out)
 
 enum {
     V_N, V_D, V_M, V_DTYPE, V_ALGO, V_BR, V_BC, V_PLAN, V_CAUSAL, V_SEED, V_Q, V_K, V_V,
-    V_COMPUTE, V_COUNT, V_STEP, V_FRAMES, V_ROW, V_HELP
+    V_COMPUTE, V_COUNT, V_STEP, V_FRAMES, V_ROW, V_SDL, V_SHOT, V_SIZE, V_HELP
 };
 
 static const struct {
@@ -93,6 +104,7 @@ static const struct {
     { "seed", V_SEED, 1 },    { "q", V_Q, 1 },             { "k", V_K, 1 },
     { "v", V_V, 1 },          { "compute", V_COMPUTE, 0 }, { "count-only", V_COUNT, 0 },
     { "step", V_STEP, 1 },    { "frames", V_FRAMES, 1 },   { "row", V_ROW, 1 },
+    { "sdl", V_SDL, 0 },      { "screenshot", V_SHOT, 1 }, { "size", V_SIZE, 1 },
     { "help", V_HELP, 0 },
 };
 #define NVOPTS (int)(sizeof VOPTS / sizeof VOPTS[0])
@@ -242,6 +254,28 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
             if (cli_parse_count(optname, val, 0, CLI_MAX_N, &c->out_row, err, errlen))
                 return -1;
             break;
+        case V_SDL:
+            o->sdl = 1;
+            break;
+        case V_SHOT:
+            o->screenshot = val;
+            break;
+        case V_SIZE: {
+            /* WxH: two counts joined by 'x' */
+            char wbuf[32];
+            const char *x = strchr(val, 'x');
+            size_t wl = x ? (size_t)(x - val) : 0;
+            if (!x || wl == 0 || wl >= sizeof wbuf) {
+                ERR("--size %s: expected WIDTHxHEIGHT, e.g. 1280x800", val);
+                return -1;
+            }
+            memcpy(wbuf, val, wl);
+            wbuf[wl] = '\0';
+            if (cli_parse_count("--size width", wbuf, 160, 8192, &o->width, err, errlen) ||
+                cli_parse_count("--size height", x + 1, 120, 8192, &o->height, err, errlen))
+                return -1;
+            break;
+        }
         case V_HELP:
             o->help = 1;
             break;
@@ -249,6 +283,14 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
     }
     if (o->help)
         return 0;
+    if (o->sdl && o->screenshot) {
+        ERR("--sdl opens a window and --screenshot writes a file: choose one");
+        return -1;
+    }
+    if ((o->width || o->height) && !o->sdl && !o->screenshot) {
+        ERR("--size applies to --sdl and --screenshot only");
+        return -1;
+    }
     if (compute && count_only) {
         ERR("--compute and --count-only contradict each other; choose one");
         return -1;
@@ -335,6 +377,43 @@ static int run_text(viz_model *model, const view_opts *o)
     return 0;
 }
 
+/* --sdl and --screenshot: the SDL2 renderer on the same model. Returns the
+ * exit status. */
+static int run_sdl(viz_model *model, const view_opts *o, const sim_npy_matrix npy[3])
+{
+#ifdef FASIM_HAVE_SDL2
+    const viz_info *in = viz_model_info(model);
+    viz_sdl_opts so;
+    viz_sdl_opts_default(&so);
+    so.Q = npy[0].data;
+    so.K = npy[1].data;
+    so.V = npy[2].data;
+    so.width = (int)o->width;
+    so.height = (int)o->height;
+    so.start_step = o->step ? (uint64_t)o->step - 1 : 0;
+    if (!in->refused && so.start_step >= in->nsteps) {
+        fprintf(stderr, "fasim view: --step %lld: the run has %llu steps\n",
+                (long long)o->step, (unsigned long long)in->nsteps);
+        return 2;
+    }
+    char serr[1024];
+    int rc = o->screenshot
+                 ? viz_sdl_screenshot(model, &so, so.start_step, o->screenshot,
+                                      (int)o->width, (int)o->height, serr, sizeof serr)
+                 : viz_sdl_run(model, &so, serr, sizeof serr);
+    if (rc != 0)
+        fprintf(stderr, "fasim view: %s\n", serr);
+    return rc;
+#else
+    (void)model;
+    (void)o;
+    (void)npy;
+    fprintf(stderr, "fasim view: built without SDL2: install libsdl2-dev and rebuild, or "
+            "use the terminal view\n");
+    return 1;
+#endif
+}
+
 int cli_view_main(int argc, char **argv, int first)
 {
     view_opts o;
@@ -359,7 +438,13 @@ int cli_view_main(int argc, char **argv, int first)
         rc = brc == VIZ_EUSAGE ? 2 : 1;
     }
     const int interactive = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-    if (!rc && model) {
+    if (!rc && model && (o.sdl || o.screenshot)) {
+        rc = run_sdl(model, &o, npy);
+        if (brc == VIZ_EREFUSED && rc == 0) {
+            fprintf(stderr, "fasim view: %s\n", err);
+            rc = 2;
+        }
+    } else if (!rc && model) {
         const viz_info *in = viz_model_info(model);
         if (!in->refused && !in->plan.fits)
             fprintf(stderr, "fasim view: warning: the paper plan needs %llu B of SRAM, more "

@@ -1,0 +1,1121 @@
+/*
+ * test_viz_sdl.c — the SDL view without a display: the PNG writer (known
+ * bytes, round trips through an inflate written here), screenshots (valid
+ * PNG and BMP, deterministic, different steps differ where the loop moved),
+ * the heat map's values against the run's own statistics, bad input, the
+ * bitmap font, and the interactive loop driven by synthetic events on SDL's
+ * "dummy" video driver (a software framebuffer, no display).
+ *
+ * Everything the test checks against is computed here independently: a
+ * bit-by-bit CRC-32, Adler-32 from its definition, a stored + fixed-Huffman
+ * inflate, the PNG filters undone, dot products in double.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <SDL.h>
+
+#include "ref_tile.h"
+#include "test_util.h"
+#include "viz_model.h"
+#include "viz_sdl.h"
+#include "viz_sdl_draw.h"
+#include "viz_sdl_font.h"
+#include "viz_sdl_heat.h"
+#include "viz_sdl_png.h"
+
+/* ---- independent checksums and inflate --------------------------------------- */
+
+static uint32_t crc_bitwise(const uint8_t *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    for (size_t k = 0; k < n; k++) {
+        c ^= p[k];
+        for (int b = 0; b < 8; b++)
+            c = (c & 1u) ? (c >> 1) ^ 0xedb88320u : c >> 1;
+    }
+    return ~c;
+}
+
+static uint32_t adler_plain(const uint8_t *p, size_t n)
+{
+    uint64_t a = 1, b = 0;
+    for (size_t k = 0; k < n; k++) {
+        a = (a + p[k]) % 65521u;
+        b = (b + a) % 65521u;
+    }
+    return (uint32_t)(b << 16 | a);
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+typedef struct {
+    const uint8_t *p;
+    size_t n, pos;
+    int bit;
+} bitin;
+
+static int getbit(bitin *b)
+{
+    if (b->pos >= b->n)
+        return -1;
+    int v = (b->p[b->pos] >> b->bit) & 1;
+    if (++b->bit == 8) {
+        b->bit = 0;
+        b->pos++;
+    }
+    return v;
+}
+
+static long getbits(bitin *b, int n)
+{
+    long v = 0;
+    for (int k = 0; k < n; k++) {
+        int x = getbit(b);
+        if (x < 0)
+            return -1;
+        v |= (long)x << k;
+    }
+    return v;
+}
+
+/* The fixed literal/length code of RFC 1951 3.2.6, read MSB first. */
+static int fixed_sym(bitin *b)
+{
+    int code = 0;
+    for (int len = 1; len <= 9; len++) {
+        int x = getbit(b);
+        if (x < 0)
+            return -1;
+        code = code << 1 | x;
+        if (len == 7 && code <= 23)
+            return 256 + code;
+        if (len == 8 && code >= 0x30 && code <= 0xbf)
+            return code - 0x30;
+        if (len == 8 && code >= 0xc0 && code <= 0xc7)
+            return 280 + code - 0xc0;
+        if (len == 9 && code >= 0x190)
+            return 144 + code - 0x190;
+    }
+    return -1;
+}
+
+/* Inflate a zlib stream of stored and fixed-Huffman blocks (all the writer
+ * makes; a dynamic block is an error here). Checks the header and the
+ * Adler-32. Returns the output length, or -1 with a reason printed. */
+static long inflate_zlib(const uint8_t *z, size_t n, uint8_t *out, size_t cap)
+{
+    static const int lbase[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
+                                   35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
+    static const int lext[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+                                  3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
+    static const int dbase[30] = { 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193,
+                                   257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145,
+                                   8193, 12289, 16385, 24577 };
+    static const int dext[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
+                                  7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
+    if (n < 6 || (z[0] & 15) != 8 || ((z[0] << 8) | z[1]) % 31 != 0 || (z[1] & 0x20)) {
+        fprintf(stderr, "inflate: bad zlib header\n");
+        return -1;
+    }
+    bitin b = { z + 2, n - 6, 0, 0 };
+    size_t o = 0;
+    int final = 0;
+    while (!final) {
+        final = getbit(&b);
+        long type = getbits(&b, 2);
+        if (final < 0 || type < 0)
+            return -1;
+        if (type == 0) {
+            if (b.bit) {
+                b.bit = 0;
+                b.pos++;
+            }
+            if (b.pos + 4 > b.n)
+                return -1;
+            unsigned len = b.p[b.pos] | b.p[b.pos + 1] << 8;
+            unsigned nlen = b.p[b.pos + 2] | b.p[b.pos + 3] << 8;
+            b.pos += 4;
+            if ((len ^ 0xffffu) != nlen || b.pos + len > b.n || o + len > cap) {
+                fprintf(stderr, "inflate: bad stored block\n");
+                return -1;
+            }
+            memcpy(out + o, b.p + b.pos, len);
+            o += len;
+            b.pos += len;
+        } else if (type == 1) {
+            for (;;) {
+                int sym = fixed_sym(&b);
+                if (sym < 0 || sym > 285)
+                    return -1;
+                if (sym < 256) {
+                    if (o >= cap)
+                        return -1;
+                    out[o++] = (uint8_t)sym;
+                    continue;
+                }
+                if (sym == 256)
+                    break;
+                int k = sym - 257;
+                long len = lbase[k] + getbits(&b, lext[k]);
+                long dc = getbits(&b, 1);      /* 5-bit distance code, MSB first */
+                for (int q = 1; q < 5 && dc >= 0; q++) {
+                    long x = getbit(&b);
+                    dc = x < 0 ? -1 : dc << 1 | x;
+                }
+                if (dc < 0 || dc > 29)
+                    return -1;
+                long dist = dbase[dc] + getbits(&b, dext[dc]);
+                if ((size_t)dist > o || o + (size_t)len > cap) {
+                    fprintf(stderr, "inflate: bad match\n");
+                    return -1;
+                }
+                for (long q = 0; q < len; q++, o++)
+                    out[o] = out[o - (size_t)dist];
+            }
+        } else {
+            fprintf(stderr, "inflate: block type %ld not expected\n", type);
+            return -1;
+        }
+    }
+    if (b.bit) {
+        b.bit = 0;
+        b.pos++;
+    }
+    if (b.pos != b.n) {
+        fprintf(stderr, "inflate: %zu bytes after the last block\n", b.n - b.pos);
+        return -1;
+    }
+    if (be32(z + n - 4) != adler_plain(out, o)) {
+        fprintf(stderr, "inflate: Adler-32 mismatch\n");
+        return -1;
+    }
+    return (long)o;
+}
+
+static int paeth(int a, int b, int c)
+{
+    int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+typedef struct {
+    int w, h;
+    uint8_t *rgb;      /* w * h * 3, decoded */
+    int nidat;
+} png_image;
+
+/* Parse a PNG file: signature, every chunk's CRC (bit by bit), IHDR first
+ * (8-bit RGB, no interlace), IDAT, IEND last and empty; inflate and unfilter.
+ * Returns 0 and fills img (img->rgb malloc'ed), or -1. */
+static int png_decode(const uint8_t *f, size_t n, png_image *img)
+{
+    static const uint8_t sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    memset(img, 0, sizeof *img);
+    if (n < 8 || memcmp(f, sig, 8) != 0)
+        return -1;
+    size_t at = 8, zn = 0;
+    uint8_t *zbuf = malloc(n);
+    int seen_ihdr = 0, seen_iend = 0;
+    while (at + 12 <= n && !seen_iend) {
+        uint32_t len = be32(f + at);
+        if (at + 12 + len > n)
+            goto bad;
+        const uint8_t *type = f + at + 4, *data = f + at + 8;
+        if (be32(data + len) != crc_bitwise(type, len + 4)) {
+            fprintf(stderr, "png: CRC of chunk %.4s wrong\n", (const char *)type);
+            goto bad;
+        }
+        if (!memcmp(type, "IHDR", 4)) {
+            if (seen_ihdr || at != 8 || len != 13 || data[8] != 8 || data[9] != 2 ||
+                data[10] || data[11] || data[12])
+                goto bad;
+            img->w = (int)be32(data);
+            img->h = (int)be32(data + 4);
+            seen_ihdr = 1;
+        } else if (!memcmp(type, "IDAT", 4)) {
+            memcpy(zbuf + zn, data, len);
+            zn += len;
+            img->nidat++;
+        } else if (!memcmp(type, "IEND", 4)) {
+            if (len != 0)
+                goto bad;
+            seen_iend = 1;
+        }
+        at += 12 + len;
+    }
+    if (!seen_ihdr || !seen_iend || at != n || img->nidat == 0 || img->w <= 0 || img->h <= 0)
+        goto bad;
+    size_t stride = (size_t)img->w * 3, raw_n = (size_t)img->h * (stride + 1);
+    uint8_t *raw = malloc(raw_n);
+    long got = inflate_zlib(zbuf, zn, raw, raw_n);
+    free(zbuf);
+    zbuf = NULL;
+    if (got != (long)raw_n) {
+        free(raw);
+        return -1;
+    }
+    img->rgb = malloc(stride * (size_t)img->h);
+    for (int y = 0; y < img->h; y++) {
+        const uint8_t *src = raw + (size_t)y * (stride + 1);
+        uint8_t *row = img->rgb + (size_t)y * stride;
+        const uint8_t *up = y ? row - stride : NULL;
+        for (size_t x = 0; x < stride; x++) {
+            int a = x >= 3 ? row[x - 3] : 0, b = up ? up[x] : 0;
+            int c = up && x >= 3 ? up[x - 3] : 0, pred;
+            switch (src[0]) {
+            case 0: pred = 0; break;
+            case 1: pred = a; break;
+            case 2: pred = b; break;
+            case 3: pred = (a + b) / 2; break;
+            case 4: pred = paeth(a, b, c); break;
+            default:
+                free(raw);
+                return -1;
+            }
+            row[x] = (uint8_t)(src[1 + x] + pred);
+        }
+    }
+    free(raw);
+    return 0;
+bad:
+    free(zbuf);
+    return -1;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
+    *len = fread(p, 1, (size_t)n, f);
+    fclose(f);
+    return p;
+}
+
+/* ---- models ----------------------------------------------------------------- */
+
+static viz_model *build_dt(sim_algo algo, int64_t N, int64_t d, uint64_t M, int causal,
+                           sim_dtype dt)
+{
+    viz_config cfg;
+    viz_config_default(&cfg);
+    cfg.sh.dtype = dt;
+    cfg.algo = algo;
+    cfg.sh.N = N;
+    cfg.sh.d = d;
+    cfg.sh.M = M;
+    cfg.sh.causal = causal;
+    cfg.mode = VIZ_MODE_COMPUTE;
+    viz_model *m = NULL;
+    char err[2048];
+    int rc = viz_model_build(&cfg, &m, err, sizeof err);
+    if (rc != VIZ_OK)
+        fprintf(stderr, "build: %s\n", err);
+    assert_int_equal(rc, VIZ_OK);
+    return m;
+}
+
+static viz_model *build(sim_algo algo, int64_t N, int64_t d, uint64_t M, int causal)
+{
+    return build_dt(algo, N, d, M, causal, SIM_FP16);
+}
+
+static uint64_t find(const viz_model *m, int line, int64_t i, int64_t j)
+{
+    uint64_t k;
+    assert_int_equal(viz_model_find_step(m, 0, line, i, j, &k), 0);
+    return k;
+}
+
+/* A frame rendered into a surface the test owns (the screenshot's path,
+ * minus the file). */
+static SDL_Surface *render(viz_model *m, uint64_t step, int w, int h, viz_sdl_layout *lay)
+{
+    assert_int_equal(viz_model_seek(m, step), 0);
+    SDL_Surface *s = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_RGB888);
+    assert_non_null(s);
+    SDL_Renderer *r = SDL_CreateSoftwareRenderer(s);
+    assert_non_null(r);
+    viz_sdl_heat *heat = viz_sdl_heat_new(NULL, NULL);
+    viz_sdl_ui ui = { .inputs = "seeded" };
+    viz_sdl_draw(r, w, h, m, heat, &ui, lay);
+    SDL_RenderFlush(r);
+    viz_sdl_heat_free(heat);
+    SDL_DestroyRenderer(r);
+    return s;
+}
+
+static uint32_t pixel(const SDL_Surface *s, int x, int y)
+{
+    return ((const uint32_t *)((const uint8_t *)s->pixels + (size_t)y * (size_t)s->pitch))[x] &
+           0xffffffu;
+}
+
+/* The centre pixel of tile tr of tensor t's grid (one column grids). */
+static uint32_t tile_pixel(const SDL_Surface *s, const viz_sdl_layout *lay, sim_tensor t,
+                           int64_t tr)
+{
+    const viz_sdl_grid_area *g = &lay->grid[t];
+    assert_true(g->present);
+    int y0 = g->area.y + (int)((int64_t)g->area.h * tr / g->cells_r);
+    int y1 = g->area.y + (int)((int64_t)g->area.h * (tr + 1) / g->cells_r);
+    return pixel(s, g->area.x + g->area.w / 2, (y0 + y1) / 2);
+}
+
+/* ---- the PNG writer --------------------------------------------------------- */
+
+static void test_checksums(void **state)
+{
+    (void)state;
+    const char *digits = "123456789";
+    assert_int_equal(viz_sdl_crc32(0, digits, 9), 0xcbf43926u);    /* the CRC-32 check value */
+    assert_int_equal(viz_sdl_adler32(1, "Wikipedia", 9), 0x11e60398u);
+    assert_int_equal(viz_sdl_crc32(0, "", 0), 0);
+    assert_int_equal(viz_sdl_adler32(1, "", 0), 1);
+    /* Pieces chain; long inputs agree with the definitions (the Adler-32 run
+     * crosses its 5552-byte reduction many times, with bytes of 255). */
+    size_t n = 100000;
+    uint8_t *p = malloc(n);
+    uint64_t seed = 7;
+    for (size_t k = 0; k < n; k++)
+        p[k] = k % 3 ? (uint8_t)tu_rand(&seed) : 255;
+    uint32_t c = viz_sdl_crc32(viz_sdl_crc32(0, p, 777), p + 777, n - 777);
+    assert_int_equal(c, crc_bitwise(p, n));
+    uint32_t a = viz_sdl_adler32(viz_sdl_adler32(1, p, 6000), p + 6000, n - 6000);
+    assert_int_equal(a, adler_plain(p, n));
+    free(p);
+}
+
+/* A 2 x 2 image (red, green / blue, white) in stored mode, byte for byte. */
+static void test_png_known_2x2(void **state)
+{
+    (void)state;
+    const uint8_t px[12] = { 255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255 };
+    uint8_t *png;
+    size_t n;
+    char err[256];
+    assert_int_equal(viz_sdl_png_encode(px, 2, 2, 6, VIZ_SDL_PNG_STORED, &png, &n, err,
+                                        sizeof err), 0);
+    /* Expected: signature; IHDR; IDAT = zlib(78 01) + one final stored
+     * block of 14 bytes (two rows: filter 0 + 6 bytes) + Adler-32; IEND. */
+    uint8_t want[128];
+    size_t w = 0;
+    const uint8_t sig[8] = { 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a };
+    memcpy(want + w, sig, 8);
+    w += 8;
+    const uint8_t ihdr[17] = { 'I', 'H', 'D', 'R', 0, 0, 0, 2, 0, 0, 0, 2, 8, 2, 0, 0, 0 };
+    const uint8_t l13[4] = { 0, 0, 0, 13 };
+    memcpy(want + w, l13, 4);
+    memcpy(want + w + 4, ihdr, 17);
+    uint32_t c = crc_bitwise(ihdr, 17);
+    want[w + 21] = (uint8_t)(c >> 24);
+    want[w + 22] = (uint8_t)(c >> 16);
+    want[w + 23] = (uint8_t)(c >> 8);
+    want[w + 24] = (uint8_t)c;
+    w += 25;
+    const uint8_t raw[14] = { 0, 255, 0, 0, 0, 255, 0, 0, 0, 0, 255, 255, 255, 255 };
+    uint8_t idat[4 + 2 + 5 + 14 + 4];
+    size_t q = 0;
+    memcpy(idat, "IDAT", 4);
+    q = 4;
+    idat[q++] = 0x78;
+    idat[q++] = 0x01;
+    idat[q++] = 0x01;                    /* BFINAL = 1, BTYPE = 00 */
+    idat[q++] = 14;
+    idat[q++] = 0;
+    idat[q++] = 0xf1;                    /* NLEN = ~14 */
+    idat[q++] = 0xff;
+    memcpy(idat + q, raw, 14);
+    q += 14;
+    uint32_t ad = adler_plain(raw, 14);
+    idat[q++] = (uint8_t)(ad >> 24);
+    idat[q++] = (uint8_t)(ad >> 16);
+    idat[q++] = (uint8_t)(ad >> 8);
+    idat[q++] = (uint8_t)ad;
+    const uint8_t lidat[4] = { 0, 0, 0, (uint8_t)(q - 4) };
+    memcpy(want + w, lidat, 4);
+    memcpy(want + w + 4, idat, q);
+    c = crc_bitwise(idat, q);
+    w += 4 + q;
+    want[w++] = (uint8_t)(c >> 24);
+    want[w++] = (uint8_t)(c >> 16);
+    want[w++] = (uint8_t)(c >> 8);
+    want[w++] = (uint8_t)c;
+    /* IEND's CRC is the constant every PNG ends with: AE 42 60 82. */
+    const uint8_t iend[12] = { 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82 };
+    memcpy(want + w, iend, 12);
+    w += 12;
+    assert_int_equal(n, w);
+    assert_memory_equal(png, want, w);
+    free(png);
+}
+
+/* Both modes decode to the pixels, on an image with flat areas, gradients,
+ * noise and repeated rows (what exercises the filters and the matches). */
+static void test_png_round_trip(void **state)
+{
+    (void)state;
+    const int W = 301, H = 97;
+    size_t stride = (size_t)W * 3 + 5;         /* a pitch wider than the row */
+    uint8_t *px = calloc(stride * (size_t)H, 1);
+    uint64_t seed = 42;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            uint8_t *p = px + (size_t)y * stride + (size_t)x * 3;
+            if (x < 100) {                      /* flat */
+                p[0] = 20; p[1] = 22; p[2] = 27;
+            } else if (x < 200) {               /* gradient */
+                p[0] = (uint8_t)x; p[1] = (uint8_t)(2 * y); p[2] = (uint8_t)(x + y);
+            } else if (y % 8 < 4) {             /* noise, repeated in row pairs */
+                uint64_t r = tu_rand(&seed);
+                p[0] = (uint8_t)r; p[1] = (uint8_t)(r >> 8); p[2] = (uint8_t)(r >> 16);
+            } else {
+                memcpy(p, p - 4 * stride, 3);
+            }
+        }
+    for (int mode = 0; mode < 2; mode++) {
+        uint8_t *png;
+        size_t n;
+        char err[256];
+        assert_int_equal(viz_sdl_png_encode(px, W, H, stride, (viz_sdl_png_mode)mode, &png, &n,
+                                            err, sizeof err), 0);
+        png_image img;
+        assert_int_equal(png_decode(png, n, &img), 0);
+        assert_int_equal(img.w, W);
+        assert_int_equal(img.h, H);
+        for (int y = 0; y < H; y++)
+            assert_memory_equal(img.rgb + (size_t)y * W * 3, px + (size_t)y * stride,
+                                (size_t)W * 3);
+        if (mode == VIZ_SDL_PNG_COMPRESSED)
+            assert_true(n < (size_t)W * H * 3 * 2 / 3);   /* it does compress */
+        free(img.rgb);
+        /* The checker proves itself: one flipped bit in the pixel data is
+         * caught (by the chunk CRC; with the CRC fixed up, by Adler-32 or
+         * the deflate structure), as is a wrong chunk CRC. */
+        size_t idat = 8 + 25;                       /* after signature and IHDR */
+        size_t at = idat + 8 + 40;                  /* inside IDAT's data */
+        png[at] ^= 0x10;
+        assert_int_equal(png_decode(png, n, &img), -1);
+        uint32_t len = be32(png + idat);
+        uint32_t c = crc_bitwise(png + idat + 4, len + 4);
+        png[idat + 8 + len] = (uint8_t)(c >> 24);
+        png[idat + 9 + len] = (uint8_t)(c >> 16);
+        png[idat + 10 + len] = (uint8_t)(c >> 8);
+        png[idat + 11 + len] = (uint8_t)c;
+        assert_int_equal(png_decode(png, n, &img), -1);
+        free(png);
+    }
+    /* Sizes out of range are refused. */
+    uint8_t *png = NULL;
+    size_t n = 0;
+    char err[256];
+    assert_int_equal(viz_sdl_png_encode(px, 0, 5, 3, VIZ_SDL_PNG_STORED, &png, &n, err,
+                                        sizeof err), -1);
+    assert_null(png);
+    assert_non_null(strstr(err, "out of range"));
+    free(px);
+}
+
+/* ---- screenshots ------------------------------------------------------------ */
+
+static void test_screenshot_png_valid(void **state)
+{
+    (void)state;
+    viz_model *m = build(SIM_FA2, 64, 16, 8192, 0);
+    char path[512], bmp[512], err[1024];
+    tu_path(path, sizeof path, "fa2.png");
+    tu_path(bmp, sizeof bmp, "fa2.bmp");
+    uint64_t k = find(m, 9, 1, 1);
+    assert_int_equal(viz_sdl_screenshot(m, NULL, k, path, 0, 0, err, sizeof err), 0);
+    assert_int_equal(viz_model_state(m)->step, k);
+    size_t n;
+    uint8_t *f = slurp(path, &n);
+    assert_non_null(f);
+    png_image img;
+    assert_int_equal(png_decode(f, n, &img), 0);
+    assert_int_equal(img.w, VIZ_SDL_DEFAULT_W);
+    assert_int_equal(img.h, VIZ_SDL_DEFAULT_H);
+    /* The same step as BMP: the same pixels, through SDL's own reader. */
+    assert_int_equal(viz_sdl_screenshot(m, NULL, k, bmp, 0, 0, err, sizeof err), 0);
+    SDL_Surface *b = SDL_LoadBMP(bmp);
+    assert_non_null(b);
+    assert_int_equal(b->w, VIZ_SDL_DEFAULT_W);
+    assert_int_equal(b->h, VIZ_SDL_DEFAULT_H);
+    SDL_Surface *c = SDL_ConvertSurfaceFormat(b, SDL_PIXELFORMAT_RGB888, 0);
+    assert_non_null(c);
+    long diff = 0, colours = 0;
+    uint32_t first = pixel(c, 0, 0);
+    for (int y = 0; y < c->h; y++)
+        for (int x = 0; x < c->w; x++) {
+            const uint8_t *p = img.rgb + ((size_t)y * (size_t)img.w + (size_t)x) * 3;
+            uint32_t v = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+            diff += v != pixel(c, x, y);
+            colours += v != first;
+        }
+    assert_int_equal(diff, 0);
+    assert_true(colours > 10000);       /* something was drawn */
+    SDL_FreeSurface(c);
+    SDL_FreeSurface(b);
+    free(img.rgb);
+    free(f);
+    /* A slide-sized frame (text at 2x) is as valid. */
+    assert_int_equal(viz_sdl_screenshot(m, NULL, k, path, 1920, 1200, err, sizeof err), 0);
+    f = slurp(path, &n);
+    assert_int_equal(png_decode(f, n, &img), 0);
+    assert_int_equal(img.w, 1920);
+    assert_int_equal(img.h, 1200);
+    free(img.rgb);
+    free(f);
+    viz_model_free(m);
+}
+
+static void test_screenshot_deterministic(void **state)
+{
+    (void)state;
+    viz_model *m = build(SIM_FA2, 64, 16, 8192, 0);
+    const char *names[2][2] = { { "d1.png", "d2.png" }, { "d1.bmp", "d2.bmp" } };
+    char err[1024];
+    for (int kind = 0; kind < 2; kind++) {
+        char a[512], b[512];
+        tu_path(a, sizeof a, names[kind][0]);
+        tu_path(b, sizeof b, names[kind][1]);
+        assert_int_equal(viz_sdl_screenshot(m, NULL, 20, a, 640, 400, err, sizeof err), 0);
+        assert_int_equal(viz_model_seek(m, 3), 0);      /* elsewhere in between */
+        assert_int_equal(viz_sdl_screenshot(m, NULL, 20, b, 640, 400, err, sizeof err), 0);
+        size_t na, nb;
+        uint8_t *fa = slurp(a, &na), *fb = slurp(b, &nb);
+        assert_int_equal(na, nb);
+        assert_memory_equal(fa, fb, na);
+        free(fa);
+        free(fb);
+    }
+    viz_model_free(m);
+}
+
+/* Two steps of line 7 (K_j, V_j loading) for j = 1 and j = 2: the frames
+ * differ, and the loading colour moved from K's tile 1 to its tile 2. */
+static void test_steps_differ(void **state)
+{
+    (void)state;
+    viz_model *m = build(SIM_FA2, 64, 16, 8192, 0);
+    uint64_t k1 = find(m, 7, 0, 0), k2 = find(m, 7, 0, 1);
+    viz_sdl_layout la, lb;
+    SDL_Surface *a = render(m, k1, 800, 500, &la);
+    SDL_Surface *b = render(m, k2, 800, 500, &lb);
+    long diff = 0;
+    for (int y = 0; y < a->h; y++)
+        for (int x = 0; x < a->w; x++)
+            diff += pixel(a, x, y) != pixel(b, x, y);
+    assert_true(diff > 0);
+    const uint32_t loading = tile_pixel(a, &la, SIM_K, 0);
+    assert_int_equal(tile_pixel(b, &lb, SIM_K, 1), loading);
+    assert_int_not_equal(tile_pixel(b, &lb, SIM_K, 0), loading);   /* now just "read" */
+    assert_int_not_equal(tile_pixel(a, &la, SIM_K, 1), loading);   /* untouched then */
+    assert_int_equal(tile_pixel(a, &la, SIM_V, 0), loading);       /* V_j moves with K_j */
+    /* The hit test finds the tiles where they were drawn. */
+    const viz_sdl_grid_area *g = &lb.grid[SIM_K];
+    int y1 = g->area.y + (int)((int64_t)g->area.h * 3 / (2 * g->cells_r));  /* tile 1's middle */
+    sim_tensor t;
+    int64_t tr, tc;
+    assert_int_equal(viz_sdl_hit(&lb, m, g->area.x + 1, y1, &t, &tr, &tc), 1);
+    assert_int_equal(t, SIM_K);
+    assert_int_equal(tr, 1);
+    assert_int_equal(tc, 0);
+    assert_int_equal(viz_sdl_hit(&lb, m, 0, 0, &t, &tr, &tc), 0);
+    SDL_FreeSurface(a);
+    SDL_FreeSurface(b);
+    viz_model_free(m);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    viz_model *m = build(SIM_FA2, 64, 16, 8192, 0);
+    char path[512], err[1024];
+    /* Unknown extension: a usage error, nothing written. */
+    tu_path(path, sizeof path, "frame.jpg");
+    err[0] = 0;
+    assert_int_equal(viz_sdl_screenshot(m, NULL, 0, path, 0, 0, err, sizeof err), VIZ_EUSAGE);
+    assert_non_null(strstr(err, ".png or .bmp"));
+    assert_int_not_equal(access(path, F_OK), 0);
+    tu_path(path, sizeof path, "frame");
+    assert_int_equal(viz_sdl_screenshot(m, NULL, 0, path, 0, 0, err, sizeof err), VIZ_EUSAGE);
+    /* Upper case works. */
+    tu_path(path, sizeof path, "FRAME.PNG");
+    assert_int_equal(viz_sdl_screenshot(m, NULL, 0, path, 320, 200, err, sizeof err), 0);
+    /* Unwritable paths: a failure with the reason, for both formats. */
+    const char *bad[2] = { "/nonexistent-fasim-dir/x.png", "/nonexistent-fasim-dir/x.bmp" };
+    for (int k = 0; k < 2; k++) {
+        err[0] = 0;
+        assert_int_equal(viz_sdl_screenshot(m, NULL, 0, bad[k], 0, 0, err, sizeof err),
+                         VIZ_EFAIL);
+        assert_non_null(strstr(err, "cannot write"));
+        assert_non_null(strstr(err, "No such file or directory"));
+    }
+    /* A directory is not a file. */
+    tu_path(path, sizeof path, "dir.png");
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(viz_sdl_screenshot(m, NULL, 0, path, 0, 0, err, sizeof err), VIZ_EFAIL);
+    assert_non_null(strstr(err, "Is a directory"));
+    /* Steps and sizes out of range. */
+    const uint64_t n = viz_model_info(m)->nsteps;
+    tu_path(path, sizeof path, "x.png");
+    assert_int_equal(viz_sdl_screenshot(m, NULL, n, path, 0, 0, err, sizeof err), VIZ_EUSAGE);
+    assert_non_null(strstr(err, "out of range"));
+    assert_int_equal(viz_sdl_screenshot(m, NULL, 0, path, 10, 10, err, sizeof err), VIZ_EUSAGE);
+    assert_int_equal(viz_sdl_screenshot(m, NULL, 0, path, 100000, 800, err, sizeof err),
+                     VIZ_EUSAGE);
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(viz_sdl_screenshot(NULL, NULL, 0, path, 0, 0, err, sizeof err), VIZ_EUSAGE);
+    viz_model_free(m);
+}
+
+/* A plan that does not fit: a model with no steps; its one frame (the
+ * refusal) can be drawn, no other step. */
+static void test_refused(void **state)
+{
+    (void)state;
+    viz_config cfg;
+    viz_config_default(&cfg);
+    cfg.sh.N = 64;
+    cfg.sh.d = 64;
+    cfg.sh.M = 1024;
+    cfg.plan_kind = SIM_PLAN_USER;
+    cfg.Br = 64;
+    cfg.Bc = 64;
+    viz_model *m = NULL;
+    char err[2048], path[512];
+    assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_EREFUSED);
+    assert_non_null(m);
+    tu_path(path, sizeof path, "refused.png");
+    assert_int_equal(viz_sdl_screenshot(m, NULL, 0, path, 0, 0, err, sizeof err), 0);
+    assert_int_equal(viz_sdl_screenshot(m, NULL, 1, path, 0, 0, err, sizeof err), VIZ_EUSAGE);
+    assert_non_null(strstr(err, "refused"));
+    viz_model_free(m);
+}
+
+/* ---- the heat map against the run ------------------------------------------ */
+
+/* fa2: S_ij at line 8 against a double-precision dot product; P~_ij at line
+ * 9 through the run's own l_i: l_new = alpha l_old + rowsum(P~) in order
+ * (ref_online_step), bit for bit. */
+static void check_fa2(int causal, sim_dtype dt)
+{
+    viz_model *m = build_dt(SIM_FA2, 80, 16, 8192, causal, dt);   /* 80: partial blocks */
+    const viz_info *in = viz_model_info(m);
+    float *Q = malloc(80 * 16 * sizeof *Q), *K = malloc(80 * 16 * sizeof *K);
+    float *V = malloc(80 * 16 * sizeof *V);
+    sim_random_inputs(1, 80, 16, dt, Q, K, V);
+    viz_sdl_heat *h = viz_sdl_heat_new(NULL, NULL);
+    int n8 = 0, n9 = 0, nrows = 0;
+    int64_t nmasked = 0;
+    for (uint64_t k = 0; k < in->nsteps; k++) {
+        assert_int_equal(viz_model_seek(m, k), 0);
+        const viz_state *st = viz_model_state(m);
+        const viz_sdl_heat_view *v = viz_sdl_heat_get(h, m);
+        if (st->line == 8) {
+            n8++;
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_S);
+            assert_int_equal(v->row0, st->i * in->plan.Br);
+            assert_int_equal(v->col0, st->j * in->plan.Bc);
+            for (int r = 0; r < v->rows; r++)
+                for (int c = 0; c < v->cols; c++) {
+                    int64_t gr = v->row0 + r, gc = v->col0 + c;
+                    double dot = 0;
+                    for (int t = 0; t < 16; t++)
+                        dot += (double)Q[gr * 16 + t] * K[gc * 16 + t];
+                    dot /= 4.0;                              /* sqrt(16) */
+                    float got = v->v[r * v->cols + c];
+                    if (causal && gc > gr)
+                        assert_true(got == -INFINITY);
+                    else
+                        assert_true(fabs(got - dot) <= 1e-5 * (1 + fabs(dot)));
+                }
+        } else if (st->line == 9) {
+            n9++;
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
+            assert_true(v->checked);
+            int64_t masked = 0;
+            for (int r = 0; r < v->rows; r++)
+                for (int c = 0; c < v->cols; c++)
+                    if (causal && v->col0 + c > v->row0 + r) {
+                        assert_true(v->v[r * v->cols + c] == 0.0f);   /* exp(-inf) */
+                        masked++;
+                    }
+            assert_int_equal(v->nmasked, masked);
+            nmasked += masked;
+            const viz_stats *s = &st->stats;
+            assert_true(s->alpha_shown);
+            for (int r = 0; r < s->nrows; r++) {
+                float sum = 0.0f;
+                for (int c = 0; c < v->cols; c++)
+                    sum = sum + v->v[r * v->cols + c];
+                float l = fmaf(s->alpha[r], s->l_old[r], sum);
+                assert_true(l == s->l_new[r]);
+                nrows++;
+            }
+        } else if (st->line == 4 || st->line == 5 || st->line == 7 || st->line >= 12) {
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_NONE);
+            assert_true(strlen(v->note) > 10);
+        }
+    }
+    assert_true(n8 > 0 && n8 == n9 && nrows >= n9 * 16);
+    assert_true(causal ? nmasked > 0 : nmasked == 0);
+    viz_sdl_heat_free(h);
+    free(Q);
+    free(K);
+    free(V);
+    viz_model_free(m);
+}
+
+static void test_heat_fa2(void **state)
+{
+    (void)state;
+    check_fa2(0, SIM_FP16);
+    check_fa2(1, SIM_FP16);
+    check_fa2(0, SIM_BF16);     /* the inputs are rounded to each dtype */
+    check_fa2(1, SIM_FP32);
+}
+
+/* fa1: P~_ij = exp(S_ij - m~_ij) at line 10, through line 11's l_new =
+ * e^(m_old - m_new) l_old + e^(m~ - m_new) rowsum(P~), as ref_fa1_step_row
+ * computes it, with m~ from the S_ij of line 9. */
+static void test_heat_fa1(void **state)
+{
+    (void)state;
+    viz_model *m = build(SIM_FA1, 64, 16, 8192, 1);
+    const viz_info *in = viz_model_info(m);
+    viz_sdl_heat *h = viz_sdl_heat_new(NULL, NULL);
+    viz_sdl_heat_probe(h, m);
+    float *S = malloc((size_t)(in->plan.Br * in->plan.Bc) * sizeof *S);
+    int n10 = 0;
+    for (uint64_t k = 0; k < in->nsteps; k++) {
+        assert_int_equal(viz_model_seek(m, k), 0);
+        const viz_state *st = viz_model_state(m);
+        const viz_sdl_heat_view *v = viz_sdl_heat_get(h, m);
+        if (st->line == 9) {
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_S);
+            memcpy(S, v->v, (size_t)(v->rows * v->cols) * sizeof *S);
+        } else if (st->line == 10) {
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
+            const viz_stats *s = &st->stats;
+            assert_true(s->before_valid && s->after_valid);
+            assert_true(v->checked);
+            for (int r = 0; r < s->nrows; r++) {
+                float mt = ref_row_max(S + r * v->cols, v->cols);
+                float lt = 0.0f;
+                for (int c = 0; c < v->cols; c++)
+                    lt = lt + v->v[r * v->cols + c];
+                float sh = ref_shift(s->m_new[r]);
+                float a = ref_exp(s->m_old[r] - sh), b = ref_exp(mt - sh);
+                assert_true(fmaf(b, lt, a * s->l_old[r]) == s->l_new[r]);
+                for (int c = 0; c < v->cols; c++)     /* P~ <= 1, = 1 at the max */
+                    assert_true(v->v[r * v->cols + c] <= 1.0f);
+            }
+            n10++;
+        }
+    }
+    assert_true(n10 > 0);
+    free(S);
+    viz_sdl_heat_free(h);
+    viz_model_free(m);
+}
+
+/* naive: the softmax rows of line 2 sum to 1 and their maxima are the run's
+ * m; line 3's P_ij tiles are those rows rounded to fp16 as stored. Both
+ * one-pass (a row of S fits) and three-pass (it does not) plans. */
+static void check_naive(int64_t N, uint64_t M, int passes)
+{
+    viz_model *m = build(SIM_NAIVE, N, 16, M, 0);
+    const viz_info *in = viz_model_info(m);
+    assert_int_equal(in->plan.softmax_passes, passes);
+    viz_sdl_heat *h = viz_sdl_heat_new(NULL, NULL);
+    viz_sdl_heat_probe(h, m);          /* the right inputs: no false alarm */
+    float *P = calloc((size_t)(N * N), sizeof *P);
+    int nrows = 0, ntiles = 0, nchecked = 0;
+    for (uint64_t k = 0; k < in->nsteps; k++) {
+        assert_int_equal(viz_model_seek(m, k), 0);
+        const viz_state *st = viz_model_state(m);
+        const viz_sdl_heat_view *v = viz_sdl_heat_get(h, m);
+        if (st->line == 1 && st->j >= 0)
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_S);
+        if (st->line == 2 && (passes == 1 || st->pass == 3)) {
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
+            nchecked += v->checked;
+            for (int r = 0; r < v->rows; r++) {
+                memcpy(P + (v->row0 + r) * N + v->col0, v->v + r * v->cols,
+                       (size_t)v->cols * sizeof *P);
+                if (passes == 1) {
+                    double sum = 0;
+                    for (int c = 0; c < v->cols; c++)
+                        sum += v->v[r * v->cols + c];
+                    assert_true(fabs(sum - 1.0) < 1e-5);
+                    nrows++;
+                }
+            }
+        } else if (st->line == 2) {
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_S);      /* passes 1, 2 read S */
+        }
+        if (st->line == 3 && st->j >= 0) {
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
+            for (int r = 0; r < v->rows; r++)
+                for (int c = 0; c < v->cols; c++) {
+                    float want = P[(v->row0 + r) * N + v->col0 + c];
+                    sim_round_to_dtype(&want, 1, SIM_FP16);
+                    assert_true(v->v[r * v->cols + c] == want);
+                }
+            ntiles++;
+        }
+    }
+    assert_true(ntiles > 0 && nchecked > 0);
+    if (passes == 1)
+        assert_int_equal(nrows, N);
+    free(P);
+    viz_sdl_heat_free(h);
+    viz_model_free(m);
+}
+
+static void test_heat_naive(void **state)
+{
+    (void)state;
+    check_naive(64, 8192, 1);      /* a row of S (256 B) fits */
+    check_naive(256, 1024, 3);     /* a row (1 KiB) does not */
+}
+
+/* A run from the caller's inputs: without them the heat map says so (its
+ * recomputed maxima disagree with the run's m_i); with them it is exact. */
+static void test_heat_caller_inputs(void **state)
+{
+    (void)state;
+    const int64_t N = 64, d = 16;
+    float *Q = malloc((size_t)(N * d) * sizeof *Q), *K = malloc((size_t)(N * d) * sizeof *K);
+    float *V = malloc((size_t)(N * d) * sizeof *V);
+    sim_random_inputs(99, N, d, SIM_FP32, Q, K, V);
+    viz_config cfg;
+    viz_config_default(&cfg);
+    cfg.sh.N = N;
+    cfg.sh.d = d;
+    cfg.Q = Q;
+    cfg.K = K;
+    cfg.V = V;
+    viz_model *m = NULL;
+    char err[2048];
+    assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
+    uint64_t k9 = find(m, 9, 0, 0), k8 = find(m, 8, 0, 0), k8b = find(m, 8, 1, 0);
+    assert_true(k8 < k9);
+    viz_sdl_heat *blind = viz_sdl_heat_new(NULL, NULL);
+    viz_sdl_heat *told = viz_sdl_heat_new(Q, K);
+    /* Without the probe, the first S_ij (before any step that can be
+     * compared) would be drawn from the seeded inputs; with it, it is not. */
+    assert_int_equal(viz_model_seek(m, k8), 0);
+    viz_sdl_heat_probe(blind, m);
+    assert_int_equal(viz_model_state(m)->step, k8);        /* left where it was */
+    const viz_sdl_heat_view *v = viz_sdl_heat_get(blind, m);
+    assert_int_equal(v->kind, VIZ_SDL_HEAT_NONE);
+    assert_non_null(strstr(v->note, "needs seeded inputs"));
+    assert_int_equal(viz_model_seek(m, k9), 0);
+    assert_int_equal(viz_sdl_heat_get(blind, m)->kind, VIZ_SDL_HEAT_NONE);
+    assert_int_equal(viz_model_seek(m, k8b), 0);           /* sticky */
+    assert_int_equal(viz_sdl_heat_get(blind, m)->kind, VIZ_SDL_HEAT_NONE);
+    /* The probe of the right inputs finds no fault. */
+    viz_sdl_heat_probe(told, m);
+    assert_int_equal(viz_sdl_heat_get(told, m)->kind, VIZ_SDL_HEAT_S);
+    assert_int_equal(viz_model_seek(m, k9), 0);
+    v = viz_sdl_heat_get(told, m);
+    assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
+    assert_true(v->checked);
+    /* The screenshot path takes the inputs through the options. */
+    viz_sdl_opts o;
+    viz_sdl_opts_default(&o);
+    o.Q = Q;
+    o.K = K;
+    o.V = V;
+    char path[512];
+    tu_path(path, sizeof path, "npy.bmp");
+    assert_int_equal(viz_sdl_screenshot(m, &o, k9, path, 640, 400, err, sizeof err), 0);
+    viz_sdl_heat_free(blind);
+    viz_sdl_heat_free(told);
+    viz_model_free(m);
+    free(Q);
+    free(K);
+    free(V);
+}
+
+/* ---- the font ---------------------------------------------------------------- */
+
+static void test_font(void **state)
+{
+    (void)state;
+    for (int ch = 32; ch <= 126; ch++) {
+        const char *const *g = viz_sdl_glyph(ch);
+        int lit = 0;
+        for (int r = 0; r < VIZ_SDL_GLYPH_H; r++) {
+            assert_int_equal(strlen(g[r]), VIZ_SDL_GLYPH_W);
+            for (int c = 0; c < VIZ_SDL_GLYPH_W; c++) {
+                assert_true(g[r][c] == '#' || g[r][c] == '.');
+                lit += g[r][c] == '#';
+            }
+        }
+        assert_true(ch == ' ' ? lit == 0 : lit > 0);
+        /* No two glyphs alike (a copy-paste slip would make two letters one). */
+        for (int other = 32; other < ch; other++) {
+            const char *const *o = viz_sdl_glyph(other);
+            int same = 1;
+            for (int r = 0; r < VIZ_SDL_GLYPH_H && same; r++)
+                same = strcmp(g[r], o[r]) == 0;
+            if (same)
+                fprintf(stderr, "glyphs '%c' and '%c' are the same\n", ch, other);
+            assert_false(same);
+        }
+    }
+    assert_ptr_equal(viz_sdl_glyph(200), viz_sdl_glyph('?'));
+    assert_ptr_equal(viz_sdl_glyph(7), viz_sdl_glyph('?'));
+    assert_int_equal(viz_sdl_text_width("abc", 2), 3 * VIZ_SDL_CELL_W * 2);
+    /* Drawn text lights exactly the glyph's pixels. */
+    SDL_Surface *s = SDL_CreateRGBSurfaceWithFormat(0, 40, 20, 32, SDL_PIXELFORMAT_RGB888);
+    SDL_Renderer *r = SDL_CreateSoftwareRenderer(s);
+    SDL_SetRenderDrawColor(r, 0, 0, 0, 255);
+    SDL_RenderClear(r);
+    assert_int_equal(viz_sdl_text(r, 1, 2, 1, 0xffffff, "A"), VIZ_SDL_CELL_W);
+    SDL_RenderFlush(r);
+    const char *const *g = viz_sdl_glyph('A');
+    for (int y = 0; y < 20; y++)
+        for (int x = 0; x < 40; x++) {
+            int in = x >= 1 && x < 1 + VIZ_SDL_GLYPH_W && y >= 2 && y < 2 + VIZ_SDL_GLYPH_H &&
+                     g[y - 2][x - 1] == '#';
+            assert_int_equal(pixel(s, x, y), in ? 0xffffffu : 0u);
+        }
+    SDL_DestroyRenderer(r);
+    SDL_FreeSurface(s);
+}
+
+/* ---- the window, on the dummy video driver ------------------------------------ */
+
+typedef struct {
+    const char *script;     /* characters; '\n' is Return, '<' is Left, '!' a click */
+    SDL_atomic_t done;
+} driver;
+
+static SDL_Event scripted(char ch)
+{
+    SDL_Event e;
+    memset(&e, 0, sizeof e);
+    if (ch == '\n' || ch == '<' || ch == 27) {
+        e.type = SDL_KEYDOWN;
+        e.key.keysym.sym = ch == '\n' ? SDLK_RETURN : ch == '<' ? SDLK_LEFT : SDLK_ESCAPE;
+    } else if (ch == '!') {
+        e.type = SDL_MOUSEBUTTONDOWN;
+        e.button.button = SDL_BUTTON_LEFT;
+        e.button.x = 40;
+        e.button.y = 100;
+    } else {
+        e.type = SDL_TEXTINPUT;
+        e.text.text[0] = ch;
+    }
+    return e;
+}
+
+/* Types the script and then 'q'. SDL_PushEvent fails (< 0) until the
+ * window's SDL_Init has started the event queue, so each event is retried
+ * until it is queued; nothing is pushed after 'q', so nothing can race the
+ * window's SDL_Quit. */
+static int drive(void *p)
+{
+    driver *d = p;
+    size_t n = strlen(d->script);
+    for (size_t k = 0; k <= n && !SDL_AtomicGet(&d->done); k++) {
+        SDL_Event e = scripted(k < n ? d->script[k] : 'q');
+        while (!SDL_AtomicGet(&d->done) && SDL_PushEvent(&e) != 1)
+            SDL_Delay(5);
+        SDL_Delay(20);
+    }
+    return 0;
+}
+
+static int run_script(viz_model *m, const char *script, char *err, size_t errlen)
+{
+    SDL_SetHint(SDL_HINT_VIDEODRIVER, "dummy");
+    driver d = { script, { 0 } };
+    SDL_Thread *t = SDL_CreateThread(drive, "driver", &d);
+    assert_non_null(t);
+    viz_sdl_opts o;
+    viz_sdl_opts_default(&o);
+    o.width = 800;
+    o.height = 500;
+    int rc = viz_sdl_run(m, &o, err, errlen);
+    SDL_AtomicSet(&d.done, 1);
+    SDL_WaitThread(t, NULL);
+    return rc;
+}
+
+static void test_window(void **state)
+{
+    (void)state;
+    viz_model *m = build(SIM_FA2, 64, 16, 8192, 0);
+    char err[1024] = "";
+    /* n n: step 3; g 12 Enter: step 12; b and Left: step 10 (1-based). */
+    int rc = run_script(m, "nng12\nb<", err, sizeof err);
+    if (rc != 0 && strstr(err, "dummy"))
+        skip();                      /* an SDL built without the dummy driver */
+    assert_int_equal(rc, 0);
+    assert_int_equal(viz_model_state(m)->step, 9);
+    /* Speed, help, play, a click, goto cancelled, then the algorithm switched
+     * three times (back to fa2, the caller's model) and the mask twice. */
+    assert_int_equal(run_script(m, "++-? ?  !g5\x1b" "aaacc r", err, sizeof err), 0);
+    assert_int_equal(viz_model_state(m)->step, 0);
+    viz_model_free(m);
+}
+
+/* Without any usable video driver the window refuses with a hint. */
+static void test_window_no_display(void **state)
+{
+    (void)state;
+    viz_model *m = build(SIM_FA2, 64, 16, 8192, 0);
+    SDL_SetHint(SDL_HINT_VIDEODRIVER, "fasim-no-such-driver");
+    char err[1024] = "";
+    assert_int_equal(viz_sdl_run(m, NULL, err, sizeof err), VIZ_EFAIL);
+    assert_non_null(strstr(err, "--screenshot FILE"));
+    assert_non_null(strstr(err, "terminal view"));
+    viz_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_checksums),
+        cmocka_unit_test(test_png_known_2x2),
+        cmocka_unit_test(test_png_round_trip),
+        cmocka_unit_test(test_font),
+        cmocka_unit_test(test_screenshot_png_valid),
+        cmocka_unit_test(test_screenshot_deterministic),
+        cmocka_unit_test(test_steps_differ),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_heat_fa2),
+        cmocka_unit_test(test_heat_fa1),
+        cmocka_unit_test(test_heat_naive),
+        cmocka_unit_test(test_heat_caller_inputs),
+        cmocka_unit_test(test_window_no_display),
+        cmocka_unit_test(test_window),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

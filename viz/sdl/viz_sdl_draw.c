@@ -1,0 +1,1252 @@
+/*
+ * viz_sdl_draw.c — the SDL view's frame: layout, panels and colours.
+ *
+ * Layout (all sizes from the text scale s: cells of CW = 6 s by LH = 10 s
+ * pixels):
+ *
+ *   +-- top bar: the run (algorithm, shape, plan), the step, line, i, j --------+
+ *   | HBM tile grids          | heat map of S_ij / P~_ij  | pseudocode          |
+ *   |                         |                           |   (current line)    |
+ *   |-------------------------+---------------------------+---------------------|
+ *   | SRAM buffers, by offset | m_i, l_i, alpha, O_i row  | HBM counters        |
+ *   +-- status: what moved this step, a clicked tile; key hints ----------------+
+ *
+ * Everything is opaque fills, lines and the bitmap font: no blending, no
+ * textures, so a software renderer gives the same pixels on every run.
+ * Block indices are shown 1-based, as the pseudocode counts (for i = 1 ..
+ * T_r); element rows and columns 0-based, as the tile descriptions give them.
+ */
+#include "viz_sdl_draw.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "viz_sdl_font.h"
+
+/* ---- colours (0xRRGGBB) --------------------------------------------------- */
+
+enum {
+    C_BG = 0x14161b, C_PANEL = 0x1c1f26, C_BORDER = 0x363b47, C_TEXT = 0xd9dde5,
+    C_DIM = 0x8a909d, C_FAINT = 0x5a606c, C_TITLE = 0x78b8ff, C_HILITE = 0x2f4166,
+    C_GOOD = 0x7ed491, C_BAD = 0xff6b5e, C_WARN = 0xffc04d,
+    /* tile marks */
+    C_T_NONE = 0x2a2e37, C_T_READ = 0x2f6ea0, C_T_WRITTEN = 0x3f8f5b,
+    C_T_BOTH = 0x3f8f93, C_T_LOAD = 0xffd54f, C_T_STORE = 0xff7f4a,
+    C_T_LOADSTORE = 0xffa64a, C_T_CUR = 0xffffff,
+    /* plots */
+    C_BEFORE = 0x6b7180, C_AFTER = 0x78b8ff, C_CHANGED = 0xffd54f,
+    C_MASKED = 0x30333b
+};
+
+/* ---- drawing context -------------------------------------------------------- */
+
+typedef struct {
+    SDL_Renderer *r;
+    int s;      /* text scale */
+    int cw;     /* character cell width */
+    int lh;     /* line height: the 9-row cell plus one row */
+    int pad;
+} ctx;
+
+static void set_color(ctx *c, uint32_t rgb)
+{
+    SDL_SetRenderDrawColor(c->r, (Uint8)(rgb >> 16), (Uint8)(rgb >> 8), (Uint8)rgb, 255);
+}
+
+static void fill(ctx *c, int x, int y, int w, int h, uint32_t rgb)
+{
+    if (w <= 0 || h <= 0)
+        return;
+    SDL_Rect rc = { x, y, w, h };
+    set_color(c, rgb);
+    SDL_RenderFillRect(c->r, &rc);
+}
+
+/* An outline t pixels thick, just inside the rectangle. */
+static void outline(ctx *c, int x, int y, int w, int h, int t, uint32_t rgb)
+{
+    fill(c, x, y, w, t, rgb);
+    fill(c, x, y + h - t, w, t, rgb);
+    fill(c, x, y, t, h, rgb);
+    fill(c, x + w - t, y, t, h, rgb);
+}
+
+static void line(ctx *c, int x0, int y0, int x1, int y1, uint32_t rgb)
+{
+    set_color(c, rgb);
+    SDL_RenderDrawLine(c->r, x0, y0, x1, y1);
+}
+
+/* No width limit for text(). */
+#define NOLIM (1 << 30)
+
+/* printf into a line of text at (x, y), cut to max_w pixels (nothing at all
+ * when max_w <= 0: a line already full). Returns the width drawn. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 6, 7)))
+#endif
+static int text(ctx *c, int x, int y, int max_w, uint32_t rgb, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (max_w <= 0)
+        return 0;
+    return viz_sdl_text_clip(c->r, x, y, c->s, rgb, buf, max_w);
+}
+
+static int text_w(const ctx *c, const char *s)
+{
+    return viz_sdl_text_width(s, c->s);
+}
+
+/* A panel: background, border, a title line; returns the area inside. */
+static SDL_Rect panel(ctx *c, SDL_Rect a, const char *title, uint32_t title_rgb)
+{
+    fill(c, a.x, a.y, a.w, a.h, C_PANEL);
+    outline(c, a.x, a.y, a.w, a.h, 1, C_BORDER);
+    SDL_Rect in = { a.x + c->pad, a.y + c->pad, a.w - 2 * c->pad, a.h - 2 * c->pad };
+    if (title) {
+        text(c, in.x, in.y, in.w, title_rgb, "%s", title);
+        in.y += c->lh + c->pad / 2;
+        in.h -= c->lh + c->pad / 2;
+    }
+    if (in.w < 0)
+        in.w = 0;
+    if (in.h < 0)
+        in.h = 0;
+    return in;
+}
+
+/* Draw s broken into lines that fit w pixels, at spaces where possible and at
+ * '\n', at most max_lines of them. Returns the lines drawn. */
+static int wrapped(ctx *c, int x, int y, int w, int max_lines, uint32_t rgb, const char *s)
+{
+    int cols = w / c->cw, n = 0;
+    if (cols < 8)
+        cols = 8;
+    while (*s && n < max_lines) {
+        const char *nl = strchr(s, '\n');
+        int len = nl ? (int)(nl - s) : (int)strlen(s);
+        int take = len;
+        if (take > cols) {
+            take = cols;
+            while (take > cols / 2 && s[take] != ' ')
+                take--;
+            if (s[take] != ' ')
+                take = cols;
+        }
+        char buf[512];
+        if (take > (int)sizeof buf - 1)
+            take = (int)sizeof buf - 1;
+        memcpy(buf, s, (size_t)take);
+        buf[take] = 0;
+        text(c, x, y + n * c->lh, w, rgb, "%s", buf);
+        n++;
+        s += take;
+        while (*s == ' ')
+            s++;
+        if (*s == '\n')
+            s++;
+    }
+    return n;
+}
+
+/* "512", "1.5K", "24.0M": bytes in a few characters (K = KiB, M = MiB). */
+static void short_bytes(char *buf, size_t len, uint64_t b)
+{
+    if (b < 1024)
+        snprintf(buf, len, "%llu", (unsigned long long)b);
+    else if (b < 1024 * 1024)
+        snprintf(buf, len, "%.1fK", (double)b / 1024.0);
+    else if (b < (uint64_t)1 << 30)
+        snprintf(buf, len, "%.1fM", (double)b / (1024.0 * 1024.0));
+    else
+        snprintf(buf, len, "%.1fG", (double)b / (1024.0 * 1024.0 * 1024.0));
+}
+
+int viz_sdl_scale_for(int w, int h)
+{
+    int s = w / 960 < h / 600 ? w / 960 : h / 600;
+    return s < 1 ? 1 : s > 4 ? 4 : s;
+}
+
+/* ---- top and bottom bars ---------------------------------------------------- */
+
+static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *ui)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    fill(c, a.x, a.y, a.w, a.h, C_BG);
+    char M[32], plan[160];
+    sim_format_bytes(M, sizeof M, in->sh.M);
+    int n = snprintf(plan, sizeof plan, "B_r x B_c = %lld x %lld, T_r x T_c = %lld x %lld",
+                     (long long)in->plan.Br, (long long)in->plan.Bc, (long long)in->plan.Tr,
+                     (long long)in->plan.Tc);
+    if (in->algo == SIM_NAIVE && in->plan.softmax_passes == 1)
+        snprintf(plan + n, sizeof plan - (size_t)n, ", softmax in 1 pass of B_s = %lld rows",
+                 (long long)in->plan.Bs_r);
+    else if (in->algo == SIM_NAIVE)
+        snprintf(plan + n, sizeof plan - (size_t)n, ", softmax in 3 passes");
+
+    /* Line 1: the run. */
+    int x = a.x + c->pad, y = a.y + c->pad;
+    const int right = a.x + a.w - c->pad;
+    x += text(c, x, y, NOLIM, C_TITLE, "fasim view  ");
+    x += text(c, x, y, NOLIM, C_TEXT, "%s (%s)", viz_pseudocode_title(in->algo),
+              sim_algo_name(in->algo));
+    x += text(c, x, y, right - x, C_DIM, "   N = %lld, d = %lld, %s, M = %s, %s",
+              (long long)in->sh.N, (long long)in->sh.d, sim_dtype_name(in->sh.dtype), M,
+              in->sh.causal ? "causal" : "not causal");
+    text(c, x, y, right - x, C_DIM, "   %s", plan);
+
+    /* Line 2: where the run is. */
+    y += c->lh;
+    x = a.x + c->pad;
+    if (in->refused) {
+        char need[32];
+        sim_format_bytes(need, sizeof need, in->plan.sram_peak);
+        text(c, x, y, right - x, C_BAD, "PLAN REFUSED: it needs %s of SRAM, M is %s; "
+             "nothing runs", need, M);
+        return;
+    }
+    x += text(c, x, y, NOLIM, C_TEXT, "step %llu of %llu", (unsigned long long)(st->step + 1),
+              (unsigned long long)in->nsteps);
+    x += text(c, x, y, NOLIM, C_WARN, "   line %d", st->line);
+    if (st->i >= 0)
+        x += text(c, x, y, right - x, C_TEXT, "   i = %lld of T_r = %lld",
+                  (long long)(st->i + 1), (long long)in->plan.Tr);
+    if (st->j >= 0)
+        x += text(c, x, y, right - x, C_TEXT, "   j = %lld of T_c = %lld",
+                  (long long)(st->j + 1), (long long)in->plan.Tc);
+    if (st->pass)
+        x += text(c, x, y, right - x, C_WARN, "   pass %d of 3 (%s)", st->pass,
+                  st->pass == 1 ? "row max" : st->pass == 2 ? "row sum" : "normalise");
+    if (ui->interactive)
+        x += text(c, x, y, right - x, ui->playing ? C_GOOD : C_DIM, "   [%s, %g steps/s]",
+                  ui->playing ? "playing" : "paused", ui->speed);
+    if (!in->computed)
+        text(c, x, y, right - x, C_DIM, "   count-only: no statistics");
+}
+
+static void describe_xfers(const viz_model *m, char *buf, size_t len)
+{
+    const viz_state *st = viz_model_state(m);
+    const viz_info *in = viz_model_info(m);
+    size_t n = 0;
+    buf[0] = 0;
+    if (st->nxfer == 0) {
+        snprintf(buf, len, "this step: no transfer between HBM and SRAM");
+        return;
+    }
+    n += (size_t)snprintf(buf, len, "this step:");
+    for (int k = 0; k < st->nxfer && n < len; k++) {
+        const viz_transfer *x = &st->xfer[k];
+        const viz_tensor_info *ti = &in->tensor[x->tensor];
+        char where[96];
+        if (ti->cols > 1 && ti->cols == in->sh.N)
+            snprintf(where, sizeof where, "%s rows %lld-%lld cols %lld-%lld", ti->name,
+                     (long long)x->r0, (long long)(x->r0 + x->rows - 1), (long long)x->c0,
+                     (long long)(x->c0 + x->cols - 1));
+        else
+            snprintf(where, sizeof where, "%s rows %lld-%lld", ti->name, (long long)x->r0,
+                     (long long)(x->r0 + x->rows - 1));
+        char b[32];
+        sim_format_bytes(b, sizeof b, x->bytes);
+        if (x->kind == SIM_EV_LOAD)
+            n += (size_t)snprintf(buf + n, len - n, "%s load %s -> %s (%s)", k ? ";" : "",
+                                  where, x->buf, b);
+        else
+            n += (size_t)snprintf(buf + n, len - n, "%s store %s -> %s (%s)", k ? ";" : "",
+                                  x->buf, where, b);
+    }
+}
+
+static void draw_bottom(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *ui)
+{
+    fill(c, a.x, a.y, a.w, a.h, C_BG);
+    line(c, a.x, a.y, a.x + a.w - 1, a.y, C_BORDER);
+    int x = a.x + c->pad, y = a.y + c->pad, w = a.w - 2 * c->pad;
+    if (ui->prompt) {
+        text(c, x, y, w, C_WARN, "%s", ui->prompt);
+    } else if (ui->status) {
+        text(c, x, y, w, C_TEXT, "%s", ui->status);
+    } else if (!viz_model_info(m)->refused) {
+        char buf[1024];
+        describe_xfers(m, buf, sizeof buf);
+        text(c, x, y, w, C_TEXT, "%s", buf);
+    }
+    y += c->lh;
+    if (ui->interactive)
+        text(c, x, y, w, C_DIM, "space play/pause  n/b or arrows step  +/- speed  "
+             "g go to step  a algorithm  c causal  r restart  ? help  q quit  "
+             "click a tile for details");
+    else
+        text(c, x, y, w, C_DIM, "inputs: %s; block indices i, j count from 1 as in "
+             "the pseudocode, rows and columns from 0", ui->inputs ? ui->inputs : "seeded");
+}
+
+/* ---- tile grids ---------------------------------------------------------------- */
+
+static uint32_t mark_color(unsigned mk)
+{
+    if ((mk & VIZ_TILE_LOADING) && (mk & VIZ_TILE_STORING))
+        return C_T_LOADSTORE;
+    if (mk & VIZ_TILE_LOADING)
+        return C_T_LOAD;
+    if (mk & VIZ_TILE_STORING)
+        return C_T_STORE;
+    if ((mk & VIZ_TILE_READ) && (mk & VIZ_TILE_WRITTEN))
+        return C_T_BOTH;
+    if (mk & VIZ_TILE_READ)
+        return C_T_READ;
+    if (mk & VIZ_TILE_WRITTEN)
+        return C_T_WRITTEN;
+    return C_T_NONE;
+}
+
+/* Pixel span [*p0, *p1) of cell k of `cells` cells over `len` pixels. */
+static void span(int origin, int len, int64_t cells, int64_t k, int *p0, int *p1)
+{
+    *p0 = origin + (int)((int64_t)len * k / cells);
+    *p1 = origin + (int)((int64_t)len * (k + 1) / cells);
+}
+
+/* One axis of a tile grid on screen: n elements cut in tiles of `tile`
+ * (grid of them, the last may be partial) over len pixels from origin.
+ * With at least 2 pixels per tile, every tile is a cell of its own, as tall
+ * as its share of the elements (a partial last tile is drawn shorter).
+ * Otherwise len / 2 equal cells each show the tiles viz_axis_cell assigns
+ * them (several per cell, the marks OR-ed). */
+typedef struct {
+    int origin, len;
+    int64_t n, tile, grid, cells;
+    int per_tile;
+} axis;
+
+static axis axis_make(int origin, int len, int64_t n, int64_t tile, int64_t grid)
+{
+    axis x = { origin, len, n, tile, grid, grid, 1 };
+    if (grid > len / 2) {
+        x.per_tile = 0;
+        x.cells = len / 2 > 1 ? len / 2 : 1;
+    }
+    return x;
+}
+
+/* Cell k: its pixels [*p0, *p1) and its tiles [*t0, *t1). */
+static void axis_cell(const axis *x, int64_t k, int *p0, int *p1, int64_t *t0, int64_t *t1)
+{
+    if (x->per_tile) {
+        int64_t e0 = k * x->tile, e1 = e0 + x->tile < x->n ? e0 + x->tile : x->n;
+        *p0 = x->origin + (int)((int64_t)x->len * e0 / x->n);
+        *p1 = x->origin + (int)((int64_t)x->len * e1 / x->n);
+        *t0 = k;
+        *t1 = k + 1;
+    } else {
+        span(x->origin, x->len, x->cells, k, p0, p1);
+        viz_axis_cell(x->n, x->tile, x->cells, k, t0, t1);
+    }
+}
+
+/* The first cell showing tile t. */
+static int64_t axis_cell_of_tile(const axis *x, int64_t t)
+{
+    if (x->per_tile)
+        return t;
+    int64_t lo = 0, hi = x->cells - 1;
+    while (lo < hi) {           /* the first cell whose tiles end after t */
+        int64_t mid = (lo + hi) / 2, t0, t1;
+        viz_axis_cell(x->n, x->tile, x->cells, mid, &t0, &t1);
+        if (t1 <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The cell holding pixel p (origin <= p < origin + len). */
+static int64_t axis_cell_at(const axis *x, int p)
+{
+    if (!x->per_tile)           /* span(): k = ceil((p - origin + 1) cells / len) - 1 */
+        return (((int64_t)(p - x->origin) + 1) * x->cells - 1) / x->len;
+    int64_t lo = 0, hi = x->cells - 1;
+    while (lo < hi) {           /* the last cell starting at or before p */
+        int64_t mid = (lo + hi + 1) / 2, t0, t1;
+        int p0, p1;
+        axis_cell(x, mid, &p0, &p1, &t0, &t1);
+        if (p0 <= p)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The tiles the loop is working on at this step (the current block row i,
+ * block column j), outlined on the grids: -1 when none. */
+static void current_tiles(const viz_model *m, sim_tensor t, int64_t *tr, int64_t *tc)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    *tr = *tc = -1;
+    const int naive = in->algo == SIM_NAIVE;
+    if (naive && st->line == 2 && in->plan.softmax_passes == 1)
+        return;                 /* i counts blocks of B_s rows, not tiles */
+    switch (t) {
+    case SIM_Q: case SIM_O: case SIM_m: case SIM_l: case SIM_L:
+        if (naive && ((t == SIM_Q && st->line != 1) || (t == SIM_O && st->line != 3)))
+            return;
+        *tr = st->i;
+        *tc = st->i >= 0 ? 0 : -1;
+        break;
+    case SIM_K: case SIM_V:
+        if (naive && ((t == SIM_K && st->line != 1) || (t == SIM_V && st->line != 3)))
+            return;
+        *tr = st->j;
+        *tc = st->j >= 0 ? 0 : -1;
+        break;
+    case SIM_S: case SIM_P:
+        if ((t == SIM_S && st->line > 2) || (t == SIM_P && st->line < 2))
+            return;
+        if (st->i >= 0 && st->j >= 0) {
+            *tr = st->i;
+            *tc = st->j;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void draw_grid(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a,
+                      viz_sdl_grid_area *out)
+{
+    const viz_tensor_info *ti = &viz_model_info(m)->tensor[t];
+    if (a.w < 2 || a.h < 2 || ti->grid_rows < 1 || ti->grid_cols < 1)
+        return;
+    const axis ay = axis_make(a.y, a.h, ti->rows, ti->tile_rows, ti->grid_rows);
+    const axis ax = axis_make(a.x, a.w, ti->cols, ti->tile_cols, ti->grid_cols);
+    out->present = 1;
+    out->area = a;
+    out->cells_r = ay.cells;
+    out->cells_c = ax.cells;
+    fill(c, a.x, a.y, a.w, a.h, C_PANEL);
+    for (int64_t y = 0; y < ay.cells; y++) {
+        int64_t r0, r1;
+        int py0, py1;
+        axis_cell(&ay, y, &py0, &py1, &r0, &r1);
+        int gy = py1 - py0 >= 5 ? 1 : 0;    /* a gap shows the tile boundaries */
+        for (int64_t x = 0; x < ax.cells; x++) {
+            int64_t c0, c1;
+            int px0, px1;
+            axis_cell(&ax, x, &px0, &px1, &c0, &c1);
+            int gx = px1 - px0 >= 5 ? 1 : 0;
+            unsigned mk = viz_tile_range_mark(m, t, r0, r1, c0, c1);
+            fill(c, px0, py0, px1 - px0 - gx, py1 - py0 - gy, mark_color(mk));
+        }
+    }
+    int64_t tr, tc;
+    current_tiles(m, t, &tr, &tc);
+    if (tr >= 0 && tc >= 0 && tr < ti->grid_rows && tc < ti->grid_cols) {
+        int py0, py1, px0, px1;
+        int64_t u0, u1;
+        axis_cell(&ay, axis_cell_of_tile(&ay, tr), &py0, &py1, &u0, &u1);
+        axis_cell(&ax, axis_cell_of_tile(&ax, tc), &px0, &px1, &u0, &u1);
+        int th = c->s;
+        outline(c, px0 - th, py0 - th, px1 - px0 + 2 * th, py1 - py0 + 2 * th, th, C_T_CUR);
+    }
+}
+
+static void legend_item(ctx *c, int *x, int y, uint32_t rgb, int outline_only,
+                        const char *label)
+{
+    int b = c->cw + c->s;
+    if (outline_only)
+        outline(c, *x, y, b, b, c->s, rgb);
+    else
+        fill(c, *x, y, b, b, rgb);
+    *x += b + c->cw / 2;
+    *x += text(c, *x, y + c->s, NOLIM, C_DIM, "%s", label) + c->cw;
+}
+
+static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *lay)
+{
+    const viz_info *in = viz_model_info(m);
+    char title[160];
+    if (in->algo == SIM_NAIVE)
+        snprintf(title, sizeof title, "HBM tiles: T_r = %lld, T_c = %lld, S and P T_r x T_c",
+                 (long long)in->plan.Tr, (long long)in->plan.Tc);
+    else
+        snprintf(title, sizeof title, "HBM tiles: T_r = %lld, T_c = %lld blocks",
+                 (long long)in->plan.Tr, (long long)in->plan.Tc);
+    SDL_Rect r = panel(c, a, title, C_TITLE);
+
+    /* Legend: two lines at the bottom. */
+    int ly = r.y + r.h - 2 * c->lh;
+    int lx = r.x;
+    legend_item(c, &lx, ly, C_T_NONE, 0, "untouched");
+    legend_item(c, &lx, ly, C_T_READ, 0, "read");
+    legend_item(c, &lx, ly, C_T_WRITTEN, 0, "written");
+    legend_item(c, &lx, ly, C_T_BOTH, 0, "both");
+    lx = r.x;
+    legend_item(c, &lx, ly + c->lh, C_T_LOAD, 0, "loading now");
+    legend_item(c, &lx, ly + c->lh, C_T_STORE, 0, "storing now");
+    legend_item(c, &lx, ly + c->lh, C_T_CUR, 1, "block i / j");
+
+    /* Strips: (N, d) tensors 4 units wide, (N, 1) ones 2; (N, N) squares.
+     * With squares (naive) a unit is half a character and every grid is
+     * as tall as the squares, so that row block i lines up across Q, O, S
+     * and P. */
+    static const sim_tensor order[] = { SIM_Q, SIM_K, SIM_V, SIM_O, SIM_S, SIM_P,
+                                        SIM_m, SIM_l, SIM_L };
+    int top = r.y + c->lh, h = r.h - 3 * c->lh - c->pad;
+    if (h < 4)
+        return;
+    int units = 0, nsq = 0, n = 0;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        const viz_tensor_info *ti = &in->tensor[order[k]];
+        if (!ti->present)
+            continue;
+        n++;
+        if (ti->cols == in->sh.N && ti->cols > 1 && (order[k] == SIM_S || order[k] == SIM_P))
+            nsq++;
+        else
+            units += ti->cols > 1 ? 4 : 2;
+    }
+    if (n == 0)
+        return;
+    int gap = c->cw;
+    int avail = r.w - gap * (n - 1);
+    int unit = c->cw / 2;
+    int side = 0;
+    if (nsq) {
+        side = (avail - units * unit) / nsq;
+        if (side > h)
+            side = h;
+        if (side < 0)
+            side = 0;
+        h = side;
+    } else {
+        unit = avail / (units ? units : 1);
+        if (unit > 3 * c->cw)
+            unit = 3 * c->cw;               /* a strip wider than 12 characters says nothing more */
+    }
+    int x = r.x;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        sim_tensor t = order[k];
+        const viz_tensor_info *ti = &in->tensor[t];
+        if (!ti->present)
+            continue;
+        int sq = ti->cols == in->sh.N && ti->cols > 1 && (t == SIM_S || t == SIM_P);
+        int w = sq ? side : (ti->cols > 1 ? 4 : 2) * unit;
+        int gh = sq ? side : h;
+        if (w < 2)
+            continue;
+        int tw = text_w(c, ti->name);
+        text(c, x + (w - tw) / 2, r.y, NOLIM, C_TEXT, "%s", ti->name);
+        SDL_Rect g = { x, top + c->s, w, gh - c->s };
+        draw_grid(c, m, t, g, &lay->grid[t]);
+        x += w + gap;
+    }
+}
+
+/* ---- SRAM ---------------------------------------------------------------------- */
+
+static uint32_t buf_color(const char *name)
+{
+    switch (name[0]) {
+    case 'Q': return 0x5b8def;
+    case 'K': return 0x9b6bd6;
+    case 'V': return 0xc267a8;
+    case 'S': return 0xd9894a;
+    case 'P': return 0xd9a84a;
+    case 'O': return 0x4fb38a;
+    case 'm': return 0x8fa85a;
+    case 'l': return 0x6fa8a0;
+    default:  return 0x6f7c8f;
+    }
+}
+
+static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    char used[32], M[32], peak[32], title[160];
+    sim_format_bytes(used, sizeof used, st->sram_used);
+    sim_format_bytes(M, sizeof M, in->sh.M);
+    sim_format_bytes(peak, sizeof peak, in->sram_peak);
+    snprintf(title, sizeof title, "SRAM: %s of M = %s in use (%.0f%%), peak %s", used, M,
+             in->sh.M ? 100.0 * (double)st->sram_used / (double)in->sh.M : 0.0, peak);
+    SDL_Rect r = panel(c, a, title, C_TITLE);
+    if (r.h < 2 * c->lh)
+        return;
+
+    /* The bar: M bytes across (or the end of the last buffer, if past M). */
+    uint64_t total = in->sh.M;
+    for (int k = 0; k < st->nbuf; k++)
+        if (st->buf[k].offset + st->buf[k].bytes > total)
+            total = st->buf[k].offset + st->buf[k].bytes;
+    if (total == 0)
+        total = 1;
+    int bh = 2 * c->lh;
+    fill(c, r.x, r.y, r.w, bh, C_T_NONE);
+    for (int k = 0; k < st->nbuf; k++) {
+        const viz_sram_entry *b = &st->buf[k];
+        int x0 = r.x + (int)((double)r.w * (double)b->offset / (double)total);
+        int x1 = r.x + (int)((double)r.w * (double)(b->offset + b->bytes) / (double)total);
+        if (x1 <= x0)
+            x1 = x0 + 1;
+        uint32_t col = buf_color(b->name);
+        if (b->flags & VIZ_BUF_PENDING)
+            col = C_FAINT;
+        if (b->flags & VIZ_BUF_REFUSED)
+            col = C_BAD;
+        fill(c, x0, r.y, x1 - x0, bh, col);
+        if (b->flags & (VIZ_BUF_LOADED | VIZ_BUF_STORED))
+            outline(c, x0, r.y, x1 - x0, bh, c->s,
+                    (b->flags & VIZ_BUF_STORED) ? C_T_STORE : C_T_LOAD);
+        line(c, x1 - 1, r.y, x1 - 1, r.y + bh - 1, C_PANEL);
+        if (text_w(c, b->name) + c->cw / 2 <= x1 - x0)
+            text(c, x0 + c->s * 2, r.y + (bh - 7 * c->s) / 2, x1 - x0, 0x101010, "%s",
+                 b->name);
+    }
+    if (total > in->sh.M) {       /* where M ends */
+        int xm = r.x + (int)((double)r.w * (double)in->sh.M / (double)total);
+        fill(c, xm - c->s, r.y - c->s, 2 * c->s, bh + 2 * c->s, C_BAD);
+    }
+
+    /* The list, in two columns when it is long. */
+    int y = r.y + bh + c->pad;
+    int rows = (r.y + r.h - y) / c->lh;
+    if (rows < 1)
+        return;
+    int cols = st->nbuf > rows ? 2 : 1;
+    int colw = r.w / cols;
+    for (int k = 0; k < st->nbuf && k < rows * cols; k++) {
+        const viz_sram_entry *b = &st->buf[k];
+        int x = r.x + (k / rows) * colw, yy = y + (k % rows) * c->lh;
+        char bytes[32];
+        sim_format_bytes(bytes, sizeof bytes, b->bytes);
+        fill(c, x, yy + c->s, c->cw, 7 * c->s, buf_color(b->name));
+        int tx = x + c->cw + c->cw / 2;
+        char shape[48];
+        if (b->cols > 1)
+            snprintf(shape, sizeof shape, "%lld x %lld", (long long)b->rows, (long long)b->cols);
+        else
+            snprintf(shape, sizeof shape, "%lld", (long long)b->rows);
+        tx += text(c, tx, yy, x + colw - tx, C_TEXT, "%-6s %-9s %dB %8s", b->name, shape,
+                   b->elem_bytes, bytes);
+        const char *flag = NULL;
+        uint32_t fc = C_DIM;
+        if (b->flags & VIZ_BUF_REFUSED) {
+            flag = " does not fit";
+            fc = C_BAD;
+        } else if (b->flags & VIZ_BUF_PENDING) {
+            flag = " not reached";
+        } else if (b->flags & VIZ_BUF_OVER) {
+            flag = " past M";
+            fc = C_BAD;
+        } else if ((b->flags & VIZ_BUF_LOADED) && (b->flags & VIZ_BUF_STORED)) {
+            flag = " loaded+stored";
+            fc = C_T_LOADSTORE;
+        } else if (b->flags & VIZ_BUF_LOADED) {
+            flag = " loaded";
+            fc = C_T_LOAD;
+        } else if (b->flags & VIZ_BUF_STORED) {
+            flag = " stored";
+            fc = C_T_STORE;
+        }
+        if (flag)
+            text(c, tx, yy, x + colw - tx, fc, "%s", flag);
+    }
+}
+
+/* ---- heat map -------------------------------------------------------------------- */
+
+static uint32_t lerp_rgb(uint32_t a, uint32_t b, double t)
+{
+    uint32_t out = 0;
+    for (int sh = 16; sh >= 0; sh -= 8) {
+        double ca = (double)((a >> sh) & 255u), cb = (double)((b >> sh) & 255u);
+        int v = (int)lround(ca + (cb - ca) * t);
+        out |= (uint32_t)(v < 0 ? 0 : v > 255 ? 255 : v) << sh;
+    }
+    return out;
+}
+
+/* Scores: diverging around 0 (blue negative, red positive), t in [-1, 1]. */
+static uint32_t color_s(double t)
+{
+    if (t < 0)
+        return lerp_rgb(0xeef0f4, 0x2c5fd0, t < -1 ? 1 : -t);
+    return lerp_rgb(0xeef0f4, 0xd23a32, t > 1 ? 1 : t);
+}
+
+/* Probabilities: dark to bright (a five-stop ramp), t in [0, 1]. */
+static uint32_t color_p(double t)
+{
+    static const uint32_t stop[5] = { 0x0d0e1c, 0x3e2172, 0x9e2f6c, 0xea7439, 0xfbe46c };
+    if (!(t > 0))
+        return stop[0];
+    if (t >= 1)
+        return stop[4];
+    double u = t * 4;
+    int k = (int)u;
+    return lerp_rgb(stop[k], stop[k + 1], u - k);
+}
+
+static uint32_t heat_color(const viz_sdl_heat_view *v, float x)
+{
+    if (x == -INFINITY)
+        return C_MASKED;
+    if (v->kind == VIZ_SDL_HEAT_S) {
+        double a = fabs((double)v->lo) > fabs((double)v->hi) ? fabs((double)v->lo)
+                                                             : fabs((double)v->hi);
+        return color_s(a > 0 ? (double)x / a : 0);
+    }
+    return color_p(v->hi > 0 ? (double)x / (double)v->hi : 0);
+}
+
+static void draw_colorbar(ctx *c, int x, int y, int w, const viz_sdl_heat_view *v)
+{
+    int bh = c->lh - 2 * c->s;
+    for (int k = 0; k < w; k++) {
+        double t = w > 1 ? (double)k / (double)(w - 1) : 0;
+        uint32_t col = v->kind == VIZ_SDL_HEAT_S ? color_s(2 * t - 1) : color_p(t);
+        fill(c, x + k, y, 1, bh, col);
+    }
+    double a = fabs((double)v->lo) > fabs((double)v->hi) ? fabs((double)v->lo)
+                                                         : fabs((double)v->hi);
+    char lo[32], hi[32];
+    if (v->kind == VIZ_SDL_HEAT_S) {
+        snprintf(lo, sizeof lo, "%.3g", -a);
+        snprintf(hi, sizeof hi, "%.3g", a);
+    } else {
+        snprintf(lo, sizeof lo, "0");
+        snprintf(hi, sizeof hi, "%.3g", (double)v->hi);
+    }
+    int ty = y + bh + c->s;
+    text(c, x, ty, NOLIM, C_DIM, "%s", lo);
+    if (v->kind == VIZ_SDL_HEAT_S)
+        text(c, x + w / 2 - c->cw / 2, ty, NOLIM, C_DIM, "0");
+    text(c, x + w - text_w(c, hi), ty, NOLIM, C_DIM, "%s", hi);
+}
+
+static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    const viz_sdl_heat_view *v = heat ? viz_sdl_heat_get(heat, m) : NULL;
+    char title[256];
+    if (v && v->kind != VIZ_SDL_HEAT_NONE) {
+        if (st->i >= 0 && st->j >= 0)
+            snprintf(title, sizeof title, "%s   i = %lld, j = %lld", v->title,
+                     (long long)(st->i + 1), (long long)(st->j + 1));
+        else
+            snprintf(title, sizeof title, "%s", v->title);
+    } else {
+        snprintf(title, sizeof title, "score tile S_ij / P~_ij");
+    }
+    SDL_Rect r = panel(c, a, title, C_TITLE);
+    if (in->refused) {
+        int n = wrapped(c, r.x, r.y, r.w, 2, C_BAD, "The plan does not fit in M, so "
+                        "nothing runs. The simulator says:");
+        wrapped(c, r.x, r.y + (n + 1) * c->lh, r.w, (r.h / c->lh) - n - 1, C_TEXT, in->refusal);
+        return;
+    }
+    if (!v || v->kind == VIZ_SDL_HEAT_NONE) {
+        wrapped(c, r.x, r.y + c->lh, r.w, 4, C_DIM,
+                v ? v->note : "heat map off: out of memory");
+        return;
+    }
+    /* Subtitle: where the tile is and what its values are. */
+    char masked[64] = "";
+    if (v->nmasked)
+        snprintf(masked, sizeof masked, ", %lld masked (col > row)", (long long)v->nmasked);
+    text(c, r.x, r.y, r.w, C_DIM, "rows %lld-%lld, cols %lld-%lld (%d x %d)%s",
+         (long long)v->row0, (long long)(v->row0 + v->rows - 1), (long long)v->col0,
+         (long long)(v->col0 + v->cols - 1), v->rows, v->cols, masked);
+    wrapped(c, r.x, r.y + c->lh, r.w, 1, C_DIM, v->note);
+    int top = r.y + 2 * c->lh + c->pad;
+    int bottom = r.y + r.h - 2 * c->lh - c->pad;   /* colour bar below */
+    int left = r.x + 2 * c->cw;                     /* room for row ticks */
+    int aw = r.x + r.w - left, ah = bottom - top;
+    if (aw < 4 || ah < 4)
+        return;
+    /* Square cells of at most 24 s pixels when every element gets at least
+     * a pixel, so that the causal mask's diagonal is at 45 degrees; else
+     * each of min(rows, ah) x min(cols, aw) cells shows the nearest element,
+     * in the tile's aspect. A tile longer than 4:1 (192 x 16) would be a
+     * sliver: its cells may be 2:1. */
+    const int stretch = (v->rows > 4 * v->cols || v->cols > 4 * v->rows) ? 2 : 1;
+    int64_t nr = v->rows, nc = v->cols;
+    int gw, gh;
+    int cell_h = (int)(ah / nr), cell_w = (int)(aw / nc);
+    if (cell_h >= 1 && cell_w >= 1) {
+        if (cell_h > 24 * c->s)
+            cell_h = 24 * c->s;
+        if (cell_w > 24 * c->s)
+            cell_w = 24 * c->s;
+        if (cell_w > stretch * cell_h)
+            cell_w = stretch * cell_h;
+        if (cell_h > stretch * cell_w)
+            cell_h = stretch * cell_w;
+        gw = cell_w * (int)nc;
+        gh = cell_h * (int)nr;
+    } else {
+        double asp = (double)v->cols / (double)v->rows;     /* width / height */
+        gw = aw;
+        gh = ah;
+        if ((double)aw / (double)ah > stretch * asp)
+            gw = (int)(ah * asp * stretch);
+        else if ((double)aw / (double)ah < asp / stretch)
+            gh = (int)(aw / asp * stretch);
+        gw = gw < 1 ? 1 : gw;
+        gh = gh < 1 ? 1 : gh;
+        nr = v->rows < gh ? v->rows : gh;
+        nc = v->cols < gw ? v->cols : gw;
+    }
+    int gap = (gw / nc >= 6 && gh / nr >= 6) ? 1 : 0;
+    fill(c, left, top, gw, gh, C_PANEL);
+    for (int64_t y = 0; y < nr; y++) {
+        int py0, py1;
+        span(top, gh, nr, y, &py0, &py1);
+        int64_t er = y * v->rows / nr;
+        for (int64_t x = 0; x < nc; x++) {
+            int px0, px1;
+            span(left, gw, nc, x, &px0, &px1);
+            int64_t ec = x * v->cols / nc;
+            float val = v->v[er * v->cols + ec];
+            const int masked_here = v->causal && v->col0 + ec > v->row0 + er;
+            fill(c, px0, py0, px1 - px0 - gap, py1 - py0 - gap,
+                 masked_here ? C_MASKED : heat_color(v, val));
+            if (masked_here && px1 - px0 >= 6)          /* masked: a diagonal */
+                line(c, px0 + 1, py0 + 1, px1 - gap - 2, py1 - gap - 2, 0x4a4e58);
+        }
+    }
+    /* Row ticks: the rows whose m_i rose at this step (the statistics). */
+    const viz_stats *sx = &st->stats;
+    if (sx->available && sx->shown && sx->row0 == v->row0 && sx->nchanged) {
+        for (int k = 0; k < sx->nrows && k < v->rows; k++) {
+            if (!sx->changed[k])
+                continue;
+            int64_t y = k * nr / v->rows;
+            int py0, py1;
+            span(top, gh, nr, y, &py0, &py1);
+            int hh = py1 - py0 - gap > 1 ? py1 - py0 - gap : 1;
+            fill(c, left - c->cw - c->s, py0, c->cw, hh, C_CHANGED);
+        }
+    }
+    int cbw = r.w / 2 > 10 * c->cw ? r.w / 2 : 10 * c->cw;
+    draw_colorbar(c, r.x, bottom + c->pad, cbw, v);
+    int tx = r.x + cbw + 2 * c->cw;
+    if (sx->available && sx->shown && sx->nchanged && sx->row0 == v->row0) {
+        fill(c, tx, bottom + c->pad, c->cw, c->lh - 2 * c->s, C_CHANGED);
+        tx += c->cw + c->cw / 2;
+        tx += text(c, tx, bottom + c->pad, r.x + r.w - tx, C_DIM, "m_i rose in %d row%s",
+                   sx->nchanged, sx->nchanged == 1 ? "" : "s");
+    }
+    if (v->checked)
+        text(c, r.x + cbw + 2 * c->cw, bottom + c->pad + c->lh, r.w - cbw - 2 * c->cw,
+             C_GOOD, "row maxima = the run's m_i");
+}
+
+/* ---- statistics plots ---------------------------------------------------------- */
+
+typedef struct {
+    const float *before, *after;    /* n values each; before may be NULL */
+    int n;
+    const unsigned char *mark;      /* rows to flag, or NULL */
+} series;
+
+/* A plot of one or two series over rows 0..n-1: before in grey, after in
+ * colour; -inf at the bottom edge with a note. */
+static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bars,
+                 double fixed_lo, double fixed_hi)
+{
+    text(c, a.x, a.y, a.w, C_TEXT, "%s", title);
+    SDL_Rect f = { a.x + 7 * c->cw, a.y + c->lh, a.w - 7 * c->cw, a.h - c->lh - c->s };
+    if (f.w < 8 || f.h < 8 || s->n <= 0)
+        return;
+    fill(c, f.x, f.y, f.w, f.h, C_BG);
+    double lo = fixed_lo, hi = fixed_hi;
+    int any = 0, ninf = 0;
+    if (!(lo < hi)) {
+        for (int pass = 0; pass < 2; pass++) {
+            const float *v = pass ? s->after : s->before;
+            for (int k = 0; v && k < s->n; k++) {
+                if (isinf(v[k])) {
+                    ninf++;
+                    continue;
+                }
+                if (!any || v[k] < lo)
+                    lo = v[k];
+                if (!any || v[k] > hi)
+                    hi = v[k];
+                any = 1;
+            }
+        }
+        if (!any) {
+            lo = -1;
+            hi = 1;
+        }
+        if (bars) {                    /* bars grow from 0 */
+            lo = lo > 0 ? 0 : lo;
+            hi = hi < 0 ? 0 : hi;
+        }
+        if (hi - lo < 1e-6 * (fabs(hi) + 1e-30) || hi == lo) {
+            lo -= 0.5;
+            hi += 0.5;
+        }
+    }
+    char l1[32], l2[32];
+    snprintf(l1, sizeof l1, "%.4g", hi);
+    snprintf(l2, sizeof l2, "%.4g", lo);
+    text(c, a.x, f.y, 7 * c->cw - c->s, C_DIM, "%s", l1);
+    text(c, a.x, f.y + f.h - 7 * c->s, 7 * c->cw - c->s, C_DIM, "%s", l2);
+    const int n = s->n;
+#define YPIX(v) (f.y + f.h - 1 - (int)lround(((double)(v) - lo) / (hi - lo) * (f.h - 1)))
+    if (bars && lo < 0 && hi > 0)
+        line(c, f.x, YPIX(0.0), f.x + f.w - 1, YPIX(0.0), C_BORDER);
+    for (int pass = 0; pass < 2; pass++) {
+        const float *v = pass ? s->after : s->before;
+        if (!v)
+            continue;
+        uint32_t col = pass ? C_AFTER : C_BEFORE;
+        int px = -1, py = -1;
+        for (int k = 0; k < n; k++) {
+            int x0, x1;
+            span(f.x, f.w, n, k, &x0, &x1);
+            int cx = (x0 + x1) / 2;
+            if (s->mark && pass == 1 && s->mark[k])
+                fill(c, x0, f.y, x1 - x0 > 1 ? x1 - x0 - 1 : 1, 2 * c->s, C_CHANGED);
+            if (isinf(v[k])) {
+                fill(c, cx - c->s, f.y + f.h - 2 * c->s, 2 * c->s, 2 * c->s,
+                     pass ? C_BAD : C_FAINT);
+                px = -1;
+                continue;
+            }
+            int y = YPIX(v[k]);
+            if (bars) {
+                int bw = (x1 - x0) / 2 > 1 ? (x1 - x0) / 2 - (x1 - x0 >= 6) : 1;
+                int bx = pass ? x0 + (x1 - x0) / 2 : x0;
+                int y0 = lo < 0 && hi > 0 ? YPIX(0.0) : YPIX(lo);
+                int top = y < y0 ? y : y0, h = y < y0 ? y0 - y : y - y0;
+                fill(c, bx, top, bw, h > 0 ? h : 1, col);
+            } else {
+                if (px >= 0 && n <= f.w / 2)
+                    line(c, px, py, cx, y, col);
+                int d = c->s + (pass ? 1 : 0);
+                fill(c, cx - d, y - d, 2 * d + 1, 2 * d + 1, col);
+                px = cx;
+                py = y;
+            }
+        }
+    }
+#undef YPIX
+    if (ninf)
+        text(c, f.x + c->s * 2, f.y + f.h - c->lh, NOLIM, C_DIM, "-inf at the bottom");
+}
+
+static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    const viz_stats *s = &st->stats;
+    char title[160];
+    if (s->shown || s->out_shown)
+        snprintf(title, sizeof title, "statistics of block i = %lld: rows %lld-%lld%s",
+                 (long long)(st->i + 1), (long long)s->row0,
+                 (long long)(s->row0 + s->block_rows - 1),
+                 s->nrows < s->block_rows && s->shown ? " (first rows)" : "");
+    else
+        snprintf(title, sizeof title, "statistics m_i, l_i and the output row");
+    SDL_Rect r = panel(c, a, title, C_TITLE);
+    if (in->refused)
+        return;
+    if (!s->available) {
+        wrapped(c, r.x, r.y, r.w, 3, C_DIM, in->mode_note[0] ? in->mode_note
+                                                            : "statistics unavailable");
+        return;
+    }
+    if (!s->shown && !s->out_shown) {
+        wrapped(c, r.x, r.y, r.w, 2, C_DIM, "no row block's statistics at this line");
+        return;
+    }
+    text(c, r.x, r.y, r.w, C_DIM, "grey: before this step (line %d), blue: after", st->line);
+    SDL_Rect g = { r.x, r.y + c->lh + c->pad, r.w, r.h - c->lh - c->pad };
+    int hw = g.w / 2, hh = g.h / 2;
+    SDL_Rect q[4] = {
+        { g.x, g.y, hw - c->cw, hh - c->s },
+        { g.x + hw, g.y, g.w - hw, hh - c->s },
+        { g.x, g.y + hh, hw - c->cw, g.h - hh },
+        { g.x + hw, g.y + hh, g.w - hw, g.h - hh },
+    };
+    if (s->shown && s->nrows > 0) {
+        series sm = { s->before_valid ? s->m_old : NULL, s->after_valid ? s->m_new : NULL,
+                      s->nrows, s->nchanged ? s->changed : NULL };
+        series sl = { s->before_valid ? s->l_old : NULL, s->after_valid ? s->l_new : NULL,
+                      s->nrows, NULL };
+        char tm[96];
+        if (s->m_is_L_after && !s->m_is_L_before && s->before_valid)
+            snprintf(tm, sizeof tm, "m_i, then L_i = m_i + log l_i");
+        else if (s->m_is_L_after)
+            snprintf(tm, sizeof tm, "L_i = m_i + log l_i (in m_i)");
+        else
+            snprintf(tm, sizeof tm, "m_i: running row maximum");
+        plot(c, q[0], tm, &sm, 0, 0, 0);
+        plot(c, q[1], "l_i: running row sum of exp(S - m_i)", &sl, 0, 0, 0);
+        if (s->alpha_shown) {
+            series sa = { NULL, s->alpha, s->nrows, NULL };
+            plot(c, q[2], "alpha = exp(m_old - m_new)", &sa, 1, 0.0, 1.0);
+        } else {
+            text(c, q[2].x, q[2].y, q[2].w, C_TEXT, "alpha = exp(m_old - m_new)");
+            wrapped(c, q[2].x, q[2].y + c->lh, q[2].w, 2, C_DIM,
+                    "not defined at this line (m_i is not rescaled here)");
+        }
+    } else if (s->shown) {
+        text(c, q[0].x, q[0].y, q[0].w, C_DIM, "m_i, l_i not resident at this line");
+    } else {
+        wrapped(c, q[2].x, q[2].y, g.w, 2, C_DIM, "m_i, l_i are not used at this line");
+    }
+    if (!s->shown) {            /* the output row alone: give it the top half */
+        q[3] = (SDL_Rect){ g.x, g.y, g.w, hh - c->s };
+    }
+    if (s->out_shown && s->out_cols > 0 && (s->before_valid || s->after_valid)) {
+        series so = { s->before_valid ? s->out_old : NULL, s->after_valid ? s->out_new : NULL,
+                      s->out_cols, NULL };
+        char to[96];
+        snprintf(to, sizeof to, "O_i row %lld, cols 0-%d%s", (long long)(s->row0 + s->out_row),
+                 s->out_cols - 1, s->out_normalised ? "" : " (not yet / l_i)");
+        plot(c, q[3], to, &so, 1, 0, 0);
+    } else if (s->out_shown) {
+        text(c, q[3].x, q[3].y, q[3].w, C_DIM, "O_i row: not resident");
+    }
+}
+
+/* ---- pseudocode and counters ------------------------------------------------------ */
+
+static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    int n;
+    const viz_code_line *code = viz_pseudocode(in->algo, &n);
+    SDL_Rect r = panel(c, a, viz_pseudocode_title(in->algo), C_TITLE);
+    int cur = 0;     /* the paper line of the text line being drawn */
+    for (int k = 0; k < n; k++) {
+        int y = r.y + k * c->lh;
+        if (y + c->lh > r.y + r.h)
+            break;
+        if (code[k].line)
+            cur = code[k].line;
+        int here = !in->refused && cur == st->line;
+        if (here)
+            fill(c, r.x - c->s * 2, y - c->s, r.w + c->s * 4, c->lh, C_HILITE);
+        char num[8] = "";
+        if (code[k].line)
+            snprintf(num, sizeof num, "%2d", code[k].line);
+        text(c, r.x, y, NOLIM, here ? C_WARN : C_FAINT, "%s", num);
+        int x = r.x + 4 * c->cw + code[k].indent * 2 * c->cw;
+        text(c, x, y, r.x + r.w - x, here ? 0xffffff : C_DIM, "%s", code[k].text);
+    }
+    return n;
+}
+
+static void draw_bar(ctx *c, int x, int y, int w, uint64_t part, uint64_t whole, uint32_t col)
+{
+    int h = 5 * c->s;
+    fill(c, x, y + c->s, w, h, C_T_NONE);
+    if (whole > 0 && part > 0) {
+        int f = (int)((double)w * (double)part / (double)whole);
+        fill(c, x, y + c->s, f > 0 ? f : 1, h, col);
+    }
+}
+
+static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    SDL_Rect r = panel(c, a, "HBM bytes so far / closed-form total", C_TITLE);
+    if (in->refused)
+        return;
+    int y = r.y;
+    int colw = (r.w - 3 * c->cw) / 2;
+    int xr = r.x + 3 * c->cw, xw = xr + colw;
+    text(c, xr, y, colw, C_DIM, "read");
+    text(c, xw, y, colw, C_DIM, "written");
+    y += c->lh;
+    uint64_t sofar = 0, all = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        const viz_tensor_info *ti = &in->tensor[t];
+        if (!ti->present)
+            continue;
+        if (y + c->lh > r.y + r.h)
+            break;
+        uint64_t rd = viz_bytes_read(m, (sim_tensor)t), rf = viz_final_bytes_read(m, (sim_tensor)t);
+        uint64_t wr = viz_bytes_written(m, (sim_tensor)t);
+        uint64_t wf = viz_final_bytes_written(m, (sim_tensor)t);
+        sofar += rd + wr;
+        all += rf + wf;
+        char a1[16], a2[16], b1[16], b2[16];
+        short_bytes(a1, sizeof a1, rd);
+        short_bytes(a2, sizeof a2, rf);
+        short_bytes(b1, sizeof b1, wr);
+        short_bytes(b2, sizeof b2, wf);
+        text(c, r.x, y, NOLIM, C_TEXT, "%s", ti->name);
+        int tw = 14 * c->cw;
+        text(c, xr, y, colw, rf ? C_TEXT : C_FAINT, "%6s/%-6s", a1, a2);
+        if (colw - tw > 2 * c->cw)
+            draw_bar(c, xr + tw, y, colw - tw - c->cw, rd, rf, C_T_READ);
+        text(c, xw, y, colw, wf ? C_TEXT : C_FAINT, "%6s/%-6s", b1, b2);
+        if (colw - tw > 2 * c->cw)
+            draw_bar(c, xw + tw, y, colw - tw - c->cw, wr, wf, C_T_WRITTEN);
+        y += c->lh;
+    }
+    y += c->pad;
+    char b1[32], b2[32], e1[32], e2[32];
+    sim_format_bytes(b1, sizeof b1, sofar);
+    sim_format_bytes(b2, sizeof b2, all);
+    if (y + c->lh <= r.y + r.h)
+        text(c, r.x, y, r.w, C_TEXT, "total %s of %s (%.1f%%)", b1, b2,
+             all ? 100.0 * (double)sofar / (double)all : 0.0);
+    y += c->lh;
+    sim_format_count(e1, sizeof e1, sim_counts_elems(&st->counts));
+    sim_format_count(e2, sizeof e2, sim_counts_elems(&in->final_counts));
+    if (y + c->lh <= r.y + r.h)
+        text(c, r.x, y, r.w, C_DIM, "elements %s of %s", e1, e2);
+    y += c->lh;
+    if (y + c->lh <= r.y + r.h)
+        text(c, r.x, y, r.w, in->theory_matches ? C_GOOD : C_BAD,
+             "measured = closed form at the end: %s", in->theory_matches ? "yes" : "NO");
+}
+
+/* ---- help overlay --------------------------------------------------------------- */
+
+static void draw_help(ctx *c, int w, int h)
+{
+    static const char *const lines[] = {
+        "space        play / pause",
+        "n, Right     one step forward",
+        "b, Left      one step back",
+        "Home, End    first / last step",
+        "+, -         speed x2 / x0.5",
+        "g 123 Enter  go to step 123 (Esc cancels)",
+        "a            next algorithm: naive, fa1, fa2",
+        "c            causal mask on / off",
+        "r            restart from step 1",
+        "click        details of a tile",
+        "?            this help",
+        "q, Esc       quit",
+        "",
+        "Tiles: blue read, green written, teal both,",
+        "yellow loading now, orange storing now;",
+        "white outline: the blocks i, j of this step.",
+        "Heat map: S_ij or P~_ij of this step,",
+        "recomputed with the run's primitives.",
+    };
+    const int n = (int)(sizeof lines / sizeof lines[0]);
+    int pw = 48 * c->cw + 2 * c->pad, ph = (n + 2) * c->lh + 2 * c->pad;
+    SDL_Rect a = { (w - pw) / 2, (h - ph) / 2, pw, ph };
+    SDL_Rect r = panel(c, a, "keys (press ? to close)", C_WARN);
+    outline(c, a.x, a.y, a.w, a.h, c->s, C_WARN);
+    for (int k = 0; k < n; k++)
+        text(c, r.x, r.y + k * c->lh, r.w, C_TEXT, "%s", lines[k]);
+}
+
+/* ---- the frame ------------------------------------------------------------------ */
+
+void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
+                  viz_sdl_heat *heat, const viz_sdl_ui *ui, viz_sdl_layout *lay)
+{
+    viz_sdl_layout dummy;
+    if (!lay)
+        lay = &dummy;
+    memset(lay, 0, sizeof *lay);
+    ctx c = { rend, viz_sdl_scale_for(w, h), 0, 0, 0 };
+    c.cw = VIZ_SDL_CELL_W * c.s;
+    c.lh = (VIZ_SDL_CELL_H + 1) * c.s;
+    c.pad = 4 * c.s;
+    lay->scale = c.s;
+    SDL_RenderSetViewport(rend, NULL);
+    SDL_RenderSetClipRect(rend, NULL);
+    fill(&c, 0, 0, w, h, C_BG);
+
+    const int bar = 2 * c.lh + 2 * c.pad;
+    SDL_Rect top = { 0, 0, w, bar };
+    SDL_Rect bot = { 0, h - bar, w, bar };
+    draw_top(&c, top, m, ui);
+    draw_bottom(&c, bot, m, ui);
+
+    /* Columns: pseudocode and counters need about 48 characters; the tile
+     * grids about a third of what is left; the heat map the rest. */
+    const int g = c.s * 2;
+    const int y0 = bar, hh = h - 2 * bar;
+    int rw = 48 * c.cw + 2 * c.pad;
+    if (rw > w * 2 / 5)
+        rw = w * 2 / 5;
+    /* The naive order's S and P squares want a wider left column. */
+    int lw = (w - rw) * (viz_model_info(m)->algo == SIM_NAIVE ? 11 : 9) / 20;
+    int cw = w - rw - lw;
+    int code_h;
+    {
+        int n;
+        (void)viz_pseudocode(viz_model_info(m)->algo, &n);
+        code_h = (n + 1) * c.lh + 3 * c.pad;
+    }
+    if (code_h > hh * 3 / 5)
+        code_h = hh * 3 / 5;
+    const int tiles_h = hh * 3 / 5, heat_h = hh * 11 / 20;
+    SDL_Rect tiles = { g, y0 + g, lw - 2 * g, tiles_h - 2 * g };
+    SDL_Rect sram = { g, y0 + tiles_h, lw - 2 * g, hh - tiles_h - g };
+    SDL_Rect heatr = { lw, y0 + g, cw - g, heat_h - 2 * g };
+    SDL_Rect stats = { lw, y0 + heat_h, cw - g, hh - heat_h - g };
+    SDL_Rect code = { lw + cw, y0 + g, rw - g, code_h - 2 * g };
+    SDL_Rect cnt = { lw + cw, y0 + code_h, rw - g, hh - code_h - g };
+
+    SDL_RenderSetClipRect(rend, &tiles);
+    draw_tiles(&c, tiles, m, lay);
+    SDL_RenderSetClipRect(rend, &sram);
+    draw_sram(&c, sram, m);
+    SDL_RenderSetClipRect(rend, &heatr);
+    draw_heat(&c, heatr, m, heat);
+    SDL_RenderSetClipRect(rend, &stats);
+    draw_stats(&c, stats, m);
+    SDL_RenderSetClipRect(rend, &code);
+    draw_code(&c, code, m);
+    SDL_RenderSetClipRect(rend, &cnt);
+    draw_counters(&c, cnt, m);
+    SDL_RenderSetClipRect(rend, NULL);
+    if (ui->help)
+        draw_help(&c, w, h);
+}
+
+int viz_sdl_hit(const viz_sdl_layout *lay, const viz_model *m, int x, int y,
+                sim_tensor *t, int64_t *tr, int64_t *tc)
+{
+    const viz_info *in = viz_model_info(m);
+    for (int k = 0; k < SIM_TENSOR_COUNT; k++) {
+        const viz_sdl_grid_area *g = &lay->grid[k];
+        if (!g->present || x < g->area.x || y < g->area.y || x >= g->area.x + g->area.w ||
+            y >= g->area.y + g->area.h)
+            continue;
+        const viz_tensor_info *ti = &in->tensor[k];
+        const axis ay = axis_make(g->area.y, g->area.h, ti->rows, ti->tile_rows, ti->grid_rows);
+        const axis ax = axis_make(g->area.x, g->area.w, ti->cols, ti->tile_cols, ti->grid_cols);
+        int p0, p1;
+        int64_t r0, r1, c0, c1;
+        axis_cell(&ay, axis_cell_at(&ay, y), &p0, &p1, &r0, &r1);
+        axis_cell(&ax, axis_cell_at(&ax, x), &p0, &p1, &c0, &c1);
+        *t = (sim_tensor)k;
+        *tr = r0;
+        *tc = c0;
+        return 1;
+    }
+    return 0;
+}
