@@ -28,9 +28,9 @@ static void usage(FILE *out)
     fprintf(out,
 "usage: fasim claims [FILE] [--json] [--engine auto|sim|closed-form]\n"
 "\n"
-"Without FILE: check the numeric claims of the two seed documents (the sizes,\n"
+"Without FILE: check the numeric claims of the two source articles (the sizes,\n"
 "IO bounds, SRAM sums, loop orders, causal savings and hardware figures that\n"
-"shared/SEED-NOTES.md lists), each computed now from the simulator, the closed\n"
+"docs/sources.md lists), each computed now from the simulator, the closed\n"
 "forms, sweeps or the hardware presets. Verdicts: holds, wrong, holds only if\n"
 "(a condition), not checkable here.\n"
 "\n"
@@ -123,8 +123,8 @@ static int run_builtins(int json, sim_engine engine)
     if (json)
         printf("{\"fasim_version\":\"%s\",\"source\":\"builtin\",\"claims\":[", FASIM_VERSION);
     else
-        printf("fasim %s claims: the numeric claims of the seed documents (shared/seeds/;\n"
-               "shared/SEED-NOTES.md), each computed now. Counts come from the simulator\n"
+        printf("fasim %s claims: the numeric claims of the two source articles\n"
+               "(docs/sources.md), each computed now. Counts come from the simulator\n"
                "(count-only) or, for runs over 2^29 tile steps, the exact closed forms.\n\n",
                FASIM_VERSION);
     for (int k = 0; k < n; k++) {
@@ -137,7 +137,7 @@ static int run_builtins(int json, sim_engine engine)
         }
         t.n[o.verdict]++;
         if (b[k].seed_row)
-            snprintf(src, sizeof src, "%s (SEED-NOTES row %d); id %s", b[k].source,
+            snprintf(src, sizeof src, "%s (docs/sources.md row %d); id %s", b[k].source,
                      b[k].seed_row, b[k].id);
         else
             snprintf(src, sizeof src, "%s; id %s", b[k].source, b[k].id);

@@ -6,7 +6,7 @@
  * else: sizes from N and the dtype, counts from the simulator or the closed
  * forms (sim_measure, engine as asked), growth exponents from sweeps
  * (sim_sweep_run), hardware from the presets. The claims' texts quote the
- * documents (shared/seeds/, Chinese) in English.
+ * articles (docs/sources.md) in English.
  */
 #include "sim_claims.h"
 

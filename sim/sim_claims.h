@@ -78,7 +78,7 @@ typedef struct sim_builtin_claim sim_builtin_claim;
 struct sim_builtin_claim {
     const char *id;              /* stable short name, e.g. "s-size-000" */
     const char *source;          /* where the document says it */
-    int seed_row;                /* row of shared/SEED-NOTES.md, 0 if none */
+    int seed_row;                /* row of docs/sources.md, 0 if none */
     const char *claim;           /* what the document says, in English */
     sim_claim_inputs in;
     /* Computes the verdict from c->in. Returns SIM_OK, or an error status

@@ -938,7 +938,7 @@ void sim_sweep_text(FILE *out, const sim_sweep_result *res)
             } else {
                 snprintf(verdict, sizeof verdict, "%s", sim_fit_status_name(f->status));
             }
-            char line[160];
+            char line[512];   /* the fields are bounded; room for all of them at their widest */
             snprintf(line, sizeof line, "  %-11s %7s %7s %7s %-15s %6s  %s", who, fitted, r2,
                      th, expr, pts, verdict);
             size_t L = strlen(line);

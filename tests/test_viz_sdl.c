@@ -411,7 +411,7 @@ static void test_png_known_2x2(void **state)
     (void)state;
     const uint8_t px[12] = { 255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255 };
     uint8_t *png;
-    size_t n;
+    size_t n = 0;
     char err[256];
     assert_int_equal(viz_sdl_png_encode(px, 2, 2, 6, VIZ_SDL_PNG_STORED, &png, &n, err,
                                         sizeof err), 0);
@@ -547,7 +547,7 @@ static void test_screenshot_png_valid(void **state)
     uint64_t k = find(m, 9, 1, 1);
     assert_int_equal(viz_sdl_screenshot(m, NULL, k, path, 0, 0, err, sizeof err), 0);
     assert_int_equal(viz_model_state(m)->step, k);
-    size_t n;
+    size_t n = 0;
     uint8_t *f = slurp(path, &n);
     assert_non_null(f);
     png_image img;

@@ -152,8 +152,9 @@ static void rebuild(run_state *s, sim_algo algo, int causal)
             char *nl = strchr(err, '\n');
             if (nl)
                 *nl = 0;
-            snprintf(s->status, sizeof s->status, "cannot show %s%s: %s", sim_algo_name(algo),
-                     causal ? " (causal)" : "", err);
+            /* the status line shows the first 160 characters of the message */
+            snprintf(s->status, sizeof s->status, "cannot show %s%s: %.160s",
+                     sim_algo_name(algo), causal ? " (causal)" : "", err);
             s->dirty = 1;
             return;
         }
