@@ -2,6 +2,7 @@
  * cli_args.c — see cli_args.h.
  */
 #include "cli_args.h"
+#include "sim_parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,119 +11,15 @@
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
 
-/* Parse "<digits>[.<digits>]<suffix>" into a whole number scaled by the
- * suffix's power of 1024. allow_b: whether a trailing B (bytes) is allowed.
- * Returns 0, or -1 with err set (prefixed by opt). */
-static int parse_scaled(const char *opt, const char *s, int allow_b, uint64_t *out,
-                        char *err, size_t errlen)
-{
-    if (!s || !*s) {
-        ERR("%s needs a value", opt);
-        return -1;
-    }
-    const char *p = s;
-    while (*p == ' ')
-        p++;
-    if (*p == '-') {
-        ERR("%s %s: negative numbers are not allowed", opt, s);
-        return -1;
-    }
-    if (*p == '+')
-        p++;
-    uint64_t whole = 0;
-    int ndig = 0;
-    for (; *p >= '0' && *p <= '9'; p++, ndig++) {
-        if (__builtin_mul_overflow(whole, 10, &whole) ||
-            __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole)) {
-            ERR("%s %s: number too large", opt, s);
-            return -1;
-        }
-    }
-    uint64_t frac = 0, frac_div = 1;
-    int nfrac = 0;
-    if (*p == '.') {
-        p++;
-        for (; *p >= '0' && *p <= '9'; p++, nfrac++) {
-            if (nfrac >= 9) {
-                ERR("%s %s: too many decimal places", opt, s);
-                return -1;
-            }
-            frac = frac * 10 + (uint64_t)(*p - '0');
-            frac_div *= 10;
-        }
-    }
-    if (ndig + nfrac == 0) {
-        ERR("%s %s: not a number (expected e.g. 1024, 96K, 1.5MiB)", opt, s);
-        return -1;
-    }
-    uint64_t mult = 1;
-    const char *suf = p;
-    if (*suf == '\0' || (allow_b && strcmp(suf, "B") == 0)) {
-        mult = 1;
-    } else if (!strcmp(suf, "K") || !strcmp(suf, "k") || !strcmp(suf, "KiB")) {
-        mult = UINT64_C(1) << 10;
-    } else if (!strcmp(suf, "M") || !strcmp(suf, "MiB")) {
-        mult = UINT64_C(1) << 20;
-    } else if (!strcmp(suf, "G") || !strcmp(suf, "GiB")) {
-        mult = UINT64_C(1) << 30;
-    } else if (!strcasecmp(suf, "KB") || !strcasecmp(suf, "MB") || !strcasecmp(suf, "GB")) {
-        ERR("%s %s: '%s' is ambiguous (1000 or 1024?); write %.1s or %.1siB (powers of 1024)",
-            opt, s, suf, suf, suf);
-        return -1;
-    } else {
-        ERR("%s %s: unknown suffix '%s' (use %sK/KiB, M/MiB or G/GiB)", opt, s, suf,
-            allow_b ? "B, " : "");
-        return -1;
-    }
-    uint64_t v;
-    if (__builtin_mul_overflow(whole, mult, &v)) {
-        ERR("%s %s: number too large", opt, s);
-        return -1;
-    }
-    if (nfrac) {
-        uint64_t f = frac * mult;                 /* < 10^9 * 2^30 < 2^60 */
-        if (f % frac_div != 0) {
-            ERR("%s %s: not a whole number%s", opt, s, allow_b ? " of bytes" : "");
-            return -1;
-        }
-        if (__builtin_add_overflow(v, f / frac_div, &v)) {
-            ERR("%s %s: number too large", opt, s);
-            return -1;
-        }
-    }
-    *out = v;
-    return 0;
-}
-
 int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen)
 {
-    uint64_t v;
-    if (parse_scaled(opt, s, 1, &v, err, errlen) != 0)
-        return -1;
-    if (v == 0) {
-        ERR("%s %s: must be at least 1 byte", opt, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return sim_parse_size(opt, s, out, err, errlen);
 }
 
 int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
                     int64_t *out, char *err, size_t errlen)
 {
-    uint64_t v;
-    if (parse_scaled(opt, s, 0, &v, err, errlen) != 0)
-        return -1;
-    if (v < (uint64_t)lo) {
-        ERR("%s %s: must be at least %lld", opt, s, (long long)lo);
-        return -1;
-    }
-    if (v > (uint64_t)hi) {
-        ERR("%s %s: at most %lld is supported", opt, s, (long long)hi);
-        return -1;
-    }
-    *out = (int64_t)v;
-    return 0;
+    return sim_parse_count(opt, s, lo, hi, out, err, errlen);
 }
 
 int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, size_t errlen)
@@ -377,7 +274,7 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
             break;
         case O_SEED: {
             uint64_t s;
-            if (parse_scaled(optname, val, 0, &s, err, errlen))
+            if (sim_parse_scaled(optname, val, 0, &s, err, errlen))
                 return -1;
             r->seed = s;
             break;

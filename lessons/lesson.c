@@ -34,6 +34,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "lesson.h"
+#include "sim_parse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -618,72 +619,15 @@ double lesson_opt_double(lesson *L, const char *name, double def, double lo, dou
     return v;
 }
 
-/* Bytes: "98304", "96K", "96KiB", "1.5MiB" (powers of 1024; KB/MB/GB are
- * refused as ambiguous), a whole number >= 1. The same rules as
- * cli_parse_size, which the lessons cannot call (cli/ is above lessons/). */
-static int parse_size(const char *s, uint64_t *out, const char **why)
-{
-    *why = "not a size (e.g. 98304, 96K, 1.5MiB)";
-    const char *p = s;
-    if (*p == '-') {
-        *why = "must be positive";
-        return -1;
-    }
-    uint64_t whole = 0, frac = 0, div = 1;
-    int nd = 0, nf = 0;
-    for (; *p >= '0' && *p <= '9'; p++, nd++)
-        if (__builtin_mul_overflow(whole, 10, &whole) ||
-            __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole)) {
-            *why = "too large";
-            return -1;
-        }
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9' && nf < 9; p++, nf++) {
-            frac = frac * 10 + (uint64_t)(*p - '0');
-            div *= 10;
-        }
-    if (nd + nf == 0)
-        return -1;
-    uint64_t mult;
-    if (!*p || !strcmp(p, "B"))
-        mult = 1;
-    else if (!strcmp(p, "K") || !strcmp(p, "k") || !strcmp(p, "KiB"))
-        mult = UINT64_C(1) << 10;
-    else if (!strcmp(p, "M") || !strcmp(p, "MiB"))
-        mult = UINT64_C(1) << 20;
-    else if (!strcmp(p, "G") || !strcmp(p, "GiB"))
-        mult = UINT64_C(1) << 30;
-    else {
-        if (!strcmp(p, "KB") || !strcmp(p, "MB") || !strcmp(p, "GB"))
-            *why = "KB/MB/GB are ambiguous (1000 or 1024?); write K, M, G or KiB, MiB, GiB";
-        return -1;
-    }
-    uint64_t v;
-    if (__builtin_mul_overflow(whole, mult, &v) ||
-        __builtin_add_overflow(v, frac * mult / div, &v)) {
-        *why = "too large";
-        return -1;
-    }
-    if ((frac * mult) % div != 0) {
-        *why = "not a whole number of bytes";
-        return -1;
-    }
-    if (v == 0) {
-        *why = "must be at least 1 byte";
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 uint64_t lesson_opt_size(lesson *L, const char *name, const char *def)
 {
     const char *s = opt_value(L, name);
     const char *text = s ? s : def;
     uint64_t v;
-    const char *why;
-    if (parse_size(text, &v, &why) != 0)
-        fail_status(L, 2, "--%s %s: %s", name, text, why);
+    char opt[64], why[256];
+    snprintf(opt, sizeof opt, "--%s", name);
+    if (sim_parse_size(opt, text, &v, why, sizeof why) != 0)
+        fail_status(L, 2, "%s", why);
     return v;
 }
 
@@ -1108,4 +1052,23 @@ int lesson_run(const lesson_def *def, const lesson_run_opts *opts)
     free_blocks(L);
     free(L);
     return status;
+}
+
+int lesson_askf(lesson *L, double answer, const char *fmt, ...)
+{
+    char q[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(q, sizeof q, fmt, ap);
+    va_end(ap);
+    return lesson_ask(L, q, answer, 0);
+}
+
+const char *lesson_num(uint64_t n)
+{
+    static char ring[16][32];
+    static int k;
+    k = (k + 1) % 16;
+    sim_format_count(ring[k], sizeof ring[k], n);
+    return ring[k];
 }

@@ -131,6 +131,14 @@ void lesson_show_tile(lesson *L, const char *label, const float *x, int rows, in
  * 0 wrong or skipped (script mode returns 1). */
 int lesson_ask(lesson *L, const char *question, double answer, double tol);
 
+/* lesson_ask with the question built printf-style (tolerance 0: the default). */
+int lesson_askf(lesson *L, double answer, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* n with thousands separators ("1,234,567"), in one of 16 rotating buffers
+ * owned by the engine: valid until 16 more calls, enough for one printf. */
+const char *lesson_num(uint64_t n);
+
 /* Scratch memory that lives until the lesson ends (survives going back). */
 void *lesson_alloc(lesson *L, size_t bytes);
 

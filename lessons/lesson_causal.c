@@ -23,31 +23,9 @@
 *              B_c); bytes from sim_theory_counts for FA1 and FA2.
 *
 *******************************************************************************/
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "lesson.h"
-
-/* lesson_ask with a question built printf-style. */
-static __attribute__((format(printf, 3, 4))) void askf(lesson *L, double answer,
-                                                        const char *fmt, ...)
-{
-    char q[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof q, fmt, ap);
-    va_end(ap);
-    lesson_ask(L, q, answer, 0);
-}
-
-static const char *num(uint64_t n)
-{
-    static char ring[12][32];
-    static int k;
-    k = (k + 1) % 12;
-    sim_format_count(ring[k], sizeof ring[k], n);
-    return ring[k];
-}
 
 /* Closed-form HBM bytes of algo on blocks Br x Bc, causal or not; 0 on overflow. */
 static uint64_t hbm_bytes(sim_algo a, sim_shape sh, int64_t Br, int64_t Bc, int causal)
@@ -80,7 +58,7 @@ static void draw_grid(lesson *L, int64_t N, int64_t Br, int64_t Bc, int64_t Tr, 
         lesson_print(L, "    %s\n", row);
     }
     lesson_print(L, "  '#' all kept: %s   '\\' partly masked: %s   '.' skipped: %s\n\n",
-                 num(full), num(part), num((uint64_t)(Tr * Tc) - full - part));
+                 lesson_num(full), lesson_num(part), lesson_num((uint64_t)(Tr * Tc) - full - part));
 }
 
 static void run(lesson *L)
@@ -116,16 +94,16 @@ static void run(lesson *L)
                "T_c = %lld column blocks: %s pairs. A pair whose keys all come after its "
                "last query is skipped outright; one on the diagonal is computed and masked; "
                "the rest are computed in full.", (long long)sh.N, (long long)Br,
-               (long long)Bc, (long long)Tr, (long long)Tc, num(all));
-    askf(L, (double)vis, "Of the %lld x %lld = %s block pairs, how many does a causal "
-         "pass visit?", (long long)Tr, (long long)Tc, num(all));
+               (long long)Bc, (long long)Tr, (long long)Tc, lesson_num(all));
+    lesson_askf(L, (double)vis, "Of the %lld x %lld = %s block pairs, how many does a causal "
+         "pass visit?", (long long)Tr, (long long)Tc, lesson_num(all));
     if (Tr <= 32 && Tc <= 64)
         draw_grid(L, sh.N, Br, Bc, Tr, Tc);
-    lesson_print(L, "  visited blocks: %s of %s\n\n", num(vis), num(all));
+    lesson_print(L, "  visited blocks: %s of %s\n\n", lesson_num(vis), lesson_num(all));
     if (Br == Bc)
         lesson_say(L, "With square blocks, T = %lld: row block i visits key blocks 0..i, so "
                    "the total is 1 + 2 + ... + T = T(T+1)/2 = %s.%s", (long long)Tr,
-                   num((uint64_t)Tr * (uint64_t)(Tr + 1) / 2),
+                   lesson_num((uint64_t)Tr * (uint64_t)(Tr + 1) / 2),
                    sh.N % Br ? " B does not divide N, so the last blocks are smaller: that "
                    "changes how many scores they hold, not how many blocks there are." : "");
     else
@@ -139,8 +117,8 @@ static void run(lesson *L)
                "blocks are computed in full.");
     lesson_ask(L, "By what factor does skipping cut the number of blocks?",
                (double)all / (double)vis, 0);
-    lesson_print(L, "  block saving: %.4f (%s / %s)\n\n", (double)all / (double)vis, num(all),
-                 num(vis));
+    lesson_print(L, "  block saving: %.4f (%s / %s)\n\n", (double)all / (double)vis, lesson_num(all),
+                 lesson_num(vis));
     lesson_say(L, "For square blocks it is T^2 / (T(T+1)/2) = 2T/(T+1): it nears "
                "2 only as T grows, that is as blocks get small next to N. With %lld x %lld "
                "blocks:", (long long)Br, (long long)Br);
@@ -150,7 +128,7 @@ static void run(lesson *L)
             break;
         uint64_t a = (uint64_t)T * (uint64_t)T;
         uint64_t v = sim_theory_visited_blocks(T * Br, Br, Br, 1);
-        lesson_print(L, "  %8lld %14s %10.4f\n", (long long)T, num((uint64_t)(T * Br)),
+        lesson_print(L, "  %8lld %14s %10.4f\n", (long long)T, lesson_num((uint64_t)(T * Br)),
                      (double)a / (double)v);
     }
     lesson_print(L, "\n");
@@ -170,9 +148,9 @@ static void run(lesson *L)
                (double)f2 / (double)f2c, 0);
     lesson_print(L, "  %-5s %18s %18s %9s\n", "order", "bytes, no mask", "bytes, causal",
                  "saving");
-    lesson_print(L, "  %-5s %18s %18s %9.4f\n", "fa1", num(f1), num(f1c),
+    lesson_print(L, "  %-5s %18s %18s %9.4f\n", "fa1", lesson_num(f1), lesson_num(f1c),
                  (double)f1 / (double)f1c);
-    lesson_print(L, "  %-5s %18s %18s %9.4f\n", "fa2", num(f2), num(f2c),
+    lesson_print(L, "  %-5s %18s %18s %9.4f\n", "fa2", lesson_num(f2), lesson_num(f2c),
                  (double)f2 / (double)f2c);
     lesson_print(L, "  block saving: %.4f\n\n", (double)all / (double)vis);
     lesson_say(L, "Standard attention saves nothing here: it still writes and reads the "
@@ -187,7 +165,7 @@ static void run(lesson *L)
                "every T. The seed's \"about 2x\" is only its limit, and the shortfall is "
                "the diagonal, not the loading code.\n"
                "- Bytes save less (FA2 %.4f x, FA1 %.4f x): Q in and O out (FA2), or K, "
-               "V in and line 2's writes (FA1), do not shrink.", num(vis), num(all),
+               "V in and line 2's writes (FA1), do not shrink.", lesson_num(vis), lesson_num(all),
                (double)all / (double)vis, (double)f2 / (double)f2c, (double)f1 / (double)f1c);
 }
 

@@ -24,35 +24,13 @@
 *              sim_theory_bounds.
 *
 *******************************************************************************/
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "lesson.h"
 
-/* lesson_ask with a question built printf-style. */
-static __attribute__((format(printf, 3, 4))) void askf(lesson *L, double answer,
-                                                        const char *fmt, ...)
-{
-    char q[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof q, fmt, ap);
-    va_end(ap);
-    lesson_ask(L, q, answer, 0);
-}
-
-static const char *num(uint64_t n)
-{
-    static char ring[12][32];
-    static int k;
-    k = (k + 1) % 12;
-    sim_format_count(ring[k], sizeof ring[k], n);
-    return ring[k];
-}
-
 static const char *numd(double x)
 {
-    return num((uint64_t)(x + 0.5));
+    return lesson_num((uint64_t)(x + 0.5));
 }
 
 /* The traffic of one loop order under fasim's best plan. */
@@ -110,10 +88,10 @@ static void show_change(lesson *L, const char *col, const traffic *a, const traf
     for (int k = 0; k < 3; k++) {
         if (b[k].ok)
             lesson_print(L, "  %-6s %16s %18s %9.4f\n", sim_algo_name(ALGOS[k]),
-                         num(a[k].bytes), num(b[k].bytes),
+                         lesson_num(a[k].bytes), lesson_num(b[k].bytes),
                          (double)b[k].bytes / (double)a[k].bytes);
         else
-            lesson_print(L, "  %-6s %16s %18s\n", sim_algo_name(ALGOS[k]), num(a[k].bytes),
+            lesson_print(L, "  %-6s %16s %18s\n", sim_algo_name(ALGOS[k]), lesson_num(a[k].bytes),
                          "no plan");
     }
     lesson_print(L, "\n");
@@ -152,8 +130,8 @@ static void run(lesson *L)
                "O = softmax(QK^T / sqrt(d)) V. Standard attention (Algorithm 0 of the "
                "FlashAttention paper) writes S = QK^T and P = softmax(S) to HBM and reads "
                "them back. FlashAttention-1 and -2 keep S and P on chip, block by block.",
-               (long long)sh.N, (long long)sh.d, sim_dtype_name(sh.dtype), num(sh.M));
-    askf(L, N * N * e, "S is N x N = %lld x %lld in %s, %d B an element. How many bytes "
+               (long long)sh.N, (long long)sh.d, sim_dtype_name(sh.dtype), lesson_num(sh.M));
+    lesson_askf(L, N * N * e, "S is N x N = %lld x %lld in %s, %d B an element. How many bytes "
          "is one copy of S?", (long long)sh.N, (long long)sh.N, sim_dtype_name(sh.dtype), e);
     lesson_say(L, "Standard attention writes S and P and reads each back at least once: "
                "4 N^2 x %d B = %s B, before it has read Q, K, V or written O.", e,
@@ -169,7 +147,7 @@ static void run(lesson *L)
         snprintf(blk, sizeof blk, "%lld x %lld", (long long)now[k].plan.Br,
                  (long long)now[k].plan.Bc);
         lesson_print(L, "  %-6s %11s %16s %16s %10.4f  %s\n", sim_algo_name(ALGOS[k]), blk,
-                     num(now[k].elems), num(now[k].bytes),
+                     lesson_num(now[k].elems), lesson_num(now[k].bytes),
                      (double)now[k].bytes / (double)nv->bytes,
                      now[k].matches ? "equal" : "DIFFERS");
     }
@@ -182,7 +160,7 @@ static void run(lesson *L)
     lesson_step(L, "Theorem 2: the shape of the counts");
     lesson_say(L, "Theorem 2 of the paper: standard attention makes Theta(N d + N^2) HBM "
                "accesses, FlashAttention Theta(N^2 d^2 / M), for d <= M <= N d. Accesses "
-               "count elements, and so does M: %s B / %d B = %s elements.", num(sh.M), e,
+               "count elements, and so does M: %s B / %d B = %s elements.", lesson_num(sh.M), e,
                numd(b.M_elems));
     if (b.in_regime)
         lesson_say(L, "Here d = %lld <= M = %s <= N d = %s: the theorem speaks about this "
@@ -213,15 +191,15 @@ static void run(lesson *L)
                numd(b.io_floor));
     lesson_ask(L, "How many times the lower bound N^2 d^2 / M does FA2 move, in elements?",
                (double)f2->elems / b.lower_bound, 0);
-    lesson_print(L, "  FA2 measured              %16s elements\n", num(f2->elems));
+    lesson_print(L, "  FA2 measured              %16s elements\n", lesson_num(f2->elems));
     lesson_print(L, "  lower bound N^2 d^2 / M   %16s   FA2 / it: %.4f\n", numd(b.lower_bound),
                  (double)f2->elems / b.lower_bound);
     lesson_print(L, "  floor 4 N d               %16s   FA2 / it: %.4f\n\n", numd(b.io_floor),
                  (double)f2->elems / b.io_floor);
 
     lesson_step(L, "What grows when N doubles");
-    askf(L, twoN[0].ok ? (double)twoN[0].bytes / (double)nv->bytes : 0.0, "N doubles to "
-         "%s. By what factor does standard attention's byte count grow?", num(sN.N));
+    lesson_askf(L, twoN[0].ok ? (double)twoN[0].bytes / (double)nv->bytes : 0.0, "N doubles to "
+         "%s. By what factor does standard attention's byte count grow?", lesson_num(sN.N));
     show_change(L, "bytes at 2N", now, twoN);
     lesson_say(L, "The N^2 terms quadruple: standard attention's S and P, and "
                "FlashAttention's repeated reads (K and V in FA2, Q and O in FA1), whose "
@@ -230,8 +208,8 @@ static void run(lesson *L)
                "factor that stays roughly constant as N grows.");
 
     lesson_step(L, "What shrinks when M doubles");
-    askf(L, twoM[2].ok ? (double)twoM[2].bytes / (double)f2->bytes : 0.0, "M doubles to "
-         "%s B. By what factor does FA2's byte count change?", num(sM.M));
+    lesson_askf(L, twoM[2].ok ? (double)twoM[2].bytes / (double)f2->bytes : 0.0, "M doubles to "
+         "%s B. By what factor does FA2's byte count change?", lesson_num(sM.M));
     show_change(L, "bytes at 2M", now, twoM);
     if (f2->plan.Tr > 1)
         lesson_say(L, "N^2 d^2 / M halves, and FA2's re-reads of K and V roughly follow "
@@ -275,8 +253,8 @@ static void run(lesson *L)
                "doubling M changes standard by %.2f x and FA2 by %.2f x.\n"
                "- Theta hides constants: measure, and convert M to elements first.\n"
                "Next: lesson 8 (loop-order) shows where FA1's and FA2's bytes go.",
-               num(nv->bytes), num(now[1].bytes), num(f2->bytes),
-               (double)f2->bytes / (double)nv->bytes, num(sh.M), e, numd(b.M_elems),
+               lesson_num(nv->bytes), lesson_num(now[1].bytes), lesson_num(f2->bytes),
+               (double)f2->bytes / (double)nv->bytes, lesson_num(sh.M), e, numd(b.M_elems),
                (double)f2->elems / b.lower_bound,
                twoN[0].ok ? (double)twoN[0].bytes / (double)nv->bytes : 0.0,
                twoN[2].ok ? (double)twoN[2].bytes / (double)f2->bytes : 0.0,

@@ -26,31 +26,9 @@
 *              on the same block sizes.
 *
 *******************************************************************************/
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "lesson.h"
-
-/* lesson_ask with a question built printf-style. */
-static __attribute__((format(printf, 3, 4))) void askf(lesson *L, double answer,
-                                                        const char *fmt, ...)
-{
-    char q[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof q, fmt, ap);
-    va_end(ap);
-    lesson_ask(L, q, answer, 0);
-}
-
-static const char *num(uint64_t n)
-{
-    static char ring[12][32];
-    static int k;
-    k = (k + 1) % 12;
-    sim_format_count(ring[k], sizeof ring[k], n);
-    return ring[k];
-}
 
 static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
 {
@@ -117,12 +95,12 @@ static void show_counts(lesson *L, const sim_counts *c1, const sim_counts *c2,
                 continue;
             char what[24];
             snprintf(what, sizeof what, "%s %s", sim_tensor_name(T[k]), w ? "write" : "read");
-            lesson_print(L, "  %-10s %15s %8.2f %15s %8.2f\n", what, num(a), (double)a / unit,
-                         num(b), (double)b / unit);
+            lesson_print(L, "  %-10s %15s %8.2f %15s %8.2f\n", what, lesson_num(a), (double)a / unit,
+                         lesson_num(b), (double)b / unit);
         }
     }
-    lesson_print(L, "  %-10s %15s %8s %15s\n\n", "bytes", num(total_bytes(c1, sh->dtype)), "",
-                 num(total_bytes(c2, sh->dtype)));
+    lesson_print(L, "  %-10s %15s %8s %15s\n\n", "bytes", lesson_num(total_bytes(c1, sh->dtype)), "",
+                 lesson_num(total_bytes(c2, sh->dtype)));
 }
 
 static void run(lesson *L)
@@ -155,7 +133,7 @@ static void run(lesson *L)
                "blocks of B_r = %lld rows and K, V into T_c = %lld blocks of B_c = %lld "
                "rows, do the same arithmetic on each pair (i, j) and produce the same O. "
                "Only the order of the two loops differs:", (long long)sh.N, (long long)sh.d,
-               sim_dtype_name(sh.dtype), num(sh.M), (long long)p1.Tr, (long long)p1.Br,
+               sim_dtype_name(sh.dtype), lesson_num(sh.M), (long long)p1.Tr, (long long)p1.Br,
                (long long)p1.Tc, (long long)p1.Bc);
     lesson_print(L, "  FA1 (Dao et al. 2022, Algorithm 1): K/V outer\n"
                     "     2    write O = 0, l = 0, m = -inf to HBM\n"
@@ -183,12 +161,12 @@ static void run(lesson *L)
     lesson_step(L, "FA1 keeps its running state in HBM");
     lesson_say(L, "With K/V outer, a row block's output O_i is finished only after the last "
                "j. Between two visits it waits in HBM, with its statistics l_i and m_i.");
-    askf(L, (double)c1.write_elems[SIM_O], "N d = %s and T_c = %lld. How many elements of "
-         "O does FA1 write in all?", num(Nd), (long long)p1.Tc);
+    lesson_askf(L, (double)c1.write_elems[SIM_O], "N d = %s and T_c = %lld. How many elements of "
+         "O does FA1 write in all?", lesson_num(Nd), (long long)p1.Tc);
     lesson_say(L, "%s = (T_c + 1) N d: line 2 writes zeros once, then line 12 writes every "
                "O_i again at each of the T_c outer steps, and line 8 reads it back T_c "
                "times. l and m do the same, N values each per pass; K and V are read once.",
-               num(c1.write_elems[SIM_O]));
+               lesson_num(c1.write_elems[SIM_O]));
 
     lesson_step(L, "FA2 keeps it on chip");
     lesson_say(L, "With Q outer, the inner loop over j sees every key block for one Q_i "
@@ -199,15 +177,15 @@ static void run(lesson *L)
                (double)c2.read_elems[SIM_K] / (double)Nd, 0);
     lesson_say(L, "T_r = %lld times: K_j and V_j are what FA2 reloads at every inner "
                "step. O is written exactly once: %s elements = N d.", (long long)p2.Tr,
-               num(c2.write_elems[SIM_O]));
+               lesson_num(c2.write_elems[SIM_O]));
 
     lesson_step(L, "Side by side");
     const double ratio = (double)total_bytes(&c1, sh.dtype) / (double)total_bytes(&c2, sh.dtype);
-    askf(L, ratio, "FA1's total bytes divided by FA2's: what is it?");
+    lesson_askf(L, ratio, "FA1's total bytes divided by FA2's: what is it?");
     show_counts(L, &c1, &c2, &sh);
     lesson_print(L, "  FA1 / FA2, bytes: %.4f; bytes written: %s against %s\n\n", ratio,
-                 num(sim_counts_write_bytes(&c1, sh.dtype)),
-                 num(sim_counts_write_bytes(&c2, sh.dtype)));
+                 lesson_num(sim_counts_write_bytes(&c1, sh.dtype)),
+                 lesson_num(sim_counts_write_bytes(&c2, sh.dtype)));
     lesson_say(L, "Per outer step FA1 re-reads Q and re-reads and re-writes O (3 N d "
                "elements, plus 4 N of statistics); FA2 re-reads K and V (2 N d). Writes "
                "show the difference most: FA1 writes O T_c + 1 times, FA2 once. "
@@ -218,20 +196,20 @@ static void run(lesson *L)
                "outer and Q inner, and that FA1 had Q outer; its FA2 sketch puts the K/V "
                "loop outside. It is the reverse, and the counts show it: the order that "
                "reads K once is K/V outer, and that is FA1 (%s elements of K read, = N d), "
-               "while FA2 reads K %s elements (T_r N d).", num(c1.read_elems[SIM_K]),
-               num(c2.read_elems[SIM_K]));
-    askf(L, (double)Nd * 4.0, "Could a K/V-outer loop keep O on chip instead? All of O, "
+               "while FA2 reads K %s elements (T_r N d).", lesson_num(c1.read_elems[SIM_K]),
+               lesson_num(c2.read_elems[SIM_K]));
+    lesson_askf(L, (double)Nd * 4.0, "Could a K/V-outer loop keep O on chip instead? All of O, "
          "%lld x %lld in fp32, needs how many bytes?", (long long)sh.N, (long long)sh.d);
     if (Nd * 4u > sh.M)
         lesson_say(L, "%s B, %.1f times M = %s B: it cannot stay on chip, so with K/V outer "
                    "O goes back to HBM after every step, which is FA1's extra traffic. Q "
-                   "outer needs only one O_i on chip: B_r x d x 4 = %s B.", num(Nd * 4u),
-                   (double)Nd * 4.0 / (double)sh.M, num(sh.M),
-                   num((uint64_t)p2.Br * (uint64_t)sh.d * 4u));
+                   "outer needs only one O_i on chip: B_r x d x 4 = %s B.", lesson_num(Nd * 4u),
+                   (double)Nd * 4.0 / (double)sh.M, lesson_num(sh.M),
+                   lesson_num((uint64_t)p2.Br * (uint64_t)sh.d * 4u));
     else
         lesson_say(L, "%s B: at this tiny N all of O would fit in M = %s B, but that "
                    "stops being true as soon as N d x 4 passes M; Q outer needs only one "
-                   "O_i on chip whatever N is.", num(Nd * 4u), num(sh.M));
+                   "O_i on chip whatever N is.", lesson_num(Nd * 4u), lesson_num(sh.M));
 
     /* ---- summary ------------------------------------------------------- */
     lesson_step(L, "Summary");

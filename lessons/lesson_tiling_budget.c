@@ -24,23 +24,10 @@
 *   Numbers:   sim/sim_plan.c: sim_plan_make's buffers, sim_plan_choose's plans.
 *
 *******************************************************************************/
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "lesson.h"
-
-/* lesson_ask with a question built printf-style. */
-static __attribute__((format(printf, 3, 4))) void askf(lesson *L, double answer,
-                                                        const char *fmt, ...)
-{
-    char q[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q, sizeof q, fmt, ap);
-    va_end(ap);
-    lesson_ask(L, q, answer, 0);
-}
 
 /* 1234567 -> "1,234,567" (num) and 131072 -> "128 KiB" (human), from a ring of
  * buffers so that one printf can hold several. */
@@ -144,11 +131,11 @@ static void run(lesson *L)
                "accumulator O_i are fp32, 4 B an element, as real kernels keep them, and "
                "so are the row statistics m_i and l_i.", sim_algo_title(algo),
                (long long)p.Br, (long long)p.Bc, (long long)sh.d, sim_dtype_name(sh.dtype), e);
-    askf(L, (double)size_of(&p, "Q_i", 1), "Q_i is B_r x d = %lld x %lld elements of %d B. "
+    lesson_askf(L, (double)size_of(&p, "Q_i", 1), "Q_i is B_r x d = %lld x %lld elements of %d B. "
          "How many bytes does it take?", (long long)p.Br, (long long)sh.d, e);
 
     lesson_step(L, "The whole list");
-    askf(L, (double)p.sram_peak, "Now add up every buffer. How many bytes does one "
+    lesson_askf(L, (double)p.sram_peak, "Now add up every buffer. How many bytes does one "
          "block need?");
     lesson_print(L, "  %-7s %13s  %-5s %9s  %s\n", "buffer", "rows x cols", "type", "bytes",
                  "holds");
@@ -179,7 +166,7 @@ static void run(lesson *L)
                "2 B, and Q_i, K_j, V_j, three %lld x %lld tiles of 2 B. It writes "
                "%lld^2 x 2 + 3 x %lld x %lld x 2 = %s B, about 96 KB.", D, B, B, B, D, B, B,
                D, num(qkv));
-    askf(L, (double)(s16 + qkv), "Work it out yourself: what is %lld^2 x 2 + 3 x %lld x "
+    lesson_askf(L, (double)(s16 + qkv), "Work it out yourself: what is %lld^2 x 2 + 3 x %lld x "
          "%lld x 2, in bytes?", B, B, D);
     lesson_say(L, "%s B = %s, not %s B. The seed's %s B is Q_i + K_j + V_j alone: the "
                "S_ij term fell out of its total. Its own table also lists O_i "
@@ -199,7 +186,7 @@ static void run(lesson *L)
                "line 1: B_c = ceil(M / 4d) and B_r = min(ceil(M / 4d), d). Its M counts "
                "elements, not bytes: M = %s B of %s is %s elements.", num(sh.M),
                sim_dtype_name(sh.dtype), num(M_el));
-    askf(L, (double)pp.Bc, "M = %s elements and d = %lld: what B_c does line 1 give?",
+    lesson_askf(L, (double)pp.Bc, "M = %s elements and d = %lld: what B_c does line 1 give?",
          num(M_el), (long long)sh.d);
     lesson_say(L, "So B_r = %lld and B_c = %lld%s. The reason: K_j and V_j take B_c d, "
                "about M/4, each, and Q_i and O_i take B_r d <= B_c d each, so the four "
@@ -218,7 +205,7 @@ static void run(lesson *L)
                "so line 1 may ask for 1.25 M (a little more when the ceiling rounds up), "
                "more than the SRAM it was given. It asks for exactly 1.25 M when "
                "M/4d = d, that is M = 4d^2.");
-    askf(L, (double)line1_elems(&p4) / M4_el, "For d = %lld take M = 4d^2 = %s elements. "
+    lesson_askf(L, (double)line1_elems(&p4) / M4_el, "For d = %lld take M = 4d^2 = %s elements. "
          "What multiple of M do line 1's tiles need?", (long long)sh.d, num(s4.M / (uint64_t)e));
     lesson_print(L, "  M = 4d^2 = %s elements (%s B): B_r = %lld, B_c = %lld\n",
                  num(s4.M / (uint64_t)e), num(s4.M), (long long)p4.Br, (long long)p4.Bc);
@@ -237,7 +224,7 @@ static void run(lesson *L)
     lesson_say(L, "The easiest mistake here is to feed line 1 the byte count as if it "
                "counted elements. Then M = %s is taken as %s elements, %d times too many.",
                human(sh.M), num(sh.M), e);
-    askf(L, (double)pm.Bc, "If %s were a count of elements, what B_c would line 1 give?",
+    lesson_askf(L, (double)pm.Bc, "If %s were a count of elements, what B_c would line 1 give?",
          num(sh.M));
     lesson_print(L, "  misread: B_r = %lld, B_c = %lld, needs %s B = %.2f x M\n\n",
                  (long long)pm.Br, (long long)pm.Bc, num(pm.sram_peak),
@@ -248,7 +235,7 @@ static void run(lesson *L)
 
     lesson_step(L, "What does fit");
     if (sq > 0) {
-        askf(L, (double)sq, "What is the largest square block B_r = B_c, a multiple of "
+        lesson_askf(L, (double)sq, "What is the largest square block B_r = B_c, a multiple of "
              "16, whose buffers fit in M = %s B?", num(sh.M));
         lesson_print(L, "  largest square block: %lld x %lld\n", (long long)sq, (long long)sq);
         if (next.Br > 0)
