@@ -23,3 +23,10 @@ vg --N 0
 vg --Br 4096 --Bc 4096
 vg --q /nonexistent.npy --k x --v y
 vg --help
+vg view --N 32 --d 8 --M 4K --frames 3
+vg view --N 48 --d 8 --M 4K --algo naive --causal --frames 2
+vg lesson online-softmax --script
+vg lesson io-complexity --script
+vg lesson online-softmax --x 1,nan
+vg sweep --vary N=256..2048 --d 16 --M 16K
+vg claims
