@@ -10,5 +10,6 @@ int cli_view_main(int argc, char **argv, int first);     /* fasim view ...   */
 int cli_lesson_main(int argc, char **argv, int first);   /* fasim lesson ... */
 int cli_sweep_main(int argc, char **argv, int first);    /* fasim sweep ...  */
 int cli_claims_main(int argc, char **argv, int first);   /* fasim claims ... */
+int cli_explore_main(int argc, char **argv, int first);  /* fasim explore ... */
 
 #endif

@@ -30,3 +30,4 @@ vg lesson io-complexity --script
 vg lesson online-softmax --x 1,nan
 vg sweep --vary N=256..2048 --d 16 --M 16K
 vg claims
+vg explore --keys NMxv

@@ -34,6 +34,15 @@ int viz_curses_run(const viz_config *cfg, viz_model **pm, uint64_t start, char *
     return 1;
 }
 
+int viz_curses_explore(viz_explore *e, char *err, size_t errlen)
+{
+    (void)e;
+    snprintf(err, errlen, "this fasim was built without curses: the interactive explore "
+             "screen is unavailable; pipe the output ('fasim explore --keys NNx | cat') for "
+             "text frames, or install libncurses-dev and rebuild");
+    return 1;
+}
+
 #else
 
 #include <curses.h>
@@ -481,6 +490,114 @@ int viz_curses_run(const viz_config *cfg, viz_model **pm, uint64_t start, char *
         snprintf(err, errlen, "%s", viz_model_info(v.m)->refusal);
         return 2;
     }
+    return 0;
+}
+
+/* ---- fasim explore ------------------------------------------------------------ */
+
+/* The explore screen at the terminal's size. */
+static void explore_draw(const viz_explore *e, viz_canvas *c)
+{
+    if (c->w != COLS || c->h != LINES) {
+        viz_canvas_free(c);
+        if (viz_canvas_init(c, COLS > 0 ? COLS : 1, LINES > 0 ? LINES : 1) != 0)
+            return;
+    }
+    viz_explore_draw(e, c, VIZ_EXPLORE_STATUS, NULL);
+    blit(c);
+}
+
+/* The first line of s into the explore message, after a prefix. */
+static void explore_msg(viz_explore *e, const char *prefix, const char *s)
+{
+    snprintf(e->msg, sizeof e->msg, "%s%.*s", prefix, (int)strcspn(s, "\n"), s);
+}
+
+/* Key 'v': build the view of the current configuration; leave curses (the
+ * view opens the terminal itself, and restores it on every way out), run it
+ * in this process, and come back. A view that cannot be built leaves the
+ * terminal alone and says why on the message line. Returns 0 to go on,
+ * 128 + n when a signal ended the view, 1 (err set) when the terminal cannot
+ * be opened again. */
+static int explore_view(viz_explore *e, viz_canvas *c, char *err, size_t errlen)
+{
+    viz_config vc;
+    viz_explore_view_config(e, &vc);
+    snprintf(e->msg, sizeof e->msg, "opening the view of %s ...", sim_algo_name(vc.algo));
+    explore_draw(e, c);
+    viz_model *m = NULL;
+    char berr[2048];
+    const int brc = viz_model_build(&vc, &m, berr, sizeof berr);
+    if (g_signal) {
+        /* Interrupted while building: leave as from the explore screen. */
+        viz_model_free(m);
+        return 128 + (int)g_signal;
+    }
+    if (brc != VIZ_OK && brc != VIZ_EREFUSED) {
+        explore_msg(e, "no view: ", berr);
+        return 0;
+    }
+    term_restore();
+    char verr[2048] = "";
+    const int vrc = viz_curses_run(&vc, &m, 0, verr, sizeof verr);
+    viz_model_free(m);
+    if (vrc >= 128)
+        return vrc;
+    if (term_open(err, errlen) != 0)
+        return 1;
+    mousemask(0, NULL);
+    if (vrc == 0)
+        snprintf(e->msg, sizeof e->msg, "back from the view of %s", sim_algo_name(vc.algo));
+    else if (vrc == 2)
+        explore_msg(e, "back from the view; its plan was refused: ", verr);
+    else
+        explore_msg(e, "the view failed: ", verr);
+    return 0;
+}
+
+int viz_curses_explore(viz_explore *e, char *err, size_t errlen)
+{
+    if (term_open(err, errlen) != 0)
+        return 1;
+    mousemask(0, NULL);      /* no mouse here: the terminal keeps its selection */
+    viz_canvas c;
+    memset(&c, 0, sizeof c);
+    int rc = 0, quit = 0;
+    while (!quit && !rc && !g_signal) {
+        explore_draw(e, &c);
+        /* Poll, so that a signal's flag is seen within 100 ms. */
+        timeout(100);
+        const int ch = getch();
+        if (g_signal)
+            break;
+        if (ch == ERR || ch == KEY_RESIZE || ch == KEY_MOUSE)
+            continue;            /* a resize redraws at the new size above */
+        if (ch < 0 || ch > 255) {
+            /* Arrows, function keys: not explore's; they close the help. */
+            if (e->help)
+                viz_explore_key(e, ' ');
+            else
+                snprintf(e->msg, sizeof e->msg, "unknown key %s: ? shows the keys",
+                         keyname(ch) ? keyname(ch) : "?");
+            continue;
+        }
+        switch (viz_explore_key(e, ch)) {
+        case VIZ_EX_KEY_QUIT:
+            quit = 1;
+            break;
+        case VIZ_EX_KEY_VIEW:
+            rc = explore_view(e, &c, err, errlen);
+            break;
+        default:
+            break;
+        }
+    }
+    term_restore();
+    viz_canvas_free(&c);
+    if (rc)
+        return rc;
+    if (g_signal)
+        return 128 + (int)g_signal;
     return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "viz_explore.h"
 #include "viz_model.h"
 
 /* 1 when fasim was built with curses. */
@@ -32,5 +33,16 @@ int viz_curses_available(void);
  * restored in every case before returning. */
 int viz_curses_run(const viz_config *cfg, viz_model **pm, uint64_t start, char *err,
                    size_t errlen);
+
+/* Run `fasim explore` on the terminal until the user quits: the screen of
+ * viz_explore_draw with VIZ_EXPLORE_STATUS, one key at a time through
+ * viz_explore_key (*e changes), redrawn at once and on every resize. 'v'
+ * builds the view of viz_explore_view_config(e), leaves curses, runs
+ * viz_curses_run in this process and comes back when the view quits.
+ * Returns 0 when the user quit, 128 + signal number after SIGINT, SIGTERM or
+ * SIGHUP (in explore or in the view), 1 with a message in err when the
+ * terminal cannot be used. The terminal is restored in every case before
+ * returning. */
+int viz_curses_explore(viz_explore *e, char *err, size_t errlen);
 
 #endif /* FASIM_VIZ_CURSES_H */

@@ -1,0 +1,341 @@
+/*
+ * cli_explore.c — `fasim explore`: N, d, M, B_r, B_c, dtype and causal
+ * change with keys; the traffic table, the SRAM plans, the ratios, the bounds
+ * and a log-log chart follow at once; `v` opens the view.
+ *
+ * On a terminal (stdin and stdout both ttys, no --keys) the screen is
+ * interactive (viz/viz_curses.c). Otherwise it is printed as plain text:
+ * the starting frame and, with --keys STRING, one frame after each key, which
+ * is how the tests see it. Parsing, dispatch and messages only: the model
+ * and its screen live in viz/viz_explore.c.
+ *
+ * Exit status: 0 success, 2 bad usage, 1 other failures (the terminal, I/O);
+ * 128 + n after signal n on the interactive screen.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli_args.h"
+#include "cli_cmds.h"
+#include "sim_presets.h"
+#include "viz_curses.h"
+#include "viz_explore.h"
+#include "viz_model.h"
+#include "viz_text.h"
+
+typedef struct {
+    viz_explore_config cfg;
+    int help;
+    int gpu_list;
+    int M_set;
+    const char *keys;          /* NULL: no --keys */
+} explore_opts;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: fasim explore [options]\n"
+"\n"
+"A screen where keys change N, d, M, B_r, B_c, dtype and causal, and the HBM\n"
+"traffic of every loop order (the exact closed forms of the plan the\n"
+"simulator would use, equal to its counts), the SRAM plans, the ratios to\n"
+"naive, the bounds of the papers and a log-log chart of bytes against N\n"
+"(N/8 .. 8N, slope-2 guide) update at once. v opens the view (fasim view)\n"
+"of the current configuration.\n"
+"\n"
+"keys\n"
+"  N n   double / halve N          D d   double / halve d\n"
+"  M m   double / halve M (256 B .. 1 MiB; ends a gpu preset)\n"
+"  R r   B_r + 16 / - 16           C c   B_c + 16 / - 16\n"
+"        (0 = chosen per loop order, the best plan; 0 resets both)\n"
+"  t T   next / previous dtype     x     causal on / off\n"
+"  g G   next / previous gpu preset (none, a100, h100, h200): M = its\n"
+"        shared memory per thread block\n"
+"  a     next loop order for v;    1 2 3 naive / fa1 / fa2\n"
+"  v     open the view of the chosen loop order (default fa2); q returns\n"
+"  z     back to the starting configuration\n"
+"  ? h   help                      q     quit\n"
+"\n"
+"starting configuration (as in the report; see 'fasim --help')\n"
+"  --N N            sequence length, 1 .. 2^30 (default 1024)\n"
+"  --d D            head dimension (default 64)\n"
+"  --M BYTES        SRAM in bytes, 256 .. 1M: 98304, 96K (default 96K)\n"
+"  --dtype T        fp16 (default), bf16 or fp32\n"
+"  --causal         causal mask\n"
+"  --Br B, --Bc B   pin block sizes (default: chosen per loop order)\n"
+"  --gpu NAME       a100, h100 or h200: M = the preset's shared memory per\n"
+"                   block; 'fasim explore --gpu list' prints the presets\n"
+"  --algo A         the loop order v opens: naive, fa1 or fa2 (default fa2)\n"
+"\n"
+"output\n"
+"  --keys STRING    apply these keys one by one and print the screen as text\n"
+"                   after each (and first the starting one), even on a\n"
+"                   terminal; e.g. --keys NNx. q stops; v prints the view's\n"
+"                   first frame. Without a terminal and without --keys, the\n"
+"                   starting screen is printed\n"
+"  --help\n"
+"\n"
+"exit status: 0 success, 2 bad usage, 1 other failures\n");
+}
+
+enum { E_N, E_D, E_M, E_DTYPE, E_CAUSAL, E_BR, E_BC, E_GPU, E_ALGO, E_KEYS, E_HELP };
+
+static const struct {
+    const char *name;
+    int id;
+    int has_arg;
+} EOPTS[] = {
+    { "N", E_N, 1 },          { "d", E_D, 1 },         { "M", E_M, 1 },
+    { "dtype", E_DTYPE, 1 },  { "causal", E_CAUSAL, 0 }, { "Br", E_BR, 1 },
+    { "Bc", E_BC, 1 },        { "gpu", E_GPU, 1 },     { "algo", E_ALGO, 1 },
+    { "keys", E_KEYS, 1 },    { "help", E_HELP, 0 },
+};
+#define NEOPTS (int)(sizeof EOPTS / sizeof EOPTS[0])
+
+/* Options of the report or the view that explore does not take. */
+static const char *const OTHERS[] = {
+    "json", "out", "max-mem", "max-steps", "version", "plan", "seed", "q", "k", "v",
+    "compute", "count-only", "step", "frames", "row",
+};
+
+#define ERR(...) snprintf(err, errlen, __VA_ARGS__)
+
+static int parse(int argc, char **argv, int first, explore_opts *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    viz_explore_config_default(&o->cfg);
+    viz_explore_config *c = &o->cfg;
+    for (int k = first; k < argc; k++) {
+        const char *arg = argv[k];
+        if (!strcmp(arg, "-h")) {
+            o->help = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            ERR("unexpected argument '%s'; see 'fasim explore --help'", arg);
+            return -1;
+        }
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        const size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        int idx = -1;
+        for (int q = 0; q < NEOPTS; q++)
+            if (strlen(EOPTS[q].name) == nlen && !strncmp(EOPTS[q].name, name, nlen))
+                idx = q;
+        if (idx < 0) {
+            for (size_t q = 0; q < sizeof OTHERS / sizeof OTHERS[0]; q++)
+                if (strlen(OTHERS[q]) == nlen && !strncmp(OTHERS[q], name, nlen)) {
+                    ERR("--%s is not an option of 'fasim explore' (see 'fasim explore "
+                        "--help')", OTHERS[q]);
+                    return -1;
+                }
+            for (int q = 0; q < NEOPTS; q++)
+                if (strlen(EOPTS[q].name) == nlen && !strncasecmp(EOPTS[q].name, name, nlen)) {
+                    ERR("unknown option '--%.*s'; did you mean '--%s'?", (int)nlen, name,
+                        EOPTS[q].name);
+                    return -1;
+                }
+            ERR("unknown option '--%.*s'; see 'fasim explore --help'", (int)nlen, name);
+            return -1;
+        }
+        char optname[32];
+        snprintf(optname, sizeof optname, "--%s", EOPTS[idx].name);
+        const char *val = NULL;
+        if (EOPTS[idx].has_arg) {
+            if (eq)
+                val = eq + 1;
+            else if (k + 1 < argc)
+                val = argv[++k];
+            else {
+                ERR("%s needs a value; see 'fasim explore --help'", optname);
+                return -1;
+            }
+        } else if (eq) {
+            ERR("%s takes no value", optname);
+            return -1;
+        }
+        switch (EOPTS[idx].id) {
+        case E_N:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &c->sh.N, err, errlen))
+                return -1;
+            if (c->sh.N > VIZ_EX_MAX_N) {
+                ERR("--N %s: explore takes N up to 2^30 = 1G (naive's N^2 counts leave "
+                    "64 bits soon after); the report takes more", val);
+                return -1;
+            }
+            break;
+        case E_D:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_D, &c->sh.d, err, errlen))
+                return -1;
+            break;
+        case E_M:
+            if (cli_parse_size(optname, val, &c->sh.M, err, errlen))
+                return -1;
+            if (c->sh.M < VIZ_EX_MIN_M || c->sh.M > VIZ_EX_MAX_M) {
+                ERR("--M %s: explore takes 256 B .. 1M (it searches every plan again at "
+                    "each key; the report takes up to 1G)", val);
+                return -1;
+            }
+            o->M_set = 1;
+            break;
+        case E_DTYPE:
+            if (sim_dtype_parse(val, &c->sh.dtype)) {
+                ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
+                return -1;
+            }
+            break;
+        case E_CAUSAL:
+            c->sh.causal = 1;
+            break;
+        case E_BR:
+        case E_BC: {
+            int64_t n;
+            if (cli_parse_count(optname, val, 1, VIZ_EX_MAX_N, &n, err, errlen))
+                return -1;
+            if (EOPTS[idx].id == E_BR)
+                c->Br = n;
+            else
+                c->Bc = n;
+            break;
+        }
+        case E_GPU: {
+            const sim_gpu *g;
+            if (cli_parse_gpu(val, &g, &o->gpu_list, err, errlen))
+                return -1;
+            if (g) {
+                int n;
+                const sim_gpu *all = sim_gpu_presets(&n);
+                c->gpu = (int)(g - all);
+            }
+            break;
+        }
+        case E_ALGO: {
+            sim_algo a;
+            if (sim_algo_parse(val, &a) != 0) {
+                ERR("--algo %s: one loop order for v: naive, fa1 or fa2", val);
+                return -1;
+            }
+            c->view_algo = a;
+            break;
+        }
+        case E_KEYS:
+            o->keys = val;
+            break;
+        case E_HELP:
+            o->help = 1;
+            break;
+        }
+    }
+    if (o->help || o->gpu_list)
+        return 0;
+    if (c->gpu >= 0 && o->M_set) {
+        ERR("--gpu sets M to the preset's shared memory; give --gpu or --M, not both");
+        return -1;
+    }
+    if (o->keys)
+        for (const char *p = o->keys; *p; p++)
+            if (!strchr(VIZ_EXPLORE_KEYS, *p)) {
+                const unsigned char ch = (unsigned char)*p;
+                if (ch > 32 && ch < 127)
+                    ERR("--keys %s: unknown key '%c' at position %d; the keys are %s "
+                        "(see 'fasim explore --help')", o->keys, ch, (int)(p - o->keys) + 1,
+                        VIZ_EXPLORE_KEYS);
+                else
+                    ERR("--keys: unknown key (byte %d) at position %d; the keys are %s",
+                        ch, (int)(p - o->keys) + 1, VIZ_EXPLORE_KEYS);
+                return -1;
+            }
+    return 0;
+}
+
+/* "---- TEXT ------": a separator of VIZ_TEXT_W columns. */
+static int separator(FILE *out, const char *text)
+{
+    char head[160];
+    int n = snprintf(head, sizeof head, "---- %s ", text);
+    if (fputs(head, out) == EOF)
+        return -1;
+    for (; n < VIZ_TEXT_W; n++)
+        if (fputc('-', out) == EOF)
+            return -1;
+    return fputc('\n', out) == EOF ? -1 : 0;
+}
+
+/* Key 'v' in text mode: the view's first frame, or the reason there is none
+ * (then the explore frame, with the reason as its message). */
+static int text_view(viz_explore *e, const char *sep, FILE *out)
+{
+    viz_config vc;
+    viz_explore_view_config(e, &vc);
+    viz_model *m = NULL;
+    char err[2048];
+    const int rc = viz_model_build(&vc, &m, err, sizeof err);
+    if (rc == VIZ_OK || rc == VIZ_EREFUSED) {
+        char s[160];
+        snprintf(s, sizeof s, "%s: the view of %s, step 1", sep, sim_algo_name(vc.algo));
+        int w = separator(out, s) || viz_text_frame(out, m, VIZ_TEXT_W, VIZ_TEXT_H);
+        viz_model_free(m);
+        return w ? -1 : 0;
+    }
+    const size_t nl = strcspn(err, "\n");
+    snprintf(e->msg, sizeof e->msg, "no view: %.*s", (int)nl, err);
+    return separator(out, sep) || viz_explore_text_frame(out, e, VIZ_TEXT_W, VIZ_TEXT_H);
+}
+
+static int run_text(viz_explore *e, const char *keys)
+{
+    FILE *out = stdout;
+    int bad = separator(out, "explore: start") ||
+              viz_explore_text_frame(out, e, VIZ_TEXT_W, VIZ_TEXT_H);
+    const int n = keys ? (int)strlen(keys) : 0;
+    for (int k = 0; k < n && !bad; k++) {
+        char sep[96];
+        snprintf(sep, sizeof sep, "explore: key %d of %d '%c'", k + 1, n, keys[k]);
+        const viz_explore_action act = viz_explore_key(e, (unsigned char)keys[k]);
+        if (act == VIZ_EX_KEY_QUIT)
+            break;
+        if (act == VIZ_EX_KEY_VIEW)
+            bad = text_view(e, sep, out);
+        else
+            bad = separator(out, sep) ||
+                  viz_explore_text_frame(out, e, VIZ_TEXT_W, VIZ_TEXT_H);
+    }
+    if (fflush(out) != 0 || ferror(out) || bad) {
+        fprintf(stderr, "fasim explore: cannot write the frames to stdout\n");
+        return 1;
+    }
+    return 0;
+}
+
+int cli_explore_main(int argc, char **argv, int first)
+{
+    explore_opts o;
+    char err[2048];
+    if (parse(argc, argv, first, &o, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim explore: %s\n", err);
+        return 2;
+    }
+    if (o.help) {
+        usage(stdout);
+        return 0;
+    }
+    if (o.gpu_list) {
+        sim_gpu_print_table(stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    viz_explore e;
+    if (viz_explore_init(&e, &o.cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim explore: %s\n", err);
+        return 2;
+    }
+    const int interactive = !o.keys && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+    if (!interactive)
+        return run_text(&e, o.keys);
+    const int rc = viz_curses_explore(&e, err, sizeof err);
+    if (rc == 1)
+        fprintf(stderr, "fasim explore: %s\n", err);
+    return rc;
+}
