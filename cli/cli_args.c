@@ -79,6 +79,58 @@ int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t er
     return 0;
 }
 
+int cli_opt_scan(int argc, char **argv, int *k, const cli_opt *opts, int nopts,
+                 const char *cmd, const char *const *foreign, int nforeign,
+                 const char *owner, const char **val, char *optname, size_t optlen,
+                 char *err, size_t errlen)
+{
+    const char *arg = argv[*k];
+    *val = NULL;
+    if (!strcmp(arg, "-h"))
+        return CLI_OPT_HELP;
+    if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+        ERR("unexpected argument '%s'; see '%s --help'", arg, cmd);
+        return -1;
+    }
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+    int idx = -1;
+    for (int q = 0; q < nopts; q++)
+        if (strlen(opts[q].name) == nlen && !strncmp(opts[q].name, name, nlen))
+            idx = q;
+    if (idx < 0) {
+        for (int q = 0; q < nforeign; q++)
+            if (strlen(foreign[q]) == nlen && !strncmp(foreign[q], name, nlen)) {
+                ERR("--%s is not an option of '%s' but an option of %s", foreign[q], cmd,
+                    owner);
+                return -1;
+            }
+        for (int q = 0; q < nopts; q++)
+            if (strlen(opts[q].name) == nlen && !strncasecmp(opts[q].name, name, nlen)) {
+                ERR("unknown option '--%.*s'; did you mean '--%s'?", (int)nlen, name,
+                    opts[q].name);
+                return -1;
+            }
+        ERR("unknown option '--%.*s'; see '%s --help'", (int)nlen, name, cmd);
+        return -1;
+    }
+    snprintf(optname, optlen, "--%s", opts[idx].name);
+    if (opts[idx].has_arg) {
+        if (eq) {
+            *val = eq + 1;
+        } else if (*k + 1 < argc) {
+            *val = argv[++*k];
+        } else {
+            ERR("%s needs a value; see '%s --help'", optname, cmd);
+            return -1;
+        }
+    } else if (eq) {
+        ERR("%s takes no value", optname);
+        return -1;
+    }
+    return opts[idx].id;
+}
+
 /* ---- the report's options ------------------------------------------------ */
 
 enum {
@@ -87,11 +139,7 @@ enum {
     O_MAX_STEPS, O_GPU, O_HELP, O_VERSION
 };
 
-static const struct {
-    const char *name;
-    int id;
-    int has_arg;
-} OPTS[] = {
+static const cli_opt OPTS[] = {
     { "N", O_N, 1 },           { "d", O_D, 1 },          { "M", O_M, 1 },
     { "dtype", O_DTYPE, 1 },   { "algo", O_ALGO, 1 },    { "Br", O_BR, 1 },
     { "Bc", O_BC, 1 },         { "plan", O_PLAN, 1 },    { "causal", O_CAUSAL, 0 },
@@ -172,50 +220,18 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
     int compute = 0, count_only = 0;
 
     for (int k = first; k < argc; k++) {
-        const char *arg = argv[k];
-        if (!strcmp(arg, "-h")) {
+        const char *val;
+        char optname[32];
+        int id = cli_opt_scan(argc, argv, &k, OPTS, NOPTS, "fasim", NULL, 0, NULL, &val,
+                              optname, sizeof optname, err, errlen);
+        if (id == -1)
+            return -1;
+        if (id == CLI_OPT_HELP) {
             o->help = 1;
             continue;
         }
-        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
-            ERR("unexpected argument '%s'; see 'fasim --help'", arg);
-            return -1;
-        }
-        const char *name = arg + 2;
-        const char *eq = strchr(name, '=');
-        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-        int idx = -1;
-        for (int q = 0; q < NOPTS; q++)
-            if (strlen(OPTS[q].name) == nlen && !strncmp(OPTS[q].name, name, nlen))
-                idx = q;
-        if (idx < 0) {
-            for (int q = 0; q < NOPTS; q++)
-                if (strlen(OPTS[q].name) == nlen && !strncasecmp(OPTS[q].name, name, nlen)) {
-                    ERR("unknown option '--%.*s'; did you mean '--%s'?", (int)nlen, name,
-                        OPTS[q].name);
-                    return -1;
-                }
-            ERR("unknown option '--%.*s'; see 'fasim --help'", (int)nlen, name);
-            return -1;
-        }
-        const char *val = NULL;
-        char optname[32];
-        snprintf(optname, sizeof optname, "--%s", OPTS[idx].name);
-        if (OPTS[idx].has_arg) {
-            if (eq) {
-                val = eq + 1;
-            } else if (k + 1 < argc) {
-                val = argv[++k];
-            } else {
-                ERR("%s needs a value; see 'fasim --help'", optname);
-                return -1;
-            }
-        } else if (eq) {
-            ERR("%s takes no value", optname);
-            return -1;
-        }
         int64_t n;
-        switch (OPTS[idx].id) {
+        switch (id) {
         case O_N:
             if (cli_parse_count(optname, val, 1, CLI_MAX_N, &r->sh.N, err, errlen))
                 return -1;
@@ -254,7 +270,7 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         case O_BC:
             if (cli_parse_count(optname, val, 1, CLI_MAX_N, &n, err, errlen))
                 return -1;
-            if (OPTS[idx].id == O_BR)
+            if (id == O_BR)
                 r->Br = n;
             else
                 r->Bc = n;

@@ -84,11 +84,7 @@ static void usage(FILE *out)
 
 enum { E_N, E_D, E_M, E_DTYPE, E_CAUSAL, E_BR, E_BC, E_GPU, E_ALGO, E_KEYS, E_HELP };
 
-static const struct {
-    const char *name;
-    int id;
-    int has_arg;
-} EOPTS[] = {
+static const cli_opt EOPTS[] = {
     { "N", E_N, 1 },          { "d", E_D, 1 },         { "M", E_M, 1 },
     { "dtype", E_DTYPE, 1 },  { "causal", E_CAUSAL, 0 }, { "Br", E_BR, 1 },
     { "Bc", E_BC, 1 },        { "gpu", E_GPU, 1 },     { "algo", E_ALGO, 1 },
@@ -110,54 +106,18 @@ static int parse(int argc, char **argv, int first, explore_opts *o, char *err, s
     viz_explore_config_default(&o->cfg);
     viz_explore_config *c = &o->cfg;
     for (int k = first; k < argc; k++) {
-        const char *arg = argv[k];
-        if (!strcmp(arg, "-h")) {
+        const char *val;
+        char optname[32];
+        int id = cli_opt_scan(argc, argv, &k, EOPTS, NEOPTS, "fasim explore", OTHERS,
+                              (int)(sizeof OTHERS / sizeof OTHERS[0]), "the report or the view", &val,
+                              optname, sizeof optname, err, errlen);
+        if (id == -1)
+            return -1;
+        if (id == CLI_OPT_HELP) {
             o->help = 1;
             continue;
         }
-        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
-            ERR("unexpected argument '%s'; see 'fasim explore --help'", arg);
-            return -1;
-        }
-        const char *name = arg + 2, *eq = strchr(name, '=');
-        const size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-        int idx = -1;
-        for (int q = 0; q < NEOPTS; q++)
-            if (strlen(EOPTS[q].name) == nlen && !strncmp(EOPTS[q].name, name, nlen))
-                idx = q;
-        if (idx < 0) {
-            for (size_t q = 0; q < sizeof OTHERS / sizeof OTHERS[0]; q++)
-                if (strlen(OTHERS[q]) == nlen && !strncmp(OTHERS[q], name, nlen)) {
-                    ERR("--%s is not an option of 'fasim explore' (see 'fasim explore "
-                        "--help')", OTHERS[q]);
-                    return -1;
-                }
-            for (int q = 0; q < NEOPTS; q++)
-                if (strlen(EOPTS[q].name) == nlen && !strncasecmp(EOPTS[q].name, name, nlen)) {
-                    ERR("unknown option '--%.*s'; did you mean '--%s'?", (int)nlen, name,
-                        EOPTS[q].name);
-                    return -1;
-                }
-            ERR("unknown option '--%.*s'; see 'fasim explore --help'", (int)nlen, name);
-            return -1;
-        }
-        char optname[32];
-        snprintf(optname, sizeof optname, "--%s", EOPTS[idx].name);
-        const char *val = NULL;
-        if (EOPTS[idx].has_arg) {
-            if (eq)
-                val = eq + 1;
-            else if (k + 1 < argc)
-                val = argv[++k];
-            else {
-                ERR("%s needs a value; see 'fasim explore --help'", optname);
-                return -1;
-            }
-        } else if (eq) {
-            ERR("%s takes no value", optname);
-            return -1;
-        }
-        switch (EOPTS[idx].id) {
+        switch (id) {
         case E_N:
             if (cli_parse_count(optname, val, 1, CLI_MAX_N, &c->sh.N, err, errlen))
                 return -1;
@@ -195,7 +155,7 @@ static int parse(int argc, char **argv, int first, explore_opts *o, char *err, s
             int64_t n;
             if (cli_parse_count(optname, val, 1, VIZ_EX_MAX_N, &n, err, errlen))
                 return -1;
-            if (EOPTS[idx].id == E_BR)
+            if (id == E_BR)
                 c->Br = n;
             else
                 c->Bc = n;

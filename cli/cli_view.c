@@ -93,11 +93,7 @@ enum {
     V_COMPUTE, V_COUNT, V_STEP, V_FRAMES, V_ROW, V_SDL, V_SHOT, V_SIZE, V_HELP
 };
 
-static const struct {
-    const char *name;
-    int id;
-    int has_arg;
-} VOPTS[] = {
+static const cli_opt VOPTS[] = {
     { "N", V_N, 1 },          { "d", V_D, 1 },             { "M", V_M, 1 },
     { "dtype", V_DTYPE, 1 },  { "algo", V_ALGO, 1 },       { "Br", V_BR, 1 },
     { "Bc", V_BC, 1 },        { "plan", V_PLAN, 1 },       { "causal", V_CAUSAL, 0 },
@@ -120,56 +116,20 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
     viz_config_default(&o->cfg);
     int compute = 0, count_only = 0;
     for (int k = first; k < argc; k++) {
-        const char *arg = argv[k];
-        if (!strcmp(arg, "-h")) {
+        const char *val;
+        char optname[32];
+        int id = cli_opt_scan(argc, argv, &k, VOPTS, NVOPTS, "fasim view", REPORT_ONLY,
+                              (int)(sizeof REPORT_ONLY / sizeof REPORT_ONLY[0]), "the report", &val,
+                              optname, sizeof optname, err, errlen);
+        if (id == -1)
+            return -1;
+        if (id == CLI_OPT_HELP) {
             o->help = 1;
             continue;
         }
-        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
-            ERR("unexpected argument '%s'; see 'fasim view --help'", arg);
-            return -1;
-        }
-        const char *name = arg + 2, *eq = strchr(name, '=');
-        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-        int idx = -1;
-        for (int q = 0; q < NVOPTS; q++)
-            if (strlen(VOPTS[q].name) == nlen && !strncmp(VOPTS[q].name, name, nlen))
-                idx = q;
-        if (idx < 0) {
-            for (size_t q = 0; q < sizeof REPORT_ONLY / sizeof REPORT_ONLY[0]; q++)
-                if (strlen(REPORT_ONLY[q]) == nlen && !strncmp(REPORT_ONLY[q], name, nlen)) {
-                    ERR("--%s is an option of the report, not of 'fasim view'",
-                        REPORT_ONLY[q]);
-                    return -1;
-                }
-            for (int q = 0; q < NVOPTS; q++)
-                if (strlen(VOPTS[q].name) == nlen && !strncasecmp(VOPTS[q].name, name, nlen)) {
-                    ERR("unknown option '--%.*s'; did you mean '--%s'?", (int)nlen, name,
-                        VOPTS[q].name);
-                    return -1;
-                }
-            ERR("unknown option '--%.*s'; see 'fasim view --help'", (int)nlen, name);
-            return -1;
-        }
-        char optname[32];
-        snprintf(optname, sizeof optname, "--%s", VOPTS[idx].name);
-        const char *val = NULL;
-        if (VOPTS[idx].has_arg) {
-            if (eq)
-                val = eq + 1;
-            else if (k + 1 < argc)
-                val = argv[++k];
-            else {
-                ERR("%s needs a value; see 'fasim view --help'", optname);
-                return -1;
-            }
-        } else if (eq) {
-            ERR("%s takes no value", optname);
-            return -1;
-        }
         viz_config *c = &o->cfg;
         int64_t n;
-        switch (VOPTS[idx].id) {
+        switch (id) {
         case V_N:
             if (cli_parse_count(optname, val, 1, CLI_MAX_N, &c->sh.N, err, errlen))
                 return -1;
@@ -214,7 +174,7 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
         case V_BC:
             if (cli_parse_count(optname, val, 1, CLI_MAX_N, &n, err, errlen))
                 return -1;
-            if (VOPTS[idx].id == V_BR)
+            if (id == V_BR)
                 c->Br = n;
             else
                 c->Bc = n;
