@@ -34,6 +34,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "lesson.h"
+#include "viz_curses.h"
+#include "viz_model.h"
 #include "sim_parse.h"
 
 #include <ctype.h>
@@ -57,7 +59,7 @@
 
 enum { J_NONE, J_DONE, J_BACK, J_QUIT, J_FAIL, J_ERROR };
 enum { IN_SCRIPT, IN_TTY, IN_PIPE };
-enum { K_NEXT, K_BACK, K_QUIT, K_EOF };
+enum { K_NEXT, K_BACK, K_QUIT, K_EOF, K_VIEW };
 
 typedef struct {
     const char *name;      /* points into argv, not NUL-terminated at '=' */
@@ -99,6 +101,8 @@ struct lesson {
     uint64_t alloc_total;
     cached_vec vec[16];
     int nvec;
+    int view_pending;          /* lesson_view on this step: v opens view_cfg */
+    viz_config view_cfg;
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -330,6 +334,10 @@ static int read_key(lesson *L)
             key = K_QUIT;
             break;
         }
+        if ((c == 'v' || c == 'V') && L->view_pending) {
+            key = K_VIEW;
+            break;
+        }
         if (c == 27) {                         /* ESC [ C (right), ESC [ D (left) */
             int c2 = getc(L->in);
             if (c2 != '[') {
@@ -379,13 +387,34 @@ static int read_line(lesson *L, char *buf, size_t len)
     return 0;
 }
 
+/* v at a prompt: build the run of lesson_view and show it on this terminal,
+ * then come back. Problems are said in one line and the lesson goes on. */
+static void open_view(lesson *L)
+{
+    char err[1024];
+    viz_model *m = NULL;
+    int rc = viz_model_build(&L->view_cfg, &m, err, sizeof err);
+    if (rc == VIZ_OK || rc == VIZ_EREFUSED) {
+        fflush(L->out);
+        rc = viz_curses_run(&L->view_cfg, &m, 0, err, sizeof err);
+    }
+    viz_model_free(m);
+    if (rc != 0 && rc != 2) {
+        char *nl = strchr(err, '\n');
+        if (nl)
+            *nl = '\0';
+        fprintf(L->out, "(cannot open the view: %s)\n", err);
+    }
+}
+
 /* Wait between steps (or at the end). Returns K_NEXT, or jumps. */
 static void wait_for_learner(lesson *L, const char *what)
 {
     if (L->silent || L->input == IN_SCRIPT || L->eof)
         return;
     for (;;) {
-        fprintf(L->out, "[Enter: %s   b: back   q: quit] ", what);
+        fprintf(L->out, "[Enter: %s%s   b: back   q: quit] ", what,
+                L->view_pending && L->input == IN_TTY ? "   v: view" : "");
         fflush(L->out);
         int key;
         if (L->input == IN_TTY) {
@@ -405,13 +434,20 @@ static void wait_for_learner(lesson *L, const char *what)
                 key = K_BACK;
             else if (!strcmp(t, "q") || !strcmp(t, "quit"))
                 key = K_QUIT;
-            else {
+            else if (!strcmp(t, "v") && L->view_pending) {
+                fputs("(the view needs a terminal: run the command above)\n", L->out);
+                continue;
+            } else {
                 fputs("(an empty line goes on, b goes back, q quits)\n", L->out);
                 continue;
             }
         }
         if (key == K_NEXT)
             return;
+        if (key == K_VIEW) {
+            open_view(L);
+            continue;
+        }
         if (key == K_EOF || key == K_QUIT) {
             fputs("(quit)\n", L->out);
             jump(L, J_QUIT);
@@ -803,6 +839,7 @@ void lesson_step(lesson *L, const char *title)
 {
     if (!L->silent && L->step >= 1)
         wait_for_learner(L, "next step");
+    L->view_pending = 0;
     L->step++;
     if (L->silent && L->pass > 0 && L->step == L->show_from)
         L->silent = 0;
@@ -1071,4 +1108,35 @@ const char *lesson_num(uint64_t n)
     k = (k + 1) % 16;
     sim_format_count(ring[k], sizeof ring[k], n);
     return ring[k];
+}
+
+void lesson_view(lesson *L, sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc)
+{
+    if (L->silent)
+        return;
+    char cmd[256], b1[32], b2[32];
+    int n = snprintf(cmd, sizeof cmd, "fasim view --algo %s --N %lld --d %lld --M %llu",
+                     sim_algo_name(algo), (long long)sh->N, (long long)sh->d,
+                     (unsigned long long)sh->M);
+    if (sh->dtype != SIM_FP16 && n > 0 && (size_t)n < sizeof cmd)
+        n += snprintf(cmd + n, sizeof cmd - (size_t)n, " --dtype %s", sim_dtype_name(sh->dtype));
+    if (sh->causal && n > 0 && (size_t)n < sizeof cmd)
+        n += snprintf(cmd + n, sizeof cmd - (size_t)n, " --causal");
+    if (Br && Bc && n > 0 && (size_t)n < sizeof cmd) {
+        snprintf(b1, sizeof b1, "%lld", (long long)Br);
+        snprintf(b2, sizeof b2, "%lld", (long long)Bc);
+        snprintf(cmd + n, sizeof cmd - (size_t)n, " --Br %s --Bc %s", b1, b2);
+    }
+    fprintf(L->out, "  Step through this run: %s\n", cmd);
+    if (L->input == IN_TTY && isatty(fileno(L->out))) {
+        fputs("  (press v at the prompt to open it now)\n", L->out);
+        viz_config_default(&L->view_cfg);
+        L->view_cfg.algo = algo;
+        L->view_cfg.sh = *sh;
+        L->view_cfg.Br = Br;
+        L->view_cfg.Bc = Bc;
+        L->view_cfg.plan_kind = (Br || Bc) ? SIM_PLAN_USER : SIM_PLAN_AUTO;
+        L->view_pending = 1;
+    }
+    fputc('\n', L->out);
 }

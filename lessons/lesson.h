@@ -146,6 +146,12 @@ void *lesson_alloc(lesson *L, size_t bytes);
  * only the lesson can judge, e.g. a block size larger than the vector). */
 void lesson_fail(lesson *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A picture of a run: prints the `fasim view` command that steps through
+ * algo on this shape and these block sizes (0: the best plan), and, on a
+ * terminal, lets the next key prompt take v, which opens that view here
+ * and comes back to the lesson when it quits. */
+void lesson_view(lesson *L, sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc);
+
 /* Whether output is going to a terminal (a lesson may then open a view). */
 int lesson_interactive(const lesson *L);
 

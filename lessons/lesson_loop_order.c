@@ -167,6 +167,7 @@ static void run(lesson *L)
                "O_i again at each of the T_c outer steps, and line 8 reads it back T_c "
                "times. l and m do the same, N values each per pass; K and V are read once.",
                lesson_num(c1.write_elems[SIM_O]));
+    lesson_view(L, SIM_FA1, &sh, Br, Bc);
 
     lesson_step(L, "FA2 keeps it on chip");
     lesson_say(L, "With Q outer, the inner loop over j sees every key block for one Q_i "
@@ -178,6 +179,7 @@ static void run(lesson *L)
     lesson_say(L, "T_r = %lld times: K_j and V_j are what FA2 reloads at every inner "
                "step. O is written exactly once: %s elements = N d.", (long long)p2.Tr,
                lesson_num(c2.write_elems[SIM_O]));
+    lesson_view(L, SIM_FA2, &sh, Br, Bc);
 
     lesson_step(L, "Side by side");
     const double ratio = (double)total_bytes(&c1, sh.dtype) / (double)total_bytes(&c2, sh.dtype);

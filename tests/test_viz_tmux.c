@@ -155,6 +155,13 @@ static void start(const char *session, const char *env, const char *args)
                           "%s; echo EXIT=\\$?; sleep 60'\"", session, env, g_fasim, args), 0);
 }
 
+/* The same for any subcommand line (e.g. "lesson causal --N 256"), 100 x 40. */
+static void start_cmd(const char *session, const char *cmdline)
+{
+    assert_int_equal(tmux("new-session -d -x 100 -y 40 -s %s \"sh -c 'trap : INT; %s %s; "
+                          "echo EXIT=\\$?; sleep 60'\"", session, g_fasim, cmdline), 0);
+}
+
 static void stop(const char *session)
 {
     tmux("kill-session -t %s", session);
@@ -333,6 +340,29 @@ static void test_refused(void **state)
     stop(S);
 }
 
+/* A lesson opens the view at a step (lesson_view): v at the prompt shows
+ * the run, q comes back to the same prompt, q again ends the lesson. */
+static void test_lesson_opens_view(void **state)
+{
+    (void)state;
+    const char *S = "lesson";
+    start_cmd(S, "lesson causal --N 256 --block 64");
+    free(wait_for(S, "Your answer"));
+    keys(S, "10 Enter");
+    free(wait_for(S, "v: view"));
+    keys(S, "v");
+    char *v = wait_for(S, "fasim view  fa2");
+    assert_non_null(strstr(v, "causal"));
+    free(v);
+    keys(S, "q");
+    wait_gone(S, "fasim view  fa2");
+    free(wait_for(S, "v: view"));
+    keys(S, "q");
+    free(wait_for(S, "EXIT=0"));
+    assert_restored(S);
+    stop(S);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -352,6 +382,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sigterm),
         cmocka_unit_test(test_vt100_no_color),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_lesson_opens_view),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tmux("kill-server 2>/dev/null");
