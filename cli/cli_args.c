@@ -155,7 +155,13 @@ static const cli_opt OPTS[] = {
 void cli_report_usage(FILE *out)
 {
     fprintf(out,
-"usage: fasim [options]\n"
+"usage: fasim [options]            the report (this page)\n"
+"       fasim view [options]       one run, step by step (terminal or --sdl)\n"
+"       fasim lesson [NAME]        the lessons, interactive or --script\n"
+"       fasim sweep --vary P=A..B  traffic over a range, fitted exponents, plots\n"
+"       fasim claims [FILE]        the source articles' claims, or yours, checked\n"
+"       fasim explore              change N, d, M, blocks with keys; all updates\n"
+"       fasim COMMAND --help       that command's options\n"
 "\n"
 "Simulate standard attention, FlashAttention-1 and FlashAttention-2 on an\n"
 "HBM/SRAM hierarchy and report every transfer beside the closed-form counts,\n"
