@@ -161,6 +161,7 @@ void cli_report_usage(FILE *out)
 "       fasim sweep --vary P=A..B  traffic over a range, fitted exponents, plots\n"
 "       fasim claims [FILE]        the source articles' claims, or yours, checked\n"
 "       fasim explore              change N, d, M, blocks with keys; all updates\n"
+"       fasim gpu [--backend cpu]  the CUDA kernels (or CPU path) beside the sim\n"
 "       fasim COMMAND --help       that command's options\n"
 "\n"
 "Simulate standard attention, FlashAttention-1 and FlashAttention-2 on an\n"

@@ -11,5 +11,6 @@ int cli_lesson_main(int argc, char **argv, int first);   /* fasim lesson ... */
 int cli_sweep_main(int argc, char **argv, int first);    /* fasim sweep ...  */
 int cli_claims_main(int argc, char **argv, int first);   /* fasim claims ... */
 int cli_explore_main(int argc, char **argv, int first);  /* fasim explore ... */
+int cli_gpu_main(int argc, char **argv, int first);      /* fasim gpu ...     */
 
 #endif

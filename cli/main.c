@@ -162,6 +162,8 @@ int main(int argc, char **argv)
             return cli_claims_main(argc, argv, 2);
         if (!strcmp(argv[1], "explore"))
             return cli_explore_main(argc, argv, 2);
+        if (!strcmp(argv[1], "gpu"))
+            return cli_gpu_main(argc, argv, 2);
         if (!strcmp(argv[1], "help")) {
             cli_report_usage(stdout);
             return SIM_OK;

@@ -1,0 +1,495 @@
+/*
+ * cli_gpu.c — `fasim gpu`: run the real kernels (kernels/) beside the
+ * simulator on the same inputs and plans, and show, per loop order, whether
+ * the output is bit-identical to the simulator's compute mode, the kernel's
+ * own count of global-memory traffic per tensor beside the simulator's, and
+ * the time with the speedup over naive.
+ *
+ * Options: the report's (cli_parse_report: --N --d --M --dtype --algo --Br
+ * --Bc --plan --causal --seed --q --k --v --out --json --gpu --max-mem), plus
+ *   --backend cpu|cuda   cuda (default) needs a CUDA build and a device;
+ *                        cpu runs the same kernel source on the CPU path
+ *   --repeat K           timed runs after the counted one (median; default 5)
+ *   --threads T          threads per block (default 4 on the CPU, 128 on CUDA)
+ * --out writes the kernel's O, so that `fasim gpu ... --out a.npy` and
+ * `fasim ... --compute --out b.npy` can be compared byte for byte.
+ *
+ * Exit status: 0 when every kernel matched the simulator (bits and counts),
+ * 1 when one did not, or on failures (no CUDA, I/O, memory), 2 bad usage.
+ * The loop orders and the comparison live in sim/ and kernels/; this file
+ * parses, dispatches and formats.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_args.h"
+#include "cli_cmds.h"
+#include "kern.h"
+#include "sim_npy.h"
+#include "sim_report.h"
+
+#define GPU_DEFAULT_REPEAT 5
+#define GPU_MAX_REPEAT 1000      /* a median of more says nothing new */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"usage: fasim gpu [options]\n"
+"\n"
+"Run the real kernels of naive, FA1 and FA2 (kernels/) on the simulator's\n"
+"inputs and plans, and print for each: whether the output is bit-identical to\n"
+"the simulator's compute mode (and the largest difference if not), the\n"
+"kernel's own count of global-memory traffic per tensor beside the\n"
+"simulator's, and the time with the speedup over naive.\n"
+"Example: fasim gpu --N 256 --d 64 --M 48K --backend cpu\n"
+"\n"
+"  --backend B      cuda (default): the kernels on a CUDA device;\n"
+"                   cpu: the same kernel source on the CPU (threads of a block\n"
+"                   are real threads with a real barrier)\n"
+"  --repeat K       timed runs after one counted run; the median is shown\n"
+"                   (default %d)\n"
+"  --threads T      threads per block (default %d on the CPU, %d on CUDA)\n"
+"\n"
+"and the report's options: --N --d --M --dtype --algo --Br --Bc --plan\n"
+"--causal --seed --q --k --v --json --gpu --max-mem (see 'fasim --help');\n"
+"--out F writes the kernel's O (one --algo), byte for byte comparable with\n"
+"'fasim --algo A --compute --out F'.\n"
+"\n"
+"exit status: 0 every kernel matched the simulator, 1 one did not (or no\n"
+"CUDA, I/O), 2 bad usage\n",
+            GPU_DEFAULT_REPEAT, KERN_CPU_DEFAULT_THREADS, KERN_CUDA_DEFAULT_THREADS);
+}
+
+typedef struct {
+    sim_algo algo;
+    sim_plan plan;
+    sim_result sim;
+    kern_result kern;
+    int identical;        /* O (and L) bit-identical */
+    double max_diff;      /* max |kernel - sim| over O; inf where one is NaN */
+    int counts_equal;
+} gpu_run;
+
+/* Pull --backend, --repeat, --threads out of argv[first..]; the rest goes to
+ * the report's parser. Returns 0, or -1 with err set. */
+static int take_own_options(int argc, char **argv, int first, char **rest, int *nrest,
+                            kern_backend *backend, int *repeat, int *threads, char *err,
+                            size_t errlen)
+{
+    *nrest = 0;
+    for (int k = first; k < argc; k++) {
+        const char *a = argv[k];
+        const char *names[3] = { "--backend", "--repeat", "--threads" };
+        int which = -1;
+        const char *val = NULL;
+        for (int q = 0; q < 3; q++) {
+            size_t n = strlen(names[q]);
+            if (!strncmp(a, names[q], n) && (a[n] == '\0' || a[n] == '=')) {
+                which = q;
+                if (a[n] == '=')
+                    val = a + n + 1;
+                else if (k + 1 < argc)
+                    val = argv[++k];
+                else {
+                    snprintf(err, errlen, "%s needs a value; see 'fasim gpu --help'",
+                             names[q]);
+                    return -1;
+                }
+            }
+        }
+        if (which < 0) {
+            rest[(*nrest)++] = argv[k];
+            continue;
+        }
+        int64_t n;
+        if (which == 0) {
+            if (kern_backend_parse(val, backend) != 0) {
+                snprintf(err, errlen, "--backend %s: unknown backend (cpu or cuda)", val);
+                return -1;
+            }
+        } else if (which == 1) {
+            if (cli_parse_count("--repeat", val, 1, GPU_MAX_REPEAT, &n, err, errlen))
+                return -1;
+            *repeat = (int)n;
+        } else {
+            if (cli_parse_count("--threads", val, 1, 1024, &n, err, errlen))
+                return -1;
+            *threads = (int)n;
+        }
+    }
+    rest[*nrest] = NULL;
+    return 0;
+}
+
+/* --q/--k/--v: read, check shapes, set N and d (as the report does). */
+static int load_inputs(cli_report_opts *o, sim_npy_matrix m[3])
+{
+    const char *paths[3] = { o->q_path, o->k_path, o->v_path };
+    char err[512];
+    uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
+    int64_t max_elems = (int64_t)(max_mem / 4 / 4);
+    for (int k = 0; k < 3; k++)
+        if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
+            fprintf(stderr, "fasim: %s\n", err);
+            return SIM_EFAIL;
+        }
+    for (int k = 1; k < 3; k++)
+        if (m[k].rows != m[0].rows || m[k].cols != m[0].cols) {
+            fprintf(stderr, "fasim: shapes differ: %s is (%lld, %lld) but %s is (%lld, "
+                    "%lld); Q, K and V must all be (N, d)\n", paths[0],
+                    (long long)m[0].rows, (long long)m[0].cols, paths[k],
+                    (long long)m[k].rows, (long long)m[k].cols);
+            return SIM_EFAIL;
+        }
+    if ((o->N_set && o->req.sh.N != m[0].rows) || (o->d_set && o->req.sh.d != m[0].cols)) {
+        fprintf(stderr, "fasim: --N/--d disagree with the files' shape (%lld, %lld); drop "
+                "--N/--d when giving .npy inputs\n", (long long)m[0].rows,
+                (long long)m[0].cols);
+        return SIM_EUSAGE;
+    }
+    if (m[0].cols > CLI_MAX_D) {
+        fprintf(stderr, "fasim: %s: d = %lld is over the supported %lld\n", paths[0],
+                (long long)m[0].cols, (long long)CLI_MAX_D);
+        return SIM_EFAIL;
+    }
+    o->req.sh.N = m[0].rows;
+    o->req.sh.d = m[0].cols;
+    return SIM_OK;
+}
+
+static double max_abs_diff(const float *a, const float *b, int64_t n)
+{
+    double m = 0.0;
+    for (int64_t k = 0; k < n; k++) {
+        if (isnan(a[k]) != isnan(b[k]))
+            return INFINITY;
+        double x = fabs((double)a[k] - (double)b[k]);
+        if (x > m)
+            m = x;
+    }
+    return m;
+}
+
+static void fmt_count(char *buf, size_t len, uint64_t elems, uint64_t ops)
+{
+    char e[32], o[32];
+    sim_format_count(e, sizeof e, elems);
+    sim_format_count(o, sizeof o, ops);
+    snprintf(buf, len, "%s / %s", e, o);
+}
+
+static int tensor_equal(const sim_counts *a, const sim_counts *b, int t)
+{
+    return a->read_elems[t] == b->read_elems[t] && a->write_elems[t] == b->write_elems[t] &&
+           a->read_ops[t] == b->read_ops[t] && a->write_ops[t] == b->write_ops[t];
+}
+
+static int tensor_touched(const sim_counts *c, int t)
+{
+    return c->read_ops[t] || c->write_ops[t];
+}
+
+static void print_seconds(FILE *out, double s)
+{
+    if (s >= 1.0)
+        fprintf(out, "%.3f s", s);
+    else if (s >= 1e-3)
+        fprintf(out, "%.3f ms", s * 1e3);
+    else
+        fprintf(out, "%.1f us", s * 1e6);
+}
+
+static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
+                       const gpu_run *runs, int nruns, const gpu_run *naive)
+{
+    const sim_shape *sh = &o->req.sh;
+    char mb[32];
+    sim_format_bytes(mb, sizeof mb, sh->M);
+    fprintf(out, "fasim gpu: the kernels beside the simulator, backend %s (%d threads per "
+            "block)\n", kern_backend_name(b), nruns ? runs[0].kern.threads : 0);
+    fprintf(out, "N = %lld, d = %lld, M = %s, %s%s, %s, %d timed run%s (median)\n",
+            (long long)sh->N, (long long)sh->d, mb, sim_dtype_name(sh->dtype),
+            sh->causal ? ", causal" : "", o->q_path ? "inputs from .npy" : "seeded inputs",
+            nruns ? runs[0].kern.runs : 0, nruns && runs[0].kern.runs == 1 ? "" : "s");
+    for (int k = 0; k < nruns; k++) {
+        const gpu_run *r = &runs[k];
+        const int64_t nO = sh->N * sh->d;
+        char c1[32], c2[32];
+        fprintf(out, "\n%-6s %s\n", sim_algo_name(r->algo), sim_algo_title(r->algo));
+        fprintf(out, "  plan     B_r = %lld, B_c = %lld: %d launch%s, %lld thread block%s\n",
+                (long long)r->plan.Br, (long long)r->plan.Bc, r->kern.launches,
+                r->kern.launches == 1 ? "" : "es", (long long)r->kern.blocks,
+                r->kern.blocks == 1 ? "" : "s");
+        sim_format_count(c1, sizeof c1, (uint64_t)nO);
+        if (r->identical)
+            fprintf(out, "  output   bit-identical to the simulator (%s values%s)\n", c1,
+                    r->algo == SIM_FA2 ? ", and L" : "");
+        else
+            fprintf(out, "  output   DIFFERS from the simulator: max |diff| %.3g\n",
+                    r->max_diff);
+        if (k == 0)
+            fprintf(out, "  (counts are elements / transfers; a transfer is one tile)\n");
+        sim_format_count(c1, sizeof c1, r->kern.smem_bytes);
+        sim_format_count(c2, sizeof c2, r->kern.plan_bytes);
+        fprintf(out, "  shared   %s B per block (the plan's %s B%s)\n", c1, c2,
+                sh->dtype == SIM_FP32 ? "" : ", with its tiles held as float");
+        fprintf(out, "  %-8s %-15s %-15s %-15s %-15s\n", "HBM", "kernel reads",
+                "sim reads", "kernel writes", "sim writes");
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+            const sim_counts *kc = &r->kern.counts, *sc = &r->sim.counts;
+            if (!tensor_touched(kc, t) && !tensor_touched(sc, t))
+                continue;
+            char a[72], bb[72], c[72], d[72];
+            fmt_count(a, sizeof a, kc->read_elems[t], kc->read_ops[t]);
+            fmt_count(bb, sizeof bb, sc->read_elems[t], sc->read_ops[t]);
+            fmt_count(c, sizeof c, kc->write_elems[t], kc->write_ops[t]);
+            fmt_count(d, sizeof d, sc->write_elems[t], sc->write_ops[t]);
+            fprintf(out, "  %-8s %-15s %-15s %-15s %-15s %s\n",
+                    sim_tensor_name((sim_tensor)t), a, bb, c, d,
+                    tensor_equal(kc, sc, t) ? "equal" : "DIFFER");
+        }
+        uint64_t kb = sim_counts_read_bytes(&r->kern.counts, sh->dtype) +
+                      sim_counts_write_bytes(&r->kern.counts, sh->dtype);
+        uint64_t sb = sim_counts_read_bytes(&r->sim.counts, sh->dtype) +
+                      sim_counts_write_bytes(&r->sim.counts, sh->dtype);
+        sim_format_count(c1, sizeof c1, kb);
+        sim_format_count(c2, sizeof c2, sb);
+        fprintf(out, "  bytes    kernel %s, simulator %s: %s\n", c1, c2,
+                r->counts_equal ? "counters equal" : "counters DIFFER");
+        fprintf(out, "  time     ");
+        print_seconds(out, r->kern.seconds);
+        if (naive && r->kern.seconds > 0.0)
+            fprintf(out, ", %.2fx the speed of naive", naive->kern.seconds / r->kern.seconds);
+        fprintf(out, "\n");
+    }
+}
+
+static void json_counts(FILE *out, const sim_counts *c, int t)
+{
+    fprintf(out, "{\"read_elems\": %llu, \"write_elems\": %llu, \"read_ops\": %llu, "
+            "\"write_ops\": %llu}", (unsigned long long)c->read_elems[t],
+            (unsigned long long)c->write_elems[t], (unsigned long long)c->read_ops[t],
+            (unsigned long long)c->write_ops[t]);
+}
+
+static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
+                       const gpu_run *runs, int nruns, const gpu_run *naive)
+{
+    const sim_shape *sh = &o->req.sh;
+    fprintf(out, "{\"command\": \"gpu\", \"backend\": \"%s\", \"N\": %lld, \"d\": %lld, "
+            "\"M\": %llu, \"dtype\": \"%s\", \"causal\": %s, \"seed\": %llu, "
+            "\"inputs\": \"%s\", \"runs\": [", kern_backend_name(b), (long long)sh->N,
+            (long long)sh->d, (unsigned long long)sh->M, sim_dtype_name(sh->dtype),
+            sh->causal ? "true" : "false", (unsigned long long)o->req.seed,
+            o->q_path ? "npy" : "seeded");
+    for (int k = 0; k < nruns; k++) {
+        const gpu_run *r = &runs[k];
+        fprintf(out, "%s\n  {\"algo\": \"%s\", \"Br\": %lld, \"Bc\": %lld, \"threads\": %d, "
+                "\"launches\": %d, \"blocks\": %lld, \"smem_bytes\": %llu, "
+                "\"plan_sram_bytes\": %llu, \"identical\": %s, ", k ? "," : "",
+                sim_algo_name(r->algo), (long long)r->plan.Br, (long long)r->plan.Bc,
+                r->kern.threads, r->kern.launches, (long long)r->kern.blocks,
+                (unsigned long long)r->kern.smem_bytes, (unsigned long long)r->kern.plan_bytes,
+                r->identical ? "true" : "false");
+        if (isinf(r->max_diff))
+            fprintf(out, "\"max_abs_diff\": null, ");
+        else
+            fprintf(out, "\"max_abs_diff\": %.9g, ", r->max_diff);
+        fprintf(out, "\"counts_equal\": %s, \"tensors\": {", r->counts_equal ? "true" : "false");
+        int first = 1;
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+            if (!tensor_touched(&r->kern.counts, t) && !tensor_touched(&r->sim.counts, t))
+                continue;
+            fprintf(out, "%s\"%s\": {\"kernel\": ", first ? "" : ", ",
+                    sim_tensor_name((sim_tensor)t));
+            json_counts(out, &r->kern.counts, t);
+            fprintf(out, ", \"sim\": ");
+            json_counts(out, &r->sim.counts, t);
+            fprintf(out, ", \"equal\": %s}", tensor_equal(&r->kern.counts, &r->sim.counts, t)
+                                                 ? "true" : "false");
+            first = 0;
+        }
+        fprintf(out, "}, \"kernel_bytes\": %llu, \"sim_bytes\": %llu, \"seconds\": %.9g, "
+                "\"timed_runs\": %d, \"speedup_vs_naive\": ",
+                (unsigned long long)(sim_counts_read_bytes(&r->kern.counts, sh->dtype) +
+                                     sim_counts_write_bytes(&r->kern.counts, sh->dtype)),
+                (unsigned long long)(sim_counts_read_bytes(&r->sim.counts, sh->dtype) +
+                                     sim_counts_write_bytes(&r->sim.counts, sh->dtype)),
+                r->kern.seconds, r->kern.runs);
+        if (naive && r->kern.seconds > 0.0)
+            fprintf(out, "%.6g}", naive->kern.seconds / r->kern.seconds);
+        else
+            fprintf(out, "null}");
+    }
+    fprintf(out, "\n]}\n");
+}
+
+int cli_gpu_main(int argc, char **argv, int first)
+{
+    char err[2048];
+    kern_backend backend = KERN_CUDA;
+    int repeat = GPU_DEFAULT_REPEAT, threads = 0, nrest = 0;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    if (!rest) {
+        fprintf(stderr, "fasim: out of memory\n");
+        return SIM_EFAIL;
+    }
+    if (take_own_options(argc, argv, first, rest, &nrest, &backend, &repeat, &threads, err,
+                         sizeof err) != 0) {
+        fprintf(stderr, "fasim: %s\n", err);
+        free(rest);
+        return SIM_EUSAGE;
+    }
+    cli_report_opts o;
+    int prc = cli_parse_report(nrest, rest, 0, &o, err, sizeof err);
+    free(rest);
+    if (prc != 0) {
+        fprintf(stderr, "fasim: %s\n", err);
+        return SIM_EUSAGE;
+    }
+    if (o.help) {
+        usage(stdout);
+        return SIM_OK;
+    }
+    if (o.version || o.gpu_list) {
+        fprintf(stderr, "fasim: gpu: --version and --gpu list belong to 'fasim' itself\n");
+        return SIM_EUSAGE;
+    }
+    if (o.req.mode == SIM_MODE_COUNT) {
+        fprintf(stderr, "fasim: gpu runs the kernels on real data; drop --count-only\n");
+        return SIM_EUSAGE;
+    }
+    if (backend == KERN_CUDA && !kern_cuda_available(err, sizeof err)) {
+        fprintf(stderr, "fasim: %s\n", err);
+        return SIM_EFAIL;
+    }
+    if (o.out_path) {
+        FILE *f = fopen(o.out_path, "ab");
+        if (!f) {
+            fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", o.out_path,
+                    strerror(errno));
+            return SIM_EFAIL;
+        }
+        fclose(f);
+    }
+
+    sim_npy_matrix m[3];
+    memset(m, 0, sizeof m);
+    int rc = SIM_OK, nruns = 0;
+    gpu_run runs[SIM_ALGO_COUNT];
+    memset(runs, 0, sizeof runs);
+    float *Q = NULL, *K = NULL, *V = NULL;
+    if (o.q_path && (rc = load_inputs(&o, m)) != SIM_OK)
+        goto out;
+    const sim_shape *sh = &o.req.sh;
+    const uint64_t max_mem = o.req.max_mem ? o.req.max_mem : SIM_DEFAULT_MAX_MEM;
+
+    /* Plans and limits before anything runs. The kernel run holds as much
+     * host memory as the simulator's (its global tensors), so twice that. */
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (!o.req.run_algo[a])
+            continue;
+        gpu_run *r = &runs[nruns];
+        r->algo = (sim_algo)a;
+        if (sim_plan_choose(r->algo, sh, o.req.plan_kind, o.req.Br, o.req.Bc, &r->plan, err,
+                            sizeof err) != 0) {
+            fprintf(stderr, "fasim: %s\n", err);
+            rc = SIM_EUSAGE;
+            goto out;
+        }
+        uint64_t need = sim_compute_memory(r->algo, sh);
+        if (need > max_mem / 2) {
+            char b1[32], b2[32];
+            sim_format_bytes(b1, sizeof b1, need == UINT64_MAX ? need : 2 * need);
+            sim_format_bytes(b2, sizeof b2, max_mem);
+            fprintf(stderr, "fasim: %s on the kernels and the simulator would need %s of "
+                    "memory, over the %s limit; use a smaller N or raise --max-mem\n",
+                    sim_algo_name(r->algo), b1, b2);
+            rc = SIM_EUSAGE;
+            goto out;
+        }
+        nruns++;
+    }
+
+    const int64_t nd = sh->N * sh->d;
+    if (o.q_path) {
+        Q = m[0].data;
+        K = m[1].data;
+        V = m[2].data;
+    } else {
+        Q = malloc((size_t)nd * sizeof *Q);
+        K = malloc((size_t)nd * sizeof *K);
+        V = malloc((size_t)nd * sizeof *V);
+        if (!Q || !K || !V) {
+            fprintf(stderr, "fasim: out of memory for the inputs\n");
+            rc = SIM_EFAIL;
+            goto out;
+        }
+        sim_random_inputs(o.req.seed, sh->N, sh->d, sh->dtype, Q, K, V);
+    }
+
+    kern_options opt = { threads, repeat };
+    const gpu_run *naive = NULL;
+    int all_match = 1;
+    for (int k = 0; k < nruns; k++) {
+        gpu_run *r = &runs[k];
+        if (sim_run(r->algo, sh, &r->plan, Q, K, V, NULL, &r->sim, err, sizeof err) != 0) {
+            fprintf(stderr, "fasim: simulator: %s\n", err);
+            rc = SIM_EFAIL;
+            goto out;
+        }
+        if (kern_run(backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern, err,
+                     sizeof err) != 0) {
+            fprintf(stderr, "fasim: %s kernel: %s\n", sim_algo_name(r->algo), err);
+            rc = SIM_EFAIL;
+            goto out;
+        }
+        r->identical = memcmp(r->sim.O, r->kern.O, (size_t)nd * sizeof(float)) == 0;
+        if (r->algo == SIM_FA2)
+            r->identical = r->identical && r->sim.L && r->kern.L &&
+                           memcmp(r->sim.L, r->kern.L, (size_t)sh->N * sizeof(float)) == 0;
+        r->max_diff = max_abs_diff(r->kern.O, r->sim.O, nd);
+        r->counts_equal = sim_counts_equal(&r->sim.counts, &r->kern.counts);
+        if (r->algo == SIM_NAIVE)
+            naive = r;
+        if (!r->identical || !r->counts_equal)
+            all_match = 0;
+    }
+
+    if (o.json)
+        print_json(stdout, &o, backend, runs, nruns, naive);
+    else
+        print_text(stdout, &o, backend, runs, nruns, naive);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "fasim: cannot write to stdout\n");
+        rc = SIM_EFAIL;
+    }
+    for (int k = 0; k < nruns; k++)
+        if (!runs[k].identical || !runs[k].counts_equal)
+            fprintf(stderr, "fasim: gpu: the %s kernel does not match the simulator (%s)\n",
+                    sim_algo_name(runs[k].algo),
+                    !runs[k].identical ? "output" : "counters");
+    if (!all_match && rc == SIM_OK)
+        rc = SIM_EFAIL;
+    if (o.out_path && nruns == 1 &&
+        sim_npy_write_f32(o.out_path, runs[0].kern.O, sh->N, sh->d, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: --out %s\n", err);
+        rc = SIM_EFAIL;
+    }
+out:
+    for (int k = 0; k < SIM_ALGO_COUNT; k++) {
+        sim_result_free(&runs[k].sim);
+        kern_result_free(&runs[k].kern);
+    }
+    if (!o.q_path) {
+        free(Q);
+        free(K);
+        free(V);
+    }
+    for (int k = 0; k < 3; k++)
+        free(m[k].data);
+    return rc;
+}

@@ -1,0 +1,77 @@
+/*
+ * kern.h — the kernels' host driver: run the naive, FA1 or FA2 kernel on the
+ * simulator's inputs and plan, on the CPU path or on a CUDA device, and hand
+ * back the output, the kernel's own count of global-memory traffic per tensor
+ * and the time. A C API, so that cli/ stays C.
+ *
+ * The same kernel source (kern_naive.cuh, kern_fa1.cuh, kern_fa2.cuh) runs on
+ * both backends; its output is meant to equal sim_run's compute-mode output bit
+ * for bit and its counts to equal sim_run's counts (tests/test_kernels.c).
+ */
+#ifndef FASIM_KERN_H
+#define FASIM_KERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { KERN_CPU, KERN_CUDA } kern_backend;
+
+const char *kern_backend_name(kern_backend b);            /* "cpu", "cuda" */
+/* Parse "cpu" or "cuda"; 0 and *out set, or -1. */
+int kern_backend_parse(const char *s, kern_backend *out);
+
+#define KERN_CPU_DEFAULT_THREADS 4     /* enough to exercise the barriers */
+#define KERN_CPU_MAX_THREADS 64
+#define KERN_CUDA_DEFAULT_THREADS 128  /* four warps: rows of B_r <= 128 each get one */
+
+typedef struct {
+    int threads;     /* threads per block; 0: the backend's default */
+    int repeat;      /* timed runs after the counted one (>= 1; 0 means 1) */
+} kern_options;
+
+typedef struct {
+    float *O;                /* (N, d), owned; values of the dtype */
+    float *L;                /* FA2: (N) logsumexp, owned; else NULL */
+    sim_counts counts;       /* the counting run's global-memory traffic */
+    double seconds;          /* median over the timed runs: the launches only */
+    int runs;                /* timed runs */
+    int threads;             /* threads per block */
+    int launches;            /* kernel launches per run */
+    int64_t blocks;          /* thread blocks per run, all launches together */
+    uint64_t smem_bytes;     /* dynamic shared memory of the largest launch */
+    uint64_t plan_bytes;     /* the plan's SRAM peak (dtype-sized tiles) */
+} kern_result;
+
+/*
+ * Run loop order `a` with plan p on inputs Q, K, V ((N, d), rounded to the
+ * shape's dtype here as sim_run rounds them). The plan must fit M or be a
+ * paper plan, as for sim_run. Every output tensor is poisoned with NaN before
+ * each run, so a kernel that fails to write an element is caught.
+ * First one counted run, then opt->repeat timed runs without counters; the
+ * timed runs' output must equal the counted run's bit for bit (else -1:
+ * a kernel whose result depends on timing has a race).
+ * Returns 0 with *out filled (release with kern_result_free), or -1 with a
+ * one-line message in err. With KERN_CUDA and no CUDA build or no device the
+ * message says so and suggests --backend cpu.
+ */
+int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
+             const float *Q, const float *K, const float *V, const kern_options *opt,
+             kern_result *out, char *err, size_t errlen);
+
+void kern_result_free(kern_result *r);
+
+/* 1 when this build has the CUDA backend and a device is present; else 0
+ * with the reason in err (one line, ending in the --backend cpu hint). */
+int kern_cuda_available(char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FASIM_KERN_H */

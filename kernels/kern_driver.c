@@ -1,0 +1,414 @@
+/*
+ * kern_driver.c — the host side of the kernels: launch schedules, the check
+ * that each kernel's shared memory is the plan's buffers, and the CPU
+ * backend's run (the CUDA backend is kern_cuda.cu). See kern.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "kern_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *kern_backend_name(kern_backend b)
+{
+    return b == KERN_CUDA ? "cuda" : "cpu";
+}
+
+int kern_backend_parse(const char *s, kern_backend *out)
+{
+    if (s && !strcmp(s, "cpu")) {
+        *out = KERN_CPU;
+        return 0;
+    }
+    if (s && !strcmp(s, "cuda")) {
+        *out = KERN_CUDA;
+        return 0;
+    }
+    return -1;
+}
+
+const char *kern_kernel_name(kern_kernel k)
+{
+    static const char *names[KERN_K_COUNT] = {
+        "kern_naive_scores", "kern_naive_softmax_rows", "kern_naive_softmax_3pass",
+        "kern_naive_pv", "kern_fa1", "kern_fa2",
+    };
+    return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
+}
+
+double kern_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double kern_median(double *x, int n)
+{
+    if (n <= 0)
+        return 0.0;
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+void kern_counts_to_sim(const kern_counts *k, sim_counts *s)
+{
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        s->read_elems[t] = k->read_elems[t];
+        s->write_elems[t] = k->write_elems[t];
+        s->read_ops[t] = k->read_ops[t];
+        s->write_ops[t] = k->write_ops[t];
+    }
+}
+
+void kern_poison(float *x, int64_t n)
+{
+    const float nan = ref_u2f(0x7fc00000u);
+    for (int64_t k = 0; k < n; k++)
+        x[k] = nan;
+}
+
+kern_params kern_params_make(const sim_shape *sh, const sim_plan *p)
+{
+    kern_params k;
+    memset(&k, 0, sizeof k);
+    k.N = sh->N;
+    k.d = sh->d;
+    k.Br = p->Br;
+    k.Bc = p->Bc;
+    k.Tr = p->Tr;
+    k.Tc = p->Tc;
+    k.Bs_r = p->Bs_r;
+    k.causal = sh->causal;
+    k.dtype = sh->dtype;
+    k.scale = 1.0f / sqrtf((float)sh->d);    /* as sim_run computes it */
+    return k;
+}
+
+/* ---- shared memory = the plan ------------------------------------------------ */
+
+/* What a kernel carves out of its shared memory, in order: the plan's buffer
+ * names and the sizes the kernel's pointer arithmetic assumes. */
+typedef struct {
+    const char *name;
+    int64_t rows, cols;
+} carve;
+
+static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, carve *c)
+{
+    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d, N = sh->N, Bs = p->Bs_r;
+    int n = 0;
+#define C(nm, r, cc) (c[n].name = (nm), c[n].rows = (r), c[n].cols = (cc), n++)
+    switch (k) {
+    case KERN_K_NAIVE_SCORES:
+        C("Q_i", Br, d); C("K_j", Bc, d); C("S_ij", Br, Bc);
+        break;
+    case KERN_K_NAIVE_SOFTMAX_ROWS:
+        C("S_rows", Bs, N); C("m", Bs, 1); C("l", Bs, 1);
+        break;
+    case KERN_K_NAIVE_SOFTMAX_3PASS:
+        C("S_ij", Br, Bc); C("m_i", Br, 1); C("l_i", Br, 1);
+        break;
+    case KERN_K_NAIVE_PV:
+        C("P_ij", Br, Bc); C("V_j", Bc, d); C("O_i", Br, d);
+        break;
+    case KERN_K_FA1:
+        C("K_j", Bc, d); C("V_j", Bc, d); C("Q_i", Br, d); C("O_i", Br, d);
+        C("S_ij", Br, Bc); C("m_i", Br, 1); C("l_i", Br, 1); C("m~_ij", Br, 1);
+        C("l~_ij", Br, 1); C("m_new", Br, 1); C("l_new", Br, 1);
+        break;
+    case KERN_K_FA2:
+        C("Q_i", Br, d); C("K_j", Bc, d); C("V_j", Bc, d); C("S_ij", Br, Bc);
+        C("O_i", Br, d); C("m_i", Br, 1); C("l_i", Br, 1);
+        break;
+    default:
+        break;
+    }
+#undef C
+    return n;
+}
+
+/* The launch's shared memory in floats, after checking that the plan's
+ * buffers of `phase` are exactly the kernel's carve-up (names, order, sizes). */
+static int smem_of(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
+                   uint64_t *floats, char *err, size_t errlen)
+{
+    carve c[SIM_MAX_BUFFERS];
+    int n = carve_list(k, p, sh, c), at = 0;
+    *floats = 0;
+    for (int b = 0; b < p->nbuf; b++) {
+        const sim_buffer *buf = &p->buf[b];
+        if (buf->phase != phase)
+            continue;
+        if (at >= n || strcmp(buf->name, c[at].name) != 0 || buf->rows != c[at].rows ||
+            buf->cols != c[at].cols) {
+            snprintf(err, errlen, "internal: %s's shared memory does not match the %s "
+                     "plan at buffer %s (phase %d)", kern_kernel_name(k),
+                     sim_algo_name(p->algo), buf->name, phase);
+            return -1;
+        }
+        *floats += (uint64_t)(buf->rows * buf->cols);
+        at++;
+    }
+    if (at != n) {
+        snprintf(err, errlen, "internal: the %s plan lacks buffer %s that %s uses",
+                 sim_algo_name(p->algo), c[at].name, kern_kernel_name(k));
+        return -1;
+    }
+    return 0;
+}
+
+int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
+                       kern_schedule *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    if (p->algo != a) {
+        snprintf(err, errlen, "internal: a %s plan given for %s", sim_algo_name(p->algo),
+                 sim_algo_name(a));
+        return -1;
+    }
+    switch (a) {
+    case SIM_NAIVE:
+        s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SCORES, p->Tr, 1, 0 };
+        if (p->softmax_passes == 1)
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SOFTMAX_ROWS,
+                                          (sh->N + p->Bs_r - 1) / p->Bs_r, 2, 0 };
+        else
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SOFTMAX_3PASS, p->Tr, 2, 0 };
+        s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_PV, p->Tr, 3, 0 };
+        break;
+    case SIM_FA1:
+        s->l[s->n++] = (kern_launch){ KERN_K_FA1, 1, 1, 0 };
+        break;
+    case SIM_FA2:
+        s->l[s->n++] = (kern_launch){ KERN_K_FA2, p->Tr, 1, 0 };
+        break;
+    default:
+        snprintf(err, errlen, "unknown loop order");
+        return -1;
+    }
+    for (int k = 0; k < s->n; k++)
+        if (smem_of(s->l[k].k, s->l[k].phase, p, sh, &s->l[k].smem_floats, err, errlen))
+            return -1;
+    return 0;
+}
+
+/* ---- runs -------------------------------------------------------------------- */
+
+void kern_result_free(kern_result *r)
+{
+    if (!r)
+        return;
+    free(r->O);
+    free(r->L);
+    r->O = r->L = NULL;
+}
+
+/* Host copies of the tensors of one run (the CPU backend's "global memory"). */
+typedef struct {
+    float *t[SIM_TENSOR_COUNT];
+    int64_t n[SIM_TENSOR_COUNT];
+} host_tensors;
+
+static void host_free(host_tensors *h)
+{
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        free(h->t[t]);
+    memset(h, 0, sizeof *h);
+}
+
+int kern_uses(sim_algo a, sim_tensor t)
+{
+    switch (t) {
+    case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
+    case SIM_S: case SIM_P: return a == SIM_NAIVE;
+    case SIM_m: case SIM_l: return a == SIM_FA1;
+    case SIM_L: return a == SIM_FA2;
+    default: return 0;
+    }
+}
+
+static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh, const float *Q,
+                      const float *K, const float *V, char *err, size_t errlen)
+{
+    memset(h, 0, sizeof *h);
+    const int64_t N = sh->N, d = sh->d;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!kern_uses(a, (sim_tensor)t))
+            continue;
+        h->n[t] = (t == SIM_S || t == SIM_P) ? N * N : (t <= SIM_O ? N * d : N);
+        h->t[t] = malloc((size_t)h->n[t] * sizeof(float));
+        if (!h->t[t]) {
+            snprintf(err, errlen, "out of memory for tensor %s of the kernel run",
+                     sim_tensor_name((sim_tensor)t));
+            host_free(h);
+            return -1;
+        }
+    }
+    const float *in[3] = { Q, K, V };
+    for (int t = 0; t < 3; t++) {
+        memcpy(h->t[t], in[t], (size_t)(N * d) * sizeof(float));
+        sim_round_to_dtype(h->t[t], N * d, sh->dtype);   /* as sim_run places them */
+    }
+    return 0;
+}
+
+static void host_params(const host_tensors *h, kern_params *k)
+{
+    k->Q = h->t[SIM_Q];
+    k->K = h->t[SIM_K];
+    k->V = h->t[SIM_V];
+    k->O = h->t[SIM_O];
+    k->S = h->t[SIM_S];
+    k->P = h->t[SIM_P];
+    k->m = h->t[SIM_m];
+    k->l = h->t[SIM_l];
+    k->L = h->t[SIM_L];
+}
+
+static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t errlen)
+{
+    if (!p->fits && p->kind != SIM_PLAN_PAPER) {
+        sim_plan_explain_misfit(p, sh, err, errlen);
+        return -1;
+    }
+    if (sh->N > INT32_MAX || sh->d > INT32_MAX) {
+        snprintf(err, errlen, "N and d must fit in 32 bits for the kernels");
+        return -1;
+    }
+    return 0;
+}
+
+int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
+                       const sim_plan *p, const float *Q, const float *K, const float *V,
+                       const kern_options *opt, kern_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (check_plan(p, sh, err, errlen))
+        return -1;
+    kern_schedule s;
+    if (kern_schedule_make(a, p, sh, &s, err, errlen))
+        return -1;
+    const int threads = opt && opt->threads ? opt->threads : KERN_CPU_DEFAULT_THREADS;
+    const int repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
+    const int64_t nO = sh->N * sh->d;
+
+    host_tensors h;
+    if (host_alloc(&h, a, sh, Q, K, V, err, errlen))
+        return -1;
+    kern_params kp = kern_params_make(sh, p);
+    host_params(&h, &kp);
+    double *times = malloc((size_t)repeat * sizeof *times);
+    out->O = malloc((size_t)nO * sizeof(float));
+    out->L = a == SIM_FA2 ? malloc((size_t)sh->N * sizeof(float)) : NULL;
+    int rc = 0;
+    if (!times || !out->O || (a == SIM_FA2 && !out->L)) {
+        snprintf(err, errlen, "out of memory for the kernel's results");
+        rc = -1;
+        goto done;
+    }
+    kern_counts cnt;
+    memset(&cnt, 0, sizeof cnt);
+    for (int run = 0; run <= repeat && rc == 0; run++) {
+        for (int t = SIM_O; t < SIM_TENSOR_COUNT; t++)
+            if (h.t[t])
+                kern_poison(h.t[t], h.n[t]);
+        kp.cnt = run == 0 ? &cnt : NULL;      /* run 0 counts; the timed runs do not */
+        double t0 = kern_now_seconds();
+        for (int k = 0; k < s.n && rc == 0; k++)
+            rc = kern_cpu_launch(tab->fn[s.l[k].k], kp, s.l[k].grid, threads,
+                                 s.l[k].smem_floats, err, errlen);
+        double dt = kern_now_seconds() - t0;
+        if (rc)
+            break;
+        if (run == 0) {
+            memcpy(out->O, h.t[SIM_O], (size_t)nO * sizeof(float));
+            if (out->L)
+                memcpy(out->L, h.t[SIM_L], (size_t)sh->N * sizeof(float));
+        } else {
+            times[run - 1] = dt;
+            if (memcmp(out->O, h.t[SIM_O], (size_t)nO * sizeof(float)) != 0) {
+                snprintf(err, errlen, "%s: the output of timed run %d differs from the "
+                         "counted run's: the kernel has a race", sim_algo_name(a), run);
+                rc = -1;
+            }
+        }
+    }
+    if (rc == 0) {
+        kern_counts_to_sim(&cnt, &out->counts);
+        out->seconds = kern_median(times, repeat);
+        out->runs = repeat;
+        out->threads = threads;
+        out->launches = s.n;
+        for (int k = 0; k < s.n; k++) {
+            out->blocks += s.l[k].grid;
+            if (s.l[k].smem_floats * 4u > out->smem_bytes)
+                out->smem_bytes = s.l[k].smem_floats * 4u;
+        }
+        out->plan_bytes = p->sram_peak;
+    }
+done:
+    free(times);
+    host_free(&h);
+    if (rc)
+        kern_result_free(out);
+    return rc;
+}
+
+int kern_cuda_available(char *err, size_t errlen)
+{
+#ifdef FASIM_HAVE_CUDA
+    return kern_cuda_probe(err, errlen);
+#else
+    snprintf(err, errlen, "this fasim was built without CUDA: use --backend cpu "
+             "(the same kernel source on the CPU), or rebuild where nvcc is found");
+    return 0;
+#endif
+}
+
+int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
+             const float *Q, const float *K, const float *V, const kern_options *opt,
+             kern_result *out, char *err, size_t errlen)
+{
+    if (b == KERN_CPU)
+        return kern_run_cpu_table(&kern_cpu_kernels, a, sh, p, Q, K, V, opt, out, err,
+                                  errlen);
+    memset(out, 0, sizeof *out);
+    if (!kern_cuda_available(err, errlen))
+        return -1;
+#ifdef FASIM_HAVE_CUDA
+    if (check_plan(p, sh, err, errlen))
+        return -1;
+    /* The CUDA backend takes inputs already rounded, as host_alloc rounds them. */
+    const int64_t nd = sh->N * sh->d;
+    float *in[3] = { malloc((size_t)nd * sizeof(float)), malloc((size_t)nd * sizeof(float)),
+                     malloc((size_t)nd * sizeof(float)) };
+    const float *src[3] = { Q, K, V };
+    int rc = 0;
+    for (int t = 0; t < 3; t++) {
+        if (!in[t]) {
+            rc = -1;
+            snprintf(err, errlen, "out of memory for the kernel's inputs");
+            break;
+        }
+        memcpy(in[t], src[t], (size_t)nd * sizeof(float));
+        sim_round_to_dtype(in[t], nd, sh->dtype);
+    }
+    if (rc == 0)
+        rc = kern_cuda_run(a, sh, p, in[0], in[1], in[2], opt, out, err, errlen);
+    for (int t = 0; t < 3; t++)
+        free(in[t]);
+    return rc;
+#else
+    return -1;
+#endif
+}

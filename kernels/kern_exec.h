@@ -1,0 +1,170 @@
+/*
+ * kern_exec.h — the portability layer of fasim's kernels: one kernel source,
+ * compiled by nvcc as CUDA and by a C11 compiler for the CPU path.
+ *
+ * A kernel is written in the C subset of CUDA against these names only:
+ *   KERN_GLOBAL            a kernel: `KERN_GLOBAL kern_fa2(kern_params p)`
+ *   KERN_DEVICE            a helper called from kernels
+ *   kern_block_x()         blockIdx.x      (the thread block's index in the grid)
+ *   kern_thread_x()        threadIdx.x     (the thread's index in its block)
+ *   kern_block_dim()       blockDim.x      (threads per block)
+ *   KERN_SYNC()            __syncthreads() (every thread of the block must reach it)
+ *   KERN_SHARED()          the block's dynamic shared memory, as float *
+ *   kern_load / kern_store counted, cooperative tile copies global <-> shared
+ *
+ * Under nvcc these are CUDA's own. On the CPU (kern_cpu.c) every thread of a
+ * block is a real POSIX thread, KERN_SYNC() is a real barrier across them and
+ * KERN_SHARED() is one buffer per block that all its threads see; the blocks
+ * of a grid run one after another. So a kernel that forgets a barrier, or
+ * reads shared memory it never wrote, misbehaves on the CPU path as on a GPU.
+ *
+ * Bit identity with the simulator (DESIGN.md, Numerics): threads of a block
+ * split the ROWS of a tile; each thread computes whole dot products and whole
+ * rows with the ref_ primitives of reference/ref_tile.h, in the simulator's
+ * order. Parallelism therefore never reorders a floating-point operation.
+ *
+ * Counting: kern_load / kern_store add to per-tensor counters (elements, and
+ * one transfer per tile, as sim_load / sim_store do) when p.cnt is not NULL.
+ * Only thread 0 of a block adds; on the GPU with atomicAdd, because blocks of
+ * a grid run concurrently there.
+ */
+#ifndef FASIM_KERN_EXEC_H
+#define FASIM_KERN_EXEC_H
+
+#include <stdint.h>
+
+#include "ref_tile.h"
+#include "sim.h"        /* sim_tensor (counter index), sim_dtype */
+
+/* Per-tensor global-memory traffic, indexed by sim_tensor. unsigned long long
+ * because that is what CUDA's 64-bit atomicAdd takes. */
+typedef struct {
+    unsigned long long read_elems[SIM_TENSOR_COUNT];
+    unsigned long long write_elems[SIM_TENSOR_COUNT];
+    unsigned long long read_ops[SIM_TENSOR_COUNT];     /* tiles moved */
+    unsigned long long write_ops[SIM_TENSOR_COUNT];
+} kern_counts;
+
+/* Everything a kernel reads, passed by value (CUDA kernel parameter space).
+ * Global tensors are row-major float arrays whose values are already rounded
+ * to what their HBM type holds: Q, K, V, O (N, d); S, P (N, N); m, l, L (N).
+ * Tensors a loop order does not use are NULL. */
+typedef struct {
+    const float *Q, *K, *V;
+    float *O, *S, *P, *m, *l, *L;
+    int64_t N, d, Br, Bc, Tr, Tc;
+    int64_t Bs_r;            /* naive one-pass softmax: rows per block */
+    int causal;
+    sim_dtype dtype;         /* storage type of Q, K, V, O, S, P in HBM */
+    float scale;             /* 1 / sqrt(d), rounded once to float on the host */
+    kern_counts *cnt;        /* NULL: do not count (the timed runs) */
+} kern_params;
+
+/* ---- the execution model ------------------------------------------------ */
+
+#if defined(__CUDACC__)
+
+#define KERN_GLOBAL static __global__ void
+#define KERN_DEVICE static __device__ inline
+#define kern_block_x() ((int64_t)blockIdx.x)
+#define kern_thread_x() ((int64_t)threadIdx.x)
+#define kern_block_dim() ((int64_t)blockDim.x)
+#define KERN_SYNC() __syncthreads()
+extern __shared__ float kern_dyn_smem[];
+#define KERN_SHARED() (kern_dyn_smem)
+#define KERN_COUNT_ADD(ptr, v) atomicAdd((ptr), (unsigned long long)(v))
+
+#else /* the CPU path */
+
+/* The running thread's place in its launch; set by kern_cpu.c for each
+ * thread, read through the macros below. */
+typedef struct {
+    int64_t block_x, thread_x, block_dim, grid_dim;
+    float *smem;             /* this block's shared memory */
+    void *barrier;           /* the block's barrier (kern_cpu.c) */
+} kern_cpu_ctx;
+
+extern _Thread_local const kern_cpu_ctx *kern_cpu_tls;
+
+/* A barrier across the threads of the running block (kern_cpu.c). */
+void kern_cpu_sync(void);
+
+#define KERN_GLOBAL static void
+#define KERN_DEVICE static inline
+#define kern_block_x() (kern_cpu_tls->block_x)
+#define kern_thread_x() (kern_cpu_tls->thread_x)
+#define kern_block_dim() (kern_cpu_tls->block_dim)
+#define KERN_SYNC() kern_cpu_sync()
+#define KERN_SHARED() (kern_cpu_tls->smem)
+/* Blocks run one after another on the CPU and only thread 0 counts: no race. */
+#define KERN_COUNT_ADD(ptr, v) (*(ptr) += (unsigned long long)(v))
+
+#endif
+
+/* ---- helpers shared by the kernels -------------------------------------- */
+
+KERN_DEVICE int64_t kern_min(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Causal block bounds, the same as sim_hier.h's: block pair (i, j) holds an
+ * unmasked score iff j * B_c <= the last row of block i. */
+KERN_DEVICE int64_t kern_causal_last_j(int64_t i, int64_t N, int64_t Br, int64_t Bc)
+{
+    return (kern_min((i + 1) * Br, N) - 1) / Bc;
+}
+
+KERN_DEVICE int64_t kern_causal_first_i(int64_t j, int64_t Br, int64_t Bc)
+{
+    return j * Bc / Br;
+}
+
+/* The value an HBM element of tensor t holds (sim_hbm_round's rule): m, l, L
+ * are fp32; the other tensors take the run's dtype, rounded to nearest even. */
+KERN_DEVICE float kern_hbm_round(sim_dtype dt, sim_tensor t, float x)
+{
+    if (t == SIM_m || t == SIM_l || t == SIM_L || dt == SIM_FP32)
+        return x;
+    return dt == SIM_FP16 ? ref_round_fp16(x) : ref_round_bf16(x);
+}
+
+/*
+ * Global -> shared: the tile (r0.., c0..) of rows x cols of tensor t, whose
+ * rows are `ld` floats apart in global memory, into dst (row-major, row
+ * length cols). All threads of the block copy (element x goes to thread
+ * x mod blockDim, so neighbouring threads touch neighbouring addresses);
+ * thread 0 counts one transfer of rows * cols elements. No barrier inside:
+ * the caller puts KERN_SYNC() between this and any use of dst.
+ */
+KERN_DEVICE void kern_load(kern_counts *cnt, sim_tensor t, float *dst, const float *src,
+                           int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols)
+{
+    for (int64_t x = kern_thread_x(); x < rows * cols; x += kern_block_dim()) {
+        int64_t r = x / cols, c = x % cols;
+        dst[x] = src[(r0 + r) * ld + c0 + c];
+    }
+    if (cnt && kern_thread_x() == 0) {
+        KERN_COUNT_ADD(&cnt->read_elems[t], rows * cols);
+        KERN_COUNT_ADD(&cnt->read_ops[t], 1);
+    }
+}
+
+/* Shared -> global: src (rows x cols, row-major) into tile (r0.., c0..) of
+ * tensor t, each value rounded to t's HBM type; counted as kern_load is. The
+ * caller has synchronised so that src is complete. */
+KERN_DEVICE void kern_store(kern_counts *cnt, sim_dtype dt, sim_tensor t, float *dst,
+                            int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                            const float *src)
+{
+    for (int64_t x = kern_thread_x(); x < rows * cols; x += kern_block_dim()) {
+        int64_t r = x / cols, c = x % cols;
+        dst[(r0 + r) * ld + c0 + c] = kern_hbm_round(dt, t, src[x]);
+    }
+    if (cnt && kern_thread_x() == 0) {
+        KERN_COUNT_ADD(&cnt->write_elems[t], rows * cols);
+        KERN_COUNT_ADD(&cnt->write_ops[t], 1);
+    }
+}
+
+#endif /* FASIM_KERN_EXEC_H */

@@ -1,0 +1,92 @@
+/*
+ * kern_fa1.cuh — FlashAttention forward (Dao et al. 2022, Algorithm 1) as a
+ * kernel, beside sim/algo_fa1.c: the same loop nest, the same primitives, the
+ * same line numbers.
+ *
+ * Grid: ONE thread block runs the whole nest. Algorithm 1 is sequential in j
+ * (K/V outer, line 5) and reads K_j, V_j once per j; a grid of T_r blocks per
+ * j would read them T_r times, and one launch per j would still differ from
+ * the paper's order of stores. A single block is exactly Algorithm 1, with
+ * exactly the simulator's counts: slow on a GPU (one SM), and said so.
+ * Production FA1 kernels parallelise over Q blocks (and heads) instead and
+ * keep O_i on chip, which is FA2's order (kern_fa2.cuh).
+ *
+ * Threads split the rows of each tile: thread t computes rows t, t + blockDim,
+ * ... with ref_fa1_step_row (lines 10-12 for one row), in the simulator's
+ * order, so the output is the simulator's bit for bit.
+ *
+ * Shared memory, in the plan's order (sim_plan_make, SIM_FA1), every element
+ * held as float: K_j, V_j (B_c, d), Q_i, O_i (B_r, d), S_ij (B_r, B_c), m_i,
+ * l_i, m~_ij, l~_ij, m_new, l_new (B_r). The last four are reserved as the
+ * plan charges them; ref_fa1_step_row keeps their values in registers.
+ *
+ * Shapes: Q, K, V, O (N, d); l, m (N). Row-major throughout.
+ */
+#ifndef FASIM_KERN_FA1_CUH
+#define FASIM_KERN_FA1_CUH
+
+#include "kern_exec.h"
+
+KERN_GLOBAL kern_fa1(kern_params p)
+{
+    const int64_t N = p.N, d = p.d, B_r = p.Br, B_c = p.Bc, T_r = p.Tr, T_c = p.Tc;
+    const int64_t tid = kern_thread_x(), nt = kern_block_dim();
+
+    float *sm = KERN_SHARED();
+    float *K_j = sm;  sm += B_c * d;
+    float *V_j = sm;  sm += B_c * d;
+    float *Q_i = sm;  sm += B_r * d;
+    float *O_i = sm;  sm += B_r * d;
+    float *S_ij = sm; sm += B_r * B_c;
+    float *m_i = sm;  sm += B_r;
+    float *l_i = sm;  /* then m~_ij, l~_ij, m_new, l_new: reserved, unused */
+
+    /* 2: O = 0, l = 0, m = -inf in HBM, written block by block from SRAM. */
+    for (int64_t i = 0; i < T_r; i++) {
+        const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
+        KERN_SYNC();            /* the previous block's stores have read O_i, l_i, m_i */
+        for (int64_t r = tid; r < br; r += nt) {
+            for (int64_t c = 0; c < d; c++)
+                O_i[r * d + c] = 0.0f;
+            l_i[r] = 0.0f;
+            m_i[r] = -REF_INF;
+        }
+        KERN_SYNC();
+        kern_store(p.cnt, p.dtype, SIM_O, p.O, d, r0, 0, br, d, O_i);
+        kern_store(p.cnt, p.dtype, SIM_l, p.l, 1, r0, 0, br, 1, l_i);
+        kern_store(p.cnt, p.dtype, SIM_m, p.m, 1, r0, 0, br, 1, m_i);
+    }
+    /* 3-4: Q, O, l, m in T_r blocks of B_r rows; K, V in T_c blocks of B_c. */
+    for (int64_t j = 0; j < T_c; j++) {                          /* 5 */
+        const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+        KERN_SYNC();            /* every row is done with K_j, V_j of step j - 1 */
+        kern_load(p.cnt, SIM_K, K_j, p.K, d, c0, 0, bc, d);      /* 6 */
+        kern_load(p.cnt, SIM_V, V_j, p.V, d, c0, 0, bc, d);
+        const int64_t i_start = p.causal ? kern_causal_first_i(j, B_r, B_c) : 0;
+        for (int64_t i = i_start; i < T_r; i++) {                /* 7 */
+            const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
+            KERN_SYNC();        /* the stores of step i - 1 have read O_i, l_i, m_i;
+                                   and the writes of line 2 are visible (a block
+                                   sees its own global writes after a barrier) */
+            kern_load(p.cnt, SIM_Q, Q_i, p.Q, d, r0, 0, br, d);  /* 8 */
+            kern_load(p.cnt, SIM_O, O_i, p.O, d, r0, 0, br, d);
+            kern_load(p.cnt, SIM_l, l_i, p.l, 1, r0, 0, br, 1);
+            kern_load(p.cnt, SIM_m, m_i, p.m, 1, r0, 0, br, 1);
+            KERN_SYNC();
+            for (int64_t r = tid; r < br; r += nt) {
+                float *s = S_ij + r * bc;
+                ref_tile_scores(Q_i + r * d, K_j, 1, (int)bc, (int)d, p.scale, s); /* 9 */
+                if (p.causal)
+                    ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
+                ref_fa1_step_row(s, (int)bc, V_j, (int)d, O_i + r * d,            /* 10-12 */
+                                 &m_i[r], &l_i[r]);
+            }
+            KERN_SYNC();
+            kern_store(p.cnt, p.dtype, SIM_O, p.O, d, r0, 0, br, d, O_i);       /* 12 */
+            kern_store(p.cnt, p.dtype, SIM_l, p.l, 1, r0, 0, br, 1, l_i);       /* 13 */
+            kern_store(p.cnt, p.dtype, SIM_m, p.m, 1, r0, 0, br, 1, m_i);
+        }                                                        /* 14 */
+    }                                                            /* 15 */
+}                                                                /* 16 */
+
+#endif /* FASIM_KERN_FA1_CUH */

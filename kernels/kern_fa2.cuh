@@ -1,0 +1,84 @@
+/*
+ * kern_fa2.cuh — FlashAttention-2 forward (Dao 2023, Algorithm 1) as a kernel,
+ * beside sim/algo_fa2.c: the same loop nest, the same primitives, the same
+ * line numbers.
+ *
+ * Grid: T_r thread blocks, block i owns query block Q_i (line 3's loop is the
+ * grid). Inside a block the K/V loop (line 6) runs in order; O_i, m_i, l_i
+ * stay in shared memory until O_i and L_i are written once (lines 14-15).
+ * Threads split the rows of the block: thread t computes rows t, t + blockDim,
+ * ... of S_ij, P~_ij and O_i, each with the whole row's arithmetic in the
+ * simulator's order, so the output is the simulator's bit for bit.
+ *
+ * Shared memory, in the plan's order (sim_plan_make, SIM_FA2), every element
+ * held as float: Q_i (B_r, d), K_j (B_c, d), V_j (B_c, d), S_ij (B_r, B_c),
+ * O_i (B_r, d), m_i (B_r), l_i (B_r).
+ *
+ * Shapes: Q, K, V, O (N, d); L (N); br, bc the rows of this block (the last
+ * may be partial). Row-major throughout.
+ *
+ * Deliberately wrong variants, for the tests that must catch them (never
+ * defined in the fasim build):
+ *   KERN_BUG_SKIP_RESCALE  line 10 without diag(e^(m_old - m_new)): O_i wrong
+ *   KERN_BUG_RELOAD_Q      Q_i loaded again at every inner step: counts wrong
+ */
+#ifndef FASIM_KERN_FA2_CUH
+#define FASIM_KERN_FA2_CUH
+
+#include "kern_exec.h"
+
+KERN_GLOBAL kern_fa2(kern_params p)
+{
+    const int64_t N = p.N, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
+    const int64_t tid = kern_thread_x(), nt = kern_block_dim();
+    const int64_t i = kern_block_x();                            /* 3 */
+    const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
+
+    float *sm = KERN_SHARED();
+    float *Q_i = sm;  sm += B_r * d;
+    float *K_j = sm;  sm += B_c * d;
+    float *V_j = sm;  sm += B_c * d;
+    float *S_ij = sm; sm += B_r * B_c;
+    float *O_i = sm;  sm += B_r * d;
+    float *m_i = sm;  sm += B_r;
+    float *l_i = sm;
+
+    kern_load(p.cnt, SIM_Q, Q_i, p.Q, d, r0, 0, br, d);          /* 4 */
+    for (int64_t r = tid; r < br; r += nt) {                     /* 5 */
+        m_i[r] = -REF_INF;
+        l_i[r] = 0.0f;
+        for (int64_t c = 0; c < d; c++)
+            O_i[r * d + c] = 0.0f;
+    }
+    const int64_t j_end = p.causal ? kern_causal_last_j(i, N, B_r, B_c) + 1 : T_c;
+    for (int64_t j = 0; j < j_end; j++) {                        /* 6 */
+        const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+        KERN_SYNC();            /* every row is done with K_j, V_j of step j - 1 */
+        kern_load(p.cnt, SIM_K, K_j, p.K, d, c0, 0, bc, d);      /* 7 */
+        kern_load(p.cnt, SIM_V, V_j, p.V, d, c0, 0, bc, d);
+#ifdef KERN_BUG_RELOAD_Q
+        kern_load(p.cnt, SIM_Q, Q_i, p.Q, d, r0, 0, br, d);
+#endif
+        KERN_SYNC();            /* Q_i (first step), K_j, V_j are in shared memory */
+        for (int64_t r = tid; r < br; r += nt) {
+            float *s = S_ij + r * bc;
+            ref_tile_scores(Q_i + r * d, K_j, 1, (int)bc, (int)d, p.scale, s);  /* 8 */
+            if (p.causal)
+                ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
+            float alpha = ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);        /* 9 */
+#ifdef KERN_BUG_SKIP_RESCALE
+            alpha = 1.0f;
+#endif
+            ref_pv_acc_row(O_i + r * d, (int)d, alpha, s, V_j, (int)bc);        /* 10 */
+        }
+    }                                                            /* 11 */
+    for (int64_t r = tid; r < br; r += nt) {
+        ref_normalise_row(O_i + r * d, (int)d, l_i[r]);          /* 12 */
+        m_i[r] = ref_lse(m_i[r], l_i[r]);                        /* 13: L_i in m_i */
+    }
+    KERN_SYNC();                /* all rows of O_i and L_i are final */
+    kern_store(p.cnt, p.dtype, SIM_O, p.O, d, r0, 0, br, d, O_i);           /* 14 */
+    kern_store(p.cnt, p.dtype, SIM_L, p.L, 1, r0, 0, br, 1, m_i);           /* 15 */
+}                                                                /* 16-17 */
+
+#endif /* FASIM_KERN_FA2_CUH */

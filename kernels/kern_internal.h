@@ -1,0 +1,94 @@
+/*
+ * kern_internal.h — what the two backends (kern_cpu.c, kern_cuda.cu) and the
+ * driver (kern_driver.c) share, and the hook the tests use to run a
+ * deliberately wrong build of the same kernel source. Not for cli/.
+ */
+#ifndef FASIM_KERN_INTERNAL_H
+#define FASIM_KERN_INTERNAL_H
+
+#include "kern.h"
+#include "kern_exec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kernels of the three loop orders. */
+typedef enum {
+    KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_3PASS,
+    KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_COUNT
+} kern_kernel;
+
+const char *kern_kernel_name(kern_kernel k);
+
+/* One launch: a kernel, its grid (blocks), and its dynamic shared memory in
+ * floats, which is the plan's buffers of `phase` with every element a float. */
+typedef struct {
+    kern_kernel k;
+    int64_t grid;
+    int phase;
+    uint64_t smem_floats;
+} kern_launch;
+
+/* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1). */
+typedef struct {
+    int n;
+    kern_launch l[4];
+} kern_schedule;
+
+/* Returns 0, or -1 (err set) for an unknown loop order or a plan without the
+ * buffers its kernels carve out. */
+int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
+                       kern_schedule *s, char *err, size_t errlen);
+
+/* The scalar part of the kernels' parameters (pointers NULL). */
+kern_params kern_params_make(const sim_shape *sh, const sim_plan *p);
+
+/* ---- the CPU path ----------------------------------------------------------- */
+
+typedef void (*kern_cpu_fn)(kern_params p);
+
+/* One compiled copy of the kernel source for the CPU: kern_cpu_kernels.c builds
+ * the real one (kern_cpu_kernels); the tests build wrong ones from the same
+ * file with KERN_BUG_* defined and KERN_TABLE_NAME renamed. */
+typedef struct {
+    const char *name;
+    kern_cpu_fn fn[KERN_K_COUNT];
+} kern_cpu_table;
+
+extern const kern_cpu_table kern_cpu_kernels;
+
+/* Run one launch on the CPU: `threads` POSIX threads form the block and run
+ * every block of the grid in turn, with shared memory of smem_floats floats
+ * (poisoned with NaN before each block). Returns 0, or -1 with err set
+ * (threads could not be created, out of memory). */
+int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int threads,
+                    uint64_t smem_floats, char *err, size_t errlen);
+
+/* kern_run on the CPU with the kernels of table t (the tests pass a wrong
+ * build here; kern_run passes &kern_cpu_kernels). */
+int kern_run_cpu_table(const kern_cpu_table *t, sim_algo a, const sim_shape *sh,
+                       const sim_plan *p, const float *Q, const float *K, const float *V,
+                       const kern_options *opt, kern_result *out, char *err, size_t errlen);
+
+/* ---- the CUDA path (kern_cuda.cu; only in a CUDA build) -------------------- */
+
+/* Inputs are already rounded to the dtype. Same contract as kern_run. */
+int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p, const float *Q,
+                  const float *K, const float *V, const kern_options *opt,
+                  kern_result *out, char *err, size_t errlen);
+int kern_cuda_probe(char *err, size_t errlen);
+
+/* Helpers the backends share (kern_driver.c). */
+/* 1 when loop order a keeps tensor t in global memory (sim_run's list). */
+int kern_uses(sim_algo a, sim_tensor t);
+double kern_now_seconds(void);
+double kern_median(double *x, int n);              /* sorts x */
+void kern_counts_to_sim(const kern_counts *k, sim_counts *s);
+void kern_poison(float *x, int64_t n);             /* quiet NaN */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FASIM_KERN_INTERNAL_H */

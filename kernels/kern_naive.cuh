@@ -1,0 +1,161 @@
+/*
+ * kern_naive.cuh — standard attention (FlashAttention paper, Algorithm 0) as
+ * three kernels, beside sim/algo_naive.c, with its line numbers:
+ *
+ *   1: kern_naive_scores    S = Q K^T / sqrt(d), written to HBM (global memory)
+ *   2: kern_naive_softmax_rows or kern_naive_softmax_3pass
+ *                           P = softmax(S), read from and written to HBM
+ *   3: kern_naive_pv        O = P V
+ *
+ * S and P live in global memory in the run's dtype, as the simulator keeps
+ * them. The softmax takes one pass over whole rows when the plan says a row
+ * of S fits in SRAM (plan->softmax_passes == 1, B_s rows per block), else the
+ * three passes (max, sum, normalise) over B_r x B_c tiles, exactly as the
+ * simulator does; both give the same bits.
+ *
+ * Grids, each the simulator's outer loop: T_r blocks for lines 1 and 3 and
+ * the three-pass softmax (block i owns rows of Q_i), ceil(N / B_s) blocks for
+ * the one-pass softmax. Threads split rows; each row's arithmetic is the
+ * simulator's, in its order.
+ *
+ * Shared memory per kernel, in the plan's order for its phase, every element
+ * held as float: line 1: Q_i (B_r, d), K_j (B_c, d), S_ij (B_r, B_c);
+ * line 2: S_rows (B_s, N), m (B_s), l (B_s) or S_ij (B_r, B_c), m_i, l_i (B_r);
+ * line 3: P_ij (B_r, B_c), V_j (B_c, d), O_i (B_r, d).
+ *
+ * Shapes: Q, K, V, O (N, d); S, P (N, N). Row-major.
+ */
+#ifndef FASIM_KERN_NAIVE_CUH
+#define FASIM_KERN_NAIVE_CUH
+
+#include "kern_exec.h"
+
+/* Line 1: S = scale * Q K^T, block i computing row block i of S. */
+KERN_GLOBAL kern_naive_scores(kern_params p)
+{
+    const int64_t N = p.N, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
+    const int64_t tid = kern_thread_x(), nt = kern_block_dim();
+    const int64_t i = kern_block_x();
+    const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
+
+    float *sm = KERN_SHARED();
+    float *Q_i = sm;  sm += B_r * d;
+    float *K_j = sm;  sm += B_c * d;
+    float *S_ij = sm;
+
+    kern_load(p.cnt, SIM_Q, Q_i, p.Q, d, r0, 0, br, d);
+    for (int64_t j = 0; j < T_c; j++) {
+        const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+        KERN_SYNC();            /* the store of step j - 1 has read S_ij; K_j is free */
+        kern_load(p.cnt, SIM_K, K_j, p.K, d, c0, 0, bc, d);
+        KERN_SYNC();
+        for (int64_t r = tid; r < br; r += nt) {
+            float *s = S_ij + r * bc;
+            ref_tile_scores(Q_i + r * d, K_j, 1, (int)bc, (int)d, p.scale, s);
+            if (p.causal)
+                ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
+        }
+        KERN_SYNC();
+        kern_store(p.cnt, p.dtype, SIM_S, p.S, N, r0, c0, br, bc, S_ij);
+    }
+}
+
+/* Line 2, one pass: block b normalises B_s whole rows of S into P. */
+KERN_GLOBAL kern_naive_softmax_rows(kern_params p)
+{
+    const int64_t N = p.N, B_s = p.Bs_r;
+    const int64_t tid = kern_thread_x(), nt = kern_block_dim();
+    const int64_t r0 = kern_block_x() * B_s, rows = kern_min(B_s, N - r0);
+
+    float *sm = KERN_SHARED();
+    float *S_rows = sm; sm += B_s * N;
+    float *m = sm;      sm += B_s;
+    float *l = sm;
+
+    kern_load(p.cnt, SIM_S, S_rows, p.S, N, r0, 0, rows, N);
+    KERN_SYNC();
+    for (int64_t r = tid; r < rows; r += nt) {
+        float *s = S_rows + r * N;
+        m[r] = ref_row_max(s, (int)N);
+        l[r] = ref_exp_shift_sum(s, (int)N, m[r]);
+        float inv_l = 1.0f / l[r];
+        for (int64_t c = 0; c < N; c++)
+            s[c] = s[c] * inv_l;
+    }
+    KERN_SYNC();
+    kern_store(p.cnt, p.dtype, SIM_P, p.P, N, r0, 0, rows, N, S_rows);
+}
+
+/* Line 2, three passes over the B_r x B_c tiles of row block i, when a row
+ * of S does not fit: row maxima, row sums against them, normalise. */
+KERN_GLOBAL kern_naive_softmax_3pass(kern_params p)
+{
+    const int64_t N = p.N, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
+    const int64_t tid = kern_thread_x(), nt = kern_block_dim();
+    const int64_t i = kern_block_x();
+    const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
+
+    float *sm = KERN_SHARED();
+    float *S_ij = sm; sm += B_r * B_c;
+    float *m_i = sm;  sm += B_r;
+    float *l_i = sm;
+
+    for (int64_t r = tid; r < br; r += nt) {
+        m_i[r] = -REF_INF;
+        l_i[r] = 0.0f;
+    }
+    for (int pass = 1; pass <= 3; pass++) {
+        for (int64_t j = 0; j < T_c; j++) {
+            const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+            KERN_SYNC();        /* every row (and the last store) is done with S_ij */
+            kern_load(p.cnt, SIM_S, S_ij, p.S, N, r0, c0, br, bc);
+            KERN_SYNC();
+            for (int64_t r = tid; r < br; r += nt) {
+                float *s = S_ij + r * bc;
+                if (pass == 1) {                 /* row maxima */
+                    float mb = ref_row_max(s, (int)bc);
+                    m_i[r] = mb > m_i[r] ? mb : m_i[r];
+                } else if (pass == 2) {          /* row sums against the max */
+                    l_i[r] = ref_exp_sum(s, (int)bc, m_i[r], l_i[r]);
+                } else {                         /* normalise */
+                    ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
+                }
+            }
+            if (pass == 3) {
+                KERN_SYNC();
+                kern_store(p.cnt, p.dtype, SIM_P, p.P, N, r0, c0, br, bc, S_ij);
+            }
+        }
+    }
+}
+
+/* Line 3: O = P V, block i accumulating O_i in fp32 in shared memory. */
+KERN_GLOBAL kern_naive_pv(kern_params p)
+{
+    const int64_t N = p.N, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
+    const int64_t tid = kern_thread_x(), nt = kern_block_dim();
+    const int64_t i = kern_block_x();
+    const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
+
+    float *sm = KERN_SHARED();
+    float *P_ij = sm; sm += B_r * B_c;
+    float *V_j = sm;  sm += B_c * d;
+    float *O_i = sm;
+
+    for (int64_t r = tid; r < br; r += nt)
+        for (int64_t c = 0; c < d; c++)
+            O_i[r * d + c] = 0.0f;
+    for (int64_t j = 0; j < T_c; j++) {
+        const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+        KERN_SYNC();            /* every row is done with P_ij, V_j of step j - 1 */
+        kern_load(p.cnt, SIM_P, P_ij, p.P, N, r0, c0, br, bc);
+        kern_load(p.cnt, SIM_V, V_j, p.V, d, c0, 0, bc, d);
+        KERN_SYNC();
+        for (int64_t r = tid; r < br; r += nt)
+            ref_pv_acc_row(O_i + r * d, (int)d, 1.0f, P_ij + r * bc, V_j, (int)bc);
+    }
+    KERN_SYNC();
+    kern_store(p.cnt, p.dtype, SIM_O, p.O, d, r0, 0, br, d, O_i);
+}
+
+#endif /* FASIM_KERN_NAIVE_CUH */

@@ -1,0 +1,23 @@
+# Tests of kernels/ (issue 5): the CPU path of the kernel source against the
+# simulator (label kernels), the same on a GPU (label gpu; skipped, exit 77,
+# without a CUDA build or device), and `fasim gpu` end to end (label cli).
+
+# Deliberately wrong builds of the same kernel source, which the tests must
+# reject (kernels/kern_cpu_kernels.c with a KERN_BUG_* flag and its table
+# renamed so that it links beside the real one).
+foreach(bug SKIP_RESCALE RELOAD_Q)
+  string(TOLOWER ${bug} lbug)
+  add_library(kern_bug_${lbug} OBJECT ${PROJECT_SOURCE_DIR}/kernels/kern_cpu_kernels.c)
+  target_link_libraries(kern_bug_${lbug} PRIVATE fasim_kernels)
+  target_compile_definitions(kern_bug_${lbug} PRIVATE KERN_BUG_${bug}=1
+    KERN_TABLE_NAME=kern_cpu_bug_${lbug} KERN_TABLE_LABEL="kernels with KERN_BUG_${bug}")
+endforeach()
+
+fasim_test(test_kernels LABEL kernels LIBS fasim_kernels)
+target_sources(test_kernels PRIVATE $<TARGET_OBJECTS:kern_bug_skip_rescale>
+                                    $<TARGET_OBJECTS:kern_bug_reload_q>)
+
+fasim_test(test_kernels_gpu LABEL gpu LIBS fasim_kernels)
+if(TARGET fasim AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_cli.c)
+  fasim_test(test_gpu_cli LABEL cli LIBS fasim_sim ARGS $<TARGET_FILE:fasim>)
+endif()

@@ -1,0 +1,300 @@
+/*
+ * test_gpu_cli.c — `fasim gpu` end to end. argv[1] is the fasim binary.
+ *
+ * Each case runs it with fork/execv (no shell), stdout and stderr captured in
+ * files of the test's temporary directory, under an alarm so that a hang
+ * fails instead of blocking the suite. The cases: --backend cpu reports all
+ * three kernels bit-identical with equal counters; --json is well formed
+ * (brackets balanced outside strings) and says the same; --out writes exactly
+ * the bytes `fasim --compute --out` writes, from seeded and from .npy inputs;
+ * the default backend without a device (or without a CUDA build) fails with
+ * one line that names --backend cpu; bad usage exits 2.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "sim_npy.h"
+#include "test_util.h"
+
+#define RUN_TIMEOUT_S 60
+#define MAX_ARGS 48
+
+static const char *g_fasim;
+
+typedef struct {
+    int code;                 /* exit status, or -1 when killed by a signal */
+    char *out, *err;          /* captured, NUL-terminated, owned */
+    size_t out_len;
+} run_res;
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    *len = 0;
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Run fasim with the NULL-terminated argument list (after argv[0]). */
+static run_res run(const char *first, ...)
+{
+    char *args[MAX_ARGS];
+    int n = 0;
+    args[n++] = (char *)g_fasim;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && n < MAX_ARGS - 1; a = va_arg(ap, const char *))
+        args[n++] = (char *)a;
+    va_end(ap);
+    args[n] = NULL;
+    char po[512], pe[512];
+    tu_path(po, sizeof po, "gpu_cli.out");
+    tu_path(pe, sizeof pe, "gpu_cli.err");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || fo < 0 || fe < 0)
+            _exit(127);
+        dup2(in, 0);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        alarm(RUN_TIMEOUT_S);
+        execv(g_fasim, args);
+        _exit(127);
+    }
+    run_res r = { -1, NULL, NULL, 0 };
+    int st = 0;
+    if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+        r.code = WEXITSTATUS(st);
+    size_t el;
+    r.out = slurp(po, &r.out_len);
+    r.err = slurp(pe, &el);
+    if (r.code != 0 && r.code != 1 && r.code != 2)
+        fprintf(stderr, "fasim exited %d; stderr:\n%s\n", r.code, r.err ? r.err : "");
+    return r;
+}
+
+static void run_free(run_res *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; p && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void test_cpu_all_identical(void **state)
+{
+    (void)state;
+    run_res r = run("gpu", "--N", "96", "--d", "16", "--M", "16K", "--backend", "cpu",
+                    "--repeat", "2", NULL);
+    assert_int_equal(r.code, 0);
+    assert_int_equal(count_of(r.out, "bit-identical to the simulator"), 3);
+    assert_int_equal(count_of(r.out, "counters equal"), 3);
+    assert_int_equal(count_of(r.out, "DIFFER"), 0);
+    assert_non_null(strstr(r.out, "x the speed of naive"));
+    assert_string_equal(r.err, "");
+    run_free(&r);
+}
+
+/* Brackets balanced outside strings, one top-level object, no trailing junk. */
+static int json_well_formed(const char *s)
+{
+    int depth = 0, in_str = 0, objects = 0;
+    for (const char *p = s; *p; p++) {
+        if (in_str) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_str = 0;
+            continue;
+        }
+        if (*p == '"')
+            in_str = 1;
+        else if (*p == '{' || *p == '[')
+            depth++;
+        else if (*p == '}' || *p == ']') {
+            if (--depth < 0)
+                return 0;
+            objects += depth == 0;
+        } else if (depth == 0 && *p != '\n' && *p != ' ')
+            return 0;
+    }
+    return depth == 0 && !in_str && objects == 1 && s[0] == '{';
+}
+
+static void test_cpu_json(void **state)
+{
+    (void)state;
+    run_res r = run("gpu", "--N", "70", "--d", "8", "--M", "8K", "--causal", "--backend",
+                    "cpu", "--json", "--repeat", "1", NULL);
+    assert_int_equal(r.code, 0);
+    assert_true(json_well_formed(r.out));
+    assert_int_equal(count_of(r.out, "\"identical\": true"), 3);
+    assert_int_equal(count_of(r.out, "\"counts_equal\": true"), 3);
+    assert_int_equal(count_of(r.out, "\"equal\": false"), 0);
+    assert_non_null(strstr(r.out, "\"backend\": \"cpu\""));
+    assert_non_null(strstr(r.out, "\"speedup_vs_naive\": 1}"));
+    run_free(&r);
+}
+
+static int same_file(const char *a, const char *b)
+{
+    size_t la, lb;
+    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    int same = x && y && la == lb && la > 128 && memcmp(x, y, la) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* `fasim gpu --out` and `fasim --compute --out`: the same bytes. */
+static void test_out_bytes_equal(void **state)
+{
+    (void)state;
+    const char *algos[] = { "naive", "fa1", "fa2" };
+    char a[512], b[512];
+    tu_path(a, sizeof a, "kernel_O.npy");
+    tu_path(b, sizeof b, "sim_O.npy");
+    for (int k = 0; k < 3; k++) {
+        run_res r1 = run("gpu", "--backend", "cpu", "--algo", algos[k], "--N", "77", "--d",
+                         "12", "--M", "8K", "--causal", "--dtype", "bf16", "--seed", "5",
+                         "--repeat", "1", "--out", a, NULL);
+        run_res r2 = run("--algo", algos[k], "--N", "77", "--d", "12", "--M", "8K",
+                         "--causal", "--dtype", "bf16", "--seed", "5", "--compute", "--out",
+                         b, NULL);
+        assert_int_equal(r1.code, 0);
+        assert_int_equal(r2.code, 0);
+        assert_true(same_file(a, b));
+        run_free(&r1);
+        run_free(&r2);
+    }
+}
+
+/* The same from .npy inputs (float32 files, rounded to fp16 by both). */
+static void test_out_bytes_equal_npy(void **state)
+{
+    (void)state;
+    const int64_t N = 50, d = 6;
+    float *x = malloc((size_t)(3 * N * d) * sizeof *x);
+    assert_non_null(x);
+    sim_random_inputs(42, N, d, SIM_FP32, x, x + N * d, x + 2 * N * d);
+    char pq[512], pk[512], pv[512], a[512], b[512], err[256];
+    tu_path(pq, sizeof pq, "q.npy");
+    tu_path(pk, sizeof pk, "k.npy");
+    tu_path(pv, sizeof pv, "v.npy");
+    tu_path(a, sizeof a, "kernel_O2.npy");
+    tu_path(b, sizeof b, "sim_O2.npy");
+    assert_int_equal(sim_npy_write_f32(pq, x, N, d, err, sizeof err), 0);
+    assert_int_equal(sim_npy_write_f32(pk, x + N * d, N, d, err, sizeof err), 0);
+    assert_int_equal(sim_npy_write_f32(pv, x + 2 * N * d, N, d, err, sizeof err), 0);
+    free(x);
+    run_res r1 = run("gpu", "--backend", "cpu", "--algo", "fa2", "--M", "4K", "--q", pq,
+                     "--k", pk, "--v", pv, "--repeat", "1", "--out", a, NULL);
+    run_res r2 = run("--algo", "fa2", "--M", "4K", "--q", pq, "--k", pk, "--v", pv,
+                     "--out", b, NULL);
+    assert_int_equal(r1.code, 0);
+    assert_int_equal(r2.code, 0);
+    assert_non_null(strstr(r1.out, "inputs from .npy"));
+    assert_true(same_file(a, b));
+    run_free(&r1);
+    run_free(&r2);
+}
+
+/* The default backend is CUDA. Without a CUDA build or a device: exit 1 with
+ * one line naming --backend cpu and nothing on stdout. With a device it runs
+ * and must match, like the CPU path. */
+static void test_default_backend(void **state)
+{
+    (void)state;
+    run_res r = run("gpu", "--N", "64", "--d", "16", "--M", "16K", "--repeat", "1", NULL);
+    if (r.code == 0) {
+        assert_int_equal(count_of(r.out, "bit-identical to the simulator"), 3);
+    } else {
+        assert_int_equal(r.code, 1);
+        assert_int_equal(r.out_len, 0);
+        assert_non_null(strstr(r.err, "--backend cpu"));
+        assert_int_equal(count_of(r.err, "\n"), 1);
+        assert_true(strstr(r.err, "without CUDA") || strstr(r.err, "no CUDA device"));
+    }
+    run_free(&r);
+}
+
+static void test_bad_usage(void **state)
+{
+    (void)state;
+    const char *bad[][3] = {
+        { "--backend", "tpu", NULL }, { "--count-only", NULL, NULL },
+        { "--repeat", "0", NULL },    { "--threads", NULL, NULL },
+        { "--bogus", NULL, NULL },
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        run_res r = run("gpu", "--backend", "cpu", "--N", "32", bad[k][0], bad[k][1], NULL);
+        assert_int_equal(r.code, 2);
+        assert_int_equal(r.out_len, 0);
+        assert_int_equal(count_of(r.err, "\n"), 1);
+        run_free(&r);
+    }
+    run_res h = run("gpu", "--help", NULL);
+    assert_int_equal(h.code, 0);
+    assert_non_null(strstr(h.out, "--backend"));
+    run_free(&h);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_gpu_cli PATH-TO-FASIM\n");
+        return 2;
+    }
+    g_fasim = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpu_all_identical),
+        cmocka_unit_test(test_cpu_json),
+        cmocka_unit_test(test_out_bytes_equal),
+        cmocka_unit_test(test_out_bytes_equal_npy),
+        cmocka_unit_test(test_default_backend),
+        cmocka_unit_test(test_bad_usage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,205 @@
+/*
+ * test_kernels.c — the kernels on the CPU path against the simulator.
+ *
+ * For each loop order, KC_CASES (30) random configurations (N not a multiple of
+ * the block sizes, causal and not, fp16/bf16/fp32, 1 to 8 threads per block,
+ * both forms of the naive softmax): the kernel's O (and FA2's L) must equal
+ * sim_run's compute-mode output bit for bit, and its per-tensor counts must
+ * equal the simulator's (which in turn must equal the closed form). The test
+ * asserts that the random draw covered each kind of configuration.
+ *
+ * The checker proves itself: two deliberately wrong builds of the same kernel
+ * source (kern_cpu_kernels.c compiled again with KERN_BUG_SKIP_RESCALE, and
+ * with KERN_BUG_RELOAD_Q) must be rejected, the first by the output check and
+ * the second by the count check, each while the other check still passes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_kernels_cases.h"
+
+#define KC_CASES 30
+
+extern const kern_cpu_table kern_cpu_bug_skip_rescale;
+extern const kern_cpu_table kern_cpu_bug_reload_q;
+
+static void random_cases(sim_algo algo, uint64_t seed)
+{
+    uint64_t st = seed;
+    int partial = 0, causal = 0, plain = 0, one_pass = 0, three_pass = 0;
+    int dtypes[SIM_DTYPE_COUNT] = { 0 };
+    for (int k = 0; k < KC_CASES; k++) {
+        kc_case c;
+        kc_random_case(&st, algo, &c);
+        double t0 = kern_now_seconds();
+        kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
+        char desc[256];
+        kc_describe(&c, desc, sizeof desc);
+        if (getenv("KC_VERBOSE"))
+            fprintf(stderr, "%6.3f s  %s\n", kern_now_seconds() - t0, desc);
+        if (!o.ran || !o.identical || !o.counts_equal || !o.sim_matches_theory)
+            fail_msg("case %d: %s: ran %d identical %d counts_equal %d sim=theory %d", k,
+                     desc, o.ran, o.identical, o.counts_equal, o.sim_matches_theory);
+        partial += (c.sh.N % c.plan.Br != 0) || (c.sh.N % c.plan.Bc != 0);
+        causal += c.sh.causal;
+        plain += !c.sh.causal;
+        dtypes[c.sh.dtype]++;
+        if (algo == SIM_NAIVE) {
+            one_pass += c.plan.softmax_passes == 1;
+            three_pass += c.plan.softmax_passes == 3;
+        }
+    }
+    /* The draw must have covered what the issue asks for. */
+    assert_true(partial >= 3);
+    assert_true(causal >= 3);
+    assert_true(plain >= 3);
+    for (int t = 0; t < SIM_DTYPE_COUNT; t++)
+        assert_true(dtypes[t] >= 1);
+    if (algo == SIM_NAIVE) {
+        assert_true(one_pass >= 1);
+        assert_true(three_pass >= 1);
+    }
+}
+
+static void test_naive_random(void **state)
+{
+    (void)state;
+    random_cases(SIM_NAIVE, 101);
+}
+
+static void test_fa1_random(void **state)
+{
+    (void)state;
+    random_cases(SIM_FA1, 202);
+}
+
+static void test_fa2_random(void **state)
+{
+    (void)state;
+    random_cases(SIM_FA2, 303);
+}
+
+/* A case with several K/V blocks per row block, so that the running maximum
+ * moves and the rescale matters, and a partial last block. */
+static kc_case fixed_case(sim_algo algo, int64_t N, int64_t d, int64_t Br, int64_t Bc,
+                          int causal, sim_dtype dt, int threads)
+{
+    kc_case c;
+    memset(&c, 0, sizeof c);
+    c.algo = algo;
+    c.sh = (sim_shape){ N, d, 1u << 20, dt, causal };
+    c.seed = 7;
+    c.threads = threads;
+    sim_plan_make(algo, &c.sh, Br, Bc, SIM_PLAN_USER, &c.plan);
+    return c;
+}
+
+static void test_bug_skip_rescale_caught(void **state)
+{
+    (void)state;
+    const kc_case cases[] = {
+        fixed_case(SIM_FA2, 100, 16, 16, 12, 0, SIM_FP16, 4),
+        fixed_case(SIM_FA2, 77, 8, 10, 9, 1, SIM_FP32, 3),
+        fixed_case(SIM_FA2, 64, 32, 64, 16, 0, SIM_BF16, 8),
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        kc_outcome good = kc_compare(&cases[k], &kern_cpu_kernels, 0);
+        assert_true(good.ran && good.identical && good.counts_equal);
+        kc_outcome bad = kc_compare(&cases[k], &kern_cpu_bug_skip_rescale, 1);
+        assert_true(bad.ran);
+        assert_false(bad.identical);          /* the output check catches it ...   */
+        assert_true(bad.counts_equal);        /* ... which the counts cannot see   */
+    }
+}
+
+static void test_bug_reload_q_caught(void **state)
+{
+    (void)state;
+    const kc_case cases[] = {
+        fixed_case(SIM_FA2, 100, 16, 16, 12, 0, SIM_FP16, 4),
+        fixed_case(SIM_FA2, 77, 8, 10, 9, 1, SIM_FP32, 2),
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        kc_outcome bad = kc_compare(&cases[k], &kern_cpu_bug_reload_q, 1);
+        assert_true(bad.ran);
+        assert_true(bad.identical);           /* the numbers are right ...        */
+        assert_false(bad.counts_equal);       /* ... the traffic is not           */
+    }
+}
+
+/* The same case with 1 and 8 threads per block: the same bits (rows are split,
+ * arithmetic is not), and with threads > rows (idle threads at barriers). */
+static void test_thread_count_independent(void **state)
+{
+    (void)state;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        const int threads[] = { 1, 2, 5, 8, 12 };
+        for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+            kc_case c = fixed_case((sim_algo)a, 45, 12, 10, 7, k % 2, SIM_FP16, threads[k]);
+            kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
+            assert_true(o.ran && o.identical && o.counts_equal);
+        }
+    }
+}
+
+/* The kernels' shared memory must be the plan's buffers: a plan whose buffer
+ * list differs from a kernel's carve-up is refused before anything runs. */
+static void test_smem_is_the_plan(void **state)
+{
+    (void)state;
+    sim_shape sh = { 64, 16, 96 * 1024, SIM_FP16, 0 };
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        sim_plan p;
+        assert_int_equal(sim_plan_make((sim_algo)a, &sh, 16, 32, SIM_PLAN_USER, &p), 0);
+        kern_schedule s;
+        char err[256];
+        assert_int_equal(kern_schedule_make((sim_algo)a, &p, &sh, &s, err, sizeof err), 0);
+        /* Sum over the launches of each phase = the plan's bytes of that phase,
+         * counted at 4 B per element. */
+        for (int k = 0; k < s.n; k++) {
+            uint64_t want = 0;
+            for (int b = 0; b < p.nbuf; b++)
+                if (p.buf[b].phase == s.l[k].phase)
+                    want += (uint64_t)(p.buf[b].rows * p.buf[b].cols);
+            assert_int_equal(s.l[k].smem_floats, want);
+        }
+        sim_plan bad = p;
+        bad.buf[0].rows += 1;
+        assert_int_equal(kern_schedule_make((sim_algo)a, &bad, &sh, &s, err, sizeof err), -1);
+        assert_non_null(strstr(err, "does not match"));
+    }
+}
+
+/* A refused plan is refused here too, with the simulator's explanation. */
+static void test_misfit_refused(void **state)
+{
+    (void)state;
+    sim_shape sh = { 256, 64, 1024, SIM_FP16, 0 };
+    sim_plan p;
+    sim_plan_make(SIM_FA2, &sh, 64, 64, SIM_PLAN_USER, &p);
+    assert_false(p.fits);
+    float x[1] = { 1.0f };
+    kern_result r;
+    char err[1024];
+    assert_int_equal(kern_run(KERN_CPU, SIM_FA2, &sh, &p, x, x, x, NULL, &r, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "does not fit"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fa2_random),
+        cmocka_unit_test(test_naive_random),
+        cmocka_unit_test(test_fa1_random),
+        cmocka_unit_test(test_bug_skip_rescale_caught),
+        cmocka_unit_test(test_bug_reload_q_caught),
+        cmocka_unit_test(test_thread_count_independent),
+        cmocka_unit_test(test_smem_is_the_plan),
+        cmocka_unit_test(test_misfit_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
