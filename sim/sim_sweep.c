@@ -22,8 +22,8 @@
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
 
-/* Two exponents "agree" when they differ by at most this: the issue's
- * standard, and about the spread that block sizes rounded to multiples of 16
+/* Two exponents "agree" when they differ by at most this: the tolerance
+ * the tests hold sweeps to, and about the spread that blocks rounded to 16
  * cause over a range of 16x. */
 #define AGREE_TOL 0.05
 /* The re-read block counts as "not changing" with a parameter when its

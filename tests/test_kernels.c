@@ -52,7 +52,7 @@ static void random_cases(sim_algo algo, uint64_t seed)
             three_pass += c.plan.softmax_passes == 3;
         }
     }
-    /* The draw must have covered what the issue asks for. */
+    /* The draw must have covered partial blocks, causal masks and every dtype. */
     assert_true(partial >= 3);
     assert_true(causal >= 3);
     assert_true(plain >= 3);

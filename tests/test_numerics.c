@@ -4,7 +4,7 @@
  * do not divide N; the same bits on every run.
  *
  * Tolerances:
- *   fp32: 1e-5 absolute (the issue's bound). Outputs are convex combinations of
+ *   fp32: 1e-5 absolute (the bound fasim promises). Outputs are convex combinations of
  *     V (|V| <= 3.47 for these inputs); float32 sums of up to N = 300 terms in
  *     order lose at most N * 2^-24 relative in the worst case and far less
  *     typically.
