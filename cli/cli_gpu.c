@@ -11,6 +11,10 @@
  *                        cpu runs the same kernel source on the CPU path
  *   --repeat K           timed runs after the counted one (median; default 5)
  *   --threads T          threads per block (default 4 on the CPU, 128 on CUDA)
+ *   --lock F             hold a lock on file F (created) while the kernels run,
+ *                        so that several fasim gpu processes sharing a device
+ *                        (kernels/device_check.sh) time their kernels one at a
+ *                        time while their simulators run in parallel
  * --out writes the kernel's O, so that `fasim gpu ... --out a.npy` and
  * `fasim ... --compute --out b.npy` can be compared byte for byte.
  *
@@ -19,7 +23,10 @@
  * The loop orders and the comparison live in sim/ and kernels/; this file
  * parses, dispatches and formats.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +59,8 @@ static void usage(FILE *out)
 "  --repeat K       timed runs after one counted run; the median is shown\n"
 "                   (default %d)\n"
 "  --threads T      threads per block (default %d on the CPU, %d on CUDA)\n"
+"  --lock F         hold a lock on file F while the kernels run (several\n"
+"                   fasim gpu processes on one device time one at a time)\n"
 "\n"
 "and the report's options: --N --d --M --dtype --algo --Br --Bc --plan\n"
 "--causal --seed --q --k --v --json --gpu --max-mem (see 'fasim --help');\n"
@@ -76,16 +85,16 @@ typedef struct {
 /* Pull --backend, --repeat, --threads out of argv[first..]; the rest goes to
  * the report's parser. Returns 0, or -1 with err set. */
 static int take_own_options(int argc, char **argv, int first, char **rest, int *nrest,
-                            kern_backend *backend, int *repeat, int *threads, char *err,
-                            size_t errlen)
+                            kern_backend *backend, int *repeat, int *threads,
+                            const char **lock, char *err, size_t errlen)
 {
     *nrest = 0;
     for (int k = first; k < argc; k++) {
         const char *a = argv[k];
-        const char *names[3] = { "--backend", "--repeat", "--threads" };
+        const char *names[4] = { "--backend", "--repeat", "--threads", "--lock" };
         int which = -1;
         const char *val = NULL;
-        for (int q = 0; q < 3; q++) {
+        for (int q = 0; q < 4; q++) {
             size_t n = strlen(names[q]);
             if (!strncmp(a, names[q], n) && (a[n] == '\0' || a[n] == '=')) {
                 which = q;
@@ -114,6 +123,8 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
             if (cli_parse_count("--repeat", val, 1, GPU_MAX_REPEAT, &n, err, errlen))
                 return -1;
             *repeat = (int)n;
+        } else if (which == 3) {
+            *lock = val;
         } else {
             if (cli_parse_count("--threads", val, 1, 1024, &n, err, errlen))
                 return -1;
@@ -234,8 +245,11 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
             fprintf(out, "  (counts are elements / transfers; a transfer is one tile)\n");
         sim_format_count(c1, sizeof c1, r->kern.smem_bytes);
         sim_format_count(c2, sizeof c2, r->kern.plan_bytes);
-        fprintf(out, "  shared   %s B per block (the plan's %s B%s)\n", c1, c2,
-                sh->dtype == SIM_FP32 ? "" : ", with its tiles held as float");
+        if (r->kern.smem_bytes == r->kern.plan_bytes)
+            fprintf(out, "  shared   %s B per block: the plan's SRAM peak%s\n", c1,
+                    sh->dtype == SIM_FP32 ? "" : " (tiles held as 2-byte values)");
+        else
+            fprintf(out, "  shared   %s B per block, the plan's %s B: DIFFERS\n", c1, c2);
         fprintf(out, "  %-8s %-15s %-15s %-15s %-15s\n", "HBM", "kernel reads",
                 "sim reads", "kernel writes", "sim writes");
         for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
@@ -332,12 +346,14 @@ int cli_gpu_main(int argc, char **argv, int first)
     char err[2048];
     kern_backend backend = KERN_CUDA;
     int repeat = GPU_DEFAULT_REPEAT, threads = 0, nrest = 0;
+    const char *lock_path = NULL;
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     if (!rest) {
         fprintf(stderr, "fasim: out of memory\n");
         return SIM_EFAIL;
     }
-    if (take_own_options(argc, argv, first, rest, &nrest, &backend, &repeat, &threads, err,
+    if (take_own_options(argc, argv, first, rest, &nrest, &backend, &repeat, &threads,
+                         &lock_path, err,
                          sizeof err) != 0) {
         fprintf(stderr, "fasim: %s\n", err);
         free(rest);
@@ -441,8 +457,26 @@ int cli_gpu_main(int argc, char **argv, int first)
             rc = SIM_EFAIL;
             goto out;
         }
-        if (kern_run(backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern, err,
-                     sizeof err) != 0) {
+        int lockfd = -1;
+        if (lock_path) {
+            struct flock fl;
+            memset(&fl, 0, sizeof fl);
+            fl.l_type = F_WRLCK;
+            fl.l_whence = SEEK_SET;
+            lockfd = open(lock_path, O_RDWR | O_CREAT, 0644);
+            if (lockfd < 0 || fcntl(lockfd, F_SETLKW, &fl) != 0) {
+                fprintf(stderr, "fasim: --lock %s: %s\n", lock_path, strerror(errno));
+                if (lockfd >= 0)
+                    close(lockfd);
+                rc = SIM_EFAIL;
+                goto out;
+            }
+        }
+        int krc = kern_run(backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern, err,
+                           sizeof err);
+        if (lockfd >= 0)
+            close(lockfd);                    /* releases the lock */
+        if (krc != 0) {
             fprintf(stderr, "fasim: %s kernel: %s\n", sim_algo_name(r->algo), err);
             rc = SIM_EFAIL;
             goto out;

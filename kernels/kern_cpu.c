@@ -4,10 +4,11 @@
  * One launch creates `threads` POSIX threads (the caller is thread 0). They
  * run the blocks of the grid one after another: for each block every thread
  * calls the kernel with its own (block, thread) indices, KERN_SYNC() is a
- * real barrier across them (barrier_wait below), and KERN_SHARED() is one buffer of exactly the
- * launch's shared-memory size, poisoned with NaN before each block (so a
- * kernel that reads shared memory it did not write produces NaN, and one that
- * writes past its buffers is caught by AddressSanitizer).
+ * real barrier across them (barrier_wait below), and KERN_SHARED() is one
+ * buffer of exactly the launch's shared-memory size, poisoned with 0xff bytes
+ * before each block (a NaN whether read as a float, as fp16 bits or as bf16
+ * bits: a kernel that reads shared memory it did not write produces NaN, and
+ * one that writes past its buffers is caught by AddressSanitizer).
  *
  * Blocks run in sequence, never concurrently, so the order of global-memory
  * writes is the simulator's and counters need no atomics. This is CUDA's
@@ -26,6 +27,19 @@
 #include <string.h>
 
 _Thread_local const kern_cpu_ctx *kern_cpu_tls;
+
+kern_carve_log *kern_cpu_carve_log;
+
+void kern_cpu_carve_note(const char *name, const void *at, int64_t bytes)
+{
+    const kern_cpu_ctx *c = kern_cpu_tls;
+    kern_carve_log *g = kern_cpu_carve_log;
+    if (!g || !c || c->thread_x != 0 || c->block_x != 0 || g->n >= KERN_CARVE_LOG_MAX)
+        return;
+    g->r[g->n++] = (kern_carve_rec){ g->launches - 1, name,
+                                     (uint64_t)((const unsigned char *)at - c->smem),
+                                     (uint64_t)bytes };
+}
 
 /*
  * The barrier: a counter and a generation number. The last thread to arrive
@@ -70,8 +84,8 @@ typedef struct {
     kern_params p;
     int64_t grid;
     int threads;
-    float *smem;
-    uint64_t smem_floats;
+    unsigned char *smem;
+    uint64_t smem_bytes;
     cpu_barrier barrier;
     /* The start gate: workers wait until every thread exists (go) or the
      * launch is abandoned (abort), so that a failed pthread_create never
@@ -93,7 +107,7 @@ static void run_blocks(cpu_launch *L, int tid)
     for (int64_t b = 0; b < L->grid; b++) {
         ctx.block_x = b;
         if (tid == 0)
-            kern_poison(L->smem, (int64_t)L->smem_floats);
+            memset(L->smem, 0xff, (size_t)L->smem_bytes);
         barrier_wait(&L->barrier);     /* poisoned before anyone starts */
         L->fn(L->p);
         barrier_wait(&L->barrier);     /* block b done before b + 1 reuses SRAM */
@@ -116,13 +130,15 @@ static void *worker_main(void *arg)
 }
 
 int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int threads,
-                    uint64_t smem_floats, char *err, size_t errlen)
+                    uint64_t smem_bytes, char *err, size_t errlen)
 {
     if (threads < 1 || threads > KERN_CPU_MAX_THREADS) {
         snprintf(err, errlen, "threads per block must be 1..%d on the CPU path (got %d)",
                  KERN_CPU_MAX_THREADS, threads);
         return -1;
     }
+    if (kern_cpu_carve_log)
+        kern_cpu_carve_log->launches++;
     if (grid < 1)
         return 0;
     cpu_launch L;
@@ -131,11 +147,11 @@ int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int threads,
     L.p = p;
     L.grid = grid;
     L.threads = threads;
-    L.smem_floats = smem_floats;
-    L.smem = malloc((size_t)(smem_floats ? smem_floats : 1) * sizeof(float));
+    L.smem_bytes = smem_bytes;
+    L.smem = malloc((size_t)(smem_bytes ? smem_bytes : 1));
     if (!L.smem) {
-        snprintf(err, errlen, "out of memory for %llu floats of shared memory",
-                 (unsigned long long)smem_floats);
+        snprintf(err, errlen, "out of memory for %llu B of shared memory",
+                 (unsigned long long)smem_bytes);
         return -1;
     }
     atomic_init(&L.barrier.count, 0);

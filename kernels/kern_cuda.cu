@@ -118,11 +118,11 @@ extern "C" int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p,
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     for (int k = 0; k < s.n; k++) {
-        uint64_t bytes = s.l[k].smem_floats * 4u;
+        uint64_t bytes = s.l[k].smem_bytes;
         if (bytes > (uint64_t)max_smem) {
             snprintf(err, errlen, "%s needs %llu B of shared memory per block (the plan's "
-                     "buffers with every element a float); this device allows %d B: use "
-                     "a smaller --M or --Br/--Bc", kern_kernel_name(s.l[k].k),
+                     "buffers); this device allows %d B: use a smaller --M or --Br/--Bc",
+                     kern_kernel_name(s.l[k].k),
                      (unsigned long long)bytes, max_smem);
             rc = -1;
             goto done;
@@ -167,7 +167,7 @@ extern "C" int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p,
             void *args[1] = { &kp };
             CK(cudaLaunchKernel((const void *)cuda_kernel(s.l[k].k), dim3((unsigned)s.l[k].grid),
                                 dim3((unsigned)threads), args,
-                                (size_t)(s.l[k].smem_floats * 4u), 0));
+                                (size_t)s.l[k].smem_bytes, 0));
         }
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
@@ -203,8 +203,8 @@ extern "C" int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p,
     out->launches = s.n;
     for (int k = 0; k < s.n; k++) {
         out->blocks += s.l[k].grid;
-        if (s.l[k].smem_floats * 4u > out->smem_bytes)
-            out->smem_bytes = s.l[k].smem_floats * 4u;
+        if (s.l[k].smem_bytes > out->smem_bytes)
+            out->smem_bytes = s.l[k].smem_bytes;
     }
     out->plan_bytes = p->sram_peak;
 done:

@@ -96,75 +96,120 @@ kern_params kern_params_make(const sim_shape *sh, const sim_plan *p)
 
 /* ---- shared memory = the plan ------------------------------------------------ */
 
-/* What a kernel carves out of its shared memory, in order: the plan's buffer
- * names and the sizes the kernel's pointer arithmetic assumes. */
+/* What a kernel carves out of its shared memory, in the plan's order: the
+ * plan's buffer names, the sizes the kernel's pointer arithmetic assumes, and
+ * the bytes per element it holds them in (4: fp32; e: a tile in the dtype). */
 typedef struct {
     const char *name;
     int64_t rows, cols;
+    int elem_bytes;
+    int tile;                /* held in the dtype (kern_tile.h), carved after fp32 */
 } carve;
 
 static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, carve *c)
 {
     const int64_t Br = p->Br, Bc = p->Bc, d = sh->d, N = sh->N, Bs = p->Bs_r;
+    const int e = sim_dtype_bytes(sh->dtype);
     int n = 0;
-#define C(nm, r, cc) (c[n].name = (nm), c[n].rows = (r), c[n].cols = (cc), n++)
+#define C(nm, r, cc, eb, t) (c[n].name = (nm), c[n].rows = (r), c[n].cols = (cc), \
+                             c[n].elem_bytes = (eb), c[n].tile = (t), n++)
+#define F(nm, r, cc) C(nm, r, cc, 4, 0)     /* fp32 */
+#define T(nm, r, cc) C(nm, r, cc, e, 1)     /* a tile in the dtype */
     switch (k) {
     case KERN_K_NAIVE_SCORES:
-        C("Q_i", Br, d); C("K_j", Bc, d); C("S_ij", Br, Bc);
+        T("Q_i", Br, d); T("K_j", Bc, d); F("S_ij", Br, Bc);
         break;
     case KERN_K_NAIVE_SOFTMAX_ROWS:
-        C("S_rows", Bs, N); C("m", Bs, 1); C("l", Bs, 1);
+        F("S_rows", Bs, N); F("m", Bs, 1); F("l", Bs, 1);
         break;
     case KERN_K_NAIVE_SOFTMAX_3PASS:
-        C("S_ij", Br, Bc); C("m_i", Br, 1); C("l_i", Br, 1);
+        F("S_ij", Br, Bc); F("m_i", Br, 1); F("l_i", Br, 1);
         break;
     case KERN_K_NAIVE_PV:
-        C("P_ij", Br, Bc); C("V_j", Bc, d); C("O_i", Br, d);
+        T("P_ij", Br, Bc); T("V_j", Bc, d); F("O_i", Br, d);
         break;
     case KERN_K_FA1:
-        C("K_j", Bc, d); C("V_j", Bc, d); C("Q_i", Br, d); C("O_i", Br, d);
-        C("S_ij", Br, Bc); C("m_i", Br, 1); C("l_i", Br, 1); C("m~_ij", Br, 1);
-        C("l~_ij", Br, 1); C("m_new", Br, 1); C("l_new", Br, 1);
+        T("K_j", Bc, d); T("V_j", Bc, d); T("Q_i", Br, d); F("O_i", Br, d);
+        F("S_ij", Br, Bc); F("m_i", Br, 1); F("l_i", Br, 1); F("m~_ij", Br, 1);
+        F("l~_ij", Br, 1); F("m_new", Br, 1); F("l_new", Br, 1);
         break;
     case KERN_K_FA2:
-        C("Q_i", Br, d); C("K_j", Bc, d); C("V_j", Bc, d); C("S_ij", Br, Bc);
-        C("O_i", Br, d); C("m_i", Br, 1); C("l_i", Br, 1);
+        T("Q_i", Br, d); T("K_j", Bc, d); T("V_j", Bc, d); F("S_ij", Br, Bc);
+        F("O_i", Br, d); F("m_i", Br, 1); F("l_i", Br, 1);
         break;
     default:
         break;
     }
+#undef T
+#undef F
 #undef C
     return n;
 }
 
-/* The launch's shared memory in floats, after checking that the plan's
- * buffers of `phase` are exactly the kernel's carve-up (names, order, sizes). */
-static int smem_of(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
-                   uint64_t *floats, char *err, size_t errlen)
+int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
+                kern_smem_buf buf[SIM_MAX_BUFFERS], int *n, uint64_t *bytes, char *err,
+                size_t errlen)
 {
     carve c[SIM_MAX_BUFFERS];
-    int n = carve_list(k, p, sh, c), at = 0;
-    *floats = 0;
+    int nc = carve_list(k, p, sh, c), at = 0;
+    uint64_t plan_bytes = 0;
+    *n = 0;
+    *bytes = 0;
     for (int b = 0; b < p->nbuf; b++) {
-        const sim_buffer *buf = &p->buf[b];
-        if (buf->phase != phase)
+        const sim_buffer *pb = &p->buf[b];
+        if (pb->phase != phase)
             continue;
-        if (at >= n || strcmp(buf->name, c[at].name) != 0 || buf->rows != c[at].rows ||
-            buf->cols != c[at].cols) {
+        if (at >= nc || strcmp(pb->name, c[at].name) != 0 || pb->rows != c[at].rows ||
+            pb->cols != c[at].cols || pb->elem_bytes != c[at].elem_bytes) {
             snprintf(err, errlen, "internal: %s's shared memory does not match the %s "
                      "plan at buffer %s (phase %d)", kern_kernel_name(k),
-                     sim_algo_name(p->algo), buf->name, phase);
+                     sim_algo_name(p->algo), pb->name, phase);
             return -1;
         }
-        *floats += (uint64_t)(buf->rows * buf->cols);
+        buf[at] = (kern_smem_buf){ pb->name, pb->rows, pb->cols, pb->elem_bytes,
+                                   c[at].tile, 0, pb->bytes };
+        plan_bytes += pb->bytes;
         at++;
     }
-    if (at != n) {
+    if (at != nc) {
         snprintf(err, errlen, "internal: the %s plan lacks buffer %s that %s uses",
                  sim_algo_name(p->algo), c[at].name, kern_kernel_name(k));
         return -1;
     }
+    /* The kernels' order (kern_carve): the fp32 buffers first, then the tiles
+     * held in the dtype (2 or 4 B), each group in plan order. Offsets are
+     * rounded up to the element size; with this order that never adds
+     * padding, which the check below asserts. */
+    uint64_t off = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int b = 0; b < at; b++) {
+            if (buf[b].tile != (pass == 1))
+                continue;
+            const uint64_t a = (uint64_t)buf[b].elem_bytes;
+            off = (off + a - 1) / a * a;
+            buf[b].offset = off;
+            off += buf[b].bytes;
+        }
+    if (off != plan_bytes) {
+        snprintf(err, errlen, "internal: %s's shared-memory layout takes %llu B, the %s "
+                 "plan's buffers %llu B (phase %d): padding", kern_kernel_name(k),
+                 (unsigned long long)off, sim_algo_name(p->algo),
+                 (unsigned long long)plan_bytes, phase);
+        return -1;
+    }
+    *n = at;
+    *bytes = off;
     return 0;
+}
+
+/* The launch's shared memory in bytes: the layout's, which kern_layout has
+ * checked to be the plan's bytes of the phase. */
+static int smem_of(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
+                   uint64_t *bytes, char *err, size_t errlen)
+{
+    kern_smem_buf buf[SIM_MAX_BUFFERS];
+    int n;
+    return kern_layout(k, phase, p, sh, buf, &n, bytes, err, errlen);
 }
 
 int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
@@ -197,8 +242,18 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
         return -1;
     }
     for (int k = 0; k < s->n; k++)
-        if (smem_of(s->l[k].k, s->l[k].phase, p, sh, &s->l[k].smem_floats, err, errlen))
+        if (smem_of(s->l[k].k, s->l[k].phase, p, sh, &s->l[k].smem_bytes, err, errlen))
             return -1;
+    /* The largest launch is the plan's peak (sram_peak: the largest phase). */
+    uint64_t peak = 0;
+    for (int k = 0; k < s->n; k++)
+        peak = s->l[k].smem_bytes > peak ? s->l[k].smem_bytes : peak;
+    if (peak != p->sram_peak) {
+        snprintf(err, errlen, "internal: the %s kernels' largest shared memory is %llu B, "
+                 "the plan's SRAM peak %llu B", sim_algo_name(a), (unsigned long long)peak,
+                 (unsigned long long)p->sram_peak);
+        return -1;
+    }
     return 0;
 }
 
@@ -326,7 +381,7 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
         double t0 = kern_now_seconds();
         for (int k = 0; k < s.n && rc == 0; k++)
             rc = kern_cpu_launch(tab->fn[s.l[k].k], kp, s.l[k].grid, threads,
-                                 s.l[k].smem_floats, err, errlen);
+                                 s.l[k].smem_bytes, err, errlen);
         double dt = kern_now_seconds() - t0;
         if (rc)
             break;
@@ -351,8 +406,8 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
         out->launches = s.n;
         for (int k = 0; k < s.n; k++) {
             out->blocks += s.l[k].grid;
-            if (s.l[k].smem_floats * 4u > out->smem_bytes)
-                out->smem_bytes = s.l[k].smem_floats * 4u;
+            if (s.l[k].smem_bytes > out->smem_bytes)
+                out->smem_bytes = s.l[k].smem_bytes;
         }
         out->plan_bytes = p->sram_peak;
     }

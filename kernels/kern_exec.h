@@ -9,8 +9,10 @@
  *   kern_thread_x()        threadIdx.x     (the thread's index in its block)
  *   kern_block_dim()       blockDim.x      (threads per block)
  *   KERN_SYNC()            __syncthreads() (every thread of the block must reach it)
- *   KERN_SHARED()          the block's dynamic shared memory, as float *
+ *   KERN_SHARED()          the block's dynamic shared memory, as unsigned char *
+ *   kern_carve             the next buffer of it (the plan's buffers, see below)
  *   kern_load / kern_store counted, cooperative tile copies global <-> shared
+ *   kern_load_tile         the same into a tile held in the dtype's storage type
  *
  * Under nvcc these are CUDA's own. On the CPU (kern_cpu.c) every thread of a
  * block is a real POSIX thread, KERN_SYNC() is a real barrier across them and
@@ -70,7 +72,7 @@ typedef struct {
 #define kern_thread_x() ((int64_t)threadIdx.x)
 #define kern_block_dim() ((int64_t)blockDim.x)
 #define KERN_SYNC() __syncthreads()
-extern __shared__ float kern_dyn_smem[];
+extern __shared__ __align__(16) unsigned char kern_dyn_smem[];
 #define KERN_SHARED() (kern_dyn_smem)
 #define KERN_COUNT_ADD(ptr, v) atomicAdd((ptr), (unsigned long long)(v))
 
@@ -80,7 +82,7 @@ extern __shared__ float kern_dyn_smem[];
  * thread, read through the macros below. */
 typedef struct {
     int64_t block_x, thread_x, block_dim, grid_dim;
-    float *smem;             /* this block's shared memory */
+    unsigned char *smem;     /* this block's shared memory */
     void *barrier;           /* the block's barrier (kern_cpu.c) */
 } kern_cpu_ctx;
 
@@ -88,6 +90,23 @@ extern _Thread_local const kern_cpu_ctx *kern_cpu_tls;
 
 /* A barrier across the threads of the running block (kern_cpu.c). */
 void kern_cpu_sync(void);
+
+/* The tests' record of how kernels carve their shared memory: when
+ * kern_cpu_carve_log is not NULL, thread 0 of block 0 of every CPU launch
+ * notes each kern_carve (launch number, name, offset, bytes). Only the tests
+ * set it, and only around single-threaded use of the driver. */
+#define KERN_CARVE_LOG_MAX 64
+typedef struct {
+    int launch;              /* the launch's number since the log was cleared */
+    const char *name;
+    uint64_t offset, bytes;
+} kern_carve_rec;
+typedef struct {
+    int launches, n;
+    kern_carve_rec r[KERN_CARVE_LOG_MAX];
+} kern_carve_log;
+extern kern_carve_log *kern_cpu_carve_log;
+void kern_cpu_carve_note(const char *name, const void *at, int64_t bytes);
 
 #define KERN_GLOBAL static void
 #define KERN_DEVICE static inline
@@ -102,6 +121,28 @@ void kern_cpu_sync(void);
 #endif
 
 /* ---- helpers shared by the kernels -------------------------------------- */
+
+/*
+ * The next buffer of the block's shared memory: returns *sm and advances it by
+ * `bytes`. Each kernel carves the plan's buffers of its phase with it, the
+ * fp32 buffers first (in the plan's order), then the tiles held in the dtype
+ * (in the plan's order): every fp32 buffer is then 4-byte aligned and every
+ * 2-byte tile 2-byte aligned with no padding, so the layout's bytes are the
+ * plan's sum exactly (kern_driver.c's kern_layout computes the same offsets;
+ * tests/test_kernels.c compares them with what kern_carve records on the CPU).
+ */
+KERN_DEVICE void *kern_carve(unsigned char **sm, const char *name, int64_t bytes)
+{
+    void *at = *sm;
+#if defined(__CUDACC__)
+    (void)name;
+#else
+    if (kern_cpu_carve_log)
+        kern_cpu_carve_note(name, at, bytes);
+#endif
+    *sm += bytes;
+    return at;
+}
 
 KERN_DEVICE int64_t kern_min(int64_t a, int64_t b)
 {

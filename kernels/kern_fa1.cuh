@@ -15,31 +15,41 @@
  * ... with ref_fa1_step_row (lines 10-12 for one row), in the simulator's
  * order, so the output is the simulator's bit for bit.
  *
- * Shared memory, in the plan's order (sim_plan_make, SIM_FA1), every element
- * held as float: K_j, V_j (B_c, d), Q_i, O_i (B_r, d), S_ij (B_r, B_c), m_i,
- * l_i, m~_ij, l~_ij, m_new, l_new (B_r). The last four are reserved as the
- * plan charges them; ref_fa1_step_row keeps their values in registers.
+ * Shared memory: the plan's buffers (sim_plan_make, SIM_FA1) at the plan's
+ * bytes, the fp32 ones first: O_i (B_r, d), S_ij (B_r, B_c), m_i, l_i, m~_ij,
+ * l~_ij, m_new, l_new (B_r) as floats, then K_j, V_j (B_c, d), Q_i (B_r, d) in
+ * the dtype's storage type (2-byte bits for fp16/bf16, kern_tile.h). m~_ij ..
+ * l_new are reserved as the plan charges them; kern_fa1_step_row keeps their
+ * values in registers.
  *
  * Shapes: Q, K, V, O (N, d); l, m (N). Row-major throughout.
  */
 #ifndef FASIM_KERN_FA1_CUH
 #define FASIM_KERN_FA1_CUH
 
-#include "kern_exec.h"
+#include "kern_tile.h"
 
 KERN_GLOBAL kern_fa1(kern_params p)
 {
     const int64_t N = p.N, d = p.d, B_r = p.Br, B_c = p.Bc, T_r = p.Tr, T_c = p.Tc;
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
 
-    float *sm = KERN_SHARED();
-    float *K_j = sm;  sm += B_c * d;
-    float *V_j = sm;  sm += B_c * d;
-    float *Q_i = sm;  sm += B_r * d;
-    float *O_i = sm;  sm += B_r * d;
-    float *S_ij = sm; sm += B_r * B_c;
-    float *m_i = sm;  sm += B_r;
-    float *l_i = sm;  /* then m~_ij, l~_ij, m_new, l_new: reserved, unused */
+    const sim_dtype dt = p.dtype;
+    const int64_t e = kern_tile_elem_bytes(dt);
+    unsigned char *sm = KERN_SHARED();
+    float *O_i = (float *)kern_carve(&sm, "O_i", B_r * d * 4);
+    float *S_ij = (float *)kern_carve(&sm, "S_ij", B_r * B_c * 4);
+    float *m_i = (float *)kern_carve(&sm, "m_i", B_r * 4);
+    float *l_i = (float *)kern_carve(&sm, "l_i", B_r * 4);
+    (void)kern_carve(&sm, "m~_ij", B_r * 4);     /* reserved, as the plan charges them */
+    (void)kern_carve(&sm, "l~_ij", B_r * 4);
+    (void)kern_carve(&sm, "m_new", B_r * 4);
+    (void)kern_carve(&sm, "l_new", B_r * 4);
+    void *K_j = kern_carve(&sm, "K_j", B_c * d * e);
+    void *V_j = kern_carve(&sm, "V_j", B_c * d * e);
+    void *Q_i = kern_carve(&sm, "Q_i", B_r * d * e);
+    const kern_tv Qv = kern_tv_make(Q_i, dt), Kv = kern_tv_make(K_j, dt),
+                  Vv = kern_tv_make(V_j, dt);
 
     /* 2: O = 0, l = 0, m = -inf in HBM, written block by block from SRAM. */
     for (int64_t i = 0; i < T_r; i++) {
@@ -60,25 +70,25 @@ KERN_GLOBAL kern_fa1(kern_params p)
     for (int64_t j = 0; j < T_c; j++) {                          /* 5 */
         const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
         KERN_SYNC();            /* every row is done with K_j, V_j of step j - 1 */
-        kern_load(p.cnt, SIM_K, K_j, p.K, d, c0, 0, bc, d);      /* 6 */
-        kern_load(p.cnt, SIM_V, V_j, p.V, d, c0, 0, bc, d);
+        kern_load_tile(p.cnt, SIM_K, dt, K_j, p.K, d, c0, 0, bc, d);  /* 6 */
+        kern_load_tile(p.cnt, SIM_V, dt, V_j, p.V, d, c0, 0, bc, d);
         const int64_t i_start = p.causal ? kern_causal_first_i(j, B_r, B_c) : 0;
         for (int64_t i = i_start; i < T_r; i++) {                /* 7 */
             const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
             KERN_SYNC();        /* the stores of step i - 1 have read O_i, l_i, m_i;
                                    and the writes of line 2 are visible (a block
                                    sees its own global writes after a barrier) */
-            kern_load(p.cnt, SIM_Q, Q_i, p.Q, d, r0, 0, br, d);  /* 8 */
+            kern_load_tile(p.cnt, SIM_Q, dt, Q_i, p.Q, d, r0, 0, br, d);  /* 8 */
             kern_load(p.cnt, SIM_O, O_i, p.O, d, r0, 0, br, d);
             kern_load(p.cnt, SIM_l, l_i, p.l, 1, r0, 0, br, 1);
             kern_load(p.cnt, SIM_m, m_i, p.m, 1, r0, 0, br, 1);
             KERN_SYNC();
             for (int64_t r = tid; r < br; r += nt) {
                 float *s = S_ij + r * bc;
-                ref_tile_scores(Q_i + r * d, K_j, 1, (int)bc, (int)d, p.scale, s); /* 9 */
+                kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);      /* 9 */
                 if (p.causal)
                     ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
-                ref_fa1_step_row(s, (int)bc, V_j, (int)d, O_i + r * d,            /* 10-12 */
+                kern_fa1_step_row(s, (int)bc, Vv, (int)d, O_i + r * d,            /* 10-12 */
                                  &m_i[r], &l_i[r]);
             }
             KERN_SYNC();

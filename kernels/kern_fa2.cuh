@@ -10,9 +10,10 @@
  * ... of S_ij, P~_ij and O_i, each with the whole row's arithmetic in the
  * simulator's order, so the output is the simulator's bit for bit.
  *
- * Shared memory, in the plan's order (sim_plan_make, SIM_FA2), every element
- * held as float: Q_i (B_r, d), K_j (B_c, d), V_j (B_c, d), S_ij (B_r, B_c),
- * O_i (B_r, d), m_i (B_r), l_i (B_r).
+ * Shared memory: the plan's buffers (sim_plan_make, SIM_FA2) at the plan's
+ * bytes, the fp32 ones first: S_ij (B_r, B_c), O_i (B_r, d), m_i, l_i (B_r)
+ * as floats, then Q_i (B_r, d), K_j, V_j (B_c, d) in the dtype's storage
+ * type (2-byte bits for fp16/bf16, kern_tile.h).
  *
  * Shapes: Q, K, V, O (N, d); L (N); br, bc the rows of this block (the last
  * may be partial). Row-major throughout.
@@ -25,7 +26,7 @@
 #ifndef FASIM_KERN_FA2_CUH
 #define FASIM_KERN_FA2_CUH
 
-#include "kern_exec.h"
+#include "kern_tile.h"
 
 KERN_GLOBAL kern_fa2(kern_params p)
 {
@@ -34,16 +35,20 @@ KERN_GLOBAL kern_fa2(kern_params p)
     const int64_t i = kern_block_x();                            /* 3 */
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
 
-    float *sm = KERN_SHARED();
-    float *Q_i = sm;  sm += B_r * d;
-    float *K_j = sm;  sm += B_c * d;
-    float *V_j = sm;  sm += B_c * d;
-    float *S_ij = sm; sm += B_r * B_c;
-    float *O_i = sm;  sm += B_r * d;
-    float *m_i = sm;  sm += B_r;
-    float *l_i = sm;
+    const sim_dtype dt = p.dtype;
+    const int64_t e = kern_tile_elem_bytes(dt);
+    unsigned char *sm = KERN_SHARED();
+    float *S_ij = (float *)kern_carve(&sm, "S_ij", B_r * B_c * 4);
+    float *O_i = (float *)kern_carve(&sm, "O_i", B_r * d * 4);
+    float *m_i = (float *)kern_carve(&sm, "m_i", B_r * 4);
+    float *l_i = (float *)kern_carve(&sm, "l_i", B_r * 4);
+    void *Q_i = kern_carve(&sm, "Q_i", B_r * d * e);
+    void *K_j = kern_carve(&sm, "K_j", B_c * d * e);
+    void *V_j = kern_carve(&sm, "V_j", B_c * d * e);
+    const kern_tv Qv = kern_tv_make(Q_i, dt), Kv = kern_tv_make(K_j, dt),
+                  Vv = kern_tv_make(V_j, dt), Sv = kern_tv_make(S_ij, SIM_FP32);
 
-    kern_load(p.cnt, SIM_Q, Q_i, p.Q, d, r0, 0, br, d);          /* 4 */
+    kern_load_tile(p.cnt, SIM_Q, dt, Q_i, p.Q, d, r0, 0, br, d); /* 4 */
     for (int64_t r = tid; r < br; r += nt) {                     /* 5 */
         m_i[r] = -REF_INF;
         l_i[r] = 0.0f;
@@ -54,22 +59,22 @@ KERN_GLOBAL kern_fa2(kern_params p)
     for (int64_t j = 0; j < j_end; j++) {                        /* 6 */
         const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
         KERN_SYNC();            /* every row is done with K_j, V_j of step j - 1 */
-        kern_load(p.cnt, SIM_K, K_j, p.K, d, c0, 0, bc, d);      /* 7 */
-        kern_load(p.cnt, SIM_V, V_j, p.V, d, c0, 0, bc, d);
+        kern_load_tile(p.cnt, SIM_K, dt, K_j, p.K, d, c0, 0, bc, d);  /* 7 */
+        kern_load_tile(p.cnt, SIM_V, dt, V_j, p.V, d, c0, 0, bc, d);
 #ifdef KERN_BUG_RELOAD_Q
-        kern_load(p.cnt, SIM_Q, Q_i, p.Q, d, r0, 0, br, d);
+        kern_load_tile(p.cnt, SIM_Q, dt, Q_i, p.Q, d, r0, 0, br, d);
 #endif
         KERN_SYNC();            /* Q_i (first step), K_j, V_j are in shared memory */
         for (int64_t r = tid; r < br; r += nt) {
             float *s = S_ij + r * bc;
-            ref_tile_scores(Q_i + r * d, K_j, 1, (int)bc, (int)d, p.scale, s);  /* 8 */
+            kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);       /* 8 */
             if (p.causal)
                 ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
             float alpha = ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);        /* 9 */
 #ifdef KERN_BUG_SKIP_RESCALE
             alpha = 1.0f;
 #endif
-            ref_pv_acc_row(O_i + r * d, (int)d, alpha, s, V_j, (int)bc);        /* 10 */
+            kern_pv_acc_row(O_i + r * d, (int)d, alpha, Sv, r * bc, Vv, (int)bc); /* 10 */
         }
     }                                                            /* 11 */
     for (int64_t r = tid; r < br; r += nt) {

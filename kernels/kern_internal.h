@@ -22,13 +22,36 @@ typedef enum {
 const char *kern_kernel_name(kern_kernel k);
 
 /* One launch: a kernel, its grid (blocks), and its dynamic shared memory in
- * floats, which is the plan's buffers of `phase` with every element a float. */
+ * bytes, which is the plan's bytes of `phase` (kern_layout). */
 typedef struct {
     kern_kernel k;
     int64_t grid;
     int phase;
-    uint64_t smem_floats;
+    uint64_t smem_bytes;
 } kern_launch;
+
+/* One buffer of a kernel's shared memory: the plan's buffer and where the
+ * kernel carves it (kern_carve). */
+typedef struct {
+    const char *name;
+    int64_t rows, cols;
+    int elem_bytes;          /* 4 (fp32), or the dtype's: 2 (fp16, bf16), 4 (fp32) */
+    int tile;                /* 1: held in the dtype (Q_i, K_j, V_j, P_ij), after fp32 */
+    uint64_t offset, bytes;
+} kern_smem_buf;
+
+/*
+ * The shared-memory layout of kernel k for the plan's buffers of `phase`:
+ * buf[] in the plan's order with their offsets, the fp32 buffers first and
+ * then the dtype's tiles, each group in the plan's order (as the kernels
+ * carve them). Checks that the plan's buffer list is exactly the kernel's
+ * (names, order, rows, columns, element bytes), that every buffer is aligned
+ * to its element size, and that the layout's bytes equal the plan's bytes of
+ * the phase (no padding). Returns 0 with *n and *bytes set, or -1 (err set).
+ */
+int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
+                kern_smem_buf buf[SIM_MAX_BUFFERS], int *n, uint64_t *bytes, char *err,
+                size_t errlen);
 
 /* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1). */
 typedef struct {
@@ -59,11 +82,12 @@ typedef struct {
 extern const kern_cpu_table kern_cpu_kernels;
 
 /* Run one launch on the CPU: `threads` POSIX threads form the block and run
- * every block of the grid in turn, with shared memory of smem_floats floats
- * (poisoned with NaN before each block). Returns 0, or -1 with err set
- * (threads could not be created, out of memory). */
+ * every block of the grid in turn, with shared memory of smem_bytes bytes
+ * (poisoned with 0xff bytes before each block: a NaN read as a float, as fp16
+ * bits or as bf16 bits). Returns 0, or -1 with err set (threads could not be
+ * created, out of memory). */
 int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int threads,
-                    uint64_t smem_floats, char *err, size_t errlen);
+                    uint64_t smem_bytes, char *err, size_t errlen);
 
 /* kern_run on the CPU with the kernels of table t (the tests pass a wrong
  * build here; kern_run passes &kern_cpu_kernels). */

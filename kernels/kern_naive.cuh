@@ -18,17 +18,19 @@
  * the one-pass softmax. Threads split rows; each row's arithmetic is the
  * simulator's, in its order.
  *
- * Shared memory per kernel, in the plan's order for its phase, every element
- * held as float: line 1: Q_i (B_r, d), K_j (B_c, d), S_ij (B_r, B_c);
- * line 2: S_rows (B_s, N), m (B_s), l (B_s) or S_ij (B_r, B_c), m_i, l_i (B_r);
- * line 3: P_ij (B_r, B_c), V_j (B_c, d), O_i (B_r, d).
+ * Shared memory per kernel: the plan's buffers of its phase at the plan's
+ * bytes, the fp32 ones first, then the tiles held in the dtype's storage type
+ * (2-byte bits for fp16/bf16, kern_tile.h): line 1: S_ij (B_r, B_c) fp32, then
+ * Q_i (B_r, d), K_j (B_c, d); line 2, all fp32: S_rows (B_s, N), m, l (B_s) or
+ * S_ij (B_r, B_c), m_i, l_i (B_r); line 3: O_i (B_r, d) fp32, then P_ij
+ * (B_r, B_c), V_j (B_c, d).
  *
  * Shapes: Q, K, V, O (N, d); S, P (N, N). Row-major.
  */
 #ifndef FASIM_KERN_NAIVE_CUH
 #define FASIM_KERN_NAIVE_CUH
 
-#include "kern_exec.h"
+#include "kern_tile.h"
 
 /* Line 1: S = scale * Q K^T, block i computing row block i of S. */
 KERN_GLOBAL kern_naive_scores(kern_params p)
@@ -38,20 +40,23 @@ KERN_GLOBAL kern_naive_scores(kern_params p)
     const int64_t i = kern_block_x();
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
 
-    float *sm = KERN_SHARED();
-    float *Q_i = sm;  sm += B_r * d;
-    float *K_j = sm;  sm += B_c * d;
-    float *S_ij = sm;
+    const sim_dtype dt = p.dtype;
+    const int64_t e = kern_tile_elem_bytes(dt);
+    unsigned char *sm = KERN_SHARED();
+    float *S_ij = (float *)kern_carve(&sm, "S_ij", B_r * B_c * 4);
+    void *Q_i = kern_carve(&sm, "Q_i", B_r * d * e);
+    void *K_j = kern_carve(&sm, "K_j", B_c * d * e);
+    const kern_tv Qv = kern_tv_make(Q_i, dt), Kv = kern_tv_make(K_j, dt);
 
-    kern_load(p.cnt, SIM_Q, Q_i, p.Q, d, r0, 0, br, d);
+    kern_load_tile(p.cnt, SIM_Q, dt, Q_i, p.Q, d, r0, 0, br, d);
     for (int64_t j = 0; j < T_c; j++) {
         const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
         KERN_SYNC();            /* the store of step j - 1 has read S_ij; K_j is free */
-        kern_load(p.cnt, SIM_K, K_j, p.K, d, c0, 0, bc, d);
+        kern_load_tile(p.cnt, SIM_K, dt, K_j, p.K, d, c0, 0, bc, d);
         KERN_SYNC();
         for (int64_t r = tid; r < br; r += nt) {
             float *s = S_ij + r * bc;
-            ref_tile_scores(Q_i + r * d, K_j, 1, (int)bc, (int)d, p.scale, s);
+            kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);
             if (p.causal)
                 ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
         }
@@ -67,10 +72,10 @@ KERN_GLOBAL kern_naive_softmax_rows(kern_params p)
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t r0 = kern_block_x() * B_s, rows = kern_min(B_s, N - r0);
 
-    float *sm = KERN_SHARED();
-    float *S_rows = sm; sm += B_s * N;
-    float *m = sm;      sm += B_s;
-    float *l = sm;
+    unsigned char *sm = KERN_SHARED();
+    float *S_rows = (float *)kern_carve(&sm, "S_rows", B_s * N * 4);
+    float *m = (float *)kern_carve(&sm, "m", B_s * 4);
+    float *l = (float *)kern_carve(&sm, "l", B_s * 4);
 
     kern_load(p.cnt, SIM_S, S_rows, p.S, N, r0, 0, rows, N);
     KERN_SYNC();
@@ -95,10 +100,10 @@ KERN_GLOBAL kern_naive_softmax_3pass(kern_params p)
     const int64_t i = kern_block_x();
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
 
-    float *sm = KERN_SHARED();
-    float *S_ij = sm; sm += B_r * B_c;
-    float *m_i = sm;  sm += B_r;
-    float *l_i = sm;
+    unsigned char *sm = KERN_SHARED();
+    float *S_ij = (float *)kern_carve(&sm, "S_ij", B_r * B_c * 4);
+    float *m_i = (float *)kern_carve(&sm, "m_i", B_r * 4);
+    float *l_i = (float *)kern_carve(&sm, "l_i", B_r * 4);
 
     for (int64_t r = tid; r < br; r += nt) {
         m_i[r] = -REF_INF;
@@ -137,10 +142,13 @@ KERN_GLOBAL kern_naive_pv(kern_params p)
     const int64_t i = kern_block_x();
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
 
-    float *sm = KERN_SHARED();
-    float *P_ij = sm; sm += B_r * B_c;
-    float *V_j = sm;  sm += B_c * d;
-    float *O_i = sm;
+    const sim_dtype dt = p.dtype;
+    const int64_t e = kern_tile_elem_bytes(dt);
+    unsigned char *sm = KERN_SHARED();
+    float *O_i = (float *)kern_carve(&sm, "O_i", B_r * d * 4);
+    void *P_ij = kern_carve(&sm, "P_ij", B_r * B_c * e);
+    void *V_j = kern_carve(&sm, "V_j", B_c * d * e);
+    const kern_tv Pv = kern_tv_make(P_ij, dt), Vv = kern_tv_make(V_j, dt);
 
     for (int64_t r = tid; r < br; r += nt)
         for (int64_t c = 0; c < d; c++)
@@ -148,11 +156,11 @@ KERN_GLOBAL kern_naive_pv(kern_params p)
     for (int64_t j = 0; j < T_c; j++) {
         const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
         KERN_SYNC();            /* every row is done with P_ij, V_j of step j - 1 */
-        kern_load(p.cnt, SIM_P, P_ij, p.P, N, r0, c0, br, bc);
-        kern_load(p.cnt, SIM_V, V_j, p.V, d, c0, 0, bc, d);
+        kern_load_tile(p.cnt, SIM_P, dt, P_ij, p.P, N, r0, c0, br, bc);
+        kern_load_tile(p.cnt, SIM_V, dt, V_j, p.V, d, c0, 0, bc, d);
         KERN_SYNC();
         for (int64_t r = tid; r < br; r += nt)
-            ref_pv_acc_row(O_i + r * d, (int)d, 1.0f, P_ij + r * bc, V_j, (int)bc);
+            kern_pv_acc_row(O_i + r * d, (int)d, 1.0f, Pv, r * bc, Vv, (int)bc);
     }
     KERN_SYNC();
     kern_store(p.cnt, p.dtype, SIM_O, p.O, d, r0, 0, br, d, O_i);

@@ -1,5 +1,5 @@
 # Tests of kernels/ (issue 5): the CPU path of the kernel source against the
-# simulator (label kernels), the same on a GPU (label gpu; skipped, exit 77,
+# simulator, and ptxas's report on the CUDA build (label kernels), the same on a GPU (label gpu; skipped, exit 77,
 # without a CUDA build or device), and `fasim gpu` end to end (label cli).
 
 # Deliberately wrong builds of the same kernel source, which the tests must
@@ -18,6 +18,17 @@ target_sources(test_kernels PRIVATE $<TARGET_OBJECTS:kern_bug_skip_rescale>
                                     $<TARGET_OBJECTS:kern_bug_reload_q>)
 
 fasim_test(test_kernels_gpu LABEL gpu LIBS fasim_kernels)
+
+# ptxas's report on kernels/kern_cuda.cu (sm_80, sm_90): no spills, and static
+# plus dynamic shared memory = the plan's. Skipped (77) in a build without nvcc.
+if(FASIM_HAVE_CUDA)
+  fasim_test(test_ptxas LABEL kernels LIBS fasim_kernels
+             ARGS ${CMAKE_CUDA_COMPILER} ${PROJECT_SOURCE_DIR}/kernels
+                  ${PROJECT_SOURCE_DIR}/reference ${PROJECT_SOURCE_DIR}/sim)
+  set_tests_properties(test_ptxas PROPERTIES TIMEOUT 120)
+else()
+  fasim_test(test_ptxas LABEL kernels LIBS fasim_kernels)
+endif()
 if(TARGET fasim AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_cli.c)
   fasim_test(test_gpu_cli LABEL cli LIBS fasim_sim ARGS $<TARGET_FILE:fasim>)
 endif()

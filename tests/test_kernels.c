@@ -19,6 +19,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
+
+#include "kern_half.h"
 #include "test_kernels_cases.h"
 
 #define KC_CASES 30
@@ -145,31 +148,150 @@ static void test_thread_count_independent(void **state)
     }
 }
 
-/* The kernels' shared memory must be the plan's buffers: a plan whose buffer
- * list differs from a kernel's carve-up is refused before anything runs. */
+/* The kernels' shared memory must be the plan's buffers at the plan's bytes:
+ * each launch takes exactly its phase's bytes, the largest the plan's
+ * sram_peak, and a plan whose buffer list differs from a kernel's carve-up
+ * (a size, or an element type) is refused before anything runs. Odd sizes
+ * (B_r d odd, B_c odd) are where a 2-byte tile before an fp32 buffer would
+ * misalign it: the layout must still need no padding. */
 static void test_smem_is_the_plan(void **state)
 {
     (void)state;
-    sim_shape sh = { 64, 16, 96 * 1024, SIM_FP16, 0 };
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-        sim_plan p;
-        assert_int_equal(sim_plan_make((sim_algo)a, &sh, 16, 32, SIM_PLAN_USER, &p), 0);
-        kern_schedule s;
-        char err[256];
-        assert_int_equal(kern_schedule_make((sim_algo)a, &p, &sh, &s, err, sizeof err), 0);
-        /* Sum over the launches of each phase = the plan's bytes of that phase,
-         * counted at 4 B per element. */
-        for (int k = 0; k < s.n; k++) {
-            uint64_t want = 0;
-            for (int b = 0; b < p.nbuf; b++)
-                if (p.buf[b].phase == s.l[k].phase)
-                    want += (uint64_t)(p.buf[b].rows * p.buf[b].cols);
-            assert_int_equal(s.l[k].smem_floats, want);
+    const int64_t dims[][4] = { { 64, 16, 16, 32 }, { 45, 7, 5, 3 }, { 33, 9, 11, 13 } };
+    for (size_t q = 0; q < sizeof dims / sizeof dims[0]; q++)
+        for (int dt = 0; dt < SIM_DTYPE_COUNT; dt++)
+            for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+                sim_shape sh = { dims[q][0], dims[q][1], 96 * 1024, (sim_dtype)dt, 0 };
+                if (q == 1)
+                    sh.M = 120;  /* under a row of S (4N + 8 = 188 B): three passes */
+                sim_plan p;
+                assert_int_equal(sim_plan_make((sim_algo)a, &sh, dims[q][2], dims[q][3],
+                                               SIM_PLAN_USER, &p), 0);
+                kern_schedule s;
+                char err[256];
+                assert_int_equal(kern_schedule_make((sim_algo)a, &p, &sh, &s, err,
+                                                    sizeof err), 0);
+                uint64_t peak = 0;
+                for (int k = 0; k < s.n; k++) {
+                    uint64_t want = 0;
+                    for (int b = 0; b < p.nbuf; b++)
+                        if (p.buf[b].phase == s.l[k].phase)
+                            want += p.buf[b].bytes;
+                    assert_int_equal(s.l[k].smem_bytes, want);
+                    peak = want > peak ? want : peak;
+                    kern_smem_buf buf[SIM_MAX_BUFFERS];
+                    int n;
+                    uint64_t bytes;
+                    assert_int_equal(kern_layout(s.l[k].k, s.l[k].phase, &p, &sh, buf, &n,
+                                                 &bytes, err, sizeof err), 0);
+                    for (int b = 0; b < n; b++)
+                        assert_int_equal(buf[b].offset % (uint64_t)buf[b].elem_bytes, 0);
+                }
+                assert_int_equal(peak, p.sram_peak);
+                sim_plan bad = p;
+                bad.buf[0].rows += 1;
+                assert_int_equal(kern_schedule_make((sim_algo)a, &bad, &sh, &s, err,
+                                                    sizeof err), -1);
+                assert_non_null(strstr(err, "does not match"));
+                if (dt != SIM_FP32) {           /* a tile the plan charges at 4 B */
+                    bad = p;
+                    bad.buf[0].elem_bytes = 4;
+                    bad.buf[0].bytes = (uint64_t)(bad.buf[0].rows * bad.buf[0].cols) * 4u;
+                    if (p.buf[0].elem_bytes == 2)
+                        assert_int_equal(kern_schedule_make((sim_algo)a, &bad, &sh, &s, err,
+                                                            sizeof err), -1);
+                }
+            }
+}
+
+/* What the kernels really carve (kern_carve, recorded on the CPU path) is the
+ * driver's layout: the same buffers at the same offsets and bytes. */
+static void test_carve_is_the_layout(void **state)
+{
+    (void)state;
+    const sim_dtype dts[] = { SIM_FP16, SIM_BF16, SIM_FP32 };
+    for (size_t q = 0; q < 3; q++)
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            for (int pass = 0; pass < (a == SIM_NAIVE ? 2 : 1); pass++) {
+                kc_case c = fixed_case((sim_algo)a, 45, pass ? 3 : 7, 5, 3, 1, dts[q], 3);
+                if (pass) {   /* M = the plan's peak, under a row of S: three passes */
+                    c.sh.M = 1;
+                    sim_plan_make(c.algo, &c.sh, 5, 3, SIM_PLAN_USER, &c.plan);
+                    c.sh.M = c.plan.sram_peak;
+                    sim_plan_make(c.algo, &c.sh, 5, 3, SIM_PLAN_USER, &c.plan);
+                    assert_int_equal(c.plan.softmax_passes, 3);
+                }
+                kern_carve_log log;
+                memset(&log, 0, sizeof log);
+                kern_cpu_carve_log = &log;
+                kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
+                kern_cpu_carve_log = NULL;
+                assert_true(o.ran && o.identical && o.counts_equal);
+                kern_schedule s;
+                char err[256];
+                assert_int_equal(kern_schedule_make(c.algo, &c.plan, &c.sh, &s, err,
+                                                    sizeof err), 0);
+                assert_true(log.launches >= 2 * s.n);     /* the counted and timed runs */
+                int at = 0;
+                for (int k = 0; k < s.n; k++) {
+                    kern_smem_buf buf[SIM_MAX_BUFFERS];
+                    int n;
+                    uint64_t bytes;
+                    assert_int_equal(kern_layout(s.l[k].k, s.l[k].phase, &c.plan, &c.sh,
+                                                 buf, &n, &bytes, err, sizeof err), 0);
+                    int seen = 0;
+                    for (; at < log.n && log.r[at].launch == k; at++, seen++) {
+                        int b = 0;
+                        while (b < n && strcmp(buf[b].name, log.r[at].name) != 0)
+                            b++;
+                        if (b == n)
+                            fail_msg("%s carves %s, not in the plan",
+                                     kern_kernel_name(s.l[k].k), log.r[at].name);
+                        if (log.r[at].offset != buf[b].offset)
+                            fail_msg("%s: %s carved at %llu, the layout says %llu", kern_kernel_name(s.l[k].k), buf[b].name, (unsigned long long)log.r[at].offset, (unsigned long long)buf[b].offset);
+                        assert_int_equal(log.r[at].bytes, buf[b].bytes);
+                    }
+                    assert_int_equal(seen, n);
+                }
+            }
+}
+
+/* The 2-byte conversions of kern_half.h: every fp16 and bf16 pattern goes to
+ * the float it denotes and back to itself (NaNs stay NaN), and every float
+ * that ref_round_fp16 / ref_round_bf16 returns survives the trip exactly. */
+static void test_half_conversions(void **state)
+{
+    (void)state;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = kern_fp16_to_f32((uint16_t)h);
+        int nan = ((h >> 10) & 0x1f) == 0x1f && (h & 0x3ff);
+        if (nan) {
+            assert_true(f != f);
+            assert_true(kern_fp16_to_f32(kern_f32_to_fp16(f)) != f);
+            continue;
         }
-        sim_plan bad = p;
-        bad.buf[0].rows += 1;
-        assert_int_equal(kern_schedule_make((sim_algo)a, &bad, &sh, &s, err, sizeof err), -1);
-        assert_non_null(strstr(err, "does not match"));
+        assert_int_equal(kern_f32_to_fp16(f), h);
+        assert_int_equal(ref_f2u(ref_round_fp16(f)), ref_f2u(f));   /* a value of fp16 */
+        /* the value: sign * 2^(e-15) * 1.m, or m 2^-24 for subnormals */
+        uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
+        double v = e == 0x1f ? INFINITY : e ? ldexp(1.0 + m / 1024.0, (int)e - 15)
+                                             : ldexp((double)m, -24);
+        assert_true((double)(h & 0x8000 ? -f : f) == v);
+        assert_int_equal(ref_f2u(f) >> 31, h >> 15);
+        float b = kern_bf16_to_f32((uint16_t)h);
+        assert_int_equal(ref_f2u(b), h << 16);
+        if (b == b)
+            assert_int_equal(kern_f32_to_bf16(b), h);
+    }
+    uint64_t st = 12345;
+    for (int k = 0; k < 200000; k++) {
+        float x = ref_u2f((uint32_t)tu_rand(&st));
+        if (x != x)
+            continue;
+        float r = ref_round_fp16(x);
+        assert_int_equal(ref_f2u(kern_fp16_to_f32(kern_f32_to_fp16(r))), ref_f2u(r));
+        r = ref_round_bf16(x);
+        assert_int_equal(ref_f2u(kern_bf16_to_f32(kern_f32_to_bf16(r))), ref_f2u(r));
     }
 }
 
@@ -199,6 +321,8 @@ int main(void)
         cmocka_unit_test(test_bug_reload_q_caught),
         cmocka_unit_test(test_thread_count_independent),
         cmocka_unit_test(test_smem_is_the_plan),
+        cmocka_unit_test(test_carve_is_the_layout),
+        cmocka_unit_test(test_half_conversions),
         cmocka_unit_test(test_misfit_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

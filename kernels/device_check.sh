@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# kernels/device_check.sh — the kernels' checks on a machine WITH an NVIDIA GPU,
+# in one command (sized to finish in under 8 minutes on an H200):
+#
+#   1. build with -arch=sm_90 in a build directory of its own (build-device/);
+#   2. ctest -L gpu (the CUDA backend against the simulator) and -L kernels
+#      (the CPU path, the ptxas check);
+#   3. compute-sanitizer memcheck and racecheck on
+#      `fasim gpu --N 256 --d 64 --M 48K` (skipped when not installed);
+#   4. the measurement table, N = 1024 .. 16384, d = 64 and 128, per loop order:
+#      bit-identical, counters equal, median time, FA2's speedup over naive;
+#   5. where Nsight Compute (ncu) is installed, DRAM bytes read / written and
+#      L2 traffic per kernel (dram__bytes_read.sum, dram__bytes_write.sum,
+#      lts__t_bytes.sum) beside the two-level model's HBM bytes. The L2 (50 MiB
+#      on an H200) absorbs re-reads of K and V by neighbouring thread blocks,
+#      so the measured DRAM bytes fall BELOW the model's HBM count, which
+#      charges every re-read: the model has no level between SRAM and HBM.
+#
+# The simulator's compute mode (the reference for bit identity) runs on the
+# CPU and is the slow part at N = 16384, so the table's runs go in parallel
+# over the CPU cores; each holds a lock (fasim gpu --lock) while its kernels
+# run, so the GPU times one process at a time.
+#
+# Usage: kernels/device_check.sh [--dry-run]
+#   --dry-run                         print the commands, run nothing
+#   FASIM_DEVICE_STOP_AFTER_BUILD=1   stop after the build (no GPU needed)
+#   FASIM_DEVICE_BUILD=DIR            build directory (default ROOT/build-device)
+#   OUT=DIR                           also write the log there (device_check.log)
+# Exit status: 0 when every step passed, 1 when one failed (the log says which).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${FASIM_DEVICE_BUILD:-$ROOT/build-device}
+DRY=0
+if [ "${1:-}" = "--dry-run" ]; then
+    DRY=1
+elif [ $# -gt 0 ]; then
+    echo "usage: $0 [--dry-run]" >&2
+    exit 2
+fi
+JOBS=$(nproc 2>/dev/null || echo 4)
+FASIM=$BUILD/cli/fasim
+WORK=${TMPDIR:-/tmp}/fasim_device.$$
+LOG_DIR=${OUT:-$WORK}
+LOG=$LOG_DIR/device_check.log
+FAILED=()
+
+if [ "$DRY" = 0 ]; then
+    mkdir -p "$WORK" "$LOG_DIR"
+    exec > >(tee -a "$LOG") 2>&1
+fi
+trap '[ "$DRY" = 1 ] || rm -rf "$WORK"' EXIT
+
+say() { printf '\n== %s\n' "$*"; }
+# run NAME CMD...: print the command; run it unless --dry-run; record a failure.
+run() {
+    local name=$1
+    shift
+    printf '+ %s\n' "$*"
+    [ "$DRY" = 1 ] && return 0
+    if ! "$@"; then
+        FAILED+=("$name")
+        return 1
+    fi
+}
+
+say "fasim device check: $ROOT, build $BUILD, $JOBS CPU jobs, log ${OUT:+$LOG}"
+[ "$DRY" = 1 ] || { date; command -v nvidia-smi >/dev/null && nvidia-smi -L; }
+
+say "1. build (sm_90)"
+run configure cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFASIM_WERROR=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DFASIM_CUDA_ARCHS=90 || exit 1
+run build cmake --build "$BUILD" -j "$JOBS" || exit 1
+if [ "${FASIM_DEVICE_STOP_AFTER_BUILD:-0}" = 1 ]; then
+    say "stopped after the build (FASIM_DEVICE_STOP_AFTER_BUILD=1)"
+    exit 0
+fi
+
+say "2. ctest -L gpu, ctest -L kernels"
+run ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure
+run ctest-kernels ctest --test-dir "$BUILD" -L kernels --output-on-failure -j "$JOBS"
+
+say "3. compute-sanitizer"
+if command -v compute-sanitizer >/dev/null 2>&1 || [ "$DRY" = 1 ]; then
+    for tool in memcheck racecheck; do
+        run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+            "$FASIM" gpu --N 256 --d 64 --M 48K --repeat 1
+    done
+else
+    echo "compute-sanitizer not installed: skipped"
+fi
+
+say "4. measurement table (M = 227K, the H200's shared memory per block; fp16)"
+# Repeats: timed runs after the counted one. FA1 runs as one thread block (one
+# SM) by design, so its large cases get one timed run.
+repeats() {  # N algo
+    if [ "$1" -ge 16384 ]; then
+        [ "$2" = fa1 ] && echo 1 || echo 2
+    elif [ "$1" -ge 8192 ]; then
+        [ "$2" = fa1 ] && echo 1 || echo 3
+    else
+        echo 5
+    fi
+}
+JOBLIST=$WORK/jobs.txt
+[ "$DRY" = 1 ] || : > "$JOBLIST"
+# Largest first, so the longest simulator runs start at once.
+for N in 16384 8192 4096 2048 1024; do
+    for d in 64 128; do
+        for a in naive fa1 fa2; do
+            line="$FASIM gpu --algo $a --N $N --d $d --M 227K --max-mem 24G --repeat $(repeats "$N" "$a") --lock $WORK/gpu.lock --json"
+            if [ "$DRY" = 1 ]; then
+                echo "+ $line > $WORK/$a-$N-$d.json"
+            else
+                echo "$line > $WORK/$a-$N-$d.json 2> $WORK/$a-$N-$d.err" >> "$JOBLIST"
+            fi
+        done
+    done
+done
+if [ "$DRY" = 0 ]; then
+    echo "+ xargs -P $JOBS (30 runs; the simulator of N = 16384, d = 128 takes longest)"
+    if ! xargs -P "$JOBS" -I{} sh -c '{}' < "$JOBLIST"; then
+        FAILED+=("table")
+    fi
+fi
+
+say "5. Nsight Compute: DRAM and L2 bytes per kernel (N = 4096, fp16)"
+if command -v ncu >/dev/null 2>&1 || [ "$DRY" = 1 ]; then
+    echo "The L2 absorbs re-reads of K and V, so DRAM bytes fall below the model's HBM count."
+    for d in 64 128; do
+        for a in naive fa1 fa2; do
+            out=$WORK/ncu-$a-4096-$d.txt
+            printf '+ ncu --csv --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum %s > %s\n' \
+                "$FASIM gpu --algo $a --N 4096 --d $d --M 227K --repeat 1 --json" "$out"
+            [ "$DRY" = 1 ] && continue
+            if ! ncu --csv --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum \
+                "$FASIM" gpu --algo "$a" --N 4096 --d "$d" --M 227K --repeat 1 --json \
+                > "$out" 2> "$out.err"; then
+                FAILED+=("ncu-$a-$d")
+            fi
+        done
+    done
+else
+    echo "ncu not installed: skipped"
+fi
+[ "$DRY" = 1 ] && exit 0
+
+say "summary"
+python3 - "$WORK" <<'PY' || FAILED+=("summary")
+import csv, glob, json, os, sys
+work = sys.argv[1]
+rows, bad = [], 0
+res = {}
+for f in glob.glob(os.path.join(work, "*-*-*.json")):
+    if os.path.basename(f).startswith("ncu-"):
+        continue
+    a, N, d = os.path.basename(f)[:-5].split("-")
+    try:
+        with open(f) as fh:
+            r = json.load(fh)["runs"][0]
+    except Exception as e:
+        err = open(f[:-5] + ".err").read().strip().splitlines()
+        print(f"{a} N={N} d={d}: no result ({err[-1] if err else e})")
+        bad += 1
+        continue
+    res[(int(N), int(d), a)] = r
+# ncu: fasim gpu's stdout holds ncu's CSV lines after the JSON object
+for f in sorted(glob.glob(os.path.join(work, "ncu-*.txt"))):
+    a, N, d = os.path.basename(f)[4:-4].split("-")
+    text = open(f).read()
+    lines = [l for l in text.splitlines() if l.startswith('"')]
+    per = {}
+    for row in csv.DictReader(lines):
+        k = row.get("Kernel Name", "?").split("(")[0]
+        m, v = row.get("Metric Name"), row.get("Metric Value", "0").replace(",", "")
+        u = row.get("Metric Unit", "byte")
+        scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}.get(u, 1)
+        key = (k, m)
+        if key not in per:           # the counted run's launch: the first
+            per[key] = float(v) * scale
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(text[text.find("{"):])
+        sim_bytes = obj["runs"][0]["sim_bytes"]
+    except Exception:
+        sim_bytes = None
+    for k in sorted({k for k, _ in per}):
+        print(f"ncu {a:5} N={N} d={d} {k:26} DRAM read {per.get((k,'dram__bytes_read.sum'),0)/1e6:9.1f} MB"
+              f"  write {per.get((k,'dram__bytes_write.sum'),0)/1e6:9.1f} MB"
+              f"  L2 {per.get((k,'lts__t_bytes.sum'),0)/1e6:9.1f} MB"
+              + (f"  (model HBM, all kernels: {sim_bytes/1e6:.1f} MB)" if sim_bytes else ""))
+print()
+print(f"{'N':>6} {'d':>4} {'algo':5} {'identical':9} {'counters':8} {'time (ms)':>10} {'FA2 / naive':>11}")
+for (N, d, a) in sorted(res):
+    r = res[(N, d, a)]
+    sp = ""
+    if a == "fa2" and (N, d, "naive") in res:
+        sp = f"{res[(N, d, 'naive')]['seconds'] / r['seconds']:.2f}x"
+    ok = r["identical"] and r["counts_equal"]
+    bad += not ok
+    print(f"{N:>6} {d:>4} {a:5} {'yes' if r['identical'] else 'NO':9} "
+          f"{'yes' if r['counts_equal'] else 'NO':8} {1e3 * r['seconds']:>10.3f} {sp:>11}")
+sys.exit(1 if bad else 0)
+PY
+if [ ${#FAILED[@]} -gt 0 ]; then
+    echo "FAILED: ${FAILED[*]}"
+    exit 1
+fi
+echo "all device checks passed"

@@ -1,0 +1,133 @@
+/*
+ * kern_tile.h — tiles held in shared memory in their storage type, and the
+ * few tile primitives of reference/ref_tile.h rewritten to read them.
+ *
+ * The plan charges Q_i, K_j, V_j (and the naive order's P_ij) at the dtype's
+ * bytes: 2 for fp16 and bf16, 4 for fp32. The kernels hold them so: a tile
+ * of an fp16 run is an array of fp16 bit patterns (kern_half.h), of a bf16
+ * run of bf16 bit patterns, of an fp32 run of floats. A kern_tv ("tile
+ * view") is such an array with its type; kern_tv_at reads one element as the
+ * float it holds, exactly (the values are already rounded to the dtype).
+ *
+ * The primitives below are ref_tile_scores (one row), ref_pv_acc_row and
+ * ref_fa1_step_row with each tile element read through kern_tv_at just before
+ * its use: the same operations, in the same order, on the same float values,
+ * so the same bits (tests/test_kernels.c compares the output with sim_run's
+ * by memcmp). The fp32 parts (scores, statistics, accumulators) stay floats
+ * and go through ref_tile.h's own primitives.
+ */
+#ifndef FASIM_KERN_TILE_H
+#define FASIM_KERN_TILE_H
+
+#include "kern_exec.h"
+#include "kern_half.h"
+
+/* Bytes of one tile element in shared memory: the dtype's (2, 2, 4). */
+KERN_DEVICE int64_t kern_tile_elem_bytes(sim_dtype dt)
+{
+    return dt == SIM_FP32 ? 4 : 2;
+}
+
+/* A tile in shared memory in storage type t (SIM_FP32: floats; SIM_FP16 or
+ * SIM_BF16: uint16_t bit patterns). */
+typedef struct {
+    const void *p;
+    sim_dtype t;
+} kern_tv;
+
+KERN_DEVICE kern_tv kern_tv_make(const void *p, sim_dtype t)
+{
+    kern_tv v;
+    v.p = p;
+    v.t = t;
+    return v;
+}
+
+/* Element k as a float (exact). */
+KERN_DEVICE float kern_tv_at(kern_tv v, int64_t k)
+{
+    if (v.t == SIM_FP32)
+        return ((const float *)v.p)[k];
+    uint16_t h = ((const uint16_t *)v.p)[k];
+    return v.t == SIM_FP16 ? kern_fp16_to_f32(h) : kern_bf16_to_f32(h);
+}
+
+/* Store x (already a value of type t) as element k of a tile of type t. */
+KERN_DEVICE void kern_tile_put(void *p, sim_dtype t, int64_t k, float x)
+{
+    if (t == SIM_FP32)
+        ((float *)p)[k] = x;
+    else
+        ((uint16_t *)p)[k] = t == SIM_FP16 ? kern_f32_to_fp16(x) : kern_f32_to_bf16(x);
+}
+
+/* kern_load into a tile of storage type dt: the tensor's values (rounded to
+ * dt in global memory) are stored in dt's bits, exactly. Counted, and
+ * without a barrier, as kern_load. Only for tensors held in the dtype in
+ * HBM (Q, K, V, P): m, l, L are fp32 and go through kern_load. */
+KERN_DEVICE void kern_load_tile(kern_counts *cnt, sim_tensor t, sim_dtype dt, void *dst,
+                                const float *src, int64_t ld, int64_t r0, int64_t c0,
+                                int64_t rows, int64_t cols)
+{
+    for (int64_t x = kern_thread_x(); x < rows * cols; x += kern_block_dim()) {
+        int64_t r = x / cols, c = x % cols;
+        kern_tile_put(dst, dt, x, src[(r0 + r) * ld + c0 + c]);
+    }
+    if (cnt && kern_thread_x() == 0) {
+        KERN_COUNT_ADD(&cnt->read_elems[t], rows * cols);
+        KERN_COUNT_ADD(&cnt->read_ops[t], 1);
+    }
+}
+
+/* ref_tile_scores for one row: s[c] = scale * sum_t Q[q0 + t] K[c d + t],
+ * c = 0..bc-1, each dot product accumulated t = 0..d-1 with fmaf. */
+KERN_DEVICE void kern_scores_row(kern_tv Q, int64_t q0, kern_tv K, int bc, int d,
+                                 float scale, float *s)
+{
+    for (int c = 0; c < bc; c++) {
+        const int64_t k0 = (int64_t)c * d;
+        float acc = 0.0f;
+        for (int t = 0; t < d; t++)
+            acc = fmaf(kern_tv_at(Q, q0 + t), kern_tv_at(K, k0 + t), acc);
+        s[c] = acc * scale;
+    }
+}
+
+/* ref_pv_acc_row: o[c] <- alpha o[c] + sum_k P[p0 + k] V[k d + c], k in order. */
+KERN_DEVICE void kern_pv_acc_row(float *o, int d, float alpha, kern_tv P, int64_t p0,
+                                 kern_tv V, int bc)
+{
+    for (int c = 0; c < d; c++) {
+        float acc = alpha * o[c];
+        for (int k = 0; k < bc; k++)
+            acc = fmaf(kern_tv_at(P, p0 + k), kern_tv_at(V, (int64_t)k * d + c), acc);
+        o[c] = acc;
+    }
+}
+
+/* ref_fa1_step_row (FA1 lines 10-12 for one row) with V_j read as a tile view;
+ * s (bc floats) is the fp32 row of S_ij, P~ on return. */
+KERN_DEVICE void kern_fa1_step_row(float *s, int bc, kern_tv V, int d, float *o, float *m,
+                                   float *l)
+{
+    float m_t = ref_row_max(s, bc);                        /* line 10 */
+    float l_t = ref_exp_shift_sum(s, bc, m_t);
+    float m_new = m_t > *m ? m_t : *m;                     /* line 11 */
+    float sh = ref_shift(m_new);
+    float a = ref_exp(*m - sh);
+    float b = ref_exp(m_t - sh);
+    float l_new = fmaf(b, l_t, a * *l);
+    float la = *l * a;
+    if (l_new == 0.0f)                  /* nothing unmasked seen yet: O stays 0 */
+        d = 0;
+    for (int c = 0; c < d; c++) {                          /* line 12 */
+        float pv = 0.0f;
+        for (int k = 0; k < bc; k++)
+            pv = fmaf(s[k], kern_tv_at(V, (int64_t)k * d + c), pv);
+        o[c] = fmaf(b, pv, la * o[c]) / l_new;
+    }
+    *m = m_new;
+    *l = l_new;
+}
+
+#endif /* FASIM_KERN_TILE_H */
