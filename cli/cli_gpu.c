@@ -247,7 +247,7 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
         sim_format_count(c2, sizeof c2, r->kern.plan_bytes);
         if (r->kern.smem_bytes == r->kern.plan_bytes)
             fprintf(out, "  shared   %s B per block: the plan's SRAM peak%s\n", c1,
-                    sh->dtype == SIM_FP32 ? "" : " (tiles held as 2-byte values)");
+                    sh->dtype == SIM_FP32 ? "" : " (2-byte tiles)");
         else
             fprintf(out, "  shared   %s B per block, the plan's %s B: DIFFERS\n", c1, c2);
         fprintf(out, "  %-8s %-15s %-15s %-15s %-15s\n", "HBM", "kernel reads",

@@ -6,6 +6,7 @@
  * 2 bad usage, 1 other failures (bad .npy data, I/O, memory).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,20 @@ static int cmd_report(int argc, char **argv, int first)
             return rc;
         }
     }
+    if (o.req.mode == SIM_MODE_COMPUTE) {
+        /* A forced compute run can take minutes: say so before it starts. */
+        double flops = 0.0;
+        int fits = 1;   /* runs refused for memory are refused before any work */
+        const uint64_t max_mem = o.req.max_mem ? o.req.max_mem : SIM_DEFAULT_MAX_MEM;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (o.req.run_algo[a]) {
+                flops += sim_compute_flops((sim_algo)a, &o.req.sh);
+                fits &= sim_compute_memory((sim_algo)a, &o.req.sh) <= max_mem;
+            }
+        if (fits && flops > 4.0 * SIM_AUTO_COMPUTE_FLOPS)
+            fprintf(stderr, "fasim: computing %.1e flops: about %.0f s here\n", flops,
+                    ceil(flops / SIM_AUTO_COMPUTE_FLOPS));
+    }
     sim_report rep;
     int rc = sim_report_build(&o.req, &rep, err, sizeof err);
     if (rc != SIM_OK) {
@@ -168,7 +183,24 @@ int main(int argc, char **argv)
             cli_report_usage(stdout);
             return SIM_OK;
         }
-        fprintf(stderr, "fasim: unknown subcommand '%s'; see 'fasim --help'\n", argv[1]);
+        static const char *const CMDS[] = { "report", "view", "lesson", "sweep", "claims",
+                                            "explore", "gpu", "help" };
+        const char *near = NULL;
+        for (size_t k = 0; k < sizeof CMDS / sizeof CMDS[0] && !near; k++) {
+            /* one letter off, or two swapped: the typos people make */
+            size_t a = strlen(argv[1]), b = strlen(CMDS[k]), diff = 0;
+            if (a == b) {
+                for (size_t c = 0; c < a; c++)
+                    diff += argv[1][c] != CMDS[k][c];
+                if (diff <= 2)
+                    near = CMDS[k];
+            }
+        }
+        if (near)
+            fprintf(stderr, "fasim: unknown subcommand '%s'; did you mean '%s'?\n", argv[1],
+                    near);
+        else
+            fprintf(stderr, "fasim: unknown subcommand '%s'; see 'fasim --help'\n", argv[1]);
         return SIM_EUSAGE;
     }
     return cmd_report(argc, argv, 1);

@@ -1127,7 +1127,7 @@ void lesson_view(lesson *L, sim_algo algo, const sim_shape *sh, int64_t Br, int6
         snprintf(b2, sizeof b2, "%lld", (long long)Bc);
         snprintf(cmd + n, sizeof cmd - (size_t)n, " --Br %s --Bc %s", b1, b2);
     }
-    fprintf(L->out, "  Step through this run: %s\n", cmd);
+    fprintf(L->out, "  Step through this run:\n    %s\n", cmd);
     if (L->input == IN_TTY && isatty(fileno(L->out))) {
         fputs("  (press v at the prompt to open it now)\n", L->out);
         viz_config_default(&L->view_cfg);

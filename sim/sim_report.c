@@ -497,8 +497,31 @@ void sim_report_text(FILE *out, const sim_report *rep)
                     sim_algo_name(p->algo), b1, (double)p->sram_peak / (double)sh->M);
         }
     }
-    if (rep->mode_note[0])
-        fprintf(out, "\nnote: %s\n", rep->mode_note);
+    if (rep->mode_note[0]) {
+        /* wrapped at 78 columns, continuation lines under the text */
+        fputs("\nnote:", out);
+        int col = 5;
+        char word[160];
+        const char *p = rep->mode_note;
+        while (*p) {
+            int n = 0;
+            while (*p == ' ')
+                p++;
+            while (p[n] && p[n] != ' ' && n < (int)sizeof word - 1)
+                n++;
+            if (!n)
+                break;
+            memcpy(word, p, (size_t)n);
+            word[n] = '\0';
+            p += n;
+            if (col + 1 + n > 78) {
+                fputs("\n     ", out);
+                col = 5;
+            }
+            col += fprintf(out, " %s", word);
+        }
+        fputc('\n', out);
+    }
 }
 
 /* ---- JSON --------------------------------------------------------------- */

@@ -399,6 +399,18 @@ int viz_sdl_run(viz_model *m, const viz_sdl_opts *o, char *err, size_t errlen)
         SDL_Quit();
         return VIZ_EFAIL;
     }
+    /* Without a display SDL falls back to a driver that shows nothing
+     * (offscreen, dummy): a window nobody can see or close would wait
+     * forever. Those drivers are used only when asked for by name. */
+    const char *drv = SDL_GetCurrentVideoDriver();
+    const char *asked = SDL_getenv("SDL_VIDEODRIVER");
+    if (drv && (!strcmp(drv, "offscreen") || !strcmp(drv, "dummy")) && !(asked && *asked)) {
+        snprintf(err, errlen, "cannot open an SDL window: no display (SDL chose its '%s' "
+                 "driver). Without a display, use `fasim view --screenshot FILE` (PNG or "
+                 "BMP) or the terminal view (`fasim view` without --sdl)", drv);
+        SDL_Quit();
+        return VIZ_EFAIL;
+    }
     const int w = o->width > 0 ? o->width : VIZ_SDL_DEFAULT_W;
     const int h = o->height > 0 ? o->height : VIZ_SDL_DEFAULT_H;
     s.win = SDL_CreateWindow("fasim view", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
