@@ -408,8 +408,8 @@ void sim_report_text(FILE *out, const sim_report *rep)
         for (int k = 0; k < rep->nruns; k++)
             cell(out, sim_algo_name(rep->runs[k].algo));
         fputc('\n', out);
-        static const char *const rows[] = { "FLOPs (4 d per score)", "HBM time, bytes/BW",
-                                            "math time, FLOPs/peak", "estimate, the larger",
+        static const char *const rows[] = { "FLOPs, 4d per score", "HBM time, bytes/BW",
+                                            "math time, FLOPs/pk", "estimate, the larger",
                                             "binds", "FLOP per HBM byte" };
         for (int q = 0; q < 6; q++) {
             row_label(out, rows[q]);
