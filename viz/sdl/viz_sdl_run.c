@@ -403,7 +403,7 @@ int viz_sdl_run(viz_model *m, const viz_sdl_opts *o, char *err, size_t errlen)
      * (offscreen, dummy): a window nobody can see or close would wait
      * forever. Those drivers are used only when asked for by name. */
     const char *drv = SDL_GetCurrentVideoDriver();
-    const char *asked = SDL_getenv("SDL_VIDEODRIVER");
+    const char *asked = SDL_GetHint(SDL_HINT_VIDEODRIVER);   /* the env var or a hint */
     if (drv && (!strcmp(drv, "offscreen") || !strcmp(drv, "dummy")) && !(asked && *asked)) {
         snprintf(err, errlen, "cannot open an SDL window: no display (SDL chose its '%s' "
                  "driver). Without a display, use `fasim view --screenshot FILE` (PNG or "
