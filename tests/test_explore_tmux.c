@@ -287,6 +287,10 @@ int main(int argc, char **argv)
     }
     g_fasim = argv[1];
     snprintf(g_sock, sizeof g_sock, "fasim-explore-%ld", (long)getpid());
+    /* A session that outlives the tests keeps the server up: when a test kills
+     * the last session the server exits, and a new-session racing with that
+     * exit fails with "server exited unexpectedly". */
+    tmux("new-session -d -s keeper 'sleep 600'");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_double_n_and_quit),
         cmocka_unit_test(test_view_and_resize),

@@ -375,6 +375,10 @@ int main(int argc, char **argv)
     }
     g_fasim = argv[1];
     snprintf(g_sock, sizeof g_sock, "fasim-test-%ld", (long)getpid());
+    /* A session that outlives the tests keeps the server up: when a test kills
+     * the last session the server exits, and a new-session racing with that
+     * exit fails with "server exited unexpectedly". */
+    tmux("new-session -d -s keeper 'sleep 600'");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step_and_quit),
         cmocka_unit_test(test_mouse_and_resize),
