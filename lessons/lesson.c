@@ -883,11 +883,11 @@ static void judge(lesson *L, double guess, double answer, double tol, int *right
     if (pct >= 1000)
         snprintf(rel, sizeof rel, ", %.3g times the answer", fabs(guess / answer));
     else if (pct >= 10)
-        snprintf(rel, sizeof rel, ", %.0f%%", pct);
+        snprintf(rel, sizeof rel, " (%.0f%% of the answer)", pct);
     else if (answer != 0)
-        snprintf(rel, sizeof rel, ", %.2g%%", pct);
+        snprintf(rel, sizeof rel, " (%.2g%% of the answer)", pct);
     if (*right)
-        fprintf(L->out, "Right: the answer is %s; you said %s (off by %s%s, within %s).\n\n",
+        fprintf(L->out, "Right: the answer is %s; you said %s: off by %s%s, within %s.\n\n",
                 a, g, d, rel, tol > 0 ? "the tolerance" : "0.5%");
     else
         fprintf(L->out, "Not quite: the answer is %s; you said %s, %s too %s%s.\n\n", a, g,

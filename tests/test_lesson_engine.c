@@ -295,13 +295,13 @@ static void test_answers(void **state)
     expect_out("[Enter: finish   b: back   q: quit] \n");
 
     RUN(&TOY, "4\n\n4\n\n\n", NULL);
-    expect_out("Not quite: the answer is 5; you said 4, 1 too low, 20%.\n");
+    expect_out("Not quite: the answer is 5; you said 4, 1 too low (20% of the answer).\n");
     expect_out("ask returned 0\n");
     RUN(&TOY, "4\n\n5.01\n\n\n", NULL);
-    expect_out("Right: the answer is 5; you said 5.01 (off by 0.01, 0.2%, within 0.5%).\n");
+    expect_out("Right: the answer is 5; you said 5.01: off by 0.01 (0.2% of the answer), within 0.5%.\n");
     expect_out("ask returned 1\n");
     RUN(&TOY, "4\n\n7.5\n\n\n", NULL);
-    expect_out("you said 7.5, 2.5 too high, 50%.\n");
+    expect_out("you said 7.5, 2.5 too high (50% of the answer).\n");
     RUN(&TOY, "4\n\nfive\n  5  \n\n\n", NULL);
     expect_out("That is not a number");
     expect_out("Right: 5.\n");

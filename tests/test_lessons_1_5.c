@@ -579,8 +579,8 @@ static void test_piped_answers(void **state)
     snprintf(want, sizeof want, "Not quite: the answer is %.6g; you said 0.5, %.3g too "
              "high", ref_exp(3.0f - 5.0f), 0.5 - ref_exp(3.0f - 5.0f));
     expect(want);
-    expect("Not quite: the answer is 5; you said 4, 1 too low, 20%.\n");
-    snprintf(want, sizeof want, "Right: the answer is %.6g; you said 1.58 (off by %.3g",
+    expect("Not quite: the answer is 5; you said 4, 1 too low (20% of the answer).\n");
+    snprintf(want, sizeof want, "Right: the answer is %.6g; you said 1.58: off by %.3g",
              l, 1.58 - l);
     expect(want);
     expect("End of lesson");
