@@ -80,3 +80,24 @@ void viz_canvas_fill(viz_canvas *c, int x, int y, int n, char ch, viz_style st)
         c->style[(size_t)y * (size_t)c->w + (size_t)xx] = (unsigned char)st;
     }
 }
+
+void viz_canvas_box(viz_canvas *c, const char *const *lines, int n)
+{
+    int w = 0;
+    for (int k = 0; k < n; k++)
+        if ((int)strlen(lines[k]) > w)
+            w = (int)strlen(lines[k]);
+    w += 4;
+    int x0 = (c->w - w) / 2, y0 = (c->h - n - 2) / 2;
+    x0 = x0 < 0 ? 0 : x0;
+    y0 = y0 < 0 ? 0 : y0;
+    viz_canvas_fill(c, x0, y0, w, '-', VIZ_ST_HEAD);
+    for (int k = 0; k < n; k++) {
+        viz_canvas_fill(c, x0, y0 + 1 + k, w, ' ', VIZ_ST_NORMAL);
+        viz_canvas_text(c, x0, y0 + 1 + k, 1, VIZ_ST_HEAD, "|");
+        viz_canvas_text(c, x0 + 2, y0 + 1 + k, w - 4, k == 0 ? VIZ_ST_HEAD : VIZ_ST_NORMAL,
+                        lines[k]);
+        viz_canvas_text(c, x0 + w - 1, y0 + 1 + k, 1, VIZ_ST_HEAD, "|");
+    }
+    viz_canvas_fill(c, x0, y0 + 1 + n, w, '-', VIZ_ST_HEAD);
+}

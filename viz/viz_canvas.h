@@ -94,4 +94,8 @@ int viz_layout_hit(const viz_layout *l, const viz_model *m, int x, int y, sim_te
 /* The status line's controls, for renderers with a keyboard. */
 extern const char VIZ_CONTROLS[];
 
+/* A framed box of n lines centred on the canvas (help screens): the first
+ * line in the heading style, the rest plain, clipped to the canvas. */
+void viz_canvas_box(viz_canvas *c, const char *const *lines, int n);
+
 #endif /* FASIM_VIZ_CANVAS_H */

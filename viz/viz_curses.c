@@ -176,29 +176,6 @@ static const char *const HELP[] = {
     "any key closes this help",
 };
 
-static void overlay_help(viz_canvas *c)
-{
-    const int n = (int)(sizeof HELP / sizeof HELP[0]);
-    int w = 0;
-    for (int k = 0; k < n; k++)
-        if ((int)strlen(HELP[k]) > w)
-            w = (int)strlen(HELP[k]);
-    w += 4;
-    int x0 = (c->w - w) / 2, y0 = (c->h - n - 2) / 2;
-    if (x0 < 0)
-        x0 = 0;
-    if (y0 < 0)
-        y0 = 0;
-    viz_canvas_fill(c, x0, y0, w, '-', VIZ_ST_HEAD);
-    for (int k = 0; k < n; k++) {
-        viz_canvas_fill(c, x0, y0 + 1 + k, w, ' ', VIZ_ST_NORMAL);
-        viz_canvas_text(c, x0, y0 + 1 + k, 1, VIZ_ST_HEAD, "|");
-        viz_canvas_text(c, x0 + 2, y0 + 1 + k, w - 4, k == 0 ? VIZ_ST_HEAD : VIZ_ST_NORMAL,
-                        HELP[k]);
-        viz_canvas_text(c, x0 + w - 1, y0 + 1 + k, 1, VIZ_ST_HEAD, "|");
-    }
-    viz_canvas_fill(c, x0, y0 + 1 + n, w, '-', VIZ_ST_HEAD);
-}
 
 static void blit(const viz_canvas *c)
 {
@@ -287,7 +264,7 @@ static void draw(view *v)
     }
     viz_layout_draw(v->m, &v->canvas, &o, &v->layout);
     if (v->help)
-        overlay_help(&v->canvas);
+        viz_canvas_box(&v->canvas, HELP, (int)(sizeof HELP / sizeof HELP[0]));
     blit(&v->canvas);
 }
 

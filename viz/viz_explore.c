@@ -950,27 +950,6 @@ static const char *const HELP[] = {
     "any key closes this help",
 };
 
-static void overlay_help(viz_canvas *c)
-{
-    const int n = (int)(sizeof HELP / sizeof HELP[0]);
-    int w = 0;
-    for (int k = 0; k < n; k++)
-        if ((int)strlen(HELP[k]) > w)
-            w = (int)strlen(HELP[k]);
-    w += 4;
-    int x0 = (c->w - w) / 2, y0 = (c->h - n - 2) / 2;
-    x0 = x0 < 0 ? 0 : x0;
-    y0 = y0 < 0 ? 0 : y0;
-    viz_canvas_fill(c, x0, y0, w, '-', VIZ_ST_HEAD);
-    for (int k = 0; k < n; k++) {
-        viz_canvas_fill(c, x0, y0 + 1 + k, w, ' ', VIZ_ST_NORMAL);
-        viz_canvas_text(c, x0, y0 + 1 + k, 1, VIZ_ST_HEAD, "|");
-        viz_canvas_text(c, x0 + 2, y0 + 1 + k, w - 4, k == 0 ? VIZ_ST_HEAD : VIZ_ST_NORMAL,
-                        HELP[k]);
-        viz_canvas_text(c, x0 + w - 1, y0 + 1 + k, 1, VIZ_ST_HEAD, "|");
-    }
-    viz_canvas_fill(c, x0, y0 + 1 + n, w, '-', VIZ_ST_HEAD);
-}
 
 void viz_explore_draw(const viz_explore *e, viz_canvas *c, const char *status,
                       viz_explore_area *area)
@@ -1001,7 +980,7 @@ void viz_explore_draw(const viz_explore *e, viz_canvas *c, const char *status,
     if (has_status)
         viz_canvas_text(c, 0, H - 1, c->w, VIZ_ST_STATUS, status);
     if (e->help)
-        overlay_help(c);
+        viz_canvas_box(c, HELP, (int)(sizeof HELP / sizeof HELP[0]));
 }
 
 int viz_explore_text_frame(FILE *out, const viz_explore *e, int w, int h)
