@@ -16,6 +16,17 @@ int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, siz
     return sim_parse_size(opt, s, out, err, errlen);
 }
 
+int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen)
+{
+    if (sim_parse_size(opt, s, out, err, errlen) != 0)
+        return -1;
+    if (*out > CLI_MAX_M) {
+        ERR("%s %s: at most 1G is supported (on-chip memories are KiB to MiB)", opt, s);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
                     int64_t *out, char *err, size_t errlen)
 {
@@ -250,13 +261,8 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
             o->d_set = 1;
             break;
         case O_M:
-            if (cli_parse_size(optname, val, &r->sh.M, err, errlen))
+            if (cli_parse_sram(optname, val, &r->sh.M, err, errlen))
                 return -1;
-            if (r->sh.M > CLI_MAX_M) {
-                ERR("--M %s: at most 1G is supported (on-chip memories are KiB to MiB)",
-                    val);
-                return -1;
-            }
             o->M_set = 1;
             break;
         case O_GPU:

@@ -24,6 +24,9 @@
  * "KB", "MB", "GB" are refused (ambiguous between 1000 and 1024). */
 int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen);
 
+/* An SRAM size (--M): a size as above, at most CLI_MAX_M. */
+int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen);
+
 /* A positive integer in [lo, hi], with the same suffixes as sizes (so
  * --N 64K means 65536). */
 int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,

@@ -74,12 +74,8 @@ static int parse_value(sim_param p, const char *opt, const char *s, int64_t *out
 {
     if (p == SIM_PARAM_M) {
         uint64_t v;
-        if (cli_parse_size(opt, s, &v, err, errlen) != 0)
+        if (cli_parse_sram(opt, s, &v, err, errlen) != 0)
             return -1;
-        if (v > CLI_MAX_M) {
-            ERRF("%s %s: at most 1G is supported", opt, s);
-            return -1;
-        }
         *out = (int64_t)v;
         return 0;
     }

@@ -141,12 +141,8 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
             o->d_set = 1;
             break;
         case V_M:
-            if (cli_parse_size(optname, val, &c->sh.M, err, errlen))
+            if (cli_parse_sram(optname, val, &c->sh.M, err, errlen))
                 return -1;
-            if (c->sh.M > CLI_MAX_M) {
-                ERR("--M %s: at most 1G is supported (on-chip memories are KiB to MiB)", val);
-                return -1;
-            }
             break;
         case V_DTYPE:
             if (sim_dtype_parse(val, &c->sh.dtype)) {
