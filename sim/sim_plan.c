@@ -125,10 +125,20 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
     return 0;
 }
 
-/* Candidate block sizes: multiples of 16 (the granularity of tensor-core
- * tiles) and N itself, all <= N, ascending; only when none of those fits are
- * 1, 2, 4 and 8 tried as well (tiny M, or N < 16). cand_count() gives how many
- * there are and cand_at(k) the k-th, without building the list. */
+/* Candidate block sizes, ascending, all <= N: multiples of 16 (the
+ * granularity of tensor-core tiles) up to SIM_PLAN_LINEAR_MAX, then powers of
+ * two, then N itself; only when none of those fits are 1, 2, 4 and 8 tried as
+ * well (tiny M, or N < 16). cand_count() gives how many there are and
+ * cand_at(k) the k-th, without building the list.
+ *
+ * Why the powers of two past 4096: with causal masking every fitting pair is
+ * scored, so the search costs the square of the candidate count. Multiples of
+ * 16 all the way to N = 1M with M = 1 GiB made 4 billion pairs (hours);
+ * capped like this there are at most 256 + 28 + 1 candidates, 81,000 pairs,
+ * about 15 ms. Blocks past 4096 rows only fit SRAM far larger than any GPU's
+ * (4096 x d=64 in fp16 is already 512 KiB), so real plans are unaffected. */
+#define SIM_PLAN_LINEAR_MAX INT64_C(4096)
+
 static int64_t cand_small(int64_t N, int with_small)
 {
     int64_t small = 0;
@@ -137,10 +147,34 @@ static int64_t cand_small(int64_t N, int with_small)
     return small;
 }
 
+/* Multiples of 16 in [16, min(N, SIM_PLAN_LINEAR_MAX)]. */
+static int64_t cand_linear(int64_t N)
+{
+    return (N < SIM_PLAN_LINEAR_MAX ? N : SIM_PLAN_LINEAR_MAX) / 16;
+}
+
+/* Powers of two in (SIM_PLAN_LINEAR_MAX, N]. */
+static int64_t cand_pow2(int64_t N)
+{
+    int64_t n = 0;
+    for (int64_t b = 2 * SIM_PLAN_LINEAR_MAX; b <= N; b *= 2) {
+        n++;
+        if (b > N / 2)
+            break;                   /* the next power would pass N (and 2b may overflow) */
+    }
+    return n;
+}
+
+static int is_pow2(int64_t x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
 static int64_t cand_count(int64_t N, int with_small)
 {
-    int64_t n = cand_small(N, with_small) + N / 16;
-    int N_listed = (N % 16 == 0) || (with_small && N < 16 && (N & (N - 1)) == 0);
+    int64_t n = cand_small(N, with_small) + cand_linear(N) + cand_pow2(N);
+    int N_listed = N <= SIM_PLAN_LINEAR_MAX ? N % 16 == 0 || (with_small && N < 16 && is_pow2(N))
+                                             : is_pow2(N);
     return n + (N_listed ? 0 : 1);
 }
 
@@ -149,8 +183,12 @@ static int64_t cand_at(int64_t N, int with_small, int64_t k)
     int64_t small = cand_small(N, with_small);
     if (k < small)
         return (int64_t)1 << k;
-    if (k - small < N / 16)
-        return 16 * (k - small + 1);
+    k -= small;
+    if (k < cand_linear(N))
+        return 16 * (k + 1);
+    k -= cand_linear(N);
+    if (k < cand_pow2(N))
+        return 2 * SIM_PLAN_LINEAR_MAX << k;
     return N;
 }
 

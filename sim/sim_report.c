@@ -241,7 +241,7 @@ void sim_report_text(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
     const sim_dtype dt = sh->dtype;
-    char b1[48], b2[48];
+    char b1[80], b2[80];
 
     sim_format_bytes(b1, sizeof b1, sh->M);
     sim_format_count(b2, sizeof b2, sh->M);
@@ -290,9 +290,24 @@ void sim_report_text(FILE *out, const sim_report *rep)
             uint64_t seen = p->algo == SIM_NAIVE
                                 ? all   /* standard attention materialises all of S */
                                 : sim_theory_visited_blocks(sh->N, p->Br, p->Bc, 1);
-            char c1[32];
+            char c1[32], c2[32];
             sim_format_count(c1, sizeof c1, all - seen);
-            snprintf(b1, sizeof b1, "%s of %llu", c1, (unsigned long long)all);
+            sim_format_count(c2, sizeof c2, all);
+            snprintf(b1, sizeof b1, "%s of %s", c1, c2);
+            /* A column holds COL_W - 1 characters and a space; past that
+             * (millions of blocks) say the share instead of running into
+             * the next column. */
+            if (strlen(b1) > COL_W - 1) {
+                static const char unit[] = "KMGTPE";
+                double v = (double)all;
+                int u = -1;
+                while (v >= 999.95 && u < 5) {
+                    v /= 1000.0;
+                    u++;
+                }
+                snprintf(b1, sizeof b1, "%.2f%% of %.1f%c", 100.0 * (double)(all - seen) /
+                         (double)all, v, u < 0 ? ' ' : unit[u]);
+            }
             cell(out, b1);
         }
         fputc('\n', out);

@@ -25,8 +25,9 @@ static uint64_t plan_bytes(const sim_plan *p, const sim_shape *sh, uint64_t *ste
     return sim_counts_read_bytes(&c, sh->dtype) + sim_counts_write_bytes(&c, sh->dtype);
 }
 
-/* Exhaustive: every pair of candidate sizes (multiples of 16 and N; the
- * small powers of two only when nothing else fits). */
+/* Exhaustive: every pair of candidate sizes (multiples of 16 up to 4096,
+ * powers of two above it, and N; the small powers of two only when nothing
+ * else fits), built here as a list rather than indexed as sim_plan.c does. */
 static int exhaustive(sim_algo a, const sim_shape *sh, uint64_t *best_bytes,
                       uint64_t *best_steps)
 {
@@ -37,7 +38,9 @@ static int exhaustive(sim_algo a, const sim_shape *sh, uint64_t *best_bytes,
         if (small)
             for (int64_t b = 1; b < 16 && b <= sh->N; b *= 2)
                 cand[n++] = b;
-        for (int64_t b = 16; b <= sh->N; b += 16)
+        for (int64_t b = 16; b <= sh->N && b <= 4096; b += 16)
+            cand[n++] = b;
+        for (int64_t b = 8192; b <= sh->N; b *= 2)
             cand[n++] = b;
         int listed = 0;
         for (int k = 0; k < n; k++)
@@ -100,6 +103,47 @@ static void test_best_plan_is_optimal(void **state)
         }
     }
     assert_true(checked > 100);
+}
+
+/* Past 4096 the candidates thin out to powers of two (and N), so that the
+ * causal search, which scores every fitting pair, stays bounded: N = 1M with
+ * M = 1 GiB once took hours. The exhaustive search above, over the same
+ * candidates built independently, must agree; and every block chosen is a
+ * candidate. */
+static void test_large_blocks_are_bounded_candidates(void **state)
+{
+    (void)state;
+    const sim_shape shapes[] = {
+        { .N = 20000, .d = 4, .M = 4u << 20, .dtype = SIM_FP16, .causal = 0 },
+        { .N = 20000, .d = 4, .M = 4u << 20, .dtype = SIM_FP32, .causal = 1 },
+        { .N = 16384, .d = 2, .M = 8u << 20, .dtype = SIM_BF16, .causal = 1 },
+    };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const sim_shape *sh = &shapes[k];
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            sim_plan p;
+            char err[1024];
+            uint64_t eb = 0, es = 0, steps;
+            assert_true(exhaustive((sim_algo)a, sh, &eb, &es));
+            assert_int_equal(sim_plan_choose((sim_algo)a, sh, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                             sizeof err), 0);
+            assert_int_equal(plan_bytes(&p, sh, &steps), eb);
+            assert_int_equal(steps, es);
+            const int64_t b[2] = { p.Br, p.Bc };
+            for (int i = 0; i < 2; i++)
+                assert_true((b[i] <= 4096 && b[i] % 16 == 0) || b[i] == sh->N ||
+                            (b[i] > 4096 && (b[i] & (b[i] - 1)) == 0));
+            /* At least one block past 4096: the thinned range is exercised. */
+            assert_true(p.Br > 4096 || p.Bc > 4096);
+        }
+    }
+    /* N = 1M, causal, M = 1 GiB: must finish (ctest's timeout bounds it). */
+    sim_shape big = { .N = 1 << 20, .d = 16, .M = 1u << 30, .dtype = SIM_FP16, .causal = 1 };
+    sim_plan p;
+    char err[1024];
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        assert_int_equal(sim_plan_choose((sim_algo)a, &big, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                         sizeof err), 0);
 }
 
 /* Algorithm 1, line 1, with M converted to elements, and the 1.25 M it can
@@ -290,6 +334,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_best_plan_is_optimal),
+        cmocka_unit_test(test_large_blocks_are_bounded_candidates),
         cmocka_unit_test(test_paper_plan),
         cmocka_unit_test(test_seed_sram_sum),
         cmocka_unit_test(test_misfit_hint_works),
