@@ -512,6 +512,18 @@ static int do_plot(const sim_sweep_result *res, const char *image)
 
 /* ---- main ---------------------------------------------------------------------------- */
 
+int cli_sweep_parse_check(int argc, char **argv, int first, char *err, size_t errlen)
+{
+    sweep_opts *o = malloc(sizeof *o);
+    if (!o) {
+        ERRF("out of memory");
+        return -1;
+    }
+    int rc = parse_args(argc, argv, first, o, err, errlen);
+    free(o);
+    return rc;
+}
+
 int cli_sweep_main(int argc, char **argv, int first)
 {
     sweep_opts *o = malloc(sizeof *o);   /* three axes of 1024 values: keep off the stack */

@@ -551,52 +551,19 @@ const double *lesson_opt_vector(lesson *L, const char *name, const char *def, in
             *n = L->vec[k].n;
             return L->vec[k].x;
         }
-    const char *shown = strlen(text) > 40 ? "(the list)" : text;
-    int count = 1;
-    for (const char *p = text; *p; p++)
-        count += *p == ',';
-    int blank = 1;
-    for (const char *p = text; *p; p++)
-        blank &= isspace((unsigned char)*p) != 0;
-    if (blank)
-        fail_status(L, 2, "--%s is empty; give numbers separated by commas, e.g. "
-                    "--%s 1,3,2,5", name, name);
-    if (count > LESSON_MAX_VECTOR)
-        fail_status(L, 2, "--%s has %d entries; at most %d are supported", name, count,
-                    LESSON_MAX_VECTOR);
-    double *x = lesson_alloc(L, (size_t)count * sizeof *x);
-    const char *p = text;
-    for (int k = 0; k < count; k++) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char tok[64];
-        size_t a = 0;
-        while (a < len && isspace((unsigned char)p[a]))
-            a++;
-        while (len > a && isspace((unsigned char)p[len - 1]))
-            len--;
-        if (len == a)
-            fail_status(L, 2, "--%s %s: entry %d is empty (two commas in a row, or one "
-                        "at an end?)", name, shown, k + 1);
-        if (len - a >= sizeof tok)
-            fail_status(L, 2, "--%s: entry %d is too long to be a number", name, k + 1);
-        memcpy(tok, p + a, len - a);
-        tok[len - a] = '\0';
-        char *stop;
-        errno = 0;
-        double v = strtod(tok, &stop);
-        if (stop == tok || *stop)
-            fail_status(L, 2, "--%s %s: entry %d ('%s') is not a number", name, shown,
-                        k + 1, tok);
-        if (isnan(v))
-            fail_status(L, 2, "--%s %s: entry %d is NaN; entries must be finite numbers",
-                        name, shown, k + 1);
-        if (isinf(v) || fabs(v) > FLT_MAX)
-            fail_status(L, 2, "--%s %s: entry %d ('%s') is not a finite float32 number "
-                        "(|x| <= 3.4e38)", name, shown, k + 1, tok);
-        x[k] = v;
-        p = end ? end + 1 : p + len;
-    }
+    /* Entries beyond LESSON_MAX_VECTOR are refused by the parser, so the
+     * buffer never needs more than that many; size it to the list. */
+    int entries = 1;
+    for (const char *p = text; *p && entries <= LESSON_MAX_VECTOR; p++)
+        entries += *p == ',';
+    if (entries > LESSON_MAX_VECTOR)
+        entries = LESSON_MAX_VECTOR;
+    double *x = lesson_alloc(L, (size_t)entries * sizeof *x);
+    char opt[72], why[256];
+    int count;
+    snprintf(opt, sizeof opt, "--%s", name);
+    if (sim_parse_numbers(opt, text, x, LESSON_MAX_VECTOR, &count, why, sizeof why) != 0)
+        fail_status(L, 2, "%s", why);
     if (L->nvec < (int)(sizeof L->vec / sizeof L->vec[0]))
         L->vec[L->nvec++] = (cached_vec){ name, text, x, count };
     *n = count;

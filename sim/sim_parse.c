@@ -4,7 +4,11 @@
  */
 #include "sim_parse.h"
 
+#include <ctype.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -122,5 +126,72 @@ int sim_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
         return -1;
     }
     *out = (int64_t)v;
+    return 0;
+}
+
+/* A comma list of finite float32-range numbers: "1, 3, -2.5, 1e3". The
+ * messages match what a lesson prints after its name. */
+int sim_parse_numbers(const char *opt, const char *s, double *x, int max, int *n,
+                      char *err, size_t errlen)
+{
+    if (!s)
+        s = "";
+    const char *shown = strlen(s) > 40 ? "(the list)" : s;
+    int blank = 1;
+    for (const char *p = s; *p; p++)
+        blank &= isspace((unsigned char)*p) != 0;
+    if (blank) {
+        ERR("%s is empty; give numbers separated by commas, e.g. %s 1,3,2,5", opt, opt);
+        return -1;
+    }
+    /* Count before parsing so that a list that is too long is refused
+     * whole, before a single entry is read. */
+    int64_t count = 1;
+    for (const char *p = s; *p; p++)
+        count += *p == ',';
+    if (count > max) {
+        ERR("%s has %lld entries; at most %d are supported", opt, (long long)count, max);
+        return -1;
+    }
+    const char *p = s;
+    for (int k = 0; k < (int)count; k++) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char tok[64];
+        size_t a = 0;
+        while (a < len && isspace((unsigned char)p[a]))
+            a++;
+        while (len > a && isspace((unsigned char)p[len - 1]))
+            len--;
+        if (len == a) {
+            ERR("%s %s: entry %d is empty (two commas in a row, or one at an end?)", opt,
+                shown, k + 1);
+            return -1;
+        }
+        if (len - a >= sizeof tok) {
+            ERR("%s: entry %d is too long to be a number", opt, k + 1);
+            return -1;
+        }
+        memcpy(tok, p + a, len - a);
+        tok[len - a] = '\0';
+        char *stop;
+        double v = strtod(tok, &stop);
+        if (stop == tok || *stop) {
+            ERR("%s %s: entry %d ('%s') is not a number", opt, shown, k + 1, tok);
+            return -1;
+        }
+        if (isnan(v)) {
+            ERR("%s %s: entry %d is NaN; entries must be finite numbers", opt, shown, k + 1);
+            return -1;
+        }
+        if (isinf(v) || fabs(v) > FLT_MAX) {
+            ERR("%s %s: entry %d ('%s') is not a finite float32 number (|x| <= 3.4e38)",
+                opt, shown, k + 1, tok);
+            return -1;
+        }
+        x[k] = v;
+        p = end ? end + 1 : p + len;
+    }
+    *n = (int)count;
     return 0;
 }

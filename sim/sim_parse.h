@@ -23,4 +23,11 @@ int sim_parse_size(const char *opt, const char *s, uint64_t *out, char *err, siz
 int sim_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out,
                     char *err, size_t errlen);
 
+/* A comma list of at most max finite numbers within float32's range
+ * ("1,3,-2.5,1e3"; spaces around entries are ignored) into x[0..max-1];
+ * *n receives the count. A list of more than max entries is refused before
+ * any entry is read. Used for a lesson's --x. */
+int sim_parse_numbers(const char *opt, const char *s, double *x, int max, int *n,
+                      char *err, size_t errlen);
+
 #endif /* FASIM_SIM_PARSE_H */
