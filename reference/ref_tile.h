@@ -307,12 +307,15 @@ REF_HD static inline void ref_pv_acc_row(float *o, int d, float alpha,
     }
 }
 
-/* o[c] <- o[c] / l, the final normalisation (FA2 line 12). l > 0 always for a
- * row with at least one unmasked key. */
+/* o[c] <- o[c] / l, the final normalisation (FA2 line 12). l > 0 for a row
+ * with at least one unmasked key. A row whose keys were all masked has l = 0
+ * and o = 0: there is nothing to average, and its output is defined as 0
+ * (as FlashAttention's kernels give), not 0/0 = NaN. fasim's own causal mask
+ * never masks a whole row (row r always sees key r). */
 REF_HD static inline void ref_normalise_row(float *o, int d, float l)
 {
     for (int c = 0; c < d; c++)
-        o[c] = o[c] / l;
+        o[c] = l == 0.0f ? 0.0f : o[c] / l;
 }
 
 /* Logsumexp of a finished row: L = m + log(l) (FA2 line 13). */

@@ -105,10 +105,13 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
     const uint64_t Br = (uint64_t)p->Br, Bc = (uint64_t)p->Bc;
     const uint64_t Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc;
     const uint64_t br_last = N - (Tr - 1) * Br, bc_last = N - (Tc - 1) * Bc;
-    const uint64_t Nd = mul(&k, N, d), NN = mul(&k, N, N), TT = mul(&k, Tr, Tc);
+    const uint64_t Nd = mul(&k, N, d), TT = mul(&k, Tr, Tc);
 
     switch (p->algo) {
     case SIM_NAIVE: {
+        /* N^2 only here: FA1 and FA2 never move an N x N tensor, and their
+         * counts stay representable long after N^2 leaves 64 bits. */
+        const uint64_t NN = mul(&k, N, N);
         /* Line 1: for i { load Q_i; for j { load K_j; store S_ij } } */
         put(out, SIM_Q, RD, Nd, Tr, &k);
         put(out, SIM_K, RD, mul(&k, Tr, Nd), TT, &k);
