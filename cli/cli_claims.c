@@ -57,6 +57,9 @@ static void usage(FILE *out)
 "  --engine E       auto (default): simulate a run of at most 2^29 tile steps,\n"
 "                   closed forms beyond; sim: always; closed-form: never\n"
 "\n"
+"limits: a claims file of at most 1 MiB (fixed); each claim's configuration\n"
+"within the report's limits (N <= 2^40, d <= 65536, M <= 1G)\n"
+"\n"
 "exit status: 0 when every claim was checked, 2 bad usage (a malformed line is\n"
 "reported as FILE:LINE:COL), 1 other failures\n");
 }

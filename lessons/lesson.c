@@ -52,7 +52,6 @@
 #include <unistd.h>
 
 #define LESSON_COLS 78
-#define LESSON_MAX_VECTOR 4096     /* a lesson shows vectors, not data sets */
 #define LESSON_MAX_OPTS 64         /* far more than any lesson has */
 #define LESSON_MAX_ASKS 512        /* questions whose answers are replayed */
 #define LESSON_MAX_ALLOC (UINT64_C(1) << 30)   /* 1 GiB: lessons are small */

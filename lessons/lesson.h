@@ -76,6 +76,8 @@ extern const lesson_def lesson_loop_order;         /* 8 */
 extern const lesson_def lesson_causal;             /* 9 */
 
 /* All lessons, in order; *count receives how many. */
+#define LESSON_MAX_VECTOR 4096     /* entries of a list option: lessons show vectors, not data sets */
+
 const lesson_def *const *lesson_all(int *count);
 
 /* Find by name or by number ("2"); NULL if none. */

@@ -1,0 +1,171 @@
+/*
+ * test_limits.c — every resource limit: input past it is refused before any
+ * work, with exit status 2 (1 for a file fasim will not read), a message that
+ * names the limit and, where a flag raises it, the flag; and the limit is
+ * stated in the --help of the command it belongs to. One row per limit.
+ *
+ * Argument: the fasim binary.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "sweep_util.h"
+
+static const char *g_fasim;
+
+typedef struct {
+    const char *what;
+    const char *args;          /* split at spaces */
+    int code;
+    const char *says[3];       /* substrings of stderr */
+    const char *help;          /* the command whose --help states it */
+    const char *help_says;
+} limit_case;
+
+static const limit_case CASES[] = {
+    { "N past 2^40", "--N 1099511627777 --count-only", 2,
+      { "--N", "at most 1099511627776" }, "--help", "N <= 2^40" },
+    { "d past 65536", "--d 65537", 2, { "--d", "at most 65536" }, "--help", "d <= 65536" },
+    { "M past 1 GiB", "--M 1025M", 2, { "--M", "at most 1G" }, "--help", "M <= 1G" },
+    { "counts past 64 bits", "--N 1024G --d 1 --M 1G --count-only", 2,
+      { "overflow 64 bits", "smaller N" }, "--help", "counts must fit in 64 bits" },
+    { "tile steps", "--N 16M --count-only", 2, { "tile steps", "--max-steps" }, "--help",
+      "--max-steps N" },
+    { "tile steps, lowered", "--N 1024 --max-steps 100 --count-only", 2,
+      { "more than the limit of 100", "--max-steps" }, "--help", "--max-steps N" },
+    { "compute memory", "--compute --N 64 --max-mem 1K", 2,
+      { "1 KiB limit", "--max-mem", "--count-only" }, "--help", "--max-mem BYTES" },
+    { "gpu memory", "gpu --backend cpu --N 4K --max-mem 1M", 2,
+      { "over the 1 MiB limit", "--max-mem" }, "--help", "--max-mem BYTES" },
+    { "view recording", "view --N 128K --M 96K --count-only --frames 1", 2,
+      { "limit 256 MiB", "hint" }, "view --help", "exceed 256 MiB" },
+    { "sweep values", "sweep --vary N=1..2000+1", 2, { "more than 1024 values" },
+      "sweep --help", "1024 values per --vary" },
+    { "sweep grid", "sweep --vary N=1..100+1 --vary d=1..100+1", 2,
+      { "more than 4096 configurations" }, "sweep --help", "4096 configurations" },
+    { "explore N", "explore --N 2G", 2, { "up to 2^30" }, "explore --help", "1 .. 2^30" },
+    { "explore M", "explore --M 2M", 2, { "256 B .. 1M" }, "explore --help", "256 .. 1M" },
+    { "lesson integer option", "lesson online-softmax --script --block 0", 2,
+      { "--block" }, "lesson online-softmax --help", "at most 4096 entries" },
+};
+
+static void test_each_limit(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        const limit_case *c = &CASES[k];
+        su_run r = su_fasim(g_fasim, c->args);
+        int ok = r.code == c->code;
+        for (int s = 0; s < 3 && c->says[s]; s++)
+            ok &= strstr(r.err, c->says[s]) != NULL;
+        ok &= su_count_lines(r.out) == 0;           /* nothing ran */
+        if (!ok)
+            fprintf(stderr, "%s: fasim %s: exit %d (want %d)\nstderr: %s\nstdout: %.300s\n",
+                    c->what, c->args, r.code, c->code, r.err, r.out);
+        su_free(&r);
+        assert_true(ok);
+
+        char help[256];
+        snprintf(help, sizeof help, "%s", c->help);
+        if (strcmp(c->help, "--help") != 0 && !strstr(c->help, "--help"))
+            snprintf(help, sizeof help, "%s --help", c->help);
+        r = su_fasim(g_fasim, help);
+        if (r.code != 0 || !strstr(r.out, c->help_says))
+            fprintf(stderr, "%s: 'fasim %s' does not state '%s'\n", c->what, help,
+                    c->help_says);
+        assert_int_equal(r.code, 0);
+        assert_non_null(strstr(r.out, c->help_says));
+        su_free(&r);
+    }
+}
+
+/* A list option past LESSON_MAX_VECTOR entries (the argument is too long
+ * for the table's space-separated strings). */
+static void test_lesson_list(void **state)
+{
+    (void)state;
+    size_t n = 4097;
+    char *x = malloc(2 * n);
+    assert_non_null(x);
+    for (size_t k = 0; k < n; k++) {
+        x[2 * k] = '1';
+        x[2 * k + 1] = k + 1 < n ? ',' : '\0';
+    }
+    char *argv[] = { (char *)g_fasim, "lesson", "online-softmax", "--script", "--x", x, NULL };
+    su_run r = su_exec_env(argv, NULL, NULL);
+    assert_int_equal(r.code, 2);
+    assert_non_null(strstr(r.err, "4097 entries; at most 4096"));
+    su_free(&r);
+    free(x);
+}
+
+/* A claims file past 1 MiB is not read at all (exit 1: a file problem). */
+static void test_claims_file(void **state)
+{
+    (void)state;
+    char path[512];
+    tu_path(path, sizeof path, "big.claims");
+    size_t len = (1u << 20) + 1;
+    char *text = malloc(len);
+    assert_non_null(text);
+    memset(text, '#', len);
+    for (size_t k = 79; k < len; k += 80)
+        text[k] = '\n';
+    assert_int_equal(tu_write_file(path, text, len), 0);
+    free(text);
+    char *argv[] = { (char *)g_fasim, "claims", path, NULL };
+    su_run r = su_exec_env(argv, NULL, NULL);
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "larger than 1048576 bytes"));
+    su_free(&r);
+    r = su_fasim(g_fasim, "claims --help");
+    assert_non_null(strstr(r.out, "at most 1 MiB"));
+    su_free(&r);
+}
+
+/* An .npy header that claims 2^40 x 2^30 elements is refused from the
+ * header and the file size, before any allocation (run under ASan, a huge
+ * allocation would fail the suite). */
+static void test_npy_claimed_shape(void **state)
+{
+    (void)state;
+    char path[512];
+    tu_path(path, sizeof path, "huge.npy");
+    const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, "
+                       "1073741824), }";
+    char hdr[256];
+    size_t hl = strlen(dict), pad = (64 - (10 + hl + 1) % 64) % 64;
+    memcpy(hdr, "\x93NUMPY\x01\x00", 8);
+    hdr[8] = (char)((hl + pad + 1) & 0xff);
+    hdr[9] = (char)((hl + pad + 1) >> 8);
+    memcpy(hdr + 10, dict, hl);
+    memset(hdr + 10 + hl, ' ', pad);
+    hdr[10 + hl + pad] = '\n';
+    assert_int_equal(tu_write_file(path, hdr, 10 + hl + pad + 1), 0);
+    char *argv[] = { (char *)g_fasim, "--q", path, "--k", path, "--v", path, NULL };
+    su_run r = su_exec_env(argv, NULL, NULL);
+    assert_int_not_equal(r.code, 0);
+    assert_true(r.code == 1 || r.code == 2);
+    assert_non_null(strstr(r.err, "huge.npy"));
+    su_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_limits FASIM\n");
+        return 2;
+    }
+    g_fasim = argv[1];
+    (void)su_json_valid;        /* sweep_util.h's JSON checker is not needed here */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_each_limit),
+        cmocka_unit_test(test_lesson_list),
+        cmocka_unit_test(test_claims_file),
+        cmocka_unit_test(test_npy_claimed_shape),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
