@@ -268,7 +268,7 @@ static void consider(sim_algo algo, const sim_shape *sh, int64_t br, int64_t bc,
  * tried. With causal masking larger blocks also load more masked keys, so
  * every fitting pair is tried. */
 static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
-                           int64_t Br_fixed, int64_t Bc_fixed)
+                           int64_t Br_fixed, int64_t Bc_fixed, int *any_fit)
 {
     sim_plan tmp;
     const int64_t n = cand_count(sh->N, with_small);
@@ -276,10 +276,12 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
 
     if (Br_fixed && Bc_fixed) {
         consider(algo, sh, Br_fixed, Bc_fixed, &top, &tmp);
+        *any_fit |= tmp.fits;
     } else if (Br_fixed || Bc_fixed) {
         int fixed_is_br = Br_fixed != 0;
         int64_t fixed = fixed_is_br ? Br_fixed : Bc_fixed;
         int64_t kmax = largest_fit(algo, sh, with_small, fixed, fixed_is_br, n, &tmp);
+        *any_fit |= kmax >= 0;
         int64_t kmin = sh->causal ? 0 : kmax;
         for (int64_t k = kmax; k >= kmin && k >= 0; k--) {
             int64_t b = cand_at(sh->N, with_small, k);
@@ -291,6 +293,7 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
             int64_t kmax = largest_fit(algo, sh, with_small, br, 1, n, &tmp);
             if (kmax < 0)
                 break;                    /* larger B_r fits even less */
+            *any_fit = 1;
             int64_t kmin = sh->causal ? 0 : kmax;
             for (int64_t k = kmax; k >= kmin; k--)
                 consider(algo, sh, br, cand_at(sh->N, with_small, k), &top, &tmp);
@@ -304,10 +307,23 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
 static int search(sim_algo algo, const sim_shape *sh, int64_t Br_fixed,
                   int64_t Bc_fixed, sim_plan *best)
 {
+    /* Standard attention writes S (N^2 elements) whatever the blocks: when
+     * that leaves 64 bits no plan is countable, and there is nothing to
+     * search. */
+    uint64_t NN;
+    if (algo == SIM_NAIVE &&
+        __builtin_mul_overflow((uint64_t)sh->N, (uint64_t)sh->N, &NN))
+        return -1;
     for (int with_small = 0; with_small <= 1; with_small++) {
-        best_pair top = search_in(algo, sh, with_small, Br_fixed, Bc_fixed);
+        int any_fit = 0;
+        best_pair top = search_in(algo, sh, with_small, Br_fixed, Bc_fixed, &any_fit);
         if (top.s.ok)
             return sim_plan_make(algo, sh, top.Br, top.Bc, SIM_PLAN_AUTO, best);
+        /* Plans fit but none had countable traffic: smaller blocks (the
+         * second pass) only move more, so they would not be countable
+         * either. */
+        if (any_fit)
+            return -1;
     }
     return -1;
 }
