@@ -2,11 +2,12 @@
  * sweep_util.h — helpers for the sweep/claims tests: run the fasim binary
  * and capture its output, read files, and check JSON syntax.
  *
- * Header-only (static functions) because fasim_test() builds each test from
- * its own .c and test_util.c. A run is fork + execv (no shell) with stdin
- * from /dev/null, stdout and stderr into files in the test's temporary
- * directory, an environment variable optionally set in the child, and an
- * alarm so that a hang fails the case instead of blocking the suite.
+ * Header-only (static inline, so that a test may use any subset) because
+ * fasim_test() builds each test from its own .c and test_util.c. A run is
+ * fork + execv (no shell) with stdin from /dev/null, stdout and stderr into
+ * files in the test's temporary directory, an environment variable
+ * optionally set in the child, and an alarm so that a hang fails the case
+ * instead of blocking the suite.
  */
 #ifndef FASIM_SWEEP_UTIL_H
 #define FASIM_SWEEP_UTIL_H
@@ -32,7 +33,7 @@ typedef struct {
 } su_run;
 
 /* Whole file as a NUL-terminated malloc'd string (NULL if unreadable). */
-static char *su_slurp(const char *path)
+static inline char *su_slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -57,7 +58,7 @@ static char *su_slurp(const char *path)
 
 /* Run argv (argv[0] the binary, NULL-terminated), with env_name=env_value
  * set in the child when env_name is not NULL. */
-static su_run su_exec_env(char *const argv[], const char *env_name, const char *env_value)
+static inline su_run su_exec_env(char *const argv[], const char *env_name, const char *env_value)
 {
     su_run r = { -1, NULL, NULL };
     char po[512], pe[512];
@@ -96,7 +97,7 @@ static su_run su_exec_env(char *const argv[], const char *env_name, const char *
 
 /* Run fasim with up to SU_MAX_ARGS arguments given as one string split at
  * spaces (no quoting: tests pass no argument containing a space). */
-static su_run su_fasim_env(const char *fasim, const char *args, const char *env_name,
+static inline su_run su_fasim_env(const char *fasim, const char *args, const char *env_name,
                            const char *env_value)
 {
     static char buf[4096];
@@ -110,19 +111,19 @@ static su_run su_fasim_env(const char *fasim, const char *args, const char *env_
     return su_exec_env(argv, env_name, env_value);
 }
 
-static su_run su_fasim(const char *fasim, const char *args)
+static inline su_run su_fasim(const char *fasim, const char *args)
 {
     return su_fasim_env(fasim, args, NULL, NULL);
 }
 
-static void su_free(su_run *r)
+static inline void su_free(su_run *r)
 {
     free(r->out);
     free(r->err);
     r->out = r->err = NULL;
 }
 
-static int su_count_lines(const char *s)
+static inline int su_count_lines(const char *s)
 {
     int n = 0;
     for (; *s; s++)
@@ -137,15 +138,15 @@ typedef struct {
     int depth;
 } su_json;
 
-static void su_ws(su_json *j)
+static inline void su_ws(su_json *j)
 {
     while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')
         j->p++;
 }
 
-static int su_value(su_json *j);
+static inline int su_value(su_json *j);
 
-static int su_string(su_json *j)
+static inline int su_string(su_json *j)
 {
     if (*j->p != '"')
         return 0;
@@ -169,7 +170,7 @@ static int su_string(su_json *j)
     return 1;
 }
 
-static int su_number(su_json *j)
+static inline int su_number(su_json *j)
 {
     const char *p = j->p;
     if (*p == '-')
@@ -201,7 +202,7 @@ static int su_number(su_json *j)
     return 1;
 }
 
-static int su_value(su_json *j)
+static inline int su_value(su_json *j)
 {
     su_ws(j);
     if (++j->depth > 64)
@@ -265,7 +266,7 @@ static int su_value(su_json *j)
 }
 
 /* 1 when s is exactly one JSON value (surrounding whitespace allowed). */
-static int su_json_valid(const char *s)
+static inline int su_json_valid(const char *s)
 {
     su_json j = { s, 0 };
     if (!su_value(&j))

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_completion.sh FASIM COMPLETION — bash completion offers what fasim
+# accepts: every option each command's --help prints is completed after
+# "--", values of the word options are completed, and lesson names are.
+# A word the completion must not offer is checked too, so that a completion
+# that offered everything would fail.
+set -u
+fasim=$1
+# shellcheck source=/dev/null
+source "$2"
+fail=0
+complete_words() {   # the words of a command line; the last one is completed
+  COMP_WORDS=("$@")
+  COMP_CWORD=$(($# - 1))
+  COMPREPLY=()
+  _fasim
+  printf '%s\n' "${COMPREPLY[@]}"
+}
+expect() {           # expect WORD in the completions of the rest
+  local want=$1; shift
+  if ! complete_words "$@" | grep -qxF -- "$want"; then
+    echo "FAIL: '$*' does not offer '$want'"; fail=1
+  fi
+}
+refuse() {           # WORD must not be offered
+  local bad=$1; shift
+  if complete_words "$@" | grep -qxF -- "$bad"; then
+    echo "FAIL: '$*' offers '$bad'"; fail=1
+  fi
+}
+expect view fasim vi
+expect --dtype fasim --dt
+expect bf16 fasim --dtype b
+expect online-softmax fasim lesson on
+expect online-attention fasim lesson online-
+expect --script fasim lesson merge --
+expect --engine fasim sweep --en
+expect cpu fasim gpu --backend c
+expect closed-form fasim claims --engine c
+expect h100 fasim --gpu h
+refuse --vary fasim --va
+refuse --keys fasim view --k
+refuse fp64 fasim --dtype f
+# Every option of every command's --help is offered after "--".
+# (The report's usage block lists the subcommands with their own options;
+# its options start after the first blank line.)
+for cmd in "" view sweep claims explore gpu; do
+  for opt in $("$fasim" $cmd --help | { if [ -z "$cmd" ]; then sed '1,/^$/d'; else cat; fi; } |
+               grep -o -- '--[a-zA-Z][a-zA-Z-]*' | sort -u); do
+    if [ -n "$cmd" ]; then expect "$opt" fasim "$cmd" --; else expect "$opt" fasim --; fi
+  done
+done
+for l in 1 2 3 4 5 6 7 8 9; do
+  for opt in $("$fasim" lesson $l --help | grep -o -- '--[a-zA-Z][a-zA-Z-]*' | sort -u); do
+    expect "$opt" fasim lesson "$l" --
+  done
+done
+if [ $fail -eq 0 ]; then echo "completion: all checks passed"; fi
+exit $fail
