@@ -18,11 +18,11 @@ builds=("gcc -O0" "gcc -O2" "clang -O0" "clang -O2")
 
 dirs=()
 for b in "${builds[@]}"; do
-  set -- $b
-  dir="build-bits-$1$2"
+  read -r cc opt <<<"$b"
+  dir="build-bits-$cc$opt"
   # Only the executable: no tests, no CUDA, no SDL. The project's own flags
   # (-ffp-contract=off, no fast-math, -mfma where the CPU has it) apply.
-  CC=$1 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS="$2" \
+  CC=$cc cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS="$opt" \
       -DFASIM_BUILD_TESTS=OFF -DFASIM_WITH_CUDA=OFF -DFASIM_WITH_SDL2=OFF \
       -DFASIM_WERROR=ON >/dev/null || exit 2
   cmake --build "$dir" -j"$(nproc)" --target fasim >/dev/null || exit 2

@@ -160,7 +160,6 @@ int main(int argc, char **argv)
         return 2;
     }
     g_fasim = argv[1];
-    (void)su_json_valid;        /* sweep_util.h's JSON checker is not needed here */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_limit),
         cmocka_unit_test(test_lesson_list),
