@@ -62,6 +62,15 @@ extern "C" int kern_cuda_probe(char *err, size_t errlen)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+        /* The runtime says "driver version is insufficient" also when there
+         * is no NVIDIA driver at all (no libcuda), the usual case on a
+         * machine without a GPU: say that first. */
+        snprintf(err, errlen, "no CUDA device: no NVIDIA driver or GPU found, or the driver "
+                 "is older than CUDA %d.%d (CUDA says: %s); run with --backend cpu",
+                 CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10, cudaGetErrorName(e));
+        return 0;
+    }
     if (e != cudaSuccess) {
         snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount failed: %s (%s); run "
                  "with --backend cpu", cudaGetErrorString(e), cudaGetErrorName(e));
