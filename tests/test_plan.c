@@ -146,6 +146,32 @@ static void test_large_blocks_are_bounded_candidates(void **state)
                                          sizeof err), 0);
 }
 
+/* When every plan of multiples of 16 that fits has uncountable traffic, the
+ * small sizes still matter: a block of 1 on one side lets the other grow,
+ * and FA2's traffic goes with T_r, FA1's with T_c. (An early exit once
+ * refused both shapes with "would overflow 64 bits for every plan".) */
+static void test_small_blocks_rescue_countability(void **state)
+{
+    (void)state;
+    const struct { sim_algo a; sim_shape sh; } C[] = {
+        { SIM_FA2, { INT64_C(8) << 30, 1, 1312, SIM_FP16, 0 } },
+        { SIM_FA2, { INT64_C(8) << 30, 1, 1312, SIM_FP16, 1 } },
+        { SIM_FA1, { 24000000, 65536, 10487168, SIM_FP16, 0 } },
+    };
+    for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+        sim_plan p;
+        sim_counts c;
+        char err[1024];
+        int rc = sim_plan_choose(C[k].a, &C[k].sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
+        if (rc != 0)
+            fprintf(stderr, "%s: %s\n", sim_algo_name(C[k].a), err);
+        assert_int_equal(rc, 0);
+        assert_true(p.fits);
+        assert_true(p.Br < 16 || p.Bc < 16);
+        assert_int_equal(sim_theory_counts(&p, &C[k].sh, &c), 0);
+    }
+}
+
 /* Algorithm 1, line 1, with M converted to elements, and the 1.25 M it can
  * ask for (Q_i, K_j, V_j, O_i and S_ij counted in elements). */
 static void test_paper_plan(void **state)
@@ -335,6 +361,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_best_plan_is_optimal),
         cmocka_unit_test(test_large_blocks_are_bounded_candidates),
+        cmocka_unit_test(test_small_blocks_rescue_countability),
         cmocka_unit_test(test_paper_plan),
         cmocka_unit_test(test_seed_sram_sum),
         cmocka_unit_test(test_misfit_hint_works),
