@@ -3,7 +3,7 @@
  * and the check of what it accepts.
  *
  * Properties: a file is either accepted whole (every claim then has a line
- * number within the file and a configuration the report would accept) or
+ * number within the file and a non-empty shape) or
  * refused with a message; the first few accepted claims are checked with the
  * closed forms (exact, and cheap), which must give a verdict or an error with
  * a message, never a crash or a hang.
