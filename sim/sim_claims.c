@@ -89,10 +89,12 @@ static void range_words(char *buf, size_t len, sim_param p, int64_t lo, int64_t 
                  cnt(b, sizeof b, (uint64_t)hi));
 }
 
-/* Bytes of tensor t of shape sh in HBM. */
-static uint64_t tensor_elems(sim_tensor t, const sim_shape *sh)
+/* Elements of tensor t of shape sh in HBM, in double: N^2 passes 64 bits
+ * at N > 2^32 (S at N = 2^40 is 2^80 elements, a fair question), so the
+ * size is exact below 2^53 and the nearest double above. */
+static double tensor_elems(sim_tensor t, const sim_shape *sh)
 {
-    uint64_t N = (uint64_t)sh->N, d = (uint64_t)sh->d;
+    double N = (double)sh->N, d = (double)sh->d;
     switch (t) {
     case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return N * d;
     case SIM_S: case SIM_P: return N * N;
@@ -542,7 +544,7 @@ static double intermediates_bytes(const sim_counts *ct, const sim_shape *sh)
     double s = 0.0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         if (t != SIM_Q && t != SIM_K && t != SIM_V && t != SIM_O && ct->write_elems[t])
-            s += (double)tensor_elems((sim_tensor)t, sh) *
+            s += tensor_elems((sim_tensor)t, sh) *
                  sim_tensor_bytes((sim_tensor)t, sh->dtype);
     return s;
 }
@@ -1408,7 +1410,7 @@ int sim_user_claim_check(const sim_user_claim *c, sim_engine engine, sim_claim_o
     int integral = 1;
     char a1[48], a2[48];
     if (c->kind == SIM_QTY_TENSOR) {
-        double el = (double)tensor_elems(c->tensor, &c->sh);
+        double el = tensor_elems(c->tensor, &c->sh);
         v = c->metric == SIM_MET_SIZE_ELEMS ? el : el * sim_tensor_bytes(c->tensor, c->sh.dtype);
         value_words(a1, sizeof a1, v, 1);
         snprintf(o->measured, sizeof o->measured, "%s %s = %s%s", sim_tensor_name(c->tensor),

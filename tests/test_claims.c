@@ -318,6 +318,14 @@ static void user_checks(void **state)
                      SIM_VERDICT_HOLDS);
     assert_int_equal(user("S size > 32GiB at N=128000", SIM_ENGINE_AUTO).verdict,
                      SIM_VERDICT_WRONG);
+    /* Past N = 2^32, N^2 leaves 64 bits: it once wrapped to N^2 - 2^64 (so
+     * S at N = 2^32 + 1 "had" 2^33 + 1 elements, and P at N = 8G none). */
+    assert_int_equal(user("S elems = 8589934593 at N=4294967297", SIM_ENGINE_CLOSED).verdict,
+                     SIM_VERDICT_WRONG);
+    assert_int_equal(user("P size < 1K at N=8G", SIM_ENGINE_CLOSED).verdict,
+                     SIM_VERDICT_WRONG);
+    assert_int_equal(user("S elems = 1208925819614629174706176 at N=1024G",   /* 2^80 */
+                          SIM_ENGINE_CLOSED).verdict, SIM_VERDICT_HOLDS);
     /* FA1 reads Q once per key block: T_c N d, with T_c from its plan. */
     sim_shape sh = { 4096, 64, 96 * 1024, SIM_FP16, 0 };
     sim_plan p;
