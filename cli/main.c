@@ -180,8 +180,20 @@ int main(int argc, char **argv)
         if (!strcmp(argv[1], "gpu"))
             return cli_gpu_main(argc, argv, 2);
         if (!strcmp(argv[1], "help")) {
-            cli_report_usage(stdout);
-            return SIM_OK;
+            /* fasim help [COMMAND [NAME]]: that command's --help ("fasim
+             * help lesson merge" is the lesson's). */
+            if (argc == 2 || !strcmp(argv[2], "report") || !strcmp(argv[2], "help")) {
+                cli_report_usage(stdout);
+                return SIM_OK;
+            }
+            if (argc > 4 || argv[2][0] == '-') {
+                fprintf(stderr, "fasim: usage: fasim help [COMMAND [LESSON]]\n");
+                return SIM_EUSAGE;
+            }
+            char help[] = "--help";
+            char *args[] = { argv[0], argv[2], argc == 4 ? argv[3] : help,
+                             argc == 4 ? help : NULL, NULL };
+            return main(argc == 4 ? 4 : 3, args);
         }
         static const char *const CMDS[] = { "report", "view", "lesson", "sweep", "claims",
                                             "explore", "gpu", "help" };

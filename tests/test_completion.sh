@@ -38,6 +38,13 @@ expect --engine fasim sweep --en
 expect cpu fasim gpu --backend c
 expect closed-form fasim claims --engine c
 expect h100 fasim --gpu h
+expect --block fasim lesson 2 --b
+expect --script fasim lesson 3 ""
+refuse merge fasim lesson 3 ""
+expect merge fasim help lesson m
+expect sweep fasim help sw
+refuse --count-only fasim gpu --cou
+refuse --version fasim gpu --vers
 refuse --vary fasim --va
 refuse --keys fasim view --k
 refuse fp64 fasim --dtype f

@@ -89,6 +89,20 @@ static void test_every_command(void **state)
             fprintf(stderr, "no section '%s' in fasim.1\n", sh);
         assert_non_null(strstr(g_man, sh));
     }
+    /* fasim help COMMAND is that command's --help. */
+    for (size_t k = 0; k < sizeof CMDS / sizeof CMDS[0]; k++) {
+        char a[64], b[64];
+        snprintf(a, sizeof a, "help %s", CMDS[k]);
+        snprintf(b, sizeof b, "%s --help", CMDS[k]);
+        su_run ra = su_fasim(g_fasim, a), rb = su_fasim(g_fasim, b);
+        assert_int_equal(ra.code, 0);
+        assert_string_equal(ra.out, rb.out);
+        su_free(&ra);
+        su_free(&rb);
+    }
+    su_run bad = su_fasim(g_fasim, "help nosuch");
+    assert_int_equal(bad.code, 2);
+    su_free(&bad);
     /* Each lesson by name. */
     su_run r = su_fasim(g_fasim, "lesson");
     const char *names[] = { "softmax-overflow", "online-softmax", "merge", "online-attention",
