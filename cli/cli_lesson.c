@@ -94,9 +94,10 @@ static void lesson_usage(const lesson_def *def, FILE *out)
             p += n + (e != NULL);
         }
     }
-    fprintf(out, "\nlimits: a list option holds at most %d entries; every number option\n"
-            "states its range above (fixed: lessons are about small examples)\n",
-            LESSON_MAX_VECTOR);
+    if (def->options && strstr(def->options, "LIST"))
+        fprintf(out, "\nlimits: a list option holds at most %d entries; every number option\n"
+                "states its range above (fixed: lessons are about small examples)\n",
+                LESSON_MAX_VECTOR);
 }
 
 int cli_lesson_main(int argc, char **argv, int first)

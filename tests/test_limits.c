@@ -49,7 +49,7 @@ static const limit_case CASES[] = {
     { "explore N", "explore --N 2G", 2, { "up to 2^30" }, "explore --help", "1 .. 2^30" },
     { "explore M", "explore --M 2M", 2, { "256 B .. 1M" }, "explore --help", "256 .. 1M" },
     { "lesson integer option", "lesson online-softmax --script --block 0", 2,
-      { "--block" }, "lesson online-softmax --help", "at most 4096 entries" },
+      { "--block" }, "lesson online-softmax --help", "1 to the length of x" },
 };
 
 static void test_each_limit(void **state)
