@@ -134,8 +134,9 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
  * Why the powers of two past 4096: with causal masking every fitting pair is
  * scored, so the search costs the square of the candidate count. Multiples of
  * 16 all the way to N = 1M with M = 1 GiB made 4 billion pairs (hours);
- * capped like this there are at most 256 + 28 + 1 candidates, 81,000 pairs,
- * about 15 ms. Blocks past 4096 rows only fit SRAM far larger than any GPU's
+ * capped like this there are at most 284 candidates below N = 2^40 (288 with
+ * the small sizes), some 40,000 fitting pairs, 12 to 20 ms per loop order
+ * (bench_sweep, section 4). Blocks past 4096 rows only fit SRAM far larger than any GPU's
  * (4096 x d=64 in fp16 is already 512 KiB), so real plans are unaffected. */
 #define SIM_PLAN_LINEAR_MAX INT64_C(4096)
 
