@@ -33,6 +33,25 @@ int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
     return sim_parse_count(opt, s, lo, hi, out, err, errlen);
 }
 
+int cli_parse_shape_opt(const char *optname, const char *val, sim_shape *sh, char *err,
+                        size_t errlen)
+{
+    if (!strcmp(optname, "--N"))
+        return cli_parse_count(optname, val, 1, CLI_MAX_N, &sh->N, err, errlen);
+    if (!strcmp(optname, "--d"))
+        return cli_parse_count(optname, val, 1, CLI_MAX_D, &sh->d, err, errlen);
+    if (!strcmp(optname, "--M"))
+        return cli_parse_sram(optname, val, &sh->M, err, errlen);
+    if (!strcmp(optname, "--dtype")) {
+        if (sim_dtype_parse(val, &sh->dtype) == 0)
+            return 0;
+        ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
+        return -1;
+    }
+    ERR("%s: not a problem option", optname);
+    return -1;
+}
+
 int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, size_t errlen)
 {
     *out = NULL;
@@ -252,29 +271,18 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         int64_t n;
         switch (id) {
         case O_N:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &r->sh.N, err, errlen))
-                return -1;
-            o->N_set = 1;
-            break;
         case O_D:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_D, &r->sh.d, err, errlen))
-                return -1;
-            o->d_set = 1;
-            break;
         case O_M:
-            if (cli_parse_sram(optname, val, &r->sh.M, err, errlen))
+        case O_DTYPE:
+            if (cli_parse_shape_opt(optname, val, &r->sh, err, errlen))
                 return -1;
-            o->M_set = 1;
+            o->N_set |= id == O_N;
+            o->d_set |= id == O_D;
+            o->M_set |= id == O_M;
             break;
         case O_GPU:
             if (cli_parse_gpu(val, &r->gpu, &o->gpu_list, err, errlen))
                 return -1;
-            break;
-        case O_DTYPE:
-            if (sim_dtype_parse(val, &r->sh.dtype)) {
-                ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
-                return -1;
-            }
             break;
         case O_ALGO:
             if (cli_parse_algos(val, r->run_algo, err, errlen))

@@ -32,6 +32,13 @@ int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, siz
 int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
                     int64_t *out, char *err, size_t errlen);
 
+/* One of the problem options every command shares, named by optname as
+ * cli_opt_scan gives it: --N (1 .. CLI_MAX_N), --d (1 .. CLI_MAX_D), --M (an
+ * SRAM size) or --dtype, parsed into sh. Returns 0, or -1 with a message
+ * (also for an optname that is none of them). */
+int cli_parse_shape_opt(const char *optname, const char *val, sim_shape *sh, char *err,
+                        size_t errlen);
+
 /* Look up a --gpu value: a preset, or "list" (*is_list = 1, *out = NULL).
  * Returns 0, or -1 with a message naming the presets. */
 int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, size_t errlen);

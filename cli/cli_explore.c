@@ -119,33 +119,24 @@ static int parse(int argc, char **argv, int first, explore_opts *o, char *err, s
         }
         switch (id) {
         case E_N:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &c->sh.N, err, errlen))
+        case E_D:
+        case E_M:
+        case E_DTYPE:
+            if (cli_parse_shape_opt(optname, val, &c->sh, err, errlen))
                 return -1;
-            if (c->sh.N > VIZ_EX_MAX_N) {
+            /* The explorer's own ranges: it plans every loop order again at
+             * every key, and charts N/8 .. 8N. */
+            if (id == E_N && c->sh.N > VIZ_EX_MAX_N) {
                 ERR("--N %s: explore takes N up to 2^30 = 1G (naive's N^2 counts leave "
                     "64 bits soon after); the report takes more", val);
                 return -1;
             }
-            break;
-        case E_D:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_D, &c->sh.d, err, errlen))
-                return -1;
-            break;
-        case E_M:
-            if (cli_parse_size(optname, val, &c->sh.M, err, errlen))
-                return -1;
-            if (c->sh.M < VIZ_EX_MIN_M || c->sh.M > VIZ_EX_MAX_M) {
+            if (id == E_M && (c->sh.M < VIZ_EX_MIN_M || c->sh.M > VIZ_EX_MAX_M)) {
                 ERR("--M %s: explore takes 256 B .. 1M (it searches every plan again at "
                     "each key; the report takes up to 1G)", val);
                 return -1;
             }
-            o->M_set = 1;
-            break;
-        case E_DTYPE:
-            if (sim_dtype_parse(val, &c->sh.dtype)) {
-                ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
-                return -1;
-            }
+            o->M_set |= id == E_M;
             break;
         case E_CAUSAL:
             c->sh.causal = 1;

@@ -131,24 +131,13 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
         int64_t n;
         switch (id) {
         case V_N:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &c->sh.N, err, errlen))
-                return -1;
-            o->N_set = 1;
-            break;
         case V_D:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_D, &c->sh.d, err, errlen))
-                return -1;
-            o->d_set = 1;
-            break;
         case V_M:
-            if (cli_parse_sram(optname, val, &c->sh.M, err, errlen))
-                return -1;
-            break;
         case V_DTYPE:
-            if (sim_dtype_parse(val, &c->sh.dtype)) {
-                ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
+            if (cli_parse_shape_opt(optname, val, &c->sh, err, errlen))
                 return -1;
-            }
+            o->N_set |= id == V_N;
+            o->d_set |= id == V_D;
             break;
         case V_ALGO: {
             int run[SIM_ALGO_COUNT], count = 0;
