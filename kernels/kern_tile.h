@@ -110,24 +110,15 @@ KERN_DEVICE void kern_pv_acc_row(float *o, int d, float alpha, kern_tv P, int64_
 KERN_DEVICE void kern_fa1_step_row(float *s, int bc, kern_tv V, int d, float *o, float *m,
                                    float *l)
 {
-    float m_t = ref_row_max(s, bc);                        /* line 10 */
-    float l_t = ref_exp_shift_sum(s, bc, m_t);
-    float m_new = m_t > *m ? m_t : *m;                     /* line 11 */
-    float sh = ref_shift(m_new);
-    float a = ref_exp(*m - sh);
-    float b = ref_exp(m_t - sh);
-    float l_new = fmaf(b, l_t, a * *l);
-    float la = *l * a;
-    if (l_new == 0.0f)                  /* nothing unmasked seen yet: O stays 0 */
+    ref_fa1_weights w = ref_fa1_stats_row(s, bc, m, l);     /* lines 10-11 */
+    if (w.l_new == 0.0f)                /* nothing unmasked seen yet: O stays 0 */
         d = 0;
     for (int c = 0; c < d; c++) {                          /* line 12 */
         float pv = 0.0f;
         for (int k = 0; k < bc; k++)
             pv = fmaf(s[k], kern_tv_at(V, (int64_t)k * d + c), pv);
-        o[c] = fmaf(b, pv, la * o[c]) / l_new;
+        o[c] = fmaf(w.b, pv, w.la * o[c]) / w.l_new;
     }
-    *m = m_new;
-    *l = l_new;
 }
 
 #endif /* FASIM_KERN_TILE_H */

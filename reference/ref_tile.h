@@ -332,17 +332,36 @@ REF_HD static inline float ref_lse(float m, float l)
  * o holds the normalised output so far (as FA1 keeps it in HBM). On return
  * *m = m_new and *l = l_new; s holds P~.
  */
-REF_HD static inline void ref_fa1_step_row(float *s, int bc, const float *V_j,
-                                           int d, float *o, float *m, float *l)
+typedef struct {
+    float b;        /* e^(m~ - m_new), the weight of this block's P~ V_j */
+    float la;       /* l e^(m - m_new), the weight of the output so far */
+    float l_new;    /* the new sum; 0 while nothing unmasked has been seen */
+} ref_fa1_weights;
+
+/* Lines 10-11 for one row: s <- P~, *m <- m_new, *l <- l_new, and the
+ * weights line 12 applies. Shared by ref_fa1_step_row and the kernels,
+ * which read V_j from their own tile storage. */
+REF_HD static inline ref_fa1_weights ref_fa1_stats_row(float *s, int bc, float *m, float *l)
 {
+    ref_fa1_weights w;
     float m_t = ref_row_max(s, bc);                        /* line 10 */
     float l_t = ref_exp_shift_sum(s, bc, m_t);
     float m_new = m_t > *m ? m_t : *m;                     /* line 11 */
     float sh = ref_shift(m_new);
     float a = ref_exp(*m - sh);
-    float b = ref_exp(m_t - sh);
-    float l_new = fmaf(b, l_t, a * *l);
-    float la = *l * a;
+    w.b = ref_exp(m_t - sh);
+    w.l_new = fmaf(w.b, l_t, a * *l);
+    w.la = *l * a;
+    *m = m_new;
+    *l = w.l_new;
+    return w;
+}
+
+REF_HD static inline void ref_fa1_step_row(float *s, int bc, const float *V_j,
+                                           int d, float *o, float *m, float *l)
+{
+    ref_fa1_weights w = ref_fa1_stats_row(s, bc, m, l);
+    float b = w.b, la = w.la, l_new = w.l_new;
     if (l_new == 0.0f)                  /* nothing unmasked seen yet: O stays 0 */
         d = 0;
     for (int c = 0; c < d; c++) {                          /* line 12 */
@@ -351,8 +370,6 @@ REF_HD static inline void ref_fa1_step_row(float *s, int bc, const float *V_j,
             pv = fmaf(s[k], V_j[(int64_t)k * d + c], pv);
         o[c] = fmaf(b, pv, la * o[c]) / l_new;
     }
-    *m = m_new;
-    *l = l_new;
 }
 
 /*
