@@ -43,7 +43,7 @@ static void count_only(int quick)
            "seconds", "steps/s", "RSS KiB");
     int64_t top = quick ? (INT64_C(1) << 17) : (INT64_C(1) << 20);
     for (int64_t N = INT64_C(1) << 16; N <= top; N *= 4) {
-        sim_shape sh = { N, 128, 228 * 1024, SIM_FP16, 0 };
+        sim_shape sh = { .N = N, .d = 128, .M = 228 * 1024, .dtype = SIM_FP16, .causal = 0 };
         sim_plan p;
         char err[512];
         if (sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0) {
@@ -69,7 +69,7 @@ static void count_only(int quick)
 static void compute(int quick)
 {
     const int64_t N = quick ? 1024 : 4096, d = 64;
-    sim_shape sh = { N, d, 96 * 1024, SIM_FP32, 0 };
+    sim_shape sh = { .N = N, .d = d, .M = 96 * 1024, .dtype = SIM_FP32, .causal = 0 };
     size_t n = (size_t)(N * d);
     float *Q = malloc(n * sizeof *Q), *K = malloc(n * sizeof *K), *V = malloc(n * sizeof *V);
     double *O = malloc(n * sizeof *O);

@@ -38,7 +38,7 @@ static sim_sweep_result *sweep(int64_t Nmax, uint64_t Mlo, uint64_t Mstep, int f
     char err[1024];
     if (!sp || !r)
         exit(1);
-    sp->base = (sim_shape){ 1024, 64, 96 * 1024, SIM_FP16, 0 };
+    sp->base = (sim_shape){ .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
         sp->run_algo[a] = !fa2_only || a == SIM_FA2;
     sp->engine = engine;
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
            "grid 1 est. s");
     double total = 0;
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-        sim_shape sh = { quick ? 65536 : 262144, 64, 96 * 1024, SIM_FP16, 0 };
+        sim_shape sh = { .N = quick ? 65536 : 262144, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
         sim_measurement m;
         char err[512];
         if (sim_measure((sim_algo)a, &sh, SIM_PLAN_AUTO, 0, 0, SIM_ENGINE_SIM, 0, &m, err,
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
     };
     for (size_t k = 0; k < sizeof S / sizeof S[0]; k++)
         for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-            sim_shape sh = { S[k].N, 16, S[k].M, SIM_FP16, 1 };
+            sim_shape sh = { .N = S[k].N, .d = 16, .M = S[k].M, .dtype = SIM_FP16, .causal = 1 };
             sim_plan p;
             char err[512], blocks[48];
             t0 = now();

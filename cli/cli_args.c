@@ -166,7 +166,7 @@ int cli_opt_scan(int argc, char **argv, int *k, const cli_opt *opts, int nopts,
 enum {
     O_N, O_D, O_M, O_DTYPE, O_ALGO, O_BR, O_BC, O_PLAN, O_CAUSAL, O_SEED,
     O_Q, O_K, O_V, O_OUT, O_JSON, O_COMPUTE, O_COUNT_ONLY, O_MAX_MEM,
-    O_MAX_STEPS, O_GPU, O_HELP, O_VERSION
+    O_MAX_STEPS, O_GPU, O_HELP, O_VERSION, O_NQ, O_NK, O_WINDOW
 };
 
 static const cli_opt OPTS[] = {
@@ -179,6 +179,7 @@ static const cli_opt OPTS[] = {
     { "max-mem", O_MAX_MEM, 1 }, { "max-steps", O_MAX_STEPS, 1 },
     { "gpu", O_GPU, 1 },
     { "help", O_HELP, 0 },     { "version", O_VERSION, 0 },
+    { "Nq", O_NQ, 1 },         { "Nk", O_NK, 1 },        { "window", O_WINDOW, 1 },
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 
@@ -207,7 +208,12 @@ void cli_report_usage(FILE *out)
 "                   converts (M / dtype bytes) where it quotes them\n"
 "  --dtype T        fp16 (default), bf16 or fp32: Q, K, V, O, S, P in HBM;\n"
 "                   m, l, L and on-chip accumulators are fp32\n"
+"  --Nq N, --Nk N   query and key/value lengths when they differ (default\n"
+"                   both N; decoding: --Nq 1 --Nk 4096). With --causal the\n"
+"                   queries are the last N_q positions, so N_q <= N_k\n"
 "  --causal         causal mask: fully masked blocks skipped by FA1 and FA2\n"
+"  --window W       sliding window (implies --causal): each query sees the W\n"
+"                   keys before it, itself included; blocks outside skipped\n"
 "  --gpu NAME       a100, h100 or h200: M = the shared memory one thread block\n"
 "                   can use (unless --M is given), and a roofline estimate per\n"
 "                   loop order; 'fasim --gpu list' prints the presets\n"
@@ -256,6 +262,7 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
     r->mode = SIM_MODE_AUTO;
     r->seed = 1;
     int compute = 0, count_only = 0;
+    int64_t Nq = 0, Nk = 0;
 
     for (int k = first; k < argc; k++) {
         const char *val;
@@ -310,6 +317,17 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         case O_CAUSAL:
             r->sh.causal = 1;
             break;
+        case O_NQ:
+        case O_NK:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_N, id == O_NQ ? &Nq : &Nk, err,
+                                errlen))
+                return -1;
+            break;
+        case O_WINDOW:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &r->sh.window, err, errlen))
+                return -1;
+            r->sh.causal = 1;
+            break;
         case O_SEED: {
             uint64_t s;
             if (sim_parse_scaled(optname, val, 0, &s, err, errlen))
@@ -341,6 +359,16 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         return 0;
     if (r->gpu && !o->M_set)
         r->sh.M = r->gpu->smem_per_block;
+    /* N_q = --Nq or N, N_k = --Nk or N; N_k is kept only where it differs. */
+    o->N_set |= Nq != 0;
+    o->Nk_set = Nk != 0;
+    const int64_t N = r->sh.N;
+    r->sh.N = Nq ? Nq : N;
+    r->sh.Nk = Nk ? Nk : N;
+    if (r->sh.Nk == r->sh.N)
+        r->sh.Nk = 0;
+    if (sim_shape_check(&r->sh, err, errlen) != 0)
+        return -1;
 
     if (compute && count_only) {
         ERR("--compute and --count-only contradict each other; choose one");

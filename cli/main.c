@@ -42,20 +42,23 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[3])
             return SIM_EFAIL;
         }
     }
-    for (int k = 1; k < 3; k++) {
-        if (m[k].rows != m[0].rows || m[k].cols != m[0].cols) {
-            fprintf(stderr, "fasim: shapes differ: %s is (%lld, %lld) but %s is "
-                    "(%lld, %lld); Q, K and V must all be (N, d)\n",
-                    paths[0], (long long)m[0].rows, (long long)m[0].cols, paths[k],
-                    (long long)m[k].rows, (long long)m[k].cols);
-            return SIM_EFAIL;
-        }
+    if (m[2].rows != m[1].rows || m[2].cols != m[1].cols || m[1].cols != m[0].cols) {
+        fprintf(stderr, "fasim: shapes differ: Q %s is (%lld, %lld), K %s is (%lld, %lld), "
+                "V %s is (%lld, %lld); Q must be (N_q, d) and K, V both (N_k, d)\n",
+                paths[0], (long long)m[0].rows, (long long)m[0].cols, paths[1],
+                (long long)m[1].rows, (long long)m[1].cols, paths[2], (long long)m[2].rows,
+                (long long)m[2].cols);
+        return SIM_EFAIL;
     }
-    if ((o->N_set && o->req.sh.N != m[0].rows) || (o->d_set && o->req.sh.d != m[0].cols)) {
-        fprintf(stderr, "fasim: --N/--d (%lld, %lld) disagree with the files' shape "
-                "(%lld, %lld); drop --N/--d when giving .npy inputs\n",
-                (long long)o->req.sh.N, (long long)o->req.sh.d,
-                (long long)m[0].rows, (long long)m[0].cols);
+    if ((o->N_set && o->req.sh.N != m[0].rows) ||
+        (o->Nk_set && sim_shape_Nk(&o->req.sh) != m[1].rows) ||
+        (o->d_set && o->req.sh.d != m[0].cols)) {
+        fprintf(stderr, "fasim: --N/--Nq/--Nk/--d (N_q %lld, N_k %lld, d %lld) disagree with "
+                "the files' shapes: Q (%lld, %lld), K and V (%lld, %lld); drop them when "
+                "giving .npy inputs\n", (long long)o->req.sh.N,
+                (long long)sim_shape_Nk(&o->req.sh), (long long)o->req.sh.d,
+                (long long)m[0].rows, (long long)m[0].cols, (long long)m[1].rows,
+                (long long)m[1].cols);
         return SIM_EUSAGE;
     }
     if (m[0].cols > CLI_MAX_D) {
@@ -64,7 +67,13 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[3])
         return SIM_EFAIL;
     }
     o->req.sh.N = m[0].rows;
+    o->req.sh.Nk = m[1].rows == m[0].rows ? 0 : m[1].rows;
     o->req.sh.d = m[0].cols;
+    char err2[256];
+    if (sim_shape_check(&o->req.sh, err2, sizeof err2) != 0) {
+        fprintf(stderr, "fasim: %s\n", err2);
+        return SIM_EUSAGE;
+    }
     o->req.Q = m[0].data;
     o->req.K = m[1].data;
     o->req.V = m[2].data;

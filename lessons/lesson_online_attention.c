@@ -42,7 +42,7 @@
 static int sim_row(sim_algo algo, const float *Q, const float *K, const float *V, int N,
                    int d, int B, int row, float *o)
 {
-    sim_shape sh = { N, d, UINT64_C(1) << 30, SIM_FP32, 0 };
+    sim_shape sh = { .N = N, .d = d, .M = UINT64_C(1) << 30, .dtype = SIM_FP32, .causal = 0 };
     sim_plan p;
     sim_result res;
     char err[256];

@@ -92,7 +92,7 @@ static void run(lesson *L)
     sim_plan_make(algo, &sh, Br, Bc, SIM_PLAN_USER, &p);   /* sizes >= 1: succeeds */
     paper_plan(L, algo, &sh, &pp);
     /* The seed's example (000, section 4.1): d = B_r = B_c = 128, fp16. */
-    sim_shape ss = { 1024, 128, sh.M, SIM_FP16, 0 };
+    sim_shape ss = { .N = 1024, .d = 128, .M = sh.M, .dtype = SIM_FP16, .causal = 0 };
     sim_plan_make(SIM_FA2, &ss, 128, 128, SIM_PLAN_USER, &seed);
     /* s4: M = 4 d^2 elements, where line 1 asks for exactly 1.25 M; sm: the
      * byte count of M misread as elements. */

@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+#include "ref_tile.h"   /* ref_mask */
+
 /* O = attention(Q, K, V) in double; when L is not NULL, L[r] receives the
  * natural-log logsumexp of row r's scaled scores. causal != 0 masks key c > r.
  * Returns 0, or -1 if scratch memory could not be allocated. */
@@ -25,6 +27,14 @@ int ref_oracle_attention(const double *Q, const double *K, const double *V,
 /* The same from float inputs (each widened to double before any arithmetic). */
 int ref_oracle_attention_f(const float *Q, const float *K, const float *V,
                            int64_t N, int64_t d, int causal, double *O, double *L);
+
+/* The general form: queries Q (Nq, d), keys and values K, V (Nk, d), O (Nq, d),
+ * L (Nq), with the mask of ref_tile.h (causal with an offset, a sliding
+ * window). A row that sees no key has O = 0 and L = -inf, as the tile
+ * primitives define it. */
+int ref_oracle_attention_masked(const float *Q, const float *K, const float *V,
+                                int64_t Nq, int64_t Nk, int64_t d, const ref_mask *mk,
+                                double *O, double *L);
 
 /* Error of a float result against the oracle.
  * max_abs = max |got - want|;  max_rel = max_abs / max |want| (normwise, so

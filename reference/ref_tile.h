@@ -219,14 +219,48 @@ REF_HD static inline void ref_tile_scores(const float *Q_i, const float *K_j,
     }
 }
 
-/* Causal mask: score (row0 + r, col0 + c) is set to -inf when col > row. */
+/*
+ * Which keys a query row sees. Query row r stands at position r + offset of
+ * the keys' sequence (offset = N_k - N_q: the queries are the last N_q
+ * positions). Causal: key c is visible iff c <= r + offset; a window W > 0
+ * also requires c > r + offset - W, so that each query sees the W keys
+ * before it, itself included. Not causal: every key is visible.
+ */
+typedef struct {
+    int causal;
+    int64_t offset;     /* N_k - N_q >= 0 */
+    int64_t window;     /* 0: none */
+} ref_mask;
+
+REF_HD static inline int ref_mask_visible(const ref_mask *mk, int64_t r, int64_t c)
+{
+    if (!mk->causal)
+        return 1;
+    if (c > r + mk->offset)
+        return 0;
+    return mk->window <= 0 || c > r + mk->offset - mk->window;
+}
+
+/* The mask applied to a tile: score (row0 + r, col0 + c) is set to -inf when
+ * key col0 + c is not visible to query row0 + r. */
+REF_HD static inline void ref_tile_mask(float *S, int br, int bc, int64_t row0,
+                                        int64_t col0, const ref_mask *mk)
+{
+    if (!mk->causal)
+        return;
+    for (int r = 0; r < br; r++)
+        for (int c = 0; c < bc; c++)
+            if (!ref_mask_visible(mk, row0 + r, col0 + c))
+                S[(int64_t)r * bc + c] = -REF_INF;
+}
+
+/* Causal mask with N_k = N_q: score (row0 + r, col0 + c) is set to -inf when
+ * col > row. */
 REF_HD static inline void ref_tile_mask_causal(float *S, int br, int bc,
                                                int64_t row0, int64_t col0)
 {
-    for (int r = 0; r < br; r++)
-        for (int c = 0; c < bc; c++)
-            if (col0 + c > row0 + r)
-                S[(int64_t)r * bc + c] = -REF_INF;
+    const ref_mask mk = { 1, 0, 0 };
+    ref_tile_mask(S, br, bc, row0, col0, &mk);
 }
 
 /* Largest of x[0..n-1]; -inf for n = 0 or when every entry is -inf. */

@@ -13,16 +13,20 @@
  * line 1 literally). The softmax scale 1/sqrt(d) is applied to S_ij (the paper
  * leaves it out of Algorithm 1 and puts it in Algorithm 2).
  *
- * Shapes: Q, K, V, O (N, d); l, m (N); Q_i, O_i (B_r, d); K_j, V_j (B_c, d);
- * S_ij (B_r, B_c); l_i, m_i and the per-block statistics (B_r). Row-major.
+ * Masking (causal, a sliding window, keys longer than queries: sim.h): the
+ * inner loop runs over the query blocks that see key block j, and a key block
+ * that no query sees (a window leaves some) is skipped, K_j and V_j unloaded.
+ *
+ * Shapes: Q, O (N, d); K, V (N_k, d); l, m (N); Q_i, O_i (B_r, d); K_j, V_j
+ * (B_c, d); S_ij (B_r, B_c); l_i, m_i and the per-block statistics (B_r).
+ * Row-major.
  */
 #include "sim_hier.h"
 
 int sim_algo_fa1(sim_hier *h, const sim_plan *p)
 {
-    const int64_t N = h->sh.N, d = h->sh.d;
+    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr, T_c = p->Tc;
-    const int causal = h->sh.causal;
 
     float *K_j = sim_sram_take(h, p, 1, "K_j");
     float *V_j = sim_sram_take(h, p, 1, "V_j");
@@ -59,12 +63,14 @@ int sim_algo_fa1(sim_hier *h, const sim_plan *p)
     }
     /* 3-4: Q, O, l, m in T_r blocks of B_r rows; K, V in T_c blocks of B_c. */
     for (int64_t j = 0; j < T_c; j++) {                          /* 5 */
-        const int64_t c0 = j * B_c, bc = sim_min64(B_c, N - c0);
+        const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
+        const sim_range is = sim_visit_is(h, p, j);
+        if (is.lo > is.hi)
+            continue;                                            /* no query sees K_j */
         sim_at(h, 6, -1, j);
         sim_load(h, SIM_K, "K_j", K_j, c0, 0, bc, d);            /* 6 */
         sim_load(h, SIM_V, "V_j", V_j, c0, 0, bc, d);
-        const int64_t i_start = causal ? sim_causal_first_i(j, B_r, B_c) : 0;
-        for (int64_t i = i_start; i < T_r; i++) {                /* 7 */
+        for (int64_t i = is.lo; i <= is.hi; i++) {               /* 7 */
             const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
             sim_at(h, 8, i, j);
             sim_load(h, SIM_Q, "Q_i", Q_i, r0, 0, br, d);        /* 8 */
@@ -75,8 +81,7 @@ int sim_algo_fa1(sim_hier *h, const sim_plan *p)
             sim_at(h, 9, i, j);
             if (h->compute) {                                    /* 9 */
                 ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
-                if (causal)
-                    ref_tile_mask_causal(S_ij, (int)br, (int)bc, r0, c0);
+                sim_mask_tile(h, S_ij, br, bc, r0, c0);
             }
             sim_at(h, 10, i, j);
             if (h->compute) {                                    /* 10, 11, 12 */

@@ -6,8 +6,11 @@
  * the whole inner loop, so Q is read once and O and L are written once; K and V
  * are read T_r times (fewer under causal masking).
  *
- * Shapes: Q, K, V, O (N, d); L (N); Q_i, O_i (B_r, d); K_j, V_j (B_c, d);
- * S_ij (B_r, B_c); m_i, l_i (B_r). Row-major throughout.
+ * Masking (causal, a sliding window, keys longer than queries: sim.h): the
+ * inner loop runs over the key blocks query block i sees, the band of them.
+ *
+ * Shapes: Q, O (N, d); K, V (N_k, d); L (N); Q_i, O_i (B_r, d); K_j, V_j
+ * (B_c, d); S_ij (B_r, B_c); m_i, l_i (B_r). Row-major throughout.
  */
 #include "sim_hier.h"
 
@@ -21,8 +24,7 @@ static SIM_NOINLINE void fa2_line8(const sim_hier *h, const float *Q_i, const fl
                                    int64_t c0)
 {
     ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)h->sh.d, h->scale, S_ij);
-    if (h->sh.causal)
-        ref_tile_mask_causal(S_ij, (int)br, (int)bc, r0, c0);
+    sim_mask_tile(h, S_ij, br, bc, r0, c0);
 }
 
 /* Lines 9-10, row by row: m_i, P~_ij = exp(S_ij - m_i), l_i, and
@@ -40,9 +42,8 @@ static SIM_NOINLINE void fa2_lines9_10(float *S_ij, const float *V_j, float *O_i
 
 int sim_algo_fa2(sim_hier *h, const sim_plan *p)
 {
-    const int64_t N = h->sh.N, d = h->sh.d;
-    const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr, T_c = p->Tc;
-    const int causal = h->sh.causal;
+    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
+    const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr;
 
     float *Q_i = sim_sram_take(h, p, 1, "Q_i");
     float *K_j = sim_sram_take(h, p, 1, "K_j");
@@ -68,9 +69,9 @@ int sim_algo_fa2(sim_hier *h, const sim_plan *p)
             for (int64_t x = 0; x < br * d; x++)
                 O_i[x] = 0.0f;
         }
-        const int64_t j_end = causal ? sim_causal_last_j(i, N, B_r, B_c) + 1 : T_c;
-        for (int64_t j = 0; j < j_end; j++) {                    /* 6 */
-            const int64_t c0 = j * B_c, bc = sim_min64(B_c, N - c0);
+        const sim_range js = sim_visit_js(h, p, i);
+        for (int64_t j = js.lo; j <= js.hi; j++) {               /* 6 */
+            const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
             sim_at(h, 7, i, j);
             sim_load(h, SIM_K, "K_j", K_j, c0, 0, bc, d);        /* 7 */
             sim_load(h, SIM_V, "V_j", V_j, c0, 0, bc, d);

@@ -16,15 +16,16 @@
  * S and P are stored in the run's dtype, as the standard implementation does;
  * that rounding is part of why its error is larger than FlashAttention's.
  *
- * Shapes: Q, K, V, O (N, d); S, P (N, N); Q_i, O_i (B_r, d); K_j, V_j
- * (B_c, d); S_ij, P_ij (B_r, B_c); S_rows (B_s, N). Row-major.
+ * Shapes: Q, O (N, d); K, V (N_k, d); S, P (N, N_k); Q_i, O_i (B_r, d); K_j,
+ * V_j (B_c, d); S_ij, P_ij (B_r, B_c); S_rows (B_s, N_k). Row-major. N_k = N
+ * unless the keys are longer (decoding); masked scores follow sim.h's mask.
  */
 #include "sim_hier.h"
 
 /* Line 1: S = scale * Q K^T, tile by tile. */
 static int line1_scores(sim_hier *h, const sim_plan *p)
 {
-    const int64_t N = h->sh.N, d = h->sh.d;
+    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc;
     float *Q_i = sim_sram_take(h, p, 1, "Q_i");
     float *K_j = sim_sram_take(h, p, 1, "K_j");
@@ -36,14 +37,13 @@ static int line1_scores(sim_hier *h, const sim_plan *p)
         sim_at(h, 1, i, -1);
         sim_load(h, SIM_Q, "Q_i", Q_i, r0, 0, br, d);
         for (int64_t j = 0; j < p->Tc; j++) {
-            const int64_t c0 = j * B_c, bc = sim_min64(B_c, N - c0);
+            const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
             sim_at(h, 1, i, j);
             sim_load(h, SIM_K, "K_j", K_j, c0, 0, bc, d);
             h->steps++;
             if (h->compute) {
                 ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
-                if (h->sh.causal)
-                    ref_tile_mask_causal(S_ij, (int)br, (int)bc, r0, c0);
+                sim_mask_tile(h, S_ij, br, bc, r0, c0);
             }
             sim_store(h, SIM_S, "S_ij", S_ij, r0, c0, br, bc);
         }
@@ -55,7 +55,7 @@ static int line1_scores(sim_hier *h, const sim_plan *p)
 /* Line 2, one pass: B_s whole rows of S at a time. */
 static int line2_rows(sim_hier *h, const sim_plan *p)
 {
-    const int64_t N = h->sh.N, B_s = p->Bs_r;
+    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), B_s = p->Bs_r;
     float *S_rows = sim_sram_take(h, p, 2, "S_rows");
     float *m = sim_sram_take(h, p, 2, "m");
     float *l = sim_sram_take(h, p, 2, "l");
@@ -64,19 +64,19 @@ static int line2_rows(sim_hier *h, const sim_plan *p)
     for (int64_t i = 0; i * B_s < N; i++) {
         const int64_t r0 = i * B_s, rows = sim_min64(B_s, N - r0);
         sim_at(h, 2, i, -1);
-        sim_load(h, SIM_S, "S_rows", S_rows, r0, 0, rows, N);
+        sim_load(h, SIM_S, "S_rows", S_rows, r0, 0, rows, N_k);
         h->steps++;
         if (h->compute) {
             for (int64_t r = 0; r < rows; r++) {
-                float *s = S_rows + r * N;
-                m[r] = ref_row_max(s, (int)N);
-                l[r] = ref_exp_shift_sum(s, (int)N, m[r]);
+                float *s = S_rows + r * N_k;
+                m[r] = ref_row_max(s, (int)N_k);
+                l[r] = ref_exp_shift_sum(s, (int)N_k, m[r]);
                 float inv_l = 1.0f / l[r];
-                for (int64_t c = 0; c < N; c++)
+                for (int64_t c = 0; c < N_k; c++)
                     s[c] = s[c] * inv_l;
             }
         }
-        sim_store(h, SIM_P, "S_rows", S_rows, r0, 0, rows, N);
+        sim_store(h, SIM_P, "S_rows", S_rows, r0, 0, rows, N_k);
     }
     sim_sram_release_all(h);
     return 0;
@@ -85,7 +85,7 @@ static int line2_rows(sim_hier *h, const sim_plan *p)
 /* Line 2, three passes over B_r x B_c tiles when a row does not fit. */
 static int line2_three_pass(sim_hier *h, const sim_plan *p)
 {
-    const int64_t N = h->sh.N, B_r = p->Br, B_c = p->Bc;
+    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), B_r = p->Br, B_c = p->Bc;
     float *S_ij = sim_sram_take(h, p, 2, "S_ij");
     float *m_i = sim_sram_take(h, p, 2, "m_i");
     float *l_i = sim_sram_take(h, p, 2, "l_i");
@@ -100,7 +100,7 @@ static int line2_three_pass(sim_hier *h, const sim_plan *p)
                     l_i[r] = 0.0f;
                 }
             for (int64_t j = 0; j < p->Tc; j++) {
-                const int64_t c0 = j * B_c, bc = sim_min64(B_c, N - c0);
+                const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
                 sim_at(h, 2, i, j);
                 sim_load(h, SIM_S, "S_ij", S_ij, r0, c0, br, bc);
                 h->steps++;
@@ -129,7 +129,7 @@ static int line2_three_pass(sim_hier *h, const sim_plan *p)
 /* Line 3: O = P V, tile by tile, accumulated in fp32 on chip. */
 static int line3_output(sim_hier *h, const sim_plan *p)
 {
-    const int64_t N = h->sh.N, d = h->sh.d;
+    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc;
     float *P_ij = sim_sram_take(h, p, 3, "P_ij");
     float *V_j = sim_sram_take(h, p, 3, "V_j");
@@ -143,7 +143,7 @@ static int line3_output(sim_hier *h, const sim_plan *p)
             for (int64_t x = 0; x < br * d; x++)
                 O_i[x] = 0.0f;
         for (int64_t j = 0; j < p->Tc; j++) {
-            const int64_t c0 = j * B_c, bc = sim_min64(B_c, N - c0);
+            const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
             sim_at(h, 3, i, j);
             sim_load(h, SIM_P, "P_ij", P_ij, r0, c0, br, bc);
             sim_load(h, SIM_V, "V_j", V_j, c0, 0, bc, d);

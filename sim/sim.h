@@ -45,14 +45,89 @@ void sim_format_bytes(char *buf, size_t len, uint64_t bytes);
 /* 1234567 -> "1,234,567". */
 void sim_format_count(char *buf, size_t len, uint64_t n);
 
-/* One attention problem: one head, (N, d), with SRAM of M bytes. */
+/* One attention problem: queries (N, d), keys and values (N_k, d), with SRAM
+ * of M bytes. The fields after `causal` default to the plain problem when
+ * zero, so { N, d, M, dtype, causal } is one head with N_k = N. */
 typedef struct {
-    int64_t N;
+    int64_t N;           /* query rows (N_q); the key rows too unless Nk is set */
     int64_t d;
     uint64_t M;          /* bytes */
     sim_dtype dtype;
     int causal;
+    int64_t Nk;          /* key/value rows N_k; 0: N */
+    int64_t window;      /* sliding window W >= 1 (with causal): each query sees
+                            the W keys before it, itself included; 0: none */
 } sim_shape;
+
+/* N_k: the key/value rows. */
+static inline int64_t sim_shape_Nk(const sim_shape *sh)
+{
+    return sh->Nk > 0 ? sh->Nk : sh->N;
+}
+
+/* Check a shape's combination of fields (each field's own range is the
+ * parser's business). Returns 0, or -1 with a one-line message naming the
+ * options: a window without causal, causal with N_k < N_q. */
+int sim_shape_check(const sim_shape *sh, char *err, size_t errlen);
+
+/* ---- the mask ------------------------------------------------------------
+ * Query row r (0-based) stands at position r + off of the keys' sequence,
+ * off = N_k - N_q >= 0: the queries are the last N_q positions (in decoding,
+ * one new query sees every cached key). With causal, row r sees key c iff
+ * c <= r + off; a window W further requires c > r + off - W. Without causal,
+ * every row sees every key. */
+
+typedef struct {
+    int64_t lo, hi;      /* inclusive; empty when lo > hi */
+} sim_range;
+
+/* The keys that some row of [r0, r1] sees: one interval, since each row's
+ * keys are an interval and neighbouring rows' intervals touch. */
+static inline sim_range sim_mask_keys(const sim_shape *sh, int64_t r0, int64_t r1)
+{
+    const int64_t Nk = sim_shape_Nk(sh), off = Nk - sh->N;
+    sim_range k = { 0, Nk - 1 };
+    if (sh->causal) {
+        k.hi = r1 + off < Nk - 1 ? r1 + off : Nk - 1;
+        if (sh->window > 0 && r0 + off - sh->window + 1 > 0)
+            k.lo = r0 + off - sh->window + 1;
+    }
+    return k;
+}
+
+/* The rows that see some key of [c0, c1]. */
+static inline sim_range sim_mask_rows(const sim_shape *sh, int64_t c0, int64_t c1)
+{
+    const int64_t off = sim_shape_Nk(sh) - sh->N;
+    sim_range r = { 0, sh->N - 1 };
+    if (sh->causal) {
+        if (c0 - off > 0)
+            r.lo = c0 - off;
+        if (sh->window > 0 && c1 - off + sh->window - 1 < r.hi)
+            r.hi = c1 - off + sh->window - 1;
+    }
+    return r;
+}
+
+/* Block form: the key blocks j (of B_c keys) that query block i (of B_r
+ * rows) visits, and the query blocks that visit key block j. A block pair
+ * is visited iff it holds at least one visible score. */
+static inline sim_range sim_block_js(const sim_shape *sh, int64_t i, int64_t Br, int64_t Bc)
+{
+    const int64_t r0 = i * Br, r1 = (r0 + Br < sh->N ? r0 + Br : sh->N) - 1;
+    sim_range k = sim_mask_keys(sh, r0, r1);
+    sim_range j = { k.lo / Bc, k.hi < k.lo ? k.lo / Bc - 1 : k.hi / Bc };
+    return j;
+}
+
+static inline sim_range sim_block_is(const sim_shape *sh, int64_t j, int64_t Br, int64_t Bc)
+{
+    const int64_t Nk = sim_shape_Nk(sh);
+    const int64_t c0 = j * Bc, c1 = (c0 + Bc < Nk ? c0 + Bc : Nk) - 1;
+    sim_range r = sim_mask_rows(sh, c0, c1);
+    sim_range i = { r.lo / Br, r.hi < r.lo ? r.lo / Br - 1 : r.hi / Br };
+    return i;
+}
 
 /* ---- tile plans ----------------------------------------------------------- */
 
@@ -138,7 +213,10 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out);
 int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps);
 
 /* Number of (i, j) block pairs with at least one unmasked score under the
- * causal mask (all T_r T_c when not causal). */
+ * shape's mask (all T_r T_c when not causal); UINT64_MAX on overflow. */
+uint64_t sim_theory_visited(const sim_shape *sh, int64_t Br, int64_t Bc);
+
+/* The same for N_q = N_k = N, causal or not. */
 uint64_t sim_theory_visited_blocks(int64_t N, int64_t Br, int64_t Bc, int causal);
 
 /* The papers' asymptotic expressions (constants dropped), in elements, with M
@@ -148,6 +226,9 @@ uint64_t sim_theory_visited_blocks(int64_t N, int64_t Br, int64_t Bc, int causal
  *   lower_bound    = N^2 d^2 / M_elems     (Proposition 3: no o() of it for all
  *                                           M in [d, N d])
  *   io_floor       = 4 N d                 (read Q, K, V and write O once)
+ * The theorems take N_q = N_k = N. With longer keys fasim writes N d as
+ * max(N, N_k) d, N^2 as N N_k and 4 N d as 2 (N + N_k) d (read Q, K, V and
+ * write O once); the regime is d <= M_elems <= max(N, N_k) d.
  */
 typedef struct {
     double M_elems;
@@ -225,5 +306,9 @@ void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt);
  * them to dtype. Q, K, V of a seed are drawn in that order from one stream. */
 void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
                        float *Q, float *K, float *V);
+
+/* The same with Q of Nq rows and K, V of Nk rows (Nq = Nk = N above). */
+void sim_random_qkv(uint64_t seed, int64_t Nq, int64_t Nk, int64_t d, sim_dtype dt,
+                    float *Q, float *K, float *V);
 
 #endif /* FASIM_SIM_H */

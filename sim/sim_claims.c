@@ -1113,7 +1113,7 @@ int sim_claim_parse_line(const char *line, sim_user_claim *c, int *col, char *er
 {
     token t[MAX_TOKENS];
     memset(c, 0, sizeof *c);
-    c->sh = (sim_shape){ 1024, 64, 96 * 1024, SIM_FP16, 0 };
+    c->sh = (sim_shape){ .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
     c->plan_kind = SIM_PLAN_AUTO;
     c->tol = 0.05;
     *col = 1;

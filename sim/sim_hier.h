@@ -36,6 +36,7 @@ typedef struct sim_hier {
     sim_shape sh;
     int compute;                /* 1: real data and arithmetic */
     float scale;                /* 1 / sqrt(d), rounded once to float */
+    ref_mask mask;              /* the shape's mask, for the tile primitives */
     float *hbm[SIM_TENSOR_COUNT];       /* compute mode: tensor data */
     int64_t hbm_ld[SIM_TENSOR_COUNT];   /* row length of each tensor */
     sim_counts c;
@@ -135,16 +136,25 @@ static inline int64_t sim_min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-/* Causal block bounds: block pair (i, j) holds an unmasked score iff
- * j * B_c <= the last row of block i. */
-static inline int64_t sim_causal_last_j(int64_t i, int64_t N, int64_t Br, int64_t Bc)
+/* The block ranges of the mask (sim.h) for the plan's block sizes: the key
+ * blocks query block i visits, the query blocks that visit key block j.
+ * Without causal masking they are all blocks. */
+static inline sim_range sim_visit_js(const sim_hier *h, const sim_plan *p, int64_t i)
 {
-    return (sim_min64((i + 1) * Br, N) - 1) / Bc;
+    return sim_block_js(&h->sh, i, p->Br, p->Bc);
 }
 
-static inline int64_t sim_causal_first_i(int64_t j, int64_t Br, int64_t Bc)
+static inline sim_range sim_visit_is(const sim_hier *h, const sim_plan *p, int64_t j)
 {
-    return j * Bc / Br;
+    return sim_block_is(&h->sh, j, p->Br, p->Bc);
+}
+
+/* Compute mode: mask a score tile whose top-left score is (r0, c0). */
+static inline void sim_mask_tile(const sim_hier *h, float *S, int64_t br, int64_t bc,
+                                 int64_t r0, int64_t c0)
+{
+    if (h->sh.causal)
+        ref_tile_mask(S, (int)br, (int)bc, r0, c0, &h->mask);
 }
 
 /* The loop orders, one per file. Each returns 0, or -1 with h->failed set. */

@@ -52,6 +52,25 @@ int sim_tensor_bytes(sim_tensor t, sim_dtype dt)
     return sim_dtype_bytes(dt);
 }
 
+int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
+{
+    const char *why = NULL;
+    if (sh->window < 0)
+        why = "--window must be at least 1";
+    else if (sh->window > 0 && !sh->causal)
+        why = "a sliding window attends to the keys before each query: it needs --causal";
+    else if (sh->Nk < 0)
+        why = "--Nk must be at least 1";
+    else if (sh->causal && sim_shape_Nk(sh) < sh->N)
+        why = "with --causal the queries are the last N_q positions of the keys: "
+              "--Nq must not exceed --Nk";
+    if (!why)
+        return 0;
+    if (err && errlen)
+        snprintf(err, errlen, "%s", why);
+    return -1;
+}
+
 int sim_algo_parse(const char *s, sim_algo *out)
 {
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {

@@ -41,18 +41,18 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
                   sim_plan_kind kind, sim_plan *out)
 {
     if (!sh || !out || sh->N < 1 || sh->d < 1 || Br < 1 || Bc < 1 ||
-        (unsigned)algo >= SIM_ALGO_COUNT)
+        (unsigned)algo >= SIM_ALGO_COUNT || sim_shape_check(sh, NULL, 0) != 0)
         return -1;
-    const int64_t N = sh->N, d = sh->d;
+    const int64_t N = sh->N, N_k = sim_shape_Nk(sh), d = sh->d;
     const int e = sim_dtype_bytes(sh->dtype);
     sim_plan *p = out;
     memset(p, 0, sizeof *p);
     p->algo = algo;
     p->kind = kind;
     p->Br = Br < N ? Br : N;
-    p->Bc = Bc < N ? Bc : N;
+    p->Bc = Bc < N_k ? Bc : N_k;
     p->Tr = ceil_div(N, p->Br);
-    p->Tc = ceil_div(N, p->Bc);
+    p->Tc = ceil_div(N_k, p->Bc);
     Br = p->Br;
     Bc = p->Bc;
 
@@ -65,11 +65,11 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
         /* Line 2: P = softmax(S). A row of S in fp32 plus its m and l: if one
          * fits, whole rows are processed in one pass (read S once); if not,
          * real code needs three passes over tiles: max, sum, normalise. */
-        if ((uint64_t)N * 4u + 8u <= sh->M) {
+        if ((uint64_t)N_k * 4u + 8u <= sh->M) {
             p->softmax_passes = 1;
-            uint64_t rows = sh->M / ((uint64_t)N * 4u + 8u);
+            uint64_t rows = sh->M / ((uint64_t)N_k * 4u + 8u);
             p->Bs_r = rows < (uint64_t)N ? (int64_t)rows : N;
-            add_buf(p, "S_rows", 2, p->Bs_r, N, 4, "whole rows of S, fp32; P in place");
+            add_buf(p, "S_rows", 2, p->Bs_r, N_k, 4, "whole rows of S, fp32; P in place");
             add_buf(p, "m", 2, p->Bs_r, 1, 4, "row maxima");
             add_buf(p, "l", 2, p->Bs_r, 1, 4, "row sums");
         } else {
@@ -225,15 +225,22 @@ static int better(score a, int64_t a_br, score b, int64_t b_br)
     return a_br > b_br;
 }
 
+/* The candidates of B_r run up to N (the queries), those of B_c up to N_k. */
+static int64_t axis_len(const sim_shape *sh, int is_br)
+{
+    return is_br ? sh->N : sim_shape_Nk(sh);
+}
+
 /* Largest candidate index k in [0, n) for the free dimension such that the
  * plan fits (SRAM grows with each block size), or -1 if none does. */
 static int64_t largest_fit(sim_algo algo, const sim_shape *sh, int with_small,
                            int64_t fixed, int fixed_is_br, int64_t n, sim_plan *tmp)
 {
+    const int64_t len = axis_len(sh, !fixed_is_br);
     int64_t lo = 0, hi = n - 1, best = -1;
     while (lo <= hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        int64_t b = cand_at(sh->N, with_small, mid);
+        int64_t b = cand_at(len, with_small, mid);
         sim_plan_make(algo, sh, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed,
                       SIM_PLAN_AUTO, tmp);
         if (tmp->fits) {
@@ -272,7 +279,8 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
                            int64_t Br_fixed, int64_t Bc_fixed)
 {
     sim_plan tmp;
-    const int64_t n = cand_count(sh->N, with_small);
+    const int64_t N_r = axis_len(sh, 1), N_c = axis_len(sh, 0);
+    const int64_t n_r = cand_count(N_r, with_small), n_c = cand_count(N_c, with_small);
     best_pair top = { { 0, 0, 0 }, 0, 0 };
 
     if (Br_fixed && Bc_fixed) {
@@ -280,21 +288,22 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
     } else if (Br_fixed || Bc_fixed) {
         int fixed_is_br = Br_fixed != 0;
         int64_t fixed = fixed_is_br ? Br_fixed : Bc_fixed;
+        int64_t n = fixed_is_br ? n_c : n_r, len = fixed_is_br ? N_c : N_r;
         int64_t kmax = largest_fit(algo, sh, with_small, fixed, fixed_is_br, n, &tmp);
         int64_t kmin = sh->causal ? 0 : kmax;
         for (int64_t k = kmax; k >= kmin && k >= 0; k--) {
-            int64_t b = cand_at(sh->N, with_small, k);
+            int64_t b = cand_at(len, with_small, k);
             consider(algo, sh, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed, &top, &tmp);
         }
     } else {
-        for (int64_t kr = 0; kr < n; kr++) {
-            int64_t br = cand_at(sh->N, with_small, kr);
-            int64_t kmax = largest_fit(algo, sh, with_small, br, 1, n, &tmp);
+        for (int64_t kr = 0; kr < n_r; kr++) {
+            int64_t br = cand_at(N_r, with_small, kr);
+            int64_t kmax = largest_fit(algo, sh, with_small, br, 1, n_c, &tmp);
             if (kmax < 0)
                 break;                    /* larger B_r fits even less */
             int64_t kmin = sh->causal ? 0 : kmax;
             for (int64_t k = kmax; k >= kmin; k--)
-                consider(algo, sh, br, cand_at(sh->N, with_small, k), &top, &tmp);
+                consider(algo, sh, br, cand_at(N_c, with_small, k), &top, &tmp);
         }
     }
     return top;
@@ -305,12 +314,12 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
 static int search(sim_algo algo, const sim_shape *sh, int64_t Br_fixed,
                   int64_t Bc_fixed, sim_plan *best)
 {
-    /* Standard attention writes S (N^2 elements) whatever the blocks: when
+    /* Standard attention writes S (N N_k elements) whatever the blocks: when
      * that leaves 64 bits no plan is countable, and there is nothing to
      * search. */
     uint64_t NN;
     if (algo == SIM_NAIVE &&
-        __builtin_mul_overflow((uint64_t)sh->N, (uint64_t)sh->N, &NN))
+        __builtin_mul_overflow((uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh), &NN))
         return -1;
     /* The second pass matters even when plans fit but none was countable:
      * a small block on one side lets the other grow, and FA1's traffic goes
@@ -426,6 +435,8 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
             snprintf(err, errlen, "invalid shape or block size");
         return -1;
     }
+    if (sim_shape_check(sh, err, errlen) != 0)
+        return -1;
     if (kind == SIM_PLAN_PAPER) {
         /* Algorithm 1, line 1, with M in elements as the paper counts it. */
         int64_t M_el = (int64_t)(sh->M / (uint64_t)sim_dtype_bytes(sh->dtype));

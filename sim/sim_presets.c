@@ -147,20 +147,20 @@ sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,
 
 double sim_run_flops(const sim_plan *p, const sim_shape *sh)
 {
-    const double N = (double)sh->N, d = (double)sh->d;
+    const double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
     if (p->algo == SIM_NAIVE || !sh->causal)
-        return 4.0 * d * N * N;
-    /* Causal FA1/FA2: row block i (rows i B_r .. min((i+1) B_r, N) - 1) visits
-     * key blocks 0 .. floor((last row) / B_c), i.e. the first
-     * min(N, (jmax + 1) B_c) keys. One pass over the T_r row blocks. */
+        return 4.0 * d * N * N_k;
+    /* Masked FA1/FA2: row block i computes the tiles of the key blocks
+     * j_lo .. j_hi it visits (sim_block_js), keys trimmed to N_k at the end.
+     * One pass over the T_r row blocks. */
+    const int64_t Nk = sim_shape_Nk(sh);
     double scores = 0.0;
     for (int64_t i = 0; i < p->Tr; i++) {
         int64_t r0 = i * p->Br;
         int64_t r1 = r0 + p->Br < sh->N ? r0 + p->Br : sh->N;
-        int64_t jmax = (r1 - 1) / p->Bc;
-        int64_t keys = (jmax + 1) * p->Bc;
-        if (keys > sh->N)
-            keys = sh->N;
+        sim_range js = sim_block_js(sh, i, p->Br, p->Bc);
+        int64_t k1 = (js.hi + 1) * p->Bc < Nk ? (js.hi + 1) * p->Bc : Nk;
+        int64_t keys = js.hi >= js.lo ? k1 - js.lo * p->Bc : 0;
         scores += (double)(r1 - r0) * (double)keys;
     }
     return 4.0 * d * scores;

@@ -34,6 +34,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     memset(rep, 0, sizeof *rep);
     rep->req = *req;
     const sim_shape *sh = &rep->req.sh;
+    if (sim_shape_check(sh, err, errlen) != 0)
+        return SIM_EUSAGE;
     const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
     const uint64_t max_steps = req->max_steps ? req->max_steps : SIM_DEFAULT_MAX_STEPS;
     rep->bounds = sim_theory_bounds(sh);
@@ -73,7 +75,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             mem = m;
     }
     /* The oracle: O in double plus one row of scores. */
-    double oracle_mem = 8.0 * (double)sh->N * (double)sh->d + 8.0 * (double)sh->N;
+    const int64_t N_k = sim_shape_Nk(sh);
+    double oracle_mem = 8.0 * (double)sh->N * (double)sh->d + 8.0 * (double)N_k;
     uint64_t need = mem + (uint64_t)fmin(oracle_mem, 1.8e19);
     if (need < mem)
         need = UINT64_MAX;
@@ -119,11 +122,11 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     float *Q = NULL, *K = NULL, *V = NULL;
     double *O_ref = NULL;
     int rc = SIM_OK;
-    const int64_t nd = sh->N * sh->d;
+    const int64_t nd = sh->N * sh->d, nkd = N_k * sh->d;
     if (compute) {
         Q = malloc((size_t)nd * sizeof *Q);
-        K = malloc((size_t)nd * sizeof *K);
-        V = malloc((size_t)nd * sizeof *V);
+        K = malloc((size_t)nkd * sizeof *K);
+        V = malloc((size_t)nkd * sizeof *V);
         O_ref = malloc((size_t)nd * sizeof *O_ref);
         if (!Q || !K || !V || !O_ref) {
             snprintf(err, errlen, "out of memory for the inputs (N = %lld, d = %lld)",
@@ -133,18 +136,19 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
         }
         if (req->Q) {
             memcpy(Q, req->Q, (size_t)nd * sizeof *Q);
-            memcpy(K, req->K, (size_t)nd * sizeof *K);
-            memcpy(V, req->V, (size_t)nd * sizeof *V);
+            memcpy(K, req->K, (size_t)nkd * sizeof *K);
+            memcpy(V, req->V, (size_t)nkd * sizeof *V);
             sim_round_to_dtype(Q, nd, sh->dtype);
-            sim_round_to_dtype(K, nd, sh->dtype);
-            sim_round_to_dtype(V, nd, sh->dtype);
+            sim_round_to_dtype(K, nkd, sh->dtype);
+            sim_round_to_dtype(V, nkd, sh->dtype);
         } else {
-            sim_random_inputs(req->seed, sh->N, sh->d, sh->dtype, Q, K, V);
+            sim_random_qkv(req->seed, sh->N, N_k, sh->d, sh->dtype, Q, K, V);
         }
         /* The oracle sees the same dtype-rounded inputs, so the error measures
          * the algorithm, not the quantisation of its inputs. */
         double t0 = now_seconds();
-        if (ref_oracle_attention_f(Q, K, V, sh->N, sh->d, sh->causal, O_ref, NULL) != 0) {
+        const ref_mask mk = { sh->causal, N_k - sh->N, sh->window };
+        if (ref_oracle_attention_masked(Q, K, V, sh->N, N_k, sh->d, &mk, O_ref, NULL) != 0) {
             snprintf(err, errlen, "out of memory in the oracle");
             rc = SIM_EFAIL;
             goto out;
@@ -245,9 +249,18 @@ void sim_report_text(FILE *out, const sim_report *rep)
 
     sim_format_bytes(b1, sizeof b1, sh->M);
     sim_format_count(b2, sizeof b2, sh->M);
-    fprintf(out, "fasim %s  N = %lld, d = %lld, %s, M = %s (%s B), %s\n", FASIM_VERSION,
-            (long long)sh->N, (long long)sh->d, sim_dtype_name(dt), b1, b2,
-            sh->causal ? "causal" : "not causal");
+    char lens[64], mask[48];
+    if (sim_shape_Nk(sh) != sh->N)
+        snprintf(lens, sizeof lens, "N_q = %lld, N_k = %lld", (long long)sh->N,
+                 (long long)sim_shape_Nk(sh));
+    else
+        snprintf(lens, sizeof lens, "N = %lld", (long long)sh->N);
+    if (sh->window > 0)
+        snprintf(mask, sizeof mask, "causal, window W = %lld", (long long)sh->window);
+    else
+        snprintf(mask, sizeof mask, "%s", sh->causal ? "causal" : "not causal");
+    fprintf(out, "fasim %s  %s, d = %lld, %s, M = %s (%s B), %s\n", FASIM_VERSION, lens,
+            (long long)sh->d, sim_dtype_name(dt), b1, b2, mask);
     if (rep->computed)
         fprintf(out, "compute mode: %s; output checked against the float64 oracle\n",
                 rep->req.Q ? "inputs from .npy files" : "seeded random inputs");
@@ -289,7 +302,7 @@ void sim_report_text(FILE *out, const sim_report *rep)
             uint64_t all = (uint64_t)p->Tr * (uint64_t)p->Tc;
             uint64_t seen = p->algo == SIM_NAIVE
                                 ? all   /* standard attention materialises all of S */
-                                : sim_theory_visited_blocks(sh->N, p->Br, p->Bc, 1);
+                                : sim_theory_visited(sh, p->Br, p->Bc);
             char c1[32], c2[32];
             sim_format_count(c1, sizeof c1, all - seen);
             sim_format_count(c2, sizeof c2, all);
@@ -396,6 +409,9 @@ void sim_report_text(FILE *out, const sim_report *rep)
     else
         fprintf(out, "  d <= M <= N d does NOT hold (M %s): the theorems do not apply\n",
                 bd->M_elems < (double)sh->d ? "< d" : "> N d");
+    if (sim_shape_Nk(sh) != sh->N)
+        fprintf(out, "  the theorems take N_q = N_k = N; here N d is max(N_q, N_k) d, N^2 is "
+                "N_q N_k,\n  and 4 N d is 2 (N_q + N_k) d\n");
     sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_standard));
     fprintf(out, "  Theorem 2, standard:        Theta(N d + N^2)   = %s\n", b1);
     sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_flash));
@@ -592,11 +608,12 @@ void sim_report_json(FILE *out, const sim_report *rep)
     const sim_shape *sh = &rep->req.sh;
     const sim_dtype dt = sh->dtype;
     const sim_bounds *bd = &rep->bounds;
-    fprintf(out, "{\"fasim_version\":\"%s\",\"config\":{\"N\":%lld,\"d\":%lld,"
-            "\"M_bytes\":%llu,\"M_elems\":%.0f,\"dtype\":\"%s\",\"causal\":%s,"
-            "\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu,\"gpu\":", FASIM_VERSION,
-            (long long)sh->N, (long long)sh->d, (unsigned long long)sh->M, bd->M_elems,
-            sim_dtype_name(dt), sh->causal ? "true" : "false",
+    fprintf(out, "{\"fasim_version\":\"%s\",\"config\":{\"N\":%lld,\"Nk\":%lld,"
+            "\"d\":%lld,\"M_bytes\":%llu,\"M_elems\":%.0f,\"dtype\":\"%s\",\"causal\":%s,"
+            "\"window\":%lld,\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu,\"gpu\":",
+            FASIM_VERSION, (long long)sh->N, (long long)sim_shape_Nk(sh), (long long)sh->d,
+            (unsigned long long)sh->M, bd->M_elems, sim_dtype_name(dt),
+            sh->causal ? "true" : "false", (long long)sh->window,
             rep->computed ? "compute" : "count-only",
             rep->req.Q ? "npy" : "seed", (unsigned long long)rep->req.seed);
     if (rep->req.gpu)

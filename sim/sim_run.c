@@ -18,41 +18,50 @@ void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt)
         x[k] = dt == SIM_FP16 ? ref_round_fp16(x[k]) : ref_round_bf16(x[k]);
 }
 
-void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
-                       float *Q, float *K, float *V)
+void sim_random_qkv(uint64_t seed, int64_t Nq, int64_t Nk, int64_t d, sim_dtype dt,
+                    float *Q, float *K, float *V)
 {
     ref_rng r = ref_rng_seed(seed);
     float *t[3] = { Q, K, V };
     for (int k = 0; k < 3; k++) {
-        for (int64_t x = 0; x < N * d; x++)
+        const int64_t n = (k == 0 ? Nq : Nk) * d;
+        for (int64_t x = 0; x < n; x++)
             t[k][x] = ref_rng_normalish(&r);
-        sim_round_to_dtype(t[k], N * d, dt);
+        sim_round_to_dtype(t[k], n, dt);
     }
+}
+
+void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
+                       float *Q, float *K, float *V)
+{
+    sim_random_qkv(seed, N, N, d, dt, Q, K, V);
 }
 
 uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
 {
-    double N = (double)sh->N, d = (double)sh->d;
-    double bytes = 4.0 * 4.0 * N * d + 3.0 * 4.0 * N;     /* Q, K, V, O; m, l, L */
+    double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
+    double bytes = 4.0 * (2.0 * N + 2.0 * N_k) * d + 3.0 * 4.0 * N;  /* Q, O, K, V; m, l, L */
     if (algo == SIM_NAIVE)
-        bytes += 2.0 * 4.0 * N * N;                       /* S, P */
+        bytes += 2.0 * 4.0 * N * N_k;                     /* S, P */
     return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
 }
 
 double sim_compute_flops(sim_algo algo, const sim_shape *sh)
 {
-    (void)algo;   /* all three do Q K^T and P V: 2 N^2 d multiply-adds */
-    double N = (double)sh->N, d = (double)sh->d;
-    return 4.0 * N * N * d;
+    (void)algo;   /* all three do Q K^T and P V: 2 N N_k d multiply-adds */
+    double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
+    return 4.0 * N * N_k * d;
 }
 
 static const int64_t *tensor_shape(const sim_shape *sh, sim_tensor t, int64_t dims[2])
 {
     switch (t) {
-    case SIM_Q: case SIM_K: case SIM_V: case SIM_O:
+    case SIM_Q: case SIM_O:
         dims[0] = sh->N; dims[1] = sh->d; break;
+    case SIM_K: case SIM_V:
+        dims[0] = sim_shape_Nk(sh); dims[1] = sh->d; break;
     case SIM_S: case SIM_P:
-        dims[0] = sh->N; dims[1] = sh->N; break;
+        dims[0] = sh->N; dims[1] = sim_shape_Nk(sh); break;
     default:
         dims[0] = sh->N; dims[1] = 1; break;
     }
@@ -80,6 +89,8 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         errlen = sizeof dummy;
     }
     memset(res, 0, sizeof *res);
+    if (sim_shape_check(sh, err, errlen) != 0)
+        return -1;
     if (!p->fits && p->kind != SIM_PLAN_PAPER) {
         sim_plan_explain_misfit(p, sh, err, errlen);
         return -1;
@@ -89,6 +100,9 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     h.sh = *sh;
     h.compute = Q && K && V;
     h.scale = 1.0f / sqrtf((float)sh->d);
+    h.mask.causal = sh->causal;
+    h.mask.offset = sim_shape_Nk(sh) - sh->N;
+    h.mask.window = sh->window;
     h.sram_limit = p->sram_peak > sh->M ? p->sram_peak : sh->M;
     h.obs = (obs && obs->on_event) ? obs : NULL;
     h.err = err;
@@ -113,8 +127,9 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     if (h.compute) {
         const float *in[3] = { Q, K, V };
         for (int t = 0; t < 3; t++) {
-            memcpy(h.hbm[t], in[t], (size_t)(sh->N * sh->d) * sizeof(float));
-            sim_round_to_dtype(h.hbm[t], sh->N * sh->d, sh->dtype);
+            const int64_t n = (t == 0 ? sh->N : sim_shape_Nk(sh)) * sh->d;
+            memcpy(h.hbm[t], in[t], (size_t)n * sizeof(float));
+            sim_round_to_dtype(h.hbm[t], n, sh->dtype);
         }
     }
 

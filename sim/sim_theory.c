@@ -66,21 +66,42 @@ static uint64_t floor_sum(chk *k, uint64_t n, uint64_t m, uint64_t a, uint64_t b
     }
 }
 
-static uint64_t visited(chk *k, int64_t N, int64_t Br, int64_t Bc, int causal)
+/* Visited block pairs under the shape's mask: the sum over query blocks i of
+ * the key blocks j_lo(i) .. j_hi(i) that block i sees (sim.h, "the mask").
+ * With off = N_k - N and causal masking, block i < T_r - 1 ends at row
+ * (i+1) B_r - 1, so j_hi(i) = floor((B_r i + B_r - 1 + off) / B_c), and the
+ * last block sees up to key N_k - 1, j_hi = T_c - 1. A window W starts block
+ * i at key B_r i + off - W + 1 when that is positive: j_lo(i) =
+ * floor((B_r i + off - W + 1) / B_c) from the first such i, i_0, on. */
+static uint64_t visited(chk *k, const sim_shape *sh, int64_t Br, int64_t Bc)
 {
-    uint64_t Tr = (uint64_t)((N + Br - 1) / Br), Tc = (uint64_t)((N + Bc - 1) / Bc);
-    if (!causal)
+    const int64_t N = sh->N, N_k = sim_shape_Nk(sh), off = N_k - N, W = sh->window;
+    const uint64_t Tr = (uint64_t)((N + Br - 1) / Br), Tc = (uint64_t)((N_k + Bc - 1) / Bc);
+    if (!sh->causal)
         return mul(k, Tr, Tc);
-    /* rows blocks 0..T_r-2 end at row (i+1) B_r - 1; the last one sees all T_c */
-    uint64_t s = floor_sum(k, Tr - 1, (uint64_t)Bc, (uint64_t)Br, (uint64_t)Br - 1);
-    return add(k, add(k, s, Tr - 1), Tc);
+    uint64_t s = floor_sum(k, Tr - 1, (uint64_t)Bc, (uint64_t)Br, (uint64_t)(Br - 1 + off));
+    s = add(k, add(k, s, Tr - 1), Tc);
+    if (W > 0) {
+        const int64_t first = off - W + 1;            /* row 0's first key, if >= 0 */
+        const int64_t i0 = first >= 0 ? 0 : (-first + Br - 1) / Br;
+        if ((uint64_t)i0 < Tr)
+            s -= floor_sum(k, Tr - (uint64_t)i0, (uint64_t)Bc, (uint64_t)Br,
+                           (uint64_t)(Br * i0 + first));
+    }
+    return s;
+}
+
+uint64_t sim_theory_visited(const sim_shape *sh, int64_t Br, int64_t Bc)
+{
+    chk k = { 0 };
+    uint64_t v = visited(&k, sh, Br, Bc);
+    return k.overflow ? UINT64_MAX : v;
 }
 
 uint64_t sim_theory_visited_blocks(int64_t N, int64_t Br, int64_t Bc, int causal)
 {
-    chk k = { 0 };
-    uint64_t v = visited(&k, N, Br, Bc, causal);
-    return k.overflow ? UINT64_MAX : v;
+    sim_shape sh = { .N = N, .d = 1, .M = 1, .dtype = SIM_FP32, .causal = causal };
+    return sim_theory_visited(&sh, Br, Bc);
 }
 
 static void put(sim_counts *c, sim_tensor t, int dir_write, uint64_t elems, uint64_t ops,
@@ -101,20 +122,20 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
 {
     chk k = { 0 };
     memset(out, 0, sizeof *out);
-    const uint64_t N = (uint64_t)sh->N, d = (uint64_t)sh->d;
+    const uint64_t N = (uint64_t)sh->N, N_k = (uint64_t)sim_shape_Nk(sh), d = (uint64_t)sh->d;
     const uint64_t Br = (uint64_t)p->Br, Bc = (uint64_t)p->Bc;
     const uint64_t Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc;
-    const uint64_t br_last = N - (Tr - 1) * Br, bc_last = N - (Tc - 1) * Bc;
-    const uint64_t Nd = mul(&k, N, d), TT = mul(&k, Tr, Tc);
+    const uint64_t br_last = N - (Tr - 1) * Br, bc_last = N_k - (Tc - 1) * Bc;
+    const uint64_t Nd = mul(&k, N, d), Nkd = mul(&k, N_k, d), TT = mul(&k, Tr, Tc);
 
     switch (p->algo) {
     case SIM_NAIVE: {
-        /* N^2 only here: FA1 and FA2 never move an N x N tensor, and their
-         * counts stay representable long after N^2 leaves 64 bits. */
-        const uint64_t NN = mul(&k, N, N);
+        /* N N_k only here: FA1 and FA2 never move an N x N_k tensor, and
+         * their counts stay representable long after N^2 leaves 64 bits. */
+        const uint64_t NN = mul(&k, N, N_k);
         /* Line 1: for i { load Q_i; for j { load K_j; store S_ij } } */
         put(out, SIM_Q, RD, Nd, Tr, &k);
-        put(out, SIM_K, RD, mul(&k, Tr, Nd), TT, &k);
+        put(out, SIM_K, RD, mul(&k, Tr, Nkd), TT, &k);
         put(out, SIM_S, WR, NN, TT, &k);
         /* Line 2: softmax, 1 pass over whole rows or 3 passes over tiles */
         if (p->softmax_passes == 1) {
@@ -127,7 +148,7 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
         }
         /* Line 3: for i { for j { load P_ij; load V_j } store O_i } */
         put(out, SIM_P, RD, NN, TT, &k);
-        put(out, SIM_V, RD, mul(&k, Tr, Nd), TT, &k);
+        put(out, SIM_V, RD, mul(&k, Tr, Nkd), TT, &k);
         put(out, SIM_O, WR, Nd, Tr, &k);
         break;
     }
@@ -136,15 +157,18 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
         put(out, SIM_O, WR, Nd, Tr, &k);
         put(out, SIM_l, WR, N, Tr, &k);
         put(out, SIM_m, WR, N, Tr, &k);
-        /* Line 6: K_j, V_j once per j. */
-        put(out, SIM_K, RD, Nd, Tc, &k);
-        put(out, SIM_V, RD, Nd, Tc, &k);
+        /* Line 6: K_j, V_j once per j that some query sees: all of them but
+         * the j_lo(0) whole blocks before row 0's first key (a window). */
+        const uint64_t j_skip = (uint64_t)sim_block_js(sh, 0, p->Br, p->Bc).lo;
+        const uint64_t kv = mul(&k, N_k - j_skip * Bc, d);
+        put(out, SIM_K, RD, kv, Tc - j_skip, &k);
+        put(out, SIM_V, RD, kv, Tc - j_skip, &k);
         /* Lines 8, 12, 13 at every visited (i, j): rows of Q_i, O_i, l_i, m_i.
-         * Not causal: every j visits all N rows. Causal: sum of br_i over the
-         * visited pairs; the last row block is visited by all T_c blocks. */
-        uint64_t V_b = visited(&k, sh->N, p->Br, p->Bc, sh->causal);
-        uint64_t rows = sh->causal ? mul(&k, Br, V_b) - (Br - br_last) * Tc
-                                   : mul(&k, Tc, N);
+         * B_r rows per visited pair, less B_r - br_last for each key block
+         * the last (partial) query block visits. */
+        uint64_t V_b = visited(&k, sh, p->Br, p->Bc);
+        const sim_range js = sim_block_js(sh, p->Tr - 1, p->Br, p->Bc);
+        uint64_t rows = mul(&k, Br, V_b) - (Br - br_last) * (uint64_t)(js.hi - js.lo + 1);
         uint64_t rows_d = mul(&k, rows, d);
         put(out, SIM_Q, RD, rows_d, V_b, &k);
         put(out, SIM_O, RD, rows_d, V_b, &k);
@@ -160,17 +184,11 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
         put(out, SIM_Q, RD, Nd, Tr, &k);
         put(out, SIM_O, WR, Nd, Tr, &k);
         put(out, SIM_L, WR, N, Tr, &k);
-        /* Line 7: K_j, V_j at every visited (i, j). Causal: the last key block
-         * (bc_last rows) is visited by the row blocks from
-         * floor((T_c - 1) B_c / B_r) on. */
-        uint64_t V_b = visited(&k, sh->N, p->Br, p->Bc, sh->causal);
-        uint64_t keys;
-        if (sh->causal) {
-            uint64_t n_last = Tr - ((Tc - 1) * Bc) / Br;
-            keys = mul(&k, Bc, V_b) - (Bc - bc_last) * n_last;
-        } else {
-            keys = mul(&k, Tr, N);
-        }
+        /* Line 7: K_j, V_j at every visited (i, j): B_c keys per pair, less
+         * B_c - bc_last for each query block that visits the last key block. */
+        uint64_t V_b = visited(&k, sh, p->Br, p->Bc);
+        const sim_range is = sim_block_is(sh, p->Tc - 1, p->Br, p->Bc);
+        uint64_t keys = mul(&k, Bc, V_b) - (Bc - bc_last) * (uint64_t)(is.hi - is.lo + 1);
         put(out, SIM_K, RD, mul(&k, keys, d), V_b, &k);
         put(out, SIM_V, RD, mul(&k, keys, d), V_b, &k);
         break;
@@ -200,7 +218,7 @@ int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps)
                           : mul(&k, 3, TT);
         *steps = add(&k, mul(&k, 2, TT), sm);
     } else {
-        *steps = visited(&k, sh->N, p->Br, p->Bc, sh->causal);
+        *steps = visited(&k, sh, p->Br, p->Bc);
     }
     return k.overflow ? -1 : 0;
 }
@@ -208,13 +226,16 @@ int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps)
 sim_bounds sim_theory_bounds(const sim_shape *sh)
 {
     sim_bounds b;
-    double N = (double)sh->N, d = (double)sh->d;
+    /* Theorem 2 and Proposition 3 are stated for N_q = N_k = N. With N_k
+     * keys the same arguments give N d -> max(N, N_k) d and N^2 -> N N_k. */
+    double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
+    double N_max = N > N_k ? N : N_k;
     b.M_elems = (double)(sh->M / (uint64_t)sim_dtype_bytes(sh->dtype));
-    b.theta_standard = N * d + N * N;
-    b.theta_flash = b.M_elems > 0 ? N * N * d * d / b.M_elems : 0.0;
+    b.theta_standard = N_max * d + N * N_k;
+    b.theta_flash = b.M_elems > 0 ? N * N_k * d * d / b.M_elems : 0.0;
     b.lower_bound = b.theta_flash;
-    b.io_floor = 4.0 * N * d;
-    b.in_regime = d <= b.M_elems && b.M_elems <= N * d;
+    b.io_floor = 2.0 * (N + N_k) * d;
+    b.in_regime = d <= b.M_elems && b.M_elems <= N_max * d;
     return b;
 }
 

@@ -88,7 +88,7 @@ static void test_seed_bug_is_caught(void **state)
 static void test_corruption_is_caught(void **state)
 {
     (void)state;
-    sim_shape sh = { N, D, 1u << 20, SIM_FP32, 0 };
+    sim_shape sh = { .N = N, .d = D, .M = 1u << 20, .dtype = SIM_FP32, .causal = 0 };
     float Q[N * D], K[N * D], V[N * D];
     double O_ref[N * D];
     inputs(Q, K, V, O_ref);
@@ -112,7 +112,7 @@ static void test_corruption_is_caught(void **state)
 static void test_count_mismatch_is_caught(void **state)
 {
     (void)state;
-    sim_shape sh = { 100, 8, 1u << 20, SIM_FP16, 1 };
+    sim_shape sh = { .N = 100, .d = 8, .M = 1u << 20, .dtype = SIM_FP16, .causal = 1 };
     sim_plan p;
     assert_int_equal(sim_plan_make(SIM_FA1, &sh, 16, 32, SIM_PLAN_USER, &p), 0);
     sim_result r;

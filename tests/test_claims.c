@@ -327,7 +327,7 @@ static void user_checks(void **state)
     assert_int_equal(user("S elems = 1208925819614629174706176 at N=1024G",   /* 2^80 */
                           SIM_ENGINE_CLOSED).verdict, SIM_VERDICT_HOLDS);
     /* FA1 reads Q once per key block: T_c N d, with T_c from its plan. */
-    sim_shape sh = { 4096, 64, 96 * 1024, SIM_FP16, 0 };
+    sim_shape sh = { .N = 4096, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
     sim_plan p;
     char err[512];
     assert_int_equal(sim_plan_choose(SIM_FA1, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), 0);
@@ -344,7 +344,7 @@ static void user_checks(void **state)
     assert_int_equal(user("fa2 hbm_bytes ~ 40GiB within 1% at N=128000 d=128 M=168K",
                           SIM_ENGINE_CLOSED).verdict, SIM_VERDICT_WRONG);
     /* an SRAM plan's bytes: FA2 128 x 64 at d = 128, fp16 */
-    sim_shape s2 = { 1024, 128, 166912, SIM_FP16, 0 };
+    sim_shape s2 = { .N = 1024, .d = 128, .M = 166912, .dtype = SIM_FP16, .causal = 0 };
     assert_int_equal(sim_plan_make(SIM_FA2, &s2, 128, 64, SIM_PLAN_USER, &p), 0);
     snprintf(line, sizeof line, "fa2 sram_bytes = %llu at gpu=a100 d=128 Br=128 Bc=64",
              (unsigned long long)p.sram_peak);

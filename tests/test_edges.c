@@ -71,7 +71,7 @@ static void test_logits_1e4_one_hot(void **state)
     uint64_t rng = 11;
     for (int dt = 0; dt < 3; dt++)
         for (int causal = 0; causal <= 1; causal++) {
-            sim_shape sh = { N, d, 1u << 20, (sim_dtype)dt, causal };
+            sim_shape sh = { .N = N, .d = d, .M = 1u << 20, .dtype = (sim_dtype)dt, .causal = causal };
             float *Q = alloc_f(N * d), *K = alloc_f(N * d), *V = alloc_f(N * d);
             int64_t pi[64];
             sim_random_inputs(5 + (uint64_t)dt, N, d, SIM_FP32, Q, K, V);
@@ -164,7 +164,7 @@ static void test_subnormal_inputs(void **state)
     (void)state;
     const int64_t N = 80, d = 8;
     for (int causal = 0; causal <= 1; causal++) {
-        sim_shape sh = { N, d, 1u << 20, SIM_FP32, causal };
+        sim_shape sh = { .N = N, .d = d, .M = 1u << 20, .dtype = SIM_FP32, .causal = causal };
         float *Q = alloc_f(N * d), *K = alloc_f(N * d), *V = alloc_f(N * d);
         double *O_ref = malloc((size_t)(N * d) * sizeof *O_ref);
         assert_non_null(O_ref);
@@ -218,7 +218,7 @@ static void test_N1(void **state)
     const int64_t d = 24;
     for (int dt = 0; dt < 3; dt++)
         for (int causal = 0; causal <= 1; causal++) {
-            sim_shape sh = { 1, d, 64 * 1024, (sim_dtype)dt, causal };
+            sim_shape sh = { .N = 1, .d = d, .M = 64 * 1024, .dtype = (sim_dtype)dt, .causal = causal };
             float Q[24], K[24], V[24];
             sim_random_inputs(31, 1, d, (sim_dtype)dt, Q, K, V);
             for (int a = 0; a < SIM_ALGO_COUNT; a++) {
@@ -254,7 +254,7 @@ static void test_d1(void **state)
 {
     (void)state;
     for (int causal = 0; causal <= 1; causal++) {
-        sim_shape sh = { 77, 1, 4096, SIM_FP32, causal };
+        sim_shape sh = { .N = 77, .d = 1, .M = 4096, .dtype = SIM_FP32, .causal = causal };
         check_oracle(&sh, 0, 0, 41);
         check_oracle(&sh, 16, 32, 42);
     }
@@ -270,7 +270,7 @@ static void test_d1(void **state)
 static void check_one_block(int64_t N, int64_t Br, int64_t Bc)
 {
     const int64_t d = 16;
-    sim_shape sh = { N, d, 1u << 20, SIM_FP32, 0 };
+    sim_shape sh = { .N = N, .d = d, .M = 1u << 20, .dtype = SIM_FP32, .causal = 0 };
     check_oracle(&sh, Br, Bc, 51);
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         sim_plan p;
@@ -326,7 +326,7 @@ static void test_large_N_count_only(void **state)
     (void)state;
     const int64_t N = INT64_C(1) << 24, d = 64, B = 8192, T = N / B;
     for (int causal = 0; causal <= 1; causal++) {
-        sim_shape sh = { N, d, 1u << 30, SIM_FP16, causal };
+        sim_shape sh = { .N = N, .d = d, .M = 1u << 30, .dtype = SIM_FP16, .causal = causal };
         sim_plan p;
         assert_int_equal(sim_plan_make(SIM_FA2, &sh, B, B, SIM_PLAN_USER, &p), 0);
         assert_true(p.fits);
@@ -358,7 +358,7 @@ static void test_counts_past_N_squared(void **state)
 {
     (void)state;
     const int64_t N = INT64_C(1) << 34, B = INT64_C(1) << 24, T = N / B;
-    sim_shape sh = { N, 1, 1u << 30, SIM_FP16, 0 };
+    sim_shape sh = { .N = N, .d = 1, .M = 1u << 30, .dtype = SIM_FP16, .causal = 0 };
     sim_counts c;
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         sim_plan p;

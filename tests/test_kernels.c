@@ -93,7 +93,7 @@ static kc_case fixed_case(sim_algo algo, int64_t N, int64_t d, int64_t Br, int64
     kc_case c;
     memset(&c, 0, sizeof c);
     c.algo = algo;
-    c.sh = (sim_shape){ N, d, 1u << 20, dt, causal };
+    c.sh = (sim_shape){ .N = N, .d = d, .M = 1u << 20, .dtype = dt, .causal = causal };
     c.seed = 7;
     c.threads = threads;
     sim_plan_make(algo, &c.sh, Br, Bc, SIM_PLAN_USER, &c.plan);
@@ -161,7 +161,7 @@ static void test_smem_is_the_plan(void **state)
     for (size_t q = 0; q < sizeof dims / sizeof dims[0]; q++)
         for (int dt = 0; dt < SIM_DTYPE_COUNT; dt++)
             for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-                sim_shape sh = { dims[q][0], dims[q][1], 96 * 1024, (sim_dtype)dt, 0 };
+                sim_shape sh = { .N = dims[q][0], .d = dims[q][1], .M = 96 * 1024, .dtype = (sim_dtype)dt, .causal = 0 };
                 if (q == 1)
                     sh.M = 120;  /* under a row of S (4N + 8 = 188 B): three passes */
                 sim_plan p;
@@ -299,7 +299,7 @@ static void test_half_conversions(void **state)
 static void test_misfit_refused(void **state)
 {
     (void)state;
-    sim_shape sh = { 256, 64, 1024, SIM_FP16, 0 };
+    sim_shape sh = { .N = 256, .d = 64, .M = 1024, .dtype = SIM_FP16, .causal = 0 };
     sim_plan p;
     sim_plan_make(SIM_FA2, &sh, 64, 64, SIM_PLAN_USER, &p);
     assert_false(p.fits);

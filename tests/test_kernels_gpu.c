@@ -58,7 +58,7 @@ static void test_gpu_best_plans(void **state)
         kc_case c;
         memset(&c, 0, sizeof c);
         c.algo = (sim_algo)a;
-        c.sh = (sim_shape){ 1024, 64, 96 * 1024, SIM_FP16, a == SIM_FA2 };
+        c.sh = (sim_shape){ .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = a == SIM_FA2 };
         c.seed = 1;
         c.threads = 128;
         char err[1024];

@@ -338,7 +338,7 @@ static void test_io_random(void **state)
             fail_msg("%s: a measured count differs from its closed form", g_cmd);
         /* fasim's best plans are a search: take them from sim/, then count the
          * bytes of FA2 with the closed form written out here. */
-        sim_shape sh = { N, d, M, e == 4 ? SIM_FP32 : SIM_FP16, 0 };
+        sim_shape sh = { .N = N, .d = d, .M = M, .dtype = e == 4 ? SIM_FP32 : SIM_FP16, .causal = 0 };
         double bytes[2][3];   /* [N or 2N][algo] */
         for (int k = 0; k < 2; k++) {
             sim_shape s = sh;

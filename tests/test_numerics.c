@@ -122,7 +122,7 @@ static void run_against_oracle(sim_dtype dt)
     double worst_ratio[SIM_ALGO_COUNT] = { 0 };
     for (int k = 0; k < NCONFIGS; k++)
         for (int causal = 0; causal <= 1; causal++) {
-            sim_shape sh = { CONFIGS[k].N, CONFIGS[k].d, 64u << 20, dt, causal };
+            sim_shape sh = { .N = CONFIGS[k].N, .d = CONFIGS[k].d, .M = 64u << 20, .dtype = dt, .causal = causal };
             problem pr = make_problem(1000u + (uint64_t)k, sh.N, sh.d, dt, causal, 1.0f);
             for (int a = 0; a < SIM_ALGO_COUNT; a++) {
                 sim_plan p;
@@ -176,7 +176,7 @@ static void test_bf16_against_oracle(void **state)
 static void test_large_logits(void **state)
 {
     (void)state;
-    sim_shape sh = { 96, 32, 64u << 20, SIM_FP32, 0 };
+    sim_shape sh = { .N = 96, .d = 32, .M = 64u << 20, .dtype = SIM_FP32, .causal = 0 };
     problem pr = make_problem(77, sh.N, sh.d, SIM_FP32, 0, 300.0f);
     double e = (double)(sh.d + 1) * ldexp(1.0, -24) * pr.s_abs_max;
     double tol = 4.0 * e * pr.v_max + 1e-5;
@@ -204,7 +204,7 @@ static void test_large_logits(void **state)
 static void test_bitwise_reproducible(void **state)
 {
     (void)state;
-    sim_shape sh = { 150, 24, 64u << 20, SIM_FP16, 1 };
+    sim_shape sh = { .N = 150, .d = 24, .M = 64u << 20, .dtype = SIM_FP16, .causal = 1 };
     problem pr = make_problem(3, sh.N, sh.d, SIM_FP16, 1, 1.0f);
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         sim_plan p;
@@ -239,7 +239,7 @@ static void test_output_is_of_dtype(void **state)
 {
     (void)state;
     for (int dt = 0; dt < 2; dt++) {
-        sim_shape sh = { 40, 8, 1u << 20, (sim_dtype)dt, 0 };
+        sim_shape sh = { .N = 40, .d = 8, .M = 1u << 20, .dtype = (sim_dtype)dt, .causal = 0 };
         problem pr = make_problem(9, sh.N, sh.d, (sim_dtype)dt, 0, 1.0f);
         sim_plan p;
         assert_int_equal(sim_plan_make(SIM_FA2, &sh, 16, 16, SIM_PLAN_USER, &p), 0);
@@ -255,6 +255,116 @@ static void test_output_is_of_dtype(void **state)
     }
 }
 
+/* Random (N, d) inputs of n rows each, not rounded (fp32). */
+static float *random_rows(uint64_t seed, int64_t n, int64_t d)
+{
+    float *x = malloc((size_t)(n * d) * 3 * sizeof(float));
+    assert_non_null(x);
+    sim_random_inputs(seed, n, d, SIM_FP32, x, x + n * d, x + 2 * n * d);
+    return x;
+}
+
+/* The oracle's mask, checked from its meaning: row r of a masked problem is
+ * plain (unmasked) attention of that one query over the keys it sees, the
+ * rows [max(0, r + off - W + 1), r + off] of K and V. */
+static void test_oracle_mask_is_slicing(void **state)
+{
+    (void)state;
+    uint64_t rng = 71;
+    for (int k = 0; k < 40; k++) {
+        const int64_t Nq = tu_rand_range(&rng, 1, 40), Nk = Nq + tu_rand_range(&rng, 0, 60);
+        const int64_t d = tu_rand_range(&rng, 1, 12), off = Nk - Nq;
+        const ref_mask mk = { 1, off, tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 1, Nk) : 0 };
+        float *q = random_rows(100u + (uint64_t)k, Nq, d);
+        float *kv = random_rows(200u + (uint64_t)k, Nk, d);
+        const float *K = kv, *V = kv + Nk * d;
+        double *O = malloc((size_t)(Nq * d) * sizeof *O), one[16], L1;
+        double *L = malloc((size_t)Nq * sizeof *L);
+        assert_int_equal(ref_oracle_attention_masked(q, K, V, Nq, Nk, d, &mk, O, L), 0);
+        const ref_mask none = { 0, 0, 0 };
+        for (int64_t r = 0; r < Nq; r++) {
+            int64_t hi = r + off, lo = mk.window ? hi - mk.window + 1 : 0;
+            lo = lo < 0 ? 0 : lo;
+            assert_int_equal(ref_oracle_attention_masked(q + r * d, K + lo * d, V + lo * d, 1,
+                                                         hi - lo + 1, d, &none, one, &L1), 0);
+            for (int64_t t = 0; t < d; t++)
+                assert_true(fabs(one[t] - O[r * d + t]) <= 1e-12);
+            assert_true(fabs(L1 - L[r]) <= 1e-12);
+        }
+        free(q);
+        free(kv);
+        free(O);
+        free(L);
+    }
+}
+
+/* Longer keys than queries and sliding windows: every loop order against the
+ * float64 oracle in fp32 (1e-5, as above), on random shapes and blocks. */
+static void test_masks_against_oracle(void **state)
+{
+    (void)state;
+    uint64_t rng = 2024;
+    int windows = 0;
+    for (int k = 0; k < 24; k++) {
+        sim_shape sh = { .N = tu_rand_range(&rng, 1, 120), .d = tu_rand_range(&rng, 1, 40),
+                         .M = 64u << 20, .dtype = SIM_FP32, .causal = k % 4 != 0 };
+        sh.Nk = sh.N + tu_rand_range(&rng, 0, 150);
+        if (sh.causal && k % 2)
+            sh.window = tu_rand_range(&rng, 1, sh.Nk);
+        windows += sh.window > 0;
+        float *q = random_rows(300u + (uint64_t)k, sh.N, sh.d);
+        float *kv = random_rows(400u + (uint64_t)k, sh.Nk, sh.d);
+        const float *K = kv + sh.Nk * sh.d, *V = kv + 2 * sh.Nk * sh.d;
+        double *O_ref = malloc((size_t)(sh.N * sh.d) * sizeof *O_ref);
+        const ref_mask mk = { sh.causal, sh.Nk - sh.N, sh.window };
+        assert_int_equal(ref_oracle_attention_masked(q, K, V, sh.N, sh.Nk, sh.d, &mk, O_ref,
+                                                     NULL), 0);
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            sim_plan p;
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, tu_rand_range(&rng, 1, sh.N),
+                                           tu_rand_range(&rng, 1, sh.Nk), SIM_PLAN_USER, &p), 0);
+            sim_result r;
+            char err[256];
+            assert_int_equal(sim_run((sim_algo)a, &sh, &p, q, K, V, NULL, &r, err, sizeof err), 0);
+            char what[128];
+            snprintf(what, sizeof what, "%s N=%lld Nk=%lld d=%lld W=%lld",
+                     sim_algo_name((sim_algo)a), (long long)sh.N, (long long)sh.Nk,
+                     (long long)sh.d, (long long)sh.window);
+            assert_int_equal(tu_compare_f64(what, r.O, O_ref, sh.N * sh.d, 1e-5), 0);
+            sim_result_free(&r);
+        }
+        free(q);
+        free(kv);
+        free(O_ref);
+    }
+    assert_true(windows >= 8);
+}
+
+/* A window as long as the keys is causal attention, bit for bit. */
+static void test_full_window_same_bits(void **state)
+{
+    (void)state;
+    sim_shape c = { .N = 90, .d = 16, .M = 1u << 22, .dtype = SIM_FP16, .causal = 1, .Nk = 130 };
+    sim_shape w = c;
+    w.window = 130;
+    float *q = random_rows(9, c.N, c.d), *kv = random_rows(10, c.Nk, c.d);
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        sim_plan pc, pw;
+        sim_result rc, rw;
+        assert_int_equal(sim_plan_make((sim_algo)a, &c, 32, 16, SIM_PLAN_USER, &pc), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &w, 32, 16, SIM_PLAN_USER, &pw), 0);
+        assert_int_equal(sim_run((sim_algo)a, &c, &pc, q, kv + c.Nk * c.d, kv + 2 * c.Nk * c.d,
+                                 NULL, &rc, NULL, 0), 0);
+        assert_int_equal(sim_run((sim_algo)a, &w, &pw, q, kv + c.Nk * c.d, kv + 2 * c.Nk * c.d,
+                                 NULL, &rw, NULL, 0), 0);
+        assert_int_equal(tu_compare_bits("window = N_k vs causal", rc.O, rw.O, c.N * c.d), 0);
+        sim_result_free(&rc);
+        sim_result_free(&rw);
+    }
+    free(q);
+    free(kv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +374,9 @@ int main(void)
         cmocka_unit_test(test_large_logits),
         cmocka_unit_test(test_bitwise_reproducible),
         cmocka_unit_test(test_output_is_of_dtype),
+        cmocka_unit_test(test_oracle_mask_is_slicing),
+        cmocka_unit_test(test_masks_against_oracle),
+        cmocka_unit_test(test_full_window_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

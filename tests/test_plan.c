@@ -154,9 +154,9 @@ static void test_small_blocks_rescue_countability(void **state)
 {
     (void)state;
     const struct { sim_algo a; sim_shape sh; } C[] = {
-        { SIM_FA2, { INT64_C(8) << 30, 1, 1312, SIM_FP16, 0 } },
-        { SIM_FA2, { INT64_C(8) << 30, 1, 1312, SIM_FP16, 1 } },
-        { SIM_FA1, { 24000000, 65536, 10487168, SIM_FP16, 0 } },
+        { SIM_FA2, { .N = INT64_C(8) << 30, .d = 1, .M = 1312, .dtype = SIM_FP16 } },
+        { SIM_FA2, { .N = INT64_C(8) << 30, .d = 1, .M = 1312, .dtype = SIM_FP16, .causal = 1 } },
+        { SIM_FA1, { .N = 24000000, .d = 65536, .M = 10487168, .dtype = SIM_FP16 } },
     };
     for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
         sim_plan p;

@@ -131,12 +131,12 @@ static void test_shared_memory_is_the_plan(void **state)
 {
     (void)state;
     const config cs[] = {
-        { SIM_NAIVE, { 256, 64, 48 * 1024, SIM_FP16, 0 } },    /* one-pass softmax */
-        { SIM_NAIVE, { 4096, 64, 16 * 1024, SIM_BF16, 0 } },   /* three passes */
-        { SIM_FA1, { 256, 64, 48 * 1024, SIM_FP16, 0 } },
-        { SIM_FA1, { 1024, 128, 96 * 1024, SIM_FP32, 1 } },
-        { SIM_FA2, { 1024, 64, 96 * 1024, SIM_FP16, 1 } },
-        { SIM_FA2, { 2048, 128, 160 * 1024, SIM_BF16, 0 } },
+        { SIM_NAIVE, { .N = 256, .d = 64, .M = 48 * 1024, .dtype = SIM_FP16, .causal = 0 } },    /* one-pass softmax */
+        { SIM_NAIVE, { .N = 4096, .d = 64, .M = 16 * 1024, .dtype = SIM_BF16, .causal = 0 } },   /* three passes */
+        { SIM_FA1, { .N = 256, .d = 64, .M = 48 * 1024, .dtype = SIM_FP16, .causal = 0 } },
+        { SIM_FA1, { .N = 1024, .d = 128, .M = 96 * 1024, .dtype = SIM_FP32, .causal = 1 } },
+        { SIM_FA2, { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 1 } },
+        { SIM_FA2, { .N = 2048, .d = 128, .M = 160 * 1024, .dtype = SIM_BF16, .causal = 0 } },
     };
     int naive_forms = 0;
     for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++) {

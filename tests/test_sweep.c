@@ -32,7 +32,7 @@ static sim_sweep_spec *new_spec(int64_t N, int64_t d, uint64_t M)
 {
     sim_sweep_spec *sp = calloc(1, sizeof *sp);
     assert_non_null(sp);
-    sp->base = (sim_shape){ N, d, M, SIM_FP16, 0 };
+    sp->base = (sim_shape){ .N = N, .d = d, .M = M, .dtype = SIM_FP16, .causal = 0 };
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
         sp->run_algo[a] = 1;
     sp->plan_kind = SIM_PLAN_AUTO;

@@ -26,15 +26,31 @@ static int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-/* Is block pair (i, j) visited: does query block i hold a row >= key block
- * j's first column? (Causal: key c visible to row r iff c <= r.) Written
- * element-wise on purpose: some row r in block i and some key c in block j
- * with c <= r. */
-static int pair_visible(int64_t N, int64_t Br, int64_t Bc, int64_t i, int64_t j)
+/* Is key c visible to query row r? Written from the definition (the queries
+ * are the last N positions of the N_k keys; causal: c <= r + off; a window W
+ * also c > r + off - W), not from sim.h's interval arithmetic. */
+static int visible(const sim_shape *sh, int64_t r, int64_t c)
 {
-    int64_t last_row = min64((i + 1) * Br, N) - 1;
-    int64_t first_col = j * Bc;
-    return first_col <= last_row;
+    const int64_t Nk = sh->Nk ? sh->Nk : sh->N, off = Nk - sh->N;
+    if (!sh->causal)
+        return 1;
+    return c <= r + off && (sh->window == 0 || c > r + off - sh->window);
+}
+
+/* Is block pair (i, j) visited: some row r of block i sees some key c of
+ * block j. Row by row: row r's keys are the interval up to r + off. */
+static int pair_visible(const sim_shape *sh, int64_t Br, int64_t Bc, int64_t i, int64_t j)
+{
+    const int64_t Nk = sh->Nk ? sh->Nk : sh->N;
+    const int64_t c0 = j * Bc, c1 = min64((j + 1) * Bc, Nk) - 1;
+    for (int64_t r = i * Br; r < min64((i + 1) * Br, sh->N); r++)
+        for (int64_t c = c0; c <= c1; c++) {
+            if (visible(sh, r, c))
+                return 1;
+            if (sh->causal && sh->window == 0)
+                break;      /* without a window, key c0 decides the row */
+        }
+    return 0;
 }
 
 /* Per-tensor element counts by enumerating the papers' loops. */
@@ -42,8 +58,8 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                         sim_counts *c)
 {
     memset(c, 0, sizeof *c);
-    const int64_t N = sh->N, d = sh->d, Br = p->Br, Bc = p->Bc;
-    const int64_t Tr = (N + Br - 1) / Br, Tc = (N + Bc - 1) / Bc;
+    const int64_t N = sh->N, Nk = sh->Nk ? sh->Nk : sh->N, d = sh->d, Br = p->Br, Bc = p->Bc;
+    const int64_t Tr = (N + Br - 1) / Br, Tc = (Nk + Bc - 1) / Bc;
 #define RD(t, n) (c->read_elems[t] += (uint64_t)(n), c->read_ops[t]++)
 #define WR(t, n) (c->write_elems[t] += (uint64_t)(n), c->write_ops[t]++)
     if (algo == SIM_NAIVE) {
@@ -51,21 +67,21 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             int64_t br = min64(Br, N - i * Br);
             RD(SIM_Q, br * d);
             for (int64_t j = 0; j < Tc; j++) {
-                int64_t bc = min64(Bc, N - j * Bc);
+                int64_t bc = min64(Bc, Nk - j * Bc);
                 RD(SIM_K, bc * d);
                 WR(SIM_S, br * bc);
             }
         }
         if (p->softmax_passes == 1) {
             for (int64_t r0 = 0; r0 < N; r0 += p->Bs_r) {
-                RD(SIM_S, min64(p->Bs_r, N - r0) * N);
-                WR(SIM_P, min64(p->Bs_r, N - r0) * N);
+                RD(SIM_S, min64(p->Bs_r, N - r0) * Nk);
+                WR(SIM_P, min64(p->Bs_r, N - r0) * Nk);
             }
         } else {
             for (int64_t i = 0; i < Tr; i++)
                 for (int pass = 0; pass < 3; pass++)
                     for (int64_t j = 0; j < Tc; j++) {
-                        int64_t n = min64(Br, N - i * Br) * min64(Bc, N - j * Bc);
+                        int64_t n = min64(Br, N - i * Br) * min64(Bc, Nk - j * Bc);
                         RD(SIM_S, n);
                         if (pass == 2)
                             WR(SIM_P, n);
@@ -74,7 +90,7 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         for (int64_t i = 0; i < Tr; i++) {
             int64_t br = min64(Br, N - i * Br);
             for (int64_t j = 0; j < Tc; j++) {
-                int64_t bc = min64(Bc, N - j * Bc);
+                int64_t bc = min64(Bc, Nk - j * Bc);
                 RD(SIM_P, br * bc);
                 RD(SIM_V, bc * d);
             }
@@ -88,11 +104,16 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             WR(SIM_m, br);
         }
         for (int64_t j = 0; j < Tc; j++) {
-            int64_t bc = min64(Bc, N - j * Bc);
+            int any = 0;
+            for (int64_t i = 0; i < Tr && !any; i++)
+                any = pair_visible(sh, Br, Bc, i, j);
+            if (!any)
+                continue;                /* no query sees this key block */
+            int64_t bc = min64(Bc, Nk - j * Bc);
             RD(SIM_K, bc * d);
             RD(SIM_V, bc * d);
             for (int64_t i = 0; i < Tr; i++) {
-                if (sh->causal && !pair_visible(N, Br, Bc, i, j))
+                if (!pair_visible(sh, Br, Bc, i, j))
                     continue;
                 int64_t br = min64(Br, N - i * Br);
                 RD(SIM_Q, br * d);
@@ -109,9 +130,9 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             int64_t br = min64(Br, N - i * Br);
             RD(SIM_Q, br * d);
             for (int64_t j = 0; j < Tc; j++) {
-                if (sh->causal && !pair_visible(N, Br, Bc, i, j))
+                if (!pair_visible(sh, Br, Bc, i, j))
                     continue;
-                int64_t bc = min64(Bc, N - j * Bc);
+                int64_t bc = min64(Bc, Nk - j * Bc);
                 RD(SIM_K, bc * d);
                 RD(SIM_V, bc * d);
             }
@@ -137,6 +158,17 @@ static void print_counts_diff(const char *what, const sim_counts *a, const sim_c
     }
 }
 
+/* The plan for blocks Br x Bc; when it does not fit, M grows to its peak:
+ * counting does not depend on M, so the run gets room for the plan. */
+static void plan_with_room(sim_algo a, sim_shape *sh, int64_t Br, int64_t Bc, sim_plan *p)
+{
+    assert_int_equal(sim_plan_make(a, sh, Br, Bc, SIM_PLAN_USER, p), 0);
+    if (!p->fits) {
+        sh->M = p->sram_peak;
+        assert_int_equal(sim_plan_make(a, sh, Br, Bc, SIM_PLAN_USER, p), 0);
+    }
+}
+
 /* One configuration: count-only run vs closed form vs enumeration. */
 static void check_config(sim_algo algo, const sim_shape *sh, const sim_plan *p)
 {
@@ -147,9 +179,10 @@ static void check_config(sim_algo algo, const sim_shape *sh, const sim_plan *p)
     assert_int_equal(sim_theory_counts(p, sh, &th), 0);
     enum_counts(algo, sh, p, &en);
     if (!sim_counts_equal(&res.counts, &th) || !sim_counts_equal(&th, &en)) {
-        fprintf(stderr, "mismatch: %s N=%lld d=%lld Br=%lld Bc=%lld causal=%d M=%llu\n",
-                sim_algo_name(algo), (long long)sh->N, (long long)sh->d, (long long)p->Br,
-                (long long)p->Bc, sh->causal, (unsigned long long)sh->M);
+        fprintf(stderr, "mismatch: %s N=%lld Nk=%lld d=%lld Br=%lld Bc=%lld causal=%d "
+                "W=%lld M=%llu\n", sim_algo_name(algo), (long long)sh->N, (long long)sh->Nk,
+                (long long)sh->d, (long long)p->Br, (long long)p->Bc, sh->causal,
+                (long long)sh->window, (unsigned long long)sh->M);
         print_counts_diff("measured/theory", &res.counts, &th);
         print_counts_diff("theory/enumerated", &th, &en);
     }
@@ -181,12 +214,7 @@ static void test_random_block_sizes(void **state)
             int64_t Br = tu_rand_range(&rng, 1, sh.N + 5);
             int64_t Bc = tu_rand_range(&rng, 1, sh.N + 5);
             sim_plan p;
-            assert_int_equal(sim_plan_make((sim_algo)a, &sh, Br, Bc, SIM_PLAN_USER, &p), 0);
-            if (!p.fits) {
-                /* Counting does not depend on M: run with room for the plan. */
-                sh.M = p.sram_peak;
-                assert_int_equal(sim_plan_make((sim_algo)a, &sh, Br, Bc, SIM_PLAN_USER, &p), 0);
-            }
+            plan_with_room((sim_algo)a, &sh, Br, Bc, &p);
             partial += (sh.N % p.Br != 0) || (sh.N % p.Bc != 0);
             total++;
             check_config((sim_algo)a, &sh, &p);
@@ -223,25 +251,105 @@ static void test_random_auto_plans(void **state)
     assert_true(runs > 250);
 }
 
-/* The causal floor sum against a direct count of visible pairs. */
+/* The floor sums against a direct count of visible pairs: causal with
+ * N_k = N, then with longer keys and sliding windows. */
 static void test_visited_blocks(void **state)
 {
     (void)state;
     uint64_t rng = 99;
     for (int k = 0; k < 3000; k++) {
-        int64_t N = tu_rand_range(&rng, 1, 3000);
+        sim_shape sh = { .N = tu_rand_range(&rng, 1, 3000), .causal = 1 };
+        const int64_t N = sh.N;
         int64_t Br = tu_rand_range(&rng, 1, N + 3), Bc = tu_rand_range(&rng, 1, N + 3);
         int64_t Tr = (N + Br - 1) / Br, Tc = (N + Bc - 1) / Bc;
         uint64_t count = 0;
         for (int64_t i = 0; i < Tr; i++)
             for (int64_t j = 0; j < Tc; j++)
-                count += (uint64_t)pair_visible(N, Br, Bc, i, j);
+                count += (uint64_t)pair_visible(&sh, Br, Bc, i, j);
         assert_int_equal(sim_theory_visited_blocks(N, Br, Bc, 1), count);
         assert_int_equal(sim_theory_visited_blocks(N, Br, Bc, 0), (uint64_t)(Tr * Tc));
+    }
+    for (int k = 0; k < 2000; k++) {
+        sim_shape sh = { .N = tu_rand_range(&rng, 1, 400), .causal = 1 };
+        sh.Nk = sh.N + (tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 0, 500) : 0);
+        sh.window = tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 1, sh.Nk + 20) : 0;
+        int64_t Br = tu_rand_range(&rng, 1, sh.N + 3), Bc = tu_rand_range(&rng, 1, sh.Nk + 3);
+        int64_t Tr = (sh.N + Br - 1) / Br, Tc = (sh.Nk + Bc - 1) / Bc;
+        uint64_t count = 0;
+        for (int64_t i = 0; i < Tr; i++)
+            for (int64_t j = 0; j < Tc; j++)
+                count += (uint64_t)pair_visible(&sh, min64(Br, sh.N), min64(Bc, sh.Nk), i, j);
+        assert_int_equal(sim_theory_visited(&sh, min64(Br, sh.N), min64(Bc, sh.Nk)), count);
     }
     /* Square blocks dividing N: T(T+1)/2 of T^2 (SEED-NOTES row 10). */
     for (int64_t T = 1; T <= 64; T++)
         assert_int_equal(sim_theory_visited_blocks(T * 32, 32, 32, 1), (uint64_t)(T * (T + 1) / 2));
+    /* A window of one block, blocks aligned: the diagonal and the block
+     * before it, 2T - 1 pairs; N = 32 T, W = 32. */
+    for (int64_t T = 1; T <= 64; T++) {
+        sim_shape sh = { .N = 32 * T, .causal = 1, .window = 32 };
+        assert_int_equal(sim_theory_visited(&sh, 32, 32), (uint64_t)(2 * T - 1));
+    }
+}
+
+/* Longer keys (N_k > N_q, the queries at the end) and sliding windows:
+ * measured = closed form = enumeration, 300 random configurations per loop
+ * order, with key blocks that no query sees among them. */
+static void test_random_masks(void **state)
+{
+    (void)state;
+    uint64_t rng = 4242;
+    int with_window = 0, with_keys = 0, skipped_kv = 0, total = 0;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int k = 0; k < 300; k++) {
+            sim_shape sh = { 0 };
+            sh.N = tu_rand_range(&rng, 1, 300);
+            sh.Nk = sh.N + (tu_rand_range(&rng, 0, 2) ? tu_rand_range(&rng, 0, 400) : 0);
+            sh.d = tu_rand_range(&rng, 1, 48);
+            sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+            sh.causal = (int)tu_rand_range(&rng, 0, 3) != 0;
+            if (sh.causal && tu_rand_range(&rng, 0, 1))
+                sh.window = tu_rand_range(&rng, 1, sh.Nk + 10);
+            if (!sh.causal && tu_rand_range(&rng, 0, 1))
+                sh.Nk = tu_rand_range(&rng, 1, 500);      /* any length without a mask */
+            sh.M = tu_rand_range(&rng, 0, 1) ? (64u << 20) : (uint64_t)(sh.Nk * 4 + 7);
+            int64_t Br = tu_rand_range(&rng, 1, sh.N + 5);
+            int64_t Bc = tu_rand_range(&rng, 1, sh.Nk + 5);
+            sim_plan p;
+            plan_with_room((sim_algo)a, &sh, Br, Bc, &p);
+            with_window += sh.window > 0;
+            with_keys += sh.Nk != sh.N;
+            skipped_kv += a == SIM_FA1 && sim_block_js(&sh, 0, p.Br, p.Bc).lo > 0;
+            total++;
+            check_config((sim_algo)a, &sh, &p);
+        }
+    }
+    printf("  %d configurations: %d with a window, %d with N_k != N, %d FA1 runs "
+           "skipping key blocks\n", total, with_window, with_keys, skipped_kv);
+    assert_true(with_window > total / 6 && with_keys > total / 3 && skipped_kv >= 5);
+}
+
+/* A window of N_k keys or more is causal attention: the same counts. */
+static void test_full_window_is_causal(void **state)
+{
+    (void)state;
+    uint64_t rng = 31;
+    for (int k = 0; k < 200; k++) {
+        sim_shape c = { .N = tu_rand_range(&rng, 1, 500), .d = 16, .M = 1u << 26,
+                        .dtype = SIM_FP16, .causal = 1 };
+        c.Nk = c.N + tu_rand_range(&rng, 0, 100);
+        sim_shape w = c;
+        w.window = c.Nk + tu_rand_range(&rng, 0, 3);
+        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        sim_plan pc, pw;
+        int64_t Br = tu_rand_range(&rng, 1, c.N), Bc = tu_rand_range(&rng, 1, c.Nk);
+        assert_int_equal(sim_plan_make(a, &c, Br, Bc, SIM_PLAN_USER, &pc), 0);
+        assert_int_equal(sim_plan_make(a, &w, Br, Bc, SIM_PLAN_USER, &pw), 0);
+        sim_counts cc, cw;
+        assert_int_equal(sim_theory_counts(&pc, &c, &cc), 0);
+        assert_int_equal(sim_theory_counts(&pw, &w, &cw), 0);
+        assert_true(sim_counts_equal(&cc, &cw));
+    }
 }
 
 /* The loop orders' signatures, with the numbers written out by hand:
@@ -368,6 +476,8 @@ int main(void)
         cmocka_unit_test(test_random_block_sizes),
         cmocka_unit_test(test_random_auto_plans),
         cmocka_unit_test(test_visited_blocks),
+        cmocka_unit_test(test_random_masks),
+        cmocka_unit_test(test_full_window_is_causal),
         cmocka_unit_test(test_loop_order_signatures),
         cmocka_unit_test(test_compute_counts_equal_count_only),
         cmocka_unit_test(test_overflow_detected),
