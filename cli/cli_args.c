@@ -166,7 +166,8 @@ int cli_opt_scan(int argc, char **argv, int *k, const cli_opt *opts, int nopts,
 enum {
     O_N, O_D, O_M, O_DTYPE, O_ALGO, O_BR, O_BC, O_PLAN, O_CAUSAL, O_SEED,
     O_Q, O_K, O_V, O_OUT, O_JSON, O_COMPUTE, O_COUNT_ONLY, O_MAX_MEM,
-    O_MAX_STEPS, O_GPU, O_HELP, O_VERSION, O_NQ, O_NK, O_WINDOW
+    O_MAX_STEPS, O_GPU, O_HELP, O_VERSION, O_NQ, O_NK, O_WINDOW, O_BATCH, O_HEADS,
+    O_KV_HEADS
 };
 
 static const cli_opt OPTS[] = {
@@ -180,6 +181,7 @@ static const cli_opt OPTS[] = {
     { "gpu", O_GPU, 1 },
     { "help", O_HELP, 0 },     { "version", O_VERSION, 0 },
     { "Nq", O_NQ, 1 },         { "Nk", O_NK, 1 },        { "window", O_WINDOW, 1 },
+    { "batch", O_BATCH, 1 },   { "heads", O_HEADS, 1 },  { "kv-heads", O_KV_HEADS, 1 },
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 
@@ -214,6 +216,10 @@ void cli_report_usage(FILE *out)
 "  --causal         causal mask: fully masked blocks skipped by FA1 and FA2\n"
 "  --window W       sliding window (implies --causal): each query sees the W\n"
 "                   keys before it, itself included; blocks outside skipped\n"
+"  --batch B        sequences in the batch (default 1); counts are for all\n"
+"  --heads H        query heads per sequence (default 1)     B H heads\n"
+"  --kv-heads G     key/value heads, G divides H (default H): GQA, MQA at G = 1;\n"
+"                   the report adds FA2 with a group's H/G heads in one block\n"
 "  --gpu NAME       a100, h100 or h200: M = the shared memory one thread block\n"
 "                   can use (unless --M is given), and a roofline estimate per\n"
 "                   loop order; 'fasim --gpu list' prints the presets\n"
@@ -240,7 +246,7 @@ void cli_report_usage(FILE *out)
 "  --max-steps N    tile-step limit of one run (default 8589934592 = 2^33:\n"
 "                   measured, 30 s of count-only work for naive or FA2 and\n"
 "                   90 s for FA1, whose steps move more tensors)\n"
-"  N <= 2^40, d <= 65536, M <= 1G; counts must fit in 64 bits\n"
+"  N <= 2^40, d <= 65536, M <= 1G, B, H, G <= 65536; counts must fit in 64 bits\n"
 "\n"
 "  --help, --version\n"
 "\n"
@@ -321,6 +327,15 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         case O_NK:
             if (cli_parse_count(optname, val, 1, CLI_MAX_N, id == O_NQ ? &Nq : &Nk, err,
                                 errlen))
+                return -1;
+            break;
+        case O_BATCH:
+        case O_HEADS:
+        case O_KV_HEADS:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_HEADS,
+                                id == O_BATCH ? &r->sh.batch
+                                : id == O_HEADS ? &r->sh.heads : &r->sh.kv_heads,
+                                err, errlen))
                 return -1;
             break;
         case O_WINDOW:

@@ -17,6 +17,8 @@
 #define CLI_MAX_N     (INT64_C(1) << 40)   /* counts of N^2 stay within 64 bits' reach */
 #define CLI_MAX_D     INT64_C(65536)       /* far above any real head dimension */
 #define CLI_MAX_M     (UINT64_C(1) << 30)  /* 1 GiB: well past any on-chip memory */
+#define CLI_MAX_HEADS INT64_C(65536)       /* --batch, --heads, --kv-heads: models use
+                                              up to 128 heads and batches of thousands */
 
 /* A byte size: a whole or decimal number with an optional binary suffix
  * B, K or KiB (1024), M or MiB (2^20), G or GiB (2^30); e.g. 98304, 96K,

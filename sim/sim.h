@@ -57,6 +57,13 @@ typedef struct {
     int64_t Nk;          /* key/value rows N_k; 0: N */
     int64_t window;      /* sliding window W >= 1 (with causal): each query sees
                             the W keys before it, itself included; 0: none */
+    int64_t batch;       /* B sequences; 0: 1 */
+    int64_t heads;       /* H query heads per sequence; 0: 1 */
+    int64_t kv_heads;    /* G key/value heads (GQA; MQA is G = 1), G divides H;
+                            query head h reads key/value head h / (H / G); 0: H */
+    int group;           /* FA2 forward only: the H/G query heads of a key/value
+                            head share one block, so each K_j, V_j is loaded once
+                            for all of them (B_r rows of each head on chip) */
 } sim_shape;
 
 /* N_k: the key/value rows. */
@@ -65,9 +72,31 @@ static inline int64_t sim_shape_Nk(const sim_shape *sh)
     return sh->Nk > 0 ? sh->Nk : sh->N;
 }
 
+/* B, H and G with their defaults. */
+static inline int64_t sim_shape_B(const sim_shape *sh)
+{
+    return sh->batch > 0 ? sh->batch : 1;
+}
+
+static inline int64_t sim_shape_H(const sim_shape *sh)
+{
+    return sh->heads > 0 ? sh->heads : 1;
+}
+
+static inline int64_t sim_shape_G(const sim_shape *sh)
+{
+    return sh->kv_heads > 0 ? sh->kv_heads : sim_shape_H(sh);
+}
+
+/* Query heads processed in one block: H / G when grouped, else 1. */
+static inline int64_t sim_shape_hq(const sim_shape *sh)
+{
+    return sh->group ? sim_shape_H(sh) / sim_shape_G(sh) : 1;
+}
+
 /* Check a shape's combination of fields (each field's own range is the
  * parser's business). Returns 0, or -1 with a one-line message naming the
- * options: a window without causal, causal with N_k < N_q. */
+ * options: a window without causal, causal with N_k < N_q, G not dividing H. */
 int sim_shape_check(const sim_shape *sh, char *err, size_t errlen);
 
 /* ---- the mask ------------------------------------------------------------
@@ -228,7 +257,8 @@ uint64_t sim_theory_visited_blocks(int64_t N, int64_t Br, int64_t Bc, int causal
  *   io_floor       = 4 N d                 (read Q, K, V and write O once)
  * The theorems take N_q = N_k = N. With longer keys fasim writes N d as
  * max(N, N_k) d, N^2 as N N_k and 4 N d as 2 (N + N_k) d (read Q, K, V and
- * write O once); the regime is d <= M_elems <= max(N, N_k) d.
+ * write O once); the regime is d <= M_elems <= max(N, N_k) d. The theorems
+ * are per head: each expression is multiplied by the B H heads of a batch.
  */
 typedef struct {
     double M_elems;
@@ -255,6 +285,7 @@ typedef enum {
 typedef struct {
     sim_event_kind kind;
     int line;              /* pseudocode line (all events carry the latest) */
+    int64_t head;          /* first query head of the block, b H + h (0 for one head) */
     int64_t i, j;          /* current block indices, -1 when outside a loop */
     sim_tensor tensor;     /* LOAD / STORE */
     int64_t r0, c0, rows, cols;   /* LOAD / STORE: the tile in HBM */

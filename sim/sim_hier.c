@@ -12,7 +12,7 @@ void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
               uint64_t bytes, const float *data)
 {
     sim_event ev = {
-        .kind = kind, .line = h->line, .i = h->i, .j = h->j, .tensor = t,
+        .kind = kind, .line = h->line, .head = h->head, .i = h->i, .j = h->j, .tensor = t,
         .r0 = r0, .c0 = c0, .rows = rows, .cols = cols, .buf = buf,
         .bytes = bytes, .sram_used = h->sram_used,
         .data = h->compute ? data : NULL, .counts = &h->c,
@@ -24,7 +24,7 @@ void sim_copy_in(const sim_hier *h, sim_tensor t, float *dst, int64_t r0, int64_
                  int64_t rows, int64_t cols)
 {
     const int64_t ld = h->hbm_ld[t];
-    const float *src = h->hbm[t] + r0 * ld + c0;
+    const float *src = h->hbm[t] + (h->base[t] + r0) * ld + c0;
     for (int64_t r = 0; r < rows; r++)
         memcpy(dst + r * cols, src + r * ld, (size_t)cols * sizeof(float));
 }
@@ -33,7 +33,7 @@ void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64
                   int64_t rows, int64_t cols)
 {
     const int64_t ld = h->hbm_ld[t];
-    float *dst = h->hbm[t] + r0 * ld + c0;
+    float *dst = h->hbm[t] + (h->base[t] + r0) * ld + c0;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
             dst[r * ld + c] = sim_hbm_round(h, t, src[r * cols + c]);

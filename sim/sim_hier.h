@@ -39,6 +39,14 @@ typedef struct sim_hier {
     ref_mask mask;              /* the shape's mask, for the tile primitives */
     float *hbm[SIM_TENSOR_COUNT];       /* compute mode: tensor data */
     int64_t hbm_ld[SIM_TENSOR_COUNT];   /* row length of each tensor */
+    /* The head(s) the loop order works on now. Tensors hold every head's
+     * rows one after the other (B, H, N, d as ((B H N), d)); the loop orders
+     * address rows within the current head and the copies add base[t], the
+     * first row of that head in tensor t. A grouped block's hq query heads
+     * follow each other, so head k of the block is rows k N onwards. */
+    int64_t base[SIM_TENSOR_COUNT];
+    int64_t head;               /* first query head of the block: b H + h */
+    int64_t hq;                 /* query heads in the block (1, or H/G grouped) */
     sim_counts c;
     uint64_t sram_limit, sram_used, sram_peak;
     sim_sram_buf bufs[SIM_MAX_BUFFERS];

@@ -64,6 +64,14 @@ int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
     else if (sh->causal && sim_shape_Nk(sh) < sh->N)
         why = "with --causal the queries are the last N_q positions of the keys: "
               "--Nq must not exceed --Nk";
+    else if (sh->batch < 0 || sh->heads < 0 || sh->kv_heads < 0)
+        why = "--batch, --heads and --kv-heads must be at least 1";
+    else if (sim_shape_G(sh) > sim_shape_H(sh))
+        why = "--kv-heads G must not exceed --heads H (each key/value head serves H/G "
+              "query heads)";
+    else if (sim_shape_H(sh) % sim_shape_G(sh) != 0)
+        why = "--heads H must be divisible by --kv-heads G: each key/value head serves "
+              "the same number H/G of query heads";
     if (!why)
         return 0;
     if (err && errlen)

@@ -41,7 +41,8 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
                   sim_plan_kind kind, sim_plan *out)
 {
     if (!sh || !out || sh->N < 1 || sh->d < 1 || Br < 1 || Bc < 1 ||
-        (unsigned)algo >= SIM_ALGO_COUNT || sim_shape_check(sh, NULL, 0) != 0)
+        (unsigned)algo >= SIM_ALGO_COUNT || sim_shape_check(sh, NULL, 0) != 0 ||
+        (sh->group && algo != SIM_FA2))
         return -1;
     const int64_t N = sh->N, N_k = sim_shape_Nk(sh), d = sh->d;
     const int e = sim_dtype_bytes(sh->dtype);
@@ -98,16 +99,20 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
         add_buf(p, "l_new", 1, Br, 1, 4, "new sums (line 11)");
         p->nphases = 1;
         break;
-    case SIM_FA2:
-        add_buf(p, "Q_i", 1, Br, d, e, "query block (line 4)");
+    case SIM_FA2: {
+        /* Grouped query heads: the block holds B_r rows of each of its hq
+         * heads on the query side; K_j, V_j serve them all. */
+        const int64_t R = sim_shape_hq(sh) * Br;
+        add_buf(p, "Q_i", 1, R, d, e, "query block (line 4)");
         add_buf(p, "K_j", 1, Bc, d, e, "key block (line 7)");
         add_buf(p, "V_j", 1, Bc, d, e, "value block (line 7)");
-        add_buf(p, "S_ij", 1, Br, Bc, 4, "scores, then P~ (lines 8-9)");
-        add_buf(p, "O_i", 1, Br, d, 4, "fp32 output accumulator (line 10)");
-        add_buf(p, "m_i", 1, Br, 1, 4, "running maxima; L_i at the end");
-        add_buf(p, "l_i", 1, Br, 1, 4, "running sums");
+        add_buf(p, "S_ij", 1, R, Bc, 4, "scores, then P~ (lines 8-9)");
+        add_buf(p, "O_i", 1, R, d, 4, "fp32 output accumulator (line 10)");
+        add_buf(p, "m_i", 1, R, 1, 4, "running maxima; L_i at the end");
+        add_buf(p, "l_i", 1, R, 1, 4, "running sums");
         p->nphases = 1;
         break;
+    }
     default:
         return -1;
     }

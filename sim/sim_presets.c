@@ -148,8 +148,9 @@ sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,
 double sim_run_flops(const sim_plan *p, const sim_shape *sh)
 {
     const double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
+    const double heads = (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
     if (p->algo == SIM_NAIVE || !sh->causal)
-        return 4.0 * d * N * N_k;
+        return heads * 4.0 * d * N * N_k;
     /* Masked FA1/FA2: row block i computes the tiles of the key blocks
      * j_lo .. j_hi it visits (sim_block_js), keys trimmed to N_k at the end.
      * One pass over the T_r row blocks. */
@@ -163,5 +164,5 @@ double sim_run_flops(const sim_plan *p, const sim_shape *sh)
         int64_t keys = js.hi >= js.lo ? k1 - js.lo * p->Bc : 0;
         scores += (double)(r1 - r0) * (double)keys;
     }
-    return 4.0 * d * scores;
+    return heads * 4.0 * d * scores;
 }

@@ -29,6 +29,38 @@ static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
     return sim_counts_read_bytes(c, dt) + sim_counts_write_bytes(c, dt);
 }
 
+/* The grouped FA2 run of a GQA report: its own plan (the block's query-side
+ * buffers hold H/G heads, so B_r shrinks), the same inputs. A plan that does
+ * not fit is a note, not a failure: the report stands without it. */
+static int build_grouped(sim_report *rep, const float *Q, const float *K, const float *V,
+                         const double *O_ref, char *err, size_t errlen)
+{
+    sim_shape g = rep->req.sh;
+    g.group = 1;
+    sim_plan p;
+    char perr[1024];
+    if (sim_plan_choose(SIM_FA2, &g, rep->req.plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
+                                                                          : rep->req.plan_kind,
+                        rep->req.Br, rep->req.Bc, &p, perr, sizeof perr) != 0) {
+        snprintf(rep->gqa_note, sizeof rep->gqa_note, "no grouped fa2 plan fits: %.480s", perr);
+        return SIM_OK;
+    }
+    sim_report_run *r = &rep->gqa;
+    r->algo = SIM_FA2;
+    double t0 = now_seconds();
+    if (sim_run(SIM_FA2, &g, &p, Q, K, V, NULL, &r->res, err, errlen) != 0)
+        return SIM_EFAIL;
+    r->seconds = now_seconds() - t0;
+    rep->has_gqa = 1;
+    sim_theory_counts(&p, &g, &r->theory);
+    r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
+    if (r->res.O) {
+        r->has_error = 1;
+        r->err = ref_compare(r->res.O, O_ref, sim_shape_B(&g) * sim_shape_H(&g) * g.N * g.d);
+    }
+    return SIM_OK;
+}
+
 int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof *rep);
@@ -74,9 +106,10 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
         if (m > mem)
             mem = m;
     }
-    /* The oracle: O in double plus one row of scores. */
+    /* The oracle: O of every head in double plus one row of scores. */
     const int64_t N_k = sim_shape_Nk(sh);
-    double oracle_mem = 8.0 * (double)sh->N * (double)sh->d + 8.0 * (double)N_k;
+    const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
+    double oracle_mem = 8.0 * (double)BH * (double)sh->N * (double)sh->d + 8.0 * (double)N_k;
     uint64_t need = mem + (uint64_t)fmin(oracle_mem, 1.8e19);
     if (need < mem)
         need = UINT64_MAX;
@@ -122,7 +155,7 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     float *Q = NULL, *K = NULL, *V = NULL;
     double *O_ref = NULL;
     int rc = SIM_OK;
-    const int64_t nd = sh->N * sh->d, nkd = N_k * sh->d;
+    const int64_t nd = BH * sh->N * sh->d, nkd = BG * N_k * sh->d;
     if (compute) {
         Q = malloc((size_t)nd * sizeof *Q);
         K = malloc((size_t)nkd * sizeof *K);
@@ -142,16 +175,22 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             sim_round_to_dtype(K, nkd, sh->dtype);
             sim_round_to_dtype(V, nkd, sh->dtype);
         } else {
-            sim_random_qkv(req->seed, sh->N, N_k, sh->d, sh->dtype, Q, K, V);
+            sim_random_qkv(req->seed, BH * sh->N, BG * N_k, sh->d, sh->dtype, Q, K, V);
         }
         /* The oracle sees the same dtype-rounded inputs, so the error measures
          * the algorithm, not the quantisation of its inputs. */
         double t0 = now_seconds();
         const ref_mask mk = { sh->causal, N_k - sh->N, sh->window };
-        if (ref_oracle_attention_masked(Q, K, V, sh->N, N_k, sh->d, &mk, O_ref, NULL) != 0) {
-            snprintf(err, errlen, "out of memory in the oracle");
-            rc = SIM_EFAIL;
-            goto out;
+        const int64_t H = sim_shape_H(sh), per_g = H / sim_shape_G(sh);
+        const int64_t qn = sh->N * sh->d, kn = N_k * sh->d;
+        for (int64_t qh = 0; qh < BH; qh++) {     /* head h of sequence b reads g = h / per_g */
+            const int64_t g = (qh / H) * sim_shape_G(sh) + (qh % H) / per_g;
+            if (ref_oracle_attention_masked(Q + qh * qn, K + g * kn, V + g * kn, sh->N, N_k,
+                                            sh->d, &mk, O_ref + qh * qn, NULL) != 0) {
+                snprintf(err, errlen, "out of memory in the oracle");
+                rc = SIM_EFAIL;
+                goto out;
+            }
         }
         rep->oracle_seconds = now_seconds() - t0;
     }
@@ -179,6 +218,11 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             r->roof = sim_roofline_estimate(req->gpu, sh->dtype, sim_run_flops(&plans[a], sh),
                                             (double)total_bytes(&r->res.counts, sh->dtype));
     }
+
+    /* 4b. GQA: FA2 again with each group's query heads in one block. */
+    if (sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] &&
+        (rc = build_grouped(rep, Q, K, V, O_ref, err, errlen)) != SIM_OK)
+        goto out;
 
     /* 5. Naive's bytes for the ratios: measured when it ran, else its closed
      * form under the same plan options. */
@@ -212,6 +256,9 @@ void sim_report_free(sim_report *rep)
     for (int k = 0; k < rep->nruns; k++)
         sim_result_free(&rep->runs[k].res);
     rep->nruns = 0;
+    if (rep->has_gqa)
+        sim_result_free(&rep->gqa.res);
+    rep->has_gqa = 0;
 }
 
 /* ---- text --------------------------------------------------------------- */
@@ -241,6 +288,77 @@ static const char *plan_kind_name(sim_plan_kind k)
     return k == SIM_PLAN_PAPER ? "paper" : k == SIM_PLAN_USER ? "user" : "best";
 }
 
+/* K and V reads of a run, in elements. */
+static uint64_t kv_reads(const sim_counts *c)
+{
+    return c->read_elems[SIM_K] + c->read_elems[SIM_V];
+}
+
+/* The KV cache, K and V of G heads of N_k rows, in bytes. */
+static uint64_t kv_cache_bytes(const sim_shape *sh, int64_t G)
+{
+    return 2u * (uint64_t)(sim_shape_B(sh) * G * sim_shape_Nk(sh) * sh->d) *
+           (uint64_t)sim_dtype_bytes(sh->dtype);
+}
+
+/* GROUPED-QUERY ATTENTION: the KV cache with G heads against H, and FA2's
+ * K + V reads with one query head per block against a group per block. */
+static void gqa_text(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const int64_t H = sim_shape_H(sh), G = sim_shape_G(sh);
+    char b1[40], b2[40], b3[40];
+    fprintf(out, "\nGROUPED-QUERY ATTENTION: %lld query heads share %lld key/value head%s "
+            "(%lld each)\n", (long long)H, (long long)G, G == 1 ? "" : "s",
+            (long long)(H / G));
+    sim_format_bytes(b1, sizeof b1, kv_cache_bytes(sh, G));
+    sim_format_bytes(b2, sizeof b2, kv_cache_bytes(sh, H));
+    fprintf(out, "  KV cache (K and V in HBM): %s with G = %lld; %s with H = %lld (MHA)\n", b1,
+            (long long)G, b2, (long long)H);
+    const sim_report_run *one = NULL;
+    for (int k = 0; k < rep->nruns; k++)
+        if (rep->runs[k].algo == SIM_FA2)
+            one = &rep->runs[k];
+    if (!one) {
+        fprintf(out, "  (run fa2 to compare one query head per block with a group per block)\n");
+        return;
+    }
+    if (!rep->has_gqa) {
+        fprintf(out, "  %s\n", rep->gqa_note);
+        return;
+    }
+    const sim_report_run *grp = &rep->gqa;
+    const sim_dtype dt = sh->dtype;
+    fprintf(out, "  %-30s%11s%18s%17s\n", "fa2", "B_r x B_c", "K+V reads, elems",
+            "total bytes");
+    const sim_report_run *rows[2] = { one, grp };
+    for (int q = 0; q < 2; q++) {
+        const sim_plan *p = &rows[q]->res.plan;
+        char what[64];
+        if (q == 0)
+            snprintf(what, sizeof what, "one query head per block");
+        else
+            snprintf(what, sizeof what, "%lld query heads per block", (long long)(H / G));
+        sim_format_count(b1, sizeof b1, kv_reads(&rows[q]->res.counts));
+        sim_format_bytes(b2, sizeof b2, total_bytes(&rows[q]->res.counts, dt));
+        snprintf(b3, sizeof b3, "%lld x %lld", (long long)p->Br, (long long)p->Bc);
+        fprintf(out, "    %-28s%11s%18s%17s\n", what, b3, b1, b2);
+    }
+    const uint64_t r1 = kv_reads(&one->res.counts), r2 = kv_reads(&grp->res.counts);
+    if (r2 <= r1)
+        fprintf(out, "  a group per block reads K and V %.2fx less", (double)r1 / (double)(r2 ? r2 : 1));
+    else
+        fprintf(out, "  a group per block reads K and V %.2fx MORE here: its heads' Q_i, O_i,\n"
+                "  S_ij share the SRAM, so B_r falls from %lld to %lld",
+                (double)r2 / (double)r1, (long long)one->res.plan.Br,
+                (long long)grp->res.plan.Br);
+    fprintf(out, "; closed form %s", grp->theory_matches ? "matches" : "DOES NOT match");
+    if (grp->has_error)
+        fprintf(out, ";\n  max |O - O_ref| %.3e (one head per block: %.3e)", grp->err.max_abs,
+                one->err.max_abs);
+    fputc('\n', out);
+}
+
 void sim_report_text(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
@@ -261,6 +379,18 @@ void sim_report_text(FILE *out, const sim_report *rep)
         snprintf(mask, sizeof mask, "%s", sh->causal ? "causal" : "not causal");
     fprintf(out, "fasim %s  %s, d = %lld, %s, M = %s (%s B), %s\n", FASIM_VERSION, lens,
             (long long)sh->d, sim_dtype_name(dt), b1, b2, mask);
+    const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
+    if (B > 1 || H > 1) {
+        char heads[40];
+        sim_format_count(heads, sizeof heads, (uint64_t)(B * H));
+        if (G < H)
+            fprintf(out, "batch B = %lld, H = %lld query heads on G = %lld key/value heads: "
+                    "counts for all %s heads\n", (long long)B, (long long)H, (long long)G,
+                    heads);
+        else
+            fprintf(out, "batch B = %lld, H = %lld heads: counts for all %s heads\n",
+                    (long long)B, (long long)H, heads);
+    }
     if (rep->computed)
         fprintf(out, "compute mode: %s; output checked against the float64 oracle\n",
                 rep->req.Q ? "inputs from .npy files" : "seeded random inputs");
@@ -398,6 +528,9 @@ void sim_report_text(FILE *out, const sim_report *rep)
         }
         fputc('\n', out);
     }
+
+    if (G < H)
+        gqa_text(out, rep);
 
     /* Bounds. */
     const sim_bounds *bd = &rep->bounds;
@@ -610,10 +743,12 @@ void sim_report_json(FILE *out, const sim_report *rep)
     const sim_bounds *bd = &rep->bounds;
     fprintf(out, "{\"fasim_version\":\"%s\",\"config\":{\"N\":%lld,\"Nk\":%lld,"
             "\"d\":%lld,\"M_bytes\":%llu,\"M_elems\":%.0f,\"dtype\":\"%s\",\"causal\":%s,"
-            "\"window\":%lld,\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu,\"gpu\":",
+            "\"window\":%lld,\"batch\":%lld,\"heads\":%lld,\"kv_heads\":%lld,"
+            "\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu,\"gpu\":",
             FASIM_VERSION, (long long)sh->N, (long long)sim_shape_Nk(sh), (long long)sh->d,
             (unsigned long long)sh->M, bd->M_elems, sim_dtype_name(dt),
-            sh->causal ? "true" : "false", (long long)sh->window,
+            sh->causal ? "true" : "false", (long long)sh->window, (long long)sim_shape_B(sh),
+            (long long)sim_shape_H(sh), (long long)sim_shape_G(sh),
             rep->computed ? "compute" : "count-only",
             rep->req.Q ? "npy" : "seed", (unsigned long long)rep->req.seed);
     if (rep->req.gpu)
@@ -709,6 +844,34 @@ void sim_report_json(FILE *out, const sim_report *rep)
         fprintf(out, "}");
     }
     fprintf(out, "]");
+    if (sim_shape_G(sh) < sim_shape_H(sh)) {
+        fprintf(out, ",\"gqa\":{\"kv_cache_bytes\":%llu,\"kv_cache_bytes_mha\":%llu",
+                (unsigned long long)kv_cache_bytes(sh, sim_shape_G(sh)),
+                (unsigned long long)kv_cache_bytes(sh, sim_shape_H(sh)));
+        if (rep->has_gqa) {
+            const sim_report_run *g = &rep->gqa;
+            fprintf(out, ",\"grouped\":{\"heads_per_block\":%lld,\"Br\":%lld,\"Bc\":%lld,"
+                    "\"sram_peak_bytes\":%llu,\"kv_read_elems\":%llu,\"total_bytes\":%llu,"
+                    "\"matches\":%s",
+                    (long long)(sim_shape_H(sh) / sim_shape_G(sh)), (long long)g->res.plan.Br,
+                    (long long)g->res.plan.Bc, (unsigned long long)g->res.sram_peak,
+                    (unsigned long long)kv_reads(&g->res.counts),
+                    (unsigned long long)total_bytes(&g->res.counts, dt),
+                    g->theory_matches ? "true" : "false");
+            if (g->has_error) {
+                fprintf(out, ",\"error\":{\"max_abs\":");
+                json_num(out, g->err.max_abs);
+                fprintf(out, ",\"max_rel\":");
+                json_num(out, g->err.max_rel);
+                fputc('}', out);
+            }
+            fputc('}', out);
+        } else if (rep->gqa_note[0]) {
+            fprintf(out, ",\"note\":");
+            json_str(out, rep->gqa_note);
+        }
+        fputc('}', out);
+    }
     if (rep->mode_note[0]) {
         fprintf(out, ",\"note\":");
         json_str(out, rep->mode_note);

@@ -59,6 +59,12 @@ typedef struct {
     uint64_t naive_bytes;           /* naive's total bytes, for the ratios */
     sim_bounds bounds;
     double oracle_seconds;
+    /* GQA (G < H) with FA2 run: the same FA2 with the H/G query heads of a
+     * key/value head in one block, measured beside the fa2 column. */
+    int has_gqa;
+    sim_report_run gqa;             /* the grouped run (algo SIM_FA2), its error
+                                       against the oracle in compute mode */
+    char gqa_note[512];             /* why there is no grouped run, when G < H */
 } sim_report;
 
 /* Plan, check limits, run and compare. Returns SIM_OK, or SIM_EUSAGE /

@@ -37,23 +37,19 @@ void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
     sim_random_qkv(seed, N, N, d, dt, Q, K, V);
 }
 
-uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
+/* Heads of a tensor in HBM: the key/value side has B G, the query side B H. */
+static int kv_side(sim_tensor t)
 {
-    double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
-    double bytes = 4.0 * (2.0 * N + 2.0 * N_k) * d + 3.0 * 4.0 * N;  /* Q, O, K, V; m, l, L */
-    if (algo == SIM_NAIVE)
-        bytes += 2.0 * 4.0 * N * N_k;                     /* S, P */
-    return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
+    return t == SIM_K || t == SIM_V;
 }
 
-double sim_compute_flops(sim_algo algo, const sim_shape *sh)
+static int64_t tensor_heads(const sim_shape *sh, sim_tensor t)
 {
-    (void)algo;   /* all three do Q K^T and P V: 2 N N_k d multiply-adds */
-    double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
-    return 4.0 * N * N_k * d;
+    return sim_shape_B(sh) * (kv_side(t) ? sim_shape_G(sh) : sim_shape_H(sh));
 }
 
-static const int64_t *tensor_shape(const sim_shape *sh, sim_tensor t, int64_t dims[2])
+/* Rows and columns of one head of tensor t. */
+static void tensor_shape(const sim_shape *sh, sim_tensor t, int64_t dims[2])
 {
     switch (t) {
     case SIM_Q: case SIM_O:
@@ -65,7 +61,6 @@ static const int64_t *tensor_shape(const sim_shape *sh, sim_tensor t, int64_t di
     default:
         dims[0] = sh->N; dims[1] = 1; break;
     }
-    return dims;
 }
 
 static int needs(sim_algo algo, sim_tensor t)
@@ -77,6 +72,64 @@ static int needs(sim_algo algo, sim_tensor t)
     case SIM_L: return algo == SIM_FA2;
     default: return 0;
     }
+}
+
+uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
+{
+    double bytes = 0.0;                    /* every tensor the run holds, as floats */
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!needs(algo, (sim_tensor)t))
+            continue;
+        int64_t dims[2];
+        tensor_shape(sh, (sim_tensor)t, dims);
+        bytes += 4.0 * (double)tensor_heads(sh, (sim_tensor)t) * (double)dims[0] *
+                 (double)dims[1];
+    }
+    return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
+}
+
+double sim_compute_flops(sim_algo algo, const sim_shape *sh)
+{
+    (void)algo;   /* all three do Q K^T and P V: 2 N N_k d multiply-adds per head */
+    double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
+    return 4.0 * N * N_k * d * (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
+}
+
+static int run_loop_order(sim_algo algo, sim_hier *h, const sim_plan *p)
+{
+    switch (algo) {
+    case SIM_NAIVE: return sim_algo_naive(h, p);
+    case SIM_FA1:   return sim_algo_fa1(h, p);
+    case SIM_FA2:   return sim_algo_fa2(h, p);
+    default:
+        snprintf(h->err, h->errlen, "unknown loop order");
+        return -1;
+    }
+}
+
+/* The loop order once per block of heads: for each sequence b and each
+ * key/value head g, the H/G query heads that read g, one at a time or (a
+ * grouped plan) all in one block. Every tensor's base row moves to the
+ * head(s) in hand. */
+static int run_heads(sim_algo algo, sim_hier *h, const sim_plan *p)
+{
+    const sim_shape *sh = &h->sh;
+    const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
+    const int64_t per_g = H / G, hq = sim_shape_hq(sh);
+    h->hq = hq;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t h0 = g * per_g; h0 < (g + 1) * per_g; h0 += hq) {
+                h->head = b * H + h0;
+                for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+                    int64_t dims[2];
+                    tensor_shape(sh, (sim_tensor)t, dims);
+                    h->base[t] = (kv_side((sim_tensor)t) ? b * G + g : h->head) * dims[0];
+                }
+                if (run_loop_order(algo, h, p) != 0 || h->failed)
+                    return -1;
+            }
+    return 0;
 }
 
 int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
@@ -91,6 +144,10 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     memset(res, 0, sizeof *res);
     if (sim_shape_check(sh, err, errlen) != 0)
         return -1;
+    if (sh->group && algo != SIM_FA2) {
+        snprintf(err, errlen, "grouped query heads are a plan of FA2's forward pass only");
+        return -1;
+    }
     if (!p->fits && p->kind != SIM_PLAN_PAPER) {
         sim_plan_explain_misfit(p, sh, err, errlen);
         return -1;
@@ -110,16 +167,18 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     h.i = h.j = -1;
 
     int rc = 0;
+    int64_t n_el[SIM_TENSOR_COUNT];
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         int64_t dims[2];
         tensor_shape(sh, (sim_tensor)t, dims);
         h.hbm_ld[t] = dims[1];
+        n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
         if (!h.compute || !needs(algo, (sim_tensor)t))
             continue;
-        h.hbm[t] = calloc((size_t)(dims[0] * dims[1]), sizeof(float));
+        h.hbm[t] = calloc((size_t)n_el[t], sizeof(float));
         if (!h.hbm[t]) {
-            snprintf(err, errlen, "out of memory for tensor %s (%lld x %lld floats)",
-                     sim_tensor_name((sim_tensor)t), (long long)dims[0], (long long)dims[1]);
+            snprintf(err, errlen, "out of memory for tensor %s (%lld floats)",
+                     sim_tensor_name((sim_tensor)t), (long long)n_el[t]);
             rc = -1;
             goto done;
         }
@@ -127,21 +186,12 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     if (h.compute) {
         const float *in[3] = { Q, K, V };
         for (int t = 0; t < 3; t++) {
-            const int64_t n = (t == 0 ? sh->N : sim_shape_Nk(sh)) * sh->d;
-            memcpy(h.hbm[t], in[t], (size_t)n * sizeof(float));
-            sim_round_to_dtype(h.hbm[t], n, sh->dtype);
+            memcpy(h.hbm[t], in[t], (size_t)n_el[t] * sizeof(float));
+            sim_round_to_dtype(h.hbm[t], n_el[t], sh->dtype);
         }
     }
 
-    switch (algo) {
-    case SIM_NAIVE: rc = sim_algo_naive(&h, p); break;
-    case SIM_FA1:   rc = sim_algo_fa1(&h, p); break;
-    case SIM_FA2:   rc = sim_algo_fa2(&h, p); break;
-    default:
-        snprintf(err, errlen, "unknown loop order");
-        rc = -1;
-    }
-    if (rc != 0 || h.failed) {
+    if (run_heads(algo, &h, p) != 0) {
         rc = -1;
         goto done;
     }

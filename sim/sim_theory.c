@@ -196,6 +196,21 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
     default:
         return -1;
     }
+    /* The whole batch: every head repeats its loop nest, so each count is the
+     * one-head count times the heads that move the tensor: B H on the query
+     * side, and for K and V B H too (each query head reads its key/value
+     * head), or B G when a block takes a group's query heads together. */
+    const uint64_t q_heads = mul(&k, (uint64_t)sim_shape_B(sh), (uint64_t)sim_shape_H(sh));
+    const uint64_t kv_reads = sh->group ? mul(&k, (uint64_t)sim_shape_B(sh),
+                                               (uint64_t)sim_shape_G(sh))
+                                        : q_heads;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        uint64_t f = (t == SIM_K || t == SIM_V) ? kv_reads : q_heads;
+        out->read_elems[t] = mul(&k, out->read_elems[t], f);
+        out->write_elems[t] = mul(&k, out->write_elems[t], f);
+        out->read_ops[t] = mul(&k, out->read_ops[t], f);
+        out->write_ops[t] = mul(&k, out->write_ops[t], f);
+    }
     /* The byte totals must fit too: elements times at most 4 bytes. */
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         (void)mul(&k, out->read_elems[t], 4);
@@ -211,6 +226,9 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
 int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps)
 {
     chk k = { 0 };
+    /* Blocks of heads that each run the loop nest once (sim_run). */
+    const uint64_t blocks = mul(&k, (uint64_t)sim_shape_B(sh),
+                                (uint64_t)(sim_shape_H(sh) / sim_shape_hq(sh)));
     uint64_t TT = mul(&k, (uint64_t)p->Tr, (uint64_t)p->Tc);
     if (p->algo == SIM_NAIVE) {
         uint64_t sm = p->softmax_passes == 1
@@ -220,6 +238,7 @@ int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps)
     } else {
         *steps = visited(&k, sh, p->Br, p->Bc);
     }
+    *steps = mul(&k, *steps, blocks);
     return k.overflow ? -1 : 0;
 }
 
@@ -231,10 +250,12 @@ sim_bounds sim_theory_bounds(const sim_shape *sh)
     double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
     double N_max = N > N_k ? N : N_k;
     b.M_elems = (double)(sh->M / (uint64_t)sim_dtype_bytes(sh->dtype));
-    b.theta_standard = N_max * d + N * N_k;
-    b.theta_flash = b.M_elems > 0 ? N * N_k * d * d / b.M_elems : 0.0;
+    /* The theorems speak of one head; a batch of B H heads repeats them. */
+    const double heads = (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
+    b.theta_standard = heads * (N_max * d + N * N_k);
+    b.theta_flash = b.M_elems > 0 ? heads * N * N_k * d * d / b.M_elems : 0.0;
     b.lower_bound = b.theta_flash;
-    b.io_floor = 2.0 * (N + N_k) * d;
+    b.io_floor = heads * 2.0 * (N + N_k) * d;
     b.in_regime = d <= b.M_elems && b.M_elems <= N_max * d;
     return b;
 }

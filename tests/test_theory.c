@@ -142,6 +142,18 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     }
 #undef RD
 #undef WR
+    /* A batch repeats the loop nest per head: B H times on the query side;
+     * K and V are read B H times too, or B G times when a block takes the
+     * H / G query heads of a key/value head together. */
+    const uint64_t B = sh->batch ? (uint64_t)sh->batch : 1, H = sh->heads ? (uint64_t)sh->heads : 1;
+    const uint64_t G = sh->kv_heads ? (uint64_t)sh->kv_heads : H;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        uint64_t f = (t == SIM_K || t == SIM_V) && sh->group ? B * G : B * H;
+        c->read_elems[t] *= f;
+        c->write_elems[t] *= f;
+        c->read_ops[t] *= f;
+        c->write_ops[t] *= f;
+    }
 }
 
 static void print_counts_diff(const char *what, const sim_counts *a, const sim_counts *b)
@@ -329,6 +341,74 @@ static void test_random_masks(void **state)
     assert_true(with_window > total / 6 && with_keys > total / 3 && skipped_kv >= 5);
 }
 
+/* Batches, heads and GQA: measured = closed form = the enumeration times
+ * the heads, over random shapes; grouped FA2 blocks among them. */
+static void test_random_heads(void **state)
+{
+    (void)state;
+    uint64_t rng = 8080;
+    int grouped = 0, total = 0;
+    for (int k = 0; k < 240; k++) {
+        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        sim_shape sh = { 0 };
+        sh.N = tu_rand_range(&rng, 1, 120);
+        sh.Nk = sh.N + (tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 0, 90) : 0);
+        sh.d = tu_rand_range(&rng, 1, 24);
+        sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+        sh.causal = (int)tu_rand_range(&rng, 0, 1);
+        if (sh.causal && tu_rand_range(&rng, 0, 2) == 0)
+            sh.window = tu_rand_range(&rng, 1, sh.Nk);
+        sh.batch = tu_rand_range(&rng, 1, 3);
+        sh.heads = tu_rand_range(&rng, 1, 8);
+        do
+            sh.kv_heads = tu_rand_range(&rng, 1, sh.heads);
+        while (sh.heads % sh.kv_heads != 0);
+        sh.group = a == SIM_FA2 && tu_rand_range(&rng, 0, 1);
+        sh.M = 64u << 20;
+        sim_plan p;
+        plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N + 3),
+                       tu_rand_range(&rng, 1, sh.Nk + 3), &p);
+        grouped += sh.group && sh.kv_heads < sh.heads;
+        total++;
+        check_config(a, &sh, &p);
+    }
+    printf("  %d configurations, %d with grouped query heads\n", total, grouped);
+    assert_true(grouped > 10);
+}
+
+/* MQA, written out: H = 8 query heads on one key/value head. FA2 one head
+ * per block reads K H times; grouped, once, with B_r rows of all 8 heads on
+ * chip. */
+static void test_mqa_grouped_reads_kv_once(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 256, .d = 32, .M = 1u << 22, .dtype = SIM_FP16, .batch = 2,
+                     .heads = 8, .kv_heads = 1 };
+    sim_plan p;
+    sim_result r;
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 64, 32, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
+    const uint64_t per_head = 4 * 256 * 32;           /* T_r = 4 passes over K */
+    assert_int_equal(r.counts.read_elems[SIM_K], 2 * 8 * per_head);
+    assert_int_equal(r.counts.read_elems[SIM_Q], 2 * 8 * 256 * 32);
+    sim_result_free(&r);
+    sh.group = 1;
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 64, 32, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(p.buf[0].rows, 8 * 64);          /* Q_i: B_r rows of 8 heads */
+    assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
+    assert_int_equal(r.counts.read_elems[SIM_K], 2 * 1 * per_head);
+    assert_int_equal(r.counts.read_elems[SIM_V], 2 * 1 * per_head);
+    assert_int_equal(r.counts.read_elems[SIM_Q], 2 * 8 * 256 * 32);
+    assert_int_equal(r.counts.write_elems[SIM_O], 2 * 8 * 256 * 32);
+    sim_result_free(&r);
+    /* Grouping is FA2's plan alone. */
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 64, 32, SIM_PLAN_USER, &p), -1);
+    char err[128];
+    assert_int_equal(sim_shape_check(&(sim_shape){ .N = 4, .heads = 6, .kv_heads = 4 }, err,
+                                     sizeof err), -1);
+    assert_non_null(strstr(err, "divisible"));
+}
+
 /* A window of N_k keys or more is causal attention: the same counts. */
 static void test_full_window_is_causal(void **state)
 {
@@ -478,6 +558,8 @@ int main(void)
         cmocka_unit_test(test_visited_blocks),
         cmocka_unit_test(test_random_masks),
         cmocka_unit_test(test_full_window_is_causal),
+        cmocka_unit_test(test_random_heads),
+        cmocka_unit_test(test_mqa_grouped_reads_kv_once),
         cmocka_unit_test(test_loop_order_signatures),
         cmocka_unit_test(test_compute_counts_equal_count_only),
         cmocka_unit_test(test_overflow_detected),
