@@ -167,7 +167,7 @@ enum {
     O_N, O_D, O_M, O_DTYPE, O_ALGO, O_BR, O_BC, O_PLAN, O_CAUSAL, O_SEED,
     O_Q, O_K, O_V, O_OUT, O_JSON, O_COMPUTE, O_COUNT_ONLY, O_MAX_MEM,
     O_MAX_STEPS, O_GPU, O_HELP, O_VERSION, O_NQ, O_NK, O_WINDOW, O_BATCH, O_HEADS,
-    O_KV_HEADS
+    O_KV_HEADS, O_PASS, O_DO
 };
 
 static const cli_opt OPTS[] = {
@@ -182,6 +182,7 @@ static const cli_opt OPTS[] = {
     { "help", O_HELP, 0 },     { "version", O_VERSION, 0 },
     { "Nq", O_NQ, 1 },         { "Nk", O_NK, 1 },        { "window", O_WINDOW, 1 },
     { "batch", O_BATCH, 1 },   { "heads", O_HEADS, 1 },  { "kv-heads", O_KV_HEADS, 1 },
+    { "pass", O_PASS, 1 },     { "dO", O_DO, 1 },
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 
@@ -226,6 +227,9 @@ void cli_report_usage(FILE *out)
 "\n"
 "what to run\n"
 "  --algo LIST      naive, fa1, fa2, or all (default); comma lists work\n"
+"  --pass P         fwd (default), bwd or both: the backward pass computes dQ,\n"
+"                   dK, dV from dO (naive: Algorithm 3, fa1: Algorithm 4 of\n"
+"                   FlashAttention; fa2: Algorithm 2 of FlashAttention-2)\n"
 "  --Br B, --Bc B   block sizes; one of them alone pins it and picks the other\n"
 "  --plan KIND      best (default): the fewest HBM bytes that fit M;\n"
 "                   paper: Algorithm 1 line 1, B_c = ceil(M/4d), B_r =\n"
@@ -236,6 +240,8 @@ void cli_report_usage(FILE *out)
 "  --seed S         seed of the random inputs (default 1)\n"
 "  --q F --k F --v F  inputs as .npy, shape (N, d), float32 or float64; N and d\n"
 "                   then come from the files (implies compute mode)\n"
+"  --dO F           the backward's output gradient as .npy, Q's shape (with\n"
+"                   --q --k --v; default: seeded)\n"
 "\n"
 "output\n"
 "  --json           one JSON object on stdout (keys in README.md)\n"
@@ -264,6 +270,7 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
     r->sh.dtype = SIM_FP16;
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
         r->run_algo[a] = 1;
+    r->run_pass[SIM_FWD] = 1;
     r->plan_kind = SIM_PLAN_AUTO;
     r->mode = SIM_MODE_AUTO;
     r->seed = 1;
@@ -350,6 +357,19 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
             r->seed = s;
             break;
         }
+        case O_PASS:
+            if (!strcmp(val, "fwd") || !strcmp(val, "both")) {
+                r->run_pass[SIM_FWD] = 1;
+                r->run_pass[SIM_BWD] = !strcmp(val, "both");
+            } else if (!strcmp(val, "bwd")) {
+                r->run_pass[SIM_FWD] = 0;
+                r->run_pass[SIM_BWD] = 1;
+            } else {
+                ERR("--pass %s: unknown pass (fwd, bwd or both)", val);
+                return -1;
+            }
+            break;
+        case O_DO: o->do_path = val; break;
         case O_Q: o->q_path = val; break;
         case O_K: o->k_path = val; break;
         case O_V: o->v_path = val; break;
@@ -384,6 +404,12 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         r->sh.Nk = 0;
     if (sim_shape_check(&r->sh, err, errlen) != 0)
         return -1;
+    if (r->run_pass[SIM_BWD]) {
+        sim_shape b = r->sh;
+        b.pass = SIM_BWD;
+        if (sim_shape_check(&b, err, errlen) != 0)
+            return -1;
+    }
 
     if (compute && count_only) {
         ERR("--compute and --count-only contradict each other; choose one");
@@ -392,6 +418,14 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
     int nfiles = !!o->q_path + !!o->k_path + !!o->v_path;
     if (nfiles != 0 && nfiles != 3) {
         ERR("--q, --k and --v go together: give all three .npy files or none");
+        return -1;
+    }
+    if (o->do_path && nfiles != 3) {
+        ERR("--dO goes with --q, --k and --v: the gradient of given inputs");
+        return -1;
+    }
+    if (o->do_path && !r->run_pass[SIM_BWD]) {
+        ERR("--dO is the backward pass's input: add --pass bwd or --pass both");
         return -1;
     }
     if (nfiles == 3 && count_only) {
@@ -410,6 +444,10 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
             n_algos += r->run_algo[a];
         if (n_algos != 1) {
             ERR("--out writes one output: choose one loop order with --algo");
+            return -1;
+        }
+        if (!r->run_pass[SIM_FWD]) {
+            ERR("--out writes the forward pass's O: use --pass fwd or --pass both");
             return -1;
         }
         if (count_only) {

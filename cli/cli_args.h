@@ -76,7 +76,7 @@ typedef struct {
     int gpu_list;        /* --gpu list: print the presets and exit */
     int json;
     int N_set, d_set, M_set, Nk_set;
-    const char *q_path, *k_path, *v_path;
+    const char *q_path, *k_path, *v_path, *do_path;
     const char *out_path;
     sim_request req;
 } cli_report_opts;

@@ -10,6 +10,7 @@
  * float32 result it judges).
  *
  * Shapes: Q, K, V, O are (N, d) row-major; L (logsumexp per row) is (N).
+ * The backward pass (ref_oracle_attention_bwd) follows the same rules.
  */
 #ifndef FASIM_REF_ORACLE_H
 #define FASIM_REF_ORACLE_H
@@ -35,6 +36,38 @@ int ref_oracle_attention_f(const float *Q, const float *K, const float *V,
 int ref_oracle_attention_masked(const float *Q, const float *K, const float *V,
                                 int64_t Nq, int64_t Nk, int64_t d, const ref_mask *mk,
                                 double *O, double *L);
+
+/* ref_oracle_attention_masked from double inputs (used where inputs are
+ * perturbed by less than a float can hold, as in finite differences). */
+int ref_oracle_attention_masked_d(const double *Q, const double *K, const double *V,
+                                  int64_t Nq, int64_t Nk, int64_t d, const ref_mask *mk,
+                                  double *O, double *L);
+
+/*
+ * The backward pass in double: given dO = dF/dO for some scalar F of the
+ * output O = attention(Q, K, V) (the mask as in ref_oracle_attention_masked),
+ * the gradients
+ *     P = softmax(S), S = scale Q K^T + mask     (masked entries of P are 0)
+ *     dV = P^T dO          dP = dO V^T           D_r = sum_c P_rc dP_rc
+ *     dS = P o (dP - D)    dQ = scale dS K       dK = scale dS^T Q
+ * (o: elementwise; D_r also equals dO_r . O_r). P is recomputed row by row
+ * from Q and K, as FlashAttention's backward does, so no forward state is
+ * passed in.
+ * Shapes: Q, dO, dQ (Nq, d); K, V, dK, dV (Nk, d); all row-major.
+ * dQ, dK, dV are overwritten, not accumulated into. A query row that sees no
+ * key (O_r = 0 whatever Q, K, V are) contributes nothing: its dQ row is 0 and
+ * it adds nothing to dK or dV. Scratch: 2 Nk doubles, O(Nq Nk d) work.
+ * Returns 0, or -1 if scratch memory could not be allocated (the outputs are
+ * then untouched).
+ */
+int ref_oracle_attention_bwd(const float *Q, const float *K, const float *V, const float *dO,
+                             int64_t Nq, int64_t Nk, int64_t d, const ref_mask *mk,
+                             double *dQ, double *dK, double *dV);
+
+/* The same from double inputs. */
+int ref_oracle_attention_bwd_d(const double *Q, const double *K, const double *V,
+                               const double *dO, int64_t Nq, int64_t Nk, int64_t d,
+                               const ref_mask *mk, double *dQ, double *dK, double *dV);
 
 /* Error of a float result against the oracle.
  * max_abs = max |got - want|;  max_rel = max_abs / max |want| (normwise, so

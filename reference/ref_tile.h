@@ -457,4 +457,96 @@ REF_HD static inline void ref_softmax_online(const float *x, int n, int block,
     }
 }
 
+/* ---- backward ---------------------------------------------------------- */
+
+/*
+ * The primitives of the backward pass (FlashAttention-2, Algorithm 2; FA1's
+ * Algorithm 4 uses the same products). With dO the gradient of the output:
+ *   P_ij = exp(S_ij - L_i)            S_ij recomputed by ref_tile_scores
+ *   dV_j += P_ij^T dO_i               dP_ij = dO_i V_j^T (ref_tile_scores, scale 1)
+ *   D_i  = rowsum(dO_i o O_i)         dS_ij = P_ij o (dP_ij - D_i)
+ *   dQ_i += scale dS_ij K_j           dK_j += scale dS_ij^T Q_i
+ * Shapes as above, plus dO_i, dQ_i (br, d); dK_j, dV_j (bc, d); D_i (br);
+ * L_i (br) the logsumexp of the forward pass. Every sum starts from 0.0f and
+ * runs over its index upwards, one fmaf per term; the accumulations add
+ * their sum into the accumulator with one more fmaf.
+ */
+
+/* acc + a . b, continuing the chain: acc = fmaf(a[k], b[k], acc) for
+ * k = 0..n-1. A dot product over several tiles in turn, each continuing the
+ * last, gives the bits of one over the whole row (standard attention's
+ * backward, line 3, in one pass or two). */
+REF_HD static inline float ref_row_dot_acc(const float *a, const float *b, int n, float acc)
+{
+    for (int k = 0; k < n; k++)
+        acc = fmaf(a[k], b[k], acc);
+    return acc;
+}
+
+/* a . b = sum_k a[k] b[k], k = 0..n-1, acc = fmaf(a[k], b[k], acc) from 0.0f.
+ * D_i[r] = ref_row_dot(dO_i + r d, O_i + r d, d). 0 for n = 0. */
+REF_HD static inline float ref_row_dot(const float *a, const float *b, int n)
+{
+    return ref_row_dot_acc(a, b, n, 0.0f);
+}
+
+/* s[k] <- exp(s[k] - L), k = 0..n-1: one row of P recomputed from its scores
+ * and the row's logsumexp L (FA2 backward). The shift follows ref_shift: a row
+ * that saw no key has L = -inf and its scores are all -inf, which gives 0s;
+ * a masked score (-inf) gives 0 in any row. */
+REF_HD static inline void ref_exp_lse_row(float *s, int n, float L)
+{
+    float sh = ref_shift(L);
+    for (int k = 0; k < n; k++)
+        s[k] = ref_exp(s[k] - sh);
+}
+
+/* dS[r][c] = P[r][c] * (dP[r][c] - D[r]): a subtraction, then a product,
+ * nothing fused. P, dP, dS (br, bc), D (br). dS may alias dP (or P); each
+ * entry is read before it is written. A masked entry (P = 0) gives +-0. */
+REF_HD static inline void ref_tile_ds(const float *P, const float *dP, const float *D,
+                                      int br, int bc, float *dS)
+{
+    for (int r = 0; r < br; r++)
+        for (int c = 0; c < bc; c++) {
+            int64_t i = (int64_t)r * bc + c;
+            dS[i] = P[i] * (dP[i] - D[r]);
+        }
+}
+
+/* acc += scale * A^T B.  A (rows, acols), B (rows, d), acc (acols, d).
+ * For each c, t: s = sum_r A[r][c] B[r][t], r = 0..rows-1, fmaf from 0.0f;
+ * then acc[c][t] = fmaf(scale, s, acc[c][t]). acc must not alias A or B.
+ * dV_j += P_ij^T dO_i:  ref_tile_acc_tn(dV_j, P, dO_i, br, bc, d, 1.0f);
+ * dK_j += scale dS^T Q_i: ref_tile_acc_tn(dK_j, dS, Q_i, br, bc, d, scale). */
+REF_HD static inline void ref_tile_acc_tn(float *acc, const float *A, const float *B,
+                                          int rows, int acols, int d, float scale)
+{
+    for (int c = 0; c < acols; c++)
+        for (int t = 0; t < d; t++) {
+            float s = 0.0f;
+            for (int r = 0; r < rows; r++)
+                s = fmaf(A[(int64_t)r * acols + c], B[(int64_t)r * d + t], s);
+            int64_t i = (int64_t)c * d + t;
+            acc[i] = fmaf(scale, s, acc[i]);
+        }
+}
+
+/* acc += scale * A B.  A (rows, k), B (k, d), acc (rows, d).
+ * For each r, t: s = sum_c A[r][c] B[c][t], c = 0..k-1, fmaf from 0.0f;
+ * then acc[r][t] = fmaf(scale, s, acc[r][t]). acc must not alias A or B.
+ * dQ_i += scale dS_ij K_j:  ref_tile_acc_nn(dQ_i, dS, K_j, br, bc, d, scale). */
+REF_HD static inline void ref_tile_acc_nn(float *acc, const float *A, const float *B,
+                                          int rows, int k, int d, float scale)
+{
+    for (int r = 0; r < rows; r++)
+        for (int t = 0; t < d; t++) {
+            float s = 0.0f;
+            for (int c = 0; c < k; c++)
+                s = fmaf(A[(int64_t)r * k + c], B[(int64_t)c * d + t], s);
+            int64_t i = (int64_t)r * d + t;
+            acc[i] = fmaf(scale, s, acc[i]);
+        }
+}
+
 #endif /* FASIM_REF_TILE_H */

@@ -21,17 +21,27 @@
 /* ---- vocabulary --------------------------------------------------------- */
 
 typedef enum { SIM_NAIVE, SIM_FA1, SIM_FA2, SIM_ALGO_COUNT } sim_algo;
+
+/* The forward pass (O from Q, K, V) or the backward pass (dQ, dK, dV from
+ * dO and what the forward left in HBM). Each loop order has both: naive's
+ * backward is Algorithm 3 of the FlashAttention paper, FA1's its Algorithm
+ * 4, FA2's Algorithm 2 of the FlashAttention-2 paper. */
+typedef enum { SIM_FWD, SIM_BWD, SIM_PASS_COUNT } sim_pass;
 typedef enum { SIM_FP16, SIM_BF16, SIM_FP32, SIM_DTYPE_COUNT } sim_dtype;
 
-/* The tensors that live in HBM. m, l, L are always fp32; the others take the
- * run's dtype (DESIGN.md, "The IO model"). */
+/* The tensors that live in HBM. m, l, L and D are always fp32; the others
+ * take the run's dtype (DESIGN.md, "The IO model"). The backward pass adds
+ * the gradients dO (its input), dQ, dK, dV, standard attention's dP and dS
+ * (N x N_k), and D = rowsum(dO o O) (N). */
 typedef enum {
     SIM_Q, SIM_K, SIM_V, SIM_O, SIM_S, SIM_P, SIM_m, SIM_l, SIM_L,
+    SIM_dO, SIM_dQ, SIM_dK, SIM_dV, SIM_dP, SIM_dS, SIM_D,
     SIM_TENSOR_COUNT
 } sim_tensor;
 
 const char *sim_algo_name(sim_algo a);            /* "naive", "fa1", "fa2" */
 const char *sim_algo_title(sim_algo a);           /* "standard (Algorithm 0)", ... */
+const char *sim_pass_name(sim_pass p);            /* "fwd", "bwd" */
 const char *sim_dtype_name(sim_dtype t);          /* "fp16", "bf16", "fp32" */
 const char *sim_tensor_name(sim_tensor t);        /* "Q", ..., "m", "l", "L" */
 int sim_dtype_bytes(sim_dtype t);                 /* 2, 2, 4 */
@@ -64,6 +74,7 @@ typedef struct {
     int group;           /* FA2 forward only: the H/G query heads of a key/value
                             head share one block, so each K_j, V_j is loaded once
                             for all of them (B_r rows of each head on chip) */
+    sim_pass pass;       /* the pass a plan or run is for; SIM_FWD (0) by default */
 } sim_shape;
 
 /* N_k: the key/value rows. */
@@ -177,13 +188,17 @@ typedef enum { SIM_PLAN_AUTO, SIM_PLAN_PAPER, SIM_PLAN_USER } sim_plan_kind;
 
 typedef struct {
     sim_algo algo;
+    sim_pass pass;       /* the shape's pass when the plan was made */
     sim_plan_kind kind;
     int64_t Br, Bc, Tr, Tc;
     /* The naive order's softmax (Algorithm 0, line 2): one pass over row
      * blocks of Bs_r whole rows when a row of S fits in SRAM, otherwise three
-     * passes (max, sum, normalise) over the B_r x B_c tiles of S. */
-    int softmax_passes;  /* naive only: 1 or 3; 0 for FA1/FA2 */
-    int64_t Bs_r;        /* naive, 1 pass: rows per softmax transfer */
+     * passes (max, sum, normalise) over the B_r x B_c tiles of S. Its
+     * backward's line 3 (dS from P and dP, which needs the row sums of
+     * P o dP) likewise: one pass over whole rows of P and dP, or two over
+     * tiles (the sums, then dS). */
+    int softmax_passes;  /* naive only: 1 or 3 forward, 1 or 2 backward; 0 for FA */
+    int64_t Bs_r;        /* naive, 1 pass: rows per transfer */
     int nbuf;
     sim_buffer buf[SIM_MAX_BUFFERS];
     int nphases;
@@ -307,9 +322,20 @@ typedef struct {
     uint64_t sram_peak;         /* measured: the most SRAM allocated at once */
     uint64_t steps;             /* tile steps executed */
     int computed;               /* 1 in compute mode */
-    float *O;                   /* compute mode: (N, d), owned; values of dtype */
-    float *L;                   /* compute mode, FA2: (N) logsumexp; else NULL */
+    float *O;                   /* compute mode: (B, H, N, d), owned; values of dtype
+                                   (a backward run: the forward's, its input) */
+    float *L;                   /* compute mode, FA2: (B, H, N) logsumexp; else NULL */
+    float *dQ, *dK, *dV;        /* compute mode, backward: (B, H, N, d) and twice
+                                   (B, G, N_k, d), owned; else NULL */
 } sim_result;
+
+/* The data of a compute-mode run: Q (B, H, N, d), K and V (B, G, N_k, d),
+ * and for the backward dO (B, H, N, d). Values are rounded to the dtype as
+ * they are placed in HBM. */
+typedef struct {
+    const float *Q, *K, *V;
+    const float *dO;
+} sim_inputs;
 
 /* Run `algo` with plan p (which must fit, or be a paper plan: a paper plan over
  * M runs with SRAM as large as its peak, and the report says so).
@@ -320,6 +346,14 @@ typedef struct {
 int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             const float *Q, const float *K, const float *V,
             const sim_observer *obs, sim_result *res, char *err, size_t errlen);
+
+/* The same with the inputs in one struct, NULL for count-only; a backward
+ * shape (sh->pass, p->pass = SIM_BWD) needs in->dO too. In compute mode a
+ * backward run first runs the same loop order's forward pass, with the same
+ * block sizes, unobserved and uncounted, for what the backward reads. */
+int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
+                   const sim_inputs *in, const sim_observer *obs, sim_result *res,
+                   char *err, size_t errlen);
 
 void sim_result_free(sim_result *res);
 
@@ -337,6 +371,10 @@ void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt);
  * them to dtype. Q, K, V of a seed are drawn in that order from one stream. */
 void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
                        float *Q, float *K, float *V);
+
+/* The backward's output gradient dO of a seed: n values from a stream of
+ * its own (so a seed's Q, K, V do not depend on it), rounded to dtype. */
+void sim_random_grad(uint64_t seed, int64_t n, sim_dtype dt, float *dO);
 
 /* The same with Q of Nq rows and K, V of Nk rows (Nq = Nk = N above). */
 void sim_random_qkv(uint64_t seed, int64_t Nq, int64_t Nk, int64_t d, sim_dtype dt,

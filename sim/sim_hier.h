@@ -83,7 +83,7 @@ void sim_sram_release_all(sim_hier *h);
 /* Round a value to what an HBM element of tensor t holds. */
 static inline float sim_hbm_round(const sim_hier *h, sim_tensor t, float x)
 {
-    if (t == SIM_m || t == SIM_l || t == SIM_L || h->sh.dtype == SIM_FP32)
+    if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D || h->sh.dtype == SIM_FP32)
         return x;
     return h->sh.dtype == SIM_FP16 ? ref_round_fp16(x) : ref_round_bf16(x);
 }
@@ -169,5 +169,10 @@ static inline void sim_mask_tile(const sim_hier *h, float *S, int64_t br, int64_
 int sim_algo_naive(sim_hier *h, const sim_plan *p);
 int sim_algo_fa1(sim_hier *h, const sim_plan *p);
 int sim_algo_fa2(sim_hier *h, const sim_plan *p);
+/* Their backward passes: dO, and what the forward left (P; O, l, m; O, L) in
+ * HBM, to dQ, dK, dV. */
+int sim_algo_naive_bwd(sim_hier *h, const sim_plan *p);
+int sim_algo_fa1_bwd(sim_hier *h, const sim_plan *p);
+int sim_algo_fa2_bwd(sim_hier *h, const sim_plan *p);
 
 #endif /* FASIM_SIM_HIER_H */

@@ -15,8 +15,13 @@ static const char *const ALGO_TITLES[SIM_ALGO_COUNT] = {
 };
 static const char *const DTYPE_NAMES[SIM_DTYPE_COUNT] = { "fp16", "bf16", "fp32" };
 static const char *const TENSOR_NAMES[SIM_TENSOR_COUNT] = {
-    "Q", "K", "V", "O", "S", "P", "m", "l", "L"
+    "Q", "K", "V", "O", "S", "P", "m", "l", "L", "dO", "dQ", "dK", "dV", "dP", "dS", "D"
 };
+
+const char *sim_pass_name(sim_pass p)
+{
+    return p == SIM_FWD ? "fwd" : p == SIM_BWD ? "bwd" : "?";
+}
 
 const char *sim_algo_name(sim_algo a)
 {
@@ -47,7 +52,7 @@ int sim_tensor_bytes(sim_tensor t, sim_dtype dt)
 {
     /* The softmax statistics and the logsumexp are fp32 in every FlashAttention
      * implementation; the matrices take the run's dtype. */
-    if (t == SIM_m || t == SIM_l || t == SIM_L)
+    if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D)
         return 4;
     return sim_dtype_bytes(dt);
 }
@@ -72,6 +77,12 @@ int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
     else if (sim_shape_H(sh) % sim_shape_G(sh) != 0)
         why = "--heads H must be divisible by --kv-heads G: each key/value head serves "
               "the same number H/G of query heads";
+    else if (sh->pass == SIM_BWD && sim_shape_G(sh) < sim_shape_H(sh))
+        why = "the backward pass is simulated with one key/value head per query head: "
+              "with G < H each head's dK, dV would need a sum over its group that the "
+              "papers' algorithms leave out; drop --kv-heads or use --pass fwd";
+    else if (sh->pass == SIM_BWD && sh->group)
+        why = "grouped query heads are a plan of FA2's forward pass only";
     if (!why)
         return 0;
     if (err && errlen)

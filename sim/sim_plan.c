@@ -37,6 +37,87 @@ static int64_t ceil_div(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
+/* The backward passes' buffers (p->Br, p->Bc already clamped), e bytes per
+ * element of the dtype:
+ *   naive (Algorithm 3 of the FlashAttention paper), five phases, one per
+ *     line: 1 dV = P^T dO (dV_j kept, K/V-block outer), 2 dP = dO V^T,
+ *     3 dS = P o (dP - rowsum(P o dP)) over whole rows (one pass) or tiles
+ *     (two: the sums, then dS), 4 dQ = dS K, 5 dK = dS^T Q;
+ *   fa1 (Algorithm 4) and fa2 (FlashAttention-2, Algorithm 2): K_j, V_j and
+ *     the accumulators dK_j, dV_j stay for the inner loop over query blocks,
+ *     which brings Q_i, dO_i, dQ_i and the statistics (FA1: O_i, l_i, m_i,
+ *     D_i computed on chip; FA2: L_i, D_i). FA2 has a first phase of its
+ *     own, line 4: D = rowsum(dO o O) block by block.
+ * Accumulators and the recomputed tiles (S_ij then P_ij; dP_ij then dS_ij)
+ * are fp32. */
+static void plan_bwd(sim_plan *p, const sim_shape *sh, int e)
+{
+    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d, N_k = sim_shape_Nk(sh), N = sh->N;
+    switch (p->algo) {
+    case SIM_NAIVE:
+        add_buf(p, "P_ij", 1, Br, Bc, e, "tile of P (line 1)");
+        add_buf(p, "dO_i", 1, Br, d, e, "output gradient block");
+        add_buf(p, "dV_j", 1, Bc, d, 4, "fp32 accumulator of P^T dO");
+        add_buf(p, "dO_i", 2, Br, d, e, "output gradient block (line 2)");
+        add_buf(p, "V_j", 2, Bc, d, e, "value block");
+        add_buf(p, "dP_ij", 2, Br, Bc, 4, "fp32 accumulator of dO V^T");
+        if ((uint64_t)N_k * 8u + 4u <= sh->M) {
+            p->softmax_passes = 1;
+            uint64_t rows = sh->M / ((uint64_t)N_k * 8u + 4u);
+            p->Bs_r = rows < (uint64_t)N ? (int64_t)rows : N;
+            add_buf(p, "P_rows", 3, p->Bs_r, N_k, 4, "whole rows of P, fp32 (line 3)");
+            add_buf(p, "dP_rows", 3, p->Bs_r, N_k, 4, "whole rows of dP; dS in place");
+            add_buf(p, "D", 3, p->Bs_r, 1, 4, "row sums of P o dP");
+        } else {
+            p->softmax_passes = 2;
+            add_buf(p, "P_ij", 3, Br, Bc, 4, "tile of P, fp32 (line 3)");
+            add_buf(p, "dP_ij", 3, Br, Bc, 4, "tile of dP; dS in place");
+            add_buf(p, "D_i", 3, Br, 1, 4, "row sums of P o dP");
+        }
+        add_buf(p, "dS_ij", 4, Br, Bc, e, "tile of dS (line 4)");
+        add_buf(p, "K_j", 4, Bc, d, e, "key block");
+        add_buf(p, "dQ_i", 4, Br, d, 4, "fp32 accumulator of dS K");
+        add_buf(p, "dS_ij", 5, Br, Bc, e, "tile of dS (line 5)");
+        add_buf(p, "Q_i", 5, Br, d, e, "query block");
+        add_buf(p, "dK_j", 5, Bc, d, 4, "fp32 accumulator of dS^T Q");
+        p->nphases = 5;
+        break;
+    case SIM_FA1:
+        add_buf(p, "K_j", 1, Bc, d, e, "key block (line 7)");
+        add_buf(p, "V_j", 1, Bc, d, e, "value block (line 7)");
+        add_buf(p, "dK_j", 1, Bc, d, 4, "fp32 accumulator (line 8)");
+        add_buf(p, "dV_j", 1, Bc, d, 4, "fp32 accumulator (line 8)");
+        add_buf(p, "Q_i", 1, Br, d, e, "query block (line 10)");
+        add_buf(p, "O_i", 1, Br, d, e, "output block, for D_i (line 10)");
+        add_buf(p, "dO_i", 1, Br, d, e, "output gradient block (line 10)");
+        add_buf(p, "dQ_i", 1, Br, d, 4, "query gradient, fp32 (line 10)");
+        add_buf(p, "l_i", 1, Br, 1, 4, "row sums (line 10)");
+        add_buf(p, "m_i", 1, Br, 1, 4, "row maxima (line 10)");
+        add_buf(p, "S_ij", 1, Br, Bc, 4, "scores, then P_ij (lines 11-13)");
+        add_buf(p, "dP_ij", 1, Br, Bc, 4, "dP_ij, then dS_ij (lines 17-20)");
+        add_buf(p, "D_i", 1, Br, 1, 4, "rowsum(dO_i o O_i) (line 19)");
+        p->nphases = 1;
+        break;
+    default:
+        add_buf(p, "O_i", 1, Br, d, e, "output block (line 4)");
+        add_buf(p, "dO_i", 1, Br, d, e, "output gradient block (line 4)");
+        add_buf(p, "D_i", 1, Br, 1, 4, "rowsum(dO_i o O_i) (line 4)");
+        add_buf(p, "K_j", 2, Bc, d, e, "key block (line 6)");
+        add_buf(p, "V_j", 2, Bc, d, e, "value block (line 6)");
+        add_buf(p, "dK_j", 2, Bc, d, 4, "fp32 accumulator (line 7)");
+        add_buf(p, "dV_j", 2, Bc, d, 4, "fp32 accumulator (line 7)");
+        add_buf(p, "Q_i", 2, Br, d, e, "query block (line 9)");
+        add_buf(p, "dO_i", 2, Br, d, e, "output gradient block (line 9)");
+        add_buf(p, "dQ_i", 2, Br, d, 4, "query gradient, fp32 (line 15)");
+        add_buf(p, "L_i", 2, Br, 1, 4, "logsumexp (line 9)");
+        add_buf(p, "D_i", 2, Br, 1, 4, "rowsum(dO o O) (line 9)");
+        add_buf(p, "S_ij", 2, Br, Bc, 4, "scores, then P_ij (lines 10-11)");
+        add_buf(p, "dP_ij", 2, Br, Bc, 4, "dP_ij, then dS_ij (lines 13-14)");
+        p->nphases = 2;
+        break;
+    }
+}
+
 int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
                   sim_plan_kind kind, sim_plan *out)
 {
@@ -57,6 +138,11 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
     Br = p->Br;
     Bc = p->Bc;
 
+    p->pass = sh->pass;
+    if (sh->pass == SIM_BWD) {
+        plan_bwd(p, sh, e);
+        goto peak;
+    }
     switch (algo) {
     case SIM_NAIVE:
         /* Algorithm 0, line 1: S = Q K^T, tiled. */
@@ -117,6 +203,7 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
         return -1;
     }
 
+peak:
     for (int ph = 1; ph <= p->nphases; ph++) {
         uint64_t sum = 0;
         for (int k = 0; k < p->nbuf; k++)

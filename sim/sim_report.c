@@ -61,55 +61,105 @@ static int build_grouped(sim_report *rep, const float *Q, const float *K, const 
     return SIM_OK;
 }
 
+/* The passes a request runs: forward when none is named. */
+static int pass_on(const sim_request *req, sim_pass p)
+{
+    if (!req->run_pass[SIM_FWD] && !req->run_pass[SIM_BWD])
+        return p == SIM_FWD;
+    return req->run_pass[p] != 0;
+}
+
+/* The float64 oracle for every head: O (forward) and the gradients dQ, dK,
+ * dV (backward). Query head qh = b H + h reads key/value head
+ * b G + h / (H / G). Returns 0, or -1 out of memory. */
+static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, const float *V,
+                        const float *dO, double *O_ref, double *dQ_ref, double *dK_ref,
+                        double *dV_ref)
+{
+    const int64_t N_k = sim_shape_Nk(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
+    const int64_t BH = sim_shape_B(sh) * H, per_g = H / G;
+    const int64_t qn = sh->N * sh->d, kn = N_k * sh->d;
+    const ref_mask mk = { sh->causal, N_k - sh->N, sh->window };
+    for (int64_t qh = 0; qh < BH; qh++) {
+        const int64_t g = (qh / H) * G + (qh % H) / per_g;
+        if (O_ref && ref_oracle_attention_masked(Q + qh * qn, K + g * kn, V + g * kn, sh->N,
+                                                 N_k, sh->d, &mk, O_ref + qh * qn, NULL) != 0)
+            return -1;
+        /* The backward runs with G = H (sim_shape_check), so g = qh there. */
+        if (dQ_ref && ref_oracle_attention_bwd(Q + qh * qn, K + g * kn, V + g * kn,
+                                               dO + qh * qn, sh->N, N_k, sh->d, &mk,
+                                               dQ_ref + qh * qn, dK_ref + g * kn,
+                                               dV_ref + g * kn) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof *rep);
     rep->req = *req;
+    rep->req.sh.pass = SIM_FWD;
     const sim_shape *sh = &rep->req.sh;
     if (sim_shape_check(sh, err, errlen) != 0)
         return SIM_EUSAGE;
+    sim_shape shp[SIM_PASS_COUNT];             /* the shape of each pass */
+    for (int q = 0; q < SIM_PASS_COUNT; q++) {
+        shp[q] = *sh;
+        shp[q].pass = (sim_pass)q;
+        if (pass_on(req, (sim_pass)q) && sim_shape_check(&shp[q], err, errlen) != 0)
+            return SIM_EUSAGE;
+    }
     const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
     const uint64_t max_steps = req->max_steps ? req->max_steps : SIM_DEFAULT_MAX_STEPS;
     rep->bounds = sim_theory_bounds(sh);
 
     /* 1. Plans, and the limits they imply, before anything runs. */
-    sim_plan plans[SIM_ALGO_COUNT];
+    sim_plan plans[SIM_PASS_COUNT][SIM_ALGO_COUNT];
     double flops = 0.0;
     uint64_t mem = 0;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-        if (!req->run_algo[a])
+    for (int q = 0; q < SIM_PASS_COUNT; q++) {
+        if (!pass_on(req, (sim_pass)q))
             continue;
-        char perr[1024];
-        if (sim_plan_choose((sim_algo)a, sh, req->plan_kind, req->Br, req->Bc,
-                            &plans[a], perr, sizeof perr) != 0) {
-            snprintf(err, errlen, "%s", perr);
-            return SIM_EUSAGE;
+        const char *pass = q == SIM_BWD ? " backward" : "";
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            if (!req->run_algo[a])
+                continue;
+            char perr[1024];
+            if (sim_plan_choose((sim_algo)a, &shp[q], req->plan_kind, req->Br, req->Bc,
+                                &plans[q][a], perr, sizeof perr) != 0) {
+                snprintf(err, errlen, "%s%s", q == SIM_BWD ? "backward: " : "", perr);
+                return SIM_EUSAGE;
+            }
+            sim_counts c;
+            uint64_t steps;
+            if (sim_theory_counts(&plans[q][a], &shp[q], &c) != 0 ||
+                sim_theory_steps(&plans[q][a], &shp[q], &steps) != 0) {
+                snprintf(err, errlen, "N = %lld, d = %lld: %s%s's HBM counts would overflow "
+                         "64 bits; use a smaller N or d", (long long)sh->N,
+                         (long long)sh->d, sim_algo_name((sim_algo)a), pass);
+                return SIM_EUSAGE;
+            }
+            if (steps > max_steps) {
+                snprintf(err, errlen, "%s%s would take %llu tile steps, more than the limit "
+                         "of %llu; use a smaller N, a larger --M, or raise --max-steps",
+                         sim_algo_name((sim_algo)a), pass, (unsigned long long)steps,
+                         (unsigned long long)max_steps);
+                return SIM_EUSAGE;
+            }
+            flops += sim_compute_flops((sim_algo)a, &shp[q]);
+            uint64_t m = sim_compute_memory((sim_algo)a, &shp[q]);
+            if (m > mem)
+                mem = m;
         }
-        sim_counts c;
-        uint64_t steps;
-        if (sim_theory_counts(&plans[a], sh, &c) != 0 ||
-            sim_theory_steps(&plans[a], sh, &steps) != 0) {
-            snprintf(err, errlen, "N = %lld, d = %lld: %s's HBM counts would overflow "
-                     "64 bits; use a smaller N or d", (long long)sh->N,
-                     (long long)sh->d, sim_algo_name((sim_algo)a));
-            return SIM_EUSAGE;
-        }
-        if (steps > max_steps) {
-            snprintf(err, errlen, "%s would take %llu tile steps, more than the limit "
-                     "of %llu; use a smaller N, a larger --M, or raise --max-steps",
-                     sim_algo_name((sim_algo)a), (unsigned long long)steps,
-                     (unsigned long long)max_steps);
-            return SIM_EUSAGE;
-        }
-        flops += sim_compute_flops((sim_algo)a, sh);
-        uint64_t m = sim_compute_memory((sim_algo)a, sh);
-        if (m > mem)
-            mem = m;
     }
-    /* The oracle: O of every head in double plus one row of scores. */
+    /* The oracle: O (and the three gradients) of every head in double, plus
+     * one row of scores. */
     const int64_t N_k = sim_shape_Nk(sh);
     const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
-    double oracle_mem = 8.0 * (double)BH * (double)sh->N * (double)sh->d + 8.0 * (double)N_k;
+    const int bwd = pass_on(req, SIM_BWD);
+    double oracle_mem = 8.0 * (double)(BH * sh->N + (bwd ? BH * sh->N + 2 * BG * N_k : 0)) *
+                            (double)sh->d + 8.0 * 4.0 * (double)N_k;
     uint64_t need = mem + (uint64_t)fmin(oracle_mem, 1.8e19);
     if (need < mem)
         need = UINT64_MAX;
@@ -151,9 +201,9 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     }
     rep->computed = compute;
 
-    /* 3. Inputs (compute mode only). */
-    float *Q = NULL, *K = NULL, *V = NULL;
-    double *O_ref = NULL;
+    /* 3. Inputs and the oracle (compute mode only). */
+    float *Q = NULL, *K = NULL, *V = NULL, *dO = NULL;
+    double *O_ref = NULL, *dQ_ref = NULL, *dK_ref = NULL, *dV_ref = NULL;
     int rc = SIM_OK;
     const int64_t nd = BH * sh->N * sh->d, nkd = BG * N_k * sh->d;
     if (compute) {
@@ -161,7 +211,15 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
         K = malloc((size_t)nkd * sizeof *K);
         V = malloc((size_t)nkd * sizeof *V);
         O_ref = malloc((size_t)nd * sizeof *O_ref);
-        if (!Q || !K || !V || !O_ref) {
+        int ok = Q && K && V && O_ref;
+        if (bwd) {
+            dO = malloc((size_t)nd * sizeof *dO);
+            dQ_ref = malloc((size_t)nd * sizeof *dQ_ref);
+            dK_ref = malloc((size_t)nkd * sizeof *dK_ref);
+            dV_ref = malloc((size_t)nkd * sizeof *dV_ref);
+            ok = ok && dO && dQ_ref && dK_ref && dV_ref;
+        }
+        if (!ok) {
             snprintf(err, errlen, "out of memory for the inputs (N = %lld, d = %lld)",
                      (long long)sh->N, (long long)sh->d);
             rc = SIM_EFAIL;
@@ -177,75 +235,101 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
         } else {
             sim_random_qkv(req->seed, BH * sh->N, BG * N_k, sh->d, sh->dtype, Q, K, V);
         }
+        if (dO) {
+            if (req->dO) {
+                memcpy(dO, req->dO, (size_t)nd * sizeof *dO);
+                sim_round_to_dtype(dO, nd, sh->dtype);
+            } else {
+                sim_random_grad(req->seed, nd, sh->dtype, dO);
+            }
+        }
         /* The oracle sees the same dtype-rounded inputs, so the error measures
          * the algorithm, not the quantisation of its inputs. */
         double t0 = now_seconds();
-        const ref_mask mk = { sh->causal, N_k - sh->N, sh->window };
-        const int64_t H = sim_shape_H(sh), per_g = H / sim_shape_G(sh);
-        const int64_t qn = sh->N * sh->d, kn = N_k * sh->d;
-        for (int64_t qh = 0; qh < BH; qh++) {     /* head h of sequence b reads g = h / per_g */
-            const int64_t g = (qh / H) * sim_shape_G(sh) + (qh % H) / per_g;
-            if (ref_oracle_attention_masked(Q + qh * qn, K + g * kn, V + g * kn, sh->N, N_k,
-                                            sh->d, &mk, O_ref + qh * qn, NULL) != 0) {
-                snprintf(err, errlen, "out of memory in the oracle");
-                rc = SIM_EFAIL;
-                goto out;
-            }
+        if (oracle_heads(sh, Q, K, V, dO, O_ref, dQ_ref, dK_ref, dV_ref) != 0) {
+            snprintf(err, errlen, "out of memory in the oracle");
+            rc = SIM_EFAIL;
+            goto out;
         }
         rep->oracle_seconds = now_seconds() - t0;
     }
 
-    /* 4. Runs. */
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-        if (!req->run_algo[a])
+    /* 4. Runs: the forward's, then the backward's. */
+    const sim_inputs in = { Q, K, V, dO };
+    for (int q = 0; q < SIM_PASS_COUNT; q++) {
+        if (!pass_on(req, (sim_pass)q))
             continue;
-        sim_report_run *r = &rep->runs[rep->nruns];
-        r->algo = (sim_algo)a;
-        double t0 = now_seconds();
-        if (sim_run((sim_algo)a, sh, &plans[a], Q, K, V, NULL, &r->res, err, errlen) != 0) {
-            rc = SIM_EFAIL;
-            goto out;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            if (!req->run_algo[a])
+                continue;
+            sim_report_run *r = &rep->runs[rep->nruns];
+            const sim_plan *p = &plans[q][a];
+            r->algo = (sim_algo)a;
+            r->pass = (sim_pass)q;
+            double t0 = now_seconds();
+            if (sim_run_inputs((sim_algo)a, &shp[q], p, compute ? &in : NULL, NULL, &r->res,
+                               err, errlen) != 0) {
+                rc = SIM_EFAIL;
+                goto out;
+            }
+            r->seconds = now_seconds() - t0;
+            rep->nruns++;
+            sim_theory_counts(p, &shp[q], &r->theory);
+            r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
+            if (compute) {
+                r->has_error = 1;
+                if (q == SIM_FWD) {
+                    r->err = ref_compare(r->res.O, O_ref, nd);
+                } else {
+                    r->grad_err[0] = ref_compare(r->res.dQ, dQ_ref, nd);
+                    r->grad_err[1] = ref_compare(r->res.dK, dK_ref, nkd);
+                    r->grad_err[2] = ref_compare(r->res.dV, dV_ref, nkd);
+                }
+            }
+            if (req->gpu)
+                r->roof = sim_roofline_estimate(req->gpu, sh->dtype,
+                                                sim_run_flops(p, &shp[q]),
+                                                (double)total_bytes(&r->res.counts, sh->dtype));
         }
-        r->seconds = now_seconds() - t0;
-        rep->nruns++;
-        sim_theory_counts(&plans[a], sh, &r->theory);
-        r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
-        if (compute) {
-            r->has_error = 1;
-            r->err = ref_compare(r->res.O, O_ref, nd);
-        }
-        if (req->gpu)
-            r->roof = sim_roofline_estimate(req->gpu, sh->dtype, sim_run_flops(&plans[a], sh),
-                                            (double)total_bytes(&r->res.counts, sh->dtype));
     }
 
     /* 4b. GQA: FA2 again with each group's query heads in one block. */
-    if (sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] &&
+    if (sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD) &&
         (rc = build_grouped(rep, Q, K, V, O_ref, err, errlen)) != SIM_OK)
         goto out;
 
-    /* 5. Naive's bytes for the ratios: measured when it ran, else its closed
-     * form under the same plan options. */
-    for (int k = 0; k < rep->nruns; k++)
-        if (rep->runs[k].algo == SIM_NAIVE) {
-            rep->have_naive_bytes = 1;
-            rep->naive_bytes = total_bytes(&rep->runs[k].res.counts, sh->dtype);
-        }
-    if (!rep->have_naive_bytes) {
-        sim_plan np;
-        sim_counts c;
-        char e2[8];
-        if (sim_plan_choose(SIM_NAIVE, sh, req->plan_kind, req->Br, req->Bc, &np, e2,
-                            sizeof e2) == 0 && sim_theory_counts(&np, sh, &c) == 0) {
-            rep->have_naive_bytes = 1;
-            rep->naive_bytes = total_bytes(&c, sh->dtype);
+    /* 5. Naive's bytes for the ratios, per pass: measured when it ran, else
+     * its closed form under the same plan options. */
+    for (int q = 0; q < SIM_PASS_COUNT; q++) {
+        if (!pass_on(req, (sim_pass)q))
+            continue;
+        for (int k = 0; k < rep->nruns; k++)
+            if (rep->runs[k].algo == SIM_NAIVE && rep->runs[k].pass == (sim_pass)q) {
+                rep->have_naive_pass[q] = 1;
+                rep->naive_pass_bytes[q] = total_bytes(&rep->runs[k].res.counts, sh->dtype);
+            }
+        if (!rep->have_naive_pass[q]) {
+            sim_plan np;
+            sim_counts c;
+            char e2[8];
+            if (sim_plan_choose(SIM_NAIVE, &shp[q], req->plan_kind, req->Br, req->Bc, &np, e2,
+                                sizeof e2) == 0 && sim_theory_counts(&np, &shp[q], &c) == 0) {
+                rep->have_naive_pass[q] = 1;
+                rep->naive_pass_bytes[q] = total_bytes(&c, sh->dtype);
+            }
         }
     }
+    rep->have_naive_bytes = rep->have_naive_pass[SIM_FWD];
+    rep->naive_bytes = rep->naive_pass_bytes[SIM_FWD];
 out:
     free(Q);
     free(K);
     free(V);
+    free(dO);
     free(O_ref);
+    free(dQ_ref);
+    free(dK_ref);
+    free(dV_ref);
     if (rc != SIM_OK)
         sim_report_free(rep);
     return rc;
@@ -359,43 +443,14 @@ static void gqa_text(FILE *out, const sim_report *rep)
     fputc('\n', out);
 }
 
-void sim_report_text(FILE *out, const sim_report *rep)
+/* The tables of one pass: plan, traffic, (GQA,) bounds, roofline, error,
+ * SRAM buffers. rep holds that pass's runs only (section_view). */
+static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
 {
     const sim_shape *sh = &rep->req.sh;
     const sim_dtype dt = sh->dtype;
+    const int64_t H = sim_shape_H(sh), G = sim_shape_G(sh);
     char b1[80], b2[80];
-
-    sim_format_bytes(b1, sizeof b1, sh->M);
-    sim_format_count(b2, sizeof b2, sh->M);
-    char lens[64], mask[48];
-    if (sim_shape_Nk(sh) != sh->N)
-        snprintf(lens, sizeof lens, "N_q = %lld, N_k = %lld", (long long)sh->N,
-                 (long long)sim_shape_Nk(sh));
-    else
-        snprintf(lens, sizeof lens, "N = %lld", (long long)sh->N);
-    if (sh->window > 0)
-        snprintf(mask, sizeof mask, "causal, window W = %lld", (long long)sh->window);
-    else
-        snprintf(mask, sizeof mask, "%s", sh->causal ? "causal" : "not causal");
-    fprintf(out, "fasim %s  %s, d = %lld, %s, M = %s (%s B), %s\n", FASIM_VERSION, lens,
-            (long long)sh->d, sim_dtype_name(dt), b1, b2, mask);
-    const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
-    if (B > 1 || H > 1) {
-        char heads[40];
-        sim_format_count(heads, sizeof heads, (uint64_t)(B * H));
-        if (G < H)
-            fprintf(out, "batch B = %lld, H = %lld query heads on G = %lld key/value heads: "
-                    "counts for all %s heads\n", (long long)B, (long long)H, (long long)G,
-                    heads);
-        else
-            fprintf(out, "batch B = %lld, H = %lld heads: counts for all %s heads\n",
-                    (long long)B, (long long)H, heads);
-    }
-    if (rep->computed)
-        fprintf(out, "compute mode: %s; output checked against the float64 oracle\n",
-                rep->req.Q ? "inputs from .npy files" : "seeded random inputs");
-    else
-        fprintf(out, "count-only mode: no tensor data; counts are exact\n");
 
     /* Header row. */
     fprintf(out, "\n%-*s", LABEL_W, "TILE PLAN");
@@ -529,7 +584,7 @@ void sim_report_text(FILE *out, const sim_report *rep)
         fputc('\n', out);
     }
 
-    if (G < H)
+    if (G < H && pass == SIM_FWD)
         gqa_text(out, rep);
 
     /* Bounds. */
@@ -537,6 +592,8 @@ void sim_report_text(FILE *out, const sim_report *rep)
     sim_format_count(b1, sizeof b1, (uint64_t)bd->M_elems);
     fprintf(out, "\nBOUNDS, elements; the paper's M = %s elements (M bytes / %d)\n", b1,
             sim_dtype_bytes(dt));
+    if (pass == SIM_BWD)
+        fprintf(out, "  the backward's bounds (FlashAttention, Theorem 5) are Theorem 2's\n");
     if (bd->in_regime)
         fprintf(out, "  d <= M <= N d holds: the theorems speak about this configuration\n");
     else
@@ -606,18 +663,26 @@ void sim_report_text(FILE *out, const sim_report *rep)
         for (int k = 0; k < rep->nruns; k++)
             cell(out, sim_algo_name(rep->runs[k].algo));
         fputc('\n', out);
-        row_label(out, "max |O - O_ref|");
-        for (int k = 0; k < rep->nruns; k++) {
-            snprintf(b1, sizeof b1, "%.3e", rep->runs[k].err.max_abs);
-            cell(out, b1);
+        static const char *const grad[3] = { "dQ", "dK", "dV" };
+        for (int g = 0; g < (pass == SIM_BWD ? 3 : 1); g++) {
+            const char *t = pass == SIM_BWD ? grad[g] : "O";
+            snprintf(b2, sizeof b2, "max |%s - %s_ref|", t, t);
+            row_label(out, b2);
+            for (int k = 0; k < rep->nruns; k++) {
+                const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
+                snprintf(b1, sizeof b1, "%.3e", e->max_abs);
+                cell(out, b1);
+            }
+            fputc('\n', out);
+            snprintf(b2, sizeof b2, "  / max |%s_ref|", t);
+            row_label(out, b2);
+            for (int k = 0; k < rep->nruns; k++) {
+                const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
+                snprintf(b1, sizeof b1, "%.3e", e->max_rel);
+                cell(out, b1);
+            }
+            fputc('\n', out);
         }
-        fputc('\n', out);
-        row_label(out, "  / max |O_ref|");
-        for (int k = 0; k < rep->nruns; k++) {
-            snprintf(b1, sizeof b1, "%.3e", rep->runs[k].err.max_rel);
-            cell(out, b1);
-        }
-        fputc('\n', out);
     }
 
     /* SRAM buffers, wrapped at 80 columns. */
@@ -661,6 +726,125 @@ void sim_report_text(FILE *out, const sim_report *rep)
                     sim_algo_name(p->algo), b1, (double)p->sram_peak / (double)sh->M);
         }
     }
+}
+
+/* A copy of rep with the runs of one pass, and that pass's naive bytes. */
+static void section_view(const sim_report *rep, sim_pass pass, sim_report *view)
+{
+    *view = *rep;
+    view->nruns = 0;
+    for (int k = 0; k < rep->nruns; k++)
+        if (rep->runs[k].pass == pass)
+            view->runs[view->nruns++] = rep->runs[k];
+    view->have_naive_bytes = rep->have_naive_pass[pass];
+    view->naive_bytes = rep->naive_pass_bytes[pass];
+}
+
+/* FORWARD + BACKWARD: a training step's attention traffic, loop order by
+ * loop order, when both passes ran. */
+/* Each loop order's forward + backward bytes; both[a] == 3 when it ran both
+ * passes. Returns the naive sum for the ratios, or 0 without one. */
+static double step_totals(const sim_report *rep, uint64_t tot[SIM_ALGO_COUNT],
+                          int both[SIM_ALGO_COUNT])
+{
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        tot[a] = 0;
+        both[a] = 0;
+    }
+    for (int k = 0; k < rep->nruns; k++) {
+        tot[rep->runs[k].algo] += total_bytes(&rep->runs[k].res.counts, rep->req.sh.dtype);
+        both[rep->runs[k].algo] |= 1 << rep->runs[k].pass;
+    }
+    if (!rep->have_naive_pass[SIM_FWD] || !rep->have_naive_pass[SIM_BWD])
+        return 0.0;
+    return (double)rep->naive_pass_bytes[SIM_FWD] + (double)rep->naive_pass_bytes[SIM_BWD];
+}
+
+static void totals_text(FILE *out, const sim_report *rep)
+{
+    uint64_t tot[SIM_ALGO_COUNT];
+    int both[SIM_ALGO_COUNT];
+    const double naive = step_totals(rep, tot, both);
+    fprintf(out, "\n%-*s", LABEL_W, "FORWARD + BACKWARD");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (both[a] == 3)
+            cell(out, sim_algo_name((sim_algo)a));
+    fputc('\n', out);
+    char b1[40];
+    row_label(out, "total bytes");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (both[a] == 3) {
+            sim_format_bytes(b1, sizeof b1, tot[a]);
+            cell(out, b1);
+        }
+    fputc('\n', out);
+    if (naive > 0) {
+        row_label(out, "bytes / naive's");
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (both[a] == 3) {
+                snprintf(b1, sizeof b1, "%.4f", (double)tot[a] / naive);
+                cell(out, b1);
+            }
+        fputc('\n', out);
+    }
+}
+
+void sim_report_text(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const sim_dtype dt = sh->dtype;
+    char b1[80], b2[80];
+
+    sim_format_bytes(b1, sizeof b1, sh->M);
+    sim_format_count(b2, sizeof b2, sh->M);
+    char lens[64], mask[48];
+    if (sim_shape_Nk(sh) != sh->N)
+        snprintf(lens, sizeof lens, "N_q = %lld, N_k = %lld", (long long)sh->N,
+                 (long long)sim_shape_Nk(sh));
+    else
+        snprintf(lens, sizeof lens, "N = %lld", (long long)sh->N);
+    if (sh->window > 0)
+        snprintf(mask, sizeof mask, "causal, window W = %lld", (long long)sh->window);
+    else
+        snprintf(mask, sizeof mask, "%s", sh->causal ? "causal" : "not causal");
+    fprintf(out, "fasim %s  %s, d = %lld, %s, M = %s (%s B), %s\n", FASIM_VERSION, lens,
+            (long long)sh->d, sim_dtype_name(dt), b1, b2, mask);
+    const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
+    if (B > 1 || H > 1) {
+        char heads[40];
+        sim_format_count(heads, sizeof heads, (uint64_t)(B * H));
+        if (G < H)
+            fprintf(out, "batch B = %lld, H = %lld query heads on G = %lld key/value heads: "
+                    "counts for all %s heads\n", (long long)B, (long long)H, (long long)G,
+                    heads);
+        else
+            fprintf(out, "batch B = %lld, H = %lld heads: counts for all %s heads\n",
+                    (long long)B, (long long)H, heads);
+    }
+    if (rep->computed)
+        fprintf(out, "compute mode: %s; output checked against the float64 oracle\n",
+                rep->req.Q ? "inputs from .npy files" : "seeded random inputs");
+    else
+        fprintf(out, "count-only mode: no tensor data; counts are exact\n");
+
+    int passes = 0;
+    for (int k = 0; k < rep->nruns; k++)
+        passes |= 1 << rep->runs[k].pass;
+    for (int q = 0; q < SIM_PASS_COUNT; q++) {
+        if (!(passes & (1 << q)))
+            continue;
+        if (q == SIM_BWD)
+            fprintf(out, "\n== BACKWARD PASS: dQ, dK, dV from dO (naive: FlashAttention "
+                    "Algorithm 3; fa1:\n   its Algorithm 4; fa2: FlashAttention-2 Algorithm "
+                    "2), recomputing from L or l, m ==\n");
+        else if (passes & (1 << SIM_BWD))
+            fprintf(out, "\n== FORWARD PASS ==\n");
+        sim_report view;
+        section_view(rep, (sim_pass)q, &view);
+        section_text(out, &view, (sim_pass)q);
+    }
+    if (passes == 3)
+        totals_text(out, rep);
     if (rep->mode_note[0]) {
         /* wrapped at 78 columns, continuation lines under the text */
         fputs("\nnote:", out);
@@ -744,11 +928,12 @@ void sim_report_json(FILE *out, const sim_report *rep)
     fprintf(out, "{\"fasim_version\":\"%s\",\"config\":{\"N\":%lld,\"Nk\":%lld,"
             "\"d\":%lld,\"M_bytes\":%llu,\"M_elems\":%.0f,\"dtype\":\"%s\",\"causal\":%s,"
             "\"window\":%lld,\"batch\":%lld,\"heads\":%lld,\"kv_heads\":%lld,"
-            "\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu,\"gpu\":",
+            "\"pass\":\"%s\",\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu,\"gpu\":",
             FASIM_VERSION, (long long)sh->N, (long long)sim_shape_Nk(sh), (long long)sh->d,
             (unsigned long long)sh->M, bd->M_elems, sim_dtype_name(dt),
             sh->causal ? "true" : "false", (long long)sh->window, (long long)sim_shape_B(sh),
             (long long)sim_shape_H(sh), (long long)sim_shape_G(sh),
+            pass_on(&rep->req, SIM_BWD) ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd",
             rep->computed ? "compute" : "count-only",
             rep->req.Q ? "npy" : "seed", (unsigned long long)rep->req.seed);
     if (rep->req.gpu)
@@ -777,6 +962,7 @@ void sim_report_json(FILE *out, const sim_report *rep)
         }
         fprintf(out, "%s{\"algo\":", k ? "," : "");
         json_str(out, sim_algo_name(r->algo));
+        fprintf(out, ",\"pass\":\"%s\"", sim_pass_name(r->pass));
         fprintf(out, ",\"plan\":{\"kind\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"Tr\":%lld,"
                 "\"Tc\":%lld,\"sram_peak_bytes\":%llu,\"fits\":%s",
                 plan_kind_name(p->kind), (long long)p->Br, (long long)p->Bc,
@@ -799,8 +985,8 @@ void sim_report_json(FILE *out, const sim_report *rep)
                 (unsigned long long)read_el, (unsigned long long)write_el,
                 (unsigned long long)rb, (unsigned long long)wb,
                 (unsigned long long)(rb + wb));
-        if (rep->have_naive_bytes)
-            json_num(out, (double)(rb + wb) / (double)rep->naive_bytes);
+        if (rep->have_naive_pass[r->pass])
+            json_num(out, (double)(rb + wb) / (double)rep->naive_pass_bytes[r->pass]);
         else
             fputs("null", out);
         fprintf(out, ",\"tensors\":");
@@ -815,12 +1001,23 @@ void sim_report_json(FILE *out, const sim_report *rep)
         fprintf(out, ",\"theta_elems\":");
         json_num(out, r->algo == SIM_NAIVE ? bd->theta_standard : bd->theta_flash);
         fprintf(out, "}");
-        if (r->has_error) {
+        if (r->has_error && r->pass == SIM_FWD) {
             fprintf(out, ",\"error\":{\"max_abs\":");
             json_num(out, r->err.max_abs);
             fprintf(out, ",\"max_rel\":");
             json_num(out, r->err.max_rel);
             fprintf(out, "}");
+        } else if (r->has_error) {
+            static const char *const grad[3] = { "dQ", "dK", "dV" };
+            fprintf(out, ",\"error\":{");
+            for (int g = 0; g < 3; g++) {
+                fprintf(out, "%s\"%s\":{\"max_abs\":", g ? "," : "", grad[g]);
+                json_num(out, r->grad_err[g].max_abs);
+                fprintf(out, ",\"max_rel\":");
+                json_num(out, r->grad_err[g].max_rel);
+                fputc('}', out);
+            }
+            fputc('}', out);
         }
         if (rep->req.gpu) {
             const sim_roofline *rf = &r->roof;
@@ -844,6 +1041,26 @@ void sim_report_json(FILE *out, const sim_report *rep)
         fprintf(out, "}");
     }
     fprintf(out, "]");
+    if (pass_on(&rep->req, SIM_FWD) && pass_on(&rep->req, SIM_BWD)) {
+        uint64_t tot[SIM_ALGO_COUNT];
+        int both[SIM_ALGO_COUNT];
+        const double naive = step_totals(rep, tot, both);
+        fprintf(out, ",\"totals\":[");
+        int first = 1;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            if (both[a] != 3)
+                continue;
+            fprintf(out, "%s{\"algo\":\"%s\",\"total_bytes\":%llu,\"ratio_to_naive\":",
+                    first ? "" : ",", sim_algo_name((sim_algo)a), (unsigned long long)tot[a]);
+            if (naive > 0)
+                json_num(out, (double)tot[a] / naive);
+            else
+                fputs("null", out);
+            fputc('}', out);
+            first = 0;
+        }
+        fputc(']', out);
+    }
     if (sim_shape_G(sh) < sim_shape_H(sh)) {
         fprintf(out, ",\"gqa\":{\"kv_cache_bytes\":%llu,\"kv_cache_bytes_mha\":%llu",
                 (unsigned long long)kv_cache_bytes(sh, sim_shape_G(sh)),

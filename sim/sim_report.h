@@ -25,13 +25,16 @@ enum { SIM_OK = 0, SIM_EFAIL = 1, SIM_EUSAGE = 2 };
 #define SIM_AUTO_COMPUTE_FLOPS 1.2e9
 
 typedef struct {
-    sim_shape sh;
+    sim_shape sh;                   /* sh.pass is ignored: run_pass says which */
     int run_algo[SIM_ALGO_COUNT];   /* nonzero: run it */
+    int run_pass[SIM_PASS_COUNT];   /* nonzero: run that pass; none set: forward */
     sim_plan_kind plan_kind;        /* AUTO or PAPER; USER when Br/Bc set */
     int64_t Br, Bc;                 /* 0 = choose */
     sim_mode mode;
     uint64_t seed;
     const float *Q, *K, *V;         /* inputs from files, or NULL: seeded */
+    const float *dO;                /* the backward's output gradient from a file,
+                                       or NULL: seeded (sim_random_grad) */
     uint64_t max_mem;               /* 0 = default */
     uint64_t max_steps;             /* 0 = default */
     const sim_gpu *gpu;             /* a hardware preset, or NULL: with one, the
@@ -40,11 +43,13 @@ typedef struct {
 
 typedef struct {
     sim_algo algo;
+    sim_pass pass;
     sim_result res;
     sim_counts theory;              /* closed form for the same plan */
     int theory_matches;
     int has_error;
-    ref_error err;
+    ref_error err;                  /* forward: O against the oracle */
+    ref_error grad_err[3];          /* backward: dQ, dK, dV against the oracle's */
     double seconds;                 /* wall time of the run */
     sim_roofline roof;              /* when req.gpu: the roofline estimate */
 } sim_report_run;
@@ -54,9 +59,11 @@ typedef struct {
     int computed;
     char mode_note[160];            /* why this mode, when chosen automatically */
     int nruns;
-    sim_report_run runs[SIM_ALGO_COUNT];
+    sim_report_run runs[SIM_ALGO_COUNT * SIM_PASS_COUNT];   /* forward runs first */
     int have_naive_bytes;
-    uint64_t naive_bytes;           /* naive's total bytes, for the ratios */
+    uint64_t naive_bytes;           /* naive's forward total bytes, for the ratios */
+    int have_naive_pass[SIM_PASS_COUNT];
+    uint64_t naive_pass_bytes[SIM_PASS_COUNT];   /* the same for each pass */
     sim_bounds bounds;
     double oracle_seconds;
     /* GQA (G < H) with FA2 run: the same FA2 with the H/G query heads of a

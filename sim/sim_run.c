@@ -31,6 +31,16 @@ void sim_random_qkv(uint64_t seed, int64_t Nq, int64_t Nk, int64_t d, sim_dtype 
     }
 }
 
+void sim_random_grad(uint64_t seed, int64_t n, sim_dtype dt, float *dO)
+{
+    /* A stream of its own, so that the forward inputs of a seed stay those
+     * of sim_random_qkv whether or not a backward pass runs. */
+    ref_rng r = ref_rng_seed(seed ^ UINT64_C(0xd0d0d0d0d0d0d0d0));
+    for (int64_t x = 0; x < n; x++)
+        dO[x] = ref_rng_normalish(&r);
+    sim_round_to_dtype(dO, n, dt);
+}
+
 void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
                        float *Q, float *K, float *V)
 {
@@ -40,7 +50,7 @@ void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
 /* Heads of a tensor in HBM: the key/value side has B G, the query side B H. */
 static int kv_side(sim_tensor t)
 {
-    return t == SIM_K || t == SIM_V;
+    return t == SIM_K || t == SIM_V || t == SIM_dK || t == SIM_dV;
 }
 
 static int64_t tensor_heads(const sim_shape *sh, sim_tensor t)
@@ -52,24 +62,29 @@ static int64_t tensor_heads(const sim_shape *sh, sim_tensor t)
 static void tensor_shape(const sim_shape *sh, sim_tensor t, int64_t dims[2])
 {
     switch (t) {
-    case SIM_Q: case SIM_O:
+    case SIM_Q: case SIM_O: case SIM_dO: case SIM_dQ:
         dims[0] = sh->N; dims[1] = sh->d; break;
-    case SIM_K: case SIM_V:
+    case SIM_K: case SIM_V: case SIM_dK: case SIM_dV:
         dims[0] = sim_shape_Nk(sh); dims[1] = sh->d; break;
-    case SIM_S: case SIM_P:
+    case SIM_S: case SIM_P: case SIM_dP: case SIM_dS:
         dims[0] = sh->N; dims[1] = sim_shape_Nk(sh); break;
     default:
         dims[0] = sh->N; dims[1] = 1; break;
     }
 }
 
-static int needs(sim_algo algo, sim_tensor t)
+/* The tensors a run holds in HBM: the forward's, and for the backward also
+ * dO, the gradients, and its own intermediates (naive dP, dS; FA2 D). */
+static int needs(sim_algo algo, sim_pass pass, sim_tensor t)
 {
     switch (t) {
     case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
     case SIM_S: case SIM_P: return algo == SIM_NAIVE;
     case SIM_m: case SIM_l: return algo == SIM_FA1;
     case SIM_L: return algo == SIM_FA2;
+    case SIM_dO: case SIM_dQ: case SIM_dK: case SIM_dV: return pass == SIM_BWD;
+    case SIM_dP: case SIM_dS: return pass == SIM_BWD && algo == SIM_NAIVE;
+    case SIM_D: return pass == SIM_BWD && algo == SIM_FA2;
     default: return 0;
     }
 }
@@ -78,7 +93,7 @@ uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
 {
     double bytes = 0.0;                    /* every tensor the run holds, as floats */
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!needs(algo, (sim_tensor)t))
+        if (!needs(algo, sh->pass, (sim_tensor)t))
             continue;
         int64_t dims[2];
         tensor_shape(sh, (sim_tensor)t, dims);
@@ -90,17 +105,24 @@ uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
 
 double sim_compute_flops(sim_algo algo, const sim_shape *sh)
 {
-    (void)algo;   /* all three do Q K^T and P V: 2 N N_k d multiply-adds per head */
+    /* All three do Q K^T and P V: 2 N N_k d multiply-adds per head. The
+     * backward recomputes the forward (compute mode runs it first) and does
+     * five N N_k d products (S again, dV, dP, dQ, dK): 2 + 10 more. */
+    (void)algo;
     double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
-    return 4.0 * N * N_k * d * (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
+    double per = sh->pass == SIM_BWD ? 14.0 : 4.0;
+    return per * N * N_k * d * (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
 }
 
-static int run_loop_order(sim_algo algo, sim_hier *h, const sim_plan *p)
+static int run_loop_order(sim_algo algo, sim_pass pass, sim_hier *h, const sim_plan *p)
 {
-    switch (algo) {
-    case SIM_NAIVE: return sim_algo_naive(h, p);
-    case SIM_FA1:   return sim_algo_fa1(h, p);
-    case SIM_FA2:   return sim_algo_fa2(h, p);
+    switch (algo * SIM_PASS_COUNT + pass) {
+    case SIM_NAIVE * SIM_PASS_COUNT + SIM_FWD: return sim_algo_naive(h, p);
+    case SIM_FA1 * SIM_PASS_COUNT + SIM_FWD:   return sim_algo_fa1(h, p);
+    case SIM_FA2 * SIM_PASS_COUNT + SIM_FWD:   return sim_algo_fa2(h, p);
+    case SIM_NAIVE * SIM_PASS_COUNT + SIM_BWD: return sim_algo_naive_bwd(h, p);
+    case SIM_FA1 * SIM_PASS_COUNT + SIM_BWD:   return sim_algo_fa1_bwd(h, p);
+    case SIM_FA2 * SIM_PASS_COUNT + SIM_BWD:   return sim_algo_fa2_bwd(h, p);
     default:
         snprintf(h->err, h->errlen, "unknown loop order");
         return -1;
@@ -111,7 +133,7 @@ static int run_loop_order(sim_algo algo, sim_hier *h, const sim_plan *p)
  * key/value head g, the H/G query heads that read g, one at a time or (a
  * grouped plan) all in one block. Every tensor's base row moves to the
  * head(s) in hand. */
-static int run_heads(sim_algo algo, sim_hier *h, const sim_plan *p)
+static int run_heads(sim_algo algo, sim_pass pass, sim_hier *h, const sim_plan *p)
 {
     const sim_shape *sh = &h->sh;
     const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
@@ -126,15 +148,51 @@ static int run_heads(sim_algo algo, sim_hier *h, const sim_plan *p)
                     tensor_shape(sh, (sim_tensor)t, dims);
                     h->base[t] = (kv_side((sim_tensor)t) ? b * G + g : h->head) * dims[0];
                 }
-                if (run_loop_order(algo, h, p) != 0 || h->failed)
+                if (run_loop_order(algo, pass, h, p) != 0 || h->failed)
                     return -1;
             }
     return 0;
 }
 
+/* Compute mode of a backward run: the same loop order's forward pass first,
+ * with the same block sizes, unobserved and uncounted, so that what the
+ * backward reads (P; O, l, m; O, L) is in HBM as the forward left it. */
+static int forward_first(sim_algo algo, sim_hier *h, const sim_plan *p)
+{
+    sim_shape fwd = h->sh;
+    fwd.pass = SIM_FWD;
+    sim_plan fp;
+    if (sim_plan_make(algo, &fwd, p->Br, p->Bc, SIM_PLAN_AUTO, &fp) != 0) {
+        snprintf(h->err, h->errlen, "internal: no forward plan for the backward's blocks");
+        return -1;
+    }
+    const sim_observer *obs = h->obs;
+    const uint64_t limit = h->sram_limit;
+    h->obs = NULL;
+    if (fp.sram_peak > h->sram_limit)
+        h->sram_limit = fp.sram_peak;
+    int rc = run_heads(algo, SIM_FWD, h, &fp);
+    h->obs = obs;
+    h->sram_limit = limit;
+    memset(&h->c, 0, sizeof h->c);
+    h->steps = 0;
+    h->sram_peak = 0;
+    h->line = 0;
+    h->i = h->j = -1;
+    return rc;
+}
+
 int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             const float *Q, const float *K, const float *V,
             const sim_observer *obs, sim_result *res, char *err, size_t errlen)
+{
+    const sim_inputs in = { Q, K, V, NULL };
+    return sim_run_inputs(algo, sh, p, Q && K && V ? &in : NULL, obs, res, err, errlen);
+}
+
+int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
+                   const sim_inputs *in, const sim_observer *obs, sim_result *res,
+                   char *err, size_t errlen)
 {
     char dummy[8];
     if (!err || !errlen) {
@@ -148,6 +206,16 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         snprintf(err, errlen, "grouped query heads are a plan of FA2's forward pass only");
         return -1;
     }
+    if (p->pass != sh->pass) {
+        snprintf(err, errlen, "internal: a %s plan for a %s run", sim_pass_name(p->pass),
+                 sim_pass_name(sh->pass));
+        return -1;
+    }
+    const int compute = in && in->Q && in->K && in->V;
+    if (compute && sh->pass == SIM_BWD && !in->dO) {
+        snprintf(err, errlen, "the backward pass computes from dO: give it with Q, K, V");
+        return -1;
+    }
     if (!p->fits && p->kind != SIM_PLAN_PAPER) {
         sim_plan_explain_misfit(p, sh, err, errlen);
         return -1;
@@ -155,7 +223,7 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     sim_hier h;
     memset(&h, 0, sizeof h);
     h.sh = *sh;
-    h.compute = Q && K && V;
+    h.compute = compute;
     h.scale = 1.0f / sqrtf((float)sh->d);
     h.mask.causal = sh->causal;
     h.mask.offset = sim_shape_Nk(sh) - sh->N;
@@ -173,7 +241,7 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         tensor_shape(sh, (sim_tensor)t, dims);
         h.hbm_ld[t] = dims[1];
         n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
-        if (!h.compute || !needs(algo, (sim_tensor)t))
+        if (!h.compute || !needs(algo, sh->pass, (sim_tensor)t))
             continue;
         h.hbm[t] = calloc((size_t)n_el[t], sizeof(float));
         if (!h.hbm[t]) {
@@ -184,14 +252,19 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         }
     }
     if (h.compute) {
-        const float *in[3] = { Q, K, V };
-        for (int t = 0; t < 3; t++) {
-            memcpy(h.hbm[t], in[t], (size_t)n_el[t] * sizeof(float));
-            sim_round_to_dtype(h.hbm[t], n_el[t], sh->dtype);
+        const float *src[4] = { in->Q, in->K, in->V, in->dO };
+        const sim_tensor dst[4] = { SIM_Q, SIM_K, SIM_V, SIM_dO };
+        for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++) {
+            memcpy(h.hbm[dst[t]], src[t], (size_t)n_el[dst[t]] * sizeof(float));
+            sim_round_to_dtype(h.hbm[dst[t]], n_el[dst[t]], sh->dtype);
+        }
+        if (sh->pass == SIM_BWD && forward_first(algo, &h, p) != 0) {
+            rc = -1;
+            goto done;
         }
     }
 
-    if (run_heads(algo, &h, p) != 0) {
+    if (run_heads(algo, sh->pass, &h, p) != 0) {
         rc = -1;
         goto done;
     }
@@ -205,11 +278,11 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     res->steps = h.steps;
     res->computed = h.compute;
     if (h.compute) {
-        res->O = h.hbm[SIM_O];
-        h.hbm[SIM_O] = NULL;
-        if (algo == SIM_FA2) {
-            res->L = h.hbm[SIM_L];
-            h.hbm[SIM_L] = NULL;
+        float **keep[5] = { &res->O, &res->L, &res->dQ, &res->dK, &res->dV };
+        const sim_tensor from[5] = { SIM_O, SIM_L, SIM_dQ, SIM_dK, SIM_dV };
+        for (int k = 0; k < 5; k++) {
+            *keep[k] = h.hbm[from[k]];          /* NULL where the run had none */
+            h.hbm[from[k]] = NULL;
         }
     }
 done:
@@ -225,5 +298,8 @@ void sim_result_free(sim_result *res)
         return;
     free(res->O);
     free(res->L);
-    res->O = res->L = NULL;
+    free(res->dQ);
+    free(res->dK);
+    free(res->dV);
+    res->O = res->L = res->dQ = res->dK = res->dV = NULL;
 }

@@ -118,6 +118,92 @@ static void put(sim_counts *c, sim_tensor t, int dir_write, uint64_t elems, uint
 
 enum { RD = 0, WR = 1 };
 
+/* The backward passes, one head (see sim_plan.c for their buffers and the
+ * algo_*_bwd.c files for the loops, with the papers' line numbers).
+ * V_b visited pairs; rows = sum over visited pairs of the query block's
+ * rows; j_skip = key blocks before row 0's first key, which no query sees. */
+static void theory_bwd(chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
+{
+    const uint64_t N = (uint64_t)sh->N, N_k = (uint64_t)sim_shape_Nk(sh), d = (uint64_t)sh->d;
+    const uint64_t Br = (uint64_t)p->Br, Bc = (uint64_t)p->Bc;
+    const uint64_t Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc;
+    const uint64_t Nd = mul(k, N, d), Nkd = mul(k, N_k, d), TT = mul(k, Tr, Tc);
+    if (p->algo == SIM_NAIVE) {
+        const uint64_t NN = mul(k, N, N_k);
+        /* 1: for j { for i { load P_ij, dO_i } store dV_j } */
+        put(out, SIM_P, RD, NN, TT, k);
+        put(out, SIM_dO, RD, mul(k, Tc, Nd), TT, k);
+        put(out, SIM_dV, WR, Nkd, Tc, k);
+        /* 2: for i { load dO_i; for j { load V_j; store dP_ij } } */
+        put(out, SIM_dO, RD, Nd, Tr, k);
+        put(out, SIM_V, RD, mul(k, Tr, Nkd), TT, k);
+        put(out, SIM_dP, WR, NN, TT, k);
+        /* 3: dS from P and dP: whole rows once, or tiles twice (sums, dS) */
+        if (p->softmax_passes == 1) {
+            uint64_t T_s = (N + (uint64_t)p->Bs_r - 1) / (uint64_t)p->Bs_r;
+            put(out, SIM_P, RD, NN, T_s, k);
+            put(out, SIM_dP, RD, NN, T_s, k);
+            put(out, SIM_dS, WR, NN, T_s, k);
+        } else {
+            put(out, SIM_P, RD, mul(k, 2, NN), mul(k, 2, TT), k);
+            put(out, SIM_dP, RD, mul(k, 2, NN), mul(k, 2, TT), k);
+            put(out, SIM_dS, WR, NN, TT, k);
+        }
+        /* 4: for i { for j { load dS_ij, K_j } store dQ_i } */
+        put(out, SIM_dS, RD, NN, TT, k);
+        put(out, SIM_K, RD, mul(k, Tr, Nkd), TT, k);
+        put(out, SIM_dQ, WR, Nd, Tr, k);
+        /* 5: for j { for i { load dS_ij, Q_i } store dK_j } */
+        put(out, SIM_dS, RD, NN, TT, k);
+        put(out, SIM_Q, RD, mul(k, Tc, Nd), TT, k);
+        put(out, SIM_dK, WR, Nkd, Tc, k);
+        return;
+    }
+    const uint64_t br_last = N - (Tr - 1) * Br;
+    const uint64_t V_b = visited(k, sh, p->Br, p->Bc);
+    const sim_range js = sim_block_js(sh, p->Tr - 1, p->Br, p->Bc);
+    const uint64_t rows = mul(k, Br, V_b) - (Br - br_last) * (uint64_t)(js.hi - js.lo + 1);
+    const uint64_t rows_d = mul(k, rows, d);
+    const uint64_t j_skip = (uint64_t)sim_block_js(sh, 0, p->Br, p->Bc).lo;
+    const uint64_t kv = mul(k, N_k - j_skip * Bc, d);
+    /* K_j, V_j for every key block some query sees (FA1 line 7, FA2 line 6) */
+    put(out, SIM_K, RD, kv, Tc - j_skip, k);
+    put(out, SIM_V, RD, kv, Tc - j_skip, k);
+    if (p->algo == SIM_FA1) {
+        /* 5: dQ, dK, dV = 0 in HBM, block by block */
+        put(out, SIM_dQ, WR, Nd, Tr, k);
+        put(out, SIM_dK, WR, Nkd, Tc, k);
+        put(out, SIM_dV, WR, Nkd, Tc, k);
+        /* 10, 21 at every visited pair: Q_i, O_i, dO_i, dQ_i, l_i, m_i in; dQ_i out */
+        put(out, SIM_Q, RD, rows_d, V_b, k);
+        put(out, SIM_O, RD, rows_d, V_b, k);
+        put(out, SIM_dO, RD, rows_d, V_b, k);
+        put(out, SIM_dQ, RD, rows_d, V_b, k);
+        put(out, SIM_l, RD, rows, V_b, k);
+        put(out, SIM_m, RD, rows, V_b, k);
+        put(out, SIM_dQ, WR, rows_d, V_b, k);
+        /* 24: dK_j, dV_j out for the key blocks visited */
+        put(out, SIM_dK, WR, kv, Tc - j_skip, k);
+        put(out, SIM_dV, WR, kv, Tc - j_skip, k);
+    } else {
+        /* 3: dQ = 0 in HBM; 4: D = rowsum(dO o O), block by block */
+        put(out, SIM_dQ, WR, Nd, Tr, k);
+        put(out, SIM_O, RD, Nd, Tr, k);
+        put(out, SIM_dO, RD, Nd, Tr, k);
+        put(out, SIM_D, WR, N, Tr, k);
+        /* 9, 15 at every visited pair: Q_i, dO_i, L_i, D_i in; dQ_i in and out */
+        put(out, SIM_Q, RD, rows_d, V_b, k);
+        put(out, SIM_dO, RD, rows_d, V_b, k);
+        put(out, SIM_L, RD, rows, V_b, k);
+        put(out, SIM_D, RD, rows, V_b, k);
+        put(out, SIM_dQ, RD, rows_d, V_b, k);
+        put(out, SIM_dQ, WR, rows_d, V_b, k);
+        /* 18: dK_j, dV_j out for every key block (zeros where no query sees it) */
+        put(out, SIM_dK, WR, Nkd, Tc, k);
+        put(out, SIM_dV, WR, Nkd, Tc, k);
+    }
+}
+
 int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
 {
     chk k = { 0 };
@@ -128,7 +214,10 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
     const uint64_t br_last = N - (Tr - 1) * Br, bc_last = N_k - (Tc - 1) * Bc;
     const uint64_t Nd = mul(&k, N, d), Nkd = mul(&k, N_k, d), TT = mul(&k, Tr, Tc);
 
-    switch (p->algo) {
+    switch (p->pass == SIM_BWD ? SIM_ALGO_COUNT + 1 : (int)p->algo) {
+    case SIM_ALGO_COUNT + 1:
+        theory_bwd(&k, p, sh, out);
+        break;
     case SIM_NAIVE: {
         /* N N_k only here: FA1 and FA2 never move an N x N_k tensor, and
          * their counts stay representable long after N^2 leaves 64 bits. */
@@ -230,13 +319,19 @@ int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps)
     const uint64_t blocks = mul(&k, (uint64_t)sim_shape_B(sh),
                                 (uint64_t)(sim_shape_H(sh) / sim_shape_hq(sh)));
     uint64_t TT = mul(&k, (uint64_t)p->Tr, (uint64_t)p->Tc);
+    const int bwd = p->pass == SIM_BWD;
     if (p->algo == SIM_NAIVE) {
+        /* forward: lines 1 and 3 tile by tile, line 2 in 1 or 3 passes;
+         * backward: lines 1, 2, 4, 5 tile by tile, line 3 in 1 or 2 passes */
         uint64_t sm = p->softmax_passes == 1
                           ? ((uint64_t)sh->N + (uint64_t)p->Bs_r - 1) / (uint64_t)p->Bs_r
-                          : mul(&k, 3, TT);
-        *steps = add(&k, mul(&k, 2, TT), sm);
+                          : mul(&k, (uint64_t)p->softmax_passes, TT);
+        *steps = add(&k, mul(&k, bwd ? 4 : 2, TT), sm);
     } else {
+        /* the visited block pairs; FA2's backward adds line 4's T_r blocks */
         *steps = visited(&k, sh, p->Br, p->Bc);
+        if (bwd && p->algo == SIM_FA2)
+            *steps = add(&k, *steps, (uint64_t)p->Tr);
     }
     *steps = mul(&k, *steps, blocks);
     return k.overflow ? -1 : 0;

@@ -53,11 +53,19 @@ static int pair_visible(const sim_shape *sh, int64_t Br, int64_t Bc, int64_t i, 
     return 0;
 }
 
+static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *p,
+                            sim_counts *c);
+static void scale_heads(const sim_shape *sh, sim_counts *c);
+
 /* Per-tensor element counts by enumerating the papers' loops. */
 static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                         sim_counts *c)
 {
     memset(c, 0, sizeof *c);
+    if (sh->pass == SIM_BWD) {
+        enum_counts_bwd(algo, sh, p, c);
+        return;
+    }
     const int64_t N = sh->N, Nk = sh->Nk ? sh->Nk : sh->N, d = sh->d, Br = p->Br, Bc = p->Bc;
     const int64_t Tr = (N + Br - 1) / Br, Tc = (Nk + Bc - 1) / Bc;
 #define RD(t, n) (c->read_elems[t] += (uint64_t)(n), c->read_ops[t]++)
@@ -142,6 +150,12 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     }
 #undef RD
 #undef WR
+    scale_heads(sh, c);
+}
+
+/* A batch repeats the loop nest per head. */
+static void scale_heads(const sim_shape *sh, sim_counts *c)
+{
     /* A batch repeats the loop nest per head: B H times on the query side;
      * K and V are read B H times too, or B G times when a block takes the
      * H / G query heads of a key/value head together. */
@@ -168,6 +182,122 @@ static void print_counts_diff(const char *what, const sim_counts *a, const sim_c
                     (unsigned long long)a->write_elems[t], (unsigned long long)b->write_elems[t],
                     (unsigned long long)a->write_ops[t], (unsigned long long)b->write_ops[t]);
     }
+}
+
+/* The backward passes' loops, from the papers' pseudocode: Algorithm 3
+ * (standard), Algorithm 4 (FA1), FlashAttention-2's Algorithm 2, with fasim's
+ * choices written out: naive's line 3 in one pass over whole rows or two over
+ * tiles; FA2 loads dQ_i once per step (line 15) and not O_i in line 9; key
+ * blocks that no query sees are skipped, FA2 still writing their zero dK_j,
+ * dV_j. */
+static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *p,
+                            sim_counts *c)
+{
+    const int64_t N = sh->N, Nk = sh->Nk ? sh->Nk : sh->N, d = sh->d, Br = p->Br, Bc = p->Bc;
+    const int64_t Tr = (N + Br - 1) / Br, Tc = (Nk + Bc - 1) / Bc;
+#define RD(t, n) (c->read_elems[t] += (uint64_t)(n), c->read_ops[t]++)
+#define WR(t, n) (c->write_elems[t] += (uint64_t)(n), c->write_ops[t]++)
+#define BR(i) min64(Br, N - (i) * Br)
+#define BC(j) min64(Bc, Nk - (j) * Bc)
+    if (algo == SIM_NAIVE) {
+        for (int64_t j = 0; j < Tc; j++) {                        /* 1 */
+            for (int64_t i = 0; i < Tr; i++) {
+                RD(SIM_P, BR(i) * BC(j));
+                RD(SIM_dO, BR(i) * d);
+            }
+            WR(SIM_dV, BC(j) * d);
+        }
+        for (int64_t i = 0; i < Tr; i++) {                        /* 2 */
+            RD(SIM_dO, BR(i) * d);
+            for (int64_t j = 0; j < Tc; j++) {
+                RD(SIM_V, BC(j) * d);
+                WR(SIM_dP, BR(i) * BC(j));
+            }
+        }
+        if (p->softmax_passes == 1) {                             /* 3 */
+            for (int64_t r0 = 0; r0 < N; r0 += p->Bs_r) {
+                RD(SIM_P, min64(p->Bs_r, N - r0) * Nk);
+                RD(SIM_dP, min64(p->Bs_r, N - r0) * Nk);
+                WR(SIM_dS, min64(p->Bs_r, N - r0) * Nk);
+            }
+        } else {
+            for (int64_t i = 0; i < Tr; i++)
+                for (int pass = 0; pass < 2; pass++)
+                    for (int64_t j = 0; j < Tc; j++) {
+                        RD(SIM_P, BR(i) * BC(j));
+                        RD(SIM_dP, BR(i) * BC(j));
+                        if (pass == 1)
+                            WR(SIM_dS, BR(i) * BC(j));
+                    }
+        }
+        for (int64_t i = 0; i < Tr; i++) {                        /* 4 */
+            for (int64_t j = 0; j < Tc; j++) {
+                RD(SIM_dS, BR(i) * BC(j));
+                RD(SIM_K, BC(j) * d);
+            }
+            WR(SIM_dQ, BR(i) * d);
+        }
+        for (int64_t j = 0; j < Tc; j++) {                        /* 5 */
+            for (int64_t i = 0; i < Tr; i++) {
+                RD(SIM_dS, BR(i) * BC(j));
+                RD(SIM_Q, BR(i) * d);
+            }
+            WR(SIM_dK, BC(j) * d);
+        }
+    } else {
+        if (algo == SIM_FA1) {                                    /* 5: zeros */
+            for (int64_t i = 0; i < Tr; i++)
+                WR(SIM_dQ, BR(i) * d);
+            for (int64_t j = 0; j < Tc; j++) {
+                WR(SIM_dK, BC(j) * d);
+                WR(SIM_dV, BC(j) * d);
+            }
+        } else {                                                  /* 3, 4 */
+            for (int64_t i = 0; i < Tr; i++)
+                WR(SIM_dQ, BR(i) * d);
+            for (int64_t i = 0; i < Tr; i++) {
+                RD(SIM_O, BR(i) * d);
+                RD(SIM_dO, BR(i) * d);
+                WR(SIM_D, BR(i));
+            }
+        }
+        for (int64_t j = 0; j < Tc; j++) {
+            int any = 0;
+            for (int64_t i = 0; i < Tr && !any; i++)
+                any = pair_visible(sh, Br, Bc, i, j);
+            if (any) {
+                RD(SIM_K, BC(j) * d);
+                RD(SIM_V, BC(j) * d);
+            }
+            for (int64_t i = 0; i < Tr; i++) {
+                if (!pair_visible(sh, Br, Bc, i, j))
+                    continue;
+                RD(SIM_Q, BR(i) * d);
+                if (algo == SIM_FA1) {
+                    RD(SIM_O, BR(i) * d);
+                    RD(SIM_dO, BR(i) * d);
+                    RD(SIM_dQ, BR(i) * d);
+                    RD(SIM_l, BR(i));
+                    RD(SIM_m, BR(i));
+                } else {
+                    RD(SIM_dO, BR(i) * d);
+                    RD(SIM_L, BR(i));
+                    RD(SIM_D, BR(i));
+                    RD(SIM_dQ, BR(i) * d);
+                }
+                WR(SIM_dQ, BR(i) * d);
+            }
+            if (any || algo == SIM_FA2) {
+                WR(SIM_dK, BC(j) * d);
+                WR(SIM_dV, BC(j) * d);
+            }
+        }
+    }
+#undef RD
+#undef WR
+#undef BR
+#undef BC
+    scale_heads(sh, c);
 }
 
 /* The plan for blocks Br x Bc; when it does not fit, M grows to its peak:
@@ -409,6 +539,98 @@ static void test_mqa_grouped_reads_kv_once(void **state)
     assert_non_null(strstr(err, "divisible"));
 }
 
+/* The backward passes: measured = closed form = the enumeration above, over
+ * random shapes with masks, longer keys, batches and partial blocks, and M
+ * small enough for naive's two-pass line 3 in a share of them. */
+static void test_random_backward(void **state)
+{
+    (void)state;
+    uint64_t rng = 9191;
+    int two_pass = 0, windows = 0, total = 0;
+    for (int k = 0; k < 450; k++) {
+        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        sim_shape sh = { 0 };
+        sh.pass = SIM_BWD;
+        sh.N = tu_rand_range(&rng, 1, 200);
+        sh.Nk = sh.N + (tu_rand_range(&rng, 0, 2) == 0 ? tu_rand_range(&rng, 0, 150) : 0);
+        sh.d = tu_rand_range(&rng, 1, 40);
+        sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+        sh.causal = (int)tu_rand_range(&rng, 0, 2) != 0;
+        if (sh.causal && tu_rand_range(&rng, 0, 1))
+            sh.window = tu_rand_range(&rng, 1, sh.Nk + 5);
+        if (tu_rand_range(&rng, 0, 3) == 0) {
+            sh.batch = tu_rand_range(&rng, 1, 3);
+            sh.heads = tu_rand_range(&rng, 1, 4);
+        }
+        int64_t Br = tu_rand_range(&rng, 1, sh.N + 4), Bc = tu_rand_range(&rng, 1, sh.Nk + 4);
+        sh.M = 64u << 20;
+        if (tu_rand_range(&rng, 0, 1)) {
+            /* Just under two rows of P and dP (8 N_k + 4 B), with blocks and d
+             * small enough that every tiled phase fits: line 3 in two passes. */
+            sh.Nk = sh.N + 40 + tu_rand_range(&rng, 0, 100);
+            sh.d = tu_rand_range(&rng, 1, 4);
+            Br = tu_rand_range(&rng, 1, 4);
+            Bc = tu_rand_range(&rng, 1, 4);
+            sh.M = (uint64_t)(sh.Nk * 8 + 3);
+        }
+        sim_plan p;
+        plan_with_room(a, &sh, Br, Bc, &p);
+        two_pass += a == SIM_NAIVE && p.softmax_passes == 2;
+        windows += sh.window > 0;
+        total++;
+        check_config(a, &sh, &p);
+    }
+    printf("  %d backward configurations, %d with naive's two-pass line 3, %d windows\n",
+           total, two_pass, windows);
+    assert_true(two_pass > 20 && windows > 50);
+}
+
+/* The backward's signatures, written out: FA2 reads K and V once, reads and
+ * writes dQ T_c times (plus line 3's zeros), writes dK, dV once; FA1 also
+ * reads O every step and writes dK, dV twice (line 5's zeros); naive moves
+ * dP and dS, N^2 each, and reads dS twice. */
+static void test_backward_signatures(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 1000, .d = 64, .M = 1u << 30, .dtype = SIM_FP16, .pass = SIM_BWD };
+    const uint64_t N = 1000, d = 64, Tc = 16;                    /* ceil(1000/64) */
+    sim_plan p;
+    sim_result r;
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
+    assert_int_equal(r.counts.read_elems[SIM_K], N * d);
+    assert_int_equal(r.counts.read_elems[SIM_V], N * d);
+    assert_int_equal(r.counts.read_elems[SIM_dQ], Tc * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_dQ], (Tc + 1) * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_dK], N * d);
+    assert_int_equal(r.counts.read_elems[SIM_O], N * d);          /* line 4 only */
+    assert_int_equal(r.counts.read_elems[SIM_dO], (Tc + 1) * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_D], N);
+    assert_int_equal(r.counts.read_elems[SIM_L], Tc * N);
+    sim_result_free(&r);
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_run(SIM_FA1, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
+    assert_int_equal(r.counts.read_elems[SIM_O], Tc * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_dK], 2 * N * d);
+    assert_int_equal(r.counts.read_elems[SIM_m], Tc * N);
+    assert_int_equal(r.counts.write_elems[SIM_D], 0);
+    sim_result_free(&r);
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(p.softmax_passes, 1);
+    assert_int_equal(sim_run(SIM_NAIVE, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
+    assert_int_equal(r.counts.write_elems[SIM_dP], N * N);
+    assert_int_equal(r.counts.write_elems[SIM_dS], N * N);
+    assert_int_equal(r.counts.read_elems[SIM_dS], 2 * N * N);
+    assert_int_equal(r.counts.read_elems[SIM_P], 2 * N * N);
+    sim_result_free(&r);
+    /* With G < H the backward is refused, with the reason. */
+    char err[256];
+    sh.heads = 4;
+    sh.kv_heads = 2;
+    assert_int_equal(sim_shape_check(&sh, err, sizeof err), -1);
+    assert_non_null(strstr(err, "backward"));
+}
+
 /* A window of N_k keys or more is causal attention: the same counts. */
 static void test_full_window_is_causal(void **state)
 {
@@ -560,6 +782,8 @@ int main(void)
         cmocka_unit_test(test_full_window_is_causal),
         cmocka_unit_test(test_random_heads),
         cmocka_unit_test(test_mqa_grouped_reads_kv_once),
+        cmocka_unit_test(test_random_backward),
+        cmocka_unit_test(test_backward_signatures),
         cmocka_unit_test(test_loop_order_signatures),
         cmocka_unit_test(test_compute_counts_equal_count_only),
         cmocka_unit_test(test_overflow_detected),
