@@ -44,7 +44,8 @@ __global__ void ref_cuda_check_backward_tile(const float *Q, const float *K, con
         ref_tile_mask(P + r * bc, 1, bc, r, 0, &mk);
         ref_exp_lse_row(P + r * bc, bc, L[r]);
         ref_tile_scores(dO + r * d, V, 1, bc, d, 1.0f, dS + r * bc);
-        D[r] = ref_row_dot(dO + r * d, O + r * d, d);
+        D[r] = ref_row_dot(dO + r * d, O + r * d, d / 2);
+        D[r] = ref_row_dot_acc(dO + r * d + d / 2, O + r * d + d / 2, d - d / 2, D[r]);
         ref_tile_ds(P + r * bc, dS + r * bc, D + r, 1, bc, dS + r * bc);
         ref_tile_acc_nn(dQ + r * d, dS + r * bc, K, 1, bc, d, scale);
     }
