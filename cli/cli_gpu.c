@@ -142,11 +142,19 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[3])
     char err[512];
     uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
     int64_t max_elems = (int64_t)(max_mem / 4 / 4);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
         if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
             fprintf(stderr, "fasim: %s\n", err);
             return SIM_EFAIL;
         }
+        if (m[k].rank != 2) {
+            fprintf(stderr, "fasim gpu: %s has shape (%lld, %lld, %lld, %lld); the kernels "
+                    "run one head: give (N, d) arrays (the report takes (B, H, N, d))\n",
+                    paths[k], (long long)m[k].batch, (long long)m[k].heads,
+                    (long long)m[k].rows, (long long)m[k].cols);
+            return SIM_EUSAGE;
+        }
+    }
     for (int k = 1; k < 3; k++)
         if (m[k].rows != m[0].rows || m[k].cols != m[0].cols) {
             fprintf(stderr, "fasim: shapes differ: %s is (%lld, %lld) but %s is (%lld, "

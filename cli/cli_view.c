@@ -268,11 +268,19 @@ static int load_inputs(view_opts *o, sim_npy_matrix m[3])
     /* The view computes at most N^2 d = 2^34 multiply-adds, so N d <= 2^24
      * elements per tensor is generous (64 MiB of float32). */
     const int64_t max_elems = INT64_C(1) << 24;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
         if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
             fprintf(stderr, "fasim view: %s %s\n", names[k], err);
             return 1;
         }
+        if (m[k].rank != 2) {
+            fprintf(stderr, "fasim view: %s has shape (%lld, %lld, %lld, %lld); the view "
+                    "shows one head: give (N, d) arrays (the report takes (B, H, N, d))\n",
+                    paths[k], (long long)m[k].batch, (long long)m[k].heads,
+                    (long long)m[k].rows, (long long)m[k].cols);
+            return 2;
+        }
+    }
     for (int k = 1; k < 3; k++)
         if (m[k].rows != m[0].rows || m[k].cols != m[0].cols) {
             fprintf(stderr, "fasim view: shapes differ: %s is (%lld, %lld) but %s is "

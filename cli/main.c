@@ -21,62 +21,90 @@
 #define FASIM_VERSION "0.0.0"
 #endif
 
-static void free_inputs(sim_npy_matrix m[3])
+static void free_inputs(sim_npy_matrix m[4])
 {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         free(m[k].data);
 }
 
-/* Load --q/--k/--v and set N and d from them. Returns 0, or an exit status. */
-static int load_inputs(cli_report_opts *o, sim_npy_matrix m[3])
+/* "(N, d)" or "(B, H, N, d)": an array's shape as the file held it. */
+static const char *shape_text(const sim_npy_matrix *m, char *buf, size_t len)
 {
-    const char *paths[3] = { o->q_path, o->k_path, o->v_path };
-    const char *names[3] = { "--q", "--k", "--v" };
-    char err[512];
+    if (m->rank == 4)
+        snprintf(buf, len, "(%lld, %lld, %lld, %lld)", (long long)m->batch,
+                 (long long)m->heads, (long long)m->rows, (long long)m->cols);
+    else
+        snprintf(buf, len, "(%lld, %lld)", (long long)m->rows, (long long)m->cols);
+    return buf;
+}
+
+/* Load --q/--k/--v (and --dO) and set the shape from them: Q (N_q, d) or
+ * (B, H, N_q, d); K and V (N_k, d) or (B, G, N_k, d), of Q's rank and batch;
+ * dO Q's shape. Options given as well must agree. Returns 0, or an exit
+ * status. */
+static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
+{
+    const char *paths[4] = { o->q_path, o->k_path, o->v_path, o->do_path };
+    const char *names[4] = { "--q", "--k", "--v", "--dO" };
+    char err[512], s0[96], s1[96], s2[96];
     /* Each file is bounded by the compute-memory limit before it is read. */
     uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
     int64_t max_elems = (int64_t)(max_mem / 4 / 4);
-    for (int k = 0; k < 3; k++) {
+    const int nfiles = o->do_path ? 4 : 3;
+    for (int k = 0; k < nfiles; k++) {
         if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
             fprintf(stderr, "fasim: %s %s\n", names[k], err);
             return SIM_EFAIL;
         }
     }
-    if (m[2].rows != m[1].rows || m[2].cols != m[1].cols || m[1].cols != m[0].cols) {
-        fprintf(stderr, "fasim: shapes differ: Q %s is (%lld, %lld), K %s is (%lld, %lld), "
-                "V %s is (%lld, %lld); Q must be (N_q, d) and K, V both (N_k, d)\n",
-                paths[0], (long long)m[0].rows, (long long)m[0].cols, paths[1],
-                (long long)m[1].rows, (long long)m[1].cols, paths[2], (long long)m[2].rows,
-                (long long)m[2].cols);
+    const sim_npy_matrix *q = &m[0], *k = &m[1], *v = &m[2];
+    if (v->rank != k->rank || v->batch != k->batch || v->heads != k->heads ||
+        v->rows != k->rows || v->cols != k->cols || k->cols != q->cols || k->rank != q->rank ||
+        k->batch != q->batch) {
+        fprintf(stderr, "fasim: shapes differ: Q %s is %s, K %s is %s, V %s is %s; Q must be "
+                "(N_q, d) or (B, H, N_q, d), and K, V both (N_k, d) or (B, G, N_k, d)\n",
+                paths[0], shape_text(q, s0, sizeof s0), paths[1], shape_text(k, s1, sizeof s1),
+                paths[2], shape_text(v, s2, sizeof s2));
         return SIM_EFAIL;
     }
-    if ((o->N_set && o->req.sh.N != m[0].rows) ||
-        (o->Nk_set && sim_shape_Nk(&o->req.sh) != m[1].rows) ||
-        (o->d_set && o->req.sh.d != m[0].cols)) {
-        fprintf(stderr, "fasim: --N/--Nq/--Nk/--d (N_q %lld, N_k %lld, d %lld) disagree with "
-                "the files' shapes: Q (%lld, %lld), K and V (%lld, %lld); drop them when "
-                "giving .npy inputs\n", (long long)o->req.sh.N,
-                (long long)sim_shape_Nk(&o->req.sh), (long long)o->req.sh.d,
-                (long long)m[0].rows, (long long)m[0].cols, (long long)m[1].rows,
-                (long long)m[1].cols);
+    if (nfiles == 4 && (m[3].rank != q->rank || m[3].batch != q->batch ||
+                        m[3].heads != q->heads || m[3].rows != q->rows ||
+                        m[3].cols != q->cols)) {
+        fprintf(stderr, "fasim: --dO %s is %s; it must have Q's shape %s\n", paths[3],
+                shape_text(&m[3], s0, sizeof s0), shape_text(q, s1, sizeof s1));
+        return SIM_EFAIL;
+    }
+    sim_shape *sh = &o->req.sh;
+    const int64_t G = q->rank == 4 ? k->heads : 0;
+    if ((o->N_set && sh->N != q->rows) || (o->Nk_set && sim_shape_Nk(sh) != k->rows) ||
+        (o->d_set && sh->d != q->cols) || (sh->batch && sh->batch != q->batch) ||
+        (sh->heads && sh->heads != q->heads) || (sh->kv_heads && sh->kv_heads != k->heads)) {
+        fprintf(stderr, "fasim: --N/--Nq/--Nk/--d/--batch/--heads/--kv-heads disagree with the "
+                "files' shapes: Q %s, K and V %s; drop them when giving .npy inputs\n",
+                shape_text(q, s0, sizeof s0), shape_text(k, s1, sizeof s1));
         return SIM_EUSAGE;
     }
-    if (m[0].cols > CLI_MAX_D) {
-        fprintf(stderr, "fasim: %s: d = %lld is over the supported %lld\n", paths[0],
-                (long long)m[0].cols, (long long)CLI_MAX_D);
+    if (q->cols > CLI_MAX_D || q->batch > CLI_MAX_HEADS || q->heads > CLI_MAX_HEADS) {
+        fprintf(stderr, "fasim: %s: shape %s is over the supported d <= %lld, B, H <= %lld\n",
+                paths[0], shape_text(q, s0, sizeof s0), (long long)CLI_MAX_D,
+                (long long)CLI_MAX_HEADS);
         return SIM_EFAIL;
     }
-    o->req.sh.N = m[0].rows;
-    o->req.sh.Nk = m[1].rows == m[0].rows ? 0 : m[1].rows;
-    o->req.sh.d = m[0].cols;
+    sh->N = q->rows;
+    sh->Nk = k->rows == q->rows ? 0 : k->rows;
+    sh->d = q->cols;
+    sh->batch = q->batch;
+    sh->heads = q->heads;
+    sh->kv_heads = G;
     char err2[256];
-    if (sim_shape_check(&o->req.sh, err2, sizeof err2) != 0) {
-        fprintf(stderr, "fasim: %s\n", err2);
+    if (sim_shape_check(sh, err2, sizeof err2) != 0) {
+        fprintf(stderr, "fasim: the files' shapes: %s\n", err2);
         return SIM_EUSAGE;
     }
-    o->req.Q = m[0].data;
-    o->req.K = m[1].data;
-    o->req.V = m[2].data;
+    o->req.Q = q->data;
+    o->req.K = k->data;
+    o->req.V = v->data;
+    o->req.dO = nfiles == 4 ? m[3].data : NULL;
     return SIM_OK;
 }
 
@@ -110,7 +138,7 @@ static int cmd_report(int argc, char **argv, int first)
         }
         fclose(f);
     }
-    sim_npy_matrix m[3];
+    sim_npy_matrix m[4];
     memset(m, 0, sizeof m);
     if (o.q_path) {
         int rc = load_inputs(&o, m);
@@ -154,9 +182,14 @@ static int cmd_report(int argc, char **argv, int first)
                     (unsigned long long)rep.runs[k].res.sram_peak,
                     (unsigned long long)o.req.sh.M);
     if (o.out_path) {
+        /* The forward run comes first; a batch is written as (B, H, N, d). */
         const sim_result *res = &rep.runs[0].res;
-        if (sim_npy_write_f32(o.out_path, res->O, o.req.sh.N, o.req.sh.d, err,
-                              sizeof err) != 0) {
+        const sim_shape *sh = &o.req.sh;
+        int wrc = sh->batch > 1 || sh->heads > 1 || (o.q_path && m[0].rank == 4)
+                      ? sim_npy_write_f32_4d(o.out_path, res->O, sim_shape_B(sh),
+                                             sim_shape_H(sh), sh->N, sh->d, err, sizeof err)
+                      : sim_npy_write_f32(o.out_path, res->O, sh->N, sh->d, err, sizeof err);
+        if (wrc != 0) {
             fprintf(stderr, "fasim: --out %s\n", err);
             rc = SIM_EFAIL;
         }

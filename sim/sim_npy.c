@@ -8,6 +8,10 @@
  *     {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
  * padded with spaces and ending in '\n'. The raw array data follows directly.
  *
+ * Shapes: fasim accepts rank 2, (N, d), and rank 4, (B, H, N, d): B batch
+ * entries of H heads, each an (N, d) matrix; C order throughout, so the data
+ * is B*H matrices of N rows of d values, one after another.
+ *
  * Everything here is strict on purpose: fasim feeds these arrays into a
  * simulator whose results are compared bit for bit, so a silently
  * misinterpreted file (wrong byte order, transposed, padded with garbage)
@@ -40,7 +44,8 @@
 #define NPY_MAGIC_LEN 6
 #define NPY_PREAMBLE_V1 10
 #define NPY_PREAMBLE_V2 12
-/* The longest header accepted. A 2-D float array's header is under 128 bytes;
+/* The longest header accepted. A rank-2 or rank-4 float array's header is
+ * under 192 bytes even with 19-digit dimensions (128 for realistic ones);
  * numpy itself refuses headers over 10000 bytes by default. The bound also
  * limits how much sim_npy_read reads before the header has been checked. */
 #define NPY_HEADER_MAX 65536
@@ -49,6 +54,12 @@
 /* At most this many characters of file-supplied text go into a message. */
 #define NPY_QUOTE_MAX 40
 #define NPY_QUOTE_BUF (NPY_QUOTE_MAX + 4)   /* room for "..." and the NUL */
+/* The highest rank fasim reads, (B, H, N, d); parse_shape keeps this many
+ * dimensions and only counts the rest, for the message. */
+#define NPY_RANK_MAX 4
+/* Room for NPY_RANK_MAX dimensions of up to 19 digits joined by " x " (or
+ * ", " in parentheses) and the NUL: 4 * 19 + 3 * 3 + 2 + 1 = 88. */
+#define NPY_DIMS_BUF 96
 
 #if defined(__GNUC__)
 #define NPY_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -104,9 +115,27 @@ static void put_le32(unsigned char *p, uint32_t v)
 /* What the header says, once parsed and checked. */
 typedef struct {
     size_t data_off;      /* offset of the first data byte in the image */
+    int rank;             /* 2 or 4 */
+    int64_t batch, heads; /* 1 and 1 for rank 2 */
     int64_t rows, cols;
+    size_t n;             /* batch * heads * rows * cols, checked */
     int esize;            /* 4 ('<f4') or 8 ('<f8') */
 } npy_header;
+
+/* dims[0..rank) as text into dst[NPY_DIMS_BUF], joined by sep (" x " for a
+ * product, ", " for a shape); rank <= NPY_RANK_MAX. Returns dst. */
+static const char *join_dims(char *dst, const int64_t *dims, int rank, const char *sep)
+{
+    size_t k = 0;
+    dst[0] = '\0';
+    for (int i = 0; i < rank && k < NPY_DIMS_BUF; i++) {
+        int w = snprintf(dst + k, NPY_DIMS_BUF - k, "%s%" PRId64, i ? sep : "", dims[i]);
+        if (w < 0)
+            break;
+        k += (size_t)w;
+    }
+    return dst;
+}
 
 /* A cursor over the header text s[0..n) (the final '\n' excluded). The text
  * has been checked to hold only printable ASCII and whitespace, so any part
@@ -217,10 +246,10 @@ static int parse_bool(npy_cursor *c, int *v)
 }
 
 /* A shape tuple of non-negative integers: (), (5,), (3, 4), (3, 4,) ...
- * Counts the dimensions into *rank, keeps the first two in dims[], and sets
+ * Counts the dimensions into *rank, keeps the first NPY_RANK_MAX in dims[], and sets
  * *text, *tlen to the tuple as written (for messages). A one-element tuple
  * needs its trailing comma, as in Python, where (5) is the integer 5. */
-static int parse_shape(npy_cursor *c, int64_t dims[2], int *rank,
+static int parse_shape(npy_cursor *c, int64_t dims[NPY_RANK_MAX], int *rank,
                        const char **text, size_t *tlen)
 {
     size_t start = c->i;
@@ -250,7 +279,7 @@ static int parse_shape(npy_cursor *c, int64_t dims[2], int *rank,
             return syntax(c, "expected a dimension (a non-negative integer) in 'shape'");
         if (*rank >= 64)
             return syntax(c, "more than 64 dimensions in 'shape'");
-        if (*rank < 2)
+        if (*rank < NPY_RANK_MAX)
             dims[*rank] = v;
         (*rank)++;
         skip_ws(c);
@@ -276,7 +305,7 @@ typedef struct {
     const char *descr;
     size_t descr_len;
     int fortran;
-    int64_t dims[2];
+    int64_t dims[NPY_RANK_MAX];   /* the first min(rank, NPY_RANK_MAX) are set */
     int rank;
     const char *shape_text;
     size_t shape_len;
@@ -391,8 +420,9 @@ static const char *dtype_word(int esize)
  * file, so for it "past avail" means "past the end of the file").
  *
  * On success, h says where the data starts and what shape and element size it
- * has, and the data size has been checked: rows*cols does not overflow, is at
- * most max_elems, and data_off + rows*cols*esize == total exactly. */
+ * has, and the data size has been checked: n, the product of all dimensions
+ * (rows*cols, or batch*heads*rows*cols), does not overflow, is at most
+ * max_elems, and data_off + n*esize == total exactly. */
 static int parse_header(const unsigned char *buf, size_t avail, size_t total,
                         const char *name, int64_t max_elems, npy_header *h,
                         char *err, size_t errlen)
@@ -455,42 +485,77 @@ static int parse_header(const unsigned char *buf, size_t avail, size_t total,
                         "save np.ascontiguousarray(arr) instead");
     char st[NPY_QUOTE_BUF];
     quote(st, d.shape_text, d.shape_len);
-    if (d.rank != 2)
+    if (d.rank != 2 && d.rank != 4)
         return npy_fail(err, errlen, name,
-                        "shape %s has rank %d; fasim needs a 2-D array of shape (N, d)",
+                        "shape %s has rank %d; fasim needs (N, d) or (B, H, N, d)",
                         st, d.rank);
-    int64_t rows = d.dims[0], cols = d.dims[1];
-    if (rows == 0 || cols == 0)
+    /* The 2-D message is the one fasim has always given; a 4-D one also says
+     * which dimension is zero, since there are four to look at. */
+    static const char *const letters[NPY_RANK_MAX] = { "B", "H", "N", "d" };
+    for (int i = 0; i < d.rank; i++) {
+        if (d.dims[i] != 0)
+            continue;
+        if (d.rank == 2)
+            return npy_fail(err, errlen, name,
+                            "shape %s has a zero-sized dimension; fasim needs N >= 1 and d >= 1",
+                            st);
         return npy_fail(err, errlen, name,
-                        "shape %s has a zero-sized dimension; fasim needs N >= 1 and d >= 1",
-                        st);
-    if (rows > INT64_MAX / cols || (uint64_t)(rows * cols) > (uint64_t)(SIZE_MAX / 8))
-        return npy_fail(err, errlen, name,
-                        "shape %s overflows the element count", st);
-    int64_t n = rows * cols;
+                        "shape %s has a zero-sized dimension (%s = 0); "
+                        "fasim needs B, H, N and d all >= 1", st, letters[i]);
+    }
+    /* The element count over every dimension, checked at each step so that
+     * no partial product overflows; SIZE_MAX / 8 keeps n * esize (esize <= 8)
+     * representable as a size_t. All dimensions are >= 1 here. */
+    int64_t n = 1;
+    for (int i = 0; i < d.rank; i++) {
+        if (n > INT64_MAX / d.dims[i] || (uint64_t)(n * d.dims[i]) > (uint64_t)(SIZE_MAX / 8))
+            return npy_fail(err, errlen, name,
+                            "shape %s overflows the element count", st);
+        n *= d.dims[i];
+    }
+    char prod[NPY_DIMS_BUF];
+    join_dims(prod, d.dims, d.rank, " x ");
     if (n > max_elems)
         return npy_fail(err, errlen, name,
-                        "%" PRId64 " x %" PRId64 " = %" PRId64 " elements exceeds the limit "
-                        "of %" PRId64 " (max_elems)", rows, cols, n, max_elems);
+                        "%s = %" PRId64 " elements exceeds the limit "
+                        "of %" PRId64 " (max_elems)", prod, n, max_elems);
 
     /* The data must fill the rest of the input exactly. */
     size_t need = (size_t)n * (size_t)esize;
     size_t have = total - pre - hlen;
     if (have < need)
         return npy_fail(err, errlen, name,
-                        "truncated: header says %" PRId64 " x %" PRId64 " %s = %zu bytes, "
+                        "truncated: header says %s %s = %zu bytes, "
                         "file has %zu after the header",
-                        rows, cols, dtype_word(esize), need, have);
+                        prod, dtype_word(esize), need, have);
     if (have > need)
         return npy_fail(err, errlen, name,
-                        "trailing data: header says %" PRId64 " x %" PRId64 " %s = %zu "
+                        "trailing data: header says %s %s = %zu "
                         "bytes, file has %zu after the header (%zu extra)",
-                        rows, cols, dtype_word(esize), need, have, have - need);
+                        prod, dtype_word(esize), need, have, have - need);
     h->data_off = pre + hlen;
-    h->rows = rows;
-    h->cols = cols;
+    h->rank = d.rank;
+    h->batch = d.rank == 4 ? d.dims[0] : 1;
+    h->heads = d.rank == 4 ? d.dims[1] : 1;
+    h->rows = d.dims[d.rank - 2];
+    h->cols = d.dims[d.rank - 1];
+    h->n = (size_t)n;
     h->esize = esize;
     return 0;
+}
+
+/* Where element i (in C order) of the array h describes is, for a message:
+ * "row r, column c" for rank 2, "batch b, head hd, row r, column c" for
+ * rank 4, all 0-based. */
+static void npy_position(char *dst, size_t len, const npy_header *h, size_t i)
+{
+    size_t cols = (size_t)h->cols, rows = (size_t)h->rows;
+    size_t r = i / cols % rows, c = i % cols, head = i / cols / rows;
+    if (h->rank == 2)
+        snprintf(dst, len, "row %zu, column %zu", r, c);
+    else
+        snprintf(dst, len, "batch %zu, head %zu, row %zu, column %zu",
+                 head / (size_t)h->heads, head % (size_t)h->heads, r, c);
 }
 
 /* ---- the public functions ------------------------------------------------- */
@@ -512,11 +577,14 @@ int sim_npy_parse(const unsigned char *buf, size_t len, const char *name,
 
     /* n <= max_elems and n * esize bytes are present in buf, so this
      * allocation is no larger than the input itself. */
-    size_t n = (size_t)h.rows * (size_t)h.cols;
+    size_t n = h.n;
     float *data = malloc(n * sizeof *data);
-    if (!data)
-        return npy_fail(err, errlen, name, "out of memory for %" PRId64 " x %" PRId64
-                        " floats", h.rows, h.cols);
+    if (!data) {
+        char prod[NPY_DIMS_BUF];
+        const int64_t dims[NPY_RANK_MAX] = { h.batch, h.heads, h.rows, h.cols };
+        return npy_fail(err, errlen, name, "out of memory for %s floats",
+                        join_dims(prod, dims + (NPY_RANK_MAX - h.rank), h.rank, " x "));
+    }
     const unsigned char *p = buf + h.data_off;
     for (size_t i = 0; i < n; i++) {
         double x;
@@ -530,26 +598,29 @@ int sim_npy_parse(const unsigned char *buf, size_t len, const char *name,
             memcpy(&x, &u, sizeof x);
             f = 0.0f;                        /* set below, after the range check */
         }
-        if (!isfinite(x)) {
+        int finite = isfinite(x);
+        int in_range = h.esize == 4 || fabs(x) <= (double)FLT_MAX;
+        if (!finite || !in_range) {
             free(data);
-            const char *what = isnan(x) ? "NaN" : x > 0 ? "Inf" : "-Inf";
-            return npy_fail(err, errlen, name,
-                            "holds %s at row %zu, column %zu (0-based); "
-                            "fasim needs finite values", what,
-                            i / (size_t)h.cols, i % (size_t)h.cols);
-        }
-        if (h.esize == 8) {
-            if (fabs(x) > (double)FLT_MAX) {
-                free(data);
+            char where[128];
+            npy_position(where, sizeof where, &h, i);
+            if (!finite) {
+                const char *what = isnan(x) ? "NaN" : x > 0 ? "Inf" : "-Inf";
                 return npy_fail(err, errlen, name,
-                                "float64 value %.17g at row %zu, column %zu (0-based) is "
-                                "outside float32 range (|x| > %.9g)", x,
-                                i / (size_t)h.cols, i % (size_t)h.cols, (double)FLT_MAX);
+                                "holds %s at %s (0-based); fasim needs finite values",
+                                what, where);
             }
-            f = (float)x;
+            return npy_fail(err, errlen, name,
+                            "float64 value %.17g at %s (0-based) is "
+                            "outside float32 range (|x| > %.9g)", x, where, (double)FLT_MAX);
         }
+        if (h.esize == 8)
+            f = (float)x;
         data[i] = f;
     }
+    out->rank = h.rank;
+    out->batch = h.batch;
+    out->heads = h.heads;
     out->rows = h.rows;
     out->cols = h.cols;
     out->data = data;
@@ -662,30 +733,43 @@ int sim_npy_read(const char *path, int64_t max_elems, sim_npy_matrix *out,
     return rc;
 }
 
-int sim_npy_write_f32(const char *path, const float *data, int64_t rows,
-                      int64_t cols, char *err, size_t errlen)
+/* The writer behind sim_npy_write_f32 and sim_npy_write_f32_4d: a float32
+ * array of shape dims[0..rank), rank 2 or 4, data in C order, as .npy 1.0.
+ * Returns 0, or -1 with a one-line message in err. */
+static int npy_write(const char *path, const float *data, const int64_t *dims, int rank,
+                     char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
     if (!path)
         return npy_fail(err, errlen, "(null)", "cannot open for writing: no path given");
+    char shape[NPY_DIMS_BUF];
+    join_dims(shape, dims, rank, ", ");
     /* The reader refuses zero-sized arrays, so the writer does not make them. */
-    if (rows < 1 || cols < 1)
-        return npy_fail(err, errlen, path, "cannot write shape (%" PRId64 ", %" PRId64
-                        "): both dimensions must be >= 1", rows, cols);
-    if (rows > INT64_MAX / cols || (uint64_t)(rows * cols) > (uint64_t)(SIZE_MAX / 4))
-        return npy_fail(err, errlen, path, "cannot write shape (%" PRId64 ", %" PRId64
-                        "): the element count overflows", rows, cols);
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 1)
+            return npy_fail(err, errlen, path, "cannot write shape (%s): %s must be >= 1",
+                            shape, rank == 2 ? "both dimensions" : "every dimension");
+    }
+    /* SIZE_MAX / 4 keeps the byte count n * 4 representable. */
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (n > INT64_MAX / dims[i] || (uint64_t)(n * dims[i]) > (uint64_t)(SIZE_MAX / 4))
+            return npy_fail(err, errlen, path,
+                            "cannot write shape (%s): the element count overflows", shape);
+        n *= dims[i];
+    }
     if (!data)
         return npy_fail(err, errlen, path, "internal error: no data to write");
 
     /* Preamble + dict + spaces + '\n', a multiple of NPY_ALIGN bytes, as
-     * numpy writes it. The dict is at most ~100 bytes, so 256 is ample. */
+     * numpy writes it. The dict is 55 bytes plus the shape text (at most
+     * NPY_DIMS_BUF - 1), under 160; the whole header then rounds up to at
+     * most 256. */
     unsigned char head[256];
     char dict[160];
     int dl = snprintf(dict, sizeof dict,
-                      "{'descr': '<f4', 'fortran_order': False, 'shape': (%" PRId64 ", %"
-                      PRId64 "), }", rows, cols);
+                      "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", shape);
     if (dl < 0 || (size_t)dl >= sizeof dict)
         return npy_fail(err, errlen, path, "internal error: header does not fit");
     size_t total = NPY_PREAMBLE_V1 + (size_t)dl + 1;
@@ -707,10 +791,10 @@ int sim_npy_write_f32(const char *path, const float *data, int64_t rows,
     /* The data, little-endian, through a small buffer so the host's byte
      * order does not matter. */
     unsigned char chunk[4096];
-    size_t n = (size_t)rows * (size_t)cols, i = 0;
-    while (ok && i < n) {
+    size_t i = 0;
+    while (ok && i < (size_t)n) {
         size_t k = 0;
-        for (; i < n && k + 4 <= sizeof chunk; i++, k += 4) {
+        for (; i < (size_t)n && k + 4 <= sizeof chunk; i++, k += 4) {
             uint32_t u;
             memcpy(&u, &data[i], sizeof u);
             put_le32(chunk + k, u);
@@ -729,4 +813,18 @@ int sim_npy_write_f32(const char *path, const float *data, int64_t rows,
                         e ? strerror(e) : "short write");
     }
     return 0;
+}
+
+int sim_npy_write_f32(const char *path, const float *data, int64_t rows,
+                      int64_t cols, char *err, size_t errlen)
+{
+    const int64_t dims[2] = { rows, cols };
+    return npy_write(path, data, dims, 2, err, errlen);
+}
+
+int sim_npy_write_f32_4d(const char *path, const float *data, int64_t B, int64_t H,
+                         int64_t rows, int64_t cols, char *err, size_t errlen)
+{
+    const int64_t dims[4] = { B, H, rows, cols };
+    return npy_write(path, data, dims, 4, err, errlen);
 }

@@ -1172,6 +1172,73 @@ static void test_out_from_npy(void **state)
     free(K64);
 }
 
+/* Inputs of shape (B, H, N, d): Q (2, 2, 12, 8), K and V (2, 1, 20, 8) set
+ * B, H, G, N_q and N_k; --out writes O as (2, 2, 12, 8), bit for bit the
+ * library's. Then the backward from a --dO file (G = H: K, V of Q's heads). */
+static void test_npy_4d(void **state)
+{
+    (void)state;
+    const int64_t B = 2, H = 2, G = 1, N = 12, Nk = 20, d = 8;
+    const size_t nq = (size_t)(B * H * N * d), nk = (size_t)(B * G * Nk * d);
+    float *Q = malloc(nq * sizeof *Q), *K = malloc(nk * sizeof *K), *V = malloc(nk * sizeof *V);
+    assert_true(Q && K && V);
+    uint64_t st = 4242;
+    for (size_t i = 0; i < nq; i++)
+        Q[i] = rand_unit(&st);
+    for (size_t i = 0; i < nk; i++) {
+        K[i] = rand_unit(&st);
+        V[i] = rand_unit(&st);
+    }
+    char path[512], err[512];
+    assert_int_equal(sim_npy_write_f32_4d(tu_path(path, sizeof path, "q4.npy"), Q, B, H, N, d,
+                                          err, sizeof err), 0);
+    assert_int_equal(sim_npy_write_f32_4d(tu_path(path, sizeof path, "k4.npy"), K, B, G, Nk, d,
+                                          err, sizeof err), 0);
+    assert_int_equal(sim_npy_write_f32_4d(tu_path(path, sizeof path, "v4.npy"), V, B, G, Nk, d,
+                                          err, sizeof err), 0);
+    run_res r;
+    RUN(&r, "--algo", "fa2", "--causal", "--q", "@q4.npy", "--k", "@k4.npy", "--v", "@v4.npy",
+        "--out", "@o4.npy");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "batch B = 2, H = 2 query heads on G = 1 key/value heads") != NULL,
+          "B, H, G not taken from the files");
+    CHECK(&r, strstr(r.out, "N_q = 12, N_k = 20, d = 8") != NULL, "N_q, N_k not from the files");
+    sim_shape sh = { .N = N, .Nk = Nk, .d = d, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 1,
+                     .batch = B, .heads = H, .kv_heads = G };
+    sim_plan p;
+    sim_result res;
+    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), 0);
+    assert_int_equal(sim_run(SIM_FA2, &sh, &p, Q, K, V, NULL, &res, err, sizeof err), 0);
+    sim_npy_matrix m;
+    read_npy("o4.npy", &m);
+    assert_int_equal(m.rank, 4);
+    assert_true(m.batch == B && m.heads == H && m.rows == N && m.cols == d);
+    assert_int_equal(tu_compare_bits("O (B, H, N, d)", m.data, res.O, (int64_t)nq), 0);
+    free(m.data);
+    sim_result_free(&res);
+    run_free(&r);
+
+    /* backward: K, V with H heads, dO of Q's shape */
+    assert_int_equal(sim_npy_write_f32_4d(tu_path(path, sizeof path, "do4.npy"), Q, B, H, N, d,
+                                          err, sizeof err), 0);
+    RUN(&r, "--pass", "both", "--q", "@q4.npy", "--k", "@q4.npy", "--v", "@q4.npy", "--dO",
+        "@do4.npy", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, jis_str(&r, "config.pass", "both"), "config.pass is not both");
+    CHECK(&r, jget_u64(&r, "config.heads") == 2 && jget_u64(&r, "config.batch") == 2,
+          "B, H not in config");
+    CHECK(&r, jis_str(&r, "runs.3.pass", "bwd"), "the fourth run is not a backward one");
+    run_free(&r);
+    /* the view and the kernels run one head: 4-D files are refused */
+    RUN(&r, "view", "--q", "@q4.npy", "--k", "@q4.npy", "--v", "@q4.npy", "--frames", "1");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "shows one head") != NULL, "view did not refuse a 4-D file");
+    run_free(&r);
+    free(Q);
+    free(K);
+    free(V);
+}
+
 /* --out into a directory that does not exist: exit 1 and a message naming
  * --out and the file (the report itself has already been printed). */
 static void test_out_unwritable(void **state)
@@ -1301,6 +1368,17 @@ static bad_case BAD[] = {
     { "bad: G > H", { "--heads", "2", "--kv-heads", "4" }, 2,
       { "--kv-heads G must not exceed --heads H" }, 0 },
     { "bad: --batch 0", { "--batch", "0" }, 2, { "--batch", "at least 1" }, 0 },
+    { "bad: --pass sideways", { "--pass", "sideways" }, 2, { "--pass", "fwd, bwd or both" }, 0 },
+    { "bad: --dO without --q", { "--dO", "@ok_8x4.npy", "--pass", "bwd" }, 2,
+      { "--dO goes with --q, --k and --v" }, 0 },
+    { "bad: --dO with --pass fwd", { Q3("@ok_8x4.npy", "@ok_8x4.npy", "@ok_8x4.npy"), "--dO",
+      "@ok_8x4.npy" }, 2, { "--dO is the backward pass's input" }, 0 },
+    { "npy: --dO of another shape", { Q3("@ok_8x4.npy", "@ok_8x4.npy", "@ok_8x4.npy"), "--dO",
+      "@ok_8x8.npy", "--pass", "bwd" }, 1, { "must have Q's shape", "(8, 4)" }, 0 },
+    { "bad: backward with GQA", { "--pass", "bwd", "--heads", "4", "--kv-heads", "2" }, 2,
+      { "backward pass", "one key/value head per query head" }, 1 },
+    { "bad: --out with --pass bwd", { "--pass", "bwd", "--algo", "fa2", "--out", "x.npy" }, 2,
+      { "--out writes the forward pass's O" }, 0 },
     { "bad: --compute with --count-only", { "--compute", "--count-only" }, 2,
       { "--compute", "--count-only" }, 0 },
     { "bad: --M 64 fits no plan", { "--M", "64" }, 2, { "M = 64 B", "too small", "needs" }, 0 },
@@ -1650,6 +1728,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_json_auto_count_note),
     cmocka_unit_test(test_out_seeded),
     cmocka_unit_test(test_out_from_npy),
+    cmocka_unit_test(test_npy_4d),
     cmocka_unit_test(test_out_unwritable),
     cmocka_unit_test(test_deterministic),
     cmocka_unit_test(test_misfit_hint_runs),

@@ -2,6 +2,12 @@
  * test_npy.c — sim_npy: round trips, hand-built valid files of each accepted
  * kind, and one test per kind of bad input.
  *
+ * Shapes: (N, d) files are rank 2; (B, H, N, d) files are rank 4 (B batch
+ * entries of H heads); C order throughout. The rank-4 tests repeat the 2-D
+ * ones whose checks depend on the shape: the element count, max_elems, the
+ * size check against the data, zero and overflowing dimensions, and the
+ * position named for a bad value.
+ *
  * Every bad input is checked twice: through sim_npy_read (from a temporary
  * file) and through sim_npy_parse (from memory, with the same name). Both must
  * return -1 with the same one-line message, which starts with the file name,
@@ -147,12 +153,15 @@ static void expect_fail_v(const char *fname, const bytes *img, int64_t max_elems
     tu_path(path, sizeof path, fname);
     assert_int_equal(tu_write_file(path, img->p, img->len), 0);
 
-    sim_npy_matrix m = { 1, 1, (float *)&m, 1 };     /* garbage that must be reset */
+    /* Garbage that must be reset. */
+    sim_npy_matrix m = { .rows = 1, .cols = 1, .batch = 1, .heads = 1, .rank = 2,
+                         .data = (float *)&m, .src_dtype_bytes = 1 };
     assert_int_equal(sim_npy_read(path, max_elems, &m, e1, sizeof e1), -1);
     assert_null(m.data);
     check_msg(e1, path, words);
 
-    sim_npy_matrix m2 = { 1, 1, (float *)&m2, 1 };
+    sim_npy_matrix m2 = { .rows = 1, .cols = 1, .batch = 1, .heads = 1, .rank = 2,
+                          .data = (float *)&m2, .src_dtype_bytes = 1 };
     assert_int_equal(sim_npy_parse(img->p, img->len, path, max_elems, &m2, e2, sizeof e2), -1);
     assert_null(m2.data);
     assert_string_equal(e1, e2);
@@ -166,9 +175,20 @@ static void expect_fail_v(const char *fname, const bytes *img, int64_t max_elems
         expect_fail_v((fname), (img), (max), words_);                            \
     } while (0)
 
-/* Write img, read it back through both entry points, which must agree. */
-static sim_npy_matrix expect_ok(const char *fname, const bytes *img, int64_t rows,
-                                int64_t cols, int src_bytes)
+/* Check every shape field of m against rank and dims[0..rank). */
+static void check_shape(const sim_npy_matrix *m, int rank, const int64_t *dims)
+{
+    assert_int_equal(m->rank, rank);
+    assert_int_equal(m->batch, rank == 4 ? dims[0] : 1);
+    assert_int_equal(m->heads, rank == 4 ? dims[1] : 1);
+    assert_int_equal(m->rows, dims[rank - 2]);
+    assert_int_equal(m->cols, dims[rank - 1]);
+}
+
+/* Write img, read it back through both entry points, which must agree; the
+ * result has rank `rank` and shape dims[0..rank). */
+static sim_npy_matrix expect_ok_dims(const char *fname, const bytes *img, int rank,
+                                     const int64_t *dims, int src_bytes)
 {
     char path[512], err[512];
     tu_path(path, sizeof path, fname);
@@ -178,18 +198,25 @@ static sim_npy_matrix expect_ok(const char *fname, const bytes *img, int64_t row
     if (rc != 0)
         fprintf(stderr, "  unexpected failure: %s\n", err);
     assert_int_equal(rc, 0);
-    assert_int_equal(m.rows, rows);
-    assert_int_equal(m.cols, cols);
+    check_shape(&m, rank, dims);
     assert_int_equal(m.src_dtype_bytes, src_bytes);
     assert_non_null(m.data);
 
     sim_npy_matrix m2;
     assert_int_equal(sim_npy_parse(img->p, img->len, fname, BIG_LIMIT, &m2, err, sizeof err), 0);
-    assert_int_equal(m2.rows, rows);
-    assert_int_equal(m2.cols, cols);
-    assert_int_equal(tu_compare_bits(fname, m.data, m2.data, rows * cols), 0);
+    check_shape(&m2, rank, dims);
+    assert_int_equal(tu_compare_bits(fname, m.data, m2.data,
+                                     m.batch * m.heads * m.rows * m.cols), 0);
     free(m2.data);
     return m;
+}
+
+/* The same for a 2-D file of shape (rows, cols). */
+static sim_npy_matrix expect_ok(const char *fname, const bytes *img, int64_t rows,
+                                int64_t cols, int src_bytes)
+{
+    const int64_t dims[2] = { rows, cols };
+    return expect_ok_dims(fname, img, 2, dims, src_bytes);
 }
 
 /* ---- valid files --------------------------------------------------------- */
@@ -376,6 +403,91 @@ static void test_max_elems_boundary(void **state)
     assert_int_equal(sim_npy_read(path, 12, &m, err, sizeof err), 0);   /* exactly at the limit */
     free(m.data);
     free(b.p);
+}
+
+static void test_roundtrip_4d(void **state)
+{
+    (void)state;
+    enum { B = 2, H = 3, N = 5, D = 4, E = B * H * N * D };
+    float a[E];
+    uint64_t s = 4242;
+    for (int i = 0; i < E; i++)
+        a[i] = (float)((double)(tu_rand(&s) >> 40) / 16777216.0 * 16.0 - 8.0);
+    a[0] = -0.0f;
+    a[E - 1] = FLT_MIN / 8.0f;  /* a subnormal, in the last head */
+
+    char path[512], err[512];
+    tu_path(path, sizeof path, "rt4.npy");
+    assert_int_equal(sim_npy_write_f32_4d(path, a, B, H, N, D, err, sizeof err), 0);
+
+    /* The header numpy would write for np.save(path, a.reshape(2, 3, 5, 4)). */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char raw[1024];
+    size_t n = fread(raw, 1, sizeof raw, f);
+    fclose(f);
+    assert_int_equal(n, 128 + 4 * E);
+    size_t hlen = (size_t)raw[8] | (size_t)raw[9] << 8;
+    assert_int_equal(10 + hlen, 128);
+    const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 5, 4), }";
+    assert_memory_equal(raw + 10, dict, strlen(dict));
+    assert_int_equal(raw[127], '\n');
+
+    /* Read back with max_elems at exactly B*H*N*d: every field, every bit. */
+    sim_npy_matrix m;
+    assert_int_equal(sim_npy_read(path, E, &m, err, sizeof err), 0);
+    assert_int_equal(m.rank, 4);
+    assert_int_equal(m.batch, B);
+    assert_int_equal(m.heads, H);
+    assert_int_equal(m.rows, N);
+    assert_int_equal(m.cols, D);
+    assert_int_equal(m.src_dtype_bytes, 4);
+    assert_non_null(m.data);
+    assert_int_equal(tu_compare_bits("roundtrip 4d", m.data, a, E), 0);
+    /* Head (b, h) starts at ((b*H + h)*N)*d: spot-check head (1, 2), row 3. */
+    assert_true(m.data[((1 * H + 2) * N + 3) * D + 1] == a[((1 * H + 2) * N + 3) * D + 1]);
+    free(m.data);
+
+    /* A (1, 1, N, d) file stays rank 4. */
+    assert_int_equal(sim_npy_write_f32_4d(path, a, 1, 1, N, D, err, sizeof err), 0);
+    assert_int_equal(sim_npy_read(path, BIG_LIMIT, &m, err, sizeof err), 0);
+    const int64_t one[4] = { 1, 1, N, D };
+    check_shape(&m, 4, one);
+    assert_int_equal(tu_compare_bits("roundtrip 1x1", m.data, a, N * D), 0);
+    free(m.data);
+}
+
+static void test_valid_f8_4d(void **state)
+{
+    (void)state;
+    /* (2, 1, 2, 3) float64, hand-built: 12 values in C order. */
+    double v[12];
+    for (int i = 0; i < 12; i++)
+        v[i] = (i % 2 ? -1.0 : 1.0) * (0.1 + i) * 1e3;
+    v[7] = 1e-40;               /* a float subnormal */
+    v[11] = -(double)FLT_MAX;
+    bytes b = { 0 };
+    put_std(&b, "<f8", "(2, 1, 2, 3)");
+    for (int i = 0; i < 12; i++)
+        put_f64(&b, v[i]);
+    const int64_t dims[4] = { 2, 1, 2, 3 };
+    sim_npy_matrix m = expect_ok_dims("v1f8_4d.npy", &b, 4, dims, 8);
+    float want[12];
+    for (int i = 0; i < 12; i++)
+        want[i] = (float)v[i];
+    assert_int_equal(tu_compare_bits("f8 4d", m.data, want, 12), 0);
+    free(m.data);
+    free(b.p);
+
+    /* The same shape in version 2.0 with a trailing comma in the tuple. */
+    bytes c = { 0 };
+    put_header(&c, 2, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 1, 2, 3,), }");
+    for (int i = 0; i < 12; i++)
+        put_f64(&c, v[i]);
+    m = expect_ok_dims("v2f8_4d.npy", &c, 4, dims, 8);
+    assert_int_equal(tu_compare_bits("f8 4d v2", m.data, want, 12), 0);
+    free(m.data);
+    free(c.p);
 }
 
 /* ---- bad inputs ---------------------------------------------------------- */
@@ -569,7 +681,7 @@ static void test_rank1(void **state)
     bytes b = { 0 };
     put_std(&b, "<f4", "(5,)");
     put_ramp_f32(&b, 5);
-    expect_fail("r1.npy", &b, BIG_LIMIT, "shape (5,) has rank 1", "(N, d)");
+    expect_fail("r1.npy", &b, BIG_LIMIT, "shape (5,) has rank 1", "(N, d)", "(B, H, N, d)");
     free(b.p);
 }
 
@@ -579,7 +691,7 @@ static void test_rank3(void **state)
     bytes b = { 0 };
     put_std(&b, "<f4", "(2, 3, 4)");
     put_ramp_f32(&b, 24);
-    expect_fail("r3.npy", &b, BIG_LIMIT, "shape (2, 3, 4) has rank 3", "(N, d)");
+    expect_fail("r3.npy", &b, BIG_LIMIT, "shape (2, 3, 4) has rank 3", "(N, d)", "(B, H, N, d)");
     free(b.p);
     /* Newlines inside the header must not leak into the one-line message. */
     bytes c = { 0 };
@@ -593,6 +705,18 @@ static void test_rank3(void **state)
     put_ramp_f32(&d, 2);
     expect_fail("r20.npy", &d, BIG_LIMIT, "1, 1, 1,...", "rank 20");
     free(d.p);
+}
+
+static void test_rank5(void **state)
+{
+    (void)state;
+    /* One more than (B, H, N, d), with the data size right for it. */
+    bytes b = { 0 };
+    put_std(&b, "<f4", "(1, 2, 3, 4, 5)");
+    put_ramp_f32(&b, 120);
+    expect_fail("r5.npy", &b, BIG_LIMIT, "shape (1, 2, 3, 4, 5) has rank 5",
+                "fasim needs (N, d) or (B, H, N, d)");
+    free(b.p);
 }
 
 static void test_zero_dimension(void **state)
@@ -700,6 +824,106 @@ static void test_count_overflow(void **state)
     put_std(&c, "<f4", "(99999999999999999999, 1)");
     put_f32(&c, 1.0f);
     expect_fail("dim64.npy", &c, BIG_LIMIT, "malformed .npy header", "too large");
+    free(c.p);
+}
+
+static void test_zero_dimension_4d(void **state)
+{
+    (void)state;
+    /* Each dimension zero in turn; the message names which one. */
+    static const char *const bad[][2] = {
+        { "(0, 2, 3, 4)", "B = 0" }, { "(2, 0, 3, 4)", "H = 0" },
+        { "(2, 3, 0, 4)", "N = 0" }, { "(2, 3, 4, 0)", "d = 0" },
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        bytes b = { 0 };
+        put_std(&b, "<f4", bad[k][0]);
+        expect_fail("zero4.npy", &b, BIG_LIMIT, "zero-sized dimension", bad[k][0], bad[k][1],
+                    "B, H, N and d all >= 1");
+        free(b.p);
+    }
+}
+
+static void test_exceeds_max_elems_4d(void **state)
+{
+    (void)state;
+    /* The limit bounds B*H*N*d, not N*d: 120 elements, limit 119. */
+    bytes b = { 0 };
+    put_std(&b, "<f4", "(2, 3, 5, 4)");
+    put_ramp_f32(&b, 120);
+    expect_fail("max4.npy", &b, 119, "2 x 3 x 5 x 4 = 120 elements", "limit of 119",
+                "max_elems");
+    /* A limit that one head (5 x 4 = 20) would meet is far too small. */
+    expect_fail("max4.npy", &b, 20, "= 120 elements", "limit of 20");
+    free(b.p);
+}
+
+static void test_data_size_4d(void **state)
+{
+    (void)state;
+    bytes b = { 0 };
+    put_std(&b, "<f4", "(2, 1, 2, 2)");
+    put_ramp_f32(&b, 7);
+    expect_fail("short4.npy", &b, BIG_LIMIT, "truncated", "2 x 1 x 2 x 2 float32 = 32 bytes",
+                "file has 28");
+    put_ramp_f32(&b, 2);
+    expect_fail("long4.npy", &b, BIG_LIMIT, "trailing data", "32 bytes", "file has 36",
+                "(4 extra)");
+    free(b.p);
+}
+
+static void test_huge_shape_tiny_data_4d(void **state)
+{
+    (void)state;
+    /* 10^18 elements over four dimensions, 8 bytes present, no element
+     * limit: refused by the size check before any allocation (under ASan, a
+     * 4 EB malloc would abort the test), exactly as in the 2-D case. */
+    bytes b = { 0 };
+    put_std(&b, "<f4", "(1000000, 1000000, 1000, 1000)");
+    put_f32(&b, 1.0f);
+    put_f32(&b, 2.0f);
+    expect_fail("huge4.npy", &b, BIG_LIMIT, "truncated",
+                "1000000 x 1000000 x 1000 x 1000 float32 = 4000000000000000000 bytes",
+                "file has 8");
+    expect_fail("huge4.npy", &b, (int64_t)1 << 24, "max_elems");
+    free(b.p);
+}
+
+static void test_count_overflow_4d(void **state)
+{
+    (void)state;
+    /* Products that overflow only once the third or fourth dimension is in:
+     * 2^64; 2^63 (one past INT64_MAX); 2^62, which fits in int64_t but not
+     * in SIZE_MAX / 8 bytes of float64; and N*d alone overflowing. */
+    const char *shapes[] = { "(65536, 65536, 65536, 65536)", "(2097152, 2097152, 2097152, 2)",
+                             "(1048576, 1048576, 1048576, 4)", "(1, 1, 3037000500, 3037000500)",
+                             "(9223372036854775807, 1, 1, 2)" };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        bytes b = { 0 };
+        put_std(&b, "<f8", shapes[k]);
+        put_f64(&b, 1.0);
+        expect_fail("overflow4.npy", &b, BIG_LIMIT, "overflows the element count", shapes[k]);
+        free(b.p);
+    }
+}
+
+static void test_bad_values_4d(void **state)
+{
+    (void)state;
+    /* (2, 3, 2, 2): element 45 is batch 1, head 2, row 0, column 1. */
+    enum { AT = ((1 * 3 + 2) * 2 + 0) * 2 + 1 };
+    bytes b = { 0 };
+    put_std(&b, "<f4", "(2, 3, 2, 2)");
+    for (int i = 0; i < 24; i++)
+        put_f32(&b, i == AT ? NAN : 1.0f);
+    expect_fail("nan4.npy", &b, BIG_LIMIT, "holds NaN at batch 1, head 2, row 0, column 1");
+    free(b.p);
+    bytes c = { 0 };
+    put_std(&c, "<f8", "(2, 3, 2, 2)");
+    for (int i = 0; i < 24; i++)
+        put_f64(&c, i == 23 ? 1e39 : 0.5);
+    expect_fail("range4.npy", &c, BIG_LIMIT, "float64 value",
+                "batch 1, head 2, row 1, column 1", "outside float32 range");
     free(c.p);
 }
 
@@ -822,12 +1046,26 @@ static void test_write_errors(void **state)
     const char *const w3[] = { "overflows", NULL };
     check_msg(err, path, w3);
 
+    /* The 4-D writer: every dimension checked, the product over all four. */
+    assert_int_equal(sim_npy_write_f32_4d(path, a, 1, 0, 2, 2, err, sizeof err), -1);
+    const char *const w5[] = { "(1, 0, 2, 2)", "every dimension must be >= 1", NULL };
+    check_msg(err, path, w5);
+    assert_int_equal(sim_npy_write_f32_4d(path, a, 65536, 65536, 65536, 65536, err,
+                                          sizeof err), -1);
+    const char *const w6[] = { "(65536, 65536, 65536, 65536)", "overflows", NULL };
+    check_msg(err, path, w6);
+    assert_int_equal(sim_npy_write_f32_4d(path, NULL, 1, 1, 2, 2, err, sizeof err), -1);
+    const char *const w7[] = { "no data", NULL };
+    check_msg(err, path, w7);
+
     /* /dev/full accepts the open and fails the write (ENOSPC). */
     FILE *f = fopen("/dev/full", "wb");
     if (f) {
         fclose(f);
         assert_int_equal(sim_npy_write_f32("/dev/full", a, 2, 2, err, sizeof err), -1);
         const char *const w4[] = { "write failed", NULL };
+        check_msg(err, "/dev/full", w4);
+        assert_int_equal(sim_npy_write_f32_4d("/dev/full", a, 1, 1, 2, 2, err, sizeof err), -1);
         check_msg(err, "/dev/full", w4);
     }
 }
@@ -842,6 +1080,8 @@ int main(void)
         cmocka_unit_test(test_valid_header_variants),
         cmocka_unit_test(test_f8_limits_accepted),
         cmocka_unit_test(test_max_elems_boundary),
+        cmocka_unit_test(test_roundtrip_4d),
+        cmocka_unit_test(test_valid_f8_4d),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_directory_and_device),
         cmocka_unit_test(test_not_npy),
@@ -855,6 +1095,7 @@ int main(void)
         cmocka_unit_test(test_rank0),
         cmocka_unit_test(test_rank1),
         cmocka_unit_test(test_rank3),
+        cmocka_unit_test(test_rank5),
         cmocka_unit_test(test_zero_dimension),
         cmocka_unit_test(test_nan),
         cmocka_unit_test(test_inf),
@@ -862,6 +1103,12 @@ int main(void)
         cmocka_unit_test(test_exceeds_max_elems),
         cmocka_unit_test(test_huge_shape_tiny_data),
         cmocka_unit_test(test_count_overflow),
+        cmocka_unit_test(test_zero_dimension_4d),
+        cmocka_unit_test(test_exceeds_max_elems_4d),
+        cmocka_unit_test(test_data_size_4d),
+        cmocka_unit_test(test_huge_shape_tiny_data_4d),
+        cmocka_unit_test(test_count_overflow_4d),
+        cmocka_unit_test(test_bad_values_4d),
         cmocka_unit_test(test_malformed_header),
         cmocka_unit_test(test_bad_version),
         cmocka_unit_test(test_err_buffer_handling),
