@@ -73,14 +73,8 @@ int sim_algo_fa2(sim_hier *h, const sim_plan *p)
         for (int64_t k = 0; k < hq; k++)                         /* 4 */
             sim_load(h, SIM_Q, "Q_i", Q_i + k * br * d, k * N + r0, 0, br, d);
         sim_at(h, 5, i, -1);
-        if (h->compute) {                                        /* 5 */
-            for (int64_t r = 0; r < hq * br; r++) {
-                m_i[r] = -REF_INF;
-                l_i[r] = 0.0f;
-            }
-            for (int64_t x = 0; x < hq * br * d; x++)
-                O_i[x] = 0.0f;
-        }
+        if (h->compute)                                          /* 5 */
+            sim_state_empty(m_i, l_i, O_i, hq * br, d);
         const sim_range js = sim_visit_js(h, p, i);
         for (int64_t j = js.lo; j <= js.hi; j++) {               /* 6 */
             const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);

@@ -32,10 +32,13 @@ typedef enum { SIM_FP16, SIM_BF16, SIM_FP32, SIM_DTYPE_COUNT } sim_dtype;
 /* The tensors that live in HBM. m, l, L and D are always fp32; the others
  * take the run's dtype (DESIGN.md, "The IO model"). The backward pass adds
  * the gradients dO (its input), dQ, dK, dV, standard attention's dP and dS
- * (N x N_k), and D = rowsum(dO o O) (N). */
+ * (N x N_k), and D = rowsum(dO o O) (N). Split-KV decoding adds O~, the S
+ * splits' unnormalised partial outputs (S N, d), fp32 as real kernels keep
+ * them, beside their statistics m, l (S N). */
 typedef enum {
     SIM_Q, SIM_K, SIM_V, SIM_O, SIM_S, SIM_P, SIM_m, SIM_l, SIM_L,
     SIM_dO, SIM_dQ, SIM_dK, SIM_dV, SIM_dP, SIM_dS, SIM_D,
+    SIM_Ot,   /* "O~": split-KV's partial outputs, unnormalised, fp32 */
     SIM_TENSOR_COUNT
 } sim_tensor;
 
@@ -75,7 +78,17 @@ typedef struct {
                             head share one block, so each K_j, V_j is loaded once
                             for all of them (B_r rows of each head on chip) */
     sim_pass pass;       /* the pass a plan or run is for; SIM_FWD (0) by default */
+    int64_t splits;      /* FA2 forward, split-KV (Flash-Decoding): the key blocks
+                            in S contiguous splits, each writing a partial (O~, m,
+                            l) to HBM, then a merge; 0 or 1: not split */
 } sim_shape;
+
+/* S, the splits of a split-KV run (1 when not split). */
+static inline int64_t sim_shape_S(const sim_shape *sh)
+{
+    return sh->splits > 1 ? sh->splits : 1;
+}
+
 
 /* N_k: the key/value rows. */
 static inline int64_t sim_shape_Nk(const sim_shape *sh)
@@ -167,6 +180,14 @@ static inline sim_range sim_block_is(const sim_shape *sh, int64_t j, int64_t Br,
     sim_range r = sim_mask_rows(sh, c0, c1);
     sim_range i = { r.lo / Br, r.hi < r.lo ? r.lo / Br - 1 : r.hi / Br };
     return i;
+}
+
+/* The key blocks of split s of S over T_c blocks: j0 .. j1 inclusive, as even as
+ * can be: j0 = floor(s T_c / S). */
+static inline sim_range sim_split_js(int64_t s, int64_t S, int64_t Tc)
+{
+    sim_range r = { s * Tc / S, (s + 1) * Tc / S - 1 };
+    return r;
 }
 
 /* ---- tile plans ----------------------------------------------------------- */

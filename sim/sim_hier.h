@@ -83,7 +83,8 @@ void sim_sram_release_all(sim_hier *h);
 /* Round a value to what an HBM element of tensor t holds. */
 static inline float sim_hbm_round(const sim_hier *h, sim_tensor t, float x)
 {
-    if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D || h->sh.dtype == SIM_FP32)
+    if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D || t == SIM_Ot ||
+        h->sh.dtype == SIM_FP32)
         return x;
     return h->sh.dtype == SIM_FP16 ? ref_round_fp16(x) : ref_round_bf16(x);
 }
@@ -165,6 +166,18 @@ static inline void sim_mask_tile(const sim_hier *h, float *S, int64_t br, int64_
         ref_tile_mask(S, (int)br, (int)bc, r0, c0, &h->mask);
 }
 
+/* An empty online-softmax state for `rows` rows: m = -inf, l = 0, O = 0
+ * (O: rows x d). Compute mode only. */
+static inline void sim_state_empty(float *m, float *l, float *O, int64_t rows, int64_t d)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        m[r] = -REF_INF;
+        l[r] = 0.0f;
+    }
+    for (int64_t x = 0; x < rows * d; x++)
+        O[x] = 0.0f;
+}
+
 /* The loop orders, one per file. Each returns 0, or -1 with h->failed set. */
 int sim_algo_naive(sim_hier *h, const sim_plan *p);
 int sim_algo_fa1(sim_hier *h, const sim_plan *p);
@@ -174,5 +187,8 @@ int sim_algo_fa2(sim_hier *h, const sim_plan *p);
 int sim_algo_naive_bwd(sim_hier *h, const sim_plan *p);
 int sim_algo_fa1_bwd(sim_hier *h, const sim_plan *p);
 int sim_algo_fa2_bwd(sim_hier *h, const sim_plan *p);
+/* FA2's forward with the key blocks in S splits (sh.splits > 1): partials
+ * (O~, m, l) to HBM, then the merge to O and L. */
+int sim_algo_fa2_split(sim_hier *h, const sim_plan *p);
 
 #endif /* FASIM_SIM_HIER_H */

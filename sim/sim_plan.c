@@ -123,7 +123,7 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
 {
     if (!sh || !out || sh->N < 1 || sh->d < 1 || Br < 1 || Bc < 1 ||
         (unsigned)algo >= SIM_ALGO_COUNT || sim_shape_check(sh, NULL, 0) != 0 ||
-        (sh->group && algo != SIM_FA2))
+        ((sh->group || sh->splits > 1) && algo != SIM_FA2))
         return -1;
     const int64_t N = sh->N, N_k = sim_shape_Nk(sh), d = sh->d;
     const int e = sim_dtype_bytes(sh->dtype);
@@ -186,6 +186,25 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
         p->nphases = 1;
         break;
     case SIM_FA2: {
+        if (sh->splits > 1) {
+            /* Split-KV: phase 1 is FA2's block with O~_i for O_i; phase 2
+             * merges one split's partial O~_s, m_s, l_s into O_i, m_i, l_i. */
+            add_buf(p, "Q_i", 1, Br, d, e, "query block");
+            add_buf(p, "K_j", 1, Bc, d, e, "key block of the split");
+            add_buf(p, "V_j", 1, Bc, d, e, "value block of the split");
+            add_buf(p, "S_ij", 1, Br, Bc, 4, "scores, then P~");
+            add_buf(p, "O~_i", 1, Br, d, 4, "the split's partial output, fp32");
+            add_buf(p, "m_i", 1, Br, 1, 4, "the split's running maxima");
+            add_buf(p, "l_i", 1, Br, 1, 4, "the split's running sums");
+            add_buf(p, "O~_s", 2, Br, d, 4, "a split's partial output (merge)");
+            add_buf(p, "m_s", 2, Br, 1, 4, "its maxima");
+            add_buf(p, "l_s", 2, Br, 1, 4, "its sums");
+            add_buf(p, "O_i", 2, Br, d, 4, "the merged output, fp32");
+            add_buf(p, "m_i", 2, Br, 1, 4, "merged maxima; L_i at the end");
+            add_buf(p, "l_i", 2, Br, 1, 4, "merged sums");
+            p->nphases = 2;
+            break;
+        }
         /* Grouped query heads: the block holds B_r rows of each of its hq
          * heads on the query side; K_j, V_j serve them all. */
         const int64_t R = sim_shape_hq(sh) * Br;
@@ -294,7 +313,8 @@ static score evaluate(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc
                       sim_plan *tmp)
 {
     score s = { 0, 0, 0 };
-    if (sim_plan_make(algo, sh, Br, Bc, SIM_PLAN_AUTO, tmp) != 0 || !tmp->fits)
+    if (sim_plan_make(algo, sh, Br, Bc, SIM_PLAN_AUTO, tmp) != 0 || !tmp->fits ||
+        tmp->Tc < sim_shape_S(sh))           /* split-KV: a key block per split at least */
         return s;
     sim_counts c;
     if (sim_theory_counts(tmp, sh, &c) != 0 || sim_theory_steps(tmp, sh, &s.steps) != 0)
@@ -516,6 +536,20 @@ void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
     }
 }
 
+/* Split-KV needs a key block per split: T_c >= S. Returns 0, or -1 with a
+ * message naming the limit and the block size that would allow it. */
+static int splits_fit(const sim_plan *p, const sim_shape *sh, char *err, size_t errlen)
+{
+    if (p->Tc >= sim_shape_S(sh))
+        return 0;
+    if (err && errlen)
+        snprintf(err, errlen, "--splits %lld is more than the T_c = %lld key blocks of "
+                 "B_c = %lld: use at most %lld splits, or --Bc %lld or less",
+                 (long long)sh->splits, (long long)p->Tc, (long long)p->Bc, (long long)p->Tc,
+                 (long long)(sim_shape_Nk(sh) / sh->splits));
+    return -1;
+}
+
 int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
                     int64_t Br_fixed, int64_t Bc_fixed, sim_plan *out,
                     char *err, size_t errlen)
@@ -541,7 +575,9 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
                          (long long)M_el, sim_dtype_name(sh->dtype));
             return -1;
         }
-        return sim_plan_make(algo, sh, Br, Bc, SIM_PLAN_PAPER, out);
+        if (sim_plan_make(algo, sh, Br, Bc, SIM_PLAN_PAPER, out) != 0)
+            return -1;
+        return splits_fit(out, sh, err, errlen);
     }
     if (Br_fixed && Bc_fixed) {
         if (sim_plan_make(algo, sh, Br_fixed, Bc_fixed, SIM_PLAN_USER, out) != 0)
@@ -550,11 +586,15 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
             sim_plan_explain_misfit(out, sh, err, errlen);
             return -1;
         }
-        return 0;
+        return splits_fit(out, sh, err, errlen);
     }
     if (search(algo, sh, Br_fixed, Bc_fixed, out) == 0) {
         out->kind = (Br_fixed || Bc_fixed) ? SIM_PLAN_USER : SIM_PLAN_AUTO;
         return 0;
+    }
+    if (sim_shape_S(sh) > 1 && Bc_fixed && ceil_div(sim_shape_Nk(sh), Bc_fixed) < sh->splits) {
+        sim_plan_make(algo, sh, Br_fixed ? Br_fixed : 1, Bc_fixed, SIM_PLAN_USER, out);
+        return splits_fit(out, sh, err, errlen);
     }
     /* Nothing fits: explain with the smallest plan that keeps the pinned size. */
     sim_plan small;

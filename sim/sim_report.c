@@ -37,6 +37,7 @@ static int build_grouped(sim_report *rep, const float *Q, const float *K, const 
 {
     sim_shape g = rep->req.sh;
     g.group = 1;
+    g.splits = 0;
     sim_plan p;
     char perr[1024];
     if (sim_plan_choose(SIM_FA2, &g, rep->req.plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
@@ -58,6 +59,33 @@ static int build_grouped(sim_report *rep, const float *Q, const float *K, const 
         r->has_error = 1;
         r->err = ref_compare(r->res.O, O_ref, sim_shape_B(&g) * sim_shape_H(&g) * g.N * g.d);
     }
+    return SIM_OK;
+}
+
+/* The split-KV run, next in rep->runs: fa2 with ssh->splits splits. */
+static int run_split(sim_report *rep, const sim_shape *ssh, const sim_plan *p,
+                     const sim_inputs *in, const double *O_ref, int64_t nd, char *err,
+                     size_t errlen)
+{
+    sim_report_run *r = &rep->runs[rep->nruns];
+    r->algo = SIM_FA2;
+    r->pass = SIM_FWD;
+    r->splits = ssh->splits;
+    double t0 = now_seconds();
+    if (sim_run_inputs(SIM_FA2, ssh, p, rep->computed ? in : NULL, NULL, &r->res, err,
+                       errlen) != 0)
+        return SIM_EFAIL;
+    r->seconds = now_seconds() - t0;
+    rep->nruns++;
+    sim_theory_counts(p, ssh, &r->theory);
+    r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
+    if (rep->computed) {
+        r->has_error = 1;
+        r->err = ref_compare(r->res.O, O_ref, nd);
+    }
+    if (rep->req.gpu)
+        r->roof = sim_roofline_estimate(rep->req.gpu, ssh->dtype, sim_run_flops(p, ssh),
+                                        (double)total_bytes(&r->res.counts, ssh->dtype));
     return SIM_OK;
 }
 
@@ -107,6 +135,7 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         shp[q] = *sh;
         shp[q].pass = (sim_pass)q;
+        shp[q].splits = 0;                     /* split-KV is a run of its own */
         if (pass_on(req, (sim_pass)q) && sim_shape_check(&shp[q], err, errlen) != 0)
             return SIM_EUSAGE;
     }
@@ -152,6 +181,35 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             if (m > mem)
                 mem = m;
         }
+    }
+    /* Split-KV: FA2's forward once more with the keys in S splits. */
+    const int split = sh->splits > 1 && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD);
+    sim_shape ssh = shp[SIM_FWD];
+    sim_plan splan;
+    if (sh->splits > 1 && !split) {
+        snprintf(err, errlen, "--splits is a plan of FA2's forward pass: run fa2 (--algo) "
+                 "with --pass fwd or both");
+        return SIM_EUSAGE;
+    }
+    if (split) {
+        ssh.splits = sh->splits;
+        char perr[1024];
+        uint64_t steps;
+        if (sim_plan_choose(SIM_FA2, &ssh, req->plan_kind, req->Br, req->Bc, &splan, perr,
+                            sizeof perr) != 0) {
+            snprintf(err, errlen, "%s", perr);
+            return SIM_EUSAGE;
+        }
+        if (sim_theory_steps(&splan, &ssh, &steps) != 0 || steps > max_steps) {
+            snprintf(err, errlen, "fa2 with %lld splits would take more tile steps than the "
+                     "limit of %llu; raise --max-steps", (long long)sh->splits,
+                     (unsigned long long)max_steps);
+            return SIM_EUSAGE;
+        }
+        flops += sim_compute_flops(SIM_FA2, &ssh);
+        uint64_t m = sim_compute_memory(SIM_FA2, &ssh);
+        if (m > mem)
+            mem = m;
     }
     /* The oracle: O (and the three gradients) of every head in double, plus
      * one row of scores. */
@@ -290,6 +348,9 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
                 r->roof = sim_roofline_estimate(req->gpu, sh->dtype,
                                                 sim_run_flops(p, &shp[q]),
                                                 (double)total_bytes(&r->res.counts, sh->dtype));
+            if (split && a == SIM_FA2 && q == SIM_FWD &&
+                (rc = run_split(rep, &ssh, &splan, &in, O_ref, nd, err, errlen)) != SIM_OK)
+                goto out;
         }
     }
 
@@ -348,11 +409,23 @@ void sim_report_free(sim_report *rep)
 /* ---- text --------------------------------------------------------------- */
 
 #define LABEL_W 22
-#define COL_W 18
+/* Column width: 18 for up to three runs (80 columns in all), less for more,
+ * and never less than the widest count needs (section_text sets it). */
+static int COL_W = 18;
 
 static void row_label(FILE *out, const char *label)
 {
     fprintf(out, "  %-*s", LABEL_W - 2, label);
+}
+
+/* A run's column title: its loop order, "fa2 S=8" for split-KV. */
+static const char *run_label(const sim_report_run *r, char *buf, size_t len)
+{
+    if (r->splits > 1)
+        snprintf(buf, len, "%s S=%lld", sim_algo_name(r->algo), (long long)r->splits);
+    else
+        snprintf(buf, len, "%s", sim_algo_name(r->algo));
+    return buf;
 }
 
 static void cell(FILE *out, const char *s)
@@ -401,7 +474,7 @@ static void gqa_text(FILE *out, const sim_report *rep)
             (long long)G, b2, (long long)H);
     const sim_report_run *one = NULL;
     for (int k = 0; k < rep->nruns; k++)
-        if (rep->runs[k].algo == SIM_FA2)
+        if (rep->runs[k].algo == SIM_FA2 && rep->runs[k].splits <= 1)
             one = &rep->runs[k];
     if (!one) {
         fprintf(out, "  (run fa2 to compare one query head per block with a group per block)\n");
@@ -443,6 +516,64 @@ static void gqa_text(FILE *out, const sim_report *rep)
     fputc('\n', out);
 }
 
+/* SPLIT-KV: why the split run exists (S times the blocks of work), what its
+ * partial states cost in HBM, and how its output compares with fa2's. */
+static void split_text(FILE *out, const sim_report *rep)
+{
+    const sim_report_run *one = NULL, *sp = NULL;
+    for (int k = 0; k < rep->nruns; k++) {
+        if (rep->runs[k].algo != SIM_FA2 || rep->runs[k].pass != SIM_FWD)
+            continue;
+        if (rep->runs[k].splits > 1)
+            sp = &rep->runs[k];
+        else
+            one = &rep->runs[k];
+    }
+    if (!sp)
+        return;
+    const sim_shape *sh = &rep->req.sh;
+    const sim_plan *p = &sp->res.plan;
+    const int64_t S = sp->splits, heads = sim_shape_B(sh) * sim_shape_H(sh);
+    const sim_counts *c = &sp->res.counts;
+    char b1[40], b2[40], b3[40];
+    fprintf(out, "\nSPLIT-KV (decoding): the T_c = %lld key blocks in S = %lld splits, each "
+            "writing a\npartial (O~, m, l) to HBM; a merge pass combines them (the merge "
+            "lemma)\n", (long long)p->Tc, (long long)S);
+    sim_format_count(b1, sizeof b1, (uint64_t)(heads * p->Tr));
+    sim_format_count(b2, sizeof b2, (uint64_t)(heads * p->Tr * S));
+    fprintf(out, "  blocks of work for the GPU: %s unsplit, %s split\n", b1, b2);
+    uint64_t part_w = 0, part_r = 0;
+    const sim_tensor t[3] = { SIM_Ot, SIM_m, SIM_l };
+    for (int q = 0; q < 3; q++) {
+        const int eb = sim_tensor_bytes(t[q], sh->dtype);
+        part_w += c->write_elems[t[q]] * (uint64_t)eb;
+        part_r += c->read_elems[t[q]] * (uint64_t)eb;
+    }
+    sim_format_bytes(b1, sizeof b1, part_w);
+    sim_format_bytes(b2, sizeof b2, part_r);
+    const uint64_t tb = total_bytes(c, sh->dtype);
+    fprintf(out, "  partials written %s, read back by the merge %s: %.2g%% of its traffic\n",
+            b1, b2, tb ? 100.0 * (double)(part_w + part_r) / (double)tb : 0.0);
+    if (one) {
+        const uint64_t ob = total_bytes(&one->res.counts, sh->dtype);
+        sim_format_bytes(b3, sizeof b3, tb);
+        fprintf(out, "  total %s, %.3fx unsplit fa2's", b3, ob ? (double)tb / (double)ob : 0.0);
+        if (sp->res.O && one->res.O) {
+            const int64_t n = heads * sh->N * sh->d;
+            double worst = 0.0;
+            for (int64_t x = 0; x < n; x++)
+                worst = fmax(worst, fabs((double)sp->res.O[x] - (double)one->res.O[x]));
+            if (worst == 0.0)
+                fprintf(out, "; O is fa2's bit for bit here\n  (the merge regroups the "
+                        "sums, but the %s output rounding hides it)", sim_dtype_name(sh->dtype));
+            else
+                fprintf(out, "; max |O - O_fa2| %.3e (rounding:\n  the merge groups the sums "
+                        "differently)", worst);
+        }
+        fputc('\n', out);
+    }
+}
+
 /* The tables of one pass: plan, traffic, (GQA,) bounds, roofline, error,
  * SRAM buffers. rep holds that pass's runs only (section_view). */
 static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
@@ -450,12 +581,24 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     const sim_shape *sh = &rep->req.sh;
     const sim_dtype dt = sh->dtype;
     const int64_t H = sim_shape_H(sh), G = sim_shape_G(sh);
-    char b1[80], b2[80];
+    char b1[80], b2[80], lb[32];
+    uint64_t widest = 0;
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_counts *c = &rep->runs[k].res.counts;
+        const uint64_t n[3] = { sim_counts_elems(c), sim_counts_read_bytes(c, dt),
+                                sim_counts_write_bytes(c, dt) };
+        for (int q = 0; q < 3; q++)
+            widest = n[q] > widest ? n[q] : widest;
+    }
+    sim_format_count(b1, sizeof b1, widest);
+    COL_W = rep->nruns <= 3 ? 18 : 14;
+    if ((int)strlen(b1) + 2 > COL_W)
+        COL_W = (int)strlen(b1) + 2;
 
     /* Header row. */
     fprintf(out, "\n%-*s", LABEL_W, "TILE PLAN");
     for (int k = 0; k < rep->nruns; k++)
-        cell(out, sim_algo_name(rep->runs[k].algo));
+        cell(out, run_label(&rep->runs[k], lb, sizeof lb));
     fputc('\n', out);
 
     row_label(out, "B_r x B_c");
@@ -495,7 +638,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
             /* A column holds COL_W - 1 characters and a space; past that
              * (millions of blocks) say the share instead of running into
              * the next column. */
-            if (strlen(b1) > COL_W - 1) {
+            if ((int)strlen(b1) > COL_W - 1) {
                 static const char unit[] = "KMGTPE";
                 double v = (double)all;
                 int u = -1;
@@ -525,7 +668,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     /* Traffic per tensor and direction. */
     fprintf(out, "\n%-*s", LABEL_W, "HBM TRAFFIC, elements");
     for (int k = 0; k < rep->nruns; k++)
-        cell(out, sim_algo_name(rep->runs[k].algo));
+        cell(out, run_label(&rep->runs[k], lb, sizeof lb));
     fputc('\n', out);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         for (int dir = 0; dir < 2; dir++) {
@@ -586,6 +729,8 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
 
     if (G < H && pass == SIM_FWD)
         gqa_text(out, rep);
+    if (pass == SIM_FWD)
+        split_text(out, rep);
 
     /* Bounds. */
     const sim_bounds *bd = &rep->bounds;
@@ -627,7 +772,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         fprintf(out, "a lower bound on time: the whole GPU at peak rate and full bandwidth\n");
         fprintf(out, "%-*s", LABEL_W, "  estimate");
         for (int k = 0; k < rep->nruns; k++)
-            cell(out, sim_algo_name(rep->runs[k].algo));
+            cell(out, run_label(&rep->runs[k], lb, sizeof lb));
         fputc('\n', out);
         static const char *const rows[] = { "FLOPs, 4d per score", "HBM time, bytes/BW",
                                             "math time, FLOPs/pk", "estimate, the larger",
@@ -661,7 +806,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     if (rep->computed) {
         fprintf(out, "\n%-*s", LABEL_W, "ERROR vs float64");
         for (int k = 0; k < rep->nruns; k++)
-            cell(out, sim_algo_name(rep->runs[k].algo));
+            cell(out, run_label(&rep->runs[k], lb, sizeof lb));
         fputc('\n', out);
         static const char *const grad[3] = { "dQ", "dK", "dV" };
         for (int g = 0; g < (pass == SIM_BWD ? 3 : 1); g++) {
@@ -692,9 +837,9 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         for (int ph = 1; ph <= p->nphases; ph++) {
             int col = 0;
             if (p->nphases > 1)
-                col = fprintf(out, "  %s line %d:", sim_algo_name(p->algo), ph);
+                col = fprintf(out, "  %s line %d:", run_label(&rep->runs[k], lb, sizeof lb), ph);
             else
-                col = fprintf(out, "  %s:", sim_algo_name(p->algo));
+                col = fprintf(out, "  %s:", run_label(&rep->runs[k], lb, sizeof lb));
             for (int q = 0; q < p->nbuf; q++) {
                 const sim_buffer *b = &p->buf[q];
                 if (b->phase != ph)
@@ -752,6 +897,8 @@ static double step_totals(const sim_report *rep, uint64_t tot[SIM_ALGO_COUNT],
         both[a] = 0;
     }
     for (int k = 0; k < rep->nruns; k++) {
+        if (rep->runs[k].splits > 1)
+            continue;                       /* an alternative to fa2, not a pass of it */
         tot[rep->runs[k].algo] += total_bytes(&rep->runs[k].res.counts, rep->req.sh.dtype);
         both[rep->runs[k].algo] |= 1 << rep->runs[k].pass;
     }
@@ -962,7 +1109,8 @@ void sim_report_json(FILE *out, const sim_report *rep)
         }
         fprintf(out, "%s{\"algo\":", k ? "," : "");
         json_str(out, sim_algo_name(r->algo));
-        fprintf(out, ",\"pass\":\"%s\"", sim_pass_name(r->pass));
+        fprintf(out, ",\"pass\":\"%s\",\"splits\":%lld", sim_pass_name(r->pass),
+                (long long)(r->splits > 1 ? r->splits : 1));
         fprintf(out, ",\"plan\":{\"kind\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"Tr\":%lld,"
                 "\"Tc\":%lld,\"sram_peak_bytes\":%llu,\"fits\":%s",
                 plan_kind_name(p->kind), (long long)p->Br, (long long)p->Bc,

@@ -44,6 +44,7 @@ typedef struct {
 typedef struct {
     sim_algo algo;
     sim_pass pass;
+    int64_t splits;                 /* split-KV's S (fa2 forward), or 0 */
     sim_result res;
     sim_counts theory;              /* closed form for the same plan */
     int theory_matches;
@@ -59,7 +60,8 @@ typedef struct {
     int computed;
     char mode_note[160];            /* why this mode, when chosen automatically */
     int nruns;
-    sim_report_run runs[SIM_ALGO_COUNT * SIM_PASS_COUNT];   /* forward runs first */
+    sim_report_run runs[SIM_ALGO_COUNT * SIM_PASS_COUNT + 1];   /* forward runs first;
+                                       fa2's split-KV run after fa2's */
     int have_naive_bytes;
     uint64_t naive_bytes;           /* naive's forward total bytes, for the ratios */
     int have_naive_pass[SIM_PASS_COUNT];

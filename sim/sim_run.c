@@ -68,6 +68,10 @@ static void tensor_shape(const sim_shape *sh, sim_tensor t, int64_t dims[2])
         dims[0] = sim_shape_Nk(sh); dims[1] = sh->d; break;
     case SIM_S: case SIM_P: case SIM_dP: case SIM_dS:
         dims[0] = sh->N; dims[1] = sim_shape_Nk(sh); break;
+    case SIM_Ot:
+        dims[0] = sim_shape_S(sh) * sh->N; dims[1] = sh->d; break;
+    case SIM_m: case SIM_l:                 /* split-KV: S partial rows each */
+        dims[0] = sim_shape_S(sh) * sh->N; dims[1] = 1; break;
     default:
         dims[0] = sh->N; dims[1] = 1; break;
     }
@@ -75,12 +79,15 @@ static void tensor_shape(const sim_shape *sh, sim_tensor t, int64_t dims[2])
 
 /* The tensors a run holds in HBM: the forward's, and for the backward also
  * dO, the gradients, and its own intermediates (naive dP, dS; FA2 D). */
-static int needs(sim_algo algo, sim_pass pass, sim_tensor t)
+static int needs(sim_algo algo, const sim_shape *sh, sim_tensor t)
 {
+    const sim_pass pass = sh->pass;
+    const int split = sim_shape_S(sh) > 1;
     switch (t) {
     case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
     case SIM_S: case SIM_P: return algo == SIM_NAIVE;
-    case SIM_m: case SIM_l: return algo == SIM_FA1;
+    case SIM_Ot: return split;
+    case SIM_m: case SIM_l: return algo == SIM_FA1 || split;
     case SIM_L: return algo == SIM_FA2;
     case SIM_dO: case SIM_dQ: case SIM_dK: case SIM_dV: return pass == SIM_BWD;
     case SIM_dP: case SIM_dS: return pass == SIM_BWD && algo == SIM_NAIVE;
@@ -93,7 +100,7 @@ uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
 {
     double bytes = 0.0;                    /* every tensor the run holds, as floats */
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!needs(algo, sh->pass, (sim_tensor)t))
+        if (!needs(algo, sh, (sim_tensor)t))
             continue;
         int64_t dims[2];
         tensor_shape(sh, (sim_tensor)t, dims);
@@ -119,7 +126,8 @@ static int run_loop_order(sim_algo algo, sim_pass pass, sim_hier *h, const sim_p
     switch (algo * SIM_PASS_COUNT + pass) {
     case SIM_NAIVE * SIM_PASS_COUNT + SIM_FWD: return sim_algo_naive(h, p);
     case SIM_FA1 * SIM_PASS_COUNT + SIM_FWD:   return sim_algo_fa1(h, p);
-    case SIM_FA2 * SIM_PASS_COUNT + SIM_FWD:   return sim_algo_fa2(h, p);
+    case SIM_FA2 * SIM_PASS_COUNT + SIM_FWD:
+        return sim_shape_S(&h->sh) > 1 ? sim_algo_fa2_split(h, p) : sim_algo_fa2(h, p);
     case SIM_NAIVE * SIM_PASS_COUNT + SIM_BWD: return sim_algo_naive_bwd(h, p);
     case SIM_FA1 * SIM_PASS_COUNT + SIM_BWD:   return sim_algo_fa1_bwd(h, p);
     case SIM_FA2 * SIM_PASS_COUNT + SIM_BWD:   return sim_algo_fa2_bwd(h, p);
@@ -202,8 +210,14 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     memset(res, 0, sizeof *res);
     if (sim_shape_check(sh, err, errlen) != 0)
         return -1;
-    if (sh->group && algo != SIM_FA2) {
-        snprintf(err, errlen, "grouped query heads are a plan of FA2's forward pass only");
+    if ((sh->group || sh->splits > 1) && algo != SIM_FA2) {
+        snprintf(err, errlen, "grouped query heads and split-KV are plans of FA2's forward "
+                 "pass only");
+        return -1;
+    }
+    if (p->Tc < sim_shape_S(sh)) {
+        snprintf(err, errlen, "--splits %lld: more splits than the plan's T_c = %lld key blocks",
+                 (long long)sh->splits, (long long)p->Tc);
         return -1;
     }
     if (p->pass != sh->pass) {
@@ -241,7 +255,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         tensor_shape(sh, (sim_tensor)t, dims);
         h.hbm_ld[t] = dims[1];
         n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
-        if (!h.compute || !needs(algo, sh->pass, (sim_tensor)t))
+        if (!h.compute || !needs(algo, sh, (sim_tensor)t))
             continue;
         h.hbm[t] = calloc((size_t)n_el[t], sizeof(float));
         if (!h.hbm[t]) {

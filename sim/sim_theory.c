@@ -269,10 +269,21 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
         break;
     }
     case SIM_FA2: {
-        /* Lines 4, 14, 15: Q_i in, O_i and L_i out, once per i. */
-        put(out, SIM_Q, RD, Nd, Tr, &k);
+        /* Lines 4, 14, 15: Q_i in, O_i and L_i out, once per i. Split-KV
+         * (algo_fa2_split.c): Q_i in once per split, and each split's
+         * partial O~_i, m_i, l_i out, read back by the merge. */
+        const uint64_t S = (uint64_t)sim_shape_S(sh);
+        put(out, SIM_Q, RD, mul(&k, S, Nd), mul(&k, S, Tr), &k);
         put(out, SIM_O, WR, Nd, Tr, &k);
         put(out, SIM_L, WR, N, Tr, &k);
+        if (S > 1) {
+            const sim_tensor part[3] = { SIM_Ot, SIM_m, SIM_l };
+            for (int q = 0; q < 3; q++) {
+                const uint64_t n = mul(&k, S, q == 0 ? Nd : N);
+                put(out, part[q], WR, n, mul(&k, S, Tr), &k);
+                put(out, part[q], RD, n, mul(&k, S, Tr), &k);
+            }
+        }
         /* Line 7: K_j, V_j at every visited (i, j): B_c keys per pair, less
          * B_c - bc_last for each query block that visits the last key block. */
         uint64_t V_b = visited(&k, sh, p->Br, p->Bc);
@@ -328,10 +339,13 @@ int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps)
                           : mul(&k, (uint64_t)p->softmax_passes, TT);
         *steps = add(&k, mul(&k, bwd ? 4 : 2, TT), sm);
     } else {
-        /* the visited block pairs; FA2's backward adds line 4's T_r blocks */
+        /* the visited block pairs; FA2's backward adds line 4's T_r blocks,
+         * split-KV the merge's S T_r */
         *steps = visited(&k, sh, p->Br, p->Bc);
         if (bwd && p->algo == SIM_FA2)
             *steps = add(&k, *steps, (uint64_t)p->Tr);
+        if (sim_shape_S(sh) > 1)
+            *steps = add(&k, *steps, mul(&k, (uint64_t)sim_shape_S(sh), (uint64_t)p->Tr));
     }
     *steps = mul(&k, *steps, blocks);
     return k.overflow ? -1 : 0;

@@ -618,6 +618,62 @@ static void test_backward_line3_passes_same_bits(void **state)
     bwd_free(&b);
 }
 
+/* Split-KV decoding against unsplit FA2 and the oracle, fp32: the merge
+ * lemma regroups the sums, so the outputs agree to rounding (1e-5 here, as
+ * each against the oracle), and S = 1 is FA2 bit for bit. */
+static void test_splits_against_unsplit(void **state)
+{
+    (void)state;
+    uint64_t rng = 6060;
+    double worst = 0.0;
+    for (int k = 0; k < 16; k++) {
+        sim_shape sh = { .N = tu_rand_range(&rng, 1, 6), .d = tu_rand_range(&rng, 1, 48),
+                         .M = 64u << 20, .dtype = SIM_FP32, .causal = k % 2 };
+        sh.Nk = sh.N + tu_rand_range(&rng, 16, 700);
+        if (k % 4 == 3)
+            sh.window = tu_rand_range(&rng, 1, sh.Nk);
+        float *q = random_rows(900u + (uint64_t)k, sh.N, sh.d);
+        float *kv = random_rows(950u + (uint64_t)k, 2 * sh.Nk, sh.d);
+        const float *K = kv, *V = kv + sh.Nk * sh.d;
+        double *O_ref = malloc((size_t)(sh.N * sh.d) * sizeof *O_ref);
+        const ref_mask mk = { sh.causal, sh.Nk - sh.N, sh.window };
+        assert_int_equal(ref_oracle_attention_masked(q, K, V, sh.N, sh.Nk, sh.d, &mk, O_ref,
+                                                     NULL), 0);
+        const int64_t Bc = tu_rand_range(&rng, 1, 64), Tc = (sh.Nk + Bc - 1) / Bc;
+        sim_plan p;
+        sim_result plain, split;
+        assert_int_equal(sim_plan_make(SIM_FA2, &sh, 4, Bc, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_run(SIM_FA2, &sh, &p, q, K, V, NULL, &plain, NULL, 0), 0);
+        sim_shape s1 = sh;
+        s1.splits = 1;
+        sim_result one;
+        assert_int_equal(sim_run(SIM_FA2, &s1, &p, q, K, V, NULL, &one, NULL, 0), 0);
+        assert_int_equal(tu_compare_bits("S = 1", one.O, plain.O, sh.N * sh.d), 0);
+        sim_result_free(&one);
+        sh.splits = tu_rand_range(&rng, 2, Tc < 32 ? Tc : 32);
+        assert_int_equal(sim_plan_make(SIM_FA2, &sh, 4, Bc, SIM_PLAN_USER, &p), 0);
+        char err[256];
+        if (sim_run(SIM_FA2, &sh, &p, q, K, V, NULL, &split, err, sizeof err) != 0)
+            fail_msg("%s", err);
+        double *plain_d = malloc((size_t)(sh.N * sh.d) * sizeof *plain_d);
+        for (int64_t x = 0; x < sh.N * sh.d; x++)
+            plain_d[x] = plain.O[x];
+        assert_int_equal(tu_compare_f64("split vs unsplit", split.O, plain_d, sh.N * sh.d, 1e-5), 0);
+        assert_int_equal(tu_compare_f64("split vs oracle", split.O, O_ref, sh.N * sh.d, 1e-5), 0);
+        for (int64_t x = 0; x < sh.N; x++)        /* the logsumexp too */
+            assert_true(fabsf(split.L[x] - plain.L[x]) <= 1e-5f);
+        ref_error e = ref_compare(split.O, plain_d, sh.N * sh.d);
+        worst = fmax(worst, e.max_abs);
+        sim_result_free(&plain);
+        sim_result_free(&split);
+        free(plain_d);
+        free(q);
+        free(kv);
+        free(O_ref);
+    }
+    printf("  split-KV vs unsplit FA2, fp32: largest |difference| %.2e\n", worst);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -634,6 +690,7 @@ int main(void)
         cmocka_unit_test(test_backward_against_oracle),
         cmocka_unit_test(test_backward_checker_rejects_wrong),
         cmocka_unit_test(test_backward_line3_passes_same_bits),
+        cmocka_unit_test(test_splits_against_unsplit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

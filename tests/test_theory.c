@@ -133,6 +133,33 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                 WR(SIM_m, br);
             }
         }
+    } else if (sh->splits > 1) {
+        /* split-KV: split s takes key blocks floor(s Tc / S) .. floor((s+1) Tc / S) - 1 */
+        const int64_t S = sh->splits;
+        for (int64_t s = 0; s < S; s++)
+            for (int64_t i = 0; i < Tr; i++) {
+                int64_t br = min64(Br, N - i * Br);
+                RD(SIM_Q, br * d);
+                for (int64_t j = s * Tc / S; j < (s + 1) * Tc / S; j++) {
+                    if (!pair_visible(sh, Br, Bc, i, j))
+                        continue;
+                    RD(SIM_K, min64(Bc, Nk - j * Bc) * d);
+                    RD(SIM_V, min64(Bc, Nk - j * Bc) * d);
+                }
+                WR(SIM_Ot, br * d);
+                WR(SIM_m, br);
+                WR(SIM_l, br);
+            }
+        for (int64_t i = 0; i < Tr; i++) {
+            int64_t br = min64(Br, N - i * Br);
+            for (int64_t s = 0; s < S; s++) {
+                RD(SIM_Ot, br * d);
+                RD(SIM_m, br);
+                RD(SIM_l, br);
+            }
+            WR(SIM_O, br * d);
+            WR(SIM_L, br);
+        }
     } else {
         for (int64_t i = 0; i < Tr; i++) {
             int64_t br = min64(Br, N - i * Br);
@@ -539,6 +566,60 @@ static void test_mqa_grouped_reads_kv_once(void **state)
     assert_non_null(strstr(err, "divisible"));
 }
 
+/* Split-KV: measured = closed form = enumeration, decoding-like shapes
+ * (N_q small, long keys) and others, masks and batches among them. */
+static void test_random_splits(void **state)
+{
+    (void)state;
+    uint64_t rng = 3131;
+    int runs = 0;
+    for (int k = 0; k < 200; k++) {
+        sim_shape sh = { 0 };
+        sh.N = k % 2 ? tu_rand_range(&rng, 1, 8) : tu_rand_range(&rng, 1, 150);
+        sh.Nk = sh.N + tu_rand_range(&rng, 0, 600);
+        sh.d = tu_rand_range(&rng, 1, 32);
+        sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+        sh.causal = (int)tu_rand_range(&rng, 0, 1);
+        if (sh.causal && tu_rand_range(&rng, 0, 2) == 0)
+            sh.window = tu_rand_range(&rng, 1, sh.Nk);
+        if (k % 5 == 0) {
+            sh.batch = 2;
+            sh.heads = 3;
+        }
+        sh.M = 64u << 20;
+        const int64_t Bc = tu_rand_range(&rng, 1, sh.Nk / 2 > 1 ? sh.Nk / 2 : 1);
+        const int64_t Tc = (sh.Nk + Bc - 1) / Bc;
+        sh.splits = Tc < 2 ? 1 : tu_rand_range(&rng, 2, Tc < 40 ? Tc : 40);
+        sim_plan p;
+        plan_with_room(SIM_FA2, &sh, tu_rand_range(&rng, 1, sh.N + 2), Bc, &p);
+        check_config(SIM_FA2, &sh, &p);
+        runs += sh.splits > 1;
+    }
+    printf("  %d split-KV runs\n", runs);
+    assert_true(runs > 180);
+}
+
+/* More splits than key blocks is refused with the limit; the best plan with
+ * splits keeps T_c >= S. */
+static void test_splits_need_key_blocks(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 1, .Nk = 4096, .d = 128, .M = 96 * 1024, .dtype = SIM_FP16,
+                     .splits = 16 };
+    sim_plan p;
+    char err[512];
+    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), 0);
+    assert_true(p.Tc >= 16);
+    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 1024, &p, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "--splits 16 is more than the T_c = 4 key blocks"));
+    assert_non_null(strstr(err, "--Bc 256"));
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 1, 64, SIM_PLAN_USER, &p), -1);
+    sh.splits = 5000;
+    assert_int_equal(sim_shape_check(&sh, err, sizeof err), -1);
+    assert_non_null(strstr(err, "must not exceed N_k"));
+}
+
 /* The backward passes: measured = closed form = the enumeration above, over
  * random shapes with masks, longer keys, batches and partial blocks, and M
  * small enough for naive's two-pass line 3 in a share of them. */
@@ -783,6 +864,8 @@ int main(void)
         cmocka_unit_test(test_random_heads),
         cmocka_unit_test(test_mqa_grouped_reads_kv_once),
         cmocka_unit_test(test_random_backward),
+        cmocka_unit_test(test_random_splits),
+        cmocka_unit_test(test_splits_need_key_blocks),
         cmocka_unit_test(test_backward_signatures),
         cmocka_unit_test(test_loop_order_signatures),
         cmocka_unit_test(test_compute_counts_equal_count_only),
