@@ -637,7 +637,7 @@ static int check_speed(const sim_builtin_claim *c, sim_engine engine, sim_claim_
 
 /* ---- the list ------------------------------------------------------------------- */
 
-#define SHAPE(N_, d_, M_) { (N_), (d_), (M_), SIM_FP16, 0 }
+#define SHAPE(N_, d_, M_) { .N = (N_), .d = (d_), .M = (M_), .dtype = SIM_FP16 }
 #define NO_EXPO { NAN, NAN, NAN }
 
 static const sim_builtin_claim BUILTINS[] = {
