@@ -167,7 +167,7 @@ enum {
     O_N, O_D, O_M, O_DTYPE, O_ALGO, O_BR, O_BC, O_PLAN, O_CAUSAL, O_SEED,
     O_Q, O_K, O_V, O_OUT, O_JSON, O_COMPUTE, O_COUNT_ONLY, O_MAX_MEM,
     O_MAX_STEPS, O_GPU, O_HELP, O_VERSION, O_NQ, O_NK, O_WINDOW, O_BATCH, O_HEADS,
-    O_KV_HEADS, O_PASS, O_DO, O_SPLITS
+    O_KV_HEADS, O_PASS, O_DO, O_SPLITS, O_PAGE
 };
 
 static const cli_opt OPTS[] = {
@@ -183,6 +183,7 @@ static const cli_opt OPTS[] = {
     { "Nq", O_NQ, 1 },         { "Nk", O_NK, 1 },        { "window", O_WINDOW, 1 },
     { "batch", O_BATCH, 1 },   { "heads", O_HEADS, 1 },  { "kv-heads", O_KV_HEADS, 1 },
     { "pass", O_PASS, 1 },     { "dO", O_DO, 1 },        { "splits", O_SPLITS, 1 },
+    { "page-size", O_PAGE, 1 },
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 
@@ -232,6 +233,9 @@ void cli_report_usage(FILE *out)
 "                   FlashAttention; fa2: Algorithm 2 of FlashAttention-2)\n"
 "  --splits S       split-KV decoding: fa2 once more with the key blocks in S\n"
 "                   splits, partials (O~, m, l) to HBM and a merge; S <= T_c\n"
+"  --page-size P    paged KV: K and V in pages of P rows placed by a page table\n"
+"                   (seeded by --seed); counts the table's reads and the tiles\n"
+"                   that span pages, against contiguous K, V\n"
 "  --Br B, --Bc B   block sizes; one of them alone pins it and picks the other\n"
 "  --plan KIND      best (default): the fewest HBM bytes that fit M;\n"
 "                   paper: Algorithm 1 line 1, B_c = ceil(M/4d), B_r =\n"
@@ -374,6 +378,10 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         case O_DO: o->do_path = val; break;
         case O_SPLITS:
             if (cli_parse_count(optname, val, 1, CLI_MAX_HEADS, &r->sh.splits, err, errlen))
+                return -1;
+            break;
+        case O_PAGE:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &r->sh.page, err, errlen))
                 return -1;
             break;
         case O_Q: o->q_path = val; break;

@@ -65,7 +65,9 @@ static void usage(FILE *out)
 "and the report's options: --N --d --M --dtype --algo --Br --Bc --plan\n"
 "--causal --seed --q --k --v --json --gpu --max-mem (see 'fasim --help');\n"
 "--out F writes the kernel's O (one --algo), byte for byte comparable with\n"
-"'fasim --algo A --compute --out F'.\n"
+"'fasim --algo A --compute --out F'. The kernels run one head of the forward\n"
+"pass with N_q = N_k, causal or not; --batch, --heads, --kv-heads, --Nq/--Nk,\n"
+"--window, --pass, --splits and --page-size are the report's alone.\n"
 "\n"
 "exit status: 0 every kernel matched the simulator, 1 one did not (or no\n"
 "CUDA, I/O), 2 bad usage\n",
@@ -349,6 +351,33 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
     fprintf(out, "\n]}\n");
 }
 
+/* The kernels run one head of the forward pass with N_q = N_k, causal or
+ * not: the report's variants (batches, heads, GQA, windows, decoding shapes,
+ * the backward, split-KV, paged KV) are the simulator's alone. Returns 1 with
+ * a message naming the option, or 0. */
+static int unsupported(const cli_report_opts *o, char *err, size_t errlen)
+{
+    const sim_shape *sh = &o->req.sh;
+    const char *what = NULL;
+    if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 0)
+        what = "--batch, --heads and --kv-heads";
+    else if (sh->Nk > 0)
+        what = "--Nq and --Nk of different lengths";
+    else if (sh->window > 0)
+        what = "--window";
+    else if (o->req.run_pass[SIM_BWD])
+        what = "--pass bwd and --pass both";
+    else if (sh->splits > 1)
+        what = "--splits";
+    else if (sh->page > 0)
+        what = "--page-size";
+    if (!what)
+        return 0;
+    snprintf(err, errlen, "%s: the kernels run one head of the forward pass with N_q = N_k, "
+             "causal or not; the report (fasim without 'gpu') simulates the rest", what);
+    return 1;
+}
+
 int cli_gpu_main(int argc, char **argv, int first)
 {
     char err[2048];
@@ -384,6 +413,10 @@ int cli_gpu_main(int argc, char **argv, int first)
     }
     if (o.req.mode == SIM_MODE_COUNT) {
         fprintf(stderr, "fasim: gpu runs the kernels on real data; drop --count-only\n");
+        return SIM_EUSAGE;
+    }
+    if (unsupported(&o, err, sizeof err)) {
+        fprintf(stderr, "fasim: gpu: %s\n", err);
         return SIM_EUSAGE;
     }
     if (backend == KERN_CUDA && !kern_cuda_available(err, sizeof err)) {

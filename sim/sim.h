@@ -39,6 +39,7 @@ typedef enum {
     SIM_Q, SIM_K, SIM_V, SIM_O, SIM_S, SIM_P, SIM_m, SIM_l, SIM_L,
     SIM_dO, SIM_dQ, SIM_dK, SIM_dV, SIM_dP, SIM_dS, SIM_D,
     SIM_Ot,   /* "O~": split-KV's partial outputs, unnormalised, fp32 */
+    SIM_PT,   /* paged KV: the page table, one 4-byte entry per page of K, V */
     SIM_TENSOR_COUNT
 } sim_tensor;
 
@@ -81,6 +82,9 @@ typedef struct {
     int64_t splits;      /* FA2 forward, split-KV (Flash-Decoding): the key blocks
                             in S contiguous splits, each writing a partial (O~, m,
                             l) to HBM, then a merge; 0 or 1: not split */
+    int64_t page;        /* paged KV: K and V in pages of this many rows, placed
+                            in a pool by a page table; 0: contiguous */
+    uint64_t page_seed;  /* the seed of the pages' random placement */
 } sim_shape;
 
 /* S, the splits of a split-KV run (1 when not split). */
@@ -94,6 +98,12 @@ static inline int64_t sim_shape_S(const sim_shape *sh)
 static inline int64_t sim_shape_Nk(const sim_shape *sh)
 {
     return sh->Nk > 0 ? sh->Nk : sh->N;
+}
+
+/* Pages of one key/value head: ceil(N_k / P). */
+static inline int64_t sim_shape_pages(const sim_shape *sh)
+{
+    return sh->page > 0 ? (sim_shape_Nk(sh) + sh->page - 1) / sh->page : 0;
 }
 
 /* B, H and G with their defaults. */
@@ -192,7 +202,7 @@ static inline sim_range sim_split_js(int64_t s, int64_t S, int64_t Tc)
 
 /* ---- tile plans ----------------------------------------------------------- */
 
-#define SIM_MAX_BUFFERS 16
+#define SIM_MAX_BUFFERS 20
 
 /* One SRAM buffer of a plan. `phase` tells which step of the loop order holds
  * it (the naive order has three phases that reuse SRAM; FA1 and FA2 one). */
@@ -384,6 +394,13 @@ uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh);
 
 /* Floating-point operations of a compute-mode run (4 N^2 d). */
 double sim_compute_flops(sim_algo algo, const sim_shape *sh);
+
+/* Paged KV: the page table of sh->page_seed, the placement of every
+ * key/value head's pages in one pool of B G ceil(N_k / P) pages:
+ * pt[(b G + g) pages + p] is the pool page that holds logical page p of head
+ * (b, g). A seeded shuffle (Fisher-Yates), so a run is reproducible.
+ * n must be that pool size; returns 0, or -1 (no paging, wrong n). */
+int sim_page_table(const sim_shape *sh, int64_t *pt, int64_t n);
 
 /* Round n values in place to dtype (no-op for fp32). */
 void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt);

@@ -39,6 +39,41 @@ void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64
             dst[r * ld + c] = sim_hbm_round(h, t, src[r * cols + c]);
 }
 
+/* A tile of K or V, rows r0 .. r0 + rows - 1 of the head in hand, spans the
+ * logical pages p0 .. p1. First the page-table entries of those pages come
+ * in (one transfer of p1 - p0 + 1 entries, into the plan's PT_j buffer); then
+ * one transfer per page, each a contiguous run of rows in the pool. The
+ * entries are not kept from one load to the next: a V_j load after K_j reads
+ * them again. */
+void sim_load_paged(sim_hier *h, sim_tensor t, const char *buf, float *dst, int64_t r0,
+                    int64_t c0, int64_t rows, int64_t cols)
+{
+    const int64_t P = h->sh.page, p0 = r0 / P, p1 = (r0 + rows - 1) / P;
+    h->c.read_elems[SIM_PT] += (uint64_t)(p1 - p0 + 1);
+    h->c.read_ops[SIM_PT] += 1;
+    if (SIM_UNLIKELY(h->obs != NULL))
+        sim_emit(h, SIM_EV_LOAD, SIM_PT, p0, 0, p1 - p0 + 1, 1, "PT_j",
+                 (uint64_t)(p1 - p0 + 1) * 4u, NULL);
+    const int64_t ld = h->hbm_ld[t];
+    for (int64_t p = p0; p <= p1; p++) {
+        const int64_t a = r0 > p * P ? r0 : p * P;
+        const int64_t b = r0 + rows < (p + 1) * P ? r0 + rows : (p + 1) * P;
+        h->c.read_elems[t] += (uint64_t)((b - a) * cols);
+        h->c.read_ops[t] += 1;
+        float *seg = dst ? dst + (a - r0) * cols : NULL;
+        if (h->compute) {
+            const int64_t phys = h->pt[h->kv_head * sim_shape_pages(&h->sh) + p];
+            const float *src = h->hbm[t] + (phys * P + (a - p * P)) * ld + c0;
+            for (int64_t r = 0; r < b - a; r++)
+                memcpy(seg + r * cols, src + r * ld, (size_t)cols * sizeof(float));
+        }
+        if (SIM_UNLIKELY(h->obs != NULL))
+            sim_emit(h, SIM_EV_LOAD, t, a, c0, b - a, cols, buf,
+                     (uint64_t)((b - a) * cols) * (uint64_t)sim_tensor_bytes(t, h->sh.dtype),
+                     seg);
+    }
+}
+
 float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
                       int elem_bytes)
 {
@@ -75,12 +110,32 @@ float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
     return b->data;
 }
 
+/* Paged KV: the first K_j or V_j of a phase brings the phase's PT_j (the
+ * page-table entries of one tile, sim_plan.c) with it. */
+static void take_page_entries(sim_hier *h, const sim_plan *p, int phase)
+{
+    for (int k = 0; k < h->nbufs; k++)
+        if (h->bufs[k].live && strcmp(h->bufs[k].name, "PT_j") == 0)
+            return;
+    for (int k = 0; k < p->nbuf; k++) {
+        const sim_buffer *b = &p->buf[k];
+        if (b->phase == phase && strcmp(b->name, "PT_j") == 0) {
+            sim_sram_alloc(h, b->name, b->rows, b->cols, b->elem_bytes);
+            return;
+        }
+    }
+}
+
 float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, const char *name)
 {
     for (int k = 0; k < p->nbuf; k++) {
         const sim_buffer *b = &p->buf[k];
-        if (b->phase == phase && strcmp(b->name, name) == 0)
-            return sim_sram_alloc(h, b->name, b->rows, b->cols, b->elem_bytes);
+        if (b->phase == phase && strcmp(b->name, name) == 0) {
+            float *data = sim_sram_alloc(h, b->name, b->rows, b->cols, b->elem_bytes);
+            if (h->sh.page > 0 && (!strcmp(name, "K_j") || !strcmp(name, "V_j")))
+                take_page_entries(h, p, phase);
+            return data;
+        }
     }
     if (!h->failed) {
         snprintf(h->err, h->errlen, "internal: plan has no buffer %s in phase %d",

@@ -47,6 +47,11 @@ typedef struct sim_hier {
     int64_t base[SIM_TENSOR_COUNT];
     int64_t head;               /* first query head of the block: b H + h */
     int64_t hq;                 /* query heads in the block (1, or H/G grouped) */
+    int64_t kv_head;            /* the key/value head in hand: b G + g */
+    /* Paged KV (sh.page > 0): K and V are a pool of pages of P rows, and
+     * pt[kv_head * pages + p] is the pool page that holds logical page p of
+     * that head (compute mode; NULL otherwise). */
+    int64_t *pt;
     sim_counts c;
     uint64_t sram_limit, sram_used, sram_peak;
     sim_sram_buf bufs[SIM_MAX_BUFFERS];
@@ -109,11 +114,20 @@ void sim_copy_in(const sim_hier *h, sim_tensor t, float *dst, int64_t r0, int64_
 void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64_t c0,
                   int64_t rows, int64_t cols);
 
+/* Paged KV: a tile of K or V read page by page (sim_hier.c). */
+void sim_load_paged(sim_hier *h, sim_tensor t, const char *buf, float *dst, int64_t r0,
+                    int64_t c0, int64_t rows, int64_t cols);
+
 /* HBM -> SRAM: tile (r0.., c0..) of tensor t, rows x cols, into dst
- * (row-major, row length cols). */
+ * (row-major, row length cols). With paged KV a tile of K or V is read
+ * through the page table: sim_load_paged. */
 static inline void sim_load(sim_hier *h, sim_tensor t, const char *buf, float *dst,
                             int64_t r0, int64_t c0, int64_t rows, int64_t cols)
 {
+    if (SIM_UNLIKELY(h->sh.page > 0) && (t == SIM_K || t == SIM_V)) {
+        sim_load_paged(h, t, buf, dst, r0, c0, rows, cols);
+        return;
+    }
     h->c.read_elems[t] += (uint64_t)(rows * cols);
     h->c.read_ops[t] += 1;
     if (h->compute)

@@ -15,7 +15,7 @@ static const char *const ALGO_TITLES[SIM_ALGO_COUNT] = {
 };
 static const char *const DTYPE_NAMES[SIM_DTYPE_COUNT] = { "fp16", "bf16", "fp32" };
 static const char *const TENSOR_NAMES[SIM_TENSOR_COUNT] = {
-    "Q", "K", "V", "O", "S", "P", "m", "l", "L", "dO", "dQ", "dK", "dV", "dP", "dS", "D", "O~"
+    "Q", "K", "V", "O", "S", "P", "m", "l", "L", "dO", "dQ", "dK", "dV", "dP", "dS", "D", "O~", "PT"
 };
 
 const char *sim_pass_name(sim_pass p)
@@ -52,7 +52,7 @@ int sim_tensor_bytes(sim_tensor t, sim_dtype dt)
 {
     /* The softmax statistics and the logsumexp are fp32 in every FlashAttention
      * implementation; the matrices take the run's dtype. */
-    if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D || t == SIM_Ot)
+    if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D || t == SIM_Ot || t == SIM_PT)
         return 4;
     return sim_dtype_bytes(dt);
 }
@@ -88,6 +88,8 @@ int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
     else if (sh->splits > 1 && (sh->pass == SIM_BWD || sh->group))
         why = "split-KV is a plan of FA2's forward pass (decoding): use it with --pass fwd "
               "and one query head per block";
+    else if (sh->page < 0)
+        why = "--page-size must be at least 1";
     else if (sh->splits > sim_shape_Nk(sh))
         why = "--splits S must not exceed N_k: each split needs at least one key";
     if (!why)

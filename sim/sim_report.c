@@ -29,6 +29,19 @@ static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
     return sim_counts_read_bytes(c, dt) + sim_counts_write_bytes(c, dt);
 }
 
+/* The closed form of a run's plan, whether it equals the measurement, and
+ * with paged KV the closed form of the same plan with K, V contiguous. */
+static void set_theory(sim_report_run *r, const sim_plan *p, const sim_shape *sh)
+{
+    sim_theory_counts(p, sh, &r->theory);
+    r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
+    if (sh->page > 0) {
+        sim_shape flat = *sh;
+        flat.page = 0;
+        sim_theory_counts(p, &flat, &r->contiguous);
+    }
+}
+
 /* The grouped FA2 run of a GQA report: its own plan (the block's query-side
  * buffers hold H/G heads, so B_r shrinks), the same inputs. A plan that does
  * not fit is a note, not a failure: the report stands without it. */
@@ -53,8 +66,7 @@ static int build_grouped(sim_report *rep, const float *Q, const float *K, const 
         return SIM_EFAIL;
     r->seconds = now_seconds() - t0;
     rep->has_gqa = 1;
-    sim_theory_counts(&p, &g, &r->theory);
-    r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
+    set_theory(r, &p, &g);
     if (r->res.O) {
         r->has_error = 1;
         r->err = ref_compare(r->res.O, O_ref, sim_shape_B(&g) * sim_shape_H(&g) * g.N * g.d);
@@ -77,8 +89,7 @@ static int run_split(sim_report *rep, const sim_shape *ssh, const sim_plan *p,
         return SIM_EFAIL;
     r->seconds = now_seconds() - t0;
     rep->nruns++;
-    sim_theory_counts(p, ssh, &r->theory);
-    r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
+    set_theory(r, p, ssh);
     if (rep->computed) {
         r->has_error = 1;
         r->err = ref_compare(r->res.O, O_ref, nd);
@@ -128,6 +139,7 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     memset(rep, 0, sizeof *rep);
     rep->req = *req;
     rep->req.sh.pass = SIM_FWD;
+    rep->req.sh.page_seed = req->seed;       /* paged KV: the placement follows --seed */
     const sim_shape *sh = &rep->req.sh;
     if (sim_shape_check(sh, err, errlen) != 0)
         return SIM_EUSAGE;
@@ -332,8 +344,7 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             }
             r->seconds = now_seconds() - t0;
             rep->nruns++;
-            sim_theory_counts(p, &shp[q], &r->theory);
-            r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
+            set_theory(r, p, &shp[q]);
             if (compute) {
                 r->has_error = 1;
                 if (q == SIM_FWD) {
@@ -574,6 +585,55 @@ static void split_text(FILE *out, const sim_report *rep)
     }
 }
 
+/* PAGED KV: what the page table costs each run against contiguous K and V:
+ * the table's entries read (one transfer per K or V tile) and the tiles
+ * that span pages, moved as one transfer per page. The elements of K and V
+ * are the same; only transfers and the table's bytes are added. */
+static void paged_text(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    if (sh->page <= 0 || rep->nruns == 0)
+        return;
+    const int64_t pages = sim_shape_pages(sh);
+    const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
+    char b1[40], b2[40], b3[40], lb[32];
+    sim_format_count(b1, sizeof b1, (uint64_t)pages);
+    sim_format_count(b2, sizeof b2, (uint64_t)pool);
+    sim_format_bytes(b3, sizeof b3, (uint64_t)pool * 4u);
+    fprintf(out, "\nPAGED KV: K and V in pages of P = %lld rows, placed in a pool by a page "
+            "table\n(seed %llu): %s pages per key/value head, %s in the pool, a table of %s\n",
+            (long long)sh->page, (unsigned long long)sh->page_seed, b1, b2, b3);
+    fprintf(out, "%-*s", LABEL_W, "");
+    for (int k = 0; k < rep->nruns; k++)
+        cell(out, run_label(&rep->runs[k], lb, sizeof lb));
+    fputc('\n', out);
+    static const char *const rows[] = { "K+V tiles loaded", "K+V transfers, paged",
+                                        "table entries read", "table transfers",
+                                        "bytes / contiguous" };
+    for (int row = 0; row < 5; row++) {
+        row_label(out, rows[row]);
+        for (int k = 0; k < rep->nruns; k++) {
+            const sim_counts *c = &rep->runs[k].res.counts, *f = &rep->runs[k].contiguous;
+            switch (row) {
+            case 0: count_cell(out, f->read_ops[SIM_K] + f->read_ops[SIM_V]); break;
+            case 1: count_cell(out, c->read_ops[SIM_K] + c->read_ops[SIM_V]); break;
+            case 2: count_cell(out, c->read_elems[SIM_PT]); break;
+            case 3: count_cell(out, c->read_ops[SIM_PT]); break;
+            default: {
+                const uint64_t fb = total_bytes(f, sh->dtype);
+                snprintf(b1, sizeof b1, "%.6f",
+                         fb ? (double)total_bytes(c, sh->dtype) / (double)fb : 0.0);
+                cell(out, b1);
+            }
+            }
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "  each K or V tile moves as one transfer per page it touches (pages lie "
+            "apart\n  in the pool), after one read of those pages' table entries; plans are "
+            "chosen\n  as for contiguous K and V\n");
+}
+
 /* The tables of one pass: plan, traffic, (GQA,) bounds, roofline, error,
  * SRAM buffers. rep holds that pass's runs only (section_view). */
 static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
@@ -731,6 +791,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         gqa_text(out, rep);
     if (pass == SIM_FWD)
         split_text(out, rep);
+    paged_text(out, rep);
 
     /* Bounds. */
     const sim_bounds *bd = &rep->bounds;
@@ -1075,11 +1136,12 @@ void sim_report_json(FILE *out, const sim_report *rep)
     fprintf(out, "{\"fasim_version\":\"%s\",\"config\":{\"N\":%lld,\"Nk\":%lld,"
             "\"d\":%lld,\"M_bytes\":%llu,\"M_elems\":%.0f,\"dtype\":\"%s\",\"causal\":%s,"
             "\"window\":%lld,\"batch\":%lld,\"heads\":%lld,\"kv_heads\":%lld,"
-            "\"pass\":\"%s\",\"mode\":\"%s\",\"inputs\":\"%s\",\"seed\":%llu,\"gpu\":",
+            "\"page_size\":%lld,\"pass\":\"%s\",\"mode\":\"%s\",\"inputs\":\"%s\","
+            "\"seed\":%llu,\"gpu\":",
             FASIM_VERSION, (long long)sh->N, (long long)sim_shape_Nk(sh), (long long)sh->d,
             (unsigned long long)sh->M, bd->M_elems, sim_dtype_name(dt),
             sh->causal ? "true" : "false", (long long)sh->window, (long long)sim_shape_B(sh),
-            (long long)sim_shape_H(sh), (long long)sim_shape_G(sh),
+            (long long)sim_shape_H(sh), (long long)sim_shape_G(sh), (long long)sh->page,
             pass_on(&rep->req, SIM_BWD) ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd",
             rep->computed ? "compute" : "count-only",
             rep->req.Q ? "npy" : "seed", (unsigned long long)rep->req.seed);
@@ -1184,11 +1246,30 @@ void sim_report_json(FILE *out, const sim_report *rep)
             json_num(out, rf->balance);
             fprintf(out, "}");
         }
+        if (sh->page > 0) {
+            const sim_counts *f = &r->contiguous;
+            fprintf(out, ",\"paged\":{\"kv_transfers\":%llu,\"kv_transfers_contiguous\":%llu,"
+                    "\"table_entries_read\":%llu,\"table_reads\":%llu,"
+                    "\"total_bytes_contiguous\":%llu}",
+                    (unsigned long long)(c->read_ops[SIM_K] + c->read_ops[SIM_V]),
+                    (unsigned long long)(f->read_ops[SIM_K] + f->read_ops[SIM_V]),
+                    (unsigned long long)c->read_elems[SIM_PT],
+                    (unsigned long long)c->read_ops[SIM_PT],
+                    (unsigned long long)total_bytes(f, dt));
+        }
         fprintf(out, ",\"seconds\":");
         json_num(out, r->seconds);
         fprintf(out, "}");
     }
     fprintf(out, "]");
+    if (sh->page > 0) {
+        const int64_t pages = sim_shape_pages(sh);
+        const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
+        fprintf(out, ",\"paged\":{\"page_size\":%lld,\"pages_per_head\":%lld,"
+                "\"pool_pages\":%lld,\"table_bytes\":%lld,\"placement_seed\":%llu}",
+                (long long)sh->page, (long long)pages, (long long)pool, (long long)(4 * pool),
+                (unsigned long long)rep->req.seed);
+    }
     if (pass_on(&rep->req, SIM_FWD) && pass_on(&rep->req, SIM_BWD)) {
         uint64_t tot[SIM_ALGO_COUNT];
         int both[SIM_ALGO_COUNT];

@@ -48,6 +48,8 @@ typedef struct {
     sim_result res;
     sim_counts theory;              /* closed form for the same plan */
     int theory_matches;
+    sim_counts contiguous;          /* paged KV: the closed form of the same plan
+                                       with K and V contiguous, for the comparison */
     int has_error;
     ref_error err;                  /* forward: O against the oracle */
     ref_error grad_err[3];          /* backward: dQ, dK, dV against the oracle's */

@@ -104,9 +104,14 @@ uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
             continue;
         int64_t dims[2];
         tensor_shape(sh, (sim_tensor)t, dims);
+        if (sh->page > 0 && (t == SIM_K || t == SIM_V))    /* the pool: whole pages */
+            dims[0] = sim_shape_pages(sh) * sh->page;
         bytes += 4.0 * (double)tensor_heads(sh, (sim_tensor)t) * (double)dims[0] *
                  (double)dims[1];
     }
+    if (sh->page > 0)                                      /* the page table */
+        bytes += 8.0 * (double)sim_shape_B(sh) * (double)sim_shape_G(sh) *
+                 (double)sim_shape_pages(sh);
     return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
 }
 
@@ -151,6 +156,7 @@ static int run_heads(sim_algo algo, sim_pass pass, sim_hier *h, const sim_plan *
         for (int64_t g = 0; g < G; g++)
             for (int64_t h0 = g * per_g; h0 < (g + 1) * per_g; h0 += hq) {
                 h->head = b * H + h0;
+                h->kv_head = b * G + g;
                 for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
                     int64_t dims[2];
                     tensor_shape(sh, (sim_tensor)t, dims);
@@ -158,6 +164,46 @@ static int run_heads(sim_algo algo, sim_pass pass, sim_hier *h, const sim_plan *
                 }
                 if (run_loop_order(algo, pass, h, p) != 0 || h->failed)
                     return -1;
+            }
+    return 0;
+}
+
+int sim_page_table(const sim_shape *sh, int64_t *pt, int64_t n)
+{
+    const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_pages(sh);
+    if (sh->page < 1 || n != pool)
+        return -1;
+    for (int64_t x = 0; x < pool; x++)
+        pt[x] = x;
+    ref_rng r = ref_rng_seed(sh->page_seed ^ UINT64_C(0x9a6e9a6e9a6e9a6e));
+    for (int64_t x = pool - 1; x > 0; x--) {          /* Fisher-Yates */
+        const int64_t y = (int64_t)(ref_rng_next(&r) % (uint64_t)(x + 1));
+        const int64_t t = pt[x];
+        pt[x] = pt[y];
+        pt[y] = t;
+    }
+    return 0;
+}
+
+/* Paged KV in compute mode: the page table of the shape's seed, and K, V
+ * copied into the pool through it. Returns 0, or -1 out of memory. */
+static int place_pages(sim_hier *h, const float *K, const float *V)
+{
+    const sim_shape *sh = &h->sh;
+    const int64_t P = sh->page, np = sim_shape_pages(sh), N_k = sim_shape_Nk(sh), d = sh->d;
+    const int64_t heads = sim_shape_B(sh) * sim_shape_G(sh), pool = heads * np;
+    h->pt = malloc((size_t)pool * sizeof *h->pt);
+    if (!h->pt)
+        return -1;
+    (void)sim_page_table(sh, h->pt, pool);
+    const float *src[2] = { K, V };
+    float *dst[2] = { h->hbm[SIM_K], h->hbm[SIM_V] };
+    for (int k = 0; k < 2; k++)
+        for (int64_t hh = 0; hh < heads; hh++)
+            for (int64_t row = 0; row < N_k; row++) {
+                const int64_t phys = h->pt[hh * np + row / P] * P + row % P;
+                memcpy(dst[k] + phys * d, src[k] + (hh * N_k + row) * d,
+                       (size_t)d * sizeof(float));
             }
     return 0;
 }
@@ -255,6 +301,8 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         tensor_shape(sh, (sim_tensor)t, dims);
         h.hbm_ld[t] = dims[1];
         n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
+        if (sh->page > 0 && (t == SIM_K || t == SIM_V))      /* the pool: whole pages */
+            n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_shape_pages(sh) * sh->page * dims[1];
         if (!h.compute || !needs(algo, sh, (sim_tensor)t))
             continue;
         h.hbm[t] = calloc((size_t)n_el[t], sizeof(float));
@@ -269,9 +317,17 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         const float *src[4] = { in->Q, in->K, in->V, in->dO };
         const sim_tensor dst[4] = { SIM_Q, SIM_K, SIM_V, SIM_dO };
         for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++) {
-            memcpy(h.hbm[dst[t]], src[t], (size_t)n_el[dst[t]] * sizeof(float));
-            sim_round_to_dtype(h.hbm[dst[t]], n_el[dst[t]], sh->dtype);
+            const int paged = sh->page > 0 && (dst[t] == SIM_K || dst[t] == SIM_V);
+            if (!paged)
+                memcpy(h.hbm[dst[t]], src[t], (size_t)n_el[dst[t]] * sizeof(float));
         }
+        if (sh->page > 0 && place_pages(&h, in->K, in->V) != 0) {
+            snprintf(err, errlen, "out of memory for the page table");
+            rc = -1;
+            goto done;
+        }
+        for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++)
+            sim_round_to_dtype(h.hbm[dst[t]], n_el[dst[t]], sh->dtype);
         if (sh->pass == SIM_BWD && forward_first(algo, &h, p) != 0) {
             rc = -1;
             goto done;
@@ -300,6 +356,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         }
     }
 done:
+    free(h.pt);
     sim_sram_release_all(&h);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         free(h.hbm[t]);

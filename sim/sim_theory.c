@@ -204,6 +204,38 @@ static void theory_bwd(chk *k, const sim_plan *p, const sim_shape *sh, sim_count
     }
 }
 
+/* Paged KV, one head. A load of key block j (keys c0 .. c1) of K or V
+ * touches pages(j) = floor(c1 / P) - floor(c0 / P) + 1 pages: it reads their
+ * table entries in one transfer (PT, 4 bytes each) and moves pages(j)
+ * transfers of K or V instead of one, the same elements. n(j), the loads of
+ * block j of K (and as many of V), follows from each loop order: T_r for
+ * standard attention (forward lines 1 and 3, backward lines 2 and 4); once
+ * per key block some query sees for FA1 and the backward passes; once per
+ * visiting query block for FA2's forward, split or not. The sum runs over
+ * the key blocks some query sees, j_lo .. T_c - 1 (the visible keys are one
+ * interval ending at N_k - 1; standard attention loads them all), so it
+ * takes fewer iterations than the run has tile steps. */
+static void paged(chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
+{
+    const int64_t P = sh->page, N_k = sim_shape_Nk(sh);
+    const int64_t j_lo = p->algo == SIM_NAIVE ? 0 : sim_block_js(sh, 0, p->Br, p->Bc).lo;
+    for (int64_t j = j_lo; j < p->Tc; j++) {
+        const int64_t c0 = j * p->Bc, c1 = (c0 + p->Bc < N_k ? c0 + p->Bc : N_k) - 1;
+        const uint64_t pages = (uint64_t)(c1 / P - c0 / P + 1);
+        uint64_t n = 1;                                   /* FA1, backward passes */
+        if (p->algo == SIM_NAIVE) {
+            n = (uint64_t)p->Tr;
+        } else if (p->algo == SIM_FA2 && p->pass == SIM_FWD) {
+            const sim_range is = sim_block_is(sh, j, p->Br, p->Bc);
+            n = (uint64_t)(is.hi - is.lo + 1);
+        }
+        const uint64_t extra = mul(k, n, pages - 1);
+        out->read_ops[SIM_K] = add(k, out->read_ops[SIM_K], extra);
+        out->read_ops[SIM_V] = add(k, out->read_ops[SIM_V], extra);
+        put(out, SIM_PT, RD, mul(k, mul(k, 2, n), pages), mul(k, 2, n), k);
+    }
+}
+
 int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
 {
     chk k = { 0 };
@@ -296,6 +328,8 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
     default:
         return -1;
     }
+    if (sh->page > 0)
+        paged(&k, p, sh, out);
     /* The whole batch: every head repeats its loop nest, so each count is the
      * one-head count times the heads that move the tensor: B H on the query
      * side, and for K and V B H too (each query head reads its key/value
@@ -305,7 +339,7 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
                                                (uint64_t)sim_shape_G(sh))
                                         : q_heads;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        uint64_t f = (t == SIM_K || t == SIM_V) ? kv_reads : q_heads;
+        uint64_t f = (t == SIM_K || t == SIM_V || t == SIM_PT) ? kv_reads : q_heads;
         out->read_elems[t] = mul(&k, out->read_elems[t], f);
         out->write_elems[t] = mul(&k, out->write_elems[t], f);
         out->read_ops[t] = mul(&k, out->read_ops[t], f);

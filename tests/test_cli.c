@@ -1126,6 +1126,71 @@ static void test_out_seeded(void **state)
     run_free(&r);
 }
 
+/* Paged KV from the command line: the section and the JSON keys, a count
+ * worked out here (FA1 loads each key block once, one transfer per page it
+ * touches), and the output of paged KV byte for byte that of contiguous. */
+static void test_paged_report(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--N", "200", "--d", "16", "--M", "16K", "--page-size", "7", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, json_is_one_object(r.out, r.out_len), "stdout is not one JSON object");
+    CHECK(&r, jget_u64(&r, "config.page_size") == 7, "config.page_size");
+    CHECK(&r, jget_u64(&r, "paged.pages_per_head") == 29, "paged.pages_per_head: ceil(200/7)");
+    CHECK(&r, jget_u64(&r, "paged.table_bytes") == 29 * 4, "paged.table_bytes");
+    for (int k = 0; k < 3; k++) {
+        char p1[96], p2[96];
+        snprintf(p1, sizeof p1, "runs.%d.theory.matches", k);
+        CHECK(&r, jis_lit(&r, p1, "true"), "%s", p1);
+        snprintf(p1, sizeof p1, "runs.%d.paged.table_entries_read", k);
+        snprintf(p2, sizeof p2, "runs.%d.hbm.tensors.PT.read_elems", k);
+        CHECK(&r, jget_u64(&r, p1) == jget_u64(&r, p2), "%s != %s", p1, p2);
+    }
+    /* fa1: each key block j once, pages(j) = pages its rows fall in */
+    const uint64_t Bc = jget_u64(&r, "runs.1.plan.Bc");
+    uint64_t transfers = 0, tiles = 0;
+    for (uint64_t c0 = 0; c0 < 200; c0 += Bc, tiles++)
+        for (uint64_t row = c0; row < c0 + Bc && row < 200; row++)
+            transfers += row == c0 || row % 7 == 0;
+    CHECK(&r, jget_u64(&r, "runs.1.paged.kv_transfers") == 2 * transfers,
+          "fa1 K+V transfers: %llu, worked out %llu",
+          (unsigned long long)jget_u64(&r, "runs.1.paged.kv_transfers"),
+          (unsigned long long)(2 * transfers));
+    CHECK(&r, jget_u64(&r, "runs.1.paged.kv_transfers_contiguous") == 2 * tiles,
+          "fa1 contiguous K+V transfers");
+    run_free(&r);
+
+    RUN(&r, "--N", "100", "--d", "16", "--M", "16K", "--page-size", "9");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "PAGED KV: K and V in pages of P = 9 rows") != NULL,
+          "no PAGED KV section");
+    CHECK(&r, strstr(r.out, "PT read (4 B)") != NULL, "no PT row in the traffic table");
+    run_free(&r);
+
+    const char *algos[3] = { "naive", "fa1", "fa2" };
+    for (int k = 0; k < 3; k++) {
+        RUN(&r, "--algo", algos[k], "--N", "90", "--d", "8", "--M", "8K", "--causal",
+            "--out", "@o_flat.npy");
+        expect_exit(&r, 0);
+        run_free(&r);
+        RUN(&r, "--algo", algos[k], "--N", "90", "--d", "8", "--M", "8K", "--causal",
+            "--page-size", "5", "--out", "@o_paged.npy");
+        expect_exit(&r, 0);
+        run_free(&r);
+        char a[512], b[512];
+        size_t la, lb;
+        char *fa = slurp(tu_path(a, sizeof a, "o_flat.npy"), &la);
+        char *fb = slurp(tu_path(b, sizeof b, "o_paged.npy"), &lb);
+        assert_non_null(fa);
+        assert_non_null(fb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(fa, fb, la);
+        free(fa);
+        free(fb);
+    }
+}
+
 static void test_out_from_npy(void **state)
 {
     (void)state;
@@ -1373,6 +1438,8 @@ static bad_case BAD[] = {
       "--algo", "fa2", "--M", "1M" }, 2, { "--splits 500 is more than the T_c = 4", "--Bc 8" }, 0 },
     { "bad: --splits past N_k", { "--splits", "5000", "--Nq", "1", "--Nk", "4096" }, 2,
       { "must not exceed N_k" }, 0 },
+    { "bad: --page-size 0", { "--page-size", "0" }, 2, { "--page-size", "at least 1" }, 0 },
+    { "bad: --page-size not a number", { "--page-size", "big" }, 2, { "--page-size" }, 0 },
     { "bad: --splits without fa2", { "--splits", "4", "--algo", "fa1" }, 2,
       { "--splits is a plan of FA2's forward pass" }, 0 },
     { "bad: --dO without --q", { "--dO", "@ok_8x4.npy", "--pass", "bwd" }, 2,
@@ -1733,6 +1800,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_json_count_only),
     cmocka_unit_test(test_json_auto_count_note),
     cmocka_unit_test(test_out_seeded),
+    cmocka_unit_test(test_paged_report),
     cmocka_unit_test(test_out_from_npy),
     cmocka_unit_test(test_npy_4d),
     cmocka_unit_test(test_out_unwritable),

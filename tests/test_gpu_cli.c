@@ -275,6 +275,22 @@ static void test_bad_usage(void **state)
         assert_int_equal(count_of(r.err, "\n"), 1);
         run_free(&r);
     }
+    /* The report's variants the kernels do not run: named, not ignored. */
+    const char *variant[][3] = {
+        { "--batch", "2", "--batch" },       { "--heads", "2", "--heads" },
+        { "--Nk", "48", "--Nk" },            { "--window", "8", "--window" },
+        { "--pass", "bwd", "--pass bwd" },   { "--splits", "2", "--splits" },
+        { "--page-size", "4", "--page-size" },
+    };
+    for (size_t k = 0; k < sizeof variant / sizeof variant[0]; k++) {
+        run_res r = run("gpu", "--backend", "cpu", "--N", "32", variant[k][0], variant[k][1],
+                        NULL);
+        assert_int_equal(r.code, 2);
+        assert_int_equal(r.out_len, 0);
+        assert_non_null(strstr(r.err, variant[k][2]));
+        assert_non_null(strstr(r.err, "one head of the forward pass"));
+        run_free(&r);
+    }
     run_res h = run("gpu", "--help", NULL);
     assert_int_equal(h.code, 0);
     assert_non_null(strstr(h.out, "--backend"));

@@ -674,6 +674,108 @@ static void test_splits_against_unsplit(void **state)
     printf("  split-KV vs unsplit FA2, fp32: largest |difference| %.2e\n", worst);
 }
 
+/* Paged KV moves the same values from other addresses: every loop order,
+ * both passes, split-KV and grouped heads give the bits of contiguous KV,
+ * for two placements of the pages (two seeds), while the pool really is
+ * shuffled (an address slip would mix keys of other pages or heads and
+ * change the output). */
+static void test_paged_same_bits(void **state)
+{
+    (void)state;
+    uint64_t rng = 8080;
+    int runs = 0;
+    for (int k = 0; k < 18; k++) {
+        sim_shape sh = { .N = tu_rand_range(&rng, 1, 40), .d = tu_rand_range(&rng, 1, 20),
+                         .M = 64u << 20, .dtype = (sim_dtype)(k % 3), .causal = k % 2 };
+        sh.Nk = sh.N + tu_rand_range(&rng, 0, 90);
+        if (sh.causal && k % 4 == 1)
+            sh.window = tu_rand_range(&rng, 1, sh.Nk);
+        sh.batch = tu_rand_range(&rng, 1, 2);
+        sh.heads = 2;
+        const int64_t BH = sh.batch * sh.heads, nq = BH * sh.N * sh.d, nk = BH * sh.Nk * sh.d;
+        float *q = random_rows(1200u + (uint64_t)k, BH * sh.N, sh.d);
+        float *kv = random_rows(1300u + (uint64_t)k, 2 * BH * sh.Nk, sh.d);
+        float *dO = random_rows(1400u + (uint64_t)k, BH * sh.N, sh.d);
+        const int64_t Br = tu_rand_range(&rng, 1, sh.N), Bc = tu_rand_range(&rng, 1, sh.Nk);
+        const int64_t Tc = (sh.Nk + Bc - 1) / Bc;
+        for (int v = 0; v < 2 * SIM_ALGO_COUNT + 2; v++) {
+            sim_shape flat = sh;
+            sim_algo a = (sim_algo)(v % SIM_ALGO_COUNT);
+            if (v >= SIM_ALGO_COUNT && v < 2 * SIM_ALGO_COUNT)
+                flat.pass = SIM_BWD;
+            else if (v == 2 * SIM_ALGO_COUNT) {         /* FA2 split-KV */
+                a = SIM_FA2;
+                flat.splits = Tc > 1 ? tu_rand_range(&rng, 2, Tc < 6 ? Tc : 6) : 1;
+            } else if (v == 2 * SIM_ALGO_COUNT + 1) {  /* FA2 grouped, MQA */
+                a = SIM_FA2;
+                flat.kv_heads = 1;
+                flat.group = 1;
+            }
+            const int64_t nkv = flat.kv_heads ? sh.batch * sh.Nk * sh.d : nk;
+            const sim_inputs in = { q, kv, kv + nkv, dO };
+            sim_plan p;
+            sim_result want, got[2];
+            char err[256];
+            assert_int_equal(sim_plan_make(a, &flat, Br, Bc, SIM_PLAN_USER, &p), 0);
+            if (sim_run_inputs(a, &flat, &p, &in, NULL, &want, err, sizeof err) != 0)
+                fail_msg("%s", err);
+            for (int seed = 0; seed < 2; seed++) {
+                sim_shape paged = flat;
+                paged.page = tu_rand_range(&rng, 1, 12);
+                paged.page_seed = 31u + (uint64_t)seed;
+                assert_int_equal(sim_plan_make(a, &paged, Br, Bc, SIM_PLAN_USER, &p), 0);
+                if (sim_run_inputs(a, &paged, &p, &in, NULL, &got[seed], err, sizeof err) != 0)
+                    fail_msg("%s", err);
+                char what[128];
+                snprintf(what, sizeof what, "%s %s paged P=%lld N=%lld Nk=%lld S=%lld G=%lld",
+                         sim_algo_name(a), sim_pass_name(flat.pass), (long long)paged.page,
+                         (long long)sh.N, (long long)sh.Nk, (long long)flat.splits,
+                         (long long)flat.kv_heads);
+                if (flat.pass == SIM_FWD) {
+                    assert_int_equal(tu_compare_bits(what, got[seed].O, want.O, nq), 0);
+                } else {
+                    assert_int_equal(tu_compare_bits(what, got[seed].dQ, want.dQ, nq), 0);
+                    assert_int_equal(tu_compare_bits(what, got[seed].dK, want.dK, nk), 0);
+                    assert_int_equal(tu_compare_bits(what, got[seed].dV, want.dV, nk), 0);
+                }
+                runs++;
+            }
+            sim_result_free(&want);
+            sim_result_free(&got[0]);
+            sim_result_free(&got[1]);
+        }
+        free(q);
+        free(kv);
+        free(dO);
+    }
+    printf("  %d paged runs, each the bits of contiguous KV\n", runs);
+}
+
+/* The pool is shuffled: with more than one page, the placement of a seed is
+ * not the identity, and two seeds place the pages differently, so the test
+ * above compares real gathers, not copies of the contiguous layout. */
+static void test_paged_pool_is_shuffled(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 64, .d = 4, .M = 64u << 20, .dtype = SIM_FP32, .page = 4,
+                     .batch = 2, .heads = 2 };
+    int64_t pt[2][64];
+    for (int seed = 0; seed < 2; seed++) {
+        sh.page_seed = 31u + (uint64_t)seed;
+        assert_int_equal(sim_page_table(&sh, pt[seed], 64), 0);
+        int moved = 0, seen[64] = { 0 };
+        for (int x = 0; x < 64; x++) {
+            assert_true(pt[seed][x] >= 0 && pt[seed][x] < 64);
+            seen[pt[seed][x]]++;
+            moved += pt[seed][x] != x;
+        }
+        for (int x = 0; x < 64; x++)
+            assert_int_equal(seen[x], 1);             /* a permutation of the pool */
+        assert_true(moved > 48);
+    }
+    assert_memory_not_equal(pt[0], pt[1], sizeof pt[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -691,6 +793,8 @@ int main(void)
         cmocka_unit_test(test_backward_checker_rejects_wrong),
         cmocka_unit_test(test_backward_line3_passes_same_bits),
         cmocka_unit_test(test_splits_against_unsplit),
+        cmocka_unit_test(test_paged_same_bits),
+        cmocka_unit_test(test_paged_pool_is_shuffled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

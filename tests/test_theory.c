@@ -55,6 +55,27 @@ static int pair_visible(const sim_shape *sh, int64_t Br, int64_t Bc, int64_t i, 
 
 static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                             sim_counts *c);
+
+/* A load of rows c0 .. c0 + bc - 1 of K or V: one transfer; with paged KV
+ * one transfer per page those rows fall in (found row by row) and one read
+ * of those pages' table entries. */
+static void rd_kv(sim_counts *c, const sim_shape *sh, sim_tensor t, int64_t c0, int64_t bc,
+                  int64_t d)
+{
+    c->read_elems[t] += (uint64_t)(bc * d);
+    if (sh->page == 0) {
+        c->read_ops[t]++;
+        return;
+    }
+    uint64_t pages = 0;
+    for (int64_t r = c0; r < c0 + bc; r++)
+        pages += r == c0 || r % sh->page == 0;    /* a row that starts a new page */
+    c->read_ops[t] += pages;
+    c->read_elems[SIM_PT] += pages;
+    c->read_ops[SIM_PT]++;
+}
+#define RDKV(t, j) rd_kv(c, sh, (t), (j) * Bc, min64(Bc, Nk - (j) * Bc), d)
+
 static void scale_heads(const sim_shape *sh, sim_counts *c);
 
 /* Per-tensor element counts by enumerating the papers' loops. */
@@ -76,7 +97,7 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             RD(SIM_Q, br * d);
             for (int64_t j = 0; j < Tc; j++) {
                 int64_t bc = min64(Bc, Nk - j * Bc);
-                RD(SIM_K, bc * d);
+                RDKV(SIM_K, j);
                 WR(SIM_S, br * bc);
             }
         }
@@ -100,7 +121,7 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             for (int64_t j = 0; j < Tc; j++) {
                 int64_t bc = min64(Bc, Nk - j * Bc);
                 RD(SIM_P, br * bc);
-                RD(SIM_V, bc * d);
+                RDKV(SIM_V, j);
             }
             WR(SIM_O, br * d);
         }
@@ -117,9 +138,8 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                 any = pair_visible(sh, Br, Bc, i, j);
             if (!any)
                 continue;                /* no query sees this key block */
-            int64_t bc = min64(Bc, Nk - j * Bc);
-            RD(SIM_K, bc * d);
-            RD(SIM_V, bc * d);
+            RDKV(SIM_K, j);
+            RDKV(SIM_V, j);
             for (int64_t i = 0; i < Tr; i++) {
                 if (!pair_visible(sh, Br, Bc, i, j))
                     continue;
@@ -143,8 +163,8 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                 for (int64_t j = s * Tc / S; j < (s + 1) * Tc / S; j++) {
                     if (!pair_visible(sh, Br, Bc, i, j))
                         continue;
-                    RD(SIM_K, min64(Bc, Nk - j * Bc) * d);
-                    RD(SIM_V, min64(Bc, Nk - j * Bc) * d);
+                    RDKV(SIM_K, j);
+                    RDKV(SIM_V, j);
                 }
                 WR(SIM_Ot, br * d);
                 WR(SIM_m, br);
@@ -167,9 +187,8 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             for (int64_t j = 0; j < Tc; j++) {
                 if (!pair_visible(sh, Br, Bc, i, j))
                     continue;
-                int64_t bc = min64(Bc, Nk - j * Bc);
-                RD(SIM_K, bc * d);
-                RD(SIM_V, bc * d);
+                RDKV(SIM_K, j);
+                RDKV(SIM_V, j);
             }
             WR(SIM_O, br * d);
             WR(SIM_L, br);
@@ -189,7 +208,7 @@ static void scale_heads(const sim_shape *sh, sim_counts *c)
     const uint64_t B = sh->batch ? (uint64_t)sh->batch : 1, H = sh->heads ? (uint64_t)sh->heads : 1;
     const uint64_t G = sh->kv_heads ? (uint64_t)sh->kv_heads : H;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        uint64_t f = (t == SIM_K || t == SIM_V) && sh->group ? B * G : B * H;
+        uint64_t f = (t == SIM_K || t == SIM_V || t == SIM_PT) && sh->group ? B * G : B * H;
         c->read_elems[t] *= f;
         c->write_elems[t] *= f;
         c->read_ops[t] *= f;
@@ -237,7 +256,7 @@ static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *
         for (int64_t i = 0; i < Tr; i++) {                        /* 2 */
             RD(SIM_dO, BR(i) * d);
             for (int64_t j = 0; j < Tc; j++) {
-                RD(SIM_V, BC(j) * d);
+                RDKV(SIM_V, j);
                 WR(SIM_dP, BR(i) * BC(j));
             }
         }
@@ -260,7 +279,7 @@ static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *
         for (int64_t i = 0; i < Tr; i++) {                        /* 4 */
             for (int64_t j = 0; j < Tc; j++) {
                 RD(SIM_dS, BR(i) * BC(j));
-                RD(SIM_K, BC(j) * d);
+                RDKV(SIM_K, j);
             }
             WR(SIM_dQ, BR(i) * d);
         }
@@ -293,8 +312,8 @@ static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *
             for (int64_t i = 0; i < Tr && !any; i++)
                 any = pair_visible(sh, Br, Bc, i, j);
             if (any) {
-                RD(SIM_K, BC(j) * d);
-                RD(SIM_V, BC(j) * d);
+                RDKV(SIM_K, j);
+                RDKV(SIM_V, j);
             }
             for (int64_t i = 0; i < Tr; i++) {
                 if (!pair_visible(sh, Br, Bc, i, j))
@@ -666,6 +685,94 @@ static void test_random_backward(void **state)
     assert_true(two_pass > 20 && windows > 50);
 }
 
+/* Paged KV: measured = closed form = enumeration (which finds each tile's
+ * pages row by row) for every loop order and both passes, with masks, longer
+ * keys, batches, grouped heads and split-KV among them, and page sizes below,
+ * equal to and above the key block. */
+static void test_random_paged(void **state)
+{
+    (void)state;
+    uint64_t rng = 4242;
+    int spanning = 0, total = 0;
+    for (int k = 0; k < 600; k++) {
+        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        sim_shape sh = { 0 };
+        sh.pass = k % 6 < 3 ? SIM_FWD : SIM_BWD;
+        sh.N = tu_rand_range(&rng, 1, 120);
+        sh.Nk = sh.N + (tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 0, 300) : 0);
+        sh.d = tu_rand_range(&rng, 1, 24);
+        sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+        sh.causal = (int)tu_rand_range(&rng, 0, 1);
+        if (sh.causal && tu_rand_range(&rng, 0, 2) == 0)
+            sh.window = tu_rand_range(&rng, 1, sh.Nk + 3);
+        if (tu_rand_range(&rng, 0, 3) == 0) {
+            sh.batch = tu_rand_range(&rng, 1, 2);
+            sh.heads = 4;
+            if (sh.pass == SIM_FWD)        /* the backward takes one K, V head per query head */
+                sh.kv_heads = tu_rand_range(&rng, 0, 1) ? 2 : 1;
+            sh.group = a == SIM_FA2 && sh.pass == SIM_FWD && tu_rand_range(&rng, 0, 1);
+        }
+        const int64_t Bc = tu_rand_range(&rng, 1, sh.Nk + 3), Tc = (sh.Nk + Bc - 1) / Bc;
+        if (a == SIM_FA2 && sh.pass == SIM_FWD && !sh.group && Tc > 1 && k % 4 == 2)
+            sh.splits = tu_rand_range(&rng, 2, Tc < 9 ? Tc : 9);
+        const int64_t pick = tu_rand_range(&rng, 0, 2);
+        sh.page = pick == 0 ? tu_rand_range(&rng, 1, 8) : pick == 1 ? Bc : tu_rand_range(&rng, 1, 64);
+        sh.M = 64u << 20;
+        sim_plan p;
+        plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N + 3), Bc, &p);
+        check_config(a, &sh, &p);
+        sim_counts th;
+        assert_int_equal(sim_theory_counts(&p, &sh, &th), 0);
+        spanning += th.read_ops[SIM_K] > th.read_ops[SIM_PT] / 2;   /* some tile spans pages */
+        total++;
+    }
+    printf("  %d paged configurations, %d with tiles that span pages\n", total, spanning);
+    assert_true(spanning > total / 3);
+}
+
+/* Without a mask each key block is loaded the same number of times, and the
+ * extra transfers are the page boundaries inside key blocks: the multiples
+ * of P below N_k that are not multiples of B_c, floor((N_k - 1) / P) -
+ * floor((N_k - 1) / lcm(P, B_c)), times the loads of a block. Contiguous KV
+ * (no pages) is the same run less those transfers and the table. */
+static void test_paged_boundaries(void **state)
+{
+    (void)state;
+    uint64_t rng = 515;
+    for (int k = 0; k < 300; k++) {
+        sim_shape sh = { .N = tu_rand_range(&rng, 1, 300), .d = tu_rand_range(&rng, 1, 64),
+                         .M = 64u << 20, .dtype = SIM_FP16 };
+        sh.Nk = sh.N + tu_rand_range(&rng, 0, 2000);
+        sh.page = tu_rand_range(&rng, 1, 300);
+        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        sim_plan p;
+        plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N), tu_rand_range(&rng, 1, sh.Nk), &p);
+        int64_t g = sh.page, b = p.Bc;
+        while (b) {
+            const int64_t t = g % b;
+            g = b;
+            b = t;
+        }
+        const int64_t lcm = sh.page / g * p.Bc;
+        const uint64_t loads = a == SIM_FA1 ? 1 : (uint64_t)p.Tr;   /* of each key block */
+        const uint64_t inside = (uint64_t)((sh.Nk - 1) / sh.page - (sh.Nk - 1) / lcm);
+        sim_counts paged, flat;
+        assert_int_equal(sim_theory_counts(&p, &sh, &paged), 0);
+        sim_shape contiguous = sh;
+        contiguous.page = 0;
+        assert_int_equal(sim_theory_counts(&p, &contiguous, &flat), 0);
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+            assert_int_equal(paged.read_elems[t] - flat.read_elems[t],
+                             t == SIM_PT ? 2 * loads * ((uint64_t)p.Tc + inside) : 0);
+            assert_int_equal(paged.read_ops[t] - flat.read_ops[t],
+                             t == SIM_K || t == SIM_V ? loads * inside
+                             : t == SIM_PT ? 2 * loads * (uint64_t)p.Tc : 0);
+            assert_int_equal(paged.write_elems[t], flat.write_elems[t]);
+        }
+        check_config(a, &sh, &p);
+    }
+}
+
 /* The backward's signatures, written out: FA2 reads K and V once, reads and
  * writes dQ T_c times (plus line 3's zeros), writes dK, dV once; FA1 also
  * reads O every step and writes dK, dV twice (line 5's zeros); naive moves
@@ -866,6 +973,8 @@ int main(void)
         cmocka_unit_test(test_random_backward),
         cmocka_unit_test(test_random_splits),
         cmocka_unit_test(test_splits_need_key_blocks),
+        cmocka_unit_test(test_random_paged),
+        cmocka_unit_test(test_paged_boundaries),
         cmocka_unit_test(test_backward_signatures),
         cmocka_unit_test(test_loop_order_signatures),
         cmocka_unit_test(test_compute_counts_equal_count_only),
