@@ -167,8 +167,9 @@ enum {
     O_N, O_D, O_M, O_DTYPE, O_ALGO, O_BR, O_BC, O_PLAN, O_CAUSAL, O_SEED,
     O_Q, O_K, O_V, O_OUT, O_JSON, O_COMPUTE, O_COUNT_ONLY, O_MAX_MEM,
     O_MAX_STEPS, O_GPU, O_HELP, O_VERSION, O_NQ, O_NK, O_WINDOW, O_BATCH, O_HEADS,
-    O_KV_HEADS, O_PASS, O_DO, O_SPLITS, O_PAGE
+    O_KV_HEADS, O_PASS, O_DO, O_SPLITS, O_PAGE, O_PRESET, O_COUNT_
 };
+_Static_assert(O_COUNT_ <= 64, "the options given are kept in 64 bits");
 
 static const cli_opt OPTS[] = {
     { "N", O_N, 1 },           { "d", O_D, 1 },          { "M", O_M, 1 },
@@ -183,7 +184,7 @@ static const cli_opt OPTS[] = {
     { "Nq", O_NQ, 1 },         { "Nk", O_NK, 1 },        { "window", O_WINDOW, 1 },
     { "batch", O_BATCH, 1 },   { "heads", O_HEADS, 1 },  { "kv-heads", O_KV_HEADS, 1 },
     { "pass", O_PASS, 1 },     { "dO", O_DO, 1 },        { "splits", O_SPLITS, 1 },
-    { "page-size", O_PAGE, 1 },
+    { "page-size", O_PAGE, 1 }, { "preset", O_PRESET, 1 },
 };
 #define NOPTS (int)(sizeof OPTS / sizeof OPTS[0])
 
@@ -233,6 +234,10 @@ void cli_report_usage(FILE *out)
 "                   FlashAttention; fa2: Algorithm 2 of FlashAttention-2)\n"
 "  --splits S       split-KV decoding: fa2 once more with the key blocks in S\n"
 "                   splits, partials (O~, m, l) to HBM and a merge; S <= T_c\n"
+"  --preset NAME    a real model's attention layer (list: the presets): N, d,\n"
+"                   H, G, batch, window, causal, fp16, passes; options given\n"
+"                   beside it override it; adds the traffic in GB per layer\n"
+"                   and for all layers\n"
 "  --page-size P    paged KV: K and V in pages of P rows placed by a page table\n"
 "                   (seeded by --seed); counts the table's reads and the tiles\n"
 "                   that span pages, against contiguous K, V\n"
@@ -282,6 +287,7 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
     r->seed = 1;
     int compute = 0, count_only = 0;
     int64_t Nq = 0, Nk = 0;
+    uint64_t given = 0;             /* the options a preset must not override */
 
     for (int k = first; k < argc; k++) {
         const char *val;
@@ -295,7 +301,22 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
             continue;
         }
         int64_t n;
+        given |= UINT64_C(1) << id;
         switch (id) {
+        case O_PRESET:
+            if (!strcmp(val, "list")) {
+                o->preset_list = 1;
+            } else if (!(r->model = sim_model_find(val))) {
+                int nm;
+                const sim_model *all = sim_model_presets(&nm);
+                char names[256] = "";
+                for (int q = 0; q < nm; q++)
+                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                             q ? ", " : "", all[q].name);
+                ERR("--preset %s: no such model (%s; --preset list shows them)", val, names);
+                return -1;
+            }
+            break;
         case O_N:
         case O_D:
         case O_M:
@@ -404,8 +425,30 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         case O_VERSION: o->version = 1; break;
         }
     }
-    if (o->help || o->version || o->gpu_list)
+    if (o->help || o->version || o->gpu_list || o->preset_list)
         return 0;
+    if (r->model) {                 /* the preset, under the options given */
+        const sim_model *m = r->model;
+#define UNSET(opt) (!(given & (UINT64_C(1) << (opt))))
+        if (UNSET(O_N) && UNSET(O_NQ) && UNSET(O_NK))
+            r->sh.N = m->N;
+        if (UNSET(O_D))
+            r->sh.d = m->d;
+        if (UNSET(O_DTYPE))
+            r->sh.dtype = SIM_FP16;
+        if (UNSET(O_HEADS) && UNSET(O_KV_HEADS)) {
+            r->sh.heads = m->heads;
+            r->sh.kv_heads = m->kv_heads;
+        }
+        if (UNSET(O_BATCH))
+            r->sh.batch = m->batch;
+        if (UNSET(O_WINDOW))
+            r->sh.window = m->window;
+        r->sh.causal |= m->causal || r->sh.window > 0;   /* --causal only turns it on */
+        if (UNSET(O_PASS))
+            r->run_pass[SIM_BWD] = m->backward;
+#undef UNSET
+    }
     if (r->gpu && !o->M_set)
         r->sh.M = r->gpu->smem_per_block;
     /* N_q = --Nq or N, N_k = --Nk or N; N_k is kept only where it differs. */

@@ -74,6 +74,7 @@ typedef struct {
     int help;
     int version;
     int gpu_list;        /* --gpu list: print the presets and exit */
+    int preset_list;     /* --preset list: print the model presets and exit */
     int json;
     int N_set, d_set, M_set, Nk_set;
     const char *q_path, *k_path, *v_path, *do_path;
@@ -85,7 +86,10 @@ typedef struct {
  * d = 64, M = 96K, fp16, all three loop orders, the best plan, auto mode,
  * seed 1. --gpu NAME sets req.gpu and, unless --M is given, M to the
  * preset's shared memory per thread block.
- * --gpu list sets gpu_list (the caller prints sim_gpu_print_table). */
+ * --gpu list sets gpu_list (the caller prints sim_gpu_print_table).
+ * --preset NAME sets req.model and, for each of its fields whose option is
+ * not given, the shape (N, d, H, G, B, window, causal, fp16) and the passes;
+ * --preset list sets preset_list (the caller prints sim_model_print_table). */
 int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
                      char *err, size_t errlen);
 

@@ -407,8 +407,9 @@ int cli_gpu_main(int argc, char **argv, int first)
         usage(stdout);
         return SIM_OK;
     }
-    if (o.version || o.gpu_list) {
-        fprintf(stderr, "fasim: gpu: --version and --gpu list belong to 'fasim' itself\n");
+    if (o.version || o.gpu_list || o.preset_list) {
+        fprintf(stderr, "fasim: gpu: --version, --gpu list and --preset list belong to 'fasim' "
+                "itself\n");
         return SIM_EUSAGE;
     }
     if (o.req.mode == SIM_MODE_COUNT) {

@@ -128,6 +128,10 @@ static int cmd_report(int argc, char **argv, int first)
         sim_gpu_print_table(stdout);
         return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
     }
+    if (o.preset_list) {
+        sim_model_print_table(stdout);
+        return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
+    }
     if (o.out_path) {
         /* Fail before the work, not after it: can the output be written? */
         FILE *f = fopen(o.out_path, "ab");

@@ -127,6 +127,85 @@ void sim_gpu_print_table(FILE *out)
             "(cited per number in sim/sim_presets.c).\n");
 }
 
+/* ---- model presets ------------------------------------------------------
+ * Sources of the architectures (the batch is fasim's choice in every row):
+ *   [GPT2]    Radford et al., "Language Models are Unsupervised Multitask
+ *             Learners" (2019), Table 2 (layers, d_model), and the released
+ *             hparams.json of each size (n_head, n_ctx = 1024): d = d_model /
+ *             n_head = 64 in every size.
+ *   [BERT]    Devlin et al., "BERT" (2019), Section 3: BERT-large L = 24,
+ *             H = 1024, A = 16; sequences of at most 512 tokens.
+ *   [LLAMA2]  Touvron et al., "Llama 2" (2023), Table 1 (context 4096; GQA in
+ *             34B and 70B) and the released configurations: 7B 32 layers,
+ *             32 heads, d_model 4096; 70B 80 layers, 64 heads, 8 key/value
+ *             heads, d_model 8192.
+ *   [LLAMA3]  "The Llama 3 Herd of Models" (2024), Table 3: 8B 32 layers,
+ *             model dimension 4096, 32 attention heads, 8 key/value heads;
+ *             the 8B's released configuration: 8192 positions.
+ *   [MISTRAL] Jiang et al., "Mistral 7B" (2023), Table 1: head_dim 128,
+ *             n_heads 32, n_kv_heads 8, n_layers 32, window_size 4096,
+ *             context_len 8192. */
+
+/* name, title, source, N, d, H, G, window, batch, layers, causal, backward */
+static const sim_model MODELS[] = {
+    { "gpt2-small", "GPT-2 small (117M)", "[GPT2] Radford et al. 2019",
+      1024, 64, 12, 12, 0, 64, 12, 1, 1 },
+    { "gpt2-medium", "GPT-2 medium (345M)", "[GPT2] Radford et al. 2019",
+      1024, 64, 16, 16, 0, 64, 24, 1, 1 },
+    { "bert-large", "BERT-large (340M), encoder", "[BERT] Devlin et al. 2019",
+      512, 64, 16, 16, 0, 32, 24, 0, 1 },
+    { "llama2-7b", "Llama 2 7B", "[LLAMA2] Touvron et al. 2023",
+      4096, 128, 32, 32, 0, 8, 32, 1, 1 },
+    { "llama2-70b", "Llama 2 70B, GQA 64:8, prefill", "[LLAMA2] Touvron et al. 2023",
+      4096, 128, 64, 8, 0, 8, 80, 1, 0 },
+    { "llama3-8b", "Llama 3 8B, GQA 32:8, prefill", "[LLAMA3] Llama 3 Herd 2024",
+      8192, 128, 32, 8, 0, 4, 32, 1, 0 },
+    { "mistral-7b", "Mistral 7B, GQA 32:8, window 4096, prefill",
+      "[MISTRAL] Jiang et al. 2023", 8192, 128, 32, 8, 4096, 4, 32, 1, 0 },
+};
+#define NMODELS (int)(sizeof MODELS / sizeof MODELS[0])
+
+const sim_model *sim_model_presets(int *n)
+{
+    if (n)
+        *n = NMODELS;
+    return MODELS;
+}
+
+const sim_model *sim_model_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int k = 0; k < NMODELS; k++)
+        if (!strcasecmp(name, MODELS[k].name))
+            return &MODELS[k];
+    return NULL;
+}
+
+void sim_model_print_table(FILE *out)
+{
+    fprintf(out, "%-12s %5s %4s %7s %6s %5s %6s %6s  %s\n", "preset", "N", "d", "H:G",
+            "window", "batch", "layers", "causal", "passes");
+    for (int k = 0; k < NMODELS; k++) {
+        const sim_model *m = &MODELS[k];
+        char hg[24], w[24];
+        snprintf(hg, sizeof hg, "%lld:%lld", (long long)m->heads, (long long)m->kv_heads);
+        snprintf(w, sizeof w, "%lld", (long long)m->window);
+        fprintf(out, "%-12s %5lld %4lld %7s %6s %5lld %6lld %6s  %s\n", m->name,
+                (long long)m->N, (long long)m->d, hg, m->window ? w : "-",
+                (long long)m->batch, (long long)m->layers, m->causal ? "yes" : "no",
+                m->backward ? "fwd+bwd" : "fwd");
+    }
+    fprintf(out, "\n");
+    for (int k = 0; k < NMODELS; k++)
+        fprintf(out, "%-12s %s; %s\n", MODELS[k].name, MODELS[k].title, MODELS[k].source);
+    fprintf(out, "\nOne attention layer over the batch, fp16; the report adds the traffic of "
+            "all the\nlayers. The batch is fasim's choice (--batch changes it, as any option "
+            "given\nbeside --preset overrides it). The GQA models run the forward pass "
+            "(prefill):\nthe backward with G < H is not simulated. Sources: each model's "
+            "paper and\nreleased configuration (cited in sim/sim_presets.c).\n");
+}
+
 /* ---- roofline ---------------------------------------------------------- */
 
 sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,

@@ -51,6 +51,36 @@ double sim_gpu_peak_flops(const sim_gpu *g, sim_dtype dt);
 /* The table `fasim --gpu list` prints (80 columns). */
 void sim_gpu_print_table(FILE *out);
 
+/* ---- model presets ------------------------------------------------------ */
+
+/* The attention of one layer of a real model, with the batch a teacher would
+ * put in a slide: the numbers of its architecture from its paper or released
+ * configuration (sim_presets.c cites each), and a batch that is fasim's
+ * choice (--batch changes it). */
+typedef struct {
+    const char *name;             /* what --preset takes: "gpt2-medium" */
+    const char *title;            /* "GPT-2 medium (345M)" */
+    const char *source;           /* where the architecture's numbers come from */
+    int64_t N;                    /* sequence length (context) */
+    int64_t d;                    /* head dimension */
+    int64_t heads, kv_heads;      /* H query heads, G key/value heads (G = H: none shared) */
+    int64_t window;               /* sliding window, 0: none */
+    int64_t batch;                /* fasim's choice, not the source's */
+    int64_t layers;               /* attention layers, for the whole model's traffic */
+    int causal;                   /* decoder (1) or encoder (0) */
+    int backward;                 /* 1: forward and backward (training); 0: forward
+                                     only (the backward with G < H is not simulated) */
+} sim_model;
+
+/* The model presets, in a fixed order; *n is set to their count. */
+const sim_model *sim_model_presets(int *n);
+
+/* The model preset called name (case-insensitive), or NULL. */
+const sim_model *sim_model_find(const char *name);
+
+/* The table `fasim --preset list` prints (80 columns). */
+void sim_model_print_table(FILE *out);
+
 /* ---- roofline ---------------------------------------------------------- */
 
 typedef struct {

@@ -997,6 +997,61 @@ static void totals_text(FILE *out, const sim_report *rep)
     }
 }
 
+/* MODEL: with --preset, each loop order's HBM traffic in GB (10^9 B) for one
+ * attention layer over the whole batch, per pass, and for all the model's
+ * layers (each layer's attention moves the same bytes). */
+static void model_text(FILE *out, const sim_report *rep)
+{
+    const sim_model *m = rep->req.model;
+    const sim_shape *sh = &rep->req.sh;
+    fprintf(out, "\nMODEL: %s (%s)\n  one attention layer: B = %lld sequence%s x H = %lld "
+            "heads, N = %lld, d = %lld;\n  the model has %lld such layers. Traffic in GB "
+            "(10^9 bytes):\n", m->title, m->source, (long long)sim_shape_B(sh),
+            sim_shape_B(sh) == 1 ? "" : "s", (long long)sim_shape_H(sh), (long long)sh->N,
+            (long long)sh->d, (long long)m->layers);
+    double gb[SIM_PASS_COUNT + 1][SIM_ALGO_COUNT] = { { 0 } };
+    int ran[SIM_ALGO_COUNT] = { 0 }, passes = 0;
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_report_run *r = &rep->runs[k];
+        if (r->splits > 1)
+            continue;
+        const double g = (double)total_bytes(&r->res.counts, sh->dtype) * 1e-9;
+        gb[r->pass][r->algo] += g;
+        gb[SIM_PASS_COUNT][r->algo] += g;
+        ran[r->algo] = 1;
+        passes |= 1 << r->pass;
+    }
+    fprintf(out, "%-*s", LABEL_W, "");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (ran[a])
+            cell(out, sim_algo_name((sim_algo)a));
+    fputc('\n', out);
+    char b1[48];
+    for (int row = 0; row <= SIM_PASS_COUNT + 1; row++) {
+        const int q = row < SIM_PASS_COUNT ? row : SIM_PASS_COUNT;
+        if (row < SIM_PASS_COUNT && !(passes & (1 << row)))
+            continue;
+        if (row == SIM_PASS_COUNT && passes != 3)
+            continue;                    /* one pass: its row is the layer's total */
+        if (row < SIM_PASS_COUNT)
+            snprintf(b1, sizeof b1, "%s, one layer", row == SIM_FWD ? "forward" : "backward");
+        else if (row == SIM_PASS_COUNT)
+            snprintf(b1, sizeof b1, "both, one layer");
+        else
+            snprintf(b1, sizeof b1, "all %lld layers", (long long)m->layers);
+        row_label(out, b1);
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            if (!ran[a])
+                continue;
+            const double v = row <= SIM_PASS_COUNT ? gb[q][a]
+                                                   : gb[SIM_PASS_COUNT][a] * (double)m->layers;
+            snprintf(b1, sizeof b1, "%.3f", v);
+            cell(out, b1);
+        }
+        fputc('\n', out);
+    }
+}
+
 void sim_report_text(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
@@ -1017,6 +1072,9 @@ void sim_report_text(FILE *out, const sim_report *rep)
         snprintf(mask, sizeof mask, "%s", sh->causal ? "causal" : "not causal");
     fprintf(out, "fasim %s  %s, d = %lld, %s, M = %s (%s B), %s\n", FASIM_VERSION, lens,
             (long long)sh->d, sim_dtype_name(dt), b1, b2, mask);
+    if (rep->req.model)
+        fprintf(out, "preset %s: %s; the batch is fasim's choice\n", rep->req.model->name,
+                rep->req.model->title);
     const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
     if (B > 1 || H > 1) {
         char heads[40];
@@ -1053,6 +1111,8 @@ void sim_report_text(FILE *out, const sim_report *rep)
     }
     if (passes == 3)
         totals_text(out, rep);
+    if (rep->req.model)
+        model_text(out, rep);
     if (rep->mode_note[0]) {
         /* wrapped at 78 columns, continuation lines under the text */
         fputs("\nnote:", out);
@@ -1262,6 +1322,30 @@ void sim_report_json(FILE *out, const sim_report *rep)
         fprintf(out, "}");
     }
     fprintf(out, "]");
+    if (rep->req.model) {
+        const sim_model *m = rep->req.model;
+        uint64_t layer[SIM_ALGO_COUNT];
+        int ran[SIM_ALGO_COUNT];
+        (void)step_totals(rep, layer, ran);
+        fprintf(out, ",\"preset\":{\"name\":");
+        json_str(out, m->name);
+        fprintf(out, ",\"title\":");
+        json_str(out, m->title);
+        fprintf(out, ",\"source\":");
+        json_str(out, m->source);
+        fprintf(out, ",\"layers\":%lld,\"algos\":[", (long long)m->layers);
+        int first = 1;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            if (!ran[a])
+                continue;
+            fprintf(out, "%s{\"algo\":\"%s\",\"layer_bytes\":%llu,\"model_bytes\":",
+                    first ? "" : ",", sim_algo_name((sim_algo)a), (unsigned long long)layer[a]);
+            json_num(out, (double)layer[a] * (double)m->layers);
+            fputc('}', out);
+            first = 0;
+        }
+        fprintf(out, "]}");
+    }
     if (sh->page > 0) {
         const int64_t pages = sim_shape_pages(sh);
         const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;

@@ -39,6 +39,9 @@ typedef struct {
     uint64_t max_steps;             /* 0 = default */
     const sim_gpu *gpu;             /* a hardware preset, or NULL: with one, the
                                        report adds a roofline estimate per run */
+    const sim_model *model;         /* a model preset, or NULL: with one, the
+                                       report adds the traffic in GB, per layer
+                                       and for all the model's layers */
 } sim_request;
 
 typedef struct {

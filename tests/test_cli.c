@@ -1191,6 +1191,79 @@ static void test_paged_report(void **state)
     }
 }
 
+/* Model presets: the shape a preset sets, options beside it overriding it,
+ * the per-layer bytes equal to the runs' sum, the model's equal to the layers
+ * times it, and FA2's forward reading Q and writing O once for the whole
+ * batch (B H N d each, worked out here). */
+static void test_presets(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--preset", "gpt2-medium", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, json_is_one_object(r.out, r.out_len), "stdout is not one JSON object");
+    CHECK(&r, jget_u64(&r, "config.N") == 1024 && jget_u64(&r, "config.d") == 64 &&
+              jget_u64(&r, "config.heads") == 16 && jget_u64(&r, "config.batch") == 64,
+          "gpt2-medium's shape");
+    CHECK(&r, jis_lit(&r, "config.causal", "true"), "gpt2-medium is causal");
+    CHECK(&r, jis_str(&r, "config.dtype", "fp16") && jis_str(&r, "config.pass", "both"),
+          "gpt2-medium: fp16, forward and backward");
+    CHECK(&r, json_array_len(r.out, r.out_len, "runs") == 6, "three loop orders, two passes");
+    CHECK(&r, jget_u64(&r, "preset.layers") == 24, "preset.layers");
+    const uint64_t BHNd = 64ull * 16 * 1024 * 64;
+    for (int a = 0; a < 3; a++) {
+        char p1[96], p2[96];
+        snprintf(p1, sizeof p1, "preset.algos.%d.layer_bytes", a);
+        const uint64_t layer = jget_u64(&r, p1);
+        uint64_t sum = 0;
+        for (int k = 0; k < 6; k++) {
+            snprintf(p2, sizeof p2, "runs.%d.algo", k);
+            snprintf(p1, sizeof p1, "preset.algos.%d.algo", a);
+            size_t l1, l2;
+            const char *v1 = json_get(r.out, r.out_len, p1, &l1);
+            const char *v2 = json_get(r.out, r.out_len, p2, &l2);
+            if (v1 && v2 && l1 == l2 && !memcmp(v1, v2, l1)) {
+                snprintf(p2, sizeof p2, "runs.%d.hbm.total_bytes", k);
+                sum += jget_u64(&r, p2);
+            }
+        }
+        CHECK(&r, layer == sum && layer > 0, "preset layer bytes of algo %d: %llu, runs %llu",
+              a, (unsigned long long)layer, (unsigned long long)sum);
+        snprintf(p1, sizeof p1, "preset.algos.%d.model_bytes", a);
+        CHECK(&r, jget_num(&r, p1) == 24.0 * (double)layer, "model bytes of algo %d", a);
+    }
+    CHECK(&r, jis_str(&r, "runs.2.algo", "fa2") && jis_str(&r, "runs.2.pass", "fwd"),
+          "runs.2 is fa2's forward");
+    CHECK(&r, jget_u64(&r, "runs.2.hbm.tensors.Q.read_elems") == BHNd &&
+              jget_u64(&r, "runs.2.hbm.tensors.O.write_elems") == BHNd,
+          "fa2 forward over the batch: Q read and O written once");
+    run_free(&r);
+
+    RUN(&r, "--preset", "gpt2-medium", "--batch", "2", "--N", "128", "--pass", "fwd",
+        "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, jget_u64(&r, "config.batch") == 2 && jget_u64(&r, "config.N") == 128 &&
+              jget_u64(&r, "config.heads") == 16 && jis_str(&r, "config.pass", "fwd"),
+          "options beside --preset override it");
+    run_free(&r);
+
+    RUN(&r, "--preset", "mistral-7b", "--N", "512", "--batch", "1");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "causal, window W = 4096") != NULL, "mistral-7b's window");
+    CHECK(&r, strstr(r.out, "MODEL: Mistral 7B") != NULL, "no MODEL section");
+    CHECK(&r, strstr(r.out, "all 32 layers") != NULL, "no all-layers row");
+    run_free(&r);
+
+    RUN(&r, "--preset", "list");
+    expect_exit(&r, 0);
+    static const char *const names[] = { "gpt2-small", "gpt2-medium", "bert-large",
+                                         "llama2-7b", "llama2-70b", "llama3-8b",
+                                         "mistral-7b" };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        CHECK(&r, strstr(r.out, names[k]) != NULL, "--preset list lacks %s", names[k]);
+    run_free(&r);
+}
+
 static void test_out_from_npy(void **state)
 {
     (void)state;
@@ -1438,6 +1511,8 @@ static bad_case BAD[] = {
       "--algo", "fa2", "--M", "1M" }, 2, { "--splits 500 is more than the T_c = 4", "--Bc 8" }, 0 },
     { "bad: --splits past N_k", { "--splits", "5000", "--Nq", "1", "--Nk", "4096" }, 2,
       { "must not exceed N_k" }, 0 },
+    { "bad: --preset unknown", { "--preset", "gpt5" }, 2,
+      { "--preset gpt5: no such model", "gpt2-medium" }, 0 },
     { "bad: --page-size 0", { "--page-size", "0" }, 2, { "--page-size", "at least 1" }, 0 },
     { "bad: --page-size not a number", { "--page-size", "big" }, 2, { "--page-size" }, 0 },
     { "bad: --splits without fa2", { "--splits", "4", "--algo", "fa1" }, 2,
@@ -1801,6 +1876,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_json_auto_count_note),
     cmocka_unit_test(test_out_seeded),
     cmocka_unit_test(test_paged_report),
+    cmocka_unit_test(test_presets),
     cmocka_unit_test(test_out_from_npy),
     cmocka_unit_test(test_npy_4d),
     cmocka_unit_test(test_out_unwritable),
