@@ -36,7 +36,7 @@ typedef struct {
     int64_t frames;            /* 0: default */
     int64_t step;              /* 1-based; 0: first */
     const char *q_path, *k_path, *v_path;
-    int N_set, d_set;
+    int N_set, d_set, Nk_set;
     int sdl;                   /* --sdl: the SDL2 window */
     const char *screenshot;    /* --screenshot FILE (.png or .bmp) */
     int64_t width, height;     /* --size WxH for the SDL2 outputs; 0: default */
@@ -61,12 +61,18 @@ static void usage(FILE *out)
 "  --d D            head dimension (default 64)\n"
 "  --M BYTES        SRAM in bytes: 8192, 8K, 1.5MiB (default 8K)\n"
 "  --dtype T        fp16 (default), bf16 or fp32\n"
+"  --Nq N, --Nk N   query and key lengths when they differ (decoding:\n"
+"                   --Nq 1 --Nk 256)\n"
 "  --causal         causal mask\n"
 "  --algo A         one loop order: naive, fa1 or fa2 (default fa2)\n"
+"  --pass P         fwd (default) or bwd: the backward pass (naive: Algorithm\n"
+"                   3, fa1: Algorithm 4 of FlashAttention; fa2: Algorithm 2 of\n"
+"                   FlashAttention-2), dO seeded\n"
+"  --splits S       fa2's split-KV: partials per split, then the merge\n"
 "  --Br B, --Bc B   block sizes (default: the best plan that fits M)\n"
 "  --plan KIND      best (default) or paper (Algorithm 1, line 1)\n"
 "  --seed S         seed of the random inputs (default 1)\n"
-"  --q F --k F --v F  inputs as .npy, shape (N, d)\n"
+"  --q F --k F --v F  inputs as .npy: Q (N, d), K and V (N_k, d)\n"
 "  --compute        compute the statistics even when slow (N^2 d <= 2^34)\n"
 "  --count-only     counters and tiles only, no statistics\n"
 "\n"
@@ -90,7 +96,8 @@ static void usage(FILE *out)
 
 enum {
     V_N, V_D, V_M, V_DTYPE, V_ALGO, V_BR, V_BC, V_PLAN, V_CAUSAL, V_SEED, V_Q, V_K, V_V,
-    V_COMPUTE, V_COUNT, V_STEP, V_FRAMES, V_ROW, V_SDL, V_SHOT, V_SIZE, V_HELP
+    V_COMPUTE, V_COUNT, V_STEP, V_FRAMES, V_ROW, V_SDL, V_SHOT, V_SIZE, V_HELP,
+    V_PASS, V_SPLITS, V_NQ, V_NK
 };
 
 static const cli_opt VOPTS[] = {
@@ -101,7 +108,8 @@ static const cli_opt VOPTS[] = {
     { "v", V_V, 1 },          { "compute", V_COMPUTE, 0 }, { "count-only", V_COUNT, 0 },
     { "step", V_STEP, 1 },    { "frames", V_FRAMES, 1 },   { "row", V_ROW, 1 },
     { "sdl", V_SDL, 0 },      { "screenshot", V_SHOT, 1 }, { "size", V_SIZE, 1 },
-    { "help", V_HELP, 0 },
+    { "help", V_HELP, 0 },    { "pass", V_PASS, 1 },       { "splits", V_SPLITS, 1 },
+    { "Nq", V_NQ, 1 },        { "Nk", V_NK, 1 },
 };
 #define NVOPTS (int)(sizeof VOPTS / sizeof VOPTS[0])
 
@@ -115,6 +123,7 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
     memset(o, 0, sizeof *o);
     viz_config_default(&o->cfg);
     int compute = 0, count_only = 0;
+    int64_t Nq = 0, Nk = 0;
     for (int k = first; k < argc; k++) {
         const char *val;
         char optname[32];
@@ -177,6 +186,24 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
         case V_CAUSAL:
             c->sh.causal = 1;
             break;
+        case V_PASS:
+            if (!strcmp(val, "fwd") || !strcmp(val, "bwd")) {
+                c->sh.pass = !strcmp(val, "bwd") ? SIM_BWD : SIM_FWD;
+            } else {
+                ERR("--pass %s: the view steps through one pass: fwd or bwd", val);
+                return -1;
+            }
+            break;
+        case V_SPLITS:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_HEADS, &c->sh.splits, err, errlen))
+                return -1;
+            break;
+        case V_NQ:
+        case V_NK:
+            if (cli_parse_count(optname, val, 1, CLI_MAX_N, id == V_NQ ? &Nq : &Nk, err,
+                                errlen))
+                return -1;
+            break;
         case V_SEED:
             if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
                 return -1;
@@ -228,6 +255,25 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
     }
     if (o->help)
         return 0;
+    /* N_q = --Nq or N, N_k = --Nk or N (kept only where it differs). */
+    o->N_set |= Nq != 0;
+    if (Nq)
+        o->cfg.sh.N = Nq;
+    o->cfg.sh.Nk = Nk && Nk != o->cfg.sh.N ? Nk : 0;
+    o->Nk_set = Nk != 0;
+    if (o->cfg.sh.splits > 1 && o->cfg.algo != SIM_FA2) {
+        ERR("--splits is a plan of FA2's forward pass: add --algo fa2");
+        return -1;
+    }
+    if (o->cfg.sh.splits > 1 && o->cfg.sh.pass == SIM_BWD) {
+        ERR("--splits is a plan of FA2's forward pass: drop --pass bwd");
+        return -1;
+    }
+    if ((o->sdl || o->screenshot) && (o->cfg.sh.pass == SIM_BWD || o->cfg.sh.splits > 1)) {
+        ERR("the SDL view draws the forward loop orders; step through the backward "
+            "pass and split-KV in the terminal view (drop --sdl/--screenshot)");
+        return -1;
+    }
     if (o->sdl && o->screenshot) {
         ERR("--sdl opens a window and --screenshot writes a file: choose one");
         return -1;
@@ -282,26 +328,30 @@ static int load_inputs(view_opts *o, sim_npy_matrix m[3])
         }
     }
     for (int k = 1; k < 3; k++)
-        if (m[k].rows != m[0].rows || m[k].cols != m[0].cols) {
+        if (m[k].rows != m[1].rows || m[k].cols != m[0].cols) {
             fprintf(stderr, "fasim view: shapes differ: %s is (%lld, %lld) but %s is "
-                    "(%lld, %lld); Q, K and V must all be (N, d)\n", paths[0],
+                    "(%lld, %lld); Q must be (N, d), K and V both (N_k, d)\n", paths[0],
                     (long long)m[0].rows, (long long)m[0].cols, paths[k],
                     (long long)m[k].rows, (long long)m[k].cols);
             return 1;
         }
     viz_config *c = &o->cfg;
-    if ((o->N_set && c->sh.N != m[0].rows) || (o->d_set && c->sh.d != m[0].cols)) {
-        fprintf(stderr, "fasim view: --N/--d (%lld, %lld) disagree with the files' shape "
-                "(%lld, %lld); drop --N/--d when giving .npy inputs\n",
-                (long long)c->sh.N, (long long)c->sh.d, (long long)m[0].rows,
-                (long long)m[0].cols);
+    const int64_t Nk = c->sh.Nk ? c->sh.Nk : c->sh.N;
+    if ((o->N_set && c->sh.N != m[0].rows) || (o->d_set && c->sh.d != m[0].cols) ||
+        (o->Nk_set && Nk != m[1].rows)) {
+        fprintf(stderr, "fasim view: --N/--Nq/--Nk/--d disagree with the files' shapes "
+                "(%lld, %lld) and (%lld, %lld); drop them when giving .npy inputs\n",
+                (long long)m[0].rows, (long long)m[0].cols, (long long)m[1].rows,
+                (long long)m[1].cols);
         return 2;
     }
     c->sh.N = m[0].rows;
+    c->sh.Nk = m[1].rows != m[0].rows ? m[1].rows : 0;
     c->sh.d = m[0].cols;
     /* The inputs in HBM hold values of the dtype, as in the report. */
     for (int k = 0; k < 3; k++)
         sim_round_to_dtype(m[k].data, m[k].rows * m[k].cols, c->sh.dtype);
+    (void)Nk;
     c->Q = m[0].data;
     c->K = m[1].data;
     c->V = m[2].data;

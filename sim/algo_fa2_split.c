@@ -19,6 +19,11 @@
  * The merge's order is s = 0, 1, ..., so the result is deterministic; it
  * equals unsplit FA2 to rounding (the sums are grouped differently).
  *
+ * Pseudocode lines, as sim_at marks them for observers (the view's listing
+ * is in viz_model.c): 1 load Q_i and empty the split's state, 2 a key block
+ * of the split, 3 write the partial, 4 merge split s, 5 normalise and write
+ * O_i, L_i, 6 return. h->split names the split in hand at lines 1-4.
+ *
  * Every split writes its partial for every query block, even one whose keys
  * the mask hides from that block (then m = -inf, l = 0, O~ = 0, which the
  * merge lemma treats as empty): the merge reads S partials per block, as
@@ -61,6 +66,7 @@ static int partials(sim_hier *h, const sim_plan *p)
         return -1;
     for (int64_t s = 0; s < S; s++) {
         const sim_range split = sim_split_js(s, S, p->Tc);
+        h->split = s;
         for (int64_t i = 0; i < T_r; i++) {
             const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
             sim_at(h, 1, i, -1);
@@ -85,6 +91,7 @@ static int partials(sim_hier *h, const sim_plan *p)
             sim_store(h, SIM_l, "l_i", l_i, s * N + r0, 0, br, 1);
         }
     }
+    h->split = -1;
     sim_sram_release_all(h);
     return 0;
 }
@@ -106,7 +113,8 @@ static int merge(sim_hier *h, const sim_plan *p)
         if (h->compute)
             sim_state_empty(m_i, l_i, O_i, br, d);
         for (int64_t s = 0; s < S; s++) {
-            sim_at(h, 4, i, s);
+            h->split = s;
+            sim_at(h, 4, i, -1);
             sim_load(h, SIM_Ot, "O~_s", Ot_s, s * N + r0, 0, br, d);
             sim_load(h, SIM_m, "m_s", m_s, s * N + r0, 0, br, 1);
             sim_load(h, SIM_l, "l_s", l_s, s * N + r0, 0, br, 1);
@@ -116,6 +124,7 @@ static int merge(sim_hier *h, const sim_plan *p)
                     ref_merge(m_i[r], l_i[r], O_i + r * d, m_s[r], l_s[r], Ot_s + r * d,
                               (int)d, &m_i[r], &l_i[r], O_i + r * d);
         }
+        h->split = -1;
         sim_at(h, 5, i, -1);
         if (h->compute)
             for (int64_t r = 0; r < br; r++) {

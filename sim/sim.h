@@ -333,6 +333,7 @@ typedef struct {
     int line;              /* pseudocode line (all events carry the latest) */
     int64_t head;          /* first query head of the block, b H + h (0 for one head) */
     int64_t i, j;          /* current block indices, -1 when outside a loop */
+    int64_t split;         /* split-KV: the split s (0-based) in hand, else -1 */
     sim_tensor tensor;     /* LOAD / STORE */
     int64_t r0, c0, rows, cols;   /* LOAD / STORE: the tile in HBM */
     const char *buf;       /* the SRAM buffer involved (ALLOC/FREE/LOAD/STORE) */

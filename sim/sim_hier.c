@@ -12,7 +12,8 @@ void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
               uint64_t bytes, const float *data)
 {
     sim_event ev = {
-        .kind = kind, .line = h->line, .head = h->head, .i = h->i, .j = h->j, .tensor = t,
+        .kind = kind, .line = h->line, .head = h->head, .i = h->i, .j = h->j,
+        .split = h->split, .tensor = t,
         .r0 = r0, .c0 = c0, .rows = rows, .cols = cols, .buf = buf,
         .bytes = bytes, .sram_used = h->sram_used,
         .data = h->compute ? data : NULL, .counts = &h->c,

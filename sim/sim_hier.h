@@ -59,6 +59,7 @@ typedef struct sim_hier {
     const sim_observer *obs;
     int line;
     int64_t i, j;
+    int64_t split;              /* split-KV: the split in hand (events), else -1 */
     uint64_t steps;
     int failed;
     char *err;

@@ -293,6 +293,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     h.err = err;
     h.errlen = errlen;
     h.i = h.j = -1;
+    h.split = -1;
 
     int rc = 0;
     int64_t n_el[SIM_TENSOR_COUNT];

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "ref_tile.h"
 #include "sim.h"
 #include "viz_model.h"
@@ -624,16 +626,135 @@ static void test_limits(void **state)
     assert_null(m);
 }
 
-/* ---- helpers ----------------------------------------------------------------------- */
-
-static void test_pseudocode_covers_lines(void **state)
+/* The backward passes step through: each shows the tensors its closed form
+ * moves (dO, dQ, dK, dV among them, naive's dP, dS, FA2's D) and no others,
+ * the measured counts equal the closed form, and the counters after the last
+ * step are the run's. No statistics are claimed for them. */
+static void test_backward_steps(void **state)
 {
     (void)state;
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-        viz_config c = small_cfg((sim_algo)a, 32, 8, 16, 0);
+        viz_config c = small_cfg((sim_algo)a, 40, 8, 16, a == SIM_FA2);
+        c.Bc = 8;
+        c.sh.pass = SIM_BWD;
+        viz_model *m = build_ok(&c);
+        const viz_info *in = viz_model_info(m);
+        assert_true(in->theory_matches);
+        sim_counts th;
+        assert_int_equal(sim_theory_counts(&in->plan, &c.sh, &th), 0);
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+            assert_int_equal(in->tensor[t].present, th.read_ops[t] + th.write_ops[t] > 0);
+        const sim_tensor grads[4] = { SIM_dO, SIM_dQ, SIM_dK, SIM_dV };
+        for (int g = 0; g < 4; g++)
+            assert_true(in->tensor[grads[g]].present);
+        assert_int_equal(in->tensor[SIM_dP].present, a == SIM_NAIVE);
+        assert_int_equal(in->tensor[SIM_D].present, a == SIM_FA2);
+        assert_int_equal(viz_model_seek(m, in->nsteps - 1), 0);
+        assert_true(sim_counts_equal(&viz_model_state(m)->counts, &th));
+        for (uint64_t k = 0; k < in->nsteps; k++) {
+            viz_model_seek(m, k);
+            assert_false(viz_model_state(m)->stats.shown);
+        }
+        viz_model_free(m);
+    }
+}
+
+/* Split-KV: every step of phase 1 names its split, the merge's too; after
+ * the merge of the last split (line 4, split S) m and l of each row are the
+ * row's largest visible score and its sum of exponentials, worked out here in
+ * double from the same seeded inputs (fp16-rounded), with the O row not yet
+ * normalised; line 5's L is m + log l. With T_r = 1, line 3's "after" is the
+ * split's partial, not the merge's empty start. */
+static void test_split_steps(void **state)
+{
+    (void)state;
+    viz_config c = small_cfg(SIM_FA2, 3, 8, 4, 1);
+    c.sh.Nk = 120;
+    c.Bc = 16;
+    c.sh.splits = 3;
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    assert_true(in->theory_matches);
+    assert_true(in->tensor[SIM_Ot].present && in->tensor[SIM_m].present);
+    assert_int_equal(in->tensor[SIM_Ot].rows, 3 * 3);
+    int seen[3] = { 0 };
+    uint64_t last_merge = UINT64_MAX, fin = UINT64_MAX, last_partial = UINT64_MAX;
+    for (uint64_t k = 0; k < in->nsteps; k++) {
+        viz_model_seek(m, k);
+        const viz_state *st = viz_model_state(m);
+        if (st->line >= 1 && st->line <= 4) {
+            assert_true(st->split >= 0 && st->split < 3);
+            seen[st->split] = 1;
+        } else {
+            assert_int_equal(st->split, -1);
+        }
+        if (st->line == 3 && st->split == 2)
+            last_partial = k;
+        if (st->line == 4 && st->split == 2)
+            last_merge = k;
+        if (st->line == 5)
+            fin = k;
+    }
+    assert_true(seen[0] && seen[1] && seen[2]);
+    assert_true(last_merge != UINT64_MAX && fin == last_merge + 1);
+    float Q[3 * 8], K[120 * 8], V[120 * 8];
+    sim_random_qkv(c.seed, 3, 120, 8, SIM_FP16, Q, K, V);
+    double mx[3], sum[3];
+    for (int r = 0; r < 3; r++) {
+        double s[120];
+        mx[r] = -INFINITY;
+        sum[r] = 0.0;
+        for (int col = 0; col <= r + 117; col++) {          /* causal, offset 117 */
+            double dot = 0.0;
+            for (int x = 0; x < 8; x++)
+                dot += (double)Q[r * 8 + x] * K[col * 8 + x];
+            s[col] = dot / sqrt(8.0);
+            mx[r] = fmax(mx[r], s[col]);
+        }
+        for (int col = 0; col <= r + 117; col++)
+            sum[r] += exp(s[col] - mx[r]);
+    }
+    viz_model_seek(m, last_merge);
+    const viz_stats *s = &viz_model_state(m)->stats;
+    assert_true(s->shown && s->after_valid && s->nrows == 3 && !s->out_normalised);
+    for (int r = 0; r < 3; r++) {
+        assert_true(fabs((double)s->m_new[r] - mx[r]) <= 1e-5 * fmax(1.0, fabs(mx[r])));
+        assert_true(fabs((double)s->l_new[r] - sum[r]) <= 1e-4 * sum[r]);
+    }
+    viz_model_seek(m, fin);
+    s = &viz_model_state(m)->stats;
+    assert_true(s->after_valid && s->nrows == 3);
+    assert_true(s->m_is_L_after && s->out_normalised && !s->out_normalised_before);
+    for (int r = 0; r < 3; r++) {
+        const double L = mx[r] + log(sum[r]);
+        assert_true(fabs((double)s->m_new[r] - L) <= 1e-4 * fmax(1.0, fabs(L)));
+    }
+    viz_model_seek(m, last_partial);                 /* the last split's own state */
+    s = &viz_model_state(m)->stats;
+    assert_true(s->after_valid && s->nrows == 3);
+    for (int r = 0; r < 3; r++)
+        assert_true(s->m_new[r] > -REF_INF && s->l_new[r] > 0.0f);
+    viz_model_free(m);
+}
+
+/* ---- helpers ----------------------------------------------------------------------- */
+
+/* Every line a run reaches is in its pseudocode, which fits the column:
+ * the forward and backward passes of each loop order and FA2's split-KV. */
+static void test_pseudocode_covers_lines(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 2 * SIM_ALGO_COUNT + 1; v++) {
+        const sim_algo a = v < 2 * SIM_ALGO_COUNT ? (sim_algo)(v % SIM_ALGO_COUNT) : SIM_FA2;
+        viz_config c = small_cfg(a, 32, 8, 16, v % 2);
+        c.Bc = 8;
+        if (v >= SIM_ALGO_COUNT && v < 2 * SIM_ALGO_COUNT)
+            c.sh.pass = SIM_BWD;
+        else if (v == 2 * SIM_ALGO_COUNT)
+            c.sh.splits = 3;
         viz_model *m = build_ok(&c);
         int n;
-        const viz_code_line *code = viz_pseudocode((sim_algo)a, &n);
+        const viz_code_line *code = viz_pseudocode(viz_model_info(m), &n);
         assert_true(n > 0);
         for (int k = 0; k < n; k++)
             assert_true(2 * code[k].indent + (int)strlen(code[k].text) <= 31);
@@ -681,6 +802,8 @@ int main(void)
         cmocka_unit_test(test_count_only),
         cmocka_unit_test(test_refused_plan),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_backward_steps),
+        cmocka_unit_test(test_split_steps),
         cmocka_unit_test(test_pseudocode_covers_lines),
         cmocka_unit_test(test_axis_cell),
     };

@@ -178,6 +178,12 @@ static const struct {
     { "view-naive-n32-causal.txt", "--N 32 --d 8 --M 4K --algo naive --causal --step 5 "
                                    "--frames 4", 0 },
     { "view-refused.txt", "--N 32 --d 8 --M 4K --Br 32 --Bc 32", 2 },
+    { "view-fa2-bwd.txt", "--N 32 --d 8 --M 4K --algo fa2 --pass bwd --causal --step 9 "
+                          "--frames 3", 0 },
+    { "view-naive-bwd.txt", "--N 32 --d 8 --M 4K --algo naive --pass bwd --step 4 "
+                            "--frames 3", 0 },
+    { "view-fa2-split.txt", "--Nq 2 --Nk 96 --d 8 --M 4K --algo fa2 --splits 3 --Bc 16 "
+                            "--causal --step 8 --frames 5", 0 },
 };
 
 static void test_golden_frames(void **state)
@@ -282,6 +288,11 @@ static void test_cli_usage(void **state)
         { "stray", "unexpected argument" },
         { "--N 64 --step 100000", "the run has" },
         { "--N 4096 --Br 1 --Bc 1 --M 96K", "hint" },
+        { "--splits 3 --algo fa1", "--algo fa2" },
+        { "--splits 3 --pass bwd", "drop --pass bwd" },
+        { "--pass both", "fwd or bwd" },
+        { "--pass bwd --screenshot x.png", "terminal view" },
+        { "--Nq 64 --Nk 32 --causal", "--Nq must not exceed --Nk" },
     };
     for (size_t k = 0; k < sizeof BAD / sizeof BAD[0]; k++) {
         r = run_view(BAD[k].args);

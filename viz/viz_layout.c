@@ -57,11 +57,23 @@ static void draw_title(const viz_model *m, viz_canvas *c)
     const viz_info *in = viz_model_info(m);
     char mb[32];
     fmt_count(mb, sizeof mb, in->sh.M);
+    char what[40], lens[48];
+    if (in->sh.splits > 1)
+        snprintf(what, sizeof what, "%s S=%lld", sim_algo_name(in->algo),
+                 (long long)in->sh.splits);
+    else
+        snprintf(what, sizeof what, "%s%s", sim_algo_name(in->algo),
+                 in->sh.pass == SIM_BWD ? " bwd" : "");
+    if (sim_shape_Nk(&in->sh) != in->sh.N)
+        snprintf(lens, sizeof lens, "Nq=%lld Nk=%lld", (long long)in->sh.N,
+                 (long long)sim_shape_Nk(&in->sh));
+    else
+        snprintf(lens, sizeof lens, "N=%lld", (long long)in->sh.N);
     viz_canvas_printf(c, 0, 0, -1, VIZ_ST_TITLE,
-                      "fasim view  %s  N=%lld d=%lld %s M=%s B  B_r=%lld B_c=%lld%s%s",
-                      sim_algo_name(in->algo), (long long)in->sh.N, (long long)in->sh.d,
-                      sim_dtype_name(in->sh.dtype), mb, (long long)in->plan.Br,
-                      (long long)in->plan.Bc, in->sh.causal ? "  causal" : "",
+                      "fasim view  %s  %s d=%lld %s M=%s B  B_r=%lld B_c=%lld%s%s", what, lens,
+                      (long long)in->sh.d, sim_dtype_name(in->sh.dtype), mb,
+                      (long long)in->plan.Br, (long long)in->plan.Bc,
+                      in->sh.causal ? "  causal" : "",
                       in->computed || in->refused ? "" : "  count-only");
 }
 
@@ -82,7 +94,8 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
     fmt_count(s1, sizeof s1, st->step + 1);
     fmt_count(s2, sizeof s2, in->nsteps);
     int n = snprintf(buf, sizeof buf, "step %s of %s   line %d", s1, s2, st->line);
-    if (st->i >= 0 && in->algo == SIM_NAIVE && st->line == 2 && in->plan.softmax_passes == 1)
+    if (st->i >= 0 && in->algo == SIM_NAIVE && st->line == (in->sh.pass == SIM_BWD ? 3 : 2) &&
+        in->plan.softmax_passes == 1)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "   rows block %lld of %lld (B_s = %lld)",
                       (long long)st->i + 1,
                       (long long)((in->sh.N + in->plan.Bs_r - 1) / in->plan.Bs_r),
@@ -93,6 +106,9 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
     if (st->j >= 0)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "   j = %lld of T_c = %lld",
                       (long long)st->j + 1, (long long)in->plan.Tc);
+    if (st->split >= 0)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "   split %lld of S = %lld",
+                      (long long)st->split + 1, (long long)in->sh.splits);
     if (st->pass)
         snprintf(buf + n, sizeof buf - (size_t)n, "   pass %d of 3 (%s)", st->pass,
                  st->pass == 1 ? "row max" : st->pass == 2 ? "row sum" : "normalise");
@@ -128,12 +144,12 @@ static int pick_grid_height(const viz_info *in, int gh, int lo)
 
 static int is_wide(sim_tensor t)
 {
-    return t == SIM_S || t == SIM_P;
+    return t == SIM_S || t == SIM_P || t == SIM_dP || t == SIM_dS;
 }
 
 static int is_vector(sim_tensor t)
 {
-    return t == SIM_m || t == SIM_l || t == SIM_L;
+    return t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D;
 }
 
 static void cell_glyph(unsigned bits, char *ch, viz_style *st)
@@ -185,8 +201,11 @@ static int grid_widths(const viz_info *in, int avail, int gap, int *wd_out, int 
     const int room = avail - gap * (ntens - 1) - nv;
     int wd, ws = 0;
     if (nw) {
-        const viz_tensor_info *S = &in->tensor[SIM_S];
-        const double ratio = (double)in->sh.N / (double)in->sh.d;
+        const viz_tensor_info *S = NULL;      /* the first N x N_k tensor shown */
+        for (int t = 0; t < SIM_TENSOR_COUNT && !S; t++)
+            if (in->tensor[t].present && is_wide((sim_tensor)t))
+                S = &in->tensor[t];
+        const double ratio = (double)sim_shape_Nk(&in->sh) / (double)in->sh.d;
         wd = (int)(room / (nd + nw * ratio));
         wd = wd < 3 ? 3 : wd > 8 ? 8 : wd;
         ws = (room - nd * wd) / nw;
@@ -358,8 +377,8 @@ static void draw_code(const viz_model *m, viz_canvas *c, int x0, int y0, int ph,
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
     int n;
-    const viz_code_line *code = viz_pseudocode(in->algo, &n);
-    viz_canvas_text(c, x0, y0, rw, VIZ_ST_HEAD, viz_pseudocode_title(in->algo));
+    const viz_code_line *code = viz_pseudocode(in, &n);
+    viz_canvas_text(c, x0, y0, rw, VIZ_ST_HEAD, viz_pseudocode_title(in));
     int cur = -1;
     if (!in->refused)
         for (int k = 0; k < n; k++)
@@ -492,6 +511,20 @@ static void draw_stats(const viz_model *m, viz_canvas *c, int y0, int rows, int 
             viz_canvas_text(c, 2, y0 + 1, w - 2, VIZ_ST_DIM, in->mode_note);
         return;
     }
+    if (in->sh.pass == SIM_BWD) {
+        viz_canvas_text(c, 0, y0, w, VIZ_ST_HEAD,
+                        in->algo == SIM_NAIVE
+                            ? "STATISTICS  none: the backward reads P from HBM"
+                            : "STATISTICS  none: the backward recomputes P from the forward's "
+                              "statistics");
+        if (rows > 1 && in->algo != SIM_NAIVE)
+            viz_canvas_text(c, 2, y0 + 1, w - 2, VIZ_ST_DIM,
+                            in->algo == SIM_FA2 ? "P_ij = exp(S_ij - L_i), L = m + log l "
+                                                  "from the forward: no running max here"
+                                                : "P_ij = diag(l_i)^-1 exp(S_ij - m_i), "
+                                                  "l and m from the forward");
+        return;
+    }
     if (!s->shown && !s->out_shown) {
         viz_canvas_text(c, 0, y0, w, VIZ_ST_HEAD,
                         "STATISTICS  none at this line (no row block's m, l or O on chip)");
@@ -557,9 +590,10 @@ static void draw_stats(const viz_model *m, viz_canvas *c, int y0, int rows, int 
     if (s->out_shown) {
         if (y > y0 + rows - out_lines)
             y = y0 + rows - out_lines;
-        const char *what = s->out_normalised ? "normalised" : "unnormalised";
         for (int k = 0; k < out_lines; k++) {
             const int after = out_lines == 1 || k == 1;
+            const int norm = after ? s->out_normalised : s->out_normalised_before;
+            const char *what = norm ? "normalised" : "unnormalised";
             const int valid = after ? s->after_valid : s->before_valid;
             const float *o = after ? s->out_new : s->out_old;
             char buf[256];
@@ -680,8 +714,10 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
     const int side_budget = lw - (3 * nd + nv + nt - 1) - GAP;
     cw = counter_width(m, 1, side_budget);
     nitems = counter_items(m, 1, side_budget, items);
-    int gap = GAP;
-    if (!in->tensor[SIM_S].present) {
+    int gap = GAP, any_wide = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        any_wide |= in->tensor[t].present && is_wide((sim_tensor)t);
+    if (!any_wide) {
         int gw = grid_widths(in, lw - cw - GAP, gap, &wd, &ws);
         side = wd >= 3 && gw + GAP + cw <= lw;
         if (!side) {
@@ -724,7 +760,7 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
      * most 40% of the body in large windows, and what is left in small ones. */
     const viz_stats *s = &st->stats;
     int want = 3 + (s->nrows > 0 ? s->nrows : (int)(in->plan.Br < 64 ? in->plan.Br : 64)) + 2;
-    if (!in->computed || in->refused)
+    if (!in->computed || in->refused || in->sh.pass == SIM_BWD)
         want = 2;             /* no statistics in this run: a note */
     int cap = nbody * 2 / 5;
     if (cap > nbody - top_min)
@@ -796,7 +832,7 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
     const int sram_lines = 2 + buf_lines;
     int ph = top - 1 - sram_lines;
     int n;
-    (void)viz_pseudocode(in->algo, &n);
+    (void)viz_pseudocode(in, &n);
     if (ph > n)
         ph = n;
     if (ph < 1)

@@ -49,6 +49,7 @@ typedef struct {
 typedef struct {
     uint32_t ev;       /* first event of this step */
     int32_t i, j;
+    int32_t split;     /* split-KV: the split in hand, -1 otherwise */
     uint8_t line, pass;
     uint32_t snap_before, snap_after;   /* NONE32: none */
 } rec_step;
@@ -201,23 +202,127 @@ static const viz_code_line CODE_NAIVE[] = {
     { 4, 0, "return O" },
 };
 
+/* The backward passes: FlashAttention's Algorithms 3 (standard) and 4, and
+ * FlashAttention-2's Algorithm 2, condensed as above. Algorithm 4's dropout
+ * lines (1, 14, 15, 18) are identities without dropout and stay as
+ * comments; tau = 1/sqrt(d). */
+static const viz_code_line CODE_NAIVE_BWD[] = {
+    { 1, 0, "load P, dO by blocks," },
+    { 0, 0, "  dV = P^T dO, write dV" },
+    { 2, 0, "load dO, V by blocks," },
+    { 0, 0, "  dP = dO V^T, write dP" },
+    { 3, 0, "read P, dP; dS = P o (dP -" },
+    { 0, 0, "  rowsum(P o dP)), write dS" },
+    { 4, 0, "load dS, K by blocks," },
+    { 0, 0, "  dQ = tau dS K, write dQ" },
+    { 5, 0, "load dS, Q by blocks," },
+    { 0, 0, "  dK = tau dS^T Q, write dK" },
+    { 6, 0, "return dQ, dK, dV" },
+};
+
+static const viz_code_line CODE_FA1_BWD[] = {
+    { 1, 0, "(dropout state: none)" },
+    { 2, 0, "B_c = ceil(M/4d), B_r = ..." },
+    { 3, 0, "Q -> T_r blocks; K,V -> T_c" },
+    { 4, 0, "O, dO, l, m -> T_r blocks" },
+    { 5, 0, "dQ = 0, dK = 0, dV = 0 in HBM" },
+    { 6, 0, "for j = 1 .. T_c:" },
+    { 7, 1, "load K_j, V_j from HBM" },
+    { 8, 1, "dK~_j = 0, dV~_j = 0" },
+    { 9, 1, "for i = 1 .. T_r:" },
+    { 10, 2, "load Q_i,O_i,dO_i,dQ_i," },
+    { 0, 2, "  l_i, m_i" },
+    { 11, 2, "S_ij = tau Q_i K_j^T" },
+    { 12, 2, "mask(S_ij)" },
+    { 13, 2, "P_ij = diag(l_i)^-1 *" },
+    { 0, 2, "  exp(S_ij - m_i)" },
+    { 14, 2, "(15: no dropout)" },
+    { 16, 2, "dV~_j += P_ij^T dO_i" },
+    { 17, 2, "dP_ij = dO_i V_j^T (18)" },
+    { 19, 2, "D_i = rowsum(dO_i o O_i)" },
+    { 20, 2, "dS_ij = P o (dP_ij - D_i)" },
+    { 21, 2, "write dQ_i += tau dS K_j" },
+    { 22, 2, "dK~_j += tau dS_ij^T Q_i" },
+    { 23, 1, "end for" },
+    { 24, 1, "write dK_j, dV_j to HBM" },
+    { 25, 0, "end for" },
+    { 26, 0, "return dQ, dK, dV" },
+};
+
+static const viz_code_line CODE_FA2_BWD[] = {
+    { 1, 0, "Q -> T_r blocks; K,V -> T_c" },
+    { 2, 0, "O, dO, L -> T_r blocks" },
+    { 3, 0, "dQ = 0 in HBM; dK, dV -> T_c" },
+    { 4, 0, "D = rowsum(dO o O), write D" },
+    { 5, 0, "for j = 1 .. T_c:" },
+    { 6, 1, "load K_j, V_j from HBM" },
+    { 7, 1, "dK_j = 0, dV_j = 0" },
+    { 8, 1, "for i = 1 .. T_r:" },
+    { 9, 2, "load Q_i, dO_i, L_i, D_i" },
+    { 10, 2, "S_ij = tau Q_i K_j^T" },
+    { 11, 2, "P_ij = exp(S_ij - L_i)" },
+    { 12, 2, "dV_j += P_ij^T dO_i" },
+    { 13, 2, "dP_ij = dO_i V_j^T" },
+    { 14, 2, "dS_ij = P o (dP_ij - D_i)" },
+    { 15, 2, "load dQ_i, dQ_i +=" },
+    { 0, 2, "  tau dS_ij K_j, write it" },
+    { 16, 2, "dK_j += tau dS_ij^T Q_i" },
+    { 17, 1, "end for" },
+    { 18, 1, "write dK_j, dV_j to HBM" },
+    { 19, 0, "end for" },
+    { 20, 0, "return dQ, dK, dV" },
+};
+
+/* Split-KV (algo_fa2_split.c): FA2 per split, then the merge lemma. The
+ * line numbers are fasim's, as the simulator marks them. */
+static const viz_code_line CODE_SPLIT[] = {
+    { 1, 0, "for s = 1..S, i = 1..T_r:" },
+    { 0, 1, "load Q_i; O~ = 0, l = 0," },
+    { 0, 1, "  m = -inf on chip" },
+    { 2, 1, "for j in split s:" },
+    { 0, 2, "load K_j, V_j; FA2's" },
+    { 0, 2, "  lines 8-10 on O~, m, l" },
+    { 3, 1, "write O~_i, m_i, l_i of s" },
+    { 0, 0, "merge, for i = 1 .. T_r:" },
+    { 4, 1, "for s = 1 .. S: load" },
+    { 0, 2, "O~, m, l of s; m = max(m," },
+    { 0, 2, "m_s), rescale both, add" },
+    { 5, 1, "O_i = O~ / l, L_i = m +" },
+    { 0, 1, "  log l; write O_i, L_i" },
+    { 6, 0, "return O, L" },
+};
+
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-const viz_code_line *viz_pseudocode(sim_algo algo, int *n)
+const viz_code_line *viz_pseudocode(const viz_info *in, int *n)
 {
-    switch (algo) {
-    case SIM_NAIVE: *n = NELEM(CODE_NAIVE); return CODE_NAIVE;
-    case SIM_FA1:   *n = NELEM(CODE_FA1); return CODE_FA1;
-    default:        *n = NELEM(CODE_FA2); return CODE_FA2;
+    const int bwd = in->sh.pass == SIM_BWD;
+    if (in->algo == SIM_FA2 && in->sh.splits > 1) {
+        *n = NELEM(CODE_SPLIT);
+        return CODE_SPLIT;
+    }
+    switch (in->algo) {
+    case SIM_NAIVE:
+        *n = bwd ? NELEM(CODE_NAIVE_BWD) : NELEM(CODE_NAIVE);
+        return bwd ? CODE_NAIVE_BWD : CODE_NAIVE;
+    case SIM_FA1:
+        *n = bwd ? NELEM(CODE_FA1_BWD) : NELEM(CODE_FA1);
+        return bwd ? CODE_FA1_BWD : CODE_FA1;
+    default:
+        *n = bwd ? NELEM(CODE_FA2_BWD) : NELEM(CODE_FA2);
+        return bwd ? CODE_FA2_BWD : CODE_FA2;
     }
 }
 
-const char *viz_pseudocode_title(sim_algo algo)
+const char *viz_pseudocode_title(const viz_info *in)
 {
-    switch (algo) {
-    case SIM_NAIVE: return "standard attention, Algorithm 0";
-    case SIM_FA1:   return "FlashAttention, Algorithm 1";
-    default:        return "FlashAttention-2, Algorithm 1";
+    const int bwd = in->sh.pass == SIM_BWD;
+    if (in->algo == SIM_FA2 && in->sh.splits > 1)
+        return "split-KV: FA2 per split, merge";
+    switch (in->algo) {
+    case SIM_NAIVE: return bwd ? "standard backward, Algorithm 3" : "standard attention, Algorithm 0";
+    case SIM_FA1:   return bwd ? "FlashAttention, Algorithm 4" : "FlashAttention, Algorithm 1";
+    default:        return bwd ? "FlashAttention-2, Algorithm 2" : "FlashAttention-2, Algorithm 1";
     }
 }
 
@@ -233,11 +338,31 @@ typedef struct {
 } line_rules;
 
 /* Derived from the loop nests in sim/algo_*.c: where the buffers are
- * initialised, loaded, updated, and what they hold at each line. */
-static line_rules rules_for(sim_algo algo, int passes, int line)
+ * initialised, loaded, updated, and what they hold at each line. The
+ * backward passes keep no running statistics (they read L or l, m), so
+ * nothing is shown there. */
+static line_rules rules_for(const viz_info *in, int line)
 {
     line_rules r;
     memset(&r, 0, sizeof r);
+    const sim_algo algo = in->algo;
+    const int passes = in->plan.softmax_passes;
+    if (in->sh.pass == SIM_BWD)
+        return r;
+    if (algo == SIM_FA2 && in->sh.splits > 1) {
+        /* 1 loads Q_i and empties the split's state; 2 is FA2's online step
+         * on O~; 3 writes the partial. 4 merges split s into the running
+         * state (emptied before the first); 5 normalises, m becomes L. */
+        if (line < 1 || line > 5)
+            return r;
+        r.shown = r.out_shown = 1;
+        r.before_valid = line >= 2;
+        r.after_valid = 1;
+        r.L_after = line == 5;
+        r.norm_after = line == 5;
+        r.alpha = line == 2 || line == 4;
+        return r;
+    }
     switch (algo) {
     case SIM_FA2:
         if (line < 4 || line > 15)
@@ -395,9 +520,14 @@ static void begin_mem_run(recorder *r)
     r->run_used = r->used;
 }
 
-static int same_block(sim_algo algo, const rec_step *a, int line, int64_t i)
+/* Does the step at `line` work on the same statistics as step a: the same
+ * row block (and line, for naive's separate passes), and for split-KV the
+ * same phase (lines 1-3 keep a split's state, 4-5 the merged one). */
+static int same_block(const viz_info *in, const rec_step *a, int line, int64_t i)
 {
-    return a->i == i && (algo != SIM_NAIVE || a->line == line);
+    if (in->sh.splits > 1 && (a->line >= 4) != (line >= 4))
+        return 0;
+    return a->i == i && (in->algo != SIM_NAIVE || a->line == line);
 }
 
 static void on_event(void *ctx, const sim_event *e)
@@ -414,6 +544,7 @@ static void on_event(void *ctx, const sim_event *e)
         s.ev = (uint32_t)(r->mem_run != SIZE_MAX ? r->mem_run : r->ev.n);
         s.i = (int32_t)e->i;
         s.j = (int32_t)e->j;
+        s.split = (int32_t)e->split;
         s.line = (uint8_t)e->line;
         s.snap_before = s.snap_after = NONE32;
         rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
@@ -423,10 +554,9 @@ static void on_event(void *ctx, const sim_event *e)
             else
                 s.pass = 1;
         }
-        line_rules now = rules_for(algo, m->info.plan.softmax_passes, e->line);
-        int prev_same = prev && same_block(algo, prev, e->line, e->i);
-        int prev_after = prev_same &&
-                         rules_for(algo, m->info.plan.softmax_passes, prev->line).after_valid;
+        line_rules now = rules_for(&m->info, e->line);
+        int prev_same = prev && same_block(&m->info, prev, e->line, e->i);
+        int prev_after = prev_same && rules_for(&m->info, prev->line).after_valid;
         uint32_t here = NONE32;
         /* Copy only where a "before" is shown, or where this line ends the
          * previous step of the same block with an "after" shown. Elsewhere
@@ -489,7 +619,7 @@ static void on_event(void *ctx, const sim_event *e)
             } else if (!strcmp(n, "l_i") || !strcmp(n, "l")) {
                 r->l_ptr = e->data;
                 r->l_buf = b;
-            } else if (!strcmp(n, "O_i")) {
+            } else if (!strcmp(n, "O_i") || !strcmp(n, "O~_i")) {
                 r->o_ptr = e->data;
                 r->o_rows = e->rows;
                 r->o_cols = e->cols;
@@ -499,9 +629,12 @@ static void on_event(void *ctx, const sim_event *e)
         break;
     }
     case SIM_EV_FREE: {
+        /* The buffer is still allocated during this callback: copy first,
+         * at the first release of a run, while all the statistics are
+         * resident (the later releases of the run would copy fewer). */
+        const int first_release = r->mem_run == SIZE_MAX;
         begin_mem_run(r);
-        /* The buffer is still allocated during this callback: copy first. */
-        if (r->m_ptr || r->o_ptr) {
+        if (first_release && (r->m_ptr || r->o_ptr)) {
             uint32_t s = capture(r);
             if (s != NONE32)
                 r->snap_in_step = s;
@@ -580,42 +713,50 @@ static void on_event(void *ctx, const sim_event *e)
 
 /* ---- building ----------------------------------------------------------------- */
 
-static int tensor_present(sim_algo algo, sim_tensor t)
-{
-    switch (t) {
-    case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
-    case SIM_S: case SIM_P: return algo == SIM_NAIVE;
-    case SIM_m: case SIM_l: return algo == SIM_FA1;
-    case SIM_L: return algo == SIM_FA2;
-    default: return 0;
-    }
-}
-
+/* The tensors in HBM and their tile grids. A tensor is shown when the loop
+ * order moves it (its closed-form counts, info->final_counts, are not zero):
+ * Q, K, V, O always; S, P for naive; m, l for FA1 and split-KV's partials;
+ * L for FA2; the backward's dO, dQ, dK, dV and its own D, dP, dS. Query-side
+ * tensors are cut in blocks of B_r rows, key-side ones of B_c; the N x N_k
+ * ones in B_r x B_c tiles; split-KV's O~, m, l hold S partials of N rows. */
 static void setup_tensors(viz_model *m)
 {
     const sim_shape *sh = &m->info.sh;
     const sim_plan *p = &m->info.plan;
+    const sim_counts *fc = &m->info.final_counts;
+    const int64_t N_k = sim_shape_Nk(sh), S = sim_shape_S(sh);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         viz_tensor_info *ti = &m->info.tensor[t];
         ti->name = sim_tensor_name((sim_tensor)t);
-        ti->present = tensor_present(m->info.algo, (sim_tensor)t);
+        ti->present = fc->read_ops[t] + fc->write_ops[t] > 0 && t != SIM_PT;
         ti->elem_bytes = sim_tensor_bytes((sim_tensor)t, sh->dtype);
         ti->rows = sh->N;
         switch (t) {
-        case SIM_Q: case SIM_O:
+        case SIM_Q: case SIM_O: case SIM_dO: case SIM_dQ:
             ti->cols = ti->tile_cols = sh->d;
             ti->tile_rows = p->Br;
             break;
-        case SIM_K: case SIM_V:
+        case SIM_Ot:
+            ti->rows = S * sh->N;
+            ti->cols = ti->tile_cols = sh->d;
+            ti->tile_rows = p->Br;
+            break;
+        case SIM_K: case SIM_V: case SIM_dK: case SIM_dV:
+            ti->rows = N_k;
             ti->cols = ti->tile_cols = sh->d;
             ti->tile_rows = p->Bc;
             break;
-        case SIM_S: case SIM_P:
-            ti->cols = sh->N;
+        case SIM_S: case SIM_P: case SIM_dP: case SIM_dS:
+            ti->cols = N_k;
             ti->tile_rows = p->Br;
             ti->tile_cols = p->Bc;
             break;
-        default:
+        case SIM_m: case SIM_l:
+            ti->rows = S * sh->N;
+            ti->cols = ti->tile_cols = 1;
+            ti->tile_rows = p->Br;
+            break;
+        default:                              /* L, D; PT is not drawn */
             ti->cols = ti->tile_cols = 1;
             ti->tile_rows = p->Br;
             break;
@@ -719,8 +860,26 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
         snprintf(err, errlen, "invalid view configuration (N, d and M must be >= 1)");
         return VIZ_EUSAGE;
     }
+    char why[256];
+    if (sim_shape_check(sh, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s", why);
+        return VIZ_EUSAGE;
+    }
+    if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 1 || sh->group ||
+        sh->page > 0) {
+        snprintf(err, errlen, "the view steps through one head with K and V contiguous; "
+                 "batches, heads and paged KV are the report's ('fasim --help')");
+        return VIZ_EUSAGE;
+    }
+    if (sh->splits > 1 && (cfg->algo != SIM_FA2 || sh->pass != SIM_FWD)) {
+        snprintf(err, errlen, "split-KV (--splits) is a plan of FA2's forward pass: use "
+                 "--algo fa2 and --pass fwd");
+        return VIZ_EUSAGE;
+    }
     /* Event fields are 32-bit: far above any run that fits the log limit. */
-    if (sh->N > (INT64_C(1) << 30) || sh->d > (INT64_C(1) << 20)) {
+    if (sh->N > (INT64_C(1) << 30) || sh->d > (INT64_C(1) << 20) ||
+        sim_shape_Nk(sh) > (INT64_C(1) << 30) ||
+        sim_shape_S(sh) > (INT64_C(1) << 30) / sh->N) {
         snprintf(err, errlen, "N = %lld, d = %lld: too large to step through; the view "
                  "takes N <= 2^30 (use the report, 'fasim --N ...', for larger runs)",
                  (long long)sh->N, (long long)sh->d);
@@ -761,7 +920,6 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
         viz_model_free(m);
         return VIZ_EUSAGE;
     }
-    setup_tensors(m);
     const sim_plan *p = &info->plan;
     if (p->Br > INT32_MAX || p->Bc > INT32_MAX) {
         snprintf(err, errlen, "block sizes too large for the view");
@@ -775,9 +933,14 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
         viz_model_free(m);
         return VIZ_EUSAGE;
     }
+    setup_tensors(m);
 
     /* 2. Mode: compute when cheap, or when asked and not absurd. */
-    const uint64_t n2d = sat_mul(sat_mul((uint64_t)sh->N, (uint64_t)sh->N), (uint64_t)sh->d);
+    /* N N_k d multiply-adds, about four times as many for a backward run
+     * (its forward first, then five products). */
+    const uint64_t n2d = sat_mul(sat_mul(sat_mul((uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh)),
+                                         (uint64_t)sh->d),
+                                 sh->pass == SIM_BWD ? 4 : 1);
     int compute;
     if (cfg->mode == VIZ_MODE_COUNT) {
         compute = 0;
@@ -810,7 +973,10 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         ops = sat_add(ops, sat_add(info->final_counts.read_ops[t],
                                    info->final_counts.write_ops[t]));
-    const uint64_t T_rc = (uint64_t)(p->Tr + p->Tc);
+    /* Split-KV adds lines 1 and 3 for every split and query block, and line 4
+     * for every split in the merge, whether or not the split has keys. */
+    const uint64_t T_rc = (uint64_t)(p->Tr + p->Tc) +
+                          (uint64_t)sim_shape_S(sh) * (uint64_t)p->Tr;
     uint64_t lines = sat_add(sat_mul(5, info->tile_steps), sat_add(sat_mul(4, T_rc), 8));
     uint64_t events = sat_add(ops, 6 * SIM_MAX_BUFFERS);
     uint64_t snaps = compute ? sat_add(sat_mul(2, info->tile_steps), sat_mul(3, T_rc)) : 0;
@@ -842,7 +1008,7 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
     }
 
     /* 4. Inputs and the recorded run. */
-    float *Qo = NULL, *Ko = NULL, *Vo = NULL;     /* owned: seeded inputs */
+    float *Qo = NULL, *Ko = NULL, *Vo = NULL, *dO = NULL;   /* owned: seeded inputs */
     const float *Q = NULL, *K = NULL, *V = NULL;
     int rc = VIZ_OK;
     recorder r;
@@ -873,22 +1039,30 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
         }
     }
     if (rc == VIZ_OK && compute) {
-        const size_t nd = (size_t)(sh->N * sh->d);
+        const size_t nd = (size_t)(sh->N * sh->d), nkd = (size_t)(sim_shape_Nk(sh) * sh->d);
         if (cfg->Q && cfg->K && cfg->V) {
             Q = cfg->Q;
             K = cfg->K;
             V = cfg->V;
         } else {
             Qo = malloc(nd * sizeof *Qo);
-            Ko = malloc(nd * sizeof *Ko);
-            Vo = malloc(nd * sizeof *Vo);
+            Ko = malloc(nkd * sizeof *Ko);
+            Vo = malloc(nkd * sizeof *Vo);
             if (!Qo || !Ko || !Vo)
                 rc = VIZ_EFAIL;
             else
-                sim_random_inputs(cfg->seed, sh->N, sh->d, sh->dtype, Qo, Ko, Vo);
+                sim_random_qkv(cfg->seed, sh->N, sim_shape_Nk(sh), sh->d, sh->dtype, Qo, Ko,
+                               Vo);
             Q = Qo;
             K = Ko;
             V = Vo;
+        }
+        if (sh->pass == SIM_BWD) {          /* the output gradient, as the report's */
+            dO = malloc(nd * sizeof *dO);
+            if (!dO)
+                rc = VIZ_EFAIL;
+            else
+                sim_random_grad(cfg->seed, (int64_t)nd, sh->dtype, dO);
         }
     }
     if (rc != VIZ_OK) {
@@ -896,7 +1070,9 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
     } else {
         sim_observer obs = { on_event, &r };
         sim_result res;
-        if (sim_run(cfg->algo, sh, p, Q, K, V, &obs, &res, err, errlen) != 0) {
+        const sim_inputs in = { Q, K, V, dO };
+        if (sim_run_inputs(cfg->algo, sh, p, compute ? &in : NULL, &obs, &res, err,
+                           errlen) != 0) {
             rc = VIZ_EFAIL;
         } else {
             info->measured = res.counts;
@@ -915,6 +1091,7 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
     free(Qo);
     free(Ko);
     free(Vo);
+    free(dO);
     m->steps = r.steps.p;
     m->nsteps = r.steps.n;
     m->ev = r.ev.p;
@@ -960,7 +1137,7 @@ static void fill_stats(viz_model *m, uint64_t k)
     memset(s, 0, sizeof *s);
     const rec_step *st = &m->steps[k];
     s->available = m->info.computed;
-    line_rules r = rules_for(m->info.algo, m->info.plan.softmax_passes, st->line);
+    line_rules r = rules_for(&m->info, st->line);
     if (m->info.algo == SIM_NAIVE && st->line == 3)
         r.before_valid = st->j >= 0;          /* line 3 with j: accumulating */
     const sim_plan *p = &m->info.plan;
@@ -983,6 +1160,7 @@ static void fill_stats(viz_model *m, uint64_t k)
     s->m_is_L_before = r.L_before;
     s->m_is_L_after = r.L_after;
     s->out_normalised = r.norm_after;
+    s->out_normalised_before = r.norm_before;
     int nm = (int)(s->block_rows < VIZ_STATS_MAX_ROWS ? s->block_rows : VIZ_STATS_MAX_ROWS);
     if (r.shown) {
         if ((s->before_valid && b->nm < nm) || (s->after_valid && a->nm < nm))
@@ -1089,6 +1267,7 @@ int viz_model_seek(viz_model *m, uint64_t k)
     st->line = s->line;
     st->i = s->i;
     st->j = s->j;
+    st->split = s->split;
     st->pass = s->pass;
     st->nxfer = nx;
     st->xfer = m->xfer;

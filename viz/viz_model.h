@@ -38,7 +38,8 @@
  * Tile grids. Each tensor in HBM is divided into the tiles its loop order
  * moves: Q, O and the vectors m, l, L into T_r row blocks of B_r rows; K and V
  * into T_c row blocks of B_c rows; S and P (naive) into T_r x T_c tiles of
- * B_r x B_c. A transfer marks every tile it overlaps (the naive one-pass
+ * B_r x B_c. The backward adds dO, dQ (as Q), dK, dV (as K), D (as L) and
+ * naive's dP, dS (as S); split-KV's partials O~, m, l hold S blocks of rows. A transfer marks every tile it overlaps (the naive one-pass
  * softmax moves B_s whole rows of S at a time, which may cover parts of two
  * row blocks; both are marked).
  *
@@ -100,12 +101,14 @@ typedef enum { VIZ_MODE_AUTO, VIZ_MODE_COMPUTE, VIZ_MODE_COUNT } viz_mode;
 
 typedef struct {
     sim_algo algo;
-    sim_shape sh;              /* N, d, M (bytes), dtype, causal */
+    sim_shape sh;              /* N, d, M (bytes), dtype, causal; N_k (Nk),
+                                  the pass and split-KV's splits; one head */
     sim_plan_kind plan_kind;   /* AUTO (best), PAPER, or USER when Br/Bc set */
     int64_t Br, Bc;            /* 0: chosen by the plan (AUTO/USER with one pinned) */
     uint64_t seed;             /* seeded inputs when Q, K, V are NULL */
-    const float *Q, *K, *V;    /* (N, d) inputs, or all NULL; read during
-                                  viz_model_build only, not kept */
+    const float *Q, *K, *V;    /* Q (N, d), K and V (N_k, d) inputs, or all NULL;
+                                  read during viz_model_build only, not kept.
+                                  A backward run's dO is seeded */
     viz_mode mode;
     int64_t out_row;           /* row within the Q block whose partial output
                                   is recorded (0-based; clamped to the block) */
@@ -209,6 +212,8 @@ typedef struct {
     int out_shown;             /* 1: this step holds an O_i (all three orders) */
     int64_t out_row;           /* local row within the block */
     int out_cols;              /* min(d, VIZ_OUT_MAX_COLS) */
+    int out_normalised_before; /* the same for the "before" row: FA2's line 12
+                                  and split-KV's line 5 divide during the step */
     int out_normalised;        /* 1: already divided by l_i (FA1 keeps O
                                   normalised; FA2 after line 12; naive) */
     float out_old[VIZ_OUT_MAX_COLS], out_new[VIZ_OUT_MAX_COLS];
@@ -218,6 +223,7 @@ typedef struct {
     uint64_t step;             /* 0-based, < viz_info.nsteps */
     int line;                  /* the paper's pseudocode line */
     int64_t i, j;              /* block indices, -1 outside that loop */
+    int64_t split;             /* split-KV: the split s in hand (0-based), else -1 */
     int pass;                  /* naive three-pass softmax: 1..3; else 0 */
     int nxfer;                 /* transfers during this step */
     const viz_transfer *xfer;  /* (owned by the model) */
@@ -300,13 +306,15 @@ typedef struct {
     const char *text;          /* ASCII; 2 * indent + strlen(text) <= 31 */
 } viz_code_line;
 
-/* The pseudocode of algo (naive: FlashAttention's Algorithm 0; fa1: its
- * Algorithm 1; fa2: FlashAttention-2's Algorithm 1), condensed to ASCII.
- * Returns the lines (static storage) and sets *n. */
-const viz_code_line *viz_pseudocode(sim_algo algo, int *n);
+/* The pseudocode of the run's loop order, condensed to ASCII: the forward
+ * passes (naive: FlashAttention's Algorithm 0; fa1: its Algorithm 1; fa2:
+ * FlashAttention-2's Algorithm 1), the backward passes (FlashAttention's
+ * Algorithms 3 and 4, FlashAttention-2's Algorithm 2) and FA2's split-KV
+ * (fasim's own numbering). Returns the lines (static storage), sets *n. */
+const viz_code_line *viz_pseudocode(const viz_info *in, int *n);
 
 /* The title of the pseudocode ("FlashAttention-2, Algorithm 1"). */
-const char *viz_pseudocode_title(sim_algo algo);
+const char *viz_pseudocode_title(const viz_info *in);
 
 /* ---- helpers for renderers ------------------------------------------------ */
 

@@ -197,7 +197,7 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
     int x = a.x + c->pad, y = a.y + c->pad;
     const int right = a.x + a.w - c->pad;
     x += text(c, x, y, NOLIM, C_TITLE, "fasim view  ");
-    x += text(c, x, y, NOLIM, C_TEXT, "%s (%s)", viz_pseudocode_title(in->algo),
+    x += text(c, x, y, NOLIM, C_TEXT, "%s (%s)", viz_pseudocode_title(in),
               sim_algo_name(in->algo));
     x += text(c, x, y, right - x, C_DIM, "   N = %lld, d = %lld, %s, M = %s, %s",
               (long long)in->sh.N, (long long)in->sh.d, sim_dtype_name(in->sh.dtype), M,
@@ -1037,8 +1037,8 @@ static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
     int n;
-    const viz_code_line *code = viz_pseudocode(in->algo, &n);
-    SDL_Rect r = panel(c, a, viz_pseudocode_title(in->algo), C_TITLE);
+    const viz_code_line *code = viz_pseudocode(in, &n);
+    SDL_Rect r = panel(c, a, viz_pseudocode_title(in), C_TITLE);
     int cur = 0;     /* the paper line of the text line being drawn */
     for (int k = 0; k < n; k++) {
         int y = r.y + k * c->lh;
@@ -1197,7 +1197,7 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     int code_h;
     {
         int n;
-        (void)viz_pseudocode(viz_model_info(m)->algo, &n);
+        (void)viz_pseudocode(viz_model_info(m), &n);
         code_h = (n + 1) * c.lh + 3 * c.pad;
     }
     if (code_h > hh * 3 / 5)
