@@ -426,6 +426,56 @@ static void test_heads_against_oracle(void **state)
     }
 }
 
+/* GQA with G = H is plain multi-head attention: --kv-heads H gives the bits
+ * and the counts of no --kv-heads, grouped or not, and each head's output is
+ * the bits of a one-head run on that head's Q, K, V alone. */
+static void test_gqa_g_equals_h_is_plain(void **state)
+{
+    (void)state;
+    uint64_t rng = 2024;
+    for (int k = 0; k < 8; k++) {
+        sim_shape plain = { .N = tu_rand_range(&rng, 1, 50), .d = tu_rand_range(&rng, 1, 16),
+                            .M = 64u << 20, .dtype = (sim_dtype)(k % 3), .causal = k % 2 };
+        plain.batch = tu_rand_range(&rng, 1, 2);
+        plain.heads = tu_rand_range(&rng, 2, 4);
+        const int64_t BH = plain.batch * plain.heads, n1 = plain.N * plain.d;
+        float *q = random_rows(3000u + (uint64_t)k, BH * plain.N, plain.d);
+        float *kv = random_rows(3100u + (uint64_t)k, 2 * BH * plain.N, plain.d);
+        const float *K = kv, *V = kv + BH * n1;
+        const int64_t Br = tu_rand_range(&rng, 1, plain.N), Bc = tu_rand_range(&rng, 1, plain.N);
+        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            sim_plan p;
+            sim_result want, got;
+            assert_int_equal(sim_plan_make((sim_algo)a, &plain, Br, Bc, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(sim_run((sim_algo)a, &plain, &p, q, K, V, NULL, &want, NULL, 0), 0);
+            for (int grouped = 0; grouped <= (a == SIM_FA2); grouped++) {
+                sim_shape gqa = plain;
+                gqa.kv_heads = plain.heads;
+                gqa.group = grouped;
+                assert_int_equal(sim_plan_make((sim_algo)a, &gqa, Br, Bc, SIM_PLAN_USER, &p), 0);
+                assert_int_equal(sim_run((sim_algo)a, &gqa, &p, q, K, V, NULL, &got, NULL, 0),
+                                 0);
+                assert_int_equal(tu_compare_bits("G = H", got.O, want.O, BH * n1), 0);
+                assert_true(sim_counts_equal(&got.counts, &want.counts));
+                sim_result_free(&got);
+            }
+            for (int64_t h = 0; h < BH; h++) {             /* one head at a time */
+                sim_shape one = plain;
+                one.batch = one.heads = 0;
+                sim_result r1;
+                assert_int_equal(sim_plan_make((sim_algo)a, &one, Br, Bc, SIM_PLAN_USER, &p), 0);
+                assert_int_equal(sim_run((sim_algo)a, &one, &p, q + h * n1, K + h * n1,
+                                         V + h * n1, NULL, &r1, NULL, 0), 0);
+                assert_int_equal(tu_compare_bits("one head", r1.O, want.O + h * n1, n1), 0);
+                sim_result_free(&r1);
+            }
+            sim_result_free(&want);
+        }
+        free(q);
+        free(kv);
+    }
+}
+
 /* Relative error of a gradient against the oracle's, normwise (max-norm),
  * as the report prints it; the issue's bound for fp32 is 1e-4. */
 #define GRAD_TOL 1e-4
@@ -789,6 +839,7 @@ int main(void)
         cmocka_unit_test(test_masks_against_oracle),
         cmocka_unit_test(test_full_window_same_bits),
         cmocka_unit_test(test_heads_against_oracle),
+        cmocka_unit_test(test_gqa_g_equals_h_is_plain),
         cmocka_unit_test(test_backward_against_oracle),
         cmocka_unit_test(test_backward_checker_rejects_wrong),
         cmocka_unit_test(test_backward_line3_passes_same_bits),
