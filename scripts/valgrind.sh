@@ -23,8 +23,15 @@ vg --N 0
 vg --Br 4096 --Bc 4096
 vg --q /nonexistent.npy --k x --v y
 vg --help
+vg --N 96 --d 8 --M 8K --page-size 5 --pass both --json
+vg --Nq 2 --Nk 300 --d 8 --M 8K --causal --splits 4 --heads 4 --kv-heads 2
+vg --preset gpt2-medium --N 128 --batch 2
+vg --preset list
+vg --page-size 0
 vg view --N 32 --d 8 --M 4K --frames 3
 vg view --N 48 --d 8 --M 4K --algo naive --causal --frames 2
+vg view --N 32 --d 8 --M 4K --algo fa1 --pass bwd --frames 3
+vg view --Nq 2 --Nk 96 --d 8 --M 4K --algo fa2 --splits 3 --frames 20
 vg lesson online-softmax --script
 vg lesson io-complexity --script
 vg lesson online-softmax --x 1,nan

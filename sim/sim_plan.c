@@ -405,8 +405,9 @@ static void consider(sim_algo algo, const sim_shape *sh, int64_t br, int64_t bc,
  * HBM bytes are non-increasing in both B_r and B_c (fewer blocks, fewer
  * re-reads), and so are its steps, so the best plan lies on the frontier of
  * largest fitting pairs: for each B_r only the largest B_c that fits is
- * tried. With causal masking larger blocks also load more masked keys, so
- * every fitting pair is tried. */
+ * tried. With causal masking larger blocks also load more masked keys, and
+ * split-KV needs T_c >= S, which the largest B_c may break, so there every
+ * fitting pair is tried. */
 static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
                            int64_t Br_fixed, int64_t Bc_fixed)
 {
@@ -422,7 +423,7 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
         int64_t fixed = fixed_is_br ? Br_fixed : Bc_fixed;
         int64_t n = fixed_is_br ? n_c : n_r, len = fixed_is_br ? N_c : N_r;
         int64_t kmax = largest_fit(algo, sh, with_small, fixed, fixed_is_br, n, &tmp);
-        int64_t kmin = sh->causal ? 0 : kmax;
+        int64_t kmin = sh->causal || sh->splits > 1 ? 0 : kmax;
         for (int64_t k = kmax; k >= kmin && k >= 0; k--) {
             int64_t b = cand_at(len, with_small, k);
             consider(algo, sh, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed, &top, &tmp);
@@ -433,7 +434,7 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
             int64_t kmax = largest_fit(algo, sh, with_small, br, 1, n_c, &tmp);
             if (kmax < 0)
                 break;                    /* larger B_r fits even less */
-            int64_t kmin = sh->causal ? 0 : kmax;
+            int64_t kmin = sh->causal || sh->splits > 1 ? 0 : kmax;
             for (int64_t k = kmax; k >= kmin; k--)
                 consider(algo, sh, br, cand_at(N_c, with_small, k), &top, &tmp);
         }

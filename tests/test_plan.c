@@ -326,6 +326,81 @@ static void on_event(void *ctx, const sim_event *ev)
     }
 }
 
+/* The candidates of one axis of length len, as the plan search documents
+ * them: multiples of 16 up to 4096, powers of two above, len itself, and with
+ * `small` also 1, 2, 4, 8. */
+static int axis_cands(int64_t len, int small, int64_t *cand)
+{
+    int n = 0;
+    if (small)
+        for (int64_t b = 1; b < 16 && b <= len; b *= 2)
+            cand[n++] = b;
+    for (int64_t b = 16; b <= len && b <= 4096; b += 16)
+        cand[n++] = b;
+    for (int64_t b = 8192; b <= len; b *= 2)
+        cand[n++] = b;
+    int listed = 0;
+    for (int k = 0; k < n; k++)
+        listed |= cand[k] == len;
+    if (!listed)
+        cand[n++] = len;
+    return n;
+}
+
+/* Split-KV's best plan is the best of the fitting pairs with T_c >= S, found
+ * here by trying them all, for decoding shapes (N_q small, N_k long) with and
+ * without a causal mask. Without one, the largest B_c that fits (which the
+ * search once tried alone) can leave fewer key blocks than splits. */
+static void test_split_plan_is_optimal(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    int checked = 0;
+    for (int k = 0; k < 60; k++) {
+        sim_shape sh = { .N = tu_rand_range(&rng, 1, 40), .d = tu_rand_range(&rng, 1, 64),
+                         .dtype = SIM_FP16, .causal = k % 2 };
+        sh.Nk = sh.N + tu_rand_range(&rng, 16, 900);
+        sh.M = (uint64_t)tu_rand_range(&rng, 2048, 64 * 1024);
+        sh.splits = tu_rand_range(&rng, 2, 12);
+        uint64_t eb = 0, es = 0;
+        int found = 0;
+        for (int small = 0; small <= 1 && !found; small++) {
+            int64_t cr[300], cc[300];
+            const int nr = axis_cands(sh.N, small, cr), nc = axis_cands(sh.Nk, small, cc);
+            for (int x = 0; x < nr; x++)
+                for (int y = 0; y < nc; y++) {
+                    sim_plan p;
+                    assert_int_equal(sim_plan_make(SIM_FA2, &sh, cr[x], cc[y], SIM_PLAN_AUTO,
+                                                   &p), 0);
+                    if (!p.fits || p.Tc < sh.splits)
+                        continue;
+                    uint64_t steps, bytes = plan_bytes(&p, &sh, &steps);
+                    if (!found || bytes < eb || (bytes == eb && steps < es)) {
+                        eb = bytes;
+                        es = steps;
+                    }
+                    found = 1;
+                }
+        }
+        sim_plan p;
+        char err[1024];
+        const int rc = sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
+        if ((rc == 0) != found)
+            fprintf(stderr, "N=%lld Nk=%lld d=%lld M=%llu S=%lld causal=%d: %s\n",
+                    (long long)sh.N, (long long)sh.Nk, (long long)sh.d,
+                    (unsigned long long)sh.M, (long long)sh.splits, sh.causal, err);
+        assert_int_equal(rc == 0, found);
+        if (!found)
+            continue;
+        uint64_t steps, bytes = plan_bytes(&p, &sh, &steps);
+        assert_true(p.fits && p.Tc >= sh.splits);
+        assert_int_equal(bytes, eb);
+        assert_int_equal(steps, es);
+        checked++;
+    }
+    assert_true(checked > 40);
+}
+
 static void test_events_match_counters(void **state)
 {
     (void)state;
@@ -366,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_seed_sram_sum),
         cmocka_unit_test(test_misfit_hint_works),
         cmocka_unit_test(test_events_match_counters),
+        cmocka_unit_test(test_split_plan_is_optimal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -611,7 +611,9 @@ static void on_event(void *ctx, const sim_event *e)
         r->live[r->nlive++] = (uint8_t)b;
         r->used += e->bytes;
         const char *n = e->buf;
-        if (e->data) {
+        /* The backward keeps no running statistics (rules_for): its m_i,
+         * l_i, O_i are inputs loaded from HBM, not followed. */
+        if (e->data && m->info.sh.pass != SIM_BWD) {
             if (!strcmp(n, "m_i") || !strcmp(n, "m")) {
                 r->m_ptr = e->data;
                 r->m_rows = e->rows;
