@@ -34,7 +34,7 @@ static void fuzz_report(int argc, char **argv)
         fuzz_check_message(err, 1, "");
         return;
     }
-    if (o.help || o.version || o.gpu_list)
+    if (o.help || o.version || o.gpu_list || o.preset_list)
         return;
     const sim_request *r = &o.req;
     FUZZ_CHECK(r->sh.N >= 1 && r->sh.N <= CLI_MAX_N, "N = %" PRId64, r->sh.N);
@@ -53,8 +53,9 @@ static void fuzz_report(int argc, char **argv)
         if (r->plan_kind == SIM_PLAN_PAPER)
             continue;                  /* a paper plan may exceed M: it is shown as over */
         FUZZ_CHECK(p.fits && p.sram_peak <= r->sh.M, "a chosen plan does not fit");
-        FUZZ_CHECK(p.Br >= 1 && p.Bc >= 1 && p.Br <= r->sh.N && p.Bc <= r->sh.N,
-                   "blocks %" PRId64 " x %" PRId64 " for N = %" PRId64, p.Br, p.Bc, r->sh.N);
+        FUZZ_CHECK(p.Br >= 1 && p.Bc >= 1 && p.Br <= r->sh.N && p.Bc <= sim_shape_Nk(&r->sh),
+                   "blocks %" PRId64 " x %" PRId64 " for N_q = %" PRId64 ", N_k = %" PRId64,
+                   p.Br, p.Bc, r->sh.N, sim_shape_Nk(&r->sh));
         /* A searched plan (not both blocks given) was scored by its closed
          * form, so its counts exist. Both blocks given are only checked to
          * fit here; their overflow is refused when the report counts them. */

@@ -584,6 +584,12 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
     }
     if (sim_shape_check(sh, err, errlen) != 0)
         return -1;
+    if ((sh->group || sh->splits > 1) && algo != SIM_FA2) {
+        if (err)
+            snprintf(err, errlen, "split-KV and grouped query heads are plans of FA2's "
+                     "forward pass, not of %s", sim_algo_name(algo));
+        return -1;
+    }
     if (kind == SIM_PLAN_PAPER) {
         /* Algorithm 1, line 1, with M in elements as the paper counts it. */
         int64_t M_el = (int64_t)(sh->M / (uint64_t)sim_dtype_bytes(sh->dtype));
