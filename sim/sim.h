@@ -280,7 +280,10 @@ int sim_counts_equal(const sim_counts *a, const sim_counts *b);
 
 /* The exact closed-form counts of the plan's loop order: per tensor, per
  * direction, elements and transfers, for any N, d, B_r, B_c, causal flag and
- * partial last blocks. Returns 0, or -1 if a count would overflow 64 bits. */
+ * partial last blocks. Returns 0, or -1 if a count would overflow 64 bits.
+ * O(1) in N (floor sums), except paged KV under a mask in FA2's forward: a
+ * pass over the key blocks some query sees, fewer than the run's tile steps
+ * (check sim_theory_steps first where N is large). */
 int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out);
 
 /* Tile steps: the (i, j) block pairs the loop order visits (naive: the tiles

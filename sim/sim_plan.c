@@ -628,7 +628,9 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
     sim_plan_make(algo, sh, Br_fixed ? Br_fixed : 1, Bc_fixed ? Bc_fixed : 1,
                   SIM_PLAN_USER, &small);
     sim_counts c;
-    if (small.fits && sim_theory_counts(&small, sh, &c) != 0) {
+    sim_shape flat = *sh;               /* the overflow is N's: pages add no N^2 terms */
+    flat.page = 0;
+    if (small.fits && sim_theory_counts(&small, &flat, &c) != 0) {
         /* Plans fit, but none has countable traffic: the problem is N, not M. */
         if (err)
             snprintf(err, errlen, "N = %lld, d = %lld: %s's HBM counts would overflow 64 "

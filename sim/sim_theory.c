@@ -209,31 +209,64 @@ static void theory_bwd(chk *k, const sim_plan *p, const sim_shape *sh, sim_count
  * table entries in one transfer (PT, 4 bytes each) and moves pages(j)
  * transfers of K or V instead of one, the same elements. n(j), the loads of
  * block j of K (and as many of V), follows from each loop order: T_r for
- * standard attention (forward lines 1 and 3, backward lines 2 and 4); once
- * per key block some query sees for FA1 and the backward passes; once per
- * visiting query block for FA2's forward, split or not. The sum runs over
- * the key blocks some query sees, j_lo .. T_c - 1 (the visible keys are one
- * interval ending at N_k - 1; standard attention loads them all), so it
- * takes fewer iterations than the run has tile steps. */
+ * standard attention (forward lines 1 and 3, backward lines 2 and 4) and for
+ * FA2's forward without a mask; once per key block some query sees for FA1
+ * and the backward passes; once per visiting query block for FA2's forward
+ * under a mask, split or not.
+ *
+ * Where n(j) is the same for a range of blocks the sum is closed: a full
+ * block j ends at (j+1) B_c - 1, so pages(j) = 1 + F(j+1) - F(j) - [P | (j+1)
+ * B_c] with F(j) = floor(j B_c / P), and the blocks before j span
+ * pre(j) = j + floor(j B_c / P) - floor(j / q) pages, q = P / gcd(P, B_c) (the
+ * block boundaries that fall on a page boundary). The last block, maybe
+ * partial, is added on its own. FA2 under a mask sums block by block over the
+ * key blocks some query sees: each is a tile step of the run, so the sum
+ * costs less than the run. */
+static uint64_t pages_before(uint64_t j, uint64_t Bc, uint64_t P, uint64_t q)
+{
+    return j + j * Bc / P - j / q;              /* j B_c <= N_k + B_c < 2^42 */
+}
+
 static void paged(chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
 {
-    const int64_t P = sh->page, N_k = sim_shape_Nk(sh);
-    const int64_t j_lo = p->algo == SIM_NAIVE ? 0 : sim_block_js(sh, 0, p->Br, p->Bc).lo;
-    for (int64_t j = j_lo; j < p->Tc; j++) {
-        const int64_t c0 = j * p->Bc, c1 = (c0 + p->Bc < N_k ? c0 + p->Bc : N_k) - 1;
-        const uint64_t pages = (uint64_t)(c1 / P - c0 / P + 1);
-        uint64_t n = 1;                                   /* FA1, backward passes */
-        if (p->algo == SIM_NAIVE) {
-            n = (uint64_t)p->Tr;
-        } else if (p->algo == SIM_FA2 && p->pass == SIM_FWD) {
-            const sim_range is = sim_block_is(sh, j, p->Br, p->Bc);
-            n = (uint64_t)(is.hi - is.lo + 1);
-        }
-        const uint64_t extra = mul(k, n, pages - 1);
-        out->read_ops[SIM_K] = add(k, out->read_ops[SIM_K], extra);
-        out->read_ops[SIM_V] = add(k, out->read_ops[SIM_V], extra);
-        put(out, SIM_PT, RD, mul(k, mul(k, 2, n), pages), mul(k, 2, n), k);
+    const uint64_t P = (uint64_t)sh->page, N_k = (uint64_t)sim_shape_Nk(sh);
+    const uint64_t Bc = (uint64_t)p->Bc, Tc = (uint64_t)p->Tc;
+    uint64_t g = P, b = Bc;
+    while (b) {
+        const uint64_t t = g % b;
+        g = b;
+        b = t;
     }
+    const uint64_t q = P / g;
+    const uint64_t last = (N_k - 1) / P - (Tc - 1) * Bc / P + 1;   /* pages of block T_c - 1 */
+    uint64_t loads = 0, spans = 0;       /* sum of n(j), and of n(j) pages(j) */
+    if (p->algo == SIM_FA2 && p->pass == SIM_FWD && sh->causal) {
+        const uint64_t j_lo = (uint64_t)sim_block_js(sh, 0, p->Br, p->Bc).lo;
+        for (uint64_t j = j_lo; j < Tc; j++) {
+            const sim_range is = sim_block_is(sh, (int64_t)j, p->Br, p->Bc);
+            const uint64_t n = (uint64_t)(is.hi - is.lo + 1);
+            const uint64_t pages = j + 1 < Tc ? pages_before(j + 1, Bc, P, q) -
+                                                    pages_before(j, Bc, P, q)
+                                              : last;
+            loads = add(k, loads, n);
+            spans = add(k, spans, mul(k, n, pages));
+        }
+    } else {
+        /* n(j) = n for the blocks j_lo .. T_c - 1 */
+        uint64_t n = 1, j_lo = 0;                         /* FA1, backward passes */
+        if (p->algo == SIM_NAIVE || p->pass == SIM_FWD)
+            n = p->algo == SIM_FA1 ? 1 : (uint64_t)p->Tr; /* naive; FA2 without a mask */
+        if (p->algo != SIM_NAIVE)
+            j_lo = (uint64_t)sim_block_js(sh, 0, p->Br, p->Bc).lo;
+        const uint64_t pages = pages_before(Tc - 1, Bc, P, q) - pages_before(j_lo, Bc, P, q) +
+                               last;
+        loads = mul(k, n, Tc - j_lo);
+        spans = mul(k, n, pages);
+    }
+    const uint64_t extra = spans - loads;               /* transfers beyond one per load */
+    out->read_ops[SIM_K] = add(k, out->read_ops[SIM_K], extra);
+    out->read_ops[SIM_V] = add(k, out->read_ops[SIM_V], extra);
+    put(out, SIM_PT, RD, mul(k, 2, spans), mul(k, 2, loads), k);
 }
 
 int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
