@@ -174,10 +174,13 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             }
             sim_counts c;
             uint64_t steps;
-            /* Steps first: with paged KV under a mask the counts take a pass
-             * over the visible key blocks, which the step limit bounds. */
-            if (sim_theory_steps(&plans[q][a], &shp[q], &steps) != 0 ||
-                (steps <= max_steps && sim_theory_counts(&plans[q][a], &shp[q], &c) != 0)) {
+            /* Counted with K, V contiguous (O(1)): paged KV under a mask
+             * takes a pass over the visible key blocks, which the step limit
+             * below bounds; its counts are taken after the run. */
+            sim_shape flat = shp[q];
+            flat.page = 0;
+            if (sim_theory_counts(&plans[q][a], &flat, &c) != 0 ||
+                sim_theory_steps(&plans[q][a], &shp[q], &steps) != 0) {
                 snprintf(err, errlen, "N = %lld, d = %lld: %s%s's HBM counts would overflow "
                          "64 bits; use a smaller N or d", (long long)sh->N,
                          (long long)sh->d, sim_algo_name((sim_algo)a), pass);
