@@ -238,9 +238,9 @@ void cli_report_usage(FILE *out)
 "                   H, G, batch, window, causal, fp16, passes; options given\n"
 "                   beside it override it; adds the traffic in GB per layer\n"
 "                   and for all layers\n"
-"  --page-size P    paged KV: K and V in pages of P rows placed by a page table\n"
-"                   (seeded by --seed); counts the table's reads and the tiles\n"
-"                   that span pages, against contiguous K, V\n"
+"  --page-size P    paged KV: K and V in pages of P <= N_k rows placed by a page\n"
+"                   table (seeded by --seed); counts the table's reads and the\n"
+"                   tiles that span pages, against contiguous K, V\n"
 "  --Br B, --Bc B   block sizes; one of them alone pins it and picks the other\n"
 "  --plan KIND      best (default): the fewest HBM bytes that fit M;\n"
 "                   paper: Algorithm 1 line 1, B_c = ceil(M/4d), B_r =\n"
@@ -430,16 +430,16 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
     if (r->model) {                 /* the preset, under the options given */
         const sim_model *m = r->model;
 #define UNSET(opt) (!(given & (UINT64_C(1) << (opt))))
-        if (UNSET(O_N) && UNSET(O_NQ) && UNSET(O_NK))
+        if (UNSET(O_N))                 /* --Nq, --Nk then change one side */
             r->sh.N = m->N;
         if (UNSET(O_D))
             r->sh.d = m->d;
         if (UNSET(O_DTYPE))
             r->sh.dtype = SIM_FP16;
-        if (UNSET(O_HEADS) && UNSET(O_KV_HEADS)) {
+        if (UNSET(O_HEADS))
             r->sh.heads = m->heads;
-            r->sh.kv_heads = m->kv_heads;
-        }
+        if (UNSET(O_KV_HEADS))          /* --heads alone: one K, V head per query head */
+            r->sh.kv_heads = UNSET(O_HEADS) ? m->kv_heads : 0;
         if (UNSET(O_BATCH))
             r->sh.batch = m->batch;
         if (UNSET(O_WINDOW))
@@ -459,13 +459,18 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
     r->sh.Nk = Nk ? Nk : N;
     if (r->sh.Nk == r->sh.N)
         r->sh.Nk = 0;
-    if (sim_shape_check(&r->sh, err, errlen) != 0)
+    sim_shape b = r->sh;
+    b.pass = SIM_BWD;
+    if (sim_shape_check(&r->sh, err, errlen) != 0 ||
+        (r->run_pass[SIM_BWD] && sim_shape_check(&b, err, errlen) != 0)) {
+        if (r->model) {                 /* the values may be the preset's, not given */
+            const size_t n = strlen(err);
+            snprintf(err + n, errlen - n, " (--preset %s set N = %lld, H = %lld, G = %lld%s; "
+                     "options given override it)", r->model->name, (long long)r->model->N,
+                     (long long)r->model->heads, (long long)r->model->kv_heads,
+                     r->model->backward ? "" : ", the forward pass only");
+        }
         return -1;
-    if (r->run_pass[SIM_BWD]) {
-        sim_shape b = r->sh;
-        b.pass = SIM_BWD;
-        if (sim_shape_check(&b, err, errlen) != 0)
-            return -1;
     }
 
     if (compute && count_only) {
@@ -475,6 +480,10 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
     int nfiles = !!o->q_path + !!o->k_path + !!o->v_path;
     if (nfiles != 0 && nfiles != 3) {
         ERR("--q, --k and --v go together: give all three .npy files or none");
+        return -1;
+    }
+    if (nfiles == 3 && r->model) {
+        ERR("--preset sets the shape, and so do --q, --k and --v: choose one");
         return -1;
     }
     if (o->do_path && nfiles != 3) {

@@ -67,7 +67,7 @@ static void usage(FILE *out)
 "--out F writes the kernel's O (one --algo), byte for byte comparable with\n"
 "'fasim --algo A --compute --out F'. The kernels run one head of the forward\n"
 "pass with N_q = N_k, causal or not; --batch, --heads, --kv-heads, --Nq/--Nk,\n"
-"--window, --pass, --splits and --page-size are the report's alone.\n"
+"--window, --pass, --splits, --page-size and --preset are the report's alone.\n"
 "\n"
 "exit status: 0 every kernel matched the simulator, 1 one did not (or no\n"
 "CUDA, I/O), 2 bad usage\n",
@@ -359,7 +359,9 @@ static int unsupported(const cli_report_opts *o, char *err, size_t errlen)
 {
     const sim_shape *sh = &o->req.sh;
     const char *what = NULL;
-    if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 0)
+    if (o->req.model)
+        what = "--preset";
+    else if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 0)
         what = "--batch, --heads and --kv-heads";
     else if (sh->Nk > 0)
         what = "--Nq and --Nk of different lengths";

@@ -327,14 +327,13 @@ static int load_inputs(view_opts *o, sim_npy_matrix m[3])
             return 2;
         }
     }
-    for (int k = 1; k < 3; k++)
-        if (m[k].rows != m[1].rows || m[k].cols != m[0].cols) {
-            fprintf(stderr, "fasim view: shapes differ: %s is (%lld, %lld) but %s is "
-                    "(%lld, %lld); Q must be (N, d), K and V both (N_k, d)\n", paths[0],
-                    (long long)m[0].rows, (long long)m[0].cols, paths[k],
-                    (long long)m[k].rows, (long long)m[k].cols);
-            return 1;
-        }
+    if (m[1].cols != m[0].cols || m[2].cols != m[0].cols || m[2].rows != m[1].rows) {
+        fprintf(stderr, "fasim view: shapes differ: Q %s is (%lld, %lld), K %s (%lld, %lld), "
+                "V %s (%lld, %lld); Q must be (N, d), K and V both (N_k, d)\n", paths[0],
+                (long long)m[0].rows, (long long)m[0].cols, paths[1], (long long)m[1].rows,
+                (long long)m[1].cols, paths[2], (long long)m[2].rows, (long long)m[2].cols);
+        return 1;
+    }
     viz_config *c = &o->cfg;
     const int64_t Nk = c->sh.Nk ? c->sh.Nk : c->sh.N;
     if ((o->N_set && c->sh.N != m[0].rows) || (o->d_set && c->sh.d != m[0].cols) ||

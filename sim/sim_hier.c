@@ -52,6 +52,11 @@ void sim_load_paged(sim_hier *h, sim_tensor t, const char *buf, float *dst, int6
     const int64_t P = h->sh.page, p0 = r0 / P, p1 = (r0 + rows - 1) / P;
     h->c.read_elems[SIM_PT] += (uint64_t)(p1 - p0 + 1);
     h->c.read_ops[SIM_PT] += 1;
+    if (!h->compute && !h->obs) {       /* counting only: no page is visited */
+        h->c.read_elems[t] += (uint64_t)(rows * cols);
+        h->c.read_ops[t] += (uint64_t)(p1 - p0 + 1);
+        return;
+    }
     if (SIM_UNLIKELY(h->obs != NULL))
         sim_emit(h, SIM_EV_LOAD, SIM_PT, p0, 0, p1 - p0 + 1, 1, "PT_j",
                  (uint64_t)(p1 - p0 + 1) * 4u, NULL);

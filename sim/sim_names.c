@@ -90,6 +90,9 @@ int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
               "and one query head per block";
     else if (sh->page < 0)
         why = "--page-size must be at least 1";
+    else if (sh->page > sim_shape_Nk(sh))
+        why = "--page-size P must not exceed N_k: one page of N_k rows already holds every "
+              "key";
     else if (sh->splits > sim_shape_Nk(sh))
         why = "--splits S must not exceed N_k: each split needs at least one key";
     if (!why)

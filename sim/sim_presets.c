@@ -139,12 +139,15 @@ void sim_gpu_print_table(FILE *out)
  *             34B and 70B) and the released configurations: 7B 32 layers,
  *             32 heads, d_model 4096; 70B 80 layers, 64 heads, 8 key/value
  *             heads, d_model 8192.
- *   [LLAMA3]  "The Llama 3 Herd of Models" (2024), Table 3: 8B 32 layers,
- *             model dimension 4096, 32 attention heads, 8 key/value heads;
- *             the 8B's released configuration: 8192 positions.
+ *   [LLAMA3]  Meta's Llama 3 release (April 2024) and the 8B's model card and
+ *             configuration: 32 layers, model dimension 4096, 32 attention
+ *             heads, 8 key/value heads (GQA), 8192 positions. (The 8B row of
+ *             "The Llama 3 Herd of Models", Table 3, has the same
+ *             architecture but is Llama 3.1's, with a 128K context.)
  *   [MISTRAL] Jiang et al., "Mistral 7B" (2023), Table 1: head_dim 128,
  *             n_heads 32, n_kv_heads 8, n_layers 32, window_size 4096,
- *             context_len 8192. */
+ *             context_len 8192. The paper's token i attends to positions
+ *             i - W .. i; fasim's W counts the query itself, one key fewer. */
 
 /* name, title, source, N, d, H, G, window, batch, layers, causal, backward */
 static const sim_model MODELS[] = {
@@ -156,11 +159,11 @@ static const sim_model MODELS[] = {
       512, 64, 16, 16, 0, 32, 24, 0, 1 },
     { "llama2-7b", "Llama 2 7B", "[LLAMA2] Touvron et al. 2023",
       4096, 128, 32, 32, 0, 8, 32, 1, 1 },
-    { "llama2-70b", "Llama 2 70B, GQA 64:8, prefill", "[LLAMA2] Touvron et al. 2023",
+    { "llama2-70b", "Llama 2 70B, GQA 64:8", "[LLAMA2] Touvron et al. 2023",
       4096, 128, 64, 8, 0, 8, 80, 1, 0 },
-    { "llama3-8b", "Llama 3 8B, GQA 32:8, prefill", "[LLAMA3] Llama 3 Herd 2024",
+    { "llama3-8b", "Llama 3 8B, GQA 32:8", "[LLAMA3] Meta, Llama 3 release 2024",
       8192, 128, 32, 8, 0, 4, 32, 1, 0 },
-    { "mistral-7b", "Mistral 7B, GQA 32:8, window 4096, prefill",
+    { "mistral-7b", "Mistral 7B, GQA 32:8, window 4096",
       "[MISTRAL] Jiang et al. 2023", 8192, 128, 32, 8, 4096, 4, 32, 1, 0 },
 };
 #define NMODELS (int)(sizeof MODELS / sizeof MODELS[0])
@@ -198,7 +201,8 @@ void sim_model_print_table(FILE *out)
     }
     fprintf(out, "\n");
     for (int k = 0; k < NMODELS; k++)
-        fprintf(out, "%-12s %s; %s\n", MODELS[k].name, MODELS[k].title, MODELS[k].source);
+        fprintf(out, "%-12s %s\n%-12s %s\n", MODELS[k].name, MODELS[k].title, "",
+                MODELS[k].source);
     fprintf(out, "\nOne attention layer over the batch, fp16; the report adds the traffic of "
             "all the\nlayers. The batch is fasim's choice (--batch changes it, as any option "
             "given\nbeside --preset overrides it). The GQA models run the forward pass "

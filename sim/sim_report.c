@@ -267,6 +267,12 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             }
         } else if (flops <= SIM_AUTO_COMPUTE_FLOPS && need <= max_mem) {
             compute = 1;
+        } else if (flops <= SIM_AUTO_COMPUTE_FLOPS) {
+            sim_format_bytes(b1, sizeof b1, need);
+            sim_format_bytes(b2, sizeof b2, max_mem);
+            snprintf(rep->mode_note, sizeof rep->mode_note,
+                     "counting only: computing would need %s of memory, over the %s limit; "
+                     "--max-mem raises it", b1, b2);
         } else {
             snprintf(rep->mode_note, sizeof rep->mode_note,
                      "counting only: computing would take %.1e flops (about %.0f s here); "
@@ -449,10 +455,23 @@ static void cell(FILE *out, const char *s)
     fprintf(out, "%*s", COL_W, s);
 }
 
+/* A count, exact when it fits the column (COL_W - 1 characters), else to
+ * four significant digits with a decimal suffix ("97.17 G"): four columns
+ * of 10^11 would not fit 80 columns. The JSON is always exact. */
 static void count_cell(FILE *out, uint64_t n)
 {
     char b[40];
     sim_format_count(b, sizeof b, n);
+    if ((int)strlen(b) > COL_W - 1) {
+        static const char unit[] = "kMGTPE";
+        double v = (double)n;
+        int u = -1;
+        while (v >= 999.95 && u < 5) {
+            v /= 1000.0;
+            u++;
+        }
+        snprintf(b, sizeof b, "%.2f %c", v, unit[u < 0 ? 0 : u]);
+    }
     cell(out, b);
 }
 
@@ -552,9 +571,10 @@ static void split_text(FILE *out, const sim_report *rep)
     const int64_t S = sp->splits, heads = sim_shape_B(sh) * sim_shape_H(sh);
     const sim_counts *c = &sp->res.counts;
     char b1[40], b2[40], b3[40];
-    fprintf(out, "\nSPLIT-KV (decoding): the T_c = %lld key blocks in S = %lld splits, each "
-            "writing a\npartial (O~, m, l) to HBM; a merge pass combines them (the merge "
-            "lemma)\n", (long long)p->Tc, (long long)S);
+    sim_format_count(b1, sizeof b1, (uint64_t)p->Tc);
+    fprintf(out, "\nSPLIT-KV (decoding): the key blocks in S splits, each writing a partial\n"
+            "(O~, m, l) to HBM; a merge pass combines them (the merge lemma)\n"
+            "  T_c = %s key blocks in S = %lld splits\n", b1, (long long)S);
     sim_format_count(b1, sizeof b1, (uint64_t)(heads * p->Tr));
     sim_format_count(b2, sizeof b2, (uint64_t)(heads * p->Tr * S));
     fprintf(out, "  blocks of work for the GPU: %s unsplit, %s split\n", b1, b2);
@@ -568,7 +588,7 @@ static void split_text(FILE *out, const sim_report *rep)
     sim_format_bytes(b1, sizeof b1, part_w);
     sim_format_bytes(b2, sizeof b2, part_r);
     const uint64_t tb = total_bytes(c, sh->dtype);
-    fprintf(out, "  partials written %s, read back by the merge %s: %.2g%% of its traffic\n",
+    fprintf(out, "  partials: %s written, %s read by the merge: %.2g%% of its traffic\n",
             b1, b2, tb ? 100.0 * (double)(part_w + part_r) / (double)tb : 0.0);
     if (one) {
         const uint64_t ob = total_bytes(&one->res.counts, sh->dtype);
@@ -602,12 +622,15 @@ static void paged_text(FILE *out, const sim_report *rep)
     const int64_t pages = sim_shape_pages(sh);
     const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
     char b1[40], b2[40], b3[40], lb[32];
+    sim_format_count(b1, sizeof b1, (uint64_t)sh->page);
+    fprintf(out, "\nPAGED KV: K and V in pages of P = %s rows, placed in a pool by a page "
+            "table\n", b1);
     sim_format_count(b1, sizeof b1, (uint64_t)pages);
     sim_format_count(b2, sizeof b2, (uint64_t)pool);
     sim_format_bytes(b3, sizeof b3, (uint64_t)pool * 4u);
-    fprintf(out, "\nPAGED KV: K and V in pages of P = %lld rows, placed in a pool by a page "
-            "table\n(seed %llu): %s pages per key/value head, %s in the pool, a table of %s\n",
-            (long long)sh->page, (unsigned long long)sh->page_seed, b1, b2, b3);
+    fprintf(out, "  pages per key/value head: %s; in the pool: %s\n", b1, b2);
+    fprintf(out, "  the table: %s (4 B an entry), placed by seed %llu\n", b3,
+            (unsigned long long)sh->page_seed);
     fprintf(out, "%-*s", LABEL_W, "");
     for (int k = 0; k < rep->nruns; k++)
         cell(out, run_label(&rep->runs[k], lb, sizeof lb));
@@ -659,6 +682,8 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     COL_W = rep->nruns <= 3 ? 18 : 14;
     if ((int)strlen(b1) + 2 > COL_W)
         COL_W = (int)strlen(b1) + 2;
+    if (rep->nruns > 0 && LABEL_W + rep->nruns * COL_W > 80)    /* then counts shorten */
+        COL_W = (80 - LABEL_W) / rep->nruns;
 
     /* Header row. */
     fprintf(out, "\n%-*s", LABEL_W, "TILE PLAN");
@@ -714,6 +739,8 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
                 snprintf(b1, sizeof b1, "%.2f%% of %.1f%c", 100.0 * (double)(all - seen) /
                          (double)all, v, u < 0 ? ' ' : unit[u]);
             }
+            if ((int)strlen(b1) > COL_W - 1)     /* narrow columns: the share alone */
+                snprintf(b1, sizeof b1, "%.2f%%", 100.0 * (double)(all - seen) / (double)all);
             cell(out, b1);
         }
         fputc('\n', out);
@@ -1009,9 +1036,9 @@ static void model_text(FILE *out, const sim_report *rep)
 {
     const sim_model *m = rep->req.model;
     const sim_shape *sh = &rep->req.sh;
-    fprintf(out, "\nMODEL: %s (%s)\n  one attention layer: B = %lld sequence%s x H = %lld "
-            "heads, N = %lld, d = %lld;\n  the model has %lld such layers. Traffic in GB "
-            "(10^9 bytes):\n", m->title, m->source, (long long)sim_shape_B(sh),
+    fprintf(out, "\nMODEL: %s (%s)\n  one attention layer: B = %lld sequence%s (fasim's "
+            "choice) x H = %lld heads,\n  N = %lld, d = %lld; the model has %lld such layers. "
+            "Traffic in GB (10^9 bytes):\n", m->title, m->source, (long long)sim_shape_B(sh),
             sim_shape_B(sh) == 1 ? "" : "s", (long long)sim_shape_H(sh), (long long)sh->N,
             (long long)sh->d, (long long)m->layers);
     double gb[SIM_PASS_COUNT + 1][SIM_ALGO_COUNT] = { { 0 } };
@@ -1075,17 +1102,18 @@ void sim_report_text(FILE *out, const sim_report *rep)
         snprintf(mask, sizeof mask, "causal, window W = %lld", (long long)sh->window);
     else
         snprintf(mask, sizeof mask, "%s", sh->causal ? "causal" : "not causal");
-    fprintf(out, "fasim %s  %s, d = %lld, %s, M = %s (%s B), %s\n", FASIM_VERSION, lens,
-            (long long)sh->d, sim_dtype_name(dt), b1, b2, mask);
+    char head[160];
+    const int hn = snprintf(head, sizeof head, "fasim %s  %s, d = %lld, %s, M = %s (%s B),",
+                            FASIM_VERSION, lens, (long long)sh->d, sim_dtype_name(dt), b1, b2);
+    fprintf(out, "%s%s%s\n", head, hn + 1 + (int)strlen(mask) > 80 ? "\n" : " ", mask);
     if (rep->req.model)
-        fprintf(out, "preset %s: %s; the batch is fasim's choice\n", rep->req.model->name,
-                rep->req.model->title);
+        fprintf(out, "preset %s: %s\n", rep->req.model->name, rep->req.model->title);
     const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
     if (B > 1 || H > 1) {
         char heads[40];
         sim_format_count(heads, sizeof heads, (uint64_t)(B * H));
         if (G < H)
-            fprintf(out, "batch B = %lld, H = %lld query heads on G = %lld key/value heads: "
+            fprintf(out, "batch B = %lld, H = %lld query heads on G = %lld key/value heads:\n"
                     "counts for all %s heads\n", (long long)B, (long long)H, (long long)G,
                     heads);
         else
@@ -1107,7 +1135,7 @@ void sim_report_text(FILE *out, const sim_report *rep)
         if (q == SIM_BWD)
             fprintf(out, "\n== BACKWARD PASS: dQ, dK, dV from dO (naive: FlashAttention "
                     "Algorithm 3; fa1:\n   its Algorithm 4; fa2: FlashAttention-2 Algorithm "
-                    "2), recomputing from L or l, m ==\n");
+                    "2), recomputing from L\n   or l, m ==\n");
         else if (passes & (1 << SIM_BWD))
             fprintf(out, "\n== FORWARD PASS ==\n");
         sim_report view;

@@ -296,16 +296,18 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     h.split = -1;
 
     int rc = 0;
-    int64_t n_el[SIM_TENSOR_COUNT];
+    int64_t n_el[SIM_TENSOR_COUNT] = { 0 };
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         int64_t dims[2];
         tensor_shape(sh, (sim_tensor)t, dims);
         h.hbm_ld[t] = dims[1];
+        /* Sizes only where data is held: count-only shapes may be far too
+         * large for a product of them (the counts are checked, not these). */
+        if (!h.compute || !needs(algo, sh, (sim_tensor)t))
+            continue;
         n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
         if (sh->page > 0 && (t == SIM_K || t == SIM_V))      /* the pool: whole pages */
             n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_shape_pages(sh) * sh->page * dims[1];
-        if (!h.compute || !needs(algo, sh, (sim_tensor)t))
-            continue;
         h.hbm[t] = calloc((size_t)n_el[t], sizeof(float));
         if (!h.hbm[t]) {
             snprintf(err, errlen, "out of memory for tensor %s (%lld floats)",

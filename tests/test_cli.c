@@ -1166,6 +1166,19 @@ static void test_paged_report(void **state)
     CHECK(&r, strstr(r.out, "PAGED KV: K and V in pages of P = 9 rows") != NULL,
           "no PAGED KV section");
     CHECK(&r, strstr(r.out, "PT read (4 B)") != NULL, "no PT row in the traffic table");
+    check_80_columns(&r);
+    run_free(&r);
+
+    /* The widest case: huge counts in four columns, paged, split, GQA. */
+    RUN(&r, "--Nq", "1", "--Nk", "1024G", "--causal", "--window", "1K", "--page-size", "16",
+        "--count-only", "--splits", "8", "--heads", "64", "--kv-heads", "8", "--batch", "64",
+        "--algo", "fa2");
+    expect_exit(&r, 0);
+    check_80_columns(&r);
+    run_free(&r);
+    RUN(&r, "--N", "64", "--page-size", "65");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "must not exceed N_k") != NULL, "page larger than N_k");
     run_free(&r);
 
     const char *algos[3] = { "naive", "fa1", "fa2" };
@@ -1249,13 +1262,37 @@ static void test_presets(void **state)
 
     RUN(&r, "--preset", "mistral-7b", "--N", "512", "--batch", "1");
     expect_exit(&r, 0);
+    check_80_columns(&r);
     CHECK(&r, strstr(r.out, "causal, window W = 4096") != NULL, "mistral-7b's window");
     CHECK(&r, strstr(r.out, "MODEL: Mistral 7B") != NULL, "no MODEL section");
     CHECK(&r, strstr(r.out, "all 32 layers") != NULL, "no all-layers row");
     run_free(&r);
 
+    /* --Nq or --Nk change one side of the preset's length; --heads alone
+     * leaves one K, V head per query head. */
+    RUN(&r, "--preset", "llama2-7b", "--Nq", "1", "--pass", "fwd", "--count-only", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, jget_u64(&r, "config.N") == 1 && jget_u64(&r, "config.Nk") == 4096,
+          "--Nq 1 beside llama2-7b: N_k stays 4096");
+    run_free(&r);
+    RUN(&r, "--preset", "llama2-70b", "--heads", "16", "--count-only", "--json", "--N", "256");
+    expect_exit(&r, 0);
+    CHECK(&r, jget_u64(&r, "config.heads") == 16 && jget_u64(&r, "config.kv_heads") == 16,
+          "--heads alone beside a GQA preset");
+    run_free(&r);
+    RUN(&r, "--preset", "llama2-70b", "--pass", "both");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "--preset llama2-70b set") != NULL, "the preset's values named");
+    run_free(&r);
+
+    RUN(&r, "--preset", "gpt2-medium");
+    expect_exit(&r, 0);
+    check_80_columns(&r);
+    run_free(&r);
+
     RUN(&r, "--preset", "list");
     expect_exit(&r, 0);
+    check_80_columns(&r);
     static const char *const names[] = { "gpt2-small", "gpt2-medium", "bert-large",
                                          "llama2-7b", "llama2-70b", "llama3-8b",
                                          "mistral-7b" };

@@ -771,7 +771,7 @@ static void test_paged_same_bits(void **state)
                 fail_msg("%s", err);
             for (int seed = 0; seed < 2; seed++) {
                 sim_shape paged = flat;
-                paged.page = tu_rand_range(&rng, 1, 12);
+                paged.page = tu_rand_range(&rng, 1, sh.Nk < 12 ? sh.Nk : 12);
                 paged.page_seed = 31u + (uint64_t)seed;
                 assert_int_equal(sim_plan_make(a, &paged, Br, Bc, SIM_PLAN_USER, &p), 0);
                 if (sim_run_inputs(a, &paged, &p, &in, NULL, &got[seed], err, sizeof err) != 0)

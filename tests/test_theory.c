@@ -717,6 +717,8 @@ static void test_random_paged(void **state)
             sh.splits = tu_rand_range(&rng, 2, Tc < 9 ? Tc : 9);
         const int64_t pick = tu_rand_range(&rng, 0, 2);
         sh.page = pick == 0 ? tu_rand_range(&rng, 1, 8) : pick == 1 ? Bc : tu_rand_range(&rng, 1, 64);
+        if (sh.page > sh.Nk)
+            sh.page = sh.Nk;                      /* at most N_k: one page holds every key */
         sh.M = 64u << 20;
         sim_plan p;
         plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N + 3), Bc, &p);
@@ -743,7 +745,7 @@ static void test_paged_boundaries(void **state)
         sim_shape sh = { .N = tu_rand_range(&rng, 1, 300), .d = tu_rand_range(&rng, 1, 64),
                          .M = 64u << 20, .dtype = SIM_FP16 };
         sh.Nk = sh.N + tu_rand_range(&rng, 0, 2000);
-        sh.page = tu_rand_range(&rng, 1, 300);
+        sh.page = tu_rand_range(&rng, 1, sh.Nk < 300 ? sh.Nk : 300);
         const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
         sim_plan p;
         plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N), tu_rand_range(&rng, 1, sh.Nk), &p);

@@ -69,12 +69,14 @@ static void draw_title(const viz_model *m, viz_canvas *c)
                  (long long)sim_shape_Nk(&in->sh));
     else
         snprintf(lens, sizeof lens, "N=%lld", (long long)in->sh.N);
-    viz_canvas_printf(c, 0, 0, -1, VIZ_ST_TITLE,
-                      "fasim view  %s  %s d=%lld %s M=%s B  B_r=%lld B_c=%lld%s%s", what, lens,
-                      (long long)in->sh.d, sim_dtype_name(in->sh.dtype), mb,
-                      (long long)in->plan.Br, (long long)in->plan.Bc,
-                      in->sh.causal ? "  causal" : "",
-                      in->computed || in->refused ? "" : "  count-only");
+    char title[256];
+    snprintf(title, sizeof title, "fasim view  %s  %s d=%lld %s M=%s B  B_r=%lld B_c=%lld%s%s",
+             what, lens, (long long)in->sh.d, sim_dtype_name(in->sh.dtype), mb,
+             (long long)in->plan.Br, (long long)in->plan.Bc, in->sh.causal ? "  causal" : "",
+             in->computed || in->refused ? "" : "  count-only");
+    /* Long shapes (decoding, split-KV): the program's name gives way first. */
+    const char *t = strlen(title) > MIN_W ? title + strlen("fasim view  ") : title;
+    viz_canvas_text(c, 0, 0, -1, VIZ_ST_TITLE, t);
 }
 
 static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
@@ -100,15 +102,19 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
                       (long long)st->i + 1,
                       (long long)((in->sh.N + in->plan.Bs_r - 1) / in->plan.Bs_r),
                       (long long)in->plan.Bs_r);
+    else if (st->split >= 0 && st->i >= 0)      /* split-KV: the split first, shorter */
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "   split %lld of %lld   i = %lld of %lld",
+                      (long long)st->split + 1, (long long)in->sh.splits,
+                      (long long)st->i + 1, (long long)in->plan.Tr);
     else if (st->i >= 0)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "   i = %lld of T_r = %lld",
                       (long long)st->i + 1, (long long)in->plan.Tr);
-    if (st->j >= 0)
+    if (st->j >= 0 && st->split >= 0)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "   j = %lld of %lld",
+                      (long long)st->j + 1, (long long)in->plan.Tc);
+    else if (st->j >= 0)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "   j = %lld of T_c = %lld",
                       (long long)st->j + 1, (long long)in->plan.Tc);
-    if (st->split >= 0)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   split %lld of S = %lld",
-                      (long long)st->split + 1, (long long)in->sh.splits);
     if (st->pass)
         snprintf(buf + n, sizeof buf - (size_t)n, "   pass %d of 3 (%s)", st->pass,
                  st->pass == 1 ? "row max" : st->pass == 2 ? "row sum" : "normalise");

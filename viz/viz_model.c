@@ -882,9 +882,11 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
     if (sh->N > (INT64_C(1) << 30) || sh->d > (INT64_C(1) << 20) ||
         sim_shape_Nk(sh) > (INT64_C(1) << 30) ||
         sim_shape_S(sh) > (INT64_C(1) << 30) / sh->N) {
-        snprintf(err, errlen, "N = %lld, d = %lld: too large to step through; the view "
-                 "takes N <= 2^30 (use the report, 'fasim --N ...', for larger runs)",
-                 (long long)sh->N, (long long)sh->d);
+        snprintf(err, errlen, "N_q = %lld, N_k = %lld, d = %lld%s: too large to step "
+                 "through; the view takes N_q, N_k and S N_q up to 2^30 and d up to 2^20 (use "
+                 "the report, 'fasim --N ...', for larger runs)", (long long)sh->N,
+                 (long long)sim_shape_Nk(sh), (long long)sh->d,
+                 sh->splits > 1 ? ", with splits" : "");
         return VIZ_EUSAGE;
     }
     viz_model *m = calloc(1, sizeof *m);
