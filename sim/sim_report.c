@@ -455,6 +455,40 @@ static void cell(FILE *out, const char *s)
     fprintf(out, "%*s", COL_W, s);
 }
 
+/* A table's header row: the title in the label column, then one column per
+ * run ("naive", ..., "fa2 S=8"). */
+static void runs_header(FILE *out, const sim_report *rep, const char *title)
+{
+    char lb[32];
+    fprintf(out, "%-*s", LABEL_W, title);
+    for (int k = 0; k < rep->nruns; k++)
+        cell(out, run_label(&rep->runs[k], lb, sizeof lb));
+    fputc('\n', out);
+}
+
+/* The same with one column per loop order marked in show[]. */
+static void algos_header(FILE *out, const char *title, const int show[SIM_ALGO_COUNT])
+{
+    fprintf(out, "%-*s", LABEL_W, title);
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (show[a])
+            cell(out, sim_algo_name((sim_algo)a));
+    fputc('\n', out);
+}
+
+/* Scale *v by powers of 1000 below 1000 and return the decimal suffix
+ * ('k', 'M', ... 'E'), or ' ' when it is below 1000 already. */
+static char decimal_scale(double *v)
+{
+    static const char unit[] = "kMGTPE";
+    int u = -1;
+    while (*v >= 999.95 && u < 5) {
+        *v /= 1000.0;
+        u++;
+    }
+    return u < 0 ? ' ' : unit[u];
+}
+
 /* A count, exact when it fits the column (COL_W - 1 characters), else to
  * four significant digits with a decimal suffix ("97.17 G"): four columns
  * of 10^11 would not fit 80 columns. The JSON is always exact. */
@@ -463,14 +497,9 @@ static void count_cell(FILE *out, uint64_t n)
     char b[40];
     sim_format_count(b, sizeof b, n);
     if ((int)strlen(b) > COL_W - 1) {
-        static const char unit[] = "kMGTPE";
         double v = (double)n;
-        int u = -1;
-        while (v >= 999.95 && u < 5) {
-            v /= 1000.0;
-            u++;
-        }
-        snprintf(b, sizeof b, "%.2f %c", v, unit[u < 0 ? 0 : u]);
+        const char u = decimal_scale(&v);
+        snprintf(b, sizeof b, "%.2f %c", v, u);
     }
     cell(out, b);
 }
@@ -621,7 +650,7 @@ static void paged_text(FILE *out, const sim_report *rep)
         return;
     const int64_t pages = sim_shape_pages(sh);
     const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
-    char b1[40], b2[40], b3[40], lb[32];
+    char b1[40], b2[40], b3[40];
     sim_format_count(b1, sizeof b1, (uint64_t)sh->page);
     fprintf(out, "\nPAGED KV: K and V in pages of P = %s rows, placed in a pool by a page "
             "table\n", b1);
@@ -631,10 +660,7 @@ static void paged_text(FILE *out, const sim_report *rep)
     fprintf(out, "  pages per key/value head: %s; in the pool: %s\n", b1, b2);
     fprintf(out, "  the table: %s (4 B an entry), placed by seed %llu\n", b3,
             (unsigned long long)sh->page_seed);
-    fprintf(out, "%-*s", LABEL_W, "");
-    for (int k = 0; k < rep->nruns; k++)
-        cell(out, run_label(&rep->runs[k], lb, sizeof lb));
-    fputc('\n', out);
+    runs_header(out, rep, "");
     static const char *const rows[] = { "K+V tiles loaded", "K+V transfers, paged",
                                         "table entries read", "table transfers",
                                         "bytes / contiguous" };
@@ -686,10 +712,8 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         COL_W = (80 - LABEL_W) / rep->nruns;
 
     /* Header row. */
-    fprintf(out, "\n%-*s", LABEL_W, "TILE PLAN");
-    for (int k = 0; k < rep->nruns; k++)
-        cell(out, run_label(&rep->runs[k], lb, sizeof lb));
     fputc('\n', out);
+    runs_header(out, rep, "TILE PLAN");
 
     row_label(out, "B_r x B_c");
     for (int k = 0; k < rep->nruns; k++) {
@@ -729,15 +753,10 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
              * (millions of blocks) say the share instead of running into
              * the next column. */
             if ((int)strlen(b1) > COL_W - 1) {
-                static const char unit[] = "KMGTPE";
                 double v = (double)all;
-                int u = -1;
-                while (v >= 999.95 && u < 5) {
-                    v /= 1000.0;
-                    u++;
-                }
+                const char u = decimal_scale(&v);
                 snprintf(b1, sizeof b1, "%.2f%% of %.1f%c", 100.0 * (double)(all - seen) /
-                         (double)all, v, u < 0 ? ' ' : unit[u]);
+                         (double)all, v, u);
             }
             if ((int)strlen(b1) > COL_W - 1)     /* narrow columns: the share alone */
                 snprintf(b1, sizeof b1, "%.2f%%", 100.0 * (double)(all - seen) / (double)all);
@@ -758,10 +777,8 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     fputc('\n', out);
 
     /* Traffic per tensor and direction. */
-    fprintf(out, "\n%-*s", LABEL_W, "HBM TRAFFIC, elements");
-    for (int k = 0; k < rep->nruns; k++)
-        cell(out, run_label(&rep->runs[k], lb, sizeof lb));
     fputc('\n', out);
+    runs_header(out, rep, "HBM TRAFFIC, elements");
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         for (int dir = 0; dir < 2; dir++) {
             int any = 0;
@@ -863,10 +880,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         fprintf(out, "\nROOFLINE on %s: HBM %s GB/s, %s %.1f TFLOP/s\n", g->title, b2,
                 dt == SIM_FP32 ? "fp32" : "fp16/bf16 dense", sim_gpu_peak_flops(g, dt) * 1e-12);
         fprintf(out, "a lower bound on time: the whole GPU at peak rate and full bandwidth\n");
-        fprintf(out, "%-*s", LABEL_W, "  estimate");
-        for (int k = 0; k < rep->nruns; k++)
-            cell(out, run_label(&rep->runs[k], lb, sizeof lb));
-        fputc('\n', out);
+        runs_header(out, rep, "  estimate");
         static const char *const rows[] = { "FLOPs, 4d per score", "HBM time, bytes/BW",
                                             "math time, FLOPs/pk", "estimate, the larger",
                                             "binds", "FLOP per HBM byte" };
@@ -897,10 +911,8 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
 
     /* Numerics. */
     if (rep->computed) {
-        fprintf(out, "\n%-*s", LABEL_W, "ERROR vs float64");
-        for (int k = 0; k < rep->nruns; k++)
-            cell(out, run_label(&rep->runs[k], lb, sizeof lb));
         fputc('\n', out);
+        runs_header(out, rep, "ERROR vs float64");
         static const char *const grad[3] = { "dQ", "dK", "dV" };
         for (int g = 0; g < (pass == SIM_BWD ? 3 : 1); g++) {
             const char *t = pass == SIM_BWD ? grad[g] : "O";
@@ -1005,11 +1017,11 @@ static void totals_text(FILE *out, const sim_report *rep)
     uint64_t tot[SIM_ALGO_COUNT];
     int both[SIM_ALGO_COUNT];
     const double naive = step_totals(rep, tot, both);
-    fprintf(out, "\n%-*s", LABEL_W, "FORWARD + BACKWARD");
+    int show[SIM_ALGO_COUNT];
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
-        if (both[a] == 3)
-            cell(out, sim_algo_name((sim_algo)a));
+        show[a] = both[a] == 3;
     fputc('\n', out);
+    algos_header(out, "FORWARD + BACKWARD", show);
     char b1[40];
     row_label(out, "total bytes");
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
@@ -1053,11 +1065,7 @@ static void model_text(FILE *out, const sim_report *rep)
         ran[r->algo] = 1;
         passes |= 1 << r->pass;
     }
-    fprintf(out, "%-*s", LABEL_W, "");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
-        if (ran[a])
-            cell(out, sim_algo_name((sim_algo)a));
-    fputc('\n', out);
+    algos_header(out, "", ran);
     char b1[48];
     for (int row = 0; row <= SIM_PASS_COUNT + 1; row++) {
         const int q = row < SIM_PASS_COUNT ? row : SIM_PASS_COUNT;

@@ -1126,6 +1126,23 @@ static void test_out_seeded(void **state)
     run_free(&r);
 }
 
+/* Two files of the temporary directory hold the same bytes, more than
+ * min_len of them. */
+static void assert_same_file(const char *name1, const char *name2, size_t min_len)
+{
+    char p1[512], p2[512];
+    size_t l1, l2;
+    char *f1 = slurp(tu_path(p1, sizeof p1, name1), &l1);
+    char *f2 = slurp(tu_path(p2, sizeof p2, name2), &l2);
+    assert_non_null(f1);
+    assert_non_null(f2);
+    assert_true(l1 > min_len);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(f1, f2, l1);
+    free(f1);
+    free(f2);
+}
+
 /* Paged KV from the command line: the section and the JSON keys, a count
  * worked out here (FA1 loads each key block once, one transfer per page it
  * touches), and the output of paged KV byte for byte that of contiguous. */
@@ -1191,16 +1208,7 @@ static void test_paged_report(void **state)
             "--page-size", "5", "--out", "@o_paged.npy");
         expect_exit(&r, 0);
         run_free(&r);
-        char a[512], b[512];
-        size_t la, lb;
-        char *fa = slurp(tu_path(a, sizeof a, "o_flat.npy"), &la);
-        char *fb = slurp(tu_path(b, sizeof b, "o_paged.npy"), &lb);
-        assert_non_null(fa);
-        assert_non_null(fb);
-        assert_int_equal(la, lb);
-        assert_memory_equal(fa, fb, la);
-        free(fa);
-        free(fb);
+        assert_same_file("o_flat.npy", "o_paged.npy", 128);
     }
 }
 
@@ -1479,17 +1487,7 @@ static void test_deterministic(void **state)
     RUN(&b, "--algo", "naive", "--N", "100", "--d", "16", "--seed", "7", "--out", "@det2.npy");
     expect_exit(&a, 0);
     expect_exit(&b, 0);
-    char p1[512], p2[512];
-    size_t l1, l2;
-    char *f1 = slurp(tu_path(p1, sizeof p1, "det1.npy"), &l1);
-    char *f2 = slurp(tu_path(p2, sizeof p2, "det2.npy"), &l2);
-    assert_non_null(f1);
-    assert_non_null(f2);
-    assert_true(l1 > 128);
-    assert_int_equal(l1, l2);
-    assert_memory_equal(f1, f2, l1);
-    free(f1);
-    free(f2);
+    assert_same_file("det1.npy", "det2.npy", 128);
     run_free(&a);
     run_free(&b);
 }

@@ -25,6 +25,27 @@ static uint64_t plan_bytes(const sim_plan *p, const sim_shape *sh, uint64_t *ste
     return sim_counts_read_bytes(&c, sh->dtype) + sim_counts_write_bytes(&c, sh->dtype);
 }
 
+/* The candidates of one axis of length len, as the plan search documents
+ * them: multiples of 16 up to 4096, powers of two above, len itself, and with
+ * `small` also 1, 2, 4, 8. */
+static int axis_cands(int64_t len, int small, int64_t *cand)
+{
+    int n = 0;
+    if (small)
+        for (int64_t b = 1; b < 16 && b <= len; b *= 2)
+            cand[n++] = b;
+    for (int64_t b = 16; b <= len && b <= 4096; b += 16)
+        cand[n++] = b;
+    for (int64_t b = 8192; b <= len; b *= 2)
+        cand[n++] = b;
+    int listed = 0;
+    for (int k = 0; k < n; k++)
+        listed |= cand[k] == len;
+    if (!listed)
+        cand[n++] = len;
+    return n;
+}
+
 /* Exhaustive: every pair of candidate sizes (multiples of 16 up to 4096,
  * powers of two above it, and N; the small powers of two only when nothing
  * else fits), built here as a list rather than indexed as sim_plan.c does. */
@@ -34,19 +55,7 @@ static int exhaustive(sim_algo a, const sim_shape *sh, uint64_t *best_bytes,
     int found = 0;
     for (int small = 0; small <= 1 && !found; small++) {
         int64_t cand[4096];
-        int n = 0;
-        if (small)
-            for (int64_t b = 1; b < 16 && b <= sh->N; b *= 2)
-                cand[n++] = b;
-        for (int64_t b = 16; b <= sh->N && b <= 4096; b += 16)
-            cand[n++] = b;
-        for (int64_t b = 8192; b <= sh->N; b *= 2)
-            cand[n++] = b;
-        int listed = 0;
-        for (int k = 0; k < n; k++)
-            listed |= cand[k] == sh->N;
-        if (!listed)
-            cand[n++] = sh->N;
+        const int n = axis_cands(sh->N, small, cand);
         for (int x = 0; x < n; x++)
             for (int y = 0; y < n; y++) {
                 sim_plan p;
@@ -324,27 +333,6 @@ static void on_event(void *ctx, const sim_event *ev)
         break;
     default: break;
     }
-}
-
-/* The candidates of one axis of length len, as the plan search documents
- * them: multiples of 16 up to 4096, powers of two above, len itself, and with
- * `small` also 1, 2, 4, 8. */
-static int axis_cands(int64_t len, int small, int64_t *cand)
-{
-    int n = 0;
-    if (small)
-        for (int64_t b = 1; b < 16 && b <= len; b *= 2)
-            cand[n++] = b;
-    for (int64_t b = 16; b <= len && b <= 4096; b += 16)
-        cand[n++] = b;
-    for (int64_t b = 8192; b <= len; b *= 2)
-        cand[n++] = b;
-    int listed = 0;
-    for (int k = 0; k < n; k++)
-        listed |= cand[k] == len;
-    if (!listed)
-        cand[n++] = len;
-    return n;
 }
 
 /* Split-KV's best plan is the best of the fitting pairs with T_c >= S, found
