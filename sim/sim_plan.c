@@ -331,8 +331,9 @@ static score evaluate(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc
     if (sim_plan_make(algo, sh, Br, Bc, SIM_PLAN_AUTO, tmp) != 0 || !tmp->fits ||
         tmp->Tc < sim_shape_S(sh))           /* split-KV: a key block per split at least */
         return s;
-    /* Paged KV is scored as contiguous (its extra transfers and table reads
-     * are small and cost a pass over the key blocks to count); the chosen
+    /* Paged KV is scored as contiguous: it moves the same elements, adds
+     * only the table's 4-byte entries, and under a mask in FA2 its count is
+     * a pass over the key blocks, too slow for every candidate. The chosen
      * plan's paged counts are exact afterwards. */
     sim_shape flat = *sh;
     flat.page = 0;
