@@ -3,7 +3,7 @@
  * claims (built in), or a user's claims file, and print each claim, its
  * configuration, what fasim measures and the verdict.
  *
- * The checks and the file format live in sim/sim_claims.c; this file reads
+ * The checks and the file format live in study/sim_claims.c; this file reads
  * the file, dispatches and formats. Exit status: 0 when every claim was
  * checked (whatever the verdicts), 2 for bad usage (a malformed claims line,
  * a configuration no plan fits), 1 for other failures (I/O).

@@ -3,8 +3,8 @@
  * the table and fits (text, --json or --csv), draw a progress bar on a
  * terminal, and write (and, with gnuplot installed, render) --plot.
  *
- * All the work is in sim/sim_sweep.c and sim/sim_plot.c; this file only
- * parses, dispatches and formats (DESIGN.md, Layers). Exit status: 0, 2 for
+ * All the work is in study/sim_sweep.c and study/sim_plot.c; this file only
+ * parses, dispatches and formats (docs/ARCHITECTURE.md, Layers). Exit status: 0, 2 for
  * bad usage (a malformed --vary, an unknown parameter, an empty range, a
  * plan that does not fit), 1 for other failures (I/O, gnuplot failing).
  */

@@ -1,6 +1,6 @@
 /*
  * main.c — the fasim executable: parse, dispatch, format. No algorithm
- * lives here (DESIGN.md, Layers).
+ * lives here (docs/ARCHITECTURE.md, Layers).
  *
  * Results go to stdout, diagnostics to stderr. Exit status: 0 success,
  * 2 bad usage, 1 other failures (bad .npy data, I/O, memory).

@@ -20,7 +20,7 @@
  * of a grid run one after another. So a kernel that forgets a barrier, or
  * reads shared memory it never wrote, misbehaves on the CPU path as on a GPU.
  *
- * Bit identity with the simulator (DESIGN.md, Numerics): threads of a block
+ * Bit identity with the simulator (docs/ARCHITECTURE.md, Numerics): threads of a block
  * split the ROWS of a tile; each thread computes whole dot products and whole
  * rows with the ref_ primitives of reference/ref_tile.h, in the simulator's
  * order. Parallelism therefore never reorders a floating-point operation.

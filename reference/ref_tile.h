@@ -5,7 +5,7 @@
  * CPU path) computes attention through these functions and nothing else, so
  * that all of them produce the same bits for the same inputs.
  *
- * Contract for bit reproducibility (DESIGN.md, "Numerics"):
+ * Contract for bit reproducibility (docs/ARCHITECTURE.md, "Numerics"):
  *   - fixed operation order: every sum runs over its index from 0 upwards, one
  *     term at a time; products that are fused are written as fmaf, and nothing
  *     else is fused (the build uses -ffp-contract=off, and -fmad=false in CUDA);

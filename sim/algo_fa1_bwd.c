@@ -7,7 +7,7 @@
  * forward pass. K_j, V_j and the accumulators dK_j, dV_j stay on chip for the
  * inner loop; line 10 loads Q_i, O_i, dO_i, dQ_i, l_i, m_i at every inner
  * step, P_ij is recomputed from the forward's statistics (line 13:
- * P = diag(l_i)^-1 exp(S_ij - m_i), not an online softmax: SEED-NOTES row 12),
+ * P = diag(l_i)^-1 exp(S_ij - m_i), not an online softmax: docs/ARCHITECTURE.md, errors row 12),
  * D_i = rowsum(dO_i o O_i) is recomputed on chip (line 19), and line 21
  * writes dQ_i back to HBM at every step. Line 5 initialises dQ, dK and dV to
  * zero in HBM (writes, as the forward's line 2 is counted).

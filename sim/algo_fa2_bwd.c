@@ -6,7 +6,7 @@
  * dV_j are accumulated on chip and written once (line 18), while dQ_i is
  * accumulated in HBM by read-modify-write at every inner step (line 15).
  * P_ij is recomputed from the forward's logsumexp L alone (line 11:
- * P = exp(S_ij - L_i); SEED-NOTES row 12: no online softmax here), and
+ * P = exp(S_ij - L_i); docs/ARCHITECTURE.md, errors row 12: no online softmax here), and
  * D = rowsum(dO o O) is computed once, before the loops, and stored (line 4).
  *
  * Two departures from the letter of the pseudocode, both to avoid counting

@@ -8,7 +8,7 @@
  * what the run measures. Sizes, with e = bytes of the run's dtype:
  *   inputs and outputs held on chip (Q_i, K_j, V_j, P_ij in the naive order)
  *   take e bytes per element; accumulators (S_ij, O_i) and the statistics
- *   (m, l) are fp32, 4 bytes (DESIGN.md, "The IO model").
+ *   (m, l) are fp32, 4 bytes (docs/ARCHITECTURE.md, "The IO model").
  */
 #include "sim.h"
 

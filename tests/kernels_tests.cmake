@@ -1,4 +1,4 @@
-# Tests of kernels/ (issue 5): the CPU path of the kernel source against the
+# Tests of kernels/: the CPU path of the kernel source against the
 # simulator, and ptxas's report on the CUDA build (label kernels), the same on a GPU (label gpu; skipped, exit 77,
 # without a CUDA build or device), and `fasim gpu` end to end (label cli).
 
@@ -30,5 +30,5 @@ else()
   fasim_test(test_ptxas LABEL kernels LIBS fasim_kernels)
 endif()
 if(TARGET fasim AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_cli.c)
-  fasim_test(test_gpu_cli LABEL cli LIBS fasim_sim ARGS $<TARGET_FILE:fasim>)
+  fasim_test(test_gpu_cli LABEL cli LIBS fasim_sim fasim_io ARGS $<TARGET_FILE:fasim>)
 endif()

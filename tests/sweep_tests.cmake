@@ -1,5 +1,5 @@
-# Sweeps, fits, plots, claims and hardware presets (issue 6).
-fasim_test(test_fit       LABEL unit LIBS fasim_sim m)
-fasim_test(test_sweep     LABEL unit LIBS fasim_sim m)
-fasim_test(test_claims    LABEL unit LIBS fasim_sim m)
-fasim_test(test_sweep_cli LABEL cli  LIBS fasim_sim ARGS $<TARGET_FILE:fasim>)
+# Sweeps, fits, plots, claims and hardware presets.
+fasim_test(test_fit       LABEL unit LIBS fasim_study m)
+fasim_test(test_sweep     LABEL unit LIBS fasim_study m)
+fasim_test(test_claims    LABEL unit LIBS fasim_study m)
+fasim_test(test_sweep_cli LABEL cli  LIBS fasim_study ARGS $<TARGET_FILE:fasim>)

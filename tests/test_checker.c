@@ -3,7 +3,7 @@
  * to the same comparisons the other tests use, and must be caught.
  *
  * The wrong attention is the online-softmax update of the seed document
- * (SEED-NOTES row 6): P = exp(S - m_new) and then l and P V multiplied by
+ * (docs/ARCHITECTURE.md, errors row 6): P = exp(S - m_new) and then l and P V multiplied by
  * exp(m_curr - m_new) again, which scales the current block twice whenever an
  * earlier block held the larger maximum.
  */

@@ -40,7 +40,7 @@ static sim_claim_outcome check(const sim_builtin_claim *c, sim_engine e)
     return o;
 }
 
-/* The verdicts SEED-NOTES.md leads to, computed now. */
+/* The verdicts on the errors of docs/ARCHITECTURE.md, computed now. */
 static void builtin_verdicts(void **state)
 {
     (void)state;

@@ -168,7 +168,7 @@ static void test_bf16_against_oracle(void **state)
 }
 
 /* Logits of magnitude in the thousands: exp(s) alone would overflow fp32 at
- * s > 88.7 (SEED-NOTES row 7); the shifted exponentials do not, and the
+ * s > 88.7 (docs/ARCHITECTURE.md, errors row 7); the shifted exponentials do not, and the
  * result is as exact as float32 logits allow. A float32 dot product of d terms
  * errs by at most d 2^-24 sum_t |q_t k_t| (the classic gamma_d bound), the
  * scale adds 2^-24 |s|; a logit error e changes a probability by a factor

@@ -224,7 +224,7 @@ static void test_paper_plan(void **state)
     assert_int_equal(2 * Br * d + 2 * Bc * d + Br * Bc, 4 * d + 1);
 }
 
-/* SEED-NOTES row 5: B_r = B_c = 128, d = 128, fp16. */
+/* docs/ARCHITECTURE.md, errors row 5: B_r = B_c = 128, d = 128, fp16. */
 static void test_seed_sram_sum(void **state)
 {
     (void)state;

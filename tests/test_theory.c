@@ -469,7 +469,7 @@ static void test_visited_blocks(void **state)
                 count += (uint64_t)pair_visible(&sh, min64(Br, sh.N), min64(Bc, sh.Nk), i, j);
         assert_int_equal(sim_theory_visited(&sh, min64(Br, sh.N), min64(Bc, sh.Nk)), count);
     }
-    /* Square blocks dividing N: T(T+1)/2 of T^2 (SEED-NOTES row 10). */
+    /* Square blocks dividing N: T(T+1)/2 of T^2 (docs/ARCHITECTURE.md, errors row 10). */
     for (int64_t T = 1; T <= 64; T++)
         assert_int_equal(sim_theory_visited_blocks(T * 32, 32, 32, 1), (uint64_t)(T * (T + 1) / 2));
     /* A window of one block, blocks aligned: the diagonal and the block

@@ -2,7 +2,7 @@
  * viz_curses.h — the interactive terminal view (ncurses). The only part of
  * fasim that includes curses is viz_curses.c; this header does not.
  *
- * Terminal hygiene (DESIGN.md, STYLE.md): the terminal is restored (endwin)
+ * Terminal hygiene (docs/ARCHITECTURE.md, Layers): the terminal is restored (endwin)
  * on every way out — q, errors, SIGINT, SIGTERM, SIGHUP — before anything is
  * printed; resizes (SIGWINCH, seen as KEY_RESIZE) redraw at the new size.
  * Colour is used only when the terminal has it and NO_COLOR is unset; every

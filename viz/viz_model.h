@@ -1,6 +1,6 @@
 /*
  * viz_model.h — the view model of one simulator run, independent of any
- * renderer (DESIGN.md, Layers: viz/ draws a run; sim/ never includes curses
+ * renderer (docs/ARCHITECTURE.md, Layers: viz/ draws a run; sim/ never includes curses
  * or SDL, and neither does this header).
  *
  * What it is. viz_model_build() runs the simulator once (sim_run) with an

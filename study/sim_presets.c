@@ -124,7 +124,7 @@ void sim_gpu_print_table(FILE *out)
     fprintf(out, "\nM is the largest shared memory one thread block may use (opt-in). "
             "fp16 is the\ndense tensor-core rate (bf16 the same); fp32 is without tensor "
             "cores.\nSources: NVIDIA datasheets and whitepapers, CUDA C++ Programming Guide\n"
-            "(cited per number in sim/sim_presets.c).\n");
+            "(cited per number in study/sim_presets.c).\n");
 }
 
 /* ---- model presets ------------------------------------------------------
@@ -207,7 +207,7 @@ void sim_model_print_table(FILE *out)
             "all the\nlayers. The batch is fasim's choice (--batch changes it, as any option "
             "given\nbeside --preset overrides it). The GQA models run the forward pass "
             "(prefill):\nthe backward with G < H is not simulated. Sources: each model's "
-            "paper and\nreleased configuration (cited in sim/sim_presets.c).\n");
+            "paper and\nreleased configuration (cited in study/sim_presets.c).\n");
 }
 
 /* ---- roofline ---------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /*
- * test_lessons_1_5.c — lessons 1-5 (softmax-overflow, online-softmax, merge,
+ * test_lessons_softmax.c — lessons 1-5 (softmax-overflow, online-softmax, merge,
  * online-attention, a-common-bug), end to end.
  *
  * argv[1] is the fasim binary, argv[2] the folder of golden files
@@ -681,7 +681,7 @@ static void test_list_and_help(void **state)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: test_lessons_1_5 path/to/fasim path/to/golden\n");
+        fprintf(stderr, "usage: test_lessons_softmax path/to/fasim path/to/golden\n");
         return 2;
     }
     g_fasim = argv[1];

@@ -11,11 +11,10 @@
 #include "ref_oracle.h"
 #include "sim.h"
 #include "sim_presets.h"
+#include "sim_status.h"
 
 typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
 
-/* Exit statuses shared with the CLI: 2 bad usage, 1 other failures. */
-enum { SIM_OK = 0, SIM_EFAIL = 1, SIM_EUSAGE = 2 };
 
 /* Defaults for the resource limits (each raised by a CLI flag). */
 #define SIM_DEFAULT_MAX_MEM   (4ull << 30)      /* compute-mode host memory  */

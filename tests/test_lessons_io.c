@@ -1,5 +1,5 @@
 /*
- * test_lessons_6_9.c — lessons 6-9 (tiling-budget, io-complexity, loop-order,
+ * test_lessons_io.c — lessons 6-9 (tiling-budget, io-complexity, loop-order,
  * causal), end to end.
  *
  * argv[1] is the fasim binary, argv[2] the folder of golden files
