@@ -465,6 +465,10 @@ static int run_gnuplot(const char *gnuplot, const char *gp)
     } else {
         strcpy(dir, ".");
     }
+    /* "./" first: gnuplot reads an argument that starts with '<' from a
+     * shell command, and one that starts with '-' as an option. */
+    char arg[4200];
+    snprintf(arg, sizeof arg, "./%s", script);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -473,7 +477,7 @@ static int run_gnuplot(const char *gnuplot, const char *gp)
     if (pid == 0) {
         if (chdir(dir) != 0)
             _exit(126);
-        execl(gnuplot, "gnuplot", script, (char *)NULL);
+        execl(gnuplot, "gnuplot", arg, (char *)NULL);
         _exit(127);
     }
     int st;

@@ -28,6 +28,50 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* A file name as a gnuplot string: in single quotes, where gnuplot expands
+ * nothing (no backslash escapes, no `command` or @macro substitution). A
+ * name with single quotes is written as a concatenation, 'it'."'".'s.svg':
+ * each run of quotes in double quotes, which then hold nothing else (gnuplot
+ * 5.4 misreads two doubled quotes in a row, 'a''''b', so doubling cannot
+ * serve). A name that starts with '<' or '|' would still reach a shell
+ * (gnuplot reads '<cmd' from a pipe and writes "|cmd" to one), so it is
+ * written "./"-first, the same file in the script's directory. A script is
+ * read line by line, so a name with a control character (a newline ends the
+ * command) cannot be written at all. Returns 0, or -1 for such a name or
+ * one too long for out. */
+static int gp_quote(char *out, size_t len, const char *name)
+{
+    size_t o = 0;
+    int in = 0;                           /* the open segment's quote, or 0 */
+#define PUT(ch) do { if (o + 1 >= len) return -1; out[o++] = (char)(ch); } while (0)
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+        if (*c < 0x20 || *c == 0x7f)
+            return -1;
+        const int want = *c == '\'' ? '"' : '\'';
+        if (in != want) {
+            if (in) {
+                PUT(in);
+                PUT('.');
+            }
+            PUT(want);
+            in = want;
+            if (c == (const unsigned char *)name && (*c == '<' || *c == '|')) {
+                PUT('.');
+                PUT('/');
+            }
+        }
+        PUT(*c);
+    }
+    if (!in) {                            /* an empty name: the empty string */
+        PUT('\'');
+        in = '\'';
+    }
+    PUT(in);
+#undef PUT
+    out[o] = '\0';
+    return 0;
+}
+
 /* path with its 4-character extension replaced by ext (".dat"). */
 static int replace_ext(char *out, size_t len, const char *path, const char *ext)
 {
@@ -81,6 +125,14 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
     if (replace_ext(dat, datlen, image, ".dat") != 0 ||
         replace_ext(gp, gplen, image, ".gp") != 0) {
         ERR("--plot %s: path too long", image);
+        return -1;
+    }
+    /* Refuse before writing anything: the names go into the script. */
+    char q_img[1024], q_dat[1024];
+    if (gp_quote(q_img, sizeof q_img, base_name(image)) != 0 ||
+        gp_quote(q_dat, sizeof q_dat, base_name(dat)) != 0) {
+        ERR("--plot: the file name has a control character (a newline, a tab, ...) or is too "
+            "long, and gnuplot could not be given it safely: choose another name");
         return -1;
     }
     const sim_param p = sp->axes[0].param;
@@ -156,7 +208,7 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
     else
         fprintf(f, "set terminal pngcairo size 1200,800 enhanced font 'Helvetica,14' "
                 "background rgb 'white'\n");
-    fprintf(f, "set encoding utf8\nset output '%s'\n", img);
+    fprintf(f, "set encoding utf8\nset output %s\n", q_img);
     fprintf(f, "set datafile missing '?'\n\n");
     fprintf(f, "set title 'fasim: HBM traffic against %s (%s)'\n", sim_param_name(p), fixed);
     fprintf(f, "set xlabel '%s'\n", param_label(p));
@@ -185,7 +237,7 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
     for (int k = 0; k < res->npoints && !anchor; k++)
         if (res->pts[k].bounds.in_regime)
             anchor = &res->pts[k];
-    char plot[4096];
+    char plot[8192];   /* six lines; four name the data file, quoted in at most 1 KiB */
     size_t po = 0;
     po += (size_t)snprintf(plot + po, sizeof plot - po, "plot \\\n");
     int col = 2;
@@ -193,9 +245,9 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
         if (!sp->run_algo[a])
             continue;
         po += (size_t)snprintf(plot + po, sizeof plot - po,
-                               "  '%s' using 1:%d with linespoints lw 2 pt 7 ps 0.8 "
+                               "  %s using 1:%d with linespoints lw 2 pt 7 ps 0.8 "
                                "lc rgb '%s' title '%s', \\\n",
-                               datname, col, COLORS[a], sim_algo_name((sim_algo)a));
+                               q_dat, col, COLORS[a], sim_algo_name((sim_algo)a));
         col++;
     }
     const int fa = sp->run_algo[SIM_FA2] ? SIM_FA2 : sp->run_algo[SIM_FA1] ? SIM_FA1 : -1;
@@ -216,9 +268,9 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
                                               : "FlashAttention Θ(N^2d^2/M)");
     }
     po += (size_t)snprintf(plot + po, sizeof plot - po,
-                           "  '%s' using 1:%d with lines lw 2 dt 4 lc rgb '#555555' "
+                           "  %s using 1:%d with lines lw 2 dt 4 lc rgb '#555555' "
                            "title 'lower bound Ω(N^2d^2/M), Prop. 3 (elements x %d B)'\n",
-                           datname, col, eb);
+                           q_dat, col, eb);
     fprintf(f, "\n%s", plot);
     if (fclose(f) != 0) {
         ERR("--plot: cannot write %s: %s", gp, strerror(errno));

@@ -23,6 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "sim_plot.h"
 #include "sim_sweep.h"
@@ -429,6 +433,128 @@ static void csv_and_plot_files(void **state)
     done(sp, r);
 }
 
+/* gnuplot where installed (CI installs gnuplot-nox), else NULL. */
+static const char *installed_gnuplot(void)
+{
+    const char *cands[] = { "/usr/bin/gnuplot", "/usr/local/bin/gnuplot" };
+    for (size_t k = 0; k < sizeof cands / sizeof cands[0]; k++)
+        if (access(cands[k], X_OK) == 0)
+            return cands[k];
+    return NULL;
+}
+
+/* Run gnuplot on script in dir, as the CLI does (from the image's folder). */
+static int run_gnuplot_in(const char *gnuplot, const char *dir, const char *script)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (chdir(dir) != 0)
+            _exit(126);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        char arg[1100];
+        snprintf(arg, sizeof arg, "./%s", script);   /* as cli/cli_sweep.c runs it */
+        execl(gnuplot, "gnuplot", arg, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* A plot's file name reaches gnuplot only as data: quotes, backquotes,
+ * macros, semicolons and a leading '<' or '|' (gnuplot's pipes) draw a file
+ * of exactly that name and run nothing; a name with a control character,
+ * which no gnuplot string can hold, is refused before any file is written. */
+static void plot_names_stay_data(void **state)
+{
+    (void)state;
+    sim_sweep_spec *sp = new_spec(1024, 64, 96 * 1024);
+    add_axis(sp, SIM_PARAM_N, 256, 2048);
+    sim_sweep_result *r = run(sp);
+    const char *gnuplot = installed_gnuplot();
+    if (!gnuplot)
+        fprintf(stderr, "  (gnuplot not installed: names checked in the script only)\n");
+    const char *hostile[] = {
+        "x'; system('touch PWNED'); print '.svg",
+        "a'b\".svg",
+        "`touch PWNED`.svg",
+        "<touch PWNED.svg",
+        "|touch PWNED.svg",
+        "-e system('touch PWNED').svg",
+        "@x $HOME \\ ; # ''.svg",
+        "'''q''.svg",
+    };
+    char err[512], dat[2048], gp[2048], img[1024];
+    for (size_t k = 0; k < sizeof hostile / sizeof hostile[0]; k++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/plotname%zu", tu_tmpdir(), k);
+        mkdir(dir, 0700);
+        snprintf(img, sizeof img, "%s/%s", dir, hostile[k]);
+        assert_int_equal(sim_plot_write(r, img, dat, sizeof dat, gp, sizeof gp, err,
+                                        sizeof err), 0);
+        /* The script names the image in single quotes, each run of quotes
+         * in double quotes between them, joined by '.'. */
+        char want[1024];
+        size_t o = 0;
+        int in = 0;
+        for (const char *c = hostile[k]; *c; c++) {
+            int seg = *c == '\'' ? '"' : '\'';
+            if (seg != in) {
+                if (in) {
+                    want[o++] = (char)in;
+                    want[o++] = '.';
+                }
+                want[o++] = (char)seg;
+                in = seg;
+                if (c == hostile[k] && (*c == '<' || *c == '|')) {
+                    want[o++] = '.';
+                    want[o++] = '/';
+                }
+            }
+            want[o++] = *c;
+        }
+        want[o++] = (char)in;
+        want[o] = '\0';
+        char line[1100];
+        snprintf(line, sizeof line, "set output %s\n", want);
+        assert_non_null(strstr(read_file(gp), line));
+        if (gnuplot) {
+            const char *script = strrchr(gp, '/') + 1;
+            assert_int_equal(run_gnuplot_in(gnuplot, dir, script), 0);
+            assert_true(exists(dir, hostile[k]));      /* the image, by its own name */
+            assert_false(exists(dir, "PWNED"));
+            assert_false(exists(".", "PWNED"));
+        }
+    }
+    const char *unquotable[] = { "a\nb.svg", "a\tb.svg", "a\rb.svg", "\x1b[2J.svg",
+                                 "a\x7f.svg" };
+    for (size_t k = 0; k < sizeof unquotable / sizeof unquotable[0]; k++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/plotbad%zu", tu_tmpdir(), k);
+        mkdir(dir, 0700);
+        snprintf(img, sizeof img, "%s/%s", dir, unquotable[k]);
+        assert_int_equal(sim_plot_write(r, img, dat, sizeof dat, gp, sizeof gp, err,
+                                        sizeof err), -1);
+        assert_non_null(strstr(err, "control character"));
+        assert_false(exists(dir, strrchr(dat, '/') + 1));     /* nothing written */
+        assert_false(exists(dir, strrchr(gp, '/') + 1));
+    }
+    done(sp, r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +571,7 @@ int main(void)
         cmocka_unit_test(grid_joint_fit),
         cmocka_unit_test(bad_specs),
         cmocka_unit_test(csv_and_plot_files),
+        cmocka_unit_test(plot_names_stay_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
