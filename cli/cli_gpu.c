@@ -36,6 +36,7 @@
 #include "cli_cmds.h"
 #include "kern.h"
 #include "sim_npy.h"
+#include "sim_outfile.h"
 #include "sim_report.h"
 
 #define GPU_DEFAULT_REPEAT 5
@@ -427,13 +428,14 @@ int cli_gpu_main(int argc, char **argv, int first)
         return SIM_EFAIL;
     }
     if (o.out_path) {
-        FILE *f = fopen(o.out_path, "ab");
-        if (!f) {
+        /* Fail before the work, not after it: could the output be written?
+         * Nothing is created: the file appears, whole, only when written. */
+        int e = sim_outfile_check(o.out_path);
+        if (e) {
             fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", o.out_path,
-                    strerror(errno));
+                    strerror(e));
             return SIM_EFAIL;
         }
-        fclose(f);
     }
 
     sim_npy_matrix m[3];

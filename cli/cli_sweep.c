@@ -20,6 +20,7 @@
 
 #include "cli_args.h"
 #include "cli_cmds.h"
+#include "sim_outfile.h"
 #include "sim_plot.h"
 #include "sim_sweep.h"
 
@@ -449,26 +450,11 @@ static int find_gnuplot(char *path, size_t len)
     return -1;
 }
 
-/* Run gnuplot on the script from the image's directory. Returns its exit
- * status, or -1 if it could not be started or ended by a signal. */
-static int run_gnuplot(const char *gnuplot, const char *gp)
+/* Run gnuplot on script (a path relative to dir, "./"- or "../"-first) from
+ * dir. Returns its exit status, or -1 if it could not be started or ended
+ * by a signal. */
+static int run_gnuplot(const char *gnuplot, const char *dir, const char *script)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", gp);
-    char *slash = strrchr(dir, '/');
-    const char *script = gp;
-    if (slash) {
-        *slash = '\0';
-        script = slash + 1;
-        if (!dir[0])
-            strcpy(dir, "/");
-    } else {
-        strcpy(dir, ".");
-    }
-    /* "./" first: gnuplot reads an argument that starts with '<' from a
-     * shell command, and one that starts with '-' as an option. */
-    char arg[4200];
-    snprintf(arg, sizeof arg, "./%s", script);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -477,7 +463,7 @@ static int run_gnuplot(const char *gnuplot, const char *gp)
     if (pid == 0) {
         if (chdir(dir) != 0)
             _exit(126);
-        execl(gnuplot, "gnuplot", arg, (char *)NULL);
+        execl(gnuplot, "gnuplot", script, (char *)NULL);
         _exit(127);
     }
     int st;
@@ -487,9 +473,73 @@ static int run_gnuplot(const char *gnuplot, const char *gp)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The image whole or not at all. gnuplot writes it where the script says,
+ * by its bare name in the working directory, so it runs in a new folder
+ * beside the image (".fasim-plot-XXXXXX") that holds a link to the data;
+ * the finished image is renamed over the old one, which a failure leaves
+ * as it was. Every temporary goes when this returns, or when a signal ends
+ * the process. Returns gnuplot's status, or -1 (it could not run, or wrote
+ * no image), with errno-style detail in *why when the folder or the link
+ * could not be made. */
+static int render_image(const char *gnuplot, const char *image, const char *dat,
+                        const char *gp, int *why)
+{
+    char folder[4096], tmpdir[4200], link_path[8400], tmp_image[8400];
+    char script[4200], rel[4200];
+    const char *slash = strrchr(image, '/');
+    const char *img = slash ? slash + 1 : image;
+    const char *datname = strrchr(dat, '/') ? strrchr(dat, '/') + 1 : dat;
+    const char *gpname = strrchr(gp, '/') ? strrchr(gp, '/') + 1 : gp;
+    snprintf(folder, sizeof folder, "%.*s", slash ? (int)(slash - image) : 1,
+             slash ? image : ".");
+    if (slash == image)
+        strcpy(folder, "/");
+    *why = 0;
+    if (snprintf(tmpdir, sizeof tmpdir, "%s/.fasim-plot-XXXXXX", folder) >= 4096 ||
+        strlen(tmpdir) + 1 + strlen(datname) >= 4096 ||
+        strlen(tmpdir) + 1 + strlen(img) >= 4096) {
+        *why = ENAMETOOLONG;
+        return -1;
+    }
+    if ((*why = sim_outfile_mkdtemp(tmpdir)) != 0)
+        return -1;
+    /* mkdtemp wrote the folder's name into tmpdir: the two paths inside it follow. */
+    snprintf(link_path, sizeof link_path, "%s/%s", tmpdir, datname);
+    snprintf(tmp_image, sizeof tmp_image, "%s/%s", tmpdir, img);
+    snprintf(script, sizeof script, "../%s", gpname);
+    snprintf(rel, sizeof rel, "../%s", datname);
+    sim_outfile_guard(link_path);
+    sim_outfile_guard(tmp_image);
+    int rc = -1;
+    if (link(dat, link_path) == 0 || symlink(rel, link_path) == 0) {
+        rc = run_gnuplot(gnuplot, tmpdir, script);
+        struct stat st;
+        if (rc == 0 && (stat(tmp_image, &st) != 0 || st.st_size == 0))
+            rc = -1;
+        if (rc == 0 && rename(tmp_image, image) != 0) {
+            *why = errno;
+            rc = -1;
+        }
+    } else {
+        *why = errno;
+    }
+    unlink(tmp_image);
+    unlink(link_path);
+    rmdir(tmpdir);
+    sim_outfile_unguard(tmp_image);
+    sim_outfile_unguard(link_path);
+    sim_outfile_unguard(tmpdir);
+    return rc;
+}
+
 static int do_plot(const sim_sweep_result *res, const char *image)
 {
     char dat[4096], gp[4096], err[512];
+    int e = sim_outfile_check(image);
+    if (e) {
+        fprintf(stderr, "fasim: --plot %s: cannot write: %s\n", image, strerror(e));
+        return SIM_EFAIL;
+    }
     if (sim_plot_write(res, image, dat, sizeof dat, gp, sizeof gp, err, sizeof err) != 0) {
         fprintf(stderr, "fasim: %s\n", err);
         return SIM_EFAIL;
@@ -506,11 +556,14 @@ static int do_plot(const sim_sweep_result *res, const char *image)
         fprintf(stderr, "  (Debian/Ubuntu: apt-get install gnuplot-nox)\n");
         return SIM_OK;
     }
-    /* A stale image must not pass for a fresh one. */
-    remove(image);
-    int rc = run_gnuplot(gnuplot, gp);
-    struct stat stt;
-    if (rc != 0 || stat(image, &stt) != 0 || stt.st_size == 0) {
+    int why;
+    int rc = render_image(gnuplot, image, dat, gp, &why);
+    if (rc != 0 && why) {
+        fprintf(stderr, "fasim: --plot %s: cannot render beside it: %s; the data and the "
+                "script are in %s and %s\n", image, strerror(why), dat, gp);
+        return SIM_EFAIL;
+    }
+    if (rc != 0) {
         fprintf(stderr, "fasim: gnuplot (%s) failed (status %d) on %s; the data and the "
                 "script are in %s and %s\n", gnuplot, rc, gp, dat, gp);
         return SIM_EFAIL;

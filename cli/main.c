@@ -14,6 +14,7 @@
 #include "cli_args.h"
 #include "cli_cmds.h"
 #include "sim_npy.h"
+#include "sim_outfile.h"
 #include "sim_presets.h"
 #include "sim_report.h"
 
@@ -133,14 +134,14 @@ static int cmd_report(int argc, char **argv, int first)
         return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
     }
     if (o.out_path) {
-        /* Fail before the work, not after it: can the output be written? */
-        FILE *f = fopen(o.out_path, "ab");
-        if (!f) {
+        /* Fail before the work, not after it: could the output be written?
+         * Nothing is created: the file appears, whole, only when written. */
+        int e = sim_outfile_check(o.out_path);
+        if (e) {
             fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", o.out_path,
-                    strerror(errno));
+                    strerror(e));
             return SIM_EFAIL;
         }
-        fclose(f);
     }
     sim_npy_matrix m[4];
     memset(m, 0, sizeof m);

@@ -26,6 +26,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_npy.h"
+#include "sim_outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -784,9 +785,12 @@ static int npy_write(const char *path, const float *data, const int64_t *dims, i
     memset(head + NPY_PREAMBLE_V1 + dl, ' ', hlen - (size_t)dl - 1);
     head[total - 1] = '\n';
 
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return npy_fail(err, errlen, path, "cannot open for writing: %s", strerror(errno));
+    /* Whole or not at all: a failed write leaves the old file as it was. */
+    sim_outfile out;
+    int e = sim_outfile_open(&out, path);
+    if (e)
+        return npy_fail(err, errlen, path, "cannot open for writing: %s", strerror(e));
+    FILE *f = out.f;
     int ok = fwrite(head, 1, total, f) == total;
     /* The data, little-endian, through a small buffer so the host's byte
      * order does not matter. */
@@ -801,17 +805,14 @@ static int npy_write(const char *path, const float *data, const int64_t *dims, i
         }
         ok = fwrite(chunk, 1, k, f) == k;
     }
-    int e = ok ? 0 : errno;
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    /* A failed write may leave a partial file; it is not removed, because
-     * path need not be a regular file (a device, a FIFO). */
     if (!ok) {
-        return npy_fail(err, errlen, path, "write failed: %s",
-                        e ? strerror(e) : "short write");
+        e = errno;
+        sim_outfile_abort(&out);
+    } else {
+        e = sim_outfile_commit(&out);
     }
+    if (!ok || e)
+        return npy_fail(err, errlen, path, "write failed: %s", e ? strerror(e) : "short write");
     return 0;
 }
 

@@ -7,6 +7,7 @@
  * what "constant 1" means for a line on byte axes.
  */
 #include "sim_plot.h"
+#include "sim_outfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -139,11 +140,15 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
     const int eb = sim_dtype_bytes(sp->base.dtype);
 
     /* The data. '?' marks a missing value (gnuplot: set datafile missing). */
-    FILE *f = fopen(dat, "w");
-    if (!f) {
-        ERR("--plot: cannot write %s: %s", dat, strerror(errno));
+    /* Both files whole or not at all: each is written to a temporary, and
+     * the two are renamed into place only when both are complete. */
+    sim_outfile od, og;
+    int e = sim_outfile_open(&od, dat);
+    if (e) {
+        ERR("--plot: cannot write %s: %s", dat, strerror(e));
         return -1;
     }
+    FILE *f = od.f;
     fprintf(f, "# fasim sweep data: HBM bytes per loop order; lower bound N^2 d^2 / M "
             "(M in elements) x %d B\n# columns: %s", eb,
             p == SIM_PARAM_M ? "M_KiB" : sim_param_name(p));
@@ -162,8 +167,9 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
         else
             fprintf(f, " ? 0\n");
     }
-    if (fclose(f) != 0) {
+    if (fflush(f) != 0 || ferror(f)) {
         ERR("--plot: cannot write %s: %s", dat, strerror(errno));
+        sim_outfile_abort(&od);
         return -1;
     }
 
@@ -176,11 +182,12 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
             hi = x > hi ? x : hi;
         }
 
-    f = fopen(gp, "w");
-    if (!f) {
-        ERR("--plot: cannot write %s: %s", gp, strerror(errno));
+    if ((e = sim_outfile_open(&og, gp)) != 0) {
+        ERR("--plot: cannot write %s: %s", gp, strerror(e));
+        sim_outfile_abort(&od);
         return -1;
     }
+    f = og.f;
     char fixed[160] = "", b[48];
     size_t o = 0;
     if (p != SIM_PARAM_N)
@@ -272,8 +279,19 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
                            "title 'lower bound Ω(N^2d^2/M), Prop. 3 (elements x %d B)'\n",
                            q_dat, col, eb);
     fprintf(f, "\n%s", plot);
-    if (fclose(f) != 0) {
+    if (fflush(f) != 0 || ferror(f)) {
         ERR("--plot: cannot write %s: %s", gp, strerror(errno));
+        sim_outfile_abort(&og);
+        sim_outfile_abort(&od);
+        return -1;
+    }
+    if ((e = sim_outfile_commit(&od)) != 0) {
+        ERR("--plot: cannot write %s: %s", dat, strerror(e));
+        sim_outfile_abort(&og);
+        return -1;
+    }
+    if ((e = sim_outfile_commit(&og)) != 0) {
+        ERR("--plot: cannot write %s: %s", gp, strerror(e));
         return -1;
     }
     return 0;

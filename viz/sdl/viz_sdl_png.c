@@ -7,6 +7,7 @@
  * (filters), 11.2.2 (IHDR); zlib RFC 1950; deflate RFC 1951.
  */
 #include "viz_sdl_png.h"
+#include "sim_outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -417,21 +418,24 @@ int viz_sdl_png_write(const char *path, const uint8_t *rgb, int w, int h,
     size_t n;
     if (viz_sdl_png_encode(rgb, w, h, stride, mode, &png, &n, err, errlen) != 0)
         return -1;
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    /* Whole or not at all: an old picture stays as it was on failure. */
+    sim_outfile out;
+    int e = sim_outfile_open(&out, path);
+    if (e) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
         free(png);
         return -1;
     }
-    size_t put = fwrite(png, 1, n, f);
-    int e = errno;
-    int closed = fclose(f);
-    if (closed != 0 && put == n)
-        e = errno;
+    size_t put = fwrite(png, 1, n, out.f);
     free(png);
-    if (put != n || closed != 0) {
+    if (put != n) {
+        e = errno ? errno : EIO;
+        sim_outfile_abort(&out);
+    } else {
+        e = sim_outfile_commit(&out);
+    }
+    if (e) {
         snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
-        remove(path);
         return -1;
     }
     return 0;

@@ -7,6 +7,7 @@
  * gives the same bytes on every run.
  */
 #include "viz_sdl.h"
+#include "sim_outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -57,21 +58,25 @@ static uint8_t *surface_rgb(SDL_Surface *s)
  * the C library's words. Returns 0 or -1 with err set; no partial file. */
 static int save_bmp(SDL_Surface *s, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    /* Whole or not at all: SDL writes into the temporary, which replaces
+     * path only when complete. */
+    sim_outfile out;
+    int e = sim_outfile_open(&out, path);
+    if (e) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
         return -1;
     }
-    SDL_RWops *rw = SDL_RWFromFP(f, SDL_TRUE);     /* closes f */
-    if (!rw) {
-        fclose(f);
-        remove(path);
+    SDL_RWops *rw = SDL_RWFromFP(out.f, SDL_FALSE);     /* leaves out.f open */
+    if (!rw || SDL_SaveBMP_RW(s, rw, 0) != 0) {
         snprintf(err, errlen, "cannot write '%s': %s", path, SDL_GetError());
+        if (rw)
+            SDL_RWclose(rw);
+        sim_outfile_abort(&out);
         return -1;
     }
-    if (SDL_SaveBMP_RW(s, rw, 1) != 0) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, SDL_GetError());
-        remove(path);
+    SDL_RWclose(rw);
+    if ((e = sim_outfile_commit(&out)) != 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
         return -1;
     }
     return 0;
