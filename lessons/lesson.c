@@ -23,7 +23,7 @@
  *
  * Input modes: --script (no input at all); a terminal on `in` (single keys in
  * raw mode, entered only for the key read and restored right after it, and by
- * the signal handlers on SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGTSTP); or a
+ * the handler of every signal that ends or stops the process: g_sigs); or a
  * pipe (one line per answer, echoed into the output so that a transcript
  * reads like a session). End of input on a pipe means "go on": the remaining
  * steps print without prompts and the remaining questions show their answers.
@@ -244,7 +244,11 @@ static char *trim(char *s)
 static struct termios g_saved;
 static volatile sig_atomic_t g_raw_fd = -1;   /* >= 0 while raw mode is on */
 static struct termios g_raw;
-static const int g_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP };
+/* Every signal whose default action ends (or stops) the process and that a
+ * user or the system may send while a key is awaited; the crash signals
+ * are left to the default (or a sanitizer's) handler. */
+static const int g_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGPIPE, SIGUSR1,
+                              SIGUSR2, SIGALRM, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF };
 #define NSIGS ((int)(sizeof g_sigs / sizeof g_sigs[0]))
 static struct sigaction g_old_act[NSIGS];
 static void on_signal(int sig);

@@ -143,6 +143,21 @@ static void test_ctrl_c(void **state)
     stop(S);
 }
 
+/* Ctrl-\ (SIGQUIT) ends explore as SIGQUIT does, the terminal given back. */
+static void test_sigquit(void **state)
+{
+    (void)state;
+    const char *S = "quit";
+    start(S, "", "--causal");
+    free(wait_for(S, "fasim explore"));
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "kill -QUIT %ld", pane_child(S));
+    assert_int_equal(system(cmd), 0);
+    free(wait_for(S, "EXIT=131"));
+    assert_restored(S);
+    stop(S);
+}
+
 static void test_vt100_no_color(void **state)
 {
     (void)state;
@@ -177,6 +192,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_double_n_and_quit),
         cmocka_unit_test(test_view_and_resize),
         cmocka_unit_test(test_ctrl_c),
+        cmocka_unit_test(test_sigquit),
         cmocka_unit_test(test_vt100_no_color),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);

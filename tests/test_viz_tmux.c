@@ -5,10 +5,12 @@
  *
  * Checks: stepping changes the frame (n, Right, b, Left, g), help, switching
  * loop order (a) and causal (c), play/pause, a mouse click on a tile, a
- * resize redraws at the new size, and every way out — q, Ctrl-C, SIGTERM —
- * ends with the terminal restored (the pane has left the alternate screen)
- * and the documented exit status (0, 130, 143); TERM=vt100 with NO_COLOR
- * works too.
+ * resize redraws at the new size, and every way out — q, Ctrl-C, SIGTERM,
+ * and the signals that end the process (SIGQUIT, SIGPIPE, SIGUSR1) in the
+ * view and in a lesson's key prompt — ends with the terminal restored (the
+ * alternate screen left, the cursor shown, keypad and mouse modes off, the
+ * tty canonical with echo) and the documented exit status (0, 130, 143,
+ * 128 + the signal); TERM=vt100 with NO_COLOR works too.
  *
  * A private tmux server (-L) with no configuration (-f /dev/null) is used
  * and killed at the end. Skipped (77) when tmux is not installed.
@@ -177,25 +179,67 @@ static void test_sigterm(void **state)
     start(S, "", "--N 64 --M 8K");
     free(wait_for(S, "step 1 of"));
     /* The pane runs sh; fasim is its child. */
-    char args[128];
-    snprintf(args, sizeof args, "display-message -p -t %s '#{pane_pid}'", S);
-    char *pp = tmux_out(args);
-    const long sh_pid = strtol(pp, NULL, 10);
-    free(pp);
-    assert_true(sh_pid > 0);
+    const long pid = pane_child(S);
     char cmd[128];
-    snprintf(cmd, sizeof cmd, "ps -o pid= --ppid %ld", sh_pid);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    long pid = 0;
-    assert_int_equal(fscanf(p, "%ld", &pid), 1);
-    pclose(p);
-    assert_true(pid > 0);
     snprintf(cmd, sizeof cmd, "kill -TERM %ld", pid);
     assert_int_equal(system(cmd), 0);
     free(wait_for(S, "EXIT=143"));
     assert_restored(S);
     stop(S);
+}
+
+/* The shell prints the tty's modes after fasim ends: canonical input and
+ * echo must be back on. */
+static void assert_tty_sane(const char *session, const char *screen)
+{
+    (void)session;
+    assert_non_null(strstr(screen, "icanon"));
+    assert_null(strstr(screen, "-icanon"));
+    assert_null(strstr(screen, "-echo "));
+    assert_null(strstr(screen, "-echo\n"));
+}
+
+/* Start `fasim CMDLINE` in session S (the shell prints the exit status and
+ * the tty's modes after it), wait for `ready`, send each signal that ends
+ * the process (Ctrl-\, a closed pipe, SIGUSR1): fasim must end as that
+ * signal does, with the tty given back, and with curses' modes off too
+ * when `curses` is set. */
+static void fatal_signal_cases(const char *prefix, const char *cmdline, const char *ready,
+                               int curses)
+{
+    static const struct { const char *name; int status; } sigs[] = {
+        { "QUIT", 131 }, { "PIPE", 141 }, { "USR1", 138 },
+    };
+    for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+        char S[32];
+        snprintf(S, sizeof S, "%s%zu", prefix, k);
+        assert_int_equal(tmux("new-session -d -x 100 -y 40 -s %s \"sh -c 'trap : INT; %s %s; "
+                              "echo EXIT=\\$?; stty -a; sleep 60'\"", S, g_fasim, cmdline), 0);
+        free(wait_for(S, ready));
+        char cmd[128], want[32];
+        snprintf(cmd, sizeof cmd, "kill -%s %ld", sigs[k].name, pane_child(S));
+        assert_int_equal(system(cmd), 0);
+        snprintf(want, sizeof want, "EXIT=%d", sigs[k].status);
+        char *screen = wait_for2(S, want, "icanon");
+        assert_tty_sane(S, screen);
+        free(screen);
+        if (curses)
+            assert_restored(S);
+        stop(S);
+    }
+}
+
+static void test_fatal_signals(void **state)
+{
+    (void)state;
+    fatal_signal_cases("fatal", "view --N 64 --M 8K", "step 1 of", 1);
+}
+
+/* A lesson waiting for a key (raw mode) gives the tty back on the same signals. */
+static void test_lesson_fatal_signals(void **state)
+{
+    (void)state;
+    fatal_signal_cases("lfatal", "lesson online-softmax", "Enter", 0);
 }
 
 static void test_vt100_no_color(void **state)
@@ -271,6 +315,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mouse_and_resize),
         cmocka_unit_test(test_ctrl_c),
         cmocka_unit_test(test_sigterm),
+        cmocka_unit_test(test_fatal_signals),
+        cmocka_unit_test(test_lesson_fatal_signals),
         cmocka_unit_test(test_vt100_no_color),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_lesson_opens_view),

@@ -124,16 +124,39 @@ static void keys(const char *session, const char *k)
     assert_int_equal(tmux("send-keys -t %s %s", session, k), 0);
 }
 
-/* The pane's program left the alternate screen: curses gave it back. */
+/* The pane's program gave the terminal back: it left the alternate screen,
+ * the cursor shows, keypad transmit mode (application cursor keys) and
+ * mouse reporting are off. */
 static void assert_restored(const char *session)
 {
-    char args[128];
-    snprintf(args, sizeof args, "display-message -p -t %s '#{alternate_on}'", session);
+    char args[256];
+    snprintf(args, sizeof args, "display-message -p -t %s '#{alternate_on}#{cursor_flag}"
+             "#{keypad_flag}#{keypad_cursor_flag}#{mouse_any_flag}'", session);
     char *s = tmux_out(args);
-    if (s[0] != '0')
-        fprintf(stderr, "alternate_on = %s", s);
-    assert_int_equal(s[0], '0');
+    if (strncmp(s, "01000", 5) != 0)
+        fprintf(stderr, "alternate, cursor, keypad, cursor keys, mouse = %s", s);
+    assert_int_equal(strncmp(s, "01000", 5), 0);
     free(s);
+}
+
+/* The pid of the pane's shell's child: the program the test started. */
+static long pane_child(const char *session)
+{
+    char args[128];
+    snprintf(args, sizeof args, "display-message -p -t %s '#{pane_pid}'", session);
+    char *pp = tmux_out(args);
+    const long sh_pid = strtol(pp, NULL, 10);
+    free(pp);
+    assert_true(sh_pid > 0);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "ps -o pid= --ppid %ld", sh_pid);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    long pid = 0;
+    assert_int_equal(fscanf(p, "%ld", &pid), 1);
+    pclose(p);
+    assert_true(pid > 0);
+    return pid;
 }
 
 #endif /* FASIM_TMUX_UTIL_H */

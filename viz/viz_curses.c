@@ -5,9 +5,10 @@
  * The frame itself is drawn by viz_layout_draw on a canvas; this file maps
  * the canvas's styles to curses attributes, reads keys and the mouse, and
  * owns the terminal: it is restored (endwin) on every way out, signals
- * included. The signal handlers only set a flag; the main loop polls keys
- * with a timeout of at most 100 ms, sees the flag, and leaves through the
- * same cleanup as 'q'.
+ * included. The handlers of SIGINT, SIGTERM and SIGHUP only set a flag; the
+ * main loop polls keys with a timeout of at most 100 ms, sees the flag, and
+ * leaves through the same cleanup as 'q'. Every other signal that ends the
+ * process restores the terminal in its handler, then ends it (on_fatal).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "viz_curses.h"
@@ -48,7 +49,10 @@ int viz_curses_explore(viz_explore *e, char *err, size_t errlen)
 #include <curses.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <term.h>
+#include <termios.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "viz_canvas.h"
 
@@ -70,6 +74,97 @@ static void on_signal(int sig)
     g_signal = sig;
 }
 
+/* The other signals whose default action ends the process (SIGQUIT from
+ * Ctrl-\, a closed pipe, SIGUSR1, the resource limits, a crash, ...). The
+ * process must end as they say, core dump included where asked, so no flag
+ * and no loop: the handler writes the terminal's own reset sequences and
+ * the saved tty modes back (write and tcsetattr are async-signal-safe;
+ * endwin is not), then raises the signal again with its default action.
+ * Installed only where the disposition is the default: an ignored signal
+ * does not end the process, and a sanitizer's crash handler is left alone. */
+static const int g_fatal[] = { SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU,
+                               SIGXFSZ, SIGVTALRM, SIGPROF, SIGPOLL, SIGSYS, SIGTRAP,
+                               SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+#define NFATAL ((int)(sizeof g_fatal / sizeof g_fatal[0]))
+static struct sigaction g_fatal_old[NFATAL];
+static int g_fatal_set[NFATAL];
+static char g_reset[512];          /* the bytes that undo curses mode on this terminal */
+static size_t g_reset_len;
+static struct termios g_tty;       /* the tty's modes before curses */
+static int g_tty_fd = -1;
+
+static void on_fatal(int sig)
+{
+    if (g_reset_len) {
+        ssize_t w = write(STDOUT_FILENO, g_reset, g_reset_len);
+        (void)w;
+    }
+    if (g_tty_fd >= 0)
+        tcsetattr(g_tty_fd, TCSANOW, &g_tty);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}
+
+/* Append terminfo capability cap (a string capability) to g_reset. */
+static void reset_add(const char *cap)
+{
+    char *s = tigetstr((char *)cap);
+    if (!s || s == (char *)-1)
+        return;
+    size_t n = strlen(s);
+    if (g_reset_len + n < sizeof g_reset) {
+        memcpy(g_reset + g_reset_len, s, n);
+        g_reset_len += n;
+    }
+}
+
+/* After newterm: what to write to give the terminal back, and the handlers. */
+static void fatal_guard_on(void)
+{
+    g_reset_len = 0;
+    reset_add("sgr0");                /* attributes off */
+    reset_add("cnorm");               /* the cursor visible */
+    reset_add("rmkx");                /* keypad transmit off */
+    /* Mouse reporting off (the xterm modes curses turns on; other terminals
+     * ignore a private mode they do not know). */
+    static const char mouse_off[] = "\033[?1000l\033[?1002l\033[?1003l\033[?1006l";
+    if (g_reset_len + sizeof mouse_off - 1 < sizeof g_reset) {
+        memcpy(g_reset + g_reset_len, mouse_off, sizeof mouse_off - 1);
+        g_reset_len += sizeof mouse_off - 1;
+    }
+    reset_add("rmcup");               /* leave the alternate screen */
+    for (int k = 0; k < NFATAL; k++) {
+        struct sigaction old;
+        g_fatal_set[k] = 0;
+        if (sigaction(g_fatal[k], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal;
+        sigemptyset(&sa.sa_mask);
+        g_fatal_set[k] = sigaction(g_fatal[k], &sa, &g_fatal_old[k]) == 0;
+    }
+}
+
+static void fatal_guard_off(void)
+{
+    for (int k = 0; k < NFATAL; k++)
+        if (g_fatal_set[k]) {
+            sigaction(g_fatal[k], &g_fatal_old[k], NULL);
+            g_fatal_set[k] = 0;
+        }
+    g_tty_fd = -1;
+}
+
 /* Give the terminal back: leave curses mode (the alternate screen, the
  * cursor, echo) and put the old signal dispositions back. Idempotent, so
  * that every path — including atexit — may call it. */
@@ -82,6 +177,7 @@ static void term_restore(void)
     g_screen = NULL;
     for (int k = 0; k < 3; k++)
         sigaction(g_sigs[k], &g_old[k], NULL);
+    fatal_guard_off();
 }
 
 static attr_t g_attr[VIZ_ST_COUNT];
@@ -126,6 +222,10 @@ static void setup_styles(void)
 static int term_open(char *err, size_t errlen)
 {
     g_signal = 0;
+    /* The tty's modes as they are now, for a signal that ends the process. */
+    g_tty_fd = isatty(STDOUT_FILENO) ? STDOUT_FILENO : isatty(STDIN_FILENO) ? STDIN_FILENO : -1;
+    if (g_tty_fd >= 0 && tcgetattr(g_tty_fd, &g_tty) != 0)
+        g_tty_fd = -1;
     g_screen = newterm(NULL, stdout, stdin);
     if (!g_screen) {
         const char *t = getenv("TERM");
@@ -145,6 +245,7 @@ static int term_open(char *err, size_t errlen)
     sigemptyset(&sa.sa_mask);
     for (int k = 0; k < 3; k++)
         sigaction(g_sigs[k], &sa, &g_old[k]);
+    fatal_guard_on();
     cbreak();
     noecho();
     nonl();
