@@ -9,6 +9,8 @@
  * articles (docs/sources.md) in English.
  */
 #include "sim_claims.h"
+#include "sim_json.h"
+#include "sim_text.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -1481,26 +1483,7 @@ int sim_user_claim_check(const sim_user_claim *c, sim_engine engine, sim_claim_o
  * by indent spaces; no trailing spaces. */
 static void wrap(FILE *out, const char *lead, int indent, const char *text)
 {
-    int col = fprintf(out, "%s", lead);
-    int at_start = 1;
-    for (const char *w = text; *w;) {
-        while (*w == ' ')
-            w++;
-        if (!*w)
-            break;
-        int len = (int)strcspn(w, " ");
-        if (!at_start && col + 1 + len > 79) {
-            fprintf(out, "\n%*s", indent, "");
-            col = indent;
-            at_start = 1;
-        }
-        if (!at_start)
-            col += fprintf(out, " ");
-        col += fprintf(out, "%.*s", len, w);
-        at_start = 0;
-        w += len;
-    }
-    fputc('\n', out);
+    sim_text_wrap_lead(out, lead, (size_t)indent, 79, text);
 }
 
 void sim_claim_print(FILE *out, int k, const char *claim, const char *source,

@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_report.h"
+#include "sim_json.h"
 
 #include <math.h>
 #include <stdlib.h>

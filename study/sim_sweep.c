@@ -10,6 +10,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_sweep.h"
+#include "sim_json.h"
+#include "sim_text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -748,27 +750,7 @@ static const char *regime_word(const sim_sweep_point *pt)
  * trailing spaces. */
 static void wrap_print(FILE *out, const char *lead, int indent, const char *text)
 {
-    int col = fprintf(out, "%s", lead);
-    int at_start = 1;
-    const char *w = text;
-    while (*w) {
-        while (*w == ' ')
-            w++;
-        if (!*w)
-            break;
-        const char *e = strchr(w, ' ');
-        int len = e ? (int)(e - w) : (int)strlen(w);
-        if (!at_start && col + 1 + len > 78) {
-            col = fprintf(out, "\n%*s", indent, "") - 1;
-            at_start = 1;
-        }
-        if (!at_start)
-            col += fprintf(out, " ");
-        col += fprintf(out, "%.*s", len, w);
-        at_start = 0;
-        w += len;
-    }
-    fputc('\n', out);
+    sim_text_wrap_lead(out, lead, (size_t)indent, 78, text);
 }
 
 void sim_sweep_text(FILE *out, const sim_sweep_result *res)
