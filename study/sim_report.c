@@ -3,7 +3,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_report.h"
-#include "sim_json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1184,269 +1183,296 @@ void sim_report_text(FILE *out, const sim_report *rep)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void json_str(FILE *out, const char *s)
+/* {"max_abs":..,"max_rel":..} as the member key. */
+static void json_error(sim_json *w, const char *key, const ref_error *e)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
+    sim_json_obj(w, key);
+    sim_json_num(w, "max_abs", e->max_abs);
+    sim_json_num(w, "max_rel", e->max_rel);
+    sim_json_end(w);
 }
 
-static void json_num(FILE *out, double v)
+/* Per tensor touched: elements and bytes read and written, and with_ops the
+ * transfers too. */
+static void json_counts(sim_json *w, const char *key, const sim_counts *c, sim_dtype dt,
+                        int with_ops)
 {
-    if (isfinite(v))
-        fprintf(out, "%.17g", v);
-    else
-        fputs("null", out);
-}
-
-static void json_counts(FILE *out, const sim_counts *c, sim_dtype dt, int with_ops)
-{
-    fputc('{', out);
-    int first = 1;
+    sim_json_obj(w, key);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         if (!c->read_elems[t] && !c->write_elems[t])
             continue;
-        int eb = sim_tensor_bytes((sim_tensor)t, dt);
-        fprintf(out, "%s\"%s\":{\"read_elems\":%llu,\"write_elems\":%llu,"
-                "\"read_bytes\":%llu,\"write_bytes\":%llu",
-                first ? "" : ",", sim_tensor_name((sim_tensor)t),
-                (unsigned long long)c->read_elems[t], (unsigned long long)c->write_elems[t],
-                (unsigned long long)(c->read_elems[t] * (uint64_t)eb),
-                (unsigned long long)(c->write_elems[t] * (uint64_t)eb));
-        if (with_ops)
-            fprintf(out, ",\"read_ops\":%llu,\"write_ops\":%llu",
-                    (unsigned long long)c->read_ops[t], (unsigned long long)c->write_ops[t]);
-        fputc('}', out);
-        first = 0;
+        uint64_t eb = (uint64_t)sim_tensor_bytes((sim_tensor)t, dt);
+        sim_json_obj(w, sim_tensor_name((sim_tensor)t));
+        sim_json_uint(w, "read_elems", c->read_elems[t]);
+        sim_json_uint(w, "write_elems", c->write_elems[t]);
+        sim_json_uint(w, "read_bytes", c->read_elems[t] * eb);
+        sim_json_uint(w, "write_bytes", c->write_elems[t] * eb);
+        if (with_ops) {
+            sim_json_uint(w, "read_ops", c->read_ops[t]);
+            sim_json_uint(w, "write_ops", c->write_ops[t]);
+        }
+        sim_json_end(w);
     }
-    fputc('}', out);
+    sim_json_end(w);
+}
+
+/* "config" and "bounds": what was asked, and the paper's bounds for it. */
+static void json_config(sim_json *w, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const sim_bounds *bd = &rep->bounds;
+    sim_json_obj(w, "config");
+    sim_json_int(w, "N", sh->N);
+    sim_json_int(w, "Nk", sim_shape_Nk(sh));
+    sim_json_int(w, "d", sh->d);
+    sim_json_uint(w, "M_bytes", sh->M);
+    sim_json_whole(w, "M_elems", bd->M_elems);
+    sim_json_str(w, "dtype", sim_dtype_name(sh->dtype));
+    sim_json_bool(w, "causal", sh->causal);
+    sim_json_int(w, "window", sh->window);
+    sim_json_int(w, "batch", sim_shape_B(sh));
+    sim_json_int(w, "heads", sim_shape_H(sh));
+    sim_json_int(w, "kv_heads", sim_shape_G(sh));
+    sim_json_int(w, "page_size", sh->page);
+    sim_json_str(w, "pass", pass_on(&rep->req, SIM_BWD)
+                                ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd");
+    sim_json_str(w, "mode", rep->computed ? "compute" : "count-only");
+    sim_json_str(w, "inputs", rep->req.Q ? "npy" : "seed");
+    sim_json_uint(w, "seed", rep->req.seed);
+    if (rep->req.gpu)
+        sim_json_str(w, "gpu", rep->req.gpu->name);
+    else
+        sim_json_null(w, "gpu");
+    sim_json_end(w);
+    sim_json_obj(w, "bounds");
+    sim_json_num(w, "theta_standard_elems", bd->theta_standard);
+    sim_json_num(w, "theta_flash_elems", bd->theta_flash);
+    sim_json_num(w, "lower_bound_elems", bd->lower_bound);
+    sim_json_num(w, "io_floor_elems", bd->io_floor);
+    sim_json_bool(w, "in_regime", bd->in_regime);
+    sim_json_end(w);
+}
+
+/* A run's "plan": blocks, tiles, SRAM peak and the buffers behind it. */
+static void json_plan(sim_json *w, const sim_report_run *r)
+{
+    const sim_plan *p = &r->res.plan;
+    sim_json_obj(w, "plan");
+    sim_json_str(w, "kind", plan_kind_name(p->kind));
+    sim_json_int(w, "Br", p->Br);
+    sim_json_int(w, "Bc", p->Bc);
+    sim_json_int(w, "Tr", p->Tr);
+    sim_json_int(w, "Tc", p->Tc);
+    sim_json_uint(w, "sram_peak_bytes", r->res.sram_peak);
+    sim_json_bool(w, "fits", p->fits);
+    if (p->algo == SIM_NAIVE)
+        sim_json_int(w, "softmax_passes", p->softmax_passes);
+    sim_json_arr(w, "buffers");
+    for (int q = 0; q < p->nbuf; q++) {
+        const sim_buffer *b = &p->buf[q];
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "name", b->name);
+        sim_json_int(w, "phase", b->phase);
+        sim_json_int(w, "rows", b->rows);
+        sim_json_int(w, "cols", b->cols);
+        sim_json_int(w, "elem_bytes", b->elem_bytes);
+        sim_json_uint(w, "bytes", b->bytes);
+        sim_json_end(w);
+    }
+    sim_json_end(w);
+    sim_json_end(w);
+}
+
+/* A run's "hbm" (what it moved) and "theory" (the closed form's count). */
+static void json_traffic(sim_json *w, const sim_report *rep, const sim_report_run *r)
+{
+    const sim_dtype dt = rep->req.sh.dtype;
+    const sim_counts *c = &r->res.counts;
+    uint64_t rb = sim_counts_read_bytes(c, dt), wb = sim_counts_write_bytes(c, dt);
+    uint64_t read_el = 0, write_el = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        read_el += c->read_elems[t];
+        write_el += c->write_elems[t];
+    }
+    sim_json_obj(w, "hbm");
+    sim_json_uint(w, "read_elems", read_el);
+    sim_json_uint(w, "write_elems", write_el);
+    sim_json_uint(w, "read_bytes", rb);
+    sim_json_uint(w, "write_bytes", wb);
+    sim_json_uint(w, "total_bytes", rb + wb);
+    if (rep->have_naive_pass[r->pass])
+        sim_json_num(w, "ratio_to_naive",
+                     (double)(rb + wb) / (double)rep->naive_pass_bytes[r->pass]);
+    else
+        sim_json_null(w, "ratio_to_naive");
+    json_counts(w, "tensors", c, dt, 1);
+    sim_json_end(w);
+    sim_json_obj(w, "theory");
+    sim_json_uint(w, "exact_elems", sim_counts_elems(&r->theory));
+    sim_json_uint(w, "exact_bytes", sim_counts_read_bytes(&r->theory, dt) +
+                                        sim_counts_write_bytes(&r->theory, dt));
+    sim_json_bool(w, "matches", r->theory_matches);
+    json_counts(w, "tensors", &r->theory, dt, 0);
+    sim_json_num(w, "theta_elems", r->algo == SIM_NAIVE ? rep->bounds.theta_standard
+                                                        : rep->bounds.theta_flash);
+    sim_json_end(w);
+}
+
+void sim_report_json_roofline(sim_json *w, const char *key, const sim_roofline *rf)
+{
+    sim_json_obj(w, key);
+    sim_json_num(w, "flops", rf->flops);
+    sim_json_num(w, "memory_s", rf->t_memory);
+    sim_json_num(w, "compute_s", rf->t_compute);
+    sim_json_num(w, "estimate_s", rf->t_estimate);
+    sim_json_str(w, "bound", rf->memory_bound ? "memory" : "compute");
+    sim_json_num(w, "intensity", rf->intensity);
+    sim_json_num(w, "balance", rf->balance);
+    sim_json_end(w);
+}
+
+/* One element of "runs". */
+static void json_run(sim_json *w, const sim_report *rep, const sim_report_run *r)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const sim_counts *c = &r->res.counts;
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "algo", sim_algo_name(r->algo));
+    sim_json_str(w, "pass", sim_pass_name(r->pass));
+    sim_json_int(w, "splits", r->splits > 1 ? r->splits : 1);
+    json_plan(w, r);
+    sim_json_uint(w, "steps", r->res.steps);
+    json_traffic(w, rep, r);
+    if (r->has_error && r->pass == SIM_FWD) {
+        json_error(w, "error", &r->err);
+    } else if (r->has_error) {
+        static const char *const grad[3] = { "dQ", "dK", "dV" };
+        sim_json_obj(w, "error");
+        for (int g = 0; g < 3; g++)
+            json_error(w, grad[g], &r->grad_err[g]);
+        sim_json_end(w);
+    }
+    if (rep->req.gpu)
+        sim_report_json_roofline(w, "roofline", &r->roof);
+    if (sh->page > 0) {
+        const sim_counts *f = &r->contiguous;
+        sim_json_obj(w, "paged");
+        sim_json_uint(w, "kv_transfers", c->read_ops[SIM_K] + c->read_ops[SIM_V]);
+        sim_json_uint(w, "kv_transfers_contiguous", f->read_ops[SIM_K] + f->read_ops[SIM_V]);
+        sim_json_uint(w, "table_entries_read", c->read_elems[SIM_PT]);
+        sim_json_uint(w, "table_reads", c->read_ops[SIM_PT]);
+        sim_json_uint(w, "total_bytes_contiguous", total_bytes(f, sh->dtype));
+        sim_json_end(w);
+    }
+    sim_json_num(w, "seconds", r->seconds);
+    sim_json_end(w);
+}
+
+/* "preset": the model's name and its bytes per layer and in all. */
+static void json_preset(sim_json *w, const sim_report *rep)
+{
+    const sim_model *m = rep->req.model;
+    uint64_t layer[SIM_ALGO_COUNT];
+    int ran[SIM_ALGO_COUNT];
+    (void)step_totals(rep, layer, ran);
+    sim_json_obj(w, "preset");
+    sim_json_str(w, "name", m->name);
+    sim_json_str(w, "title", m->title);
+    sim_json_str(w, "source", m->source);
+    sim_json_int(w, "layers", m->layers);
+    sim_json_arr(w, "algos");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (!ran[a])
+            continue;
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "algo", sim_algo_name((sim_algo)a));
+        sim_json_uint(w, "layer_bytes", layer[a]);
+        sim_json_num(w, "model_bytes", (double)layer[a] * (double)m->layers);
+        sim_json_end(w);
+    }
+    sim_json_end(w);
+    sim_json_end(w);
+}
+
+/* "totals": forward plus backward, per algorithm that ran both. */
+static void json_totals(sim_json *w, const sim_report *rep)
+{
+    uint64_t tot[SIM_ALGO_COUNT];
+    int both[SIM_ALGO_COUNT];
+    const double naive = step_totals(rep, tot, both);
+    sim_json_arr(w, "totals");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (both[a] != 3)
+            continue;
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "algo", sim_algo_name((sim_algo)a));
+        sim_json_uint(w, "total_bytes", tot[a]);
+        if (naive > 0)
+            sim_json_num(w, "ratio_to_naive", (double)tot[a] / naive);
+        else
+            sim_json_null(w, "ratio_to_naive");
+        sim_json_end(w);
+    }
+    sim_json_end(w);
+}
+
+/* "gqa": the K/V cache against multi-head's, and the grouped kernel's run. */
+static void json_gqa(sim_json *w, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    sim_json_obj(w, "gqa");
+    sim_json_uint(w, "kv_cache_bytes", kv_cache_bytes(sh, sim_shape_G(sh)));
+    sim_json_uint(w, "kv_cache_bytes_mha", kv_cache_bytes(sh, sim_shape_H(sh)));
+    if (rep->has_gqa) {
+        const sim_report_run *g = &rep->gqa;
+        sim_json_obj(w, "grouped");
+        sim_json_int(w, "heads_per_block", sim_shape_H(sh) / sim_shape_G(sh));
+        sim_json_int(w, "Br", g->res.plan.Br);
+        sim_json_int(w, "Bc", g->res.plan.Bc);
+        sim_json_uint(w, "sram_peak_bytes", g->res.sram_peak);
+        sim_json_uint(w, "kv_read_elems", kv_reads(&g->res.counts));
+        sim_json_uint(w, "total_bytes", total_bytes(&g->res.counts, sh->dtype));
+        sim_json_bool(w, "matches", g->theory_matches);
+        if (g->has_error)
+            json_error(w, "error", &g->err);
+        sim_json_end(w);
+    } else if (rep->gqa_note[0]) {
+        sim_json_str(w, "note", rep->gqa_note);
+    }
+    sim_json_end(w);
 }
 
 void sim_report_json(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
-    const sim_dtype dt = sh->dtype;
-    const sim_bounds *bd = &rep->bounds;
-    fprintf(out, "{\"fasim_version\":\"%s\",\"config\":{\"N\":%lld,\"Nk\":%lld,"
-            "\"d\":%lld,\"M_bytes\":%llu,\"M_elems\":%.0f,\"dtype\":\"%s\",\"causal\":%s,"
-            "\"window\":%lld,\"batch\":%lld,\"heads\":%lld,\"kv_heads\":%lld,"
-            "\"page_size\":%lld,\"pass\":\"%s\",\"mode\":\"%s\",\"inputs\":\"%s\","
-            "\"seed\":%llu,\"gpu\":",
-            FASIM_VERSION, (long long)sh->N, (long long)sim_shape_Nk(sh), (long long)sh->d,
-            (unsigned long long)sh->M, bd->M_elems, sim_dtype_name(dt),
-            sh->causal ? "true" : "false", (long long)sh->window, (long long)sim_shape_B(sh),
-            (long long)sim_shape_H(sh), (long long)sim_shape_G(sh), (long long)sh->page,
-            pass_on(&rep->req, SIM_BWD) ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd",
-            rep->computed ? "compute" : "count-only",
-            rep->req.Q ? "npy" : "seed", (unsigned long long)rep->req.seed);
-    if (rep->req.gpu)
-        json_str(out, rep->req.gpu->name);
-    else
-        fputs("null", out);
-    fprintf(out, "},");
-    fprintf(out, "\"bounds\":{\"theta_standard_elems\":");
-    json_num(out, bd->theta_standard);
-    fprintf(out, ",\"theta_flash_elems\":");
-    json_num(out, bd->theta_flash);
-    fprintf(out, ",\"lower_bound_elems\":");
-    json_num(out, bd->lower_bound);
-    fprintf(out, ",\"io_floor_elems\":");
-    json_num(out, bd->io_floor);
-    fprintf(out, ",\"in_regime\":%s},\"runs\":[", bd->in_regime ? "true" : "false");
-    for (int k = 0; k < rep->nruns; k++) {
-        const sim_report_run *r = &rep->runs[k];
-        const sim_plan *p = &r->res.plan;
-        const sim_counts *c = &r->res.counts;
-        uint64_t rb = sim_counts_read_bytes(c, dt), wb = sim_counts_write_bytes(c, dt);
-        uint64_t read_el = 0, write_el = 0;
-        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-            read_el += c->read_elems[t];
-            write_el += c->write_elems[t];
-        }
-        fprintf(out, "%s{\"algo\":", k ? "," : "");
-        json_str(out, sim_algo_name(r->algo));
-        fprintf(out, ",\"pass\":\"%s\",\"splits\":%lld", sim_pass_name(r->pass),
-                (long long)(r->splits > 1 ? r->splits : 1));
-        fprintf(out, ",\"plan\":{\"kind\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"Tr\":%lld,"
-                "\"Tc\":%lld,\"sram_peak_bytes\":%llu,\"fits\":%s",
-                plan_kind_name(p->kind), (long long)p->Br, (long long)p->Bc,
-                (long long)p->Tr, (long long)p->Tc, (unsigned long long)r->res.sram_peak,
-                p->fits ? "true" : "false");
-        if (p->algo == SIM_NAIVE)
-            fprintf(out, ",\"softmax_passes\":%d", p->softmax_passes);
-        fprintf(out, ",\"buffers\":[");
-        for (int q = 0; q < p->nbuf; q++) {
-            const sim_buffer *b = &p->buf[q];
-            fprintf(out, "%s{\"name\":", q ? "," : "");
-            json_str(out, b->name);
-            fprintf(out, ",\"phase\":%d,\"rows\":%lld,\"cols\":%lld,\"elem_bytes\":%d,"
-                    "\"bytes\":%llu}", b->phase, (long long)b->rows, (long long)b->cols,
-                    b->elem_bytes, (unsigned long long)b->bytes);
-        }
-        fprintf(out, "]},\"steps\":%llu,", (unsigned long long)r->res.steps);
-        fprintf(out, "\"hbm\":{\"read_elems\":%llu,\"write_elems\":%llu,\"read_bytes\":%llu,"
-                "\"write_bytes\":%llu,\"total_bytes\":%llu,\"ratio_to_naive\":",
-                (unsigned long long)read_el, (unsigned long long)write_el,
-                (unsigned long long)rb, (unsigned long long)wb,
-                (unsigned long long)(rb + wb));
-        if (rep->have_naive_pass[r->pass])
-            json_num(out, (double)(rb + wb) / (double)rep->naive_pass_bytes[r->pass]);
-        else
-            fputs("null", out);
-        fprintf(out, ",\"tensors\":");
-        json_counts(out, c, dt, 1);
-        fprintf(out, "},\"theory\":{\"exact_elems\":%llu,\"exact_bytes\":%llu,"
-                "\"matches\":%s,\"tensors\":",
-                (unsigned long long)sim_counts_elems(&r->theory),
-                (unsigned long long)(sim_counts_read_bytes(&r->theory, dt) +
-                                     sim_counts_write_bytes(&r->theory, dt)),
-                r->theory_matches ? "true" : "false");
-        json_counts(out, &r->theory, dt, 0);
-        fprintf(out, ",\"theta_elems\":");
-        json_num(out, r->algo == SIM_NAIVE ? bd->theta_standard : bd->theta_flash);
-        fprintf(out, "}");
-        if (r->has_error && r->pass == SIM_FWD) {
-            fprintf(out, ",\"error\":{\"max_abs\":");
-            json_num(out, r->err.max_abs);
-            fprintf(out, ",\"max_rel\":");
-            json_num(out, r->err.max_rel);
-            fprintf(out, "}");
-        } else if (r->has_error) {
-            static const char *const grad[3] = { "dQ", "dK", "dV" };
-            fprintf(out, ",\"error\":{");
-            for (int g = 0; g < 3; g++) {
-                fprintf(out, "%s\"%s\":{\"max_abs\":", g ? "," : "", grad[g]);
-                json_num(out, r->grad_err[g].max_abs);
-                fprintf(out, ",\"max_rel\":");
-                json_num(out, r->grad_err[g].max_rel);
-                fputc('}', out);
-            }
-            fputc('}', out);
-        }
-        if (rep->req.gpu) {
-            const sim_roofline *rf = &r->roof;
-            fprintf(out, ",\"roofline\":{\"flops\":");
-            json_num(out, rf->flops);
-            fprintf(out, ",\"memory_s\":");
-            json_num(out, rf->t_memory);
-            fprintf(out, ",\"compute_s\":");
-            json_num(out, rf->t_compute);
-            fprintf(out, ",\"estimate_s\":");
-            json_num(out, rf->t_estimate);
-            fprintf(out, ",\"bound\":\"%s\",\"intensity\":",
-                    rf->memory_bound ? "memory" : "compute");
-            json_num(out, rf->intensity);
-            fprintf(out, ",\"balance\":");
-            json_num(out, rf->balance);
-            fprintf(out, "}");
-        }
-        if (sh->page > 0) {
-            const sim_counts *f = &r->contiguous;
-            fprintf(out, ",\"paged\":{\"kv_transfers\":%llu,\"kv_transfers_contiguous\":%llu,"
-                    "\"table_entries_read\":%llu,\"table_reads\":%llu,"
-                    "\"total_bytes_contiguous\":%llu}",
-                    (unsigned long long)(c->read_ops[SIM_K] + c->read_ops[SIM_V]),
-                    (unsigned long long)(f->read_ops[SIM_K] + f->read_ops[SIM_V]),
-                    (unsigned long long)c->read_elems[SIM_PT],
-                    (unsigned long long)c->read_ops[SIM_PT],
-                    (unsigned long long)total_bytes(f, dt));
-        }
-        fprintf(out, ",\"seconds\":");
-        json_num(out, r->seconds);
-        fprintf(out, "}");
-    }
-    fprintf(out, "]");
-    if (rep->req.model) {
-        const sim_model *m = rep->req.model;
-        uint64_t layer[SIM_ALGO_COUNT];
-        int ran[SIM_ALGO_COUNT];
-        (void)step_totals(rep, layer, ran);
-        fprintf(out, ",\"preset\":{\"name\":");
-        json_str(out, m->name);
-        fprintf(out, ",\"title\":");
-        json_str(out, m->title);
-        fprintf(out, ",\"source\":");
-        json_str(out, m->source);
-        fprintf(out, ",\"layers\":%lld,\"algos\":[", (long long)m->layers);
-        int first = 1;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-            if (!ran[a])
-                continue;
-            fprintf(out, "%s{\"algo\":\"%s\",\"layer_bytes\":%llu,\"model_bytes\":",
-                    first ? "" : ",", sim_algo_name((sim_algo)a), (unsigned long long)layer[a]);
-            json_num(out, (double)layer[a] * (double)m->layers);
-            fputc('}', out);
-            first = 0;
-        }
-        fprintf(out, "]}");
-    }
+    sim_json w;
+    sim_json_init(&w, out, SIM_JSON_COMPACT);
+    sim_json_obj(&w, NULL);
+    sim_json_str(&w, "fasim_version", FASIM_VERSION);
+    json_config(&w, rep);
+    sim_json_arr(&w, "runs");
+    for (int k = 0; k < rep->nruns; k++)
+        json_run(&w, rep, &rep->runs[k]);
+    sim_json_end(&w);
+    if (rep->req.model)
+        json_preset(&w, rep);
     if (sh->page > 0) {
         const int64_t pages = sim_shape_pages(sh);
         const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
-        fprintf(out, ",\"paged\":{\"page_size\":%lld,\"pages_per_head\":%lld,"
-                "\"pool_pages\":%lld,\"table_bytes\":%lld,\"placement_seed\":%llu}",
-                (long long)sh->page, (long long)pages, (long long)pool, (long long)(4 * pool),
-                (unsigned long long)rep->req.seed);
+        sim_json_obj(&w, "paged");
+        sim_json_int(&w, "page_size", sh->page);
+        sim_json_int(&w, "pages_per_head", pages);
+        sim_json_int(&w, "pool_pages", pool);
+        sim_json_int(&w, "table_bytes", 4 * pool);
+        sim_json_uint(&w, "placement_seed", rep->req.seed);
+        sim_json_end(&w);
     }
-    if (pass_on(&rep->req, SIM_FWD) && pass_on(&rep->req, SIM_BWD)) {
-        uint64_t tot[SIM_ALGO_COUNT];
-        int both[SIM_ALGO_COUNT];
-        const double naive = step_totals(rep, tot, both);
-        fprintf(out, ",\"totals\":[");
-        int first = 1;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-            if (both[a] != 3)
-                continue;
-            fprintf(out, "%s{\"algo\":\"%s\",\"total_bytes\":%llu,\"ratio_to_naive\":",
-                    first ? "" : ",", sim_algo_name((sim_algo)a), (unsigned long long)tot[a]);
-            if (naive > 0)
-                json_num(out, (double)tot[a] / naive);
-            else
-                fputs("null", out);
-            fputc('}', out);
-            first = 0;
-        }
-        fputc(']', out);
-    }
-    if (sim_shape_G(sh) < sim_shape_H(sh)) {
-        fprintf(out, ",\"gqa\":{\"kv_cache_bytes\":%llu,\"kv_cache_bytes_mha\":%llu",
-                (unsigned long long)kv_cache_bytes(sh, sim_shape_G(sh)),
-                (unsigned long long)kv_cache_bytes(sh, sim_shape_H(sh)));
-        if (rep->has_gqa) {
-            const sim_report_run *g = &rep->gqa;
-            fprintf(out, ",\"grouped\":{\"heads_per_block\":%lld,\"Br\":%lld,\"Bc\":%lld,"
-                    "\"sram_peak_bytes\":%llu,\"kv_read_elems\":%llu,\"total_bytes\":%llu,"
-                    "\"matches\":%s",
-                    (long long)(sim_shape_H(sh) / sim_shape_G(sh)), (long long)g->res.plan.Br,
-                    (long long)g->res.plan.Bc, (unsigned long long)g->res.sram_peak,
-                    (unsigned long long)kv_reads(&g->res.counts),
-                    (unsigned long long)total_bytes(&g->res.counts, dt),
-                    g->theory_matches ? "true" : "false");
-            if (g->has_error) {
-                fprintf(out, ",\"error\":{\"max_abs\":");
-                json_num(out, g->err.max_abs);
-                fprintf(out, ",\"max_rel\":");
-                json_num(out, g->err.max_rel);
-                fputc('}', out);
-            }
-            fputc('}', out);
-        } else if (rep->gqa_note[0]) {
-            fprintf(out, ",\"note\":");
-            json_str(out, rep->gqa_note);
-        }
-        fputc('}', out);
-    }
-    if (rep->mode_note[0]) {
-        fprintf(out, ",\"note\":");
-        json_str(out, rep->mode_note);
-    }
-    fprintf(out, "}\n");
+    if (pass_on(&rep->req, SIM_FWD) && pass_on(&rep->req, SIM_BWD))
+        json_totals(&w, rep);
+    if (sim_shape_G(sh) < sim_shape_H(sh))
+        json_gqa(&w, rep);
+    if (rep->mode_note[0])
+        sim_json_str(&w, "note", rep->mode_note);
+    sim_json_end(&w);
+    fputc('\n', out);
 }

@@ -10,7 +10,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_sweep.h"
-#include "sim_json.h"
 #include "sim_text.h"
 
 #include <math.h>
@@ -953,175 +952,156 @@ void sim_sweep_text(FILE *out, const sim_sweep_result *res)
 
 /* ---- JSON ------------------------------------------------------------------------- */
 
-static void json_num(FILE *out, double v)
+/* "sweep": the axes, what stayed fixed, the engine and the time it took. */
+static void json_spec(sim_json *w, const sim_sweep_result *res)
 {
-    if (isfinite(v))
-        fprintf(out, "%.17g", v);
-    else
-        fputs("null", out);
-}
-
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
+    const sim_sweep_spec *sp = &res->spec;
+    sim_json_obj(w, "sweep");
+    sim_json_arr(w, "vary");
+    for (int a = 0; a < sp->naxes; a++) {
+        const sim_axis *ax = &sp->axes[a];
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "param", sim_param_name(ax->param));
+        sim_json_arr(w, "values");
+        for (int k = 0; k < ax->n; k++)
+            sim_json_int(w, NULL, ax->values[k]);
+        sim_json_end(w);
+        sim_json_end(w);
     }
-    fputc('"', out);
+    sim_json_end(w);
+    sim_json_obj(w, "fixed");
+    sim_json_int(w, "N", sp->base.N);
+    sim_json_int(w, "d", sp->base.d);
+    sim_json_uint(w, "M_bytes", sp->base.M);
+    sim_json_str(w, "dtype", sim_dtype_name(sp->base.dtype));
+    sim_json_bool(w, "causal", sp->base.causal);
+    sim_json_str(w, "plan", (sp->Br || sp->Bc) ? "user"
+                            : sp->plan_kind == SIM_PLAN_PAPER ? "paper" : "best");
+    sim_json_int(w, "Br", sp->Br);
+    sim_json_int(w, "Bc", sp->Bc);
+    if (sp->gpu)
+        sim_json_str(w, "gpu", sp->gpu->name);
+    else
+        sim_json_null(w, "gpu");
+    sim_json_end(w);
+    sim_json_str(w, "engine", res->simulated ? "sim" : "closed-form");
+    sim_json_int(w, "points", res->npoints);
+    sim_json_uint(w, "total_steps", res->total_steps);
+    sim_json_num(w, "seconds", res->seconds);
+    sim_json_end(w);
 }
 
-static void json_roof(FILE *out, const sim_roofline *r)
+/* One algorithm's run at one point. */
+static void json_entry(sim_json *w, const sim_sweep_spec *sp, const sim_sweep_point *pt,
+                       int a)
 {
-    fprintf(out, "{\"flops\":");
-    json_num(out, r->flops);
-    fprintf(out, ",\"memory_s\":");
-    json_num(out, r->t_memory);
-    fprintf(out, ",\"compute_s\":");
-    json_num(out, r->t_compute);
-    fprintf(out, ",\"estimate_s\":");
-    json_num(out, r->t_estimate);
-    fprintf(out, ",\"bound\":\"%s\",\"intensity\":", r->memory_bound ? "memory" : "compute");
-    json_num(out, r->intensity);
-    fprintf(out, ",\"balance\":");
-    json_num(out, r->balance);
-    fputc('}', out);
+    const sim_sweep_entry *r = &pt->run[a];
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "algo", sim_algo_name((sim_algo)a));
+    sim_json_int(w, "Br", r->Br);
+    sim_json_int(w, "Bc", r->Bc);
+    sim_json_int(w, "Tr", r->Tr);
+    sim_json_int(w, "Tc", r->Tc);
+    sim_json_uint(w, "sram_peak_bytes", r->sram_peak);
+    sim_json_uint(w, "steps", r->steps);
+    sim_json_uint(w, "read_bytes", r->read_bytes);
+    sim_json_uint(w, "write_bytes", r->write_bytes);
+    sim_json_uint(w, "total_bytes", r->bytes);
+    sim_json_uint(w, "total_elems", r->elems);
+    sim_json_bool(w, "capped", r->capped);
+    if (sp->run_algo[SIM_NAIVE])
+        sim_json_num(w, "ratio_to_naive", (double)r->bytes / (double)pt->run[SIM_NAIVE].bytes);
+    else
+        sim_json_null(w, "ratio_to_naive");
+    if (sp->gpu)
+        sim_report_json_roofline(w, "roofline", &r->roof);
+    sim_json_num(w, "seconds", r->seconds);
+    sim_json_end(w);
+}
+
+/* One element of "points": the shape, its bounds, and every run there. */
+static void json_point(sim_json *w, const sim_sweep_spec *sp, const sim_sweep_point *pt)
+{
+    sim_json_obj(w, NULL);
+    sim_json_int(w, "N", pt->sh.N);
+    sim_json_int(w, "d", pt->sh.d);
+    sim_json_uint(w, "M_bytes", pt->sh.M);
+    sim_json_whole(w, "M_elems", pt->bounds.M_elems);
+    sim_json_bool(w, "in_regime", pt->bounds.in_regime);
+    sim_json_obj(w, "bounds");
+    sim_json_num(w, "theta_standard_elems", pt->bounds.theta_standard);
+    sim_json_num(w, "theta_flash_elems", pt->bounds.theta_flash);
+    sim_json_num(w, "lower_bound_elems", pt->bounds.lower_bound);
+    sim_json_end(w);
+    sim_json_arr(w, "runs");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (sp->run_algo[a])
+            json_entry(w, sp, pt, a);
+    sim_json_end(w);
+    sim_json_end(w);
+}
+
+/* v as the member key when has, else null. */
+static void json_num_if(sim_json *w, const char *key, int has, double v)
+{
+    if (has)
+        sim_json_num(w, key, v);
+    else
+        sim_json_null(w, key);
+}
+
+/* One element of "fits": subject s (an algorithm or the lower bound) along
+ * axis a. Exponents of a fit that failed are null, as is the bound's. */
+static void json_fit(sim_json *w, const sim_sweep_spec *sp, const sim_sweep_fit *f, int s,
+                     int a)
+{
+    int quoted = (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) &&
+                 s != SIM_SUBJECT_BOUND;
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "subject", s == SIM_SUBJECT_BOUND ? "lower_bound"
+                                                      : sim_algo_name((sim_algo)s));
+    sim_json_str(w, "param", sim_param_name(sp->axes[a].param));
+    sim_json_str(w, "status", sim_fit_status_name(f->status));
+    json_num_if(w, "exponent", quoted, f->exponent);
+    json_num_if(w, "r2", quoted, f->r2);
+    json_num_if(w, "max_log_residual", quoted, f->max_resid);
+    json_num_if(w, "theory", f->has_theory, f->theory);
+    if (quoted && f->has_theory)
+        sim_json_bool(w, "agrees", fabs(f->exponent - f->theory) <= AGREE_TOL);
+    else
+        sim_json_null(w, "agrees");
+    json_num_if(w, "block_exponent", f->has_block, f->block_exponent);
+    json_num_if(w, "end_slope", f->has_end_slope && s != SIM_SUBJECT_BOUND, f->end_slope);
+    sim_json_int(w, "points_used", f->used);
+    sim_json_int(w, "points", f->total);
+    sim_json_int(w, "out_of_regime", f->out_of_regime);
+    sim_json_int(w, "capped", f->capped);
+    sim_json_str(w, "note", f->note);
+    sim_json_end(w);
 }
 
 void sim_sweep_json(FILE *out, const sim_sweep_result *res)
 {
     const sim_sweep_spec *sp = &res->spec;
-    fprintf(out, "{\"fasim_version\":\"%s\",\"sweep\":{\"vary\":[", FASIM_VERSION);
-    for (int a = 0; a < sp->naxes; a++) {
-        const sim_axis *ax = &sp->axes[a];
-        fprintf(out, "%s{\"param\":\"%s\",\"values\":[", a ? "," : "",
-                sim_param_name(ax->param));
-        for (int k = 0; k < ax->n; k++)
-            fprintf(out, "%s%lld", k ? "," : "", (long long)ax->values[k]);
-        fprintf(out, "]}");
-    }
-    fprintf(out, "],\"fixed\":{\"N\":%lld,\"d\":%lld,\"M_bytes\":%llu,\"dtype\":\"%s\","
-            "\"causal\":%s,\"plan\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"gpu\":",
-            (long long)sp->base.N, (long long)sp->base.d, (unsigned long long)sp->base.M,
-            sim_dtype_name(sp->base.dtype), sp->base.causal ? "true" : "false",
-            (sp->Br || sp->Bc) ? "user" : sp->plan_kind == SIM_PLAN_PAPER ? "paper" : "best",
-            (long long)sp->Br, (long long)sp->Bc);
-    if (sp->gpu)
-        json_str(out, sp->gpu->name);
-    else
-        fputs("null", out);
-    fprintf(out, "},\"engine\":\"%s\",\"points\":%d,\"total_steps\":%llu,\"seconds\":",
-            res->simulated ? "sim" : "closed-form", res->npoints,
-            (unsigned long long)res->total_steps);
-    json_num(out, res->seconds);
-    fprintf(out, "},\"points\":[");
-    for (int k = 0; k < res->npoints; k++) {
-        const sim_sweep_point *pt = &res->pts[k];
-        fprintf(out, "%s{\"N\":%lld,\"d\":%lld,\"M_bytes\":%llu,\"M_elems\":%.0f,"
-                "\"in_regime\":%s,\"bounds\":{\"theta_standard_elems\":", k ? "," : "",
-                (long long)pt->sh.N, (long long)pt->sh.d, (unsigned long long)pt->sh.M,
-                pt->bounds.M_elems, pt->bounds.in_regime ? "true" : "false");
-        json_num(out, pt->bounds.theta_standard);
-        fprintf(out, ",\"theta_flash_elems\":");
-        json_num(out, pt->bounds.theta_flash);
-        fprintf(out, ",\"lower_bound_elems\":");
-        json_num(out, pt->bounds.lower_bound);
-        fprintf(out, "},\"runs\":[");
-        int first = 1;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-            if (!sp->run_algo[a])
-                continue;
-            const sim_sweep_entry *r = &pt->run[a];
-            fprintf(out, "%s{\"algo\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"Tr\":%lld,\"Tc\":%lld,"
-                    "\"sram_peak_bytes\":%llu,\"steps\":%llu,\"read_bytes\":%llu,"
-                    "\"write_bytes\":%llu,\"total_bytes\":%llu,\"total_elems\":%llu,"
-                    "\"capped\":%s,\"ratio_to_naive\":", first ? "" : ",",
-                    sim_algo_name((sim_algo)a), (long long)r->Br, (long long)r->Bc,
-                    (long long)r->Tr, (long long)r->Tc, (unsigned long long)r->sram_peak,
-                    (unsigned long long)r->steps, (unsigned long long)r->read_bytes,
-                    (unsigned long long)r->write_bytes, (unsigned long long)r->bytes,
-                    (unsigned long long)r->elems, r->capped ? "true" : "false");
-            if (sp->run_algo[SIM_NAIVE])
-                json_num(out, (double)r->bytes / (double)pt->run[SIM_NAIVE].bytes);
-            else
-                fputs("null", out);
-            if (sp->gpu) {
-                fprintf(out, ",\"roofline\":");
-                json_roof(out, &r->roof);
-            }
-            fprintf(out, ",\"seconds\":");
-            json_num(out, r->seconds);
-            fputc('}', out);
-            first = 0;
-        }
-        fprintf(out, "]}");
-    }
-    fprintf(out, "],\"fits\":[");
-    int first = 1;
-    for (int a = 0; a < sp->naxes; a++) {
-        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
-            if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
-                continue;
-            const sim_sweep_fit *f = &res->fits[s][a];
-            int quoted = (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) &&
-                         s != SIM_SUBJECT_BOUND;
-            fprintf(out, "%s{\"subject\":\"%s\",\"param\":\"%s\",\"status\":\"%s\","
-                    "\"exponent\":", first ? "" : ",",
-                    s == SIM_SUBJECT_BOUND ? "lower_bound" : sim_algo_name((sim_algo)s),
-                    sim_param_name(sp->axes[a].param), sim_fit_status_name(f->status));
-            first = 0;
-            if (quoted)
-                json_num(out, f->exponent);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"r2\":");
-            if (quoted)
-                json_num(out, f->r2);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"max_log_residual\":");
-            if (quoted)
-                json_num(out, f->max_resid);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"theory\":");
-            if (f->has_theory)
-                json_num(out, f->theory);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"agrees\":");
-            if (quoted && f->has_theory)
-                fputs(fabs(f->exponent - f->theory) <= AGREE_TOL ? "true" : "false", out);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"block_exponent\":");
-            if (f->has_block)
-                json_num(out, f->block_exponent);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"end_slope\":");
-            if (f->has_end_slope && s != SIM_SUBJECT_BOUND)
-                json_num(out, f->end_slope);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"points_used\":%d,\"points\":%d,\"out_of_regime\":%d,"
-                    "\"capped\":%d,\"note\":", f->used, f->total, f->out_of_regime,
-                    f->capped);
-            json_str(out, f->note);
-            fputc('}', out);
-        }
-    }
-    fprintf(out, "]");
-    if (res->engine_note[0]) {
-        fprintf(out, ",\"note\":");
-        json_str(out, res->engine_note);
-    }
-    fprintf(out, "}\n");
+    sim_json w;
+    sim_json_init(&w, out, SIM_JSON_COMPACT);
+    sim_json_obj(&w, NULL);
+    sim_json_str(&w, "fasim_version", FASIM_VERSION);
+    json_spec(&w, res);
+    sim_json_arr(&w, "points");
+    for (int k = 0; k < res->npoints; k++)
+        json_point(&w, sp, &res->pts[k]);
+    sim_json_end(&w);
+    sim_json_arr(&w, "fits");
+    for (int a = 0; a < sp->naxes; a++)
+        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++)
+            if (s == SIM_SUBJECT_BOUND || sp->run_algo[s])
+                json_fit(&w, sp, &res->fits[s][a], s, a);
+    sim_json_end(&w);
+    if (res->engine_note[0])
+        sim_json_str(&w, "note", res->engine_note);
+    sim_json_end(&w);
+    fputc('\n', out);
 }
 
 /* ---- CSV ------------------------------------------------------------------------------ */
