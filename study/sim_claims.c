@@ -9,7 +9,6 @@
  * articles (docs/sources.md) in English.
  */
 #include "sim_claims.h"
-#include "sim_json.h"
 #include "sim_text.h"
 
 #include <ctype.h>
@@ -1507,36 +1506,19 @@ void sim_claim_print(FILE *out, int k, const char *claim, const char *source,
     wrap(out, "    verdict:  ", 14, v);
 }
 
-static void jstr(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
-}
-
-void sim_claim_json(FILE *out, const char *id, const char *claim, const char *source,
+void sim_claim_json(sim_json *w, const char *id, const char *claim, const char *source,
                     int seed_row, const sim_claim_outcome *o)
 {
     static const char *const V[] = { "holds", "wrong", "holds_if", "not_checkable" };
-    fprintf(out, "{\"id\":");
-    jstr(out, id);
-    fprintf(out, ",\"claim\":");
-    jstr(out, claim);
-    fprintf(out, ",\"source\":");
-    jstr(out, source);
-    fprintf(out, ",\"seed_row\":%d,\"config\":", seed_row);
-    jstr(out, o->config);
-    fprintf(out, ",\"measured\":");
-    jstr(out, o->measured);
-    fprintf(out, ",\"verdict\":\"%s\",\"why\":", V[o->verdict]);
-    jstr(out, o->why);
-    fprintf(out, ",\"simulated\":%s}", o->simulated ? "true" : "false");
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "id", id);
+    sim_json_str(w, "claim", claim);
+    sim_json_str(w, "source", source);
+    sim_json_int(w, "seed_row", seed_row);
+    sim_json_str(w, "config", o->config);
+    sim_json_str(w, "measured", o->measured);
+    sim_json_str(w, "verdict", V[o->verdict]);
+    sim_json_str(w, "why", o->why);
+    sim_json_bool(w, "simulated", o->simulated);
+    sim_json_end(w);
 }
