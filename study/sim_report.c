@@ -688,14 +688,36 @@ static void paged_text(FILE *out, const sim_report *rep)
             "chosen\n  as for contiguous K and V\n");
 }
 
-/* The tables of one pass: plan, traffic, (GQA,) bounds, roofline, error,
- * SRAM buffers. rep holds that pass's runs only (section_view). */
-static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
+/* "s of t" for a causal run's skipped blocks (s of all T_r T_c) into
+ * b1[len]; the share alone when that would not fit a column. */
+static void skipped_cell(char *b1, size_t len, const sim_shape *sh, const sim_plan *p)
 {
-    const sim_shape *sh = &rep->req.sh;
-    const sim_dtype dt = sh->dtype;
-    const int64_t H = sim_shape_H(sh), G = sim_shape_G(sh);
-    char b1[80], b2[80], lb[32];
+    uint64_t all = (uint64_t)p->Tr * (uint64_t)p->Tc;
+    uint64_t seen = p->algo == SIM_NAIVE
+                        ? all   /* standard attention materialises all of S */
+                        : sim_theory_visited(sh, p->Br, p->Bc);
+    char c1[32], c2[32];
+    sim_format_count(c1, sizeof c1, all - seen);
+    sim_format_count(c2, sizeof c2, all);
+    snprintf(b1, len, "%s of %s", c1, c2);
+    /* A column holds COL_W - 1 characters and a space; past that (millions
+     * of blocks) say the share instead of running into the next column. */
+    if ((int)strlen(b1) > COL_W - 1) {
+        double v = (double)all;
+        const char u = decimal_scale(&v);
+        snprintf(b1, len, "%.2f%% of %.1f%c", 100.0 * (double)(all - seen) / (double)all,
+                 v, u);
+    }
+    if ((int)strlen(b1) > COL_W - 1)     /* narrow columns: the share alone */
+        snprintf(b1, len, "%.2f%%", 100.0 * (double)(all - seen) / (double)all);
+}
+
+/* Set COL_W for this section: wide enough for its largest count, narrow
+ * enough that the runs fit 80 columns (then counts shorten). */
+static void set_column_width(const sim_report *rep)
+{
+    const sim_dtype dt = rep->req.sh.dtype;
+    char b1[80];
     uint64_t widest = 0;
     for (int k = 0; k < rep->nruns; k++) {
         const sim_counts *c = &rep->runs[k].res.counts;
@@ -710,8 +732,13 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         COL_W = (int)strlen(b1) + 2;
     if (rep->nruns > 0 && LABEL_W + rep->nruns * COL_W > 80)    /* then counts shorten */
         COL_W = (80 - LABEL_W) / rep->nruns;
+}
 
-    /* Header row. */
+/* TILE PLAN: blocks, tiles, who chose them, steps, skipped blocks, SRAM. */
+static void plan_rows(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    char b1[80];
     fputc('\n', out);
     runs_header(out, rep, "TILE PLAN");
 
@@ -740,26 +767,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     if (sh->causal) {
         row_label(out, "blocks skipped");
         for (int k = 0; k < rep->nruns; k++) {
-            const sim_plan *p = &rep->runs[k].res.plan;
-            uint64_t all = (uint64_t)p->Tr * (uint64_t)p->Tc;
-            uint64_t seen = p->algo == SIM_NAIVE
-                                ? all   /* standard attention materialises all of S */
-                                : sim_theory_visited(sh, p->Br, p->Bc);
-            char c1[32], c2[32];
-            sim_format_count(c1, sizeof c1, all - seen);
-            sim_format_count(c2, sizeof c2, all);
-            snprintf(b1, sizeof b1, "%s of %s", c1, c2);
-            /* A column holds COL_W - 1 characters and a space; past that
-             * (millions of blocks) say the share instead of running into
-             * the next column. */
-            if ((int)strlen(b1) > COL_W - 1) {
-                double v = (double)all;
-                const char u = decimal_scale(&v);
-                snprintf(b1, sizeof b1, "%.2f%% of %.1f%c", 100.0 * (double)(all - seen) /
-                         (double)all, v, u);
-            }
-            if ((int)strlen(b1) > COL_W - 1)     /* narrow columns: the share alone */
-                snprintf(b1, sizeof b1, "%.2f%%", 100.0 * (double)(all - seen) / (double)all);
+            skipped_cell(b1, sizeof b1, sh, &rep->runs[k].res.plan);
             cell(out, b1);
         }
         fputc('\n', out);
@@ -775,8 +783,13 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         cell(out, b1);
     }
     fputc('\n', out);
+}
 
-    /* Traffic per tensor and direction. */
+/* HBM TRAFFIC: per tensor and direction, totals, the closed form, bytes. */
+static void traffic_rows(FILE *out, const sim_report *rep)
+{
+    const sim_dtype dt = rep->req.sh.dtype;
+    char b1[80];
     fputc('\n', out);
     runs_header(out, rep, "HBM TRAFFIC, elements");
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
@@ -835,14 +848,14 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         }
         fputc('\n', out);
     }
+}
 
-    if (G < H && pass == SIM_FWD)
-        gqa_text(out, rep);
-    if (pass == SIM_FWD)
-        split_text(out, rep);
-    paged_text(out, rep);
-
-    /* Bounds. */
+/* BOUNDS: Theorem 2 and Proposition 3 for this shape, and measured / Theta. */
+static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const sim_dtype dt = sh->dtype;
+    char b1[80];
     const sim_bounds *bd = &rep->bounds;
     sim_format_count(b1, sizeof b1, (uint64_t)bd->M_elems);
     fprintf(out, "\nBOUNDS, elements; the paper's M = %s elements (M bytes / %d)\n", b1,
@@ -872,70 +885,81 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         cell(out, b1);
     }
     fputc('\n', out);
+}
 
-    /* Roofline, with a hardware preset. */
-    if (rep->req.gpu) {
-        const sim_gpu *g = rep->req.gpu;
-        sim_format_count(b2, sizeof b2, (uint64_t)(g->hbm_bytes_per_s * 1e-9 + 0.5));
-        fprintf(out, "\nROOFLINE on %s: HBM %s GB/s, %s %.1f TFLOP/s\n", g->title, b2,
-                dt == SIM_FP32 ? "fp32" : "fp16/bf16 dense", sim_gpu_peak_flops(g, dt) * 1e-12);
-        fprintf(out, "a lower bound on time: the whole GPU at peak rate and full bandwidth\n");
-        runs_header(out, rep, "  estimate");
-        static const char *const rows[] = { "FLOPs, 4d per score", "HBM time, bytes/BW",
-                                            "math time, FLOPs/pk", "estimate, the larger",
-                                            "binds", "FLOP per HBM byte" };
-        for (int q = 0; q < 6; q++) {
-            row_label(out, rows[q]);
-            for (int k = 0; k < rep->nruns; k++) {
-                const sim_roofline *rf = &rep->runs[k].roof;
-                double t = q == 1 ? rf->t_memory : q == 2 ? rf->t_compute : rf->t_estimate;
-                if (q == 0)
-                    snprintf(b1, sizeof b1, "%.3g", rf->flops);
-                else if (q == 4)
-                    snprintf(b1, sizeof b1, "%s", rf->memory_bound ? "memory" : "compute");
-                else if (q == 5)
-                    snprintf(b1, sizeof b1, "%.1f", rf->intensity);
-                else if (t >= 1.0)
-                    snprintf(b1, sizeof b1, "%.3g s", t);
-                else if (t >= 1e-3)
-                    snprintf(b1, sizeof b1, "%.3g ms", t * 1e3);
-                else
-                    snprintf(b1, sizeof b1, "%.3g us", t * 1e6);
-                cell(out, b1);
-            }
-            fputc('\n', out);
+/* ROOFLINE on the --gpu preset: a lower bound on each run's time. */
+static void roofline_text(FILE *out, const sim_report *rep)
+{
+    const sim_dtype dt = rep->req.sh.dtype;
+    char b1[80], b2[80];
+    const sim_gpu *g = rep->req.gpu;
+    sim_format_count(b2, sizeof b2, (uint64_t)(g->hbm_bytes_per_s * 1e-9 + 0.5));
+    fprintf(out, "\nROOFLINE on %s: HBM %s GB/s, %s %.1f TFLOP/s\n", g->title, b2,
+            dt == SIM_FP32 ? "fp32" : "fp16/bf16 dense", sim_gpu_peak_flops(g, dt) * 1e-12);
+    fprintf(out, "a lower bound on time: the whole GPU at peak rate and full bandwidth\n");
+    runs_header(out, rep, "  estimate");
+    static const char *const rows[] = { "FLOPs, 4d per score", "HBM time, bytes/BW",
+                                        "math time, FLOPs/pk", "estimate, the larger",
+                                        "binds", "FLOP per HBM byte" };
+    for (int q = 0; q < 6; q++) {
+        row_label(out, rows[q]);
+        for (int k = 0; k < rep->nruns; k++) {
+            const sim_roofline *rf = &rep->runs[k].roof;
+            double t = q == 1 ? rf->t_memory : q == 2 ? rf->t_compute : rf->t_estimate;
+            if (q == 0)
+                snprintf(b1, sizeof b1, "%.3g", rf->flops);
+            else if (q == 4)
+                snprintf(b1, sizeof b1, "%s", rf->memory_bound ? "memory" : "compute");
+            else if (q == 5)
+                snprintf(b1, sizeof b1, "%.1f", rf->intensity);
+            else if (t >= 1.0)
+                snprintf(b1, sizeof b1, "%.3g s", t);
+            else if (t >= 1e-3)
+                snprintf(b1, sizeof b1, "%.3g ms", t * 1e3);
+            else
+                snprintf(b1, sizeof b1, "%.3g us", t * 1e6);
+            cell(out, b1);
         }
-        fprintf(out, "  the GPU's balance: %.0f FLOP per byte; a run below it is memory-bound\n",
-                rep->runs[0].roof.balance);
-    }
-
-    /* Numerics. */
-    if (rep->computed) {
         fputc('\n', out);
-        runs_header(out, rep, "ERROR vs float64");
-        static const char *const grad[3] = { "dQ", "dK", "dV" };
-        for (int g = 0; g < (pass == SIM_BWD ? 3 : 1); g++) {
-            const char *t = pass == SIM_BWD ? grad[g] : "O";
-            snprintf(b2, sizeof b2, "max |%s - %s_ref|", t, t);
-            row_label(out, b2);
-            for (int k = 0; k < rep->nruns; k++) {
-                const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
-                snprintf(b1, sizeof b1, "%.3e", e->max_abs);
-                cell(out, b1);
-            }
-            fputc('\n', out);
-            snprintf(b2, sizeof b2, "  / max |%s_ref|", t);
-            row_label(out, b2);
-            for (int k = 0; k < rep->nruns; k++) {
-                const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
-                snprintf(b1, sizeof b1, "%.3e", e->max_rel);
-                cell(out, b1);
-            }
-            fputc('\n', out);
-        }
     }
+    fprintf(out, "  the GPU's balance: %.0f FLOP per byte; a run below it is memory-bound\n",
+            rep->runs[0].roof.balance);
+}
 
-    /* SRAM buffers, wrapped at 80 columns. */
+/* ERROR vs float64: O's, or in the backward dQ's, dK's and dV's. */
+static void error_text(FILE *out, const sim_report *rep, sim_pass pass)
+{
+    char b1[80], b2[80];
+    fputc('\n', out);
+    runs_header(out, rep, "ERROR vs float64");
+    static const char *const grad[3] = { "dQ", "dK", "dV" };
+    for (int g = 0; g < (pass == SIM_BWD ? 3 : 1); g++) {
+        const char *t = pass == SIM_BWD ? grad[g] : "O";
+        snprintf(b2, sizeof b2, "max |%s - %s_ref|", t, t);
+        row_label(out, b2);
+        for (int k = 0; k < rep->nruns; k++) {
+            const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
+            snprintf(b1, sizeof b1, "%.3e", e->max_abs);
+            cell(out, b1);
+        }
+        fputc('\n', out);
+        snprintf(b2, sizeof b2, "  / max |%s_ref|", t);
+        row_label(out, b2);
+        for (int k = 0; k < rep->nruns; k++) {
+            const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
+            snprintf(b1, sizeof b1, "%.3e", e->max_rel);
+            cell(out, b1);
+        }
+        fputc('\n', out);
+    }
+}
+
+/* SRAM BUFFERS per run and phase, wrapped at 80 columns, and a note for
+ * each paper plan that exceeds M. */
+static void buffers_text(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    char b1[80], b2[80], lb[32];
     fprintf(out, "\nSRAM BUFFERS, bytes (fp32 accumulators and statistics at 4 B)\n");
     for (int k = 0; k < rep->nruns; k++) {
         const sim_plan *p = &rep->runs[k].res.plan;
@@ -976,6 +1000,27 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
                     sim_algo_name(p->algo), b1, (double)p->sram_peak / (double)sh->M);
         }
     }
+}
+
+/* The tables of one pass: plan, traffic, (GQA,) bounds, roofline, error,
+ * SRAM buffers. rep holds that pass's runs only (section_view). */
+static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
+{
+    const int64_t H = sim_shape_H(&rep->req.sh), G = sim_shape_G(&rep->req.sh);
+    set_column_width(rep);
+    plan_rows(out, rep);
+    traffic_rows(out, rep);
+    if (G < H && pass == SIM_FWD)
+        gqa_text(out, rep);
+    if (pass == SIM_FWD)
+        split_text(out, rep);
+    paged_text(out, rep);
+    bounds_text(out, rep, pass);
+    if (rep->req.gpu)
+        roofline_text(out, rep);
+    if (rep->computed)
+        error_text(out, rep, pass);
+    buffers_text(out, rep);
 }
 
 /* A copy of rep with the runs of one pass, and that pass's naive bytes. */
