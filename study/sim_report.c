@@ -134,31 +134,51 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
     return 0;
 }
 
-int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen)
-{
-    memset(rep, 0, sizeof *rep);
-    rep->req = *req;
-    rep->req.sh.pass = SIM_FWD;
-    rep->req.sh.page_seed = req->seed;       /* paged KV: the placement follows --seed */
-    const sim_shape *sh = &rep->req.sh;
-    if (sim_shape_check(sh, err, errlen) != 0)
-        return SIM_EUSAGE;
-    sim_shape shp[SIM_PASS_COUNT];             /* the shape of each pass */
-    for (int q = 0; q < SIM_PASS_COUNT; q++) {
-        shp[q] = *sh;
-        shp[q].pass = (sim_pass)q;
-        shp[q].splits = 0;                     /* split-KV is a run of its own */
-        if (pass_on(req, (sim_pass)q) && sim_shape_check(&shp[q], err, errlen) != 0)
-            return SIM_EUSAGE;
-    }
-    const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
-    const uint64_t max_steps = req->max_steps ? req->max_steps : SIM_DEFAULT_MAX_STEPS;
-    rep->bounds = sim_theory_bounds(sh);
-
-    /* 1. Plans, and the limits they imply, before anything runs. */
+/* What sim_report_build works out before and while it runs: per pass the
+ * shape and each algorithm's plan, the split-KV run's, the totals that
+ * decide the mode, and in compute mode the inputs and the oracle's answers
+ * (owned here, freed by build_free). Shapes: Q, O_ref, dO, dQ_ref are
+ * (B H N_q, d), nd elements; K, V, dK_ref, dV_ref are (B G N_k, d), nkd. */
+typedef struct {
+    sim_shape shp[SIM_PASS_COUNT];
     sim_plan plans[SIM_PASS_COUNT][SIM_ALGO_COUNT];
-    double flops = 0.0;
-    uint64_t mem = 0;
+    int split;                                 /* a split-KV run of FA2's forward */
+    sim_shape ssh;
+    sim_plan splan;
+    double flops;                              /* of every run, to choose the mode */
+    uint64_t mem;                              /* the largest run's working memory */
+    uint64_t max_steps;
+    float *Q, *K, *V, *dO;
+    double *O_ref, *dQ_ref, *dK_ref, *dV_ref;
+    int64_t nd, nkd;
+} build_ctx;
+
+static void build_free(build_ctx *x)
+{
+    free(x->Q);
+    free(x->K);
+    free(x->V);
+    free(x->dO);
+    free(x->O_ref);
+    free(x->dQ_ref);
+    free(x->dK_ref);
+    free(x->dV_ref);
+}
+
+/* Add a run's flops and working memory to the totals that choose the mode. */
+static void add_cost(build_ctx *x, sim_algo a, const sim_shape *sh)
+{
+    x->flops += sim_compute_flops(a, sh);
+    uint64_t m = sim_compute_memory(a, sh);
+    if (m > x->mem)
+        x->mem = m;
+}
+
+/* 1. Every run's plan, and the limits they imply, before anything runs.
+ * Returns SIM_OK, or SIM_EUSAGE with the reason in err. */
+static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t errlen)
+{
+    const sim_shape *sh = &req->sh;
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         if (!pass_on(req, (sim_pass)q))
             continue;
@@ -167,8 +187,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             if (!req->run_algo[a])
                 continue;
             char perr[1024];
-            if (sim_plan_choose((sim_algo)a, &shp[q], req->plan_kind, req->Br, req->Bc,
-                                &plans[q][a], perr, sizeof perr) != 0) {
+            if (sim_plan_choose((sim_algo)a, &x->shp[q], req->plan_kind, req->Br, req->Bc,
+                                &x->plans[q][a], perr, sizeof perr) != 0) {
                 snprintf(err, errlen, "%s%s", q == SIM_BWD ? "backward: " : "", perr);
                 return SIM_EUSAGE;
             }
@@ -177,69 +197,67 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             /* Counted with K, V contiguous (O(1)): paged KV under a mask
              * takes a pass over the visible key blocks, which the step limit
              * below bounds; its counts are taken after the run. */
-            sim_shape flat = shp[q];
+            sim_shape flat = x->shp[q];
             flat.page = 0;
-            if (sim_theory_counts(&plans[q][a], &flat, &c) != 0 ||
-                sim_theory_steps(&plans[q][a], &shp[q], &steps) != 0) {
+            if (sim_theory_counts(&x->plans[q][a], &flat, &c) != 0 ||
+                sim_theory_steps(&x->plans[q][a], &x->shp[q], &steps) != 0) {
                 snprintf(err, errlen, "N = %lld, d = %lld: %s%s's HBM counts would overflow "
                          "64 bits; use a smaller N or d", (long long)sh->N,
                          (long long)sh->d, sim_algo_name((sim_algo)a), pass);
                 return SIM_EUSAGE;
             }
-            if (steps > max_steps) {
+            if (steps > x->max_steps) {
                 snprintf(err, errlen, "%s%s would take %llu tile steps, more than the limit "
                          "of %llu; use a smaller N, a larger --M, or raise --max-steps",
                          sim_algo_name((sim_algo)a), pass, (unsigned long long)steps,
-                         (unsigned long long)max_steps);
+                         (unsigned long long)x->max_steps);
                 return SIM_EUSAGE;
             }
-            flops += sim_compute_flops((sim_algo)a, &shp[q]);
-            uint64_t m = sim_compute_memory((sim_algo)a, &shp[q]);
-            if (m > mem)
-                mem = m;
+            add_cost(x, (sim_algo)a, &x->shp[q]);
         }
     }
-    /* Split-KV: FA2's forward once more with the keys in S splits. */
-    const int split = sh->splits > 1 && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD);
-    sim_shape ssh = shp[SIM_FWD];
-    sim_plan splan;
-    if (sh->splits > 1 && !split) {
+    return SIM_OK;
+}
+
+/* Split-KV: FA2's forward once more with the keys in S splits. Returns
+ * SIM_OK, or SIM_EUSAGE with the reason in err. */
+static int plan_split(const sim_request *req, build_ctx *x, char *err, size_t errlen)
+{
+    const sim_shape *sh = &req->sh;
+    x->split = sh->splits > 1 && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD);
+    x->ssh = x->shp[SIM_FWD];
+    if (sh->splits > 1 && !x->split) {
         snprintf(err, errlen, "--splits is a plan of FA2's forward pass: run fa2 (--algo) "
                  "with --pass fwd or both");
         return SIM_EUSAGE;
     }
-    if (split) {
-        ssh.splits = sh->splits;
-        char perr[1024];
-        uint64_t steps;
-        if (sim_plan_choose(SIM_FA2, &ssh, req->plan_kind, req->Br, req->Bc, &splan, perr,
-                            sizeof perr) != 0) {
-            snprintf(err, errlen, "%s", perr);
-            return SIM_EUSAGE;
-        }
-        if (sim_theory_steps(&splan, &ssh, &steps) != 0 || steps > max_steps) {
-            snprintf(err, errlen, "fa2 with %lld splits would take more tile steps than the "
-                     "limit of %llu; raise --max-steps", (long long)sh->splits,
-                     (unsigned long long)max_steps);
-            return SIM_EUSAGE;
-        }
-        flops += sim_compute_flops(SIM_FA2, &ssh);
-        uint64_t m = sim_compute_memory(SIM_FA2, &ssh);
-        if (m > mem)
-            mem = m;
+    if (!x->split)
+        return SIM_OK;
+    x->ssh.splits = sh->splits;
+    char perr[1024];
+    uint64_t steps;
+    if (sim_plan_choose(SIM_FA2, &x->ssh, req->plan_kind, req->Br, req->Bc, &x->splan, perr,
+                        sizeof perr) != 0) {
+        snprintf(err, errlen, "%s", perr);
+        return SIM_EUSAGE;
     }
-    /* The oracle: O (and the three gradients) of every head in double, plus
-     * one row of scores. */
-    const int64_t N_k = sim_shape_Nk(sh);
-    const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
-    const int bwd = pass_on(req, SIM_BWD);
-    double oracle_mem = 8.0 * (double)(BH * sh->N + (bwd ? BH * sh->N + 2 * BG * N_k : 0)) *
-                            (double)sh->d + 8.0 * 4.0 * (double)N_k;
-    uint64_t need = mem + (uint64_t)fmin(oracle_mem, 1.8e19);
-    if (need < mem)
-        need = UINT64_MAX;
+    if (sim_theory_steps(&x->splan, &x->ssh, &steps) != 0 || steps > x->max_steps) {
+        snprintf(err, errlen, "fa2 with %lld splits would take more tile steps than the "
+                 "limit of %llu; raise --max-steps", (long long)sh->splits,
+                 (unsigned long long)x->max_steps);
+        return SIM_EUSAGE;
+    }
+    add_cost(x, SIM_FA2, &x->ssh);
+    return SIM_OK;
+}
 
-    /* 2. Mode. */
+/* 2. Mode: compute when asked, or (auto) when it is cheap and fits; else
+ * count only, with rep->mode_note saying why. need is the memory computing
+ * takes. Returns SIM_OK with rep->computed set, or SIM_EUSAGE. */
+static int choose_mode(const sim_request *req, sim_report *rep, double flops, uint64_t need,
+                       char *err, size_t errlen)
+{
+    const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
     int compute = 0;
     char b1[32], b2[32];
     switch (req->mode) {
@@ -281,62 +299,74 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
         break;
     }
     rep->computed = compute;
+    return SIM_OK;
+}
 
-    /* 3. Inputs and the oracle (compute mode only). */
-    float *Q = NULL, *K = NULL, *V = NULL, *dO = NULL;
-    double *O_ref = NULL, *dQ_ref = NULL, *dK_ref = NULL, *dV_ref = NULL;
-    int rc = SIM_OK;
-    const int64_t nd = BH * sh->N * sh->d, nkd = BG * N_k * sh->d;
-    if (compute) {
-        Q = malloc((size_t)nd * sizeof *Q);
-        K = malloc((size_t)nkd * sizeof *K);
-        V = malloc((size_t)nkd * sizeof *V);
-        O_ref = malloc((size_t)nd * sizeof *O_ref);
-        int ok = Q && K && V && O_ref;
-        if (bwd) {
-            dO = malloc((size_t)nd * sizeof *dO);
-            dQ_ref = malloc((size_t)nd * sizeof *dQ_ref);
-            dK_ref = malloc((size_t)nkd * sizeof *dK_ref);
-            dV_ref = malloc((size_t)nkd * sizeof *dV_ref);
-            ok = ok && dO && dQ_ref && dK_ref && dV_ref;
-        }
-        if (!ok) {
-            snprintf(err, errlen, "out of memory for the inputs (N = %lld, d = %lld)",
-                     (long long)sh->N, (long long)sh->d);
-            rc = SIM_EFAIL;
-            goto out;
-        }
-        if (req->Q) {
-            memcpy(Q, req->Q, (size_t)nd * sizeof *Q);
-            memcpy(K, req->K, (size_t)nkd * sizeof *K);
-            memcpy(V, req->V, (size_t)nkd * sizeof *V);
-            sim_round_to_dtype(Q, nd, sh->dtype);
-            sim_round_to_dtype(K, nkd, sh->dtype);
-            sim_round_to_dtype(V, nkd, sh->dtype);
-        } else {
-            sim_random_qkv(req->seed, BH * sh->N, BG * N_k, sh->d, sh->dtype, Q, K, V);
-        }
-        if (dO) {
-            if (req->dO) {
-                memcpy(dO, req->dO, (size_t)nd * sizeof *dO);
-                sim_round_to_dtype(dO, nd, sh->dtype);
-            } else {
-                sim_random_grad(req->seed, nd, sh->dtype, dO);
-            }
-        }
-        /* The oracle sees the same dtype-rounded inputs, so the error measures
-         * the algorithm, not the quantisation of its inputs. */
-        double t0 = now_seconds();
-        if (oracle_heads(sh, Q, K, V, dO, O_ref, dQ_ref, dK_ref, dV_ref) != 0) {
-            snprintf(err, errlen, "out of memory in the oracle");
-            rc = SIM_EFAIL;
-            goto out;
-        }
-        rep->oracle_seconds = now_seconds() - t0;
+/* 3. Inputs (the user's, rounded to the dtype, or seeded) and the oracle's
+ * answers on them. Returns SIM_OK or SIM_EFAIL (out of memory). */
+static int make_inputs(const sim_request *req, sim_report *rep, build_ctx *x, char *err,
+                       size_t errlen)
+{
+    const sim_shape *sh = &req->sh;
+    const int64_t nd = x->nd, nkd = x->nkd;
+    x->Q = malloc((size_t)nd * sizeof *x->Q);
+    x->K = malloc((size_t)nkd * sizeof *x->K);
+    x->V = malloc((size_t)nkd * sizeof *x->V);
+    x->O_ref = malloc((size_t)nd * sizeof *x->O_ref);
+    int ok = x->Q && x->K && x->V && x->O_ref;
+    if (pass_on(req, SIM_BWD)) {
+        x->dO = malloc((size_t)nd * sizeof *x->dO);
+        x->dQ_ref = malloc((size_t)nd * sizeof *x->dQ_ref);
+        x->dK_ref = malloc((size_t)nkd * sizeof *x->dK_ref);
+        x->dV_ref = malloc((size_t)nkd * sizeof *x->dV_ref);
+        ok = ok && x->dO && x->dQ_ref && x->dK_ref && x->dV_ref;
     }
+    if (!ok) {
+        snprintf(err, errlen, "out of memory for the inputs (N = %lld, d = %lld)",
+                 (long long)sh->N, (long long)sh->d);
+        return SIM_EFAIL;
+    }
+    if (req->Q) {
+        memcpy(x->Q, req->Q, (size_t)nd * sizeof *x->Q);
+        memcpy(x->K, req->K, (size_t)nkd * sizeof *x->K);
+        memcpy(x->V, req->V, (size_t)nkd * sizeof *x->V);
+        sim_round_to_dtype(x->Q, nd, sh->dtype);
+        sim_round_to_dtype(x->K, nkd, sh->dtype);
+        sim_round_to_dtype(x->V, nkd, sh->dtype);
+    } else {
+        sim_random_qkv(req->seed, sim_shape_B(sh) * sim_shape_H(sh) * sh->N,
+                       sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_Nk(sh), sh->d, sh->dtype,
+                       x->Q, x->K, x->V);
+    }
+    if (x->dO) {
+        if (req->dO) {
+            memcpy(x->dO, req->dO, (size_t)nd * sizeof *x->dO);
+            sim_round_to_dtype(x->dO, nd, sh->dtype);
+        } else {
+            sim_random_grad(req->seed, nd, sh->dtype, x->dO);
+        }
+    }
+    /* The oracle sees the same dtype-rounded inputs, so the error measures
+     * the algorithm, not the quantisation of its inputs. */
+    double t0 = now_seconds();
+    if (oracle_heads(sh, x->Q, x->K, x->V, x->dO, x->O_ref, x->dQ_ref, x->dK_ref,
+                     x->dV_ref) != 0) {
+        snprintf(err, errlen, "out of memory in the oracle");
+        return SIM_EFAIL;
+    }
+    rep->oracle_seconds = now_seconds() - t0;
+    return SIM_OK;
+}
 
-    /* 4. Runs: the forward's, then the backward's. */
-    const sim_inputs in = { Q, K, V, dO };
+/* 4. The runs: the forward's, then the backward's, each with its error
+ * against the oracle and its roofline; the split-KV run after FA2's
+ * forward. Returns SIM_OK or SIM_EFAIL. */
+static int run_all(const sim_request *req, sim_report *rep, const build_ctx *x, char *err,
+                   size_t errlen)
+{
+    const sim_shape *sh = &req->sh;
+    const int compute = rep->computed;
+    const sim_inputs in = { x->Q, x->K, x->V, x->dO };
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         if (!pass_on(req, (sim_pass)q))
             continue;
@@ -344,75 +374,125 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             if (!req->run_algo[a])
                 continue;
             sim_report_run *r = &rep->runs[rep->nruns];
-            const sim_plan *p = &plans[q][a];
+            const sim_plan *p = &x->plans[q][a];
             r->algo = (sim_algo)a;
             r->pass = (sim_pass)q;
             double t0 = now_seconds();
-            if (sim_run_inputs((sim_algo)a, &shp[q], p, compute ? &in : NULL, NULL, &r->res,
-                               err, errlen) != 0) {
-                rc = SIM_EFAIL;
-                goto out;
-            }
+            if (sim_run_inputs((sim_algo)a, &x->shp[q], p, compute ? &in : NULL, NULL, &r->res,
+                               err, errlen) != 0)
+                return SIM_EFAIL;
             r->seconds = now_seconds() - t0;
             rep->nruns++;
-            set_theory(r, p, &shp[q]);
+            set_theory(r, p, &x->shp[q]);
             if (compute) {
                 r->has_error = 1;
                 if (q == SIM_FWD) {
-                    r->err = ref_compare(r->res.O, O_ref, nd);
+                    r->err = ref_compare(r->res.O, x->O_ref, x->nd);
                 } else {
-                    r->grad_err[0] = ref_compare(r->res.dQ, dQ_ref, nd);
-                    r->grad_err[1] = ref_compare(r->res.dK, dK_ref, nkd);
-                    r->grad_err[2] = ref_compare(r->res.dV, dV_ref, nkd);
+                    r->grad_err[0] = ref_compare(r->res.dQ, x->dQ_ref, x->nd);
+                    r->grad_err[1] = ref_compare(r->res.dK, x->dK_ref, x->nkd);
+                    r->grad_err[2] = ref_compare(r->res.dV, x->dV_ref, x->nkd);
                 }
             }
             if (req->gpu)
                 r->roof = sim_roofline_estimate(req->gpu, sh->dtype,
-                                                sim_run_flops(p, &shp[q]),
+                                                sim_run_flops(p, &x->shp[q]),
                                                 (double)total_bytes(&r->res.counts, sh->dtype));
-            if (split && a == SIM_FA2 && q == SIM_FWD &&
-                (rc = run_split(rep, &ssh, &splan, &in, O_ref, nd, err, errlen)) != SIM_OK)
-                goto out;
+            int rc;
+            if (x->split && a == SIM_FA2 && q == SIM_FWD &&
+                (rc = run_split(rep, &x->ssh, &x->splan, &in, x->O_ref, x->nd, err,
+                                errlen)) != SIM_OK)
+                return rc;
         }
     }
+    return SIM_OK;
+}
 
-    /* 4b. GQA: FA2 again with each group's query heads in one block. */
-    if (sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD) &&
-        (rc = build_grouped(rep, Q, K, V, O_ref, err, errlen)) != SIM_OK)
-        goto out;
-
-    /* 5. Naive's bytes for the ratios, per pass: measured when it ran, else
-     * its closed form under the same plan options. */
+/* 5. Naive's bytes for the ratios, per pass: measured when it ran, else
+ * its closed form under the same plan options. */
+static void naive_bytes(const sim_request *req, sim_report *rep, const build_ctx *x)
+{
+    const sim_dtype dt = req->sh.dtype;
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         if (!pass_on(req, (sim_pass)q))
             continue;
         for (int k = 0; k < rep->nruns; k++)
             if (rep->runs[k].algo == SIM_NAIVE && rep->runs[k].pass == (sim_pass)q) {
                 rep->have_naive_pass[q] = 1;
-                rep->naive_pass_bytes[q] = total_bytes(&rep->runs[k].res.counts, sh->dtype);
+                rep->naive_pass_bytes[q] = total_bytes(&rep->runs[k].res.counts, dt);
             }
         if (!rep->have_naive_pass[q]) {
             sim_plan np;
             sim_counts c;
             char e2[8];
-            if (sim_plan_choose(SIM_NAIVE, &shp[q], req->plan_kind, req->Br, req->Bc, &np, e2,
-                                sizeof e2) == 0 && sim_theory_counts(&np, &shp[q], &c) == 0) {
+            if (sim_plan_choose(SIM_NAIVE, &x->shp[q], req->plan_kind, req->Br, req->Bc, &np,
+                                e2, sizeof e2) == 0 &&
+                sim_theory_counts(&np, &x->shp[q], &c) == 0) {
                 rep->have_naive_pass[q] = 1;
-                rep->naive_pass_bytes[q] = total_bytes(&c, sh->dtype);
+                rep->naive_pass_bytes[q] = total_bytes(&c, dt);
             }
         }
     }
     rep->have_naive_bytes = rep->have_naive_pass[SIM_FWD];
     rep->naive_bytes = rep->naive_pass_bytes[SIM_FWD];
-out:
-    free(Q);
-    free(K);
-    free(V);
-    free(dO);
-    free(O_ref);
-    free(dQ_ref);
-    free(dK_ref);
-    free(dV_ref);
+}
+
+/* The memory computing takes: the runs' largest, plus the oracle's O (and
+ * the three gradients) of every head in double and one row of scores. */
+static uint64_t compute_memory(const sim_shape *sh, int bwd, uint64_t mem)
+{
+    const int64_t N_k = sim_shape_Nk(sh);
+    const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
+    double oracle_mem = 8.0 * (double)(BH * sh->N + (bwd ? BH * sh->N + 2 * BG * N_k : 0)) *
+                            (double)sh->d + 8.0 * 4.0 * (double)N_k;
+    uint64_t need = mem + (uint64_t)fmin(oracle_mem, 1.8e19);
+    return need < mem ? UINT64_MAX : need;
+}
+
+int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->req = *req;
+    rep->req.sh.pass = SIM_FWD;
+    rep->req.sh.page_seed = req->seed;       /* paged KV: the placement follows --seed */
+    const sim_request *rq = &rep->req;
+    const sim_shape *sh = &rq->sh;
+    if (sim_shape_check(sh, err, errlen) != 0)
+        return SIM_EUSAGE;
+    build_ctx ctx, *x = &ctx;
+    memset(x, 0, sizeof *x);
+    int rc = SIM_OK;
+    for (int q = 0; q < SIM_PASS_COUNT && rc == SIM_OK; q++) {
+        x->shp[q] = *sh;                       /* the shape of each pass */
+        x->shp[q].pass = (sim_pass)q;
+        x->shp[q].splits = 0;                  /* split-KV is a run of its own */
+        if (pass_on(req, (sim_pass)q) && sim_shape_check(&x->shp[q], err, errlen) != 0)
+            rc = SIM_EUSAGE;
+    }
+    x->max_steps = req->max_steps ? req->max_steps : SIM_DEFAULT_MAX_STEPS;
+    rep->bounds = sim_theory_bounds(sh);
+    x->nd = sim_shape_B(sh) * sim_shape_H(sh) * sh->N * sh->d;
+    x->nkd = sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_Nk(sh) * sh->d;
+    if (rc == SIM_OK)
+        rc = plan_runs(rq, x, err, errlen);
+    if (rc == SIM_OK)
+        rc = plan_split(rq, x, err, errlen);
+    if (rc == SIM_OK)
+        rc = choose_mode(rq, rep, x->flops,
+                         compute_memory(sh, pass_on(req, SIM_BWD), x->mem), err, errlen);
+    if (rc != SIM_OK)
+        return rc;
+    if (rep->computed)
+        rc = make_inputs(rq, rep, x, err, errlen);
+    if (rc == SIM_OK)
+        rc = run_all(rq, rep, x, err, errlen);
+    /* GQA: FA2 again with each group's query heads in one block. */
+    if (rc == SIM_OK && sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] &&
+        pass_on(req, SIM_FWD))
+        rc = build_grouped(rep, x->Q, x->K, x->V, x->O_ref, err, errlen);
+    if (rc == SIM_OK)
+        naive_bytes(rq, rep, x);
+    build_free(x);
     if (rc != SIM_OK)
         sim_report_free(rep);
     return rc;
