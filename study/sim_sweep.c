@@ -517,54 +517,49 @@ static void explain(const sim_sweep_result *res, int s, sim_param p, const int *
     }
 }
 
-static void fit_subject(sim_sweep_result *res, int s)
-{
-    const sim_sweep_spec *sp = &res->spec;
-    const int n = res->npoints, naxes = sp->naxes;
-    int *use = calloc((size_t)n, sizeof *use);
-    double *x = malloc((size_t)n * SIM_PARAM_COUNT * sizeof *x);
-    double *y = malloc((size_t)n * sizeof *y);
-    double *yt = malloc((size_t)n * sizeof *yt);
-    double *yb = malloc((size_t)n * sizeof *yb);
-    sim_sweep_fit *F = res->fits[s];
-    for (int a = 0; a < naxes; a++) {
-        memset(&F[a], 0, sizeof F[a]);
-        F[a].total = n;
-        F[a].status = SIM_FIT_FAILED;
-    }
-    if (!use || !x || !y || !yt || !yb) {
-        for (int a = 0; a < naxes; a++)
-            snprintf(F[a].note, sizeof F[a].note, "out of memory for the fit");
-        goto out;
-    }
+/* Why points were left out of a subject's fits: counts over all points. */
+typedef struct {
+    int used;                    /* in regime and not capped: fitted */
+    int out, above, below;       /* out of regime: all, M > N d, M < d */
+    int out_capped;              /* out of regime with the blocks at their caps too */
+    int cap;                     /* in regime, blocks at their caps */
+} fit_tally;
 
-    /* Usable points, and why the others are not. */
-    int used = 0, n_out = 0, n_cap = 0, n_above = 0, n_below = 0, n_out_capped = 0;
-    for (int k = 0; k < n; k++) {
+/* use[k] = 1 for the points subject s's fits can use; the others counted. */
+static fit_tally usable_points(const sim_sweep_result *res, int s, int *use)
+{
+    fit_tally t = { 0, 0, 0, 0, 0, 0 };
+    for (int k = 0; k < res->npoints; k++) {
         const sim_sweep_point *pt = &res->pts[k];
         if (!pt->bounds.in_regime) {
-            n_out++;
-            n_out_capped += s != SIM_SUBJECT_BOUND && pt->run[s].capped;
+            t.out++;
+            t.out_capped += s != SIM_SUBJECT_BOUND && pt->run[s].capped;
             if (pt->bounds.M_elems > (double)pt->sh.N * (double)pt->sh.d)
-                n_above++;
+                t.above++;
             else
-                n_below++;
+                t.below++;
             continue;
         }
         if (s != SIM_SUBJECT_BOUND && pt->run[s].capped) {
-            n_cap++;
+            t.cap++;
             continue;
         }
         use[k] = 1;
-        used++;
+        t.used++;
     }
+    return t;
+}
 
-    /* Axes with spread among the usable points. */
-    int active[SIM_PARAM_COUNT], nact = 0;
-    for (int a = 0; a < naxes; a++) {
+/* The axes whose parameter takes two values or more among the usable
+ * points, into active[]; returns how many. */
+static int active_axes(const sim_sweep_result *res, const int *use, int active[SIM_PARAM_COUNT])
+{
+    const sim_sweep_spec *sp = &res->spec;
+    int nact = 0;
+    for (int a = 0; a < sp->naxes; a++) {
         int64_t first = -1;
         int spread = 0;
-        for (int k = 0; k < n && !spread; k++) {
+        for (int k = 0; k < res->npoints && !spread; k++) {
             if (!use[k])
                 continue;
             int64_t v = sim_point_param(&res->pts[k], sp->axes[a].param);
@@ -576,124 +571,179 @@ static void fit_subject(sim_sweep_result *res, int s)
         if (spread)
             active[nact++] = a;
     }
+    return nact;
+}
 
-    /* The joint fits: traffic, the theory expression, the re-read block. */
-    sim_fit fy, ft, fb;
-    int ok = 0, ok_b = 0;
-    memset(&fb, 0, sizeof fb);
-    if (nact > 0) {
-        int m = 0;
-        for (int k = 0; k < n; k++) {
-            if (!use[k])
-                continue;
-            const sim_sweep_point *pt = &res->pts[k];
-            for (int q = 0; q < nact; q++)
-                x[m * nact + q] = (double)sim_point_param(pt, sp->axes[active[q]].param);
-            y[m] = subject_y(pt, s);
-            yt[m] = theory_y(pt, s);
-            if (s != SIM_SUBJECT_BOUND)
-                yb[m] = (double)sim_reread_block((sim_algo)s, pt->run[s].Br, pt->run[s].Bc);
-            m++;
-        }
-        ok = sim_fit_power_law(m, nact, x, y, &fy) == 0 &&
-             sim_fit_power_law(m, nact, x, yt, &ft) == 0;
-        if (ok && s != SIM_SUBJECT_BOUND)
-            ok_b = sim_fit_power_law(m, nact, x, yb, &fb) == 0;
+/* The note and status of an axis that could not be fitted: too few usable
+ * points along it, because of the regime, the caps, or one value only. */
+static void unfitted_note(sim_sweep_fit *f, int s, sim_param p, const fit_tally *t, int n)
+{
+    if (t->out >= t->cap && t->out > 0) {
+        f->status = SIM_FIT_OUT_OF_REGIME;
+        char capped[96] = "";
+        if (t->out_capped)
+            snprintf(capped, sizeof capped, "; blocks at their caps (%s = N) at %d",
+                     block_name((sim_algo)s), t->out_capped);
+        snprintf(f->note, sizeof f->note,
+                 "out of regime at %d of %d points (M > N d at %d, M < d at %d, M "
+                 "in elements%s): Theorem 2 speaks for d <= M <= N d only",
+                 t->out, n, t->above, t->below, capped);
+    } else if (t->cap > 0) {
+        f->status = SIM_FIT_CAPPED;
+        snprintf(f->note, sizeof f->note,
+                 "%s = N at %d of %d points: one block holds every row, nothing "
+                 "is re-read, so traffic stops following Theorem 2",
+                 block_name((sim_algo)s), t->cap, n);
+    } else {
+        f->status = SIM_FIT_FAILED;
+        snprintf(f->note, sizeof f->note, "%s takes one value only: nothing to fit",
+                 sim_param_name(p));
     }
+}
 
+/* One varied axis: the slope between the last two usable points
+ * (ascending order), when there are two. */
+static void end_slope(const sim_sweep_result *res, int s, sim_param p, const int *use,
+                      sim_sweep_fit *f)
+{
+    int k1 = -1, k2 = -1;
+    for (int k = res->npoints - 1; k >= 0 && k1 < 0; k--)
+        if (use[k]) {
+            if (k2 < 0)
+                k2 = k;
+            else
+                k1 = k;
+        }
+    if (k1 >= 0) {
+        const sim_sweep_point *p1 = &res->pts[k1], *p2 = &res->pts[k2];
+        f->has_end_slope = 1;
+        f->end_slope = log(subject_y(p2, s) / subject_y(p1, s)) /
+                       log((double)sim_point_param(p2, p) / (double)sim_point_param(p1, p));
+    }
+}
+
+/* The joint fits over the active axes: traffic (fy), the theory expression
+ * (ft), and the re-read block (fb; an algorithm's only). Scratch: x holds
+ * n * SIM_PARAM_COUNT, y, yt, yb n each. */
+typedef struct {
+    int *use;
+    double *x, *y, *yt, *yb;
+    sim_fit fy, ft, fb;
+    int ok, ok_b;                /* fy and ft, and fb, were fitted */
+} fit_work;
+
+static void joint_fits(const sim_sweep_result *res, int s, const int *active, int nact,
+                       fit_work *w)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    int m = 0;
+    for (int k = 0; k < res->npoints; k++) {
+        if (!w->use[k])
+            continue;
+        const sim_sweep_point *pt = &res->pts[k];
+        for (int q = 0; q < nact; q++)
+            w->x[m * nact + q] = (double)sim_point_param(pt, sp->axes[active[q]].param);
+        w->y[m] = subject_y(pt, s);
+        w->yt[m] = theory_y(pt, s);
+        if (s != SIM_SUBJECT_BOUND)
+            w->yb[m] = (double)sim_reread_block((sim_algo)s, pt->run[s].Br, pt->run[s].Bc);
+        m++;
+    }
+    w->ok = sim_fit_power_law(m, nact, w->x, w->y, &w->fy) == 0 &&
+            sim_fit_power_law(m, nact, w->x, w->yt, &w->ft) == 0;
+    if (w->ok && s != SIM_SUBJECT_BOUND)
+        w->ok_b = sim_fit_power_law(m, nact, w->x, w->yb, &w->fb) == 0;
+}
+
+/* Axis a's fit from the joint fits (its exponent is column q), then the
+ * verdict: fixed blocks, agreement with Theorem 2, or why not (explain). */
+static void judge_axis(sim_sweep_result *res, int s, int a, int q, const fit_work *w,
+                       sim_sweep_fit *f)
+{
+    const sim_param p = res->spec.axes[a].param;
+    f->status = SIM_FIT_OK;
+    f->exponent = w->fy.exponent[q];
+    f->r2 = w->fy.r2;
+    f->max_resid = w->fy.max_resid;
+    f->has_theory = 1;
+    f->theory = w->ft.exponent[q];
+    if (w->ok_b) {
+        f->has_block = 1;
+        f->block_exponent = w->fb.exponent[q];
+    }
+    if (res->spec.naxes == 1)
+        end_slope(res, s, p, w->use, f);
+    if (s == SIM_SUBJECT_BOUND)
+        return;
+    /* FlashAttention: Theorem 2's N^2 d^2 / M assumes blocks sized to M/d. */
+    if (s != SIM_NAIVE && p != SIM_PARAM_N && f->has_block &&
+        fabs(f->block_exponent) < FIXED_BLOCK_TOL) {
+        f->status = SIM_FIT_FIXED_BLOCKS;
+        f->has_theory = 0;
+        snprintf(f->note, sizeof f->note,
+                 "%s is the same at every point (fixed --Br/--Bc?): traffic cannot "
+                 "follow %s; Theorem 2 sizes blocks to M / d",
+                 block_name((sim_algo)s), p == SIM_PARAM_M ? "1/M" : "d^2");
+        return;
+    }
+    double diff = f->exponent - f->theory;
+    if (fabs(diff) <= AGREE_TOL)
+        return;
+    explain(res, s, p, w->use, f);
+}
+
+static void fit_subject(sim_sweep_result *res, int s)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    const int n = res->npoints, naxes = sp->naxes;
+    fit_work w;
+    memset(&w, 0, sizeof w);
+    w.use = calloc((size_t)n, sizeof *w.use);
+    w.x = malloc((size_t)n * SIM_PARAM_COUNT * sizeof *w.x);
+    w.y = malloc((size_t)n * sizeof *w.y);
+    w.yt = malloc((size_t)n * sizeof *w.yt);
+    w.yb = malloc((size_t)n * sizeof *w.yb);
+    sim_sweep_fit *F = res->fits[s];
+    for (int a = 0; a < naxes; a++) {
+        memset(&F[a], 0, sizeof F[a]);
+        F[a].total = n;
+        F[a].status = SIM_FIT_FAILED;
+    }
+    if (!w.use || !w.x || !w.y || !w.yt || !w.yb) {
+        for (int a = 0; a < naxes; a++)
+            snprintf(F[a].note, sizeof F[a].note, "out of memory for the fit");
+        goto out;
+    }
+    const fit_tally t = usable_points(res, s, w.use);
+    int active[SIM_PARAM_COUNT];
+    const int nact = active_axes(res, w.use, active);
+    if (nact > 0)
+        joint_fits(res, s, active, nact, &w);
     for (int a = 0; a < naxes; a++) {
         sim_sweep_fit *f = &F[a];
-        const sim_param p = sp->axes[a].param;
-        f->used = used;
-        f->out_of_regime = n_out;
-        f->capped = n_cap;
+        f->used = t.used;
+        f->out_of_regime = t.out;
+        f->capped = t.cap;
         int q = -1;
-        for (int t = 0; t < nact; t++)
-            if (active[t] == a)
-                q = t;
+        for (int k = 0; k < nact; k++)
+            if (active[k] == a)
+                q = k;
         if (q < 0) {
-            /* Too few usable points along this axis. */
-            if (n_out >= n_cap && n_out > 0) {
-                f->status = SIM_FIT_OUT_OF_REGIME;
-                char capped[96] = "";
-                if (n_out_capped)
-                    snprintf(capped, sizeof capped, "; blocks at their caps (%s = N) at %d",
-                             block_name((sim_algo)s), n_out_capped);
-                snprintf(f->note, sizeof f->note,
-                         "out of regime at %d of %d points (M > N d at %d, M < d at %d, M "
-                         "in elements%s): Theorem 2 speaks for d <= M <= N d only",
-                         n_out, n, n_above, n_below, capped);
-            } else if (n_cap > 0) {
-                f->status = SIM_FIT_CAPPED;
-                snprintf(f->note, sizeof f->note,
-                         "%s = N at %d of %d points: one block holds every row, nothing "
-                         "is re-read, so traffic stops following Theorem 2",
-                         block_name((sim_algo)s), n_cap, n);
-            } else {
-                f->status = SIM_FIT_FAILED;
-                snprintf(f->note, sizeof f->note, "%s takes one value only: nothing to fit",
-                         sim_param_name(p));
-            }
-            continue;
-        }
-        if (!ok) {
+            unfitted_note(f, s, sp->axes[a].param, &t, n);
+        } else if (!w.ok) {
             f->status = SIM_FIT_FAILED;
             snprintf(f->note, sizeof f->note, "no fit: too few usable points, or the "
                      "varied parameters move together");
-            continue;
+        } else {
+            judge_axis(res, s, a, q, &w, f);
         }
-        f->status = SIM_FIT_OK;
-        f->exponent = fy.exponent[q];
-        f->r2 = fy.r2;
-        f->max_resid = fy.max_resid;
-        f->has_theory = 1;
-        f->theory = ft.exponent[q];
-        if (ok_b) {
-            f->has_block = 1;
-            f->block_exponent = fb.exponent[q];
-        }
-        if (naxes == 1) {
-            /* Slope between the last two usable points (ascending order). */
-            int k1 = -1, k2 = -1;
-            for (int k = n - 1; k >= 0 && k1 < 0; k--)
-                if (use[k]) {
-                    if (k2 < 0)
-                        k2 = k;
-                    else
-                        k1 = k;
-                }
-            if (k1 >= 0) {
-                const sim_sweep_point *p1 = &res->pts[k1], *p2 = &res->pts[k2];
-                f->has_end_slope = 1;
-                f->end_slope = log(subject_y(p2, s) / subject_y(p1, s)) /
-                               log((double)sim_point_param(p2, p) /
-                                   (double)sim_point_param(p1, p));
-            }
-        }
-        if (s == SIM_SUBJECT_BOUND)
-            continue;
-        /* FlashAttention: Theorem 2's N^2 d^2 / M assumes blocks sized to M/d. */
-        if (s != SIM_NAIVE && p != SIM_PARAM_N && f->has_block &&
-            fabs(f->block_exponent) < FIXED_BLOCK_TOL) {
-            f->status = SIM_FIT_FIXED_BLOCKS;
-            f->has_theory = 0;
-            snprintf(f->note, sizeof f->note,
-                     "%s is the same at every point (fixed --Br/--Bc?): traffic cannot "
-                     "follow %s; Theorem 2 sizes blocks to M / d",
-                     block_name((sim_algo)s), p == SIM_PARAM_M ? "1/M" : "d^2");
-            continue;
-        }
-        double diff = f->exponent - f->theory;
-        if (fabs(diff) <= AGREE_TOL)
-            continue;
-        explain(res, s, p, use, f);
     }
 out:
-    free(use);
-    free(x);
-    free(y);
-    free(yt);
-    free(yb);
+    free(w.use);
+    free(w.x);
+    free(w.y);
+    free(w.yt);
+    free(w.yb);
 }
 
 void sim_sweep_fit_all(sim_sweep_result *res)
