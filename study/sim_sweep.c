@@ -802,11 +802,11 @@ static void wrap_print(FILE *out, const char *lead, int indent, const char *text
     sim_text_wrap_lead(out, lead, (size_t)indent, 78, text);
 }
 
-void sim_sweep_text(FILE *out, const sim_sweep_result *res)
+/* The heading: the axes, the fixed parameters, and the engine. */
+static void text_heading(FILE *out, const sim_sweep_result *res)
 {
     const sim_sweep_spec *sp = &res->spec;
     char b[160], c[64];
-
     fprintf(out, "fasim %s sweep  ", FASIM_VERSION);
     for (int a = 0; a < sp->naxes; a++) {
         axis_heading(b, sizeof b, &sp->axes[a]);
@@ -840,90 +840,116 @@ void sim_sweep_text(FILE *out, const sim_sweep_result *res)
     else
         fprintf(out, "closed forms: exact counts without simulating (the tests prove them "
                 "equal)\n");
+}
 
-    /* The table: columns sized to their contents. */
+/* The HBM BYTES table's columns: the varied parameters, the regime, each
+ * algorithm's bytes, and (with naive) each other's ratio to naive's. */
+typedef struct {
     const char *head[MAX_COLS];
-    int width[MAX_COLS], ncol = 0;
-    char heads[MAX_COLS][24];
+    char heads[MAX_COLS][24];    /* the algorithms' headings, which head[] points at */
+    int width[MAX_COLS], ncol;
+    int regime_col, first_algo_col, first_ratio_col;
+    int any_cap;                 /* some run had its block at the cap */
+} bytes_table;
+
+/* Name the columns and size them to their contents. */
+static void table_columns(const sim_sweep_result *res, bytes_table *t)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    char b[160];
+    t->ncol = 0;
+    t->any_cap = 0;
     for (int a = 0; a < sp->naxes; a++) {
-        head[ncol] = sim_param_name(sp->axes[a].param);
-        width[ncol++] = 1;
+        t->head[t->ncol] = sim_param_name(sp->axes[a].param);
+        t->width[t->ncol++] = 1;
     }
-    int regime_col = ncol;
-    head[ncol] = "regime";
-    width[ncol++] = 6;
-    int first_algo_col = ncol;
+    t->regime_col = t->ncol;
+    t->head[t->ncol] = "regime";
+    t->width[t->ncol++] = 6;
+    t->first_algo_col = t->ncol;
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
         if (sp->run_algo[a]) {
-            snprintf(heads[ncol], sizeof heads[ncol], "%s", sim_algo_name((sim_algo)a));
-            head[ncol] = heads[ncol];
-            width[ncol++] = 10;
+            snprintf(t->heads[t->ncol], sizeof t->heads[t->ncol], "%s",
+                     sim_algo_name((sim_algo)a));
+            t->head[t->ncol] = t->heads[t->ncol];
+            t->width[t->ncol++] = 10;
         }
-    int first_ratio_col = ncol;
+    t->first_ratio_col = t->ncol;
     if (sp->run_algo[SIM_NAIVE])
         for (int a = 0; a < SIM_ALGO_COUNT; a++)
             if (a != SIM_NAIVE && sp->run_algo[a]) {
-                snprintf(heads[ncol], sizeof heads[ncol], "%s/naive",
+                snprintf(t->heads[t->ncol], sizeof t->heads[t->ncol], "%s/naive",
                          sim_algo_name((sim_algo)a));
-                head[ncol] = heads[ncol];
-                width[ncol++] = 9;
+                t->head[t->ncol] = t->heads[t->ncol];
+                t->width[t->ncol++] = 9;
             }
-    for (int q = 0; q < ncol; q++)
-        if ((int)strlen(head[q]) > width[q])
-            width[q] = (int)strlen(head[q]);
-    int any_cap = 0;
+    for (int q = 0; q < t->ncol; q++)
+        if ((int)strlen(t->head[q]) > t->width[q])
+            t->width[q] = (int)strlen(t->head[q]);
     for (int k = 0; k < res->npoints; k++) {
         const sim_sweep_point *pt = &res->pts[k];
         for (int a = 0; a < sp->naxes; a++) {
-            param_text(b, sizeof b, sp->axes[a].param,
-                             sim_point_param(pt, sp->axes[a].param));
-            if ((int)strlen(b) > width[a])
-                width[a] = (int)strlen(b);
+            param_text(b, sizeof b, sp->axes[a].param, sim_point_param(pt, sp->axes[a].param));
+            if ((int)strlen(b) > t->width[a])
+                t->width[a] = (int)strlen(b);
         }
-        int q = first_algo_col;
+        int q = t->first_algo_col;
         for (int a = 0; a < SIM_ALGO_COUNT; a++)
             if (sp->run_algo[a]) {
                 sim_format_bytes(b, sizeof b, pt->run[a].bytes);
                 int w = (int)strlen(b) + 1;
-                if (w > width[q])
-                    width[q] = w;
-                any_cap |= pt->run[a].capped;
+                if (w > t->width[q])
+                    t->width[q] = w;
+                t->any_cap |= pt->run[a].capped;
                 q++;
             }
     }
-    fprintf(out, "\nHBM BYTES\n");
-    for (int q = 0; q < ncol; q++)
-        fprintf(out, "%*s", width[q] + 2, head[q]);
-    fputc('\n', out);
-    for (int k = 0; k < res->npoints; k++) {
-        const sim_sweep_point *pt = &res->pts[k];
-        for (int a = 0; a < sp->naxes; a++) {
-            param_text(b, sizeof b, sp->axes[a].param,
-                             sim_point_param(pt, sp->axes[a].param));
-            fprintf(out, "%*s", width[a] + 2, b);
-        }
-        fprintf(out, "%*s", width[regime_col] + 2, regime_word(pt));
-        int q = first_algo_col;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
-            if (sp->run_algo[a]) {
-                sim_format_bytes(b, sizeof b, pt->run[a].bytes);
-                if (pt->run[a].capped)
-                    strcat(b, "*");
-                else
-                    strcat(b, " ");
-                fprintf(out, "%*s", width[q++] + 2, b);
-            }
-        q = first_ratio_col;
-        if (sp->run_algo[SIM_NAIVE])
-            for (int a = 0; a < SIM_ALGO_COUNT; a++)
-                if (a != SIM_NAIVE && sp->run_algo[a]) {
-                    snprintf(b, sizeof b, "%.4f",
-                             (double)pt->run[a].bytes / (double)pt->run[SIM_NAIVE].bytes);
-                    fprintf(out, "%*s", width[q++] + 2, b);
-                }
-        fputc('\n', out);
+}
+
+/* One row of the table: point pt. */
+static void table_row(FILE *out, const sim_sweep_spec *sp, const bytes_table *t,
+                      const sim_sweep_point *pt)
+{
+    char b[160];
+    for (int a = 0; a < sp->naxes; a++) {
+        param_text(b, sizeof b, sp->axes[a].param, sim_point_param(pt, sp->axes[a].param));
+        fprintf(out, "%*s", t->width[a] + 2, b);
     }
-    if (any_cap)
+    fprintf(out, "%*s", t->width[t->regime_col] + 2, regime_word(pt));
+    int q = t->first_algo_col;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (sp->run_algo[a]) {
+            sim_format_bytes(b, sizeof b, pt->run[a].bytes);
+            if (pt->run[a].capped)
+                strcat(b, "*");
+            else
+                strcat(b, " ");
+            fprintf(out, "%*s", t->width[q++] + 2, b);
+        }
+    q = t->first_ratio_col;
+    if (sp->run_algo[SIM_NAIVE])
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (a != SIM_NAIVE && sp->run_algo[a]) {
+                snprintf(b, sizeof b, "%.4f",
+                         (double)pt->run[a].bytes / (double)pt->run[SIM_NAIVE].bytes);
+                fprintf(out, "%*s", t->width[q++] + 2, b);
+            }
+    fputc('\n', out);
+}
+
+/* HBM BYTES: one row per point, and what the marks in it mean. */
+static void bytes_text(FILE *out, const sim_sweep_result *res)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    bytes_table t;
+    table_columns(res, &t);
+    fprintf(out, "\nHBM BYTES\n");
+    for (int q = 0; q < t.ncol; q++)
+        fprintf(out, "%*s", t.width[q] + 2, t.head[q]);
+    fputc('\n', out);
+    for (int k = 0; k < res->npoints; k++)
+        table_row(out, sp, &t, &res->pts[k]);
+    if (t.any_cap)
         fprintf(out, "  * the re-read block is at its cap (B = N): nothing is re-read\n");
     int n_out = 0;
     for (int k = 0; k < res->npoints; k++)
@@ -932,67 +958,82 @@ void sim_sweep_text(FILE *out, const sim_sweep_result *res)
         fprintf(out, "  regime: d <= M <= N d (M in elements = bytes / %d) fails at %d of %d "
                 "points;\n  those are left out of the fits\n", sim_dtype_bytes(sp->base.dtype),
                 n_out, res->npoints);
+}
 
-    /* The fits, one block per varied parameter. */
-    for (int a = 0; a < sp->naxes; a++) {
-        const char *pn = sim_param_name(sp->axes[a].param);
-        fprintf(out, "\nEXPONENT of HBM bytes in %s (bytes ~ %s^a, log-log least squares%s)\n",
-                pn, pn, sp->naxes > 1 ? ", joint" : "");
-        fprintf(out, "  %-11s %7s %7s %7s %-15s %6s  %s\n", "", "fitted", "R^2", "theory",
-                "", "points", "verdict");
-        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
-            if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
-                continue;
-            const sim_sweep_fit *f = &res->fits[s][a];
-            const char *who = s == SIM_SUBJECT_BOUND ? "lower bound" : sim_algo_name((sim_algo)s);
-            const char *expr = s == SIM_NAIVE ? "Theta(Nd+N^2)"
-                             : s == SIM_SUBJECT_BOUND ? "Omega(N^2d^2/M)" : "Theta(N^2d^2/M)";
-            char fitted[16] = "-", r2[16] = "-", th[16] = "-", pts[24], verdict[64];
-            snprintf(pts, sizeof pts, "%d/%d", f->used, f->total);
-            verdict[0] = '\0';
-            if (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) {
-                if (s != SIM_SUBJECT_BOUND) {
-                    snprintf(fitted, sizeof fitted, "%.3f", f->exponent);
-                    snprintf(r2, sizeof r2, "%.4f", f->r2);
-                }
-                if (f->has_theory)
-                    snprintf(th, sizeof th, "%.3f", f->theory);
-                if (f->status == SIM_FIT_FIXED_BLOCKS)
-                    snprintf(verdict, sizeof verdict, "fixed blocks");
-                else if (s != SIM_SUBJECT_BOUND) {
-                    double dd = f->exponent - f->theory;
-                    if (fabs(dd) <= AGREE_TOL)
-                        snprintf(verdict, sizeof verdict, "agrees");
-                    else
-                        snprintf(verdict, sizeof verdict, "differs by %+.3f", dd);
-                }
-            } else {
-                snprintf(verdict, sizeof verdict, "%s", sim_fit_status_name(f->status));
-            }
-            char line[512];   /* the fields are bounded; room for all of them at their widest */
-            snprintf(line, sizeof line, "  %-11s %7s %7s %7s %-15s %6s  %s", who, fitted, r2,
-                     th, expr, pts, verdict);
-            size_t L = strlen(line);
-            while (L && line[L - 1] == ' ')
-                line[--L] = '\0';
-            fprintf(out, "%s\n", line);
+/* One subject's line of an EXPONENT block: fitted, R^2, theory, points,
+ * verdict; no trailing spaces. */
+static void fit_row(FILE *out, const sim_sweep_fit *f, int s)
+{
+    const char *who = s == SIM_SUBJECT_BOUND ? "lower bound" : sim_algo_name((sim_algo)s);
+    const char *expr = s == SIM_NAIVE ? "Theta(Nd+N^2)"
+                     : s == SIM_SUBJECT_BOUND ? "Omega(N^2d^2/M)" : "Theta(N^2d^2/M)";
+    char fitted[16] = "-", r2[16] = "-", th[16] = "-", pts[24], verdict[64];
+    snprintf(pts, sizeof pts, "%d/%d", f->used, f->total);
+    verdict[0] = '\0';
+    if (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) {
+        if (s != SIM_SUBJECT_BOUND) {
+            snprintf(fitted, sizeof fitted, "%.3f", f->exponent);
+            snprintf(r2, sizeof r2, "%.4f", f->r2);
         }
-        int any_note = 0;
-        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
-            if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
-                continue;
-            const sim_sweep_fit *f = &res->fits[s][a];
-            if (!f->note[0])
-                continue;
-            if (!any_note)
-                fprintf(out, "  notes:\n");
-            any_note = 1;
-            const char *who = s == SIM_SUBJECT_BOUND ? "bound" : sim_algo_name((sim_algo)s);
-            char lead[32];
-            snprintf(lead, sizeof lead, "    %s: ", who);
-            wrap_print(out, lead, 6, f->note);
+        if (f->has_theory)
+            snprintf(th, sizeof th, "%.3f", f->theory);
+        if (f->status == SIM_FIT_FIXED_BLOCKS)
+            snprintf(verdict, sizeof verdict, "fixed blocks");
+        else if (s != SIM_SUBJECT_BOUND) {
+            double dd = f->exponent - f->theory;
+            if (fabs(dd) <= AGREE_TOL)
+                snprintf(verdict, sizeof verdict, "agrees");
+            else
+                snprintf(verdict, sizeof verdict, "differs by %+.3f", dd);
         }
+    } else {
+        snprintf(verdict, sizeof verdict, "%s", sim_fit_status_name(f->status));
     }
+    char line[512];   /* the fields are bounded; room for all of them at their widest */
+    snprintf(line, sizeof line, "  %-11s %7s %7s %7s %-15s %6s  %s", who, fitted, r2, th,
+             expr, pts, verdict);
+    size_t L = strlen(line);
+    while (L && line[L - 1] == ' ')
+        line[--L] = '\0';
+    fprintf(out, "%s\n", line);
+}
+
+/* EXPONENT of HBM bytes in axis a's parameter: a line per subject, then
+ * the notes of those that have one. */
+static void fit_block(FILE *out, const sim_sweep_result *res, int a)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    const char *pn = sim_param_name(sp->axes[a].param);
+    fprintf(out, "\nEXPONENT of HBM bytes in %s (bytes ~ %s^a, log-log least squares%s)\n",
+            pn, pn, sp->naxes > 1 ? ", joint" : "");
+    fprintf(out, "  %-11s %7s %7s %7s %-15s %6s  %s\n", "", "fitted", "R^2", "theory",
+            "", "points", "verdict");
+    for (int s = 0; s <= SIM_SUBJECT_BOUND; s++)
+        if (s == SIM_SUBJECT_BOUND || sp->run_algo[s])
+            fit_row(out, &res->fits[s][a], s);
+    int any_note = 0;
+    for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
+        if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
+            continue;
+        const sim_sweep_fit *f = &res->fits[s][a];
+        if (!f->note[0])
+            continue;
+        if (!any_note)
+            fprintf(out, "  notes:\n");
+        any_note = 1;
+        const char *who = s == SIM_SUBJECT_BOUND ? "bound" : sim_algo_name((sim_algo)s);
+        char lead[32];
+        snprintf(lead, sizeof lead, "    %s: ", who);
+        wrap_print(out, lead, 6, f->note);
+    }
+}
+
+void sim_sweep_text(FILE *out, const sim_sweep_result *res)
+{
+    text_heading(out, res);
+    bytes_text(out, res);
+    for (int a = 0; a < res->spec.naxes; a++)
+        fit_block(out, res, a);
     fprintf(out, "\n  theory: the exponent of the expression over the same points (M in "
             "elements);\n  agrees: within %.2f. Theorem 2 and Proposition 3 drop constants "
             "and\n  lower-order terms; the fitted exponents keep them.\n", AGREE_TOL);
