@@ -272,16 +272,16 @@ static const char *shape_text(char *buf, size_t len, const sim_shape *sh)
     return buf;
 }
 
-int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
-                  size_t errlen)
+/* The axes and algorithms make a sweep: each parameter varied once, with
+ * values, within SIM_SWEEP_MAX_POINTS points, and a loop order to run.
+ * Returns SIM_OK with the point count in *npoints, or SIM_EUSAGE. */
+static int check_spec(const sim_sweep_spec *spec, int64_t *npoints, char *err, size_t errlen)
 {
-    memset(res, 0, sizeof *res);
-    double t_start = now_seconds();
     if (spec->naxes < 1 || spec->naxes > SIM_PARAM_COUNT) {
         ERR("a sweep needs one to %d varied parameters", SIM_PARAM_COUNT);
         return SIM_EUSAGE;
     }
-    int64_t npoints = 1;
+    *npoints = 1;
     for (int a = 0; a < spec->naxes; a++) {
         for (int b = 0; b < a; b++)
             if (spec->axes[a].param == spec->axes[b].param) {
@@ -293,8 +293,8 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
             ERR("%s: no values", sim_param_name(spec->axes[a].param));
             return SIM_EUSAGE;
         }
-        npoints *= spec->axes[a].n;
-        if (npoints > SIM_SWEEP_MAX_POINTS) {
+        *npoints *= spec->axes[a].n;
+        if (*npoints > SIM_SWEEP_MAX_POINTS) {
             ERR("the grid has more than %d configurations; use fewer values",
                 SIM_SWEEP_MAX_POINTS);
             return SIM_EUSAGE;
@@ -307,25 +307,23 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
         ERR("no loop order to run");
         return SIM_EUSAGE;
     }
-    res->spec = *spec;
-    res->npoints = (int)npoints;
-    res->pts = calloc((size_t)npoints, sizeof *res->pts);
-    sim_measurement *meas = calloc((size_t)npoints * SIM_ALGO_COUNT, sizeof *meas);
-    if (!res->pts || !meas) {
-        free(res->pts);
-        free(meas);
-        res->pts = NULL;
-        ERR("out of memory for %lld configurations", (long long)npoints);
-        return SIM_EFAIL;
-    }
+    return SIM_OK;
+}
 
-    /* 1. The grid, plans, closed forms and steps. The first axis varies
-     * slowest: index k = ((i_0 * n_1) + i_1) * n_2 + i_2. */
-    int rc = SIM_OK;
+/* The run with the most tile steps, which check_steps judges. */
+typedef struct {
+    uint64_t steps;
+    int algo, pt;
+} worst_run;
+
+/* 1. The grid, plans, closed forms and steps, into res->pts and meas
+ * (SIM_ALGO_COUNT per point). The first axis varies slowest: index
+ * k = ((i_0 * n_1) + i_1) * n_2 + i_2. Returns SIM_OK or an error. */
+static int plan_grid(sim_sweep_result *res, sim_measurement *meas, worst_run *worst,
+                     char *err, size_t errlen)
+{
+    const sim_sweep_spec *spec = &res->spec;
     uint64_t total = 0;
-    const uint64_t limit = steps_limit(spec->max_steps);
-    uint64_t worst_steps = 0;
-    int worst_algo = 0, worst_pt = 0;
     for (int k = 0; k < res->npoints; k++) {
         sim_sweep_point *pt = &res->pts[k];
         pt->sh = spec->base;
@@ -341,48 +339,52 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
                 continue;
             char e2[1200], where[96];
             sim_measurement *m = &meas[k * SIM_ALGO_COUNT + a];
-            rc = plan_and_count((sim_algo)a, &pt->sh, spec->plan_kind, spec->Br, spec->Bc,
-                                m, e2, sizeof e2);
+            int rc = plan_and_count((sim_algo)a, &pt->sh, spec->plan_kind, spec->Br,
+                                    spec->Bc, m, e2, sizeof e2);
             if (rc != SIM_OK) {
                 ERR("at %s: %s", shape_text(where, sizeof where, &pt->sh), e2);
-                goto fail;
+                return rc;
             }
             if (__builtin_add_overflow(total, m->steps, &total))
                 total = UINT64_MAX;
-            if (m->steps > worst_steps) {
-                worst_steps = m->steps;
-                worst_algo = a;
-                worst_pt = k;
+            if (m->steps > worst->steps) {
+                worst->steps = m->steps;
+                worst->algo = a;
+                worst->pt = k;
             }
         }
     }
     res->total_steps = total;
+    return SIM_OK;
+}
 
-    /* 2. The engine. */
-    int sim = 0;
-    switch (spec->engine) {
+/* 2. The engine: simulate, or the closed forms (auto: when the sweep
+ * would take too many tile steps, saying so in res->engine_note). */
+static int use_simulator(sim_sweep_result *res)
+{
+    const uint64_t total = res->total_steps;
+    switch (res->spec.engine) {
     case SIM_ENGINE_SIM:
-        sim = 1;
-        break;
+        return 1;
     case SIM_ENGINE_CLOSED:
-        break;
+        return 0;
     case SIM_ENGINE_AUTO:
-        sim = total <= SIM_ENGINE_AUTO_STEPS;
-        if (!sim)
-            snprintf(res->engine_note, sizeof res->engine_note,
-                     "closed forms: simulating would take %.2g tile steps (about %.0f s "
-                     "here); --engine sim forces it", (double)total,
-                     ceil((double)total / 2.2e8));
-        break;
+        if (total <= SIM_ENGINE_AUTO_STEPS)
+            return 1;
+        snprintf(res->engine_note, sizeof res->engine_note,
+                 "closed forms: simulating would take %.2g tile steps (about %.0f s "
+                 "here); --engine sim forces it", (double)total, ceil((double)total / 2.2e8));
+        return 0;
     }
-    if (sim) {
-        rc = check_steps((sim_algo)worst_algo, &res->pts[worst_pt].sh, worst_steps, limit,
-                         err, errlen);
-        if (rc != SIM_OK)
-            goto fail;
-    }
+    return 0;
+}
 
-    /* 3. Runs. */
+/* 3. The runs: simulated (with progress) or as counted, into res->pts.
+ * Returns SIM_OK or the simulator's error. */
+static int run_grid(sim_sweep_result *res, sim_measurement *meas, int sim, char *err,
+                    size_t errlen)
+{
+    const sim_sweep_spec *spec = &res->spec;
     uint64_t done = 0;
     for (int k = 0; k < res->npoints; k++) {
         sim_sweep_point *pt = &res->pts[k];
@@ -391,28 +393,59 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
                 continue;
             sim_measurement *m = &meas[k * SIM_ALGO_COUNT + a];
             if (sim) {
-                rc = simulate((sim_algo)a, &pt->sh, m, err, errlen);
+                int rc = simulate((sim_algo)a, &pt->sh, m, err, errlen);
                 if (rc != SIM_OK)
-                    goto fail;
+                    return rc;
                 done += m->steps;
                 if (spec->progress)
-                    spec->progress(spec->progress_ctx, done, total);
+                    spec->progress(spec->progress_ctx, done, res->total_steps);
             }
             fill_run(&pt->run[a], (sim_algo)a, &pt->sh, m, spec->gpu);
             pt->run[a].seconds = m->seconds;
         }
     }
-    res->simulated = sim;
+    return SIM_OK;
+}
+
+int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
+                  size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    double t_start = now_seconds();
+    int64_t npoints;
+    int rc = check_spec(spec, &npoints, err, errlen);
+    if (rc != SIM_OK)
+        return rc;
+    res->spec = *spec;
+    res->npoints = (int)npoints;
+    res->pts = calloc((size_t)npoints, sizeof *res->pts);
+    sim_measurement *meas = calloc((size_t)npoints * SIM_ALGO_COUNT, sizeof *meas);
+    if (!res->pts || !meas) {
+        free(res->pts);
+        free(meas);
+        res->pts = NULL;
+        ERR("out of memory for %lld configurations", (long long)npoints);
+        return SIM_EFAIL;
+    }
+    worst_run worst = { 0, 0, 0 };
+    rc = plan_grid(res, meas, &worst, err, errlen);
+    const int sim = rc == SIM_OK && use_simulator(res);
+    if (sim)
+        rc = check_steps((sim_algo)worst.algo, &res->pts[worst.pt].sh, worst.steps,
+                         steps_limit(spec->max_steps), err, errlen);
+    if (rc == SIM_OK)
+        rc = run_grid(res, meas, sim, err, errlen);
     free(meas);
+    if (rc != SIM_OK) {
+        free(res->pts);
+        res->pts = NULL;
+        res->npoints = 0;
+        return rc;
+    }
+    res->simulated = sim;
     sim_sweep_fit_all(res);
     res->seconds = now_seconds() - t_start;
     return SIM_OK;
-fail:
-    free(meas);
-    free(res->pts);
-    res->pts = NULL;
-    res->npoints = 0;
-    return rc;
 }
 
 void sim_sweep_free(sim_sweep_result *res)
