@@ -114,9 +114,7 @@ static void summary_text(const tally *t, int total)
 /* Open the object and its "claims" array; summary_json closes both. */
 static void json_head(sim_json *w, const char *source)
 {
-    sim_json_init(w, stdout, SIM_JSON_COMPACT);
-    sim_json_obj(w, NULL);
-    sim_json_str(w, "fasim_version", FASIM_VERSION);
+    sim_report_json_begin(w, stdout);
     sim_json_str(w, "source", source);
     sim_json_arr(w, "claims");
 }

@@ -1015,22 +1015,20 @@ static void error_text(FILE *out, const sim_report *rep, sim_pass pass)
     static const char *const grad[3] = { "dQ", "dK", "dV" };
     for (int g = 0; g < (pass == SIM_BWD ? 3 : 1); g++) {
         const char *t = pass == SIM_BWD ? grad[g] : "O";
-        snprintf(b2, sizeof b2, "max |%s - %s_ref|", t, t);
-        row_label(out, b2);
-        for (int k = 0; k < rep->nruns; k++) {
-            const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
-            snprintf(b1, sizeof b1, "%.3e", e->max_abs);
-            cell(out, b1);
+        for (int rel = 0; rel < 2; rel++) {        /* max |x - x_ref|, then over max |x_ref| */
+            if (rel)
+                snprintf(b2, sizeof b2, "  / max |%s_ref|", t);
+            else
+                snprintf(b2, sizeof b2, "max |%s - %s_ref|", t, t);
+            row_label(out, b2);
+            for (int k = 0; k < rep->nruns; k++) {
+                const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g]
+                                                     : &rep->runs[k].err;
+                snprintf(b1, sizeof b1, "%.3e", rel ? e->max_rel : e->max_abs);
+                cell(out, b1);
+            }
+            fputc('\n', out);
         }
-        fputc('\n', out);
-        snprintf(b2, sizeof b2, "  / max |%s_ref|", t);
-        row_label(out, b2);
-        for (int k = 0; k < rep->nruns; k++) {
-            const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
-            snprintf(b1, sizeof b1, "%.3e", e->max_rel);
-            cell(out, b1);
-        }
-        fputc('\n', out);
     }
 }
 
@@ -1567,13 +1565,18 @@ static void json_gqa(sim_json *w, const sim_report *rep)
     sim_json_end(w);
 }
 
+void sim_report_json_begin(sim_json *w, FILE *out)
+{
+    sim_json_init(w, out, SIM_JSON_COMPACT);
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "fasim_version", FASIM_VERSION);
+}
+
 void sim_report_json(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
     sim_json w;
-    sim_json_init(&w, out, SIM_JSON_COMPACT);
-    sim_json_obj(&w, NULL);
-    sim_json_str(&w, "fasim_version", FASIM_VERSION);
+    sim_report_json_begin(&w, out);
     json_config(&w, rep);
     sim_json_arr(&w, "runs");
     for (int k = 0; k < rep->nruns; k++)

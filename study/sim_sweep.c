@@ -1208,9 +1208,7 @@ void sim_sweep_json(FILE *out, const sim_sweep_result *res)
 {
     const sim_sweep_spec *sp = &res->spec;
     sim_json w;
-    sim_json_init(&w, out, SIM_JSON_COMPACT);
-    sim_json_obj(&w, NULL);
-    sim_json_str(&w, "fasim_version", FASIM_VERSION);
+    sim_report_json_begin(&w, out);
     json_spec(&w, res);
     sim_json_arr(&w, "points");
     for (int k = 0; k < res->npoints; k++)

@@ -37,6 +37,13 @@ static void sink_open(sink *s)
     assert_non_null(s->f);
 }
 
+/* A writer in the given style onto a fresh sink. */
+static void writer_open(sink *s, sim_json *w, sim_json_style style)
+{
+    sink_open(s);
+    sim_json_init(w, s->f, style);
+}
+
 /* Close the stream, compare its bytes with want, free them. */
 static void sink_check(sink *s, const char *want)
 {
@@ -85,9 +92,8 @@ static void test_nesting_compact(void **state)
 {
     (void)state;
     sink s;
-    sink_open(&s);
     sim_json w;
-    sim_json_init(&w, s.f, SIM_JSON_COMPACT);
+    writer_open(&s, &w, SIM_JSON_COMPACT);
     sim_json_obj(&w, NULL);
     sim_json_str(&w, "name", "fa2");
     sim_json_arr(&w, "empty");
@@ -121,9 +127,8 @@ static void test_nesting_spaced_lines(void **state)
 {
     (void)state;
     sink s;
-    sink_open(&s);
     sim_json w;
-    sim_json_init(&w, s.f, SIM_JSON_SPACED);
+    writer_open(&s, &w, SIM_JSON_SPACED);
     sim_json_obj(&w, NULL);
     sim_json_str(&w, "command", "gpu");
     sim_json_arr_lines(&w, "runs");
@@ -149,9 +154,8 @@ static void test_keys_escaped(void **state)
 {
     (void)state;
     sink s;
-    sink_open(&s);
     sim_json w;
-    sim_json_init(&w, s.f, SIM_JSON_COMPACT);
+    writer_open(&s, &w, SIM_JSON_COMPACT);
     sim_json_obj(&w, NULL);
     sim_json_int(&w, "a\"\n", 1);
     sim_json_end(&w);
@@ -162,9 +166,8 @@ static void test_numbers(void **state)
 {
     (void)state;
     sink s;
-    sink_open(&s);
     sim_json w;
-    sim_json_init(&w, s.f, SIM_JSON_COMPACT);
+    writer_open(&s, &w, SIM_JSON_COMPACT);
     sim_json_arr(&w, NULL);
     sim_json_num(&w, NULL, 87381.333333333328);
     sim_json_num(&w, NULL, 0.1);
@@ -194,9 +197,8 @@ static void test_misuse_flagged(void **state)
 {
     (void)state;
     sink s;
-    sink_open(&s);
     sim_json w;
-    sim_json_init(&w, s.f, SIM_JSON_COMPACT);
+    writer_open(&s, &w, SIM_JSON_COMPACT);
     sim_json_end(&w);
     assert_int_equal(w.misuse, 1);
     sim_json_init(&w, s.f, SIM_JSON_COMPACT);
