@@ -111,11 +111,25 @@ static void summary_text(const tally *t, int total)
            t->n[SIM_VERDICT_UNCHECKABLE]);
 }
 
-static void summary_json(const tally *t)
+/* Open the object and its "claims" array; summary_json closes both. */
+static void json_head(sim_json *w, const char *source)
 {
-    printf("],\"summary\":{\"holds\":%d,\"wrong\":%d,\"holds_if\":%d,\"not_checkable\":%d}}\n",
-           t->n[SIM_VERDICT_HOLDS], t->n[SIM_VERDICT_WRONG], t->n[SIM_VERDICT_HOLDS_IF],
-           t->n[SIM_VERDICT_UNCHECKABLE]);
+    sim_report_json_begin(w, stdout);
+    sim_json_str(w, "source", source);
+    sim_json_arr(w, "claims");
+}
+
+static void summary_json(sim_json *w, const tally *t)
+{
+    sim_json_end(w);
+    sim_json_obj(w, "summary");
+    sim_json_int(w, "holds", t->n[SIM_VERDICT_HOLDS]);
+    sim_json_int(w, "wrong", t->n[SIM_VERDICT_WRONG]);
+    sim_json_int(w, "holds_if", t->n[SIM_VERDICT_HOLDS_IF]);
+    sim_json_int(w, "not_checkable", t->n[SIM_VERDICT_UNCHECKABLE]);
+    sim_json_end(w);
+    sim_json_end(w);
+    putchar('\n');
 }
 
 static int run_builtins(int json, sim_engine engine)
@@ -123,8 +137,9 @@ static int run_builtins(int json, sim_engine engine)
     int n;
     const sim_builtin_claim *b = sim_builtin_claims(&n);
     tally t = { { 0 } };
+    sim_json w;
     if (json)
-        printf("{\"fasim_version\":\"%s\",\"source\":\"builtin\",\"claims\":[", FASIM_VERSION);
+        json_head(&w, "builtin");
     else
         printf("fasim %s claims: the numeric claims of the two source articles\n"
                "(docs/sources.md), each computed now. Counts come from the simulator\n"
@@ -145,9 +160,7 @@ static int run_builtins(int json, sim_engine engine)
         else
             snprintf(src, sizeof src, "%s; id %s", b[k].source, b[k].id);
         if (json) {
-            if (k)
-                putchar(',');
-            sim_claim_json(stdout, b[k].id, b[k].claim, b[k].source, b[k].seed_row, &o);
+            sim_claim_json(&w, b[k].id, b[k].claim, b[k].source, b[k].seed_row, &o);
         } else {
             if (k)
                 putchar('\n');
@@ -155,7 +168,7 @@ static int run_builtins(int json, sim_engine engine)
         }
     }
     if (json)
-        summary_json(&t);
+        summary_json(&w, &t);
     else
         summary_text(&t, n);
     return SIM_OK;
@@ -190,16 +203,9 @@ static int run_file(const char *path, int json, sim_engine engine)
     }
     tally t = { { 0 } };
     int failed = 0;
-    if (json)
-        printf("{\"fasim_version\":\"%s\",\"source\":", FASIM_VERSION);
+    sim_json w;
     if (json) {
-        putchar('"');
-        for (const char *s = name; *s; s++)
-            if (*s == '"' || *s == '\\')
-                printf("\\%c", *s);
-            else if ((unsigned char)*s >= 0x20)
-                putchar(*s);
-        printf("\",\"claims\":[");
+        json_head(&w, name);
     } else {
         printf("fasim %s claims: %d claim%s from %s\n\n", FASIM_VERSION, list.n,
                list.n == 1 ? "" : "s", name);
@@ -219,9 +225,7 @@ static int run_file(const char *path, int json, sim_engine engine)
         snprintf(src, sizeof src, "%s:%d", name, c->line);
         snprintf(id, sizeof id, "line-%d", c->line);
         if (json) {
-            if (printed)
-                putchar(',');
-            sim_claim_json(stdout, id, c->text, src, 0, &o);
+            sim_claim_json(&w, id, c->text, src, 0, &o);
         } else {
             if (printed)
                 putchar('\n');
@@ -230,7 +234,7 @@ static int run_file(const char *path, int json, sim_engine engine)
         printed++;
     }
     if (json)
-        summary_json(&t);
+        summary_json(&w, &t);
     else
         summary_text(&t, printed);
     sim_claim_list_free(&list);

@@ -292,64 +292,78 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
     }
 }
 
-static void json_counts(FILE *out, const sim_counts *c, int t)
+static void json_counts(sim_json *w, const char *key, const sim_counts *c, int t)
 {
-    fprintf(out, "{\"read_elems\": %llu, \"write_elems\": %llu, \"read_ops\": %llu, "
-            "\"write_ops\": %llu}", (unsigned long long)c->read_elems[t],
-            (unsigned long long)c->write_elems[t], (unsigned long long)c->read_ops[t],
-            (unsigned long long)c->write_ops[t]);
+    sim_json_obj(w, key);
+    sim_json_uint(w, "read_elems", c->read_elems[t]);
+    sim_json_uint(w, "write_elems", c->write_elems[t]);
+    sim_json_uint(w, "read_ops", c->read_ops[t]);
+    sim_json_uint(w, "write_ops", c->write_ops[t]);
+    sim_json_end(w);
+}
+
+/* One element of "runs": the kernel's launch, its agreement with the
+ * simulator (output and counts, per tensor), and its time. */
+static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const gpu_run *naive)
+{
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "algo", sim_algo_name(r->algo));
+    sim_json_int(w, "Br", r->plan.Br);
+    sim_json_int(w, "Bc", r->plan.Bc);
+    sim_json_int(w, "threads", r->kern.threads);
+    sim_json_int(w, "launches", r->kern.launches);
+    sim_json_int(w, "blocks", r->kern.blocks);
+    sim_json_uint(w, "smem_bytes", r->kern.smem_bytes);
+    sim_json_uint(w, "plan_sram_bytes", r->kern.plan_bytes);
+    sim_json_bool(w, "identical", r->identical);
+    sim_json_num_g(w, "max_abs_diff", r->max_diff, 9);
+    sim_json_bool(w, "counts_equal", r->counts_equal);
+    sim_json_obj(w, "tensors");
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!tensor_touched(&r->kern.counts, t) && !tensor_touched(&r->sim.counts, t))
+            continue;
+        sim_json_obj(w, sim_tensor_name((sim_tensor)t));
+        json_counts(w, "kernel", &r->kern.counts, t);
+        json_counts(w, "sim", &r->sim.counts, t);
+        sim_json_bool(w, "equal", tensor_equal(&r->kern.counts, &r->sim.counts, t));
+        sim_json_end(w);
+    }
+    sim_json_end(w);
+    sim_json_uint(w, "kernel_bytes", sim_counts_read_bytes(&r->kern.counts, sh->dtype) +
+                                         sim_counts_write_bytes(&r->kern.counts, sh->dtype));
+    sim_json_uint(w, "sim_bytes", sim_counts_read_bytes(&r->sim.counts, sh->dtype) +
+                                      sim_counts_write_bytes(&r->sim.counts, sh->dtype));
+    sim_json_num_g(w, "seconds", r->kern.seconds, 9);
+    sim_json_int(w, "timed_runs", r->kern.runs);
+    if (naive && r->kern.seconds > 0.0)
+        sim_json_num_g(w, "speedup_vs_naive", naive->kern.seconds / r->kern.seconds, 6);
+    else
+        sim_json_null(w, "speedup_vs_naive");
+    sim_json_end(w);
 }
 
 static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
                        const gpu_run *runs, int nruns, const gpu_run *naive)
 {
     const sim_shape *sh = &o->req.sh;
-    fprintf(out, "{\"command\": \"gpu\", \"backend\": \"%s\", \"N\": %lld, \"d\": %lld, "
-            "\"M\": %llu, \"dtype\": \"%s\", \"causal\": %s, \"seed\": %llu, "
-            "\"inputs\": \"%s\", \"runs\": [", kern_backend_name(b), (long long)sh->N,
-            (long long)sh->d, (unsigned long long)sh->M, sim_dtype_name(sh->dtype),
-            sh->causal ? "true" : "false", (unsigned long long)o->req.seed,
-            o->q_path ? "npy" : "seeded");
-    for (int k = 0; k < nruns; k++) {
-        const gpu_run *r = &runs[k];
-        fprintf(out, "%s\n  {\"algo\": \"%s\", \"Br\": %lld, \"Bc\": %lld, \"threads\": %d, "
-                "\"launches\": %d, \"blocks\": %lld, \"smem_bytes\": %llu, "
-                "\"plan_sram_bytes\": %llu, \"identical\": %s, ", k ? "," : "",
-                sim_algo_name(r->algo), (long long)r->plan.Br, (long long)r->plan.Bc,
-                r->kern.threads, r->kern.launches, (long long)r->kern.blocks,
-                (unsigned long long)r->kern.smem_bytes, (unsigned long long)r->kern.plan_bytes,
-                r->identical ? "true" : "false");
-        if (isinf(r->max_diff))
-            fprintf(out, "\"max_abs_diff\": null, ");
-        else
-            fprintf(out, "\"max_abs_diff\": %.9g, ", r->max_diff);
-        fprintf(out, "\"counts_equal\": %s, \"tensors\": {", r->counts_equal ? "true" : "false");
-        int first = 1;
-        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-            if (!tensor_touched(&r->kern.counts, t) && !tensor_touched(&r->sim.counts, t))
-                continue;
-            fprintf(out, "%s\"%s\": {\"kernel\": ", first ? "" : ", ",
-                    sim_tensor_name((sim_tensor)t));
-            json_counts(out, &r->kern.counts, t);
-            fprintf(out, ", \"sim\": ");
-            json_counts(out, &r->sim.counts, t);
-            fprintf(out, ", \"equal\": %s}", tensor_equal(&r->kern.counts, &r->sim.counts, t)
-                                                 ? "true" : "false");
-            first = 0;
-        }
-        fprintf(out, "}, \"kernel_bytes\": %llu, \"sim_bytes\": %llu, \"seconds\": %.9g, "
-                "\"timed_runs\": %d, \"speedup_vs_naive\": ",
-                (unsigned long long)(sim_counts_read_bytes(&r->kern.counts, sh->dtype) +
-                                     sim_counts_write_bytes(&r->kern.counts, sh->dtype)),
-                (unsigned long long)(sim_counts_read_bytes(&r->sim.counts, sh->dtype) +
-                                     sim_counts_write_bytes(&r->sim.counts, sh->dtype)),
-                r->kern.seconds, r->kern.runs);
-        if (naive && r->kern.seconds > 0.0)
-            fprintf(out, "%.6g}", naive->kern.seconds / r->kern.seconds);
-        else
-            fprintf(out, "null}");
-    }
-    fprintf(out, "\n]}\n");
+    sim_json w;
+    sim_json_init(&w, out, SIM_JSON_SPACED);
+    sim_json_obj(&w, NULL);
+    sim_json_str(&w, "command", "gpu");
+    sim_json_str(&w, "backend", kern_backend_name(b));
+    sim_json_int(&w, "N", sh->N);
+    sim_json_int(&w, "d", sh->d);
+    sim_json_uint(&w, "M", sh->M);
+    sim_json_str(&w, "dtype", sim_dtype_name(sh->dtype));
+    sim_json_bool(&w, "causal", sh->causal);
+    sim_json_uint(&w, "seed", o->req.seed);
+    sim_json_str(&w, "inputs", o->q_path ? "npy" : "seeded");
+    sim_json_arr_lines(&w, "runs");
+    for (int k = 0; k < nruns; k++)
+        json_run(&w, sh, &runs[k], naive);
+    sim_json_end(&w);
+    sim_json_end(&w);
+    fputc('\n', out);
 }
 
 /* The kernels run one head of the forward pass with N_q = N_k, causal or

@@ -37,6 +37,7 @@
 #include "viz_curses.h"
 #include "viz_model.h"
 #include "sim_parse.h"
+#include "sim_text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -185,31 +186,9 @@ static void wrap(lesson *L, const char *text, int hang)
             indent += 2;
         if (indent > 40)
             indent = 40;
-        size_t col = 0;
+        const sim_wrap_style st = { LESSON_COLS, indent, 1 };
         fprintf(L->out, "%.*s", (int)lead, line);
-        col = lead;
-        int first = 1;
-        for (size_t k = lead; k < len;) {
-            while (k < len && line[k] == ' ')
-                k++;
-            size_t w0 = k;
-            while (k < len && line[k] != ' ')
-                k++;
-            if (k == w0)
-                break;
-            size_t wc = cols_of(line + w0, k - w0);
-            if (!first && col + 1 + wc > LESSON_COLS) {
-                fprintf(L->out, "\n%*s", (int)indent, "");
-                col = indent;
-            } else if (!first) {
-                fputc(' ', L->out);
-                col++;
-            }
-            fprintf(L->out, "%.*s", (int)(k - w0), line + w0);
-            col += wc;
-            first = 0;
-        }
-        fputc('\n', L->out);
+        sim_text_wrap(L->out, lead, line + lead, len - lead, &st);
         if (!end)
             break;
         line = end + 1;

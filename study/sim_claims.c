@@ -9,6 +9,7 @@
  * articles (docs/sources.md) in English.
  */
 #include "sim_claims.h"
+#include "sim_text.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -983,12 +984,97 @@ static int parse_metric(const token *t, sim_user_claim *c, int *col, char *err, 
     return -1;
 }
 
+/* The keys of a claim's "at ..." configuration. */
+enum { K_N, K_D, K_M, K_DTYPE, K_CAUSAL, K_BR, K_BC, K_PLAN, K_GPU, K_COUNT };
+static const char *const KEYS[K_COUNT] = { "N", "d", "M", "dtype", "causal", "Br", "Bc",
+                                           "plan", "gpu" };
+
+/* A numeric key's value v[0, vl) (at column vcol) into c. Returns 0, or -1
+ * with err and *col set. */
+static int config_number(int key, const char *v, int vl, int vcol, sim_user_claim *c,
+                         int *col, char *err, size_t errlen)
+{
+    int64_t n;
+    switch (key) {
+    case K_N:
+        return parse_count("N", v, vl, vcol, 0, 1, MAX_N, &c->sh.N, col, err, errlen) ? -1 : 0;
+    case K_D:
+        return parse_count("d", v, vl, vcol, 0, 1, MAX_D, &c->sh.d, col, err, errlen) ? -1 : 0;
+    case K_M:
+        if (parse_count("M", v, vl, vcol, 1, 1, MAX_M, &n, col, err, errlen))
+            return -1;
+        c->sh.M = (uint64_t)n;
+        return 0;
+    default:                     /* K_BR, K_BC */
+        if (parse_count(KEYS[key], v, vl, vcol, 0, 1, MAX_N, &n, col, err, errlen))
+            return -1;
+        if (key == K_BR)
+            c->Br = n;
+        else
+            c->Bc = n;
+        return 0;
+    }
+}
+
+/* A word key's value (dtype, causal, plan, gpu) into c; v is NULL for a
+ * bare "causal". Returns 0, or -1 with err and *col set. */
+static int config_word(int key, const char *v, int vl, int vcol, sim_user_claim *c, int *col,
+                       char *err, size_t errlen)
+{
+    token tv = { v, vl, vcol };
+    char b[16];
+    switch (key) {
+    case K_DTYPE:
+        if (vl >= (int)sizeof b || (memcpy(b, v, (size_t)vl), b[vl] = '\0',
+                                    sim_dtype_parse(b, &c->sh.dtype) != 0)) {
+            *col = vcol;
+            ERR("dtype=%.*s: unknown type (fp16, bf16 or fp32)", vl, v);
+            return -1;
+        }
+        return 0;
+    case K_CAUSAL:
+        if (!v || tok_is_ci(&tv, "yes") || tok_is_ci(&tv, "true") || tok_is(&tv, "1"))
+            c->sh.causal = 1;
+        else if (tok_is_ci(&tv, "no") || tok_is_ci(&tv, "false") || tok_is(&tv, "0"))
+            c->sh.causal = 0;
+        else {
+            *col = vcol;
+            ERR("causal=%.*s: use causal, causal=yes or causal=no", vl, v);
+            return -1;
+        }
+        return 0;
+    case K_PLAN:
+        if (tok_is(&tv, "best") || tok_is(&tv, "auto"))
+            c->plan_kind = SIM_PLAN_AUTO;
+        else if (tok_is(&tv, "paper"))
+            c->plan_kind = SIM_PLAN_PAPER;
+        else {
+            *col = vcol;
+            ERR("plan=%.*s: unknown plan (best or paper)", vl, v);
+            return -1;
+        }
+        return 0;
+    default: {                   /* K_GPU */
+        const sim_gpu *g = NULL;
+        if (vl < (int)sizeof b) {
+            memcpy(b, v, (size_t)vl);
+            b[vl] = '\0';
+            g = sim_gpu_find(b);
+        }
+        if (!g) {
+            *col = vcol;
+            ERR("gpu=%.*s: unknown preset (a100, h100 or h200)", vl, v);
+            return -1;
+        }
+        c->gpu = g;
+        return 0;
+    }
+    }
+}
+
 static int parse_config(const token *t, int nt, sim_user_claim *c, int *col, char *err,
                         size_t errlen)
 {
-    enum { K_N, K_D, K_M, K_DTYPE, K_CAUSAL, K_BR, K_BC, K_PLAN, K_GPU, K_COUNT };
-    static const char *const KEYS[K_COUNT] = { "N", "d", "M", "dtype", "causal", "Br", "Bc",
-                                               "plan", "gpu" };
     int seen[K_COUNT] = { 0 };
     int plan_col = 0;
     for (int i = 0; i < nt; i++) {
@@ -1017,84 +1103,11 @@ static int parse_config(const token *t, int nt, sim_user_claim *c, int *col, cha
             ERR("%s needs a value: %s=...", KEYS[key], KEYS[key]);
             return -1;
         }
-        int64_t n;
-        switch (key) {
-        case K_N:
-            if (parse_count("N", v, vl, vcol, 0, 1, MAX_N, &c->sh.N, col, err, errlen))
-                return -1;
-            break;
-        case K_D:
-            if (parse_count("d", v, vl, vcol, 0, 1, MAX_D, &c->sh.d, col, err, errlen))
-                return -1;
-            break;
-        case K_M:
-            if (parse_count("M", v, vl, vcol, 1, 1, MAX_M, &n, col, err, errlen))
-                return -1;
-            c->sh.M = (uint64_t)n;
-            break;
-        case K_BR:
-        case K_BC:
-            if (parse_count(KEYS[key], v, vl, vcol, 0, 1, MAX_N, &n, col, err, errlen))
-                return -1;
-            if (key == K_BR)
-                c->Br = n;
-            else
-                c->Bc = n;
-            break;
-        case K_DTYPE: {
-            char b[16];
-            if (vl >= (int)sizeof b || (memcpy(b, v, (size_t)vl), b[vl] = '\0',
-                                        sim_dtype_parse(b, &c->sh.dtype) != 0)) {
-                *col = vcol;
-                ERR("dtype=%.*s: unknown type (fp16, bf16 or fp32)", vl, v);
-                return -1;
-            }
-            break;
-        }
-        case K_CAUSAL: {
-            token tv = { v, vl, vcol };
-            if (!v || tok_is_ci(&tv, "yes") || tok_is_ci(&tv, "true") || tok_is(&tv, "1"))
-                c->sh.causal = 1;
-            else if (tok_is_ci(&tv, "no") || tok_is_ci(&tv, "false") || tok_is(&tv, "0"))
-                c->sh.causal = 0;
-            else {
-                *col = vcol;
-                ERR("causal=%.*s: use causal, causal=yes or causal=no", vl, v);
-                return -1;
-            }
-            break;
-        }
-        case K_PLAN: {
-            token tv = { v, vl, vcol };
-            if (tok_is(&tv, "best") || tok_is(&tv, "auto"))
-                c->plan_kind = SIM_PLAN_AUTO;
-            else if (tok_is(&tv, "paper"))
-                c->plan_kind = SIM_PLAN_PAPER;
-            else {
-                *col = vcol;
-                ERR("plan=%.*s: unknown plan (best or paper)", vl, v);
-                return -1;
-            }
+        int numeric = key == K_N || key == K_D || key == K_M || key == K_BR || key == K_BC;
+        if ((numeric ? config_number : config_word)(key, v, vl, vcol, c, col, err, errlen))
+            return -1;
+        if (key == K_PLAN)
             plan_col = t[i].col;
-            break;
-        }
-        case K_GPU: {
-            char b[16];
-            const sim_gpu *g = NULL;
-            if (vl < (int)sizeof b) {
-                memcpy(b, v, (size_t)vl);
-                b[vl] = '\0';
-                g = sim_gpu_find(b);
-            }
-            if (!g) {
-                *col = vcol;
-                ERR("gpu=%.*s: unknown preset (a100, h100 or h200)", vl, v);
-                return -1;
-            }
-            c->gpu = g;
-            break;
-        }
-        }
     }
     if (c->plan_kind == SIM_PLAN_PAPER && (c->Br || c->Bc)) {
         *col = plan_col;
@@ -1108,28 +1121,12 @@ static int parse_config(const token *t, int nt, sim_user_claim *c, int *col, cha
     return 0;
 }
 
-int sim_claim_parse_line(const char *line, sim_user_claim *c, int *col, char *err,
+/* The steps of sim_claim_parse_line, each over the tokens t[0, nt): each
+ * returns 0, or -1 with the message in err and its column in *col.
+ * 1. The subject t[0]: ALGO, ALGO/ALGO or TENSOR. */
+static int parse_subject(const token *t, sim_user_claim *c, int *col, char *err,
                          size_t errlen)
 {
-    token t[MAX_TOKENS];
-    memset(c, 0, sizeof *c);
-    c->sh = (sim_shape){ .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
-    c->plan_kind = SIM_PLAN_AUTO;
-    c->tol = 0.05;
-    *col = 1;
-    int nt = tokenize(line, t, col);
-    if (nt < 0) {
-        ERR("too many words on one line (at most %d)", MAX_TOKENS);
-        return -1;
-    }
-    if (nt == 0)
-        return 0;
-    const int eol = (int)strcspn(line, "#\r") + 1;
-    /* The text as written, for the output. */
-    int tl = t[nt - 1].col - 1 + t[nt - 1].len - (t[0].col - 1);
-    snprintf(c->text, sizeof c->text, "%.*s", tl, t[0].s);
-
-    /* 1. The subject: ALGO, ALGO/ALGO or TENSOR. */
     const char *slash = memchr(t[0].s, '/', (size_t)t[0].len);
     if (slash) {
         int l1 = (int)(slash - t[0].s), l2 = t[0].len - l1 - 1;
@@ -1154,8 +1151,14 @@ int sim_claim_parse_line(const char *line, sim_user_claim *c, int *col, char *er
             "Q K V O S P m l L)", t[0].len, t[0].s);
         return -1;
     }
+    return 0;
+}
 
-    /* 2. The metric. */
+/* 2. The metric t[1]: a tensor's size or elems, or a run's (parse_metric).
+ * eol is the column past the claim, where a missing word is reported. */
+static int parse_quantity(const token *t, int nt, int eol, sim_user_claim *c, int *col,
+                          char *err, size_t errlen)
+{
     if (nt < 2) {
         *col = eol;
         ERR("missing the metric after '%.*s' (e.g. hbm_bytes%s)", t[0].len, t[0].s,
@@ -1175,8 +1178,13 @@ int sim_claim_parse_line(const char *line, sim_user_claim *c, int *col, char *er
     } else if (parse_metric(&t[1], c, col, err, errlen) != 0) {
         return -1;
     }
+    return 0;
+}
 
-    /* 3. The comparison. */
+/* 3. The comparison t[2]. */
+static int parse_comparison(const token *t, int nt, int eol, sim_user_claim *c, int *col,
+                            char *err, size_t errlen)
+{
     if (nt < 3) {
         *col = eol;
         ERR("missing the comparison (<, <=, >, >=, = or ~) and a value");
@@ -1197,17 +1205,14 @@ int sim_claim_parse_line(const char *line, sim_user_claim *c, int *col, char *er
         ERR("expected a comparison (<, <=, >, >=, = or ~), not '%.*s'", t[2].len, t[2].s);
         return -1;
     }
+    return 0;
+}
 
-    /* 4. The value. */
-    if (nt < 4) {
-        *col = eol;
-        ERR("missing the value after '%.*s'", t[2].len, t[2].s);
-        return -1;
-    }
-    if (parse_value(&t[3], &c->value, col, err, errlen) != 0)
-        return -1;
-
-    /* 5. within P%, then at KEY=VALUE ... */
+/* 5. After the value t[3]: "within P%" (after '~' only), then
+ * "at KEY=VALUE ..." (parse_config). */
+static int parse_tail(const token *t, int nt, int eol, sim_user_claim *c, int *col,
+                      char *err, size_t errlen)
+{
     int i = 4;
     if (i < nt && tok_is(&t[i], "within")) {
         if (c->cmp != SIM_CMP_APPROX) {
@@ -1244,6 +1249,42 @@ int sim_claim_parse_line(const char *line, sim_user_claim *c, int *col, char *er
         if (parse_config(t + i + 1, nt - i - 1, c, col, err, errlen) != 0)
             return -1;
     }
+    return 0;
+}
+
+int sim_claim_parse_line(const char *line, sim_user_claim *c, int *col, char *err,
+                         size_t errlen)
+{
+    token t[MAX_TOKENS];
+    memset(c, 0, sizeof *c);
+    c->sh = (sim_shape){ .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
+    c->plan_kind = SIM_PLAN_AUTO;
+    c->tol = 0.05;
+    *col = 1;
+    int nt = tokenize(line, t, col);
+    if (nt < 0) {
+        ERR("too many words on one line (at most %d)", MAX_TOKENS);
+        return -1;
+    }
+    if (nt == 0)
+        return 0;
+    const int eol = (int)strcspn(line, "#\r") + 1;
+    /* The text as written, for the output. */
+    int tl = t[nt - 1].col - 1 + t[nt - 1].len - (t[0].col - 1);
+    snprintf(c->text, sizeof c->text, "%.*s", tl, t[0].s);
+    if (parse_subject(t, c, col, err, errlen) != 0 ||
+        parse_quantity(t, nt, eol, c, col, err, errlen) != 0 ||
+        parse_comparison(t, nt, eol, c, col, err, errlen) != 0)
+        return -1;
+    /* 4. The value. */
+    if (nt < 4) {
+        *col = eol;
+        ERR("missing the value after '%.*s'", t[2].len, t[2].s);
+        return -1;
+    }
+    if (parse_value(&t[3], &c->value, col, err, errlen) != 0 ||
+        parse_tail(t, nt, eol, c, col, err, errlen) != 0)
+        return -1;
     return 1;
 }
 
@@ -1481,26 +1522,7 @@ int sim_user_claim_check(const sim_user_claim *c, sim_engine engine, sim_claim_o
  * by indent spaces; no trailing spaces. */
 static void wrap(FILE *out, const char *lead, int indent, const char *text)
 {
-    int col = fprintf(out, "%s", lead);
-    int at_start = 1;
-    for (const char *w = text; *w;) {
-        while (*w == ' ')
-            w++;
-        if (!*w)
-            break;
-        int len = (int)strcspn(w, " ");
-        if (!at_start && col + 1 + len > 79) {
-            fprintf(out, "\n%*s", indent, "");
-            col = indent;
-            at_start = 1;
-        }
-        if (!at_start)
-            col += fprintf(out, " ");
-        col += fprintf(out, "%.*s", len, w);
-        at_start = 0;
-        w += len;
-    }
-    fputc('\n', out);
+    sim_text_wrap_lead(out, lead, (size_t)indent, 79, text);
 }
 
 void sim_claim_print(FILE *out, int k, const char *claim, const char *source,
@@ -1524,36 +1546,19 @@ void sim_claim_print(FILE *out, int k, const char *claim, const char *source,
     wrap(out, "    verdict:  ", 14, v);
 }
 
-static void jstr(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
-}
-
-void sim_claim_json(FILE *out, const char *id, const char *claim, const char *source,
+void sim_claim_json(sim_json *w, const char *id, const char *claim, const char *source,
                     int seed_row, const sim_claim_outcome *o)
 {
     static const char *const V[] = { "holds", "wrong", "holds_if", "not_checkable" };
-    fprintf(out, "{\"id\":");
-    jstr(out, id);
-    fprintf(out, ",\"claim\":");
-    jstr(out, claim);
-    fprintf(out, ",\"source\":");
-    jstr(out, source);
-    fprintf(out, ",\"seed_row\":%d,\"config\":", seed_row);
-    jstr(out, o->config);
-    fprintf(out, ",\"measured\":");
-    jstr(out, o->measured);
-    fprintf(out, ",\"verdict\":\"%s\",\"why\":", V[o->verdict]);
-    jstr(out, o->why);
-    fprintf(out, ",\"simulated\":%s}", o->simulated ? "true" : "false");
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "id", id);
+    sim_json_str(w, "claim", claim);
+    sim_json_str(w, "source", source);
+    sim_json_int(w, "seed_row", seed_row);
+    sim_json_str(w, "config", o->config);
+    sim_json_str(w, "measured", o->measured);
+    sim_json_str(w, "verdict", V[o->verdict]);
+    sim_json_str(w, "why", o->why);
+    sim_json_bool(w, "simulated", o->simulated);
+    sim_json_end(w);
 }

@@ -37,6 +37,7 @@
 #include <stdio.h>
 
 #include "sim.h"
+#include "sim_json.h"
 #include "sim_presets.h"
 #include "sim_sweep.h"
 
@@ -154,8 +155,8 @@ int sim_user_claim_check(const sim_user_claim *c, sim_engine engine, sim_claim_o
 void sim_claim_print(FILE *out, int k, const char *claim, const char *source,
                      const sim_claim_outcome *o);
 
-/* One claim as a JSON object (no trailing newline). */
-void sim_claim_json(FILE *out, const char *id, const char *claim, const char *source,
+/* One claim as a JSON object, the next element of w's open array. */
+void sim_claim_json(sim_json *w, const char *id, const char *claim, const char *source,
                     int seed_row, const sim_claim_outcome *o);
 
 #endif /* FASIM_SIM_CLAIMS_H */

@@ -134,31 +134,51 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
     return 0;
 }
 
-int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen)
-{
-    memset(rep, 0, sizeof *rep);
-    rep->req = *req;
-    rep->req.sh.pass = SIM_FWD;
-    rep->req.sh.page_seed = req->seed;       /* paged KV: the placement follows --seed */
-    const sim_shape *sh = &rep->req.sh;
-    if (sim_shape_check(sh, err, errlen) != 0)
-        return SIM_EUSAGE;
-    sim_shape shp[SIM_PASS_COUNT];             /* the shape of each pass */
-    for (int q = 0; q < SIM_PASS_COUNT; q++) {
-        shp[q] = *sh;
-        shp[q].pass = (sim_pass)q;
-        shp[q].splits = 0;                     /* split-KV is a run of its own */
-        if (pass_on(req, (sim_pass)q) && sim_shape_check(&shp[q], err, errlen) != 0)
-            return SIM_EUSAGE;
-    }
-    const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
-    const uint64_t max_steps = req->max_steps ? req->max_steps : SIM_DEFAULT_MAX_STEPS;
-    rep->bounds = sim_theory_bounds(sh);
-
-    /* 1. Plans, and the limits they imply, before anything runs. */
+/* What sim_report_build works out before and while it runs: per pass the
+ * shape and each algorithm's plan, the split-KV run's, the totals that
+ * decide the mode, and in compute mode the inputs and the oracle's answers
+ * (owned here, freed by build_free). Shapes: Q, O_ref, dO, dQ_ref are
+ * (B H N_q, d), nd elements; K, V, dK_ref, dV_ref are (B G N_k, d), nkd. */
+typedef struct {
+    sim_shape shp[SIM_PASS_COUNT];
     sim_plan plans[SIM_PASS_COUNT][SIM_ALGO_COUNT];
-    double flops = 0.0;
-    uint64_t mem = 0;
+    int split;                                 /* a split-KV run of FA2's forward */
+    sim_shape ssh;
+    sim_plan splan;
+    double flops;                              /* of every run, to choose the mode */
+    uint64_t mem;                              /* the largest run's working memory */
+    uint64_t max_steps;
+    float *Q, *K, *V, *dO;
+    double *O_ref, *dQ_ref, *dK_ref, *dV_ref;
+    int64_t nd, nkd;
+} build_ctx;
+
+static void build_free(build_ctx *x)
+{
+    free(x->Q);
+    free(x->K);
+    free(x->V);
+    free(x->dO);
+    free(x->O_ref);
+    free(x->dQ_ref);
+    free(x->dK_ref);
+    free(x->dV_ref);
+}
+
+/* Add a run's flops and working memory to the totals that choose the mode. */
+static void add_cost(build_ctx *x, sim_algo a, const sim_shape *sh)
+{
+    x->flops += sim_compute_flops(a, sh);
+    uint64_t m = sim_compute_memory(a, sh);
+    if (m > x->mem)
+        x->mem = m;
+}
+
+/* 1. Every run's plan, and the limits they imply, before anything runs.
+ * Returns SIM_OK, or SIM_EUSAGE with the reason in err. */
+static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t errlen)
+{
+    const sim_shape *sh = &req->sh;
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         if (!pass_on(req, (sim_pass)q))
             continue;
@@ -167,8 +187,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             if (!req->run_algo[a])
                 continue;
             char perr[1024];
-            if (sim_plan_choose((sim_algo)a, &shp[q], req->plan_kind, req->Br, req->Bc,
-                                &plans[q][a], perr, sizeof perr) != 0) {
+            if (sim_plan_choose((sim_algo)a, &x->shp[q], req->plan_kind, req->Br, req->Bc,
+                                &x->plans[q][a], perr, sizeof perr) != 0) {
                 snprintf(err, errlen, "%s%s", q == SIM_BWD ? "backward: " : "", perr);
                 return SIM_EUSAGE;
             }
@@ -177,69 +197,67 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             /* Counted with K, V contiguous (O(1)): paged KV under a mask
              * takes a pass over the visible key blocks, which the step limit
              * below bounds; its counts are taken after the run. */
-            sim_shape flat = shp[q];
+            sim_shape flat = x->shp[q];
             flat.page = 0;
-            if (sim_theory_counts(&plans[q][a], &flat, &c) != 0 ||
-                sim_theory_steps(&plans[q][a], &shp[q], &steps) != 0) {
+            if (sim_theory_counts(&x->plans[q][a], &flat, &c) != 0 ||
+                sim_theory_steps(&x->plans[q][a], &x->shp[q], &steps) != 0) {
                 snprintf(err, errlen, "N = %lld, d = %lld: %s%s's HBM counts would overflow "
                          "64 bits; use a smaller N or d", (long long)sh->N,
                          (long long)sh->d, sim_algo_name((sim_algo)a), pass);
                 return SIM_EUSAGE;
             }
-            if (steps > max_steps) {
+            if (steps > x->max_steps) {
                 snprintf(err, errlen, "%s%s would take %llu tile steps, more than the limit "
                          "of %llu; use a smaller N, a larger --M, or raise --max-steps",
                          sim_algo_name((sim_algo)a), pass, (unsigned long long)steps,
-                         (unsigned long long)max_steps);
+                         (unsigned long long)x->max_steps);
                 return SIM_EUSAGE;
             }
-            flops += sim_compute_flops((sim_algo)a, &shp[q]);
-            uint64_t m = sim_compute_memory((sim_algo)a, &shp[q]);
-            if (m > mem)
-                mem = m;
+            add_cost(x, (sim_algo)a, &x->shp[q]);
         }
     }
-    /* Split-KV: FA2's forward once more with the keys in S splits. */
-    const int split = sh->splits > 1 && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD);
-    sim_shape ssh = shp[SIM_FWD];
-    sim_plan splan;
-    if (sh->splits > 1 && !split) {
+    return SIM_OK;
+}
+
+/* Split-KV: FA2's forward once more with the keys in S splits. Returns
+ * SIM_OK, or SIM_EUSAGE with the reason in err. */
+static int plan_split(const sim_request *req, build_ctx *x, char *err, size_t errlen)
+{
+    const sim_shape *sh = &req->sh;
+    x->split = sh->splits > 1 && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD);
+    x->ssh = x->shp[SIM_FWD];
+    if (sh->splits > 1 && !x->split) {
         snprintf(err, errlen, "--splits is a plan of FA2's forward pass: run fa2 (--algo) "
                  "with --pass fwd or both");
         return SIM_EUSAGE;
     }
-    if (split) {
-        ssh.splits = sh->splits;
-        char perr[1024];
-        uint64_t steps;
-        if (sim_plan_choose(SIM_FA2, &ssh, req->plan_kind, req->Br, req->Bc, &splan, perr,
-                            sizeof perr) != 0) {
-            snprintf(err, errlen, "%s", perr);
-            return SIM_EUSAGE;
-        }
-        if (sim_theory_steps(&splan, &ssh, &steps) != 0 || steps > max_steps) {
-            snprintf(err, errlen, "fa2 with %lld splits would take more tile steps than the "
-                     "limit of %llu; raise --max-steps", (long long)sh->splits,
-                     (unsigned long long)max_steps);
-            return SIM_EUSAGE;
-        }
-        flops += sim_compute_flops(SIM_FA2, &ssh);
-        uint64_t m = sim_compute_memory(SIM_FA2, &ssh);
-        if (m > mem)
-            mem = m;
+    if (!x->split)
+        return SIM_OK;
+    x->ssh.splits = sh->splits;
+    char perr[1024];
+    uint64_t steps;
+    if (sim_plan_choose(SIM_FA2, &x->ssh, req->plan_kind, req->Br, req->Bc, &x->splan, perr,
+                        sizeof perr) != 0) {
+        snprintf(err, errlen, "%s", perr);
+        return SIM_EUSAGE;
     }
-    /* The oracle: O (and the three gradients) of every head in double, plus
-     * one row of scores. */
-    const int64_t N_k = sim_shape_Nk(sh);
-    const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
-    const int bwd = pass_on(req, SIM_BWD);
-    double oracle_mem = 8.0 * (double)(BH * sh->N + (bwd ? BH * sh->N + 2 * BG * N_k : 0)) *
-                            (double)sh->d + 8.0 * 4.0 * (double)N_k;
-    uint64_t need = mem + (uint64_t)fmin(oracle_mem, 1.8e19);
-    if (need < mem)
-        need = UINT64_MAX;
+    if (sim_theory_steps(&x->splan, &x->ssh, &steps) != 0 || steps > x->max_steps) {
+        snprintf(err, errlen, "fa2 with %lld splits would take more tile steps than the "
+                 "limit of %llu; raise --max-steps", (long long)sh->splits,
+                 (unsigned long long)x->max_steps);
+        return SIM_EUSAGE;
+    }
+    add_cost(x, SIM_FA2, &x->ssh);
+    return SIM_OK;
+}
 
-    /* 2. Mode. */
+/* 2. Mode: compute when asked, or (auto) when it is cheap and fits; else
+ * count only, with rep->mode_note saying why. need is the memory computing
+ * takes. Returns SIM_OK with rep->computed set, or SIM_EUSAGE. */
+static int choose_mode(const sim_request *req, sim_report *rep, double flops, uint64_t need,
+                       char *err, size_t errlen)
+{
+    const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
     int compute = 0;
     char b1[32], b2[32];
     switch (req->mode) {
@@ -281,62 +299,74 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
         break;
     }
     rep->computed = compute;
+    return SIM_OK;
+}
 
-    /* 3. Inputs and the oracle (compute mode only). */
-    float *Q = NULL, *K = NULL, *V = NULL, *dO = NULL;
-    double *O_ref = NULL, *dQ_ref = NULL, *dK_ref = NULL, *dV_ref = NULL;
-    int rc = SIM_OK;
-    const int64_t nd = BH * sh->N * sh->d, nkd = BG * N_k * sh->d;
-    if (compute) {
-        Q = malloc((size_t)nd * sizeof *Q);
-        K = malloc((size_t)nkd * sizeof *K);
-        V = malloc((size_t)nkd * sizeof *V);
-        O_ref = malloc((size_t)nd * sizeof *O_ref);
-        int ok = Q && K && V && O_ref;
-        if (bwd) {
-            dO = malloc((size_t)nd * sizeof *dO);
-            dQ_ref = malloc((size_t)nd * sizeof *dQ_ref);
-            dK_ref = malloc((size_t)nkd * sizeof *dK_ref);
-            dV_ref = malloc((size_t)nkd * sizeof *dV_ref);
-            ok = ok && dO && dQ_ref && dK_ref && dV_ref;
-        }
-        if (!ok) {
-            snprintf(err, errlen, "out of memory for the inputs (N = %lld, d = %lld)",
-                     (long long)sh->N, (long long)sh->d);
-            rc = SIM_EFAIL;
-            goto out;
-        }
-        if (req->Q) {
-            memcpy(Q, req->Q, (size_t)nd * sizeof *Q);
-            memcpy(K, req->K, (size_t)nkd * sizeof *K);
-            memcpy(V, req->V, (size_t)nkd * sizeof *V);
-            sim_round_to_dtype(Q, nd, sh->dtype);
-            sim_round_to_dtype(K, nkd, sh->dtype);
-            sim_round_to_dtype(V, nkd, sh->dtype);
-        } else {
-            sim_random_qkv(req->seed, BH * sh->N, BG * N_k, sh->d, sh->dtype, Q, K, V);
-        }
-        if (dO) {
-            if (req->dO) {
-                memcpy(dO, req->dO, (size_t)nd * sizeof *dO);
-                sim_round_to_dtype(dO, nd, sh->dtype);
-            } else {
-                sim_random_grad(req->seed, nd, sh->dtype, dO);
-            }
-        }
-        /* The oracle sees the same dtype-rounded inputs, so the error measures
-         * the algorithm, not the quantisation of its inputs. */
-        double t0 = now_seconds();
-        if (oracle_heads(sh, Q, K, V, dO, O_ref, dQ_ref, dK_ref, dV_ref) != 0) {
-            snprintf(err, errlen, "out of memory in the oracle");
-            rc = SIM_EFAIL;
-            goto out;
-        }
-        rep->oracle_seconds = now_seconds() - t0;
+/* 3. Inputs (the user's, rounded to the dtype, or seeded) and the oracle's
+ * answers on them. Returns SIM_OK or SIM_EFAIL (out of memory). */
+static int make_inputs(const sim_request *req, sim_report *rep, build_ctx *x, char *err,
+                       size_t errlen)
+{
+    const sim_shape *sh = &req->sh;
+    const int64_t nd = x->nd, nkd = x->nkd;
+    x->Q = malloc((size_t)nd * sizeof *x->Q);
+    x->K = malloc((size_t)nkd * sizeof *x->K);
+    x->V = malloc((size_t)nkd * sizeof *x->V);
+    x->O_ref = malloc((size_t)nd * sizeof *x->O_ref);
+    int ok = x->Q && x->K && x->V && x->O_ref;
+    if (pass_on(req, SIM_BWD)) {
+        x->dO = malloc((size_t)nd * sizeof *x->dO);
+        x->dQ_ref = malloc((size_t)nd * sizeof *x->dQ_ref);
+        x->dK_ref = malloc((size_t)nkd * sizeof *x->dK_ref);
+        x->dV_ref = malloc((size_t)nkd * sizeof *x->dV_ref);
+        ok = ok && x->dO && x->dQ_ref && x->dK_ref && x->dV_ref;
     }
+    if (!ok) {
+        snprintf(err, errlen, "out of memory for the inputs (N = %lld, d = %lld)",
+                 (long long)sh->N, (long long)sh->d);
+        return SIM_EFAIL;
+    }
+    if (req->Q) {
+        memcpy(x->Q, req->Q, (size_t)nd * sizeof *x->Q);
+        memcpy(x->K, req->K, (size_t)nkd * sizeof *x->K);
+        memcpy(x->V, req->V, (size_t)nkd * sizeof *x->V);
+        sim_round_to_dtype(x->Q, nd, sh->dtype);
+        sim_round_to_dtype(x->K, nkd, sh->dtype);
+        sim_round_to_dtype(x->V, nkd, sh->dtype);
+    } else {
+        sim_random_qkv(req->seed, sim_shape_B(sh) * sim_shape_H(sh) * sh->N,
+                       sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_Nk(sh), sh->d, sh->dtype,
+                       x->Q, x->K, x->V);
+    }
+    if (x->dO) {
+        if (req->dO) {
+            memcpy(x->dO, req->dO, (size_t)nd * sizeof *x->dO);
+            sim_round_to_dtype(x->dO, nd, sh->dtype);
+        } else {
+            sim_random_grad(req->seed, nd, sh->dtype, x->dO);
+        }
+    }
+    /* The oracle sees the same dtype-rounded inputs, so the error measures
+     * the algorithm, not the quantisation of its inputs. */
+    double t0 = now_seconds();
+    if (oracle_heads(sh, x->Q, x->K, x->V, x->dO, x->O_ref, x->dQ_ref, x->dK_ref,
+                     x->dV_ref) != 0) {
+        snprintf(err, errlen, "out of memory in the oracle");
+        return SIM_EFAIL;
+    }
+    rep->oracle_seconds = now_seconds() - t0;
+    return SIM_OK;
+}
 
-    /* 4. Runs: the forward's, then the backward's. */
-    const sim_inputs in = { Q, K, V, dO };
+/* 4. The runs: the forward's, then the backward's, each with its error
+ * against the oracle and its roofline; the split-KV run after FA2's
+ * forward. Returns SIM_OK or SIM_EFAIL. */
+static int run_all(const sim_request *req, sim_report *rep, const build_ctx *x, char *err,
+                   size_t errlen)
+{
+    const sim_shape *sh = &req->sh;
+    const int compute = rep->computed;
+    const sim_inputs in = { x->Q, x->K, x->V, x->dO };
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         if (!pass_on(req, (sim_pass)q))
             continue;
@@ -344,75 +374,125 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             if (!req->run_algo[a])
                 continue;
             sim_report_run *r = &rep->runs[rep->nruns];
-            const sim_plan *p = &plans[q][a];
+            const sim_plan *p = &x->plans[q][a];
             r->algo = (sim_algo)a;
             r->pass = (sim_pass)q;
             double t0 = now_seconds();
-            if (sim_run_inputs((sim_algo)a, &shp[q], p, compute ? &in : NULL, NULL, &r->res,
-                               err, errlen) != 0) {
-                rc = SIM_EFAIL;
-                goto out;
-            }
+            if (sim_run_inputs((sim_algo)a, &x->shp[q], p, compute ? &in : NULL, NULL, &r->res,
+                               err, errlen) != 0)
+                return SIM_EFAIL;
             r->seconds = now_seconds() - t0;
             rep->nruns++;
-            set_theory(r, p, &shp[q]);
+            set_theory(r, p, &x->shp[q]);
             if (compute) {
                 r->has_error = 1;
                 if (q == SIM_FWD) {
-                    r->err = ref_compare(r->res.O, O_ref, nd);
+                    r->err = ref_compare(r->res.O, x->O_ref, x->nd);
                 } else {
-                    r->grad_err[0] = ref_compare(r->res.dQ, dQ_ref, nd);
-                    r->grad_err[1] = ref_compare(r->res.dK, dK_ref, nkd);
-                    r->grad_err[2] = ref_compare(r->res.dV, dV_ref, nkd);
+                    r->grad_err[0] = ref_compare(r->res.dQ, x->dQ_ref, x->nd);
+                    r->grad_err[1] = ref_compare(r->res.dK, x->dK_ref, x->nkd);
+                    r->grad_err[2] = ref_compare(r->res.dV, x->dV_ref, x->nkd);
                 }
             }
             if (req->gpu)
                 r->roof = sim_roofline_estimate(req->gpu, sh->dtype,
-                                                sim_run_flops(p, &shp[q]),
+                                                sim_run_flops(p, &x->shp[q]),
                                                 (double)total_bytes(&r->res.counts, sh->dtype));
-            if (split && a == SIM_FA2 && q == SIM_FWD &&
-                (rc = run_split(rep, &ssh, &splan, &in, O_ref, nd, err, errlen)) != SIM_OK)
-                goto out;
+            int rc;
+            if (x->split && a == SIM_FA2 && q == SIM_FWD &&
+                (rc = run_split(rep, &x->ssh, &x->splan, &in, x->O_ref, x->nd, err,
+                                errlen)) != SIM_OK)
+                return rc;
         }
     }
+    return SIM_OK;
+}
 
-    /* 4b. GQA: FA2 again with each group's query heads in one block. */
-    if (sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD) &&
-        (rc = build_grouped(rep, Q, K, V, O_ref, err, errlen)) != SIM_OK)
-        goto out;
-
-    /* 5. Naive's bytes for the ratios, per pass: measured when it ran, else
-     * its closed form under the same plan options. */
+/* 5. Naive's bytes for the ratios, per pass: measured when it ran, else
+ * its closed form under the same plan options. */
+static void naive_bytes(const sim_request *req, sim_report *rep, const build_ctx *x)
+{
+    const sim_dtype dt = req->sh.dtype;
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         if (!pass_on(req, (sim_pass)q))
             continue;
         for (int k = 0; k < rep->nruns; k++)
             if (rep->runs[k].algo == SIM_NAIVE && rep->runs[k].pass == (sim_pass)q) {
                 rep->have_naive_pass[q] = 1;
-                rep->naive_pass_bytes[q] = total_bytes(&rep->runs[k].res.counts, sh->dtype);
+                rep->naive_pass_bytes[q] = total_bytes(&rep->runs[k].res.counts, dt);
             }
         if (!rep->have_naive_pass[q]) {
             sim_plan np;
             sim_counts c;
             char e2[8];
-            if (sim_plan_choose(SIM_NAIVE, &shp[q], req->plan_kind, req->Br, req->Bc, &np, e2,
-                                sizeof e2) == 0 && sim_theory_counts(&np, &shp[q], &c) == 0) {
+            if (sim_plan_choose(SIM_NAIVE, &x->shp[q], req->plan_kind, req->Br, req->Bc, &np,
+                                e2, sizeof e2) == 0 &&
+                sim_theory_counts(&np, &x->shp[q], &c) == 0) {
                 rep->have_naive_pass[q] = 1;
-                rep->naive_pass_bytes[q] = total_bytes(&c, sh->dtype);
+                rep->naive_pass_bytes[q] = total_bytes(&c, dt);
             }
         }
     }
     rep->have_naive_bytes = rep->have_naive_pass[SIM_FWD];
     rep->naive_bytes = rep->naive_pass_bytes[SIM_FWD];
-out:
-    free(Q);
-    free(K);
-    free(V);
-    free(dO);
-    free(O_ref);
-    free(dQ_ref);
-    free(dK_ref);
-    free(dV_ref);
+}
+
+/* The memory computing takes: the runs' largest, plus the oracle's O (and
+ * the three gradients) of every head in double and one row of scores. */
+static uint64_t compute_memory(const sim_shape *sh, int bwd, uint64_t mem)
+{
+    const int64_t N_k = sim_shape_Nk(sh);
+    const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
+    double oracle_mem = 8.0 * (double)(BH * sh->N + (bwd ? BH * sh->N + 2 * BG * N_k : 0)) *
+                            (double)sh->d + 8.0 * 4.0 * (double)N_k;
+    uint64_t need = mem + (uint64_t)fmin(oracle_mem, 1.8e19);
+    return need < mem ? UINT64_MAX : need;
+}
+
+int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->req = *req;
+    rep->req.sh.pass = SIM_FWD;
+    rep->req.sh.page_seed = req->seed;       /* paged KV: the placement follows --seed */
+    const sim_request *rq = &rep->req;
+    const sim_shape *sh = &rq->sh;
+    if (sim_shape_check(sh, err, errlen) != 0)
+        return SIM_EUSAGE;
+    build_ctx ctx, *x = &ctx;
+    memset(x, 0, sizeof *x);
+    int rc = SIM_OK;
+    for (int q = 0; q < SIM_PASS_COUNT && rc == SIM_OK; q++) {
+        x->shp[q] = *sh;                       /* the shape of each pass */
+        x->shp[q].pass = (sim_pass)q;
+        x->shp[q].splits = 0;                  /* split-KV is a run of its own */
+        if (pass_on(req, (sim_pass)q) && sim_shape_check(&x->shp[q], err, errlen) != 0)
+            rc = SIM_EUSAGE;
+    }
+    x->max_steps = req->max_steps ? req->max_steps : SIM_DEFAULT_MAX_STEPS;
+    rep->bounds = sim_theory_bounds(sh);
+    x->nd = sim_shape_B(sh) * sim_shape_H(sh) * sh->N * sh->d;
+    x->nkd = sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_Nk(sh) * sh->d;
+    if (rc == SIM_OK)
+        rc = plan_runs(rq, x, err, errlen);
+    if (rc == SIM_OK)
+        rc = plan_split(rq, x, err, errlen);
+    if (rc == SIM_OK)
+        rc = choose_mode(rq, rep, x->flops,
+                         compute_memory(sh, pass_on(req, SIM_BWD), x->mem), err, errlen);
+    if (rc != SIM_OK)
+        return rc;
+    if (rep->computed)
+        rc = make_inputs(rq, rep, x, err, errlen);
+    if (rc == SIM_OK)
+        rc = run_all(rq, rep, x, err, errlen);
+    /* GQA: FA2 again with each group's query heads in one block. */
+    if (rc == SIM_OK && sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] &&
+        pass_on(req, SIM_FWD))
+        rc = build_grouped(rep, x->Q, x->K, x->V, x->O_ref, err, errlen);
+    if (rc == SIM_OK)
+        naive_bytes(rq, rep, x);
+    build_free(x);
     if (rc != SIM_OK)
         sim_report_free(rep);
     return rc;
@@ -688,14 +768,36 @@ static void paged_text(FILE *out, const sim_report *rep)
             "chosen\n  as for contiguous K and V\n");
 }
 
-/* The tables of one pass: plan, traffic, (GQA,) bounds, roofline, error,
- * SRAM buffers. rep holds that pass's runs only (section_view). */
-static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
+/* "s of t" for a causal run's skipped blocks (s of all T_r T_c) into
+ * b1[len]; the share alone when that would not fit a column. */
+static void skipped_cell(char *b1, size_t len, const sim_shape *sh, const sim_plan *p)
 {
-    const sim_shape *sh = &rep->req.sh;
-    const sim_dtype dt = sh->dtype;
-    const int64_t H = sim_shape_H(sh), G = sim_shape_G(sh);
-    char b1[80], b2[80], lb[32];
+    uint64_t all = (uint64_t)p->Tr * (uint64_t)p->Tc;
+    uint64_t seen = p->algo == SIM_NAIVE
+                        ? all   /* standard attention materialises all of S */
+                        : sim_theory_visited(sh, p->Br, p->Bc);
+    char c1[32], c2[32];
+    sim_format_count(c1, sizeof c1, all - seen);
+    sim_format_count(c2, sizeof c2, all);
+    snprintf(b1, len, "%s of %s", c1, c2);
+    /* A column holds COL_W - 1 characters and a space; past that (millions
+     * of blocks) say the share instead of running into the next column. */
+    if ((int)strlen(b1) > COL_W - 1) {
+        double v = (double)all;
+        const char u = decimal_scale(&v);
+        snprintf(b1, len, "%.2f%% of %.1f%c", 100.0 * (double)(all - seen) / (double)all,
+                 v, u);
+    }
+    if ((int)strlen(b1) > COL_W - 1)     /* narrow columns: the share alone */
+        snprintf(b1, len, "%.2f%%", 100.0 * (double)(all - seen) / (double)all);
+}
+
+/* Set COL_W for this section: wide enough for its largest count, narrow
+ * enough that the runs fit 80 columns (then counts shorten). */
+static void set_column_width(const sim_report *rep)
+{
+    const sim_dtype dt = rep->req.sh.dtype;
+    char b1[80];
     uint64_t widest = 0;
     for (int k = 0; k < rep->nruns; k++) {
         const sim_counts *c = &rep->runs[k].res.counts;
@@ -710,8 +812,13 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         COL_W = (int)strlen(b1) + 2;
     if (rep->nruns > 0 && LABEL_W + rep->nruns * COL_W > 80)    /* then counts shorten */
         COL_W = (80 - LABEL_W) / rep->nruns;
+}
 
-    /* Header row. */
+/* TILE PLAN: blocks, tiles, who chose them, steps, skipped blocks, SRAM. */
+static void plan_rows(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    char b1[80];
     fputc('\n', out);
     runs_header(out, rep, "TILE PLAN");
 
@@ -740,26 +847,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     if (sh->causal) {
         row_label(out, "blocks skipped");
         for (int k = 0; k < rep->nruns; k++) {
-            const sim_plan *p = &rep->runs[k].res.plan;
-            uint64_t all = (uint64_t)p->Tr * (uint64_t)p->Tc;
-            uint64_t seen = p->algo == SIM_NAIVE
-                                ? all   /* standard attention materialises all of S */
-                                : sim_theory_visited(sh, p->Br, p->Bc);
-            char c1[32], c2[32];
-            sim_format_count(c1, sizeof c1, all - seen);
-            sim_format_count(c2, sizeof c2, all);
-            snprintf(b1, sizeof b1, "%s of %s", c1, c2);
-            /* A column holds COL_W - 1 characters and a space; past that
-             * (millions of blocks) say the share instead of running into
-             * the next column. */
-            if ((int)strlen(b1) > COL_W - 1) {
-                double v = (double)all;
-                const char u = decimal_scale(&v);
-                snprintf(b1, sizeof b1, "%.2f%% of %.1f%c", 100.0 * (double)(all - seen) /
-                         (double)all, v, u);
-            }
-            if ((int)strlen(b1) > COL_W - 1)     /* narrow columns: the share alone */
-                snprintf(b1, sizeof b1, "%.2f%%", 100.0 * (double)(all - seen) / (double)all);
+            skipped_cell(b1, sizeof b1, sh, &rep->runs[k].res.plan);
             cell(out, b1);
         }
         fputc('\n', out);
@@ -775,8 +863,13 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         cell(out, b1);
     }
     fputc('\n', out);
+}
 
-    /* Traffic per tensor and direction. */
+/* HBM TRAFFIC: per tensor and direction, totals, the closed form, bytes. */
+static void traffic_rows(FILE *out, const sim_report *rep)
+{
+    const sim_dtype dt = rep->req.sh.dtype;
+    char b1[80];
     fputc('\n', out);
     runs_header(out, rep, "HBM TRAFFIC, elements");
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
@@ -835,14 +928,14 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         }
         fputc('\n', out);
     }
+}
 
-    if (G < H && pass == SIM_FWD)
-        gqa_text(out, rep);
-    if (pass == SIM_FWD)
-        split_text(out, rep);
-    paged_text(out, rep);
-
-    /* Bounds. */
+/* BOUNDS: Theorem 2 and Proposition 3 for this shape, and measured / Theta. */
+static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const sim_dtype dt = sh->dtype;
+    char b1[80];
     const sim_bounds *bd = &rep->bounds;
     sim_format_count(b1, sizeof b1, (uint64_t)bd->M_elems);
     fprintf(out, "\nBOUNDS, elements; the paper's M = %s elements (M bytes / %d)\n", b1,
@@ -872,70 +965,79 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
         cell(out, b1);
     }
     fputc('\n', out);
+}
 
-    /* Roofline, with a hardware preset. */
-    if (rep->req.gpu) {
-        const sim_gpu *g = rep->req.gpu;
-        sim_format_count(b2, sizeof b2, (uint64_t)(g->hbm_bytes_per_s * 1e-9 + 0.5));
-        fprintf(out, "\nROOFLINE on %s: HBM %s GB/s, %s %.1f TFLOP/s\n", g->title, b2,
-                dt == SIM_FP32 ? "fp32" : "fp16/bf16 dense", sim_gpu_peak_flops(g, dt) * 1e-12);
-        fprintf(out, "a lower bound on time: the whole GPU at peak rate and full bandwidth\n");
-        runs_header(out, rep, "  estimate");
-        static const char *const rows[] = { "FLOPs, 4d per score", "HBM time, bytes/BW",
-                                            "math time, FLOPs/pk", "estimate, the larger",
-                                            "binds", "FLOP per HBM byte" };
-        for (int q = 0; q < 6; q++) {
-            row_label(out, rows[q]);
-            for (int k = 0; k < rep->nruns; k++) {
-                const sim_roofline *rf = &rep->runs[k].roof;
-                double t = q == 1 ? rf->t_memory : q == 2 ? rf->t_compute : rf->t_estimate;
-                if (q == 0)
-                    snprintf(b1, sizeof b1, "%.3g", rf->flops);
-                else if (q == 4)
-                    snprintf(b1, sizeof b1, "%s", rf->memory_bound ? "memory" : "compute");
-                else if (q == 5)
-                    snprintf(b1, sizeof b1, "%.1f", rf->intensity);
-                else if (t >= 1.0)
-                    snprintf(b1, sizeof b1, "%.3g s", t);
-                else if (t >= 1e-3)
-                    snprintf(b1, sizeof b1, "%.3g ms", t * 1e3);
-                else
-                    snprintf(b1, sizeof b1, "%.3g us", t * 1e6);
-                cell(out, b1);
-            }
-            fputc('\n', out);
+/* ROOFLINE on the --gpu preset: a lower bound on each run's time. */
+static void roofline_text(FILE *out, const sim_report *rep)
+{
+    const sim_dtype dt = rep->req.sh.dtype;
+    char b1[80], b2[80];
+    const sim_gpu *g = rep->req.gpu;
+    sim_format_count(b2, sizeof b2, (uint64_t)(g->hbm_bytes_per_s * 1e-9 + 0.5));
+    fprintf(out, "\nROOFLINE on %s: HBM %s GB/s, %s %.1f TFLOP/s\n", g->title, b2,
+            dt == SIM_FP32 ? "fp32" : "fp16/bf16 dense", sim_gpu_peak_flops(g, dt) * 1e-12);
+    fprintf(out, "a lower bound on time: the whole GPU at peak rate and full bandwidth\n");
+    runs_header(out, rep, "  estimate");
+    static const char *const rows[] = { "FLOPs, 4d per score", "HBM time, bytes/BW",
+                                        "math time, FLOPs/pk", "estimate, the larger",
+                                        "binds", "FLOP per HBM byte" };
+    for (int q = 0; q < 6; q++) {
+        row_label(out, rows[q]);
+        for (int k = 0; k < rep->nruns; k++) {
+            const sim_roofline *rf = &rep->runs[k].roof;
+            double t = q == 1 ? rf->t_memory : q == 2 ? rf->t_compute : rf->t_estimate;
+            if (q == 0)
+                snprintf(b1, sizeof b1, "%.3g", rf->flops);
+            else if (q == 4)
+                snprintf(b1, sizeof b1, "%s", rf->memory_bound ? "memory" : "compute");
+            else if (q == 5)
+                snprintf(b1, sizeof b1, "%.1f", rf->intensity);
+            else if (t >= 1.0)
+                snprintf(b1, sizeof b1, "%.3g s", t);
+            else if (t >= 1e-3)
+                snprintf(b1, sizeof b1, "%.3g ms", t * 1e3);
+            else
+                snprintf(b1, sizeof b1, "%.3g us", t * 1e6);
+            cell(out, b1);
         }
-        fprintf(out, "  the GPU's balance: %.0f FLOP per byte; a run below it is memory-bound\n",
-                rep->runs[0].roof.balance);
-    }
-
-    /* Numerics. */
-    if (rep->computed) {
         fputc('\n', out);
-        runs_header(out, rep, "ERROR vs float64");
-        static const char *const grad[3] = { "dQ", "dK", "dV" };
-        for (int g = 0; g < (pass == SIM_BWD ? 3 : 1); g++) {
-            const char *t = pass == SIM_BWD ? grad[g] : "O";
-            snprintf(b2, sizeof b2, "max |%s - %s_ref|", t, t);
+    }
+    fprintf(out, "  the GPU's balance: %.0f FLOP per byte; a run below it is memory-bound\n",
+            rep->runs[0].roof.balance);
+}
+
+/* ERROR vs float64: O's, or in the backward dQ's, dK's and dV's. */
+static void error_text(FILE *out, const sim_report *rep, sim_pass pass)
+{
+    char b1[80], b2[80];
+    fputc('\n', out);
+    runs_header(out, rep, "ERROR vs float64");
+    static const char *const grad[3] = { "dQ", "dK", "dV" };
+    for (int g = 0; g < (pass == SIM_BWD ? 3 : 1); g++) {
+        const char *t = pass == SIM_BWD ? grad[g] : "O";
+        for (int rel = 0; rel < 2; rel++) {        /* max |x - x_ref|, then over max |x_ref| */
+            if (rel)
+                snprintf(b2, sizeof b2, "  / max |%s_ref|", t);
+            else
+                snprintf(b2, sizeof b2, "max |%s - %s_ref|", t, t);
             row_label(out, b2);
             for (int k = 0; k < rep->nruns; k++) {
-                const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
-                snprintf(b1, sizeof b1, "%.3e", e->max_abs);
-                cell(out, b1);
-            }
-            fputc('\n', out);
-            snprintf(b2, sizeof b2, "  / max |%s_ref|", t);
-            row_label(out, b2);
-            for (int k = 0; k < rep->nruns; k++) {
-                const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g] : &rep->runs[k].err;
-                snprintf(b1, sizeof b1, "%.3e", e->max_rel);
+                const ref_error *e = pass == SIM_BWD ? &rep->runs[k].grad_err[g]
+                                                     : &rep->runs[k].err;
+                snprintf(b1, sizeof b1, "%.3e", rel ? e->max_rel : e->max_abs);
                 cell(out, b1);
             }
             fputc('\n', out);
         }
     }
+}
 
-    /* SRAM buffers, wrapped at 80 columns. */
+/* SRAM BUFFERS per run and phase, wrapped at 80 columns, and a note for
+ * each paper plan that exceeds M. */
+static void buffers_text(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    char b1[80], b2[80], lb[32];
     fprintf(out, "\nSRAM BUFFERS, bytes (fp32 accumulators and statistics at 4 B)\n");
     for (int k = 0; k < rep->nruns; k++) {
         const sim_plan *p = &rep->runs[k].res.plan;
@@ -976,6 +1078,27 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
                     sim_algo_name(p->algo), b1, (double)p->sram_peak / (double)sh->M);
         }
     }
+}
+
+/* The tables of one pass: plan, traffic, (GQA,) bounds, roofline, error,
+ * SRAM buffers. rep holds that pass's runs only (section_view). */
+static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
+{
+    const int64_t H = sim_shape_H(&rep->req.sh), G = sim_shape_G(&rep->req.sh);
+    set_column_width(rep);
+    plan_rows(out, rep);
+    traffic_rows(out, rep);
+    if (G < H && pass == SIM_FWD)
+        gqa_text(out, rep);
+    if (pass == SIM_FWD)
+        split_text(out, rep);
+    paged_text(out, rep);
+    bounds_text(out, rep, pass);
+    if (rep->req.gpu)
+        roofline_text(out, rep);
+    if (rep->computed)
+        error_text(out, rep, pass);
+    buffers_text(out, rep);
 }
 
 /* A copy of rep with the runs of one pass, and that pass's naive bytes. */
@@ -1183,269 +1306,301 @@ void sim_report_text(FILE *out, const sim_report *rep)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void json_str(FILE *out, const char *s)
+/* {"max_abs":..,"max_rel":..} as the member key. */
+static void json_error(sim_json *w, const char *key, const ref_error *e)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
+    sim_json_obj(w, key);
+    sim_json_num(w, "max_abs", e->max_abs);
+    sim_json_num(w, "max_rel", e->max_rel);
+    sim_json_end(w);
 }
 
-static void json_num(FILE *out, double v)
+/* Per tensor touched: elements and bytes read and written, and with_ops the
+ * transfers too. */
+static void json_counts(sim_json *w, const char *key, const sim_counts *c, sim_dtype dt,
+                        int with_ops)
 {
-    if (isfinite(v))
-        fprintf(out, "%.17g", v);
-    else
-        fputs("null", out);
-}
-
-static void json_counts(FILE *out, const sim_counts *c, sim_dtype dt, int with_ops)
-{
-    fputc('{', out);
-    int first = 1;
+    sim_json_obj(w, key);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         if (!c->read_elems[t] && !c->write_elems[t])
             continue;
-        int eb = sim_tensor_bytes((sim_tensor)t, dt);
-        fprintf(out, "%s\"%s\":{\"read_elems\":%llu,\"write_elems\":%llu,"
-                "\"read_bytes\":%llu,\"write_bytes\":%llu",
-                first ? "" : ",", sim_tensor_name((sim_tensor)t),
-                (unsigned long long)c->read_elems[t], (unsigned long long)c->write_elems[t],
-                (unsigned long long)(c->read_elems[t] * (uint64_t)eb),
-                (unsigned long long)(c->write_elems[t] * (uint64_t)eb));
-        if (with_ops)
-            fprintf(out, ",\"read_ops\":%llu,\"write_ops\":%llu",
-                    (unsigned long long)c->read_ops[t], (unsigned long long)c->write_ops[t]);
-        fputc('}', out);
-        first = 0;
+        uint64_t eb = (uint64_t)sim_tensor_bytes((sim_tensor)t, dt);
+        sim_json_obj(w, sim_tensor_name((sim_tensor)t));
+        sim_json_uint(w, "read_elems", c->read_elems[t]);
+        sim_json_uint(w, "write_elems", c->write_elems[t]);
+        sim_json_uint(w, "read_bytes", c->read_elems[t] * eb);
+        sim_json_uint(w, "write_bytes", c->write_elems[t] * eb);
+        if (with_ops) {
+            sim_json_uint(w, "read_ops", c->read_ops[t]);
+            sim_json_uint(w, "write_ops", c->write_ops[t]);
+        }
+        sim_json_end(w);
     }
-    fputc('}', out);
+    sim_json_end(w);
+}
+
+/* "config" and "bounds": what was asked, and the paper's bounds for it. */
+static void json_config(sim_json *w, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const sim_bounds *bd = &rep->bounds;
+    sim_json_obj(w, "config");
+    sim_json_int(w, "N", sh->N);
+    sim_json_int(w, "Nk", sim_shape_Nk(sh));
+    sim_json_int(w, "d", sh->d);
+    sim_json_uint(w, "M_bytes", sh->M);
+    sim_json_whole(w, "M_elems", bd->M_elems);
+    sim_json_str(w, "dtype", sim_dtype_name(sh->dtype));
+    sim_json_bool(w, "causal", sh->causal);
+    sim_json_int(w, "window", sh->window);
+    sim_json_int(w, "batch", sim_shape_B(sh));
+    sim_json_int(w, "heads", sim_shape_H(sh));
+    sim_json_int(w, "kv_heads", sim_shape_G(sh));
+    sim_json_int(w, "page_size", sh->page);
+    sim_json_str(w, "pass", pass_on(&rep->req, SIM_BWD)
+                                ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd");
+    sim_json_str(w, "mode", rep->computed ? "compute" : "count-only");
+    sim_json_str(w, "inputs", rep->req.Q ? "npy" : "seed");
+    sim_json_uint(w, "seed", rep->req.seed);
+    if (rep->req.gpu)
+        sim_json_str(w, "gpu", rep->req.gpu->name);
+    else
+        sim_json_null(w, "gpu");
+    sim_json_end(w);
+    sim_json_obj(w, "bounds");
+    sim_json_num(w, "theta_standard_elems", bd->theta_standard);
+    sim_json_num(w, "theta_flash_elems", bd->theta_flash);
+    sim_json_num(w, "lower_bound_elems", bd->lower_bound);
+    sim_json_num(w, "io_floor_elems", bd->io_floor);
+    sim_json_bool(w, "in_regime", bd->in_regime);
+    sim_json_end(w);
+}
+
+/* A run's "plan": blocks, tiles, SRAM peak and the buffers behind it. */
+static void json_plan(sim_json *w, const sim_report_run *r)
+{
+    const sim_plan *p = &r->res.plan;
+    sim_json_obj(w, "plan");
+    sim_json_str(w, "kind", plan_kind_name(p->kind));
+    sim_json_int(w, "Br", p->Br);
+    sim_json_int(w, "Bc", p->Bc);
+    sim_json_int(w, "Tr", p->Tr);
+    sim_json_int(w, "Tc", p->Tc);
+    sim_json_uint(w, "sram_peak_bytes", r->res.sram_peak);
+    sim_json_bool(w, "fits", p->fits);
+    if (p->algo == SIM_NAIVE)
+        sim_json_int(w, "softmax_passes", p->softmax_passes);
+    sim_json_arr(w, "buffers");
+    for (int q = 0; q < p->nbuf; q++) {
+        const sim_buffer *b = &p->buf[q];
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "name", b->name);
+        sim_json_int(w, "phase", b->phase);
+        sim_json_int(w, "rows", b->rows);
+        sim_json_int(w, "cols", b->cols);
+        sim_json_int(w, "elem_bytes", b->elem_bytes);
+        sim_json_uint(w, "bytes", b->bytes);
+        sim_json_end(w);
+    }
+    sim_json_end(w);
+    sim_json_end(w);
+}
+
+/* A run's "hbm" (what it moved) and "theory" (the closed form's count). */
+static void json_traffic(sim_json *w, const sim_report *rep, const sim_report_run *r)
+{
+    const sim_dtype dt = rep->req.sh.dtype;
+    const sim_counts *c = &r->res.counts;
+    uint64_t rb = sim_counts_read_bytes(c, dt), wb = sim_counts_write_bytes(c, dt);
+    uint64_t read_el = 0, write_el = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        read_el += c->read_elems[t];
+        write_el += c->write_elems[t];
+    }
+    sim_json_obj(w, "hbm");
+    sim_json_uint(w, "read_elems", read_el);
+    sim_json_uint(w, "write_elems", write_el);
+    sim_json_uint(w, "read_bytes", rb);
+    sim_json_uint(w, "write_bytes", wb);
+    sim_json_uint(w, "total_bytes", rb + wb);
+    if (rep->have_naive_pass[r->pass])
+        sim_json_num(w, "ratio_to_naive",
+                     (double)(rb + wb) / (double)rep->naive_pass_bytes[r->pass]);
+    else
+        sim_json_null(w, "ratio_to_naive");
+    json_counts(w, "tensors", c, dt, 1);
+    sim_json_end(w);
+    sim_json_obj(w, "theory");
+    sim_json_uint(w, "exact_elems", sim_counts_elems(&r->theory));
+    sim_json_uint(w, "exact_bytes", sim_counts_read_bytes(&r->theory, dt) +
+                                        sim_counts_write_bytes(&r->theory, dt));
+    sim_json_bool(w, "matches", r->theory_matches);
+    json_counts(w, "tensors", &r->theory, dt, 0);
+    sim_json_num(w, "theta_elems", r->algo == SIM_NAIVE ? rep->bounds.theta_standard
+                                                        : rep->bounds.theta_flash);
+    sim_json_end(w);
+}
+
+void sim_report_json_roofline(sim_json *w, const char *key, const sim_roofline *rf)
+{
+    sim_json_obj(w, key);
+    sim_json_num(w, "flops", rf->flops);
+    sim_json_num(w, "memory_s", rf->t_memory);
+    sim_json_num(w, "compute_s", rf->t_compute);
+    sim_json_num(w, "estimate_s", rf->t_estimate);
+    sim_json_str(w, "bound", rf->memory_bound ? "memory" : "compute");
+    sim_json_num(w, "intensity", rf->intensity);
+    sim_json_num(w, "balance", rf->balance);
+    sim_json_end(w);
+}
+
+/* One element of "runs". */
+static void json_run(sim_json *w, const sim_report *rep, const sim_report_run *r)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const sim_counts *c = &r->res.counts;
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "algo", sim_algo_name(r->algo));
+    sim_json_str(w, "pass", sim_pass_name(r->pass));
+    sim_json_int(w, "splits", r->splits > 1 ? r->splits : 1);
+    json_plan(w, r);
+    sim_json_uint(w, "steps", r->res.steps);
+    json_traffic(w, rep, r);
+    if (r->has_error && r->pass == SIM_FWD) {
+        json_error(w, "error", &r->err);
+    } else if (r->has_error) {
+        static const char *const grad[3] = { "dQ", "dK", "dV" };
+        sim_json_obj(w, "error");
+        for (int g = 0; g < 3; g++)
+            json_error(w, grad[g], &r->grad_err[g]);
+        sim_json_end(w);
+    }
+    if (rep->req.gpu)
+        sim_report_json_roofline(w, "roofline", &r->roof);
+    if (sh->page > 0) {
+        const sim_counts *f = &r->contiguous;
+        sim_json_obj(w, "paged");
+        sim_json_uint(w, "kv_transfers", c->read_ops[SIM_K] + c->read_ops[SIM_V]);
+        sim_json_uint(w, "kv_transfers_contiguous", f->read_ops[SIM_K] + f->read_ops[SIM_V]);
+        sim_json_uint(w, "table_entries_read", c->read_elems[SIM_PT]);
+        sim_json_uint(w, "table_reads", c->read_ops[SIM_PT]);
+        sim_json_uint(w, "total_bytes_contiguous", total_bytes(f, sh->dtype));
+        sim_json_end(w);
+    }
+    sim_json_num(w, "seconds", r->seconds);
+    sim_json_end(w);
+}
+
+/* "preset": the model's name and its bytes per layer and in all. */
+static void json_preset(sim_json *w, const sim_report *rep)
+{
+    const sim_model *m = rep->req.model;
+    uint64_t layer[SIM_ALGO_COUNT];
+    int ran[SIM_ALGO_COUNT];
+    (void)step_totals(rep, layer, ran);
+    sim_json_obj(w, "preset");
+    sim_json_str(w, "name", m->name);
+    sim_json_str(w, "title", m->title);
+    sim_json_str(w, "source", m->source);
+    sim_json_int(w, "layers", m->layers);
+    sim_json_arr(w, "algos");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (!ran[a])
+            continue;
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "algo", sim_algo_name((sim_algo)a));
+        sim_json_uint(w, "layer_bytes", layer[a]);
+        sim_json_num(w, "model_bytes", (double)layer[a] * (double)m->layers);
+        sim_json_end(w);
+    }
+    sim_json_end(w);
+    sim_json_end(w);
+}
+
+/* "totals": forward plus backward, per algorithm that ran both. */
+static void json_totals(sim_json *w, const sim_report *rep)
+{
+    uint64_t tot[SIM_ALGO_COUNT];
+    int both[SIM_ALGO_COUNT];
+    const double naive = step_totals(rep, tot, both);
+    sim_json_arr(w, "totals");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        if (both[a] != 3)
+            continue;
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "algo", sim_algo_name((sim_algo)a));
+        sim_json_uint(w, "total_bytes", tot[a]);
+        if (naive > 0)
+            sim_json_num(w, "ratio_to_naive", (double)tot[a] / naive);
+        else
+            sim_json_null(w, "ratio_to_naive");
+        sim_json_end(w);
+    }
+    sim_json_end(w);
+}
+
+/* "gqa": the K/V cache against multi-head's, and the grouped kernel's run. */
+static void json_gqa(sim_json *w, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    sim_json_obj(w, "gqa");
+    sim_json_uint(w, "kv_cache_bytes", kv_cache_bytes(sh, sim_shape_G(sh)));
+    sim_json_uint(w, "kv_cache_bytes_mha", kv_cache_bytes(sh, sim_shape_H(sh)));
+    if (rep->has_gqa) {
+        const sim_report_run *g = &rep->gqa;
+        sim_json_obj(w, "grouped");
+        sim_json_int(w, "heads_per_block", sim_shape_H(sh) / sim_shape_G(sh));
+        sim_json_int(w, "Br", g->res.plan.Br);
+        sim_json_int(w, "Bc", g->res.plan.Bc);
+        sim_json_uint(w, "sram_peak_bytes", g->res.sram_peak);
+        sim_json_uint(w, "kv_read_elems", kv_reads(&g->res.counts));
+        sim_json_uint(w, "total_bytes", total_bytes(&g->res.counts, sh->dtype));
+        sim_json_bool(w, "matches", g->theory_matches);
+        if (g->has_error)
+            json_error(w, "error", &g->err);
+        sim_json_end(w);
+    } else if (rep->gqa_note[0]) {
+        sim_json_str(w, "note", rep->gqa_note);
+    }
+    sim_json_end(w);
+}
+
+void sim_report_json_begin(sim_json *w, FILE *out)
+{
+    sim_json_init(w, out, SIM_JSON_COMPACT);
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "fasim_version", FASIM_VERSION);
 }
 
 void sim_report_json(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
-    const sim_dtype dt = sh->dtype;
-    const sim_bounds *bd = &rep->bounds;
-    fprintf(out, "{\"fasim_version\":\"%s\",\"config\":{\"N\":%lld,\"Nk\":%lld,"
-            "\"d\":%lld,\"M_bytes\":%llu,\"M_elems\":%.0f,\"dtype\":\"%s\",\"causal\":%s,"
-            "\"window\":%lld,\"batch\":%lld,\"heads\":%lld,\"kv_heads\":%lld,"
-            "\"page_size\":%lld,\"pass\":\"%s\",\"mode\":\"%s\",\"inputs\":\"%s\","
-            "\"seed\":%llu,\"gpu\":",
-            FASIM_VERSION, (long long)sh->N, (long long)sim_shape_Nk(sh), (long long)sh->d,
-            (unsigned long long)sh->M, bd->M_elems, sim_dtype_name(dt),
-            sh->causal ? "true" : "false", (long long)sh->window, (long long)sim_shape_B(sh),
-            (long long)sim_shape_H(sh), (long long)sim_shape_G(sh), (long long)sh->page,
-            pass_on(&rep->req, SIM_BWD) ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd",
-            rep->computed ? "compute" : "count-only",
-            rep->req.Q ? "npy" : "seed", (unsigned long long)rep->req.seed);
-    if (rep->req.gpu)
-        json_str(out, rep->req.gpu->name);
-    else
-        fputs("null", out);
-    fprintf(out, "},");
-    fprintf(out, "\"bounds\":{\"theta_standard_elems\":");
-    json_num(out, bd->theta_standard);
-    fprintf(out, ",\"theta_flash_elems\":");
-    json_num(out, bd->theta_flash);
-    fprintf(out, ",\"lower_bound_elems\":");
-    json_num(out, bd->lower_bound);
-    fprintf(out, ",\"io_floor_elems\":");
-    json_num(out, bd->io_floor);
-    fprintf(out, ",\"in_regime\":%s},\"runs\":[", bd->in_regime ? "true" : "false");
-    for (int k = 0; k < rep->nruns; k++) {
-        const sim_report_run *r = &rep->runs[k];
-        const sim_plan *p = &r->res.plan;
-        const sim_counts *c = &r->res.counts;
-        uint64_t rb = sim_counts_read_bytes(c, dt), wb = sim_counts_write_bytes(c, dt);
-        uint64_t read_el = 0, write_el = 0;
-        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-            read_el += c->read_elems[t];
-            write_el += c->write_elems[t];
-        }
-        fprintf(out, "%s{\"algo\":", k ? "," : "");
-        json_str(out, sim_algo_name(r->algo));
-        fprintf(out, ",\"pass\":\"%s\",\"splits\":%lld", sim_pass_name(r->pass),
-                (long long)(r->splits > 1 ? r->splits : 1));
-        fprintf(out, ",\"plan\":{\"kind\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"Tr\":%lld,"
-                "\"Tc\":%lld,\"sram_peak_bytes\":%llu,\"fits\":%s",
-                plan_kind_name(p->kind), (long long)p->Br, (long long)p->Bc,
-                (long long)p->Tr, (long long)p->Tc, (unsigned long long)r->res.sram_peak,
-                p->fits ? "true" : "false");
-        if (p->algo == SIM_NAIVE)
-            fprintf(out, ",\"softmax_passes\":%d", p->softmax_passes);
-        fprintf(out, ",\"buffers\":[");
-        for (int q = 0; q < p->nbuf; q++) {
-            const sim_buffer *b = &p->buf[q];
-            fprintf(out, "%s{\"name\":", q ? "," : "");
-            json_str(out, b->name);
-            fprintf(out, ",\"phase\":%d,\"rows\":%lld,\"cols\":%lld,\"elem_bytes\":%d,"
-                    "\"bytes\":%llu}", b->phase, (long long)b->rows, (long long)b->cols,
-                    b->elem_bytes, (unsigned long long)b->bytes);
-        }
-        fprintf(out, "]},\"steps\":%llu,", (unsigned long long)r->res.steps);
-        fprintf(out, "\"hbm\":{\"read_elems\":%llu,\"write_elems\":%llu,\"read_bytes\":%llu,"
-                "\"write_bytes\":%llu,\"total_bytes\":%llu,\"ratio_to_naive\":",
-                (unsigned long long)read_el, (unsigned long long)write_el,
-                (unsigned long long)rb, (unsigned long long)wb,
-                (unsigned long long)(rb + wb));
-        if (rep->have_naive_pass[r->pass])
-            json_num(out, (double)(rb + wb) / (double)rep->naive_pass_bytes[r->pass]);
-        else
-            fputs("null", out);
-        fprintf(out, ",\"tensors\":");
-        json_counts(out, c, dt, 1);
-        fprintf(out, "},\"theory\":{\"exact_elems\":%llu,\"exact_bytes\":%llu,"
-                "\"matches\":%s,\"tensors\":",
-                (unsigned long long)sim_counts_elems(&r->theory),
-                (unsigned long long)(sim_counts_read_bytes(&r->theory, dt) +
-                                     sim_counts_write_bytes(&r->theory, dt)),
-                r->theory_matches ? "true" : "false");
-        json_counts(out, &r->theory, dt, 0);
-        fprintf(out, ",\"theta_elems\":");
-        json_num(out, r->algo == SIM_NAIVE ? bd->theta_standard : bd->theta_flash);
-        fprintf(out, "}");
-        if (r->has_error && r->pass == SIM_FWD) {
-            fprintf(out, ",\"error\":{\"max_abs\":");
-            json_num(out, r->err.max_abs);
-            fprintf(out, ",\"max_rel\":");
-            json_num(out, r->err.max_rel);
-            fprintf(out, "}");
-        } else if (r->has_error) {
-            static const char *const grad[3] = { "dQ", "dK", "dV" };
-            fprintf(out, ",\"error\":{");
-            for (int g = 0; g < 3; g++) {
-                fprintf(out, "%s\"%s\":{\"max_abs\":", g ? "," : "", grad[g]);
-                json_num(out, r->grad_err[g].max_abs);
-                fprintf(out, ",\"max_rel\":");
-                json_num(out, r->grad_err[g].max_rel);
-                fputc('}', out);
-            }
-            fputc('}', out);
-        }
-        if (rep->req.gpu) {
-            const sim_roofline *rf = &r->roof;
-            fprintf(out, ",\"roofline\":{\"flops\":");
-            json_num(out, rf->flops);
-            fprintf(out, ",\"memory_s\":");
-            json_num(out, rf->t_memory);
-            fprintf(out, ",\"compute_s\":");
-            json_num(out, rf->t_compute);
-            fprintf(out, ",\"estimate_s\":");
-            json_num(out, rf->t_estimate);
-            fprintf(out, ",\"bound\":\"%s\",\"intensity\":",
-                    rf->memory_bound ? "memory" : "compute");
-            json_num(out, rf->intensity);
-            fprintf(out, ",\"balance\":");
-            json_num(out, rf->balance);
-            fprintf(out, "}");
-        }
-        if (sh->page > 0) {
-            const sim_counts *f = &r->contiguous;
-            fprintf(out, ",\"paged\":{\"kv_transfers\":%llu,\"kv_transfers_contiguous\":%llu,"
-                    "\"table_entries_read\":%llu,\"table_reads\":%llu,"
-                    "\"total_bytes_contiguous\":%llu}",
-                    (unsigned long long)(c->read_ops[SIM_K] + c->read_ops[SIM_V]),
-                    (unsigned long long)(f->read_ops[SIM_K] + f->read_ops[SIM_V]),
-                    (unsigned long long)c->read_elems[SIM_PT],
-                    (unsigned long long)c->read_ops[SIM_PT],
-                    (unsigned long long)total_bytes(f, dt));
-        }
-        fprintf(out, ",\"seconds\":");
-        json_num(out, r->seconds);
-        fprintf(out, "}");
-    }
-    fprintf(out, "]");
-    if (rep->req.model) {
-        const sim_model *m = rep->req.model;
-        uint64_t layer[SIM_ALGO_COUNT];
-        int ran[SIM_ALGO_COUNT];
-        (void)step_totals(rep, layer, ran);
-        fprintf(out, ",\"preset\":{\"name\":");
-        json_str(out, m->name);
-        fprintf(out, ",\"title\":");
-        json_str(out, m->title);
-        fprintf(out, ",\"source\":");
-        json_str(out, m->source);
-        fprintf(out, ",\"layers\":%lld,\"algos\":[", (long long)m->layers);
-        int first = 1;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-            if (!ran[a])
-                continue;
-            fprintf(out, "%s{\"algo\":\"%s\",\"layer_bytes\":%llu,\"model_bytes\":",
-                    first ? "" : ",", sim_algo_name((sim_algo)a), (unsigned long long)layer[a]);
-            json_num(out, (double)layer[a] * (double)m->layers);
-            fputc('}', out);
-            first = 0;
-        }
-        fprintf(out, "]}");
-    }
+    sim_json w;
+    sim_report_json_begin(&w, out);
+    json_config(&w, rep);
+    sim_json_arr(&w, "runs");
+    for (int k = 0; k < rep->nruns; k++)
+        json_run(&w, rep, &rep->runs[k]);
+    sim_json_end(&w);
+    if (rep->req.model)
+        json_preset(&w, rep);
     if (sh->page > 0) {
         const int64_t pages = sim_shape_pages(sh);
         const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
-        fprintf(out, ",\"paged\":{\"page_size\":%lld,\"pages_per_head\":%lld,"
-                "\"pool_pages\":%lld,\"table_bytes\":%lld,\"placement_seed\":%llu}",
-                (long long)sh->page, (long long)pages, (long long)pool, (long long)(4 * pool),
-                (unsigned long long)rep->req.seed);
+        sim_json_obj(&w, "paged");
+        sim_json_int(&w, "page_size", sh->page);
+        sim_json_int(&w, "pages_per_head", pages);
+        sim_json_int(&w, "pool_pages", pool);
+        sim_json_int(&w, "table_bytes", 4 * pool);
+        sim_json_uint(&w, "placement_seed", rep->req.seed);
+        sim_json_end(&w);
     }
-    if (pass_on(&rep->req, SIM_FWD) && pass_on(&rep->req, SIM_BWD)) {
-        uint64_t tot[SIM_ALGO_COUNT];
-        int both[SIM_ALGO_COUNT];
-        const double naive = step_totals(rep, tot, both);
-        fprintf(out, ",\"totals\":[");
-        int first = 1;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-            if (both[a] != 3)
-                continue;
-            fprintf(out, "%s{\"algo\":\"%s\",\"total_bytes\":%llu,\"ratio_to_naive\":",
-                    first ? "" : ",", sim_algo_name((sim_algo)a), (unsigned long long)tot[a]);
-            if (naive > 0)
-                json_num(out, (double)tot[a] / naive);
-            else
-                fputs("null", out);
-            fputc('}', out);
-            first = 0;
-        }
-        fputc(']', out);
-    }
-    if (sim_shape_G(sh) < sim_shape_H(sh)) {
-        fprintf(out, ",\"gqa\":{\"kv_cache_bytes\":%llu,\"kv_cache_bytes_mha\":%llu",
-                (unsigned long long)kv_cache_bytes(sh, sim_shape_G(sh)),
-                (unsigned long long)kv_cache_bytes(sh, sim_shape_H(sh)));
-        if (rep->has_gqa) {
-            const sim_report_run *g = &rep->gqa;
-            fprintf(out, ",\"grouped\":{\"heads_per_block\":%lld,\"Br\":%lld,\"Bc\":%lld,"
-                    "\"sram_peak_bytes\":%llu,\"kv_read_elems\":%llu,\"total_bytes\":%llu,"
-                    "\"matches\":%s",
-                    (long long)(sim_shape_H(sh) / sim_shape_G(sh)), (long long)g->res.plan.Br,
-                    (long long)g->res.plan.Bc, (unsigned long long)g->res.sram_peak,
-                    (unsigned long long)kv_reads(&g->res.counts),
-                    (unsigned long long)total_bytes(&g->res.counts, dt),
-                    g->theory_matches ? "true" : "false");
-            if (g->has_error) {
-                fprintf(out, ",\"error\":{\"max_abs\":");
-                json_num(out, g->err.max_abs);
-                fprintf(out, ",\"max_rel\":");
-                json_num(out, g->err.max_rel);
-                fputc('}', out);
-            }
-            fputc('}', out);
-        } else if (rep->gqa_note[0]) {
-            fprintf(out, ",\"note\":");
-            json_str(out, rep->gqa_note);
-        }
-        fputc('}', out);
-    }
-    if (rep->mode_note[0]) {
-        fprintf(out, ",\"note\":");
-        json_str(out, rep->mode_note);
-    }
-    fprintf(out, "}\n");
+    if (pass_on(&rep->req, SIM_FWD) && pass_on(&rep->req, SIM_BWD))
+        json_totals(&w, rep);
+    if (sim_shape_G(sh) < sim_shape_H(sh))
+        json_gqa(&w, rep);
+    if (rep->mode_note[0])
+        sim_json_str(&w, "note", rep->mode_note);
+    sim_json_end(&w);
+    fputc('\n', out);
 }

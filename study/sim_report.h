@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "ref_oracle.h"
+#include "sim_json.h"
 #include "sim.h"
 #include "sim_presets.h"
 #include "sim_status.h"
@@ -89,6 +90,16 @@ void sim_report_free(sim_report *rep);
 
 void sim_report_text(FILE *out, const sim_report *rep);
 void sim_report_json(FILE *out, const sim_report *rep);
+
+/* Start a --json document on out: the top-level object with
+ * "fasim_version" its first member. The caller adds the rest, closes the
+ * object with sim_json_end and ends the line. */
+void sim_report_json_begin(sim_json *w, FILE *out);
+
+/* The roofline estimate as the JSON member key: flops, memory_s, compute_s,
+ * estimate_s, bound, intensity, balance. The report's runs and the sweep's
+ * points write it alike. */
+void sim_report_json_roofline(sim_json *w, const char *key, const sim_roofline *rf);
 
 
 #endif /* FASIM_SIM_REPORT_H */

@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_sweep.h"
+#include "sim_text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -271,16 +272,16 @@ static const char *shape_text(char *buf, size_t len, const sim_shape *sh)
     return buf;
 }
 
-int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
-                  size_t errlen)
+/* The axes and algorithms make a sweep: each parameter varied once, with
+ * values, within SIM_SWEEP_MAX_POINTS points, and a loop order to run.
+ * Returns SIM_OK with the point count in *npoints, or SIM_EUSAGE. */
+static int check_spec(const sim_sweep_spec *spec, int64_t *npoints, char *err, size_t errlen)
 {
-    memset(res, 0, sizeof *res);
-    double t_start = now_seconds();
     if (spec->naxes < 1 || spec->naxes > SIM_PARAM_COUNT) {
         ERR("a sweep needs one to %d varied parameters", SIM_PARAM_COUNT);
         return SIM_EUSAGE;
     }
-    int64_t npoints = 1;
+    *npoints = 1;
     for (int a = 0; a < spec->naxes; a++) {
         for (int b = 0; b < a; b++)
             if (spec->axes[a].param == spec->axes[b].param) {
@@ -292,8 +293,8 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
             ERR("%s: no values", sim_param_name(spec->axes[a].param));
             return SIM_EUSAGE;
         }
-        npoints *= spec->axes[a].n;
-        if (npoints > SIM_SWEEP_MAX_POINTS) {
+        *npoints *= spec->axes[a].n;
+        if (*npoints > SIM_SWEEP_MAX_POINTS) {
             ERR("the grid has more than %d configurations; use fewer values",
                 SIM_SWEEP_MAX_POINTS);
             return SIM_EUSAGE;
@@ -306,25 +307,23 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
         ERR("no loop order to run");
         return SIM_EUSAGE;
     }
-    res->spec = *spec;
-    res->npoints = (int)npoints;
-    res->pts = calloc((size_t)npoints, sizeof *res->pts);
-    sim_measurement *meas = calloc((size_t)npoints * SIM_ALGO_COUNT, sizeof *meas);
-    if (!res->pts || !meas) {
-        free(res->pts);
-        free(meas);
-        res->pts = NULL;
-        ERR("out of memory for %lld configurations", (long long)npoints);
-        return SIM_EFAIL;
-    }
+    return SIM_OK;
+}
 
-    /* 1. The grid, plans, closed forms and steps. The first axis varies
-     * slowest: index k = ((i_0 * n_1) + i_1) * n_2 + i_2. */
-    int rc = SIM_OK;
+/* The run with the most tile steps, which check_steps judges. */
+typedef struct {
+    uint64_t steps;
+    int algo, pt;
+} worst_run;
+
+/* 1. The grid, plans, closed forms and steps, into res->pts and meas
+ * (SIM_ALGO_COUNT per point). The first axis varies slowest: index
+ * k = ((i_0 * n_1) + i_1) * n_2 + i_2. Returns SIM_OK or an error. */
+static int plan_grid(sim_sweep_result *res, sim_measurement *meas, worst_run *worst,
+                     char *err, size_t errlen)
+{
+    const sim_sweep_spec *spec = &res->spec;
     uint64_t total = 0;
-    const uint64_t limit = steps_limit(spec->max_steps);
-    uint64_t worst_steps = 0;
-    int worst_algo = 0, worst_pt = 0;
     for (int k = 0; k < res->npoints; k++) {
         sim_sweep_point *pt = &res->pts[k];
         pt->sh = spec->base;
@@ -340,48 +339,52 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
                 continue;
             char e2[1200], where[96];
             sim_measurement *m = &meas[k * SIM_ALGO_COUNT + a];
-            rc = plan_and_count((sim_algo)a, &pt->sh, spec->plan_kind, spec->Br, spec->Bc,
-                                m, e2, sizeof e2);
+            int rc = plan_and_count((sim_algo)a, &pt->sh, spec->plan_kind, spec->Br,
+                                    spec->Bc, m, e2, sizeof e2);
             if (rc != SIM_OK) {
                 ERR("at %s: %s", shape_text(where, sizeof where, &pt->sh), e2);
-                goto fail;
+                return rc;
             }
             if (__builtin_add_overflow(total, m->steps, &total))
                 total = UINT64_MAX;
-            if (m->steps > worst_steps) {
-                worst_steps = m->steps;
-                worst_algo = a;
-                worst_pt = k;
+            if (m->steps > worst->steps) {
+                worst->steps = m->steps;
+                worst->algo = a;
+                worst->pt = k;
             }
         }
     }
     res->total_steps = total;
+    return SIM_OK;
+}
 
-    /* 2. The engine. */
-    int sim = 0;
-    switch (spec->engine) {
+/* 2. The engine: simulate, or the closed forms (auto: when the sweep
+ * would take too many tile steps, saying so in res->engine_note). */
+static int use_simulator(sim_sweep_result *res)
+{
+    const uint64_t total = res->total_steps;
+    switch (res->spec.engine) {
     case SIM_ENGINE_SIM:
-        sim = 1;
-        break;
+        return 1;
     case SIM_ENGINE_CLOSED:
-        break;
+        return 0;
     case SIM_ENGINE_AUTO:
-        sim = total <= SIM_ENGINE_AUTO_STEPS;
-        if (!sim)
-            snprintf(res->engine_note, sizeof res->engine_note,
-                     "closed forms: simulating would take %.2g tile steps (about %.0f s "
-                     "here); --engine sim forces it", (double)total,
-                     ceil((double)total / 2.2e8));
-        break;
+        if (total <= SIM_ENGINE_AUTO_STEPS)
+            return 1;
+        snprintf(res->engine_note, sizeof res->engine_note,
+                 "closed forms: simulating would take %.2g tile steps (about %.0f s "
+                 "here); --engine sim forces it", (double)total, ceil((double)total / 2.2e8));
+        return 0;
     }
-    if (sim) {
-        rc = check_steps((sim_algo)worst_algo, &res->pts[worst_pt].sh, worst_steps, limit,
-                         err, errlen);
-        if (rc != SIM_OK)
-            goto fail;
-    }
+    return 0;
+}
 
-    /* 3. Runs. */
+/* 3. The runs: simulated (with progress) or as counted, into res->pts.
+ * Returns SIM_OK or the simulator's error. */
+static int run_grid(sim_sweep_result *res, sim_measurement *meas, int sim, char *err,
+                    size_t errlen)
+{
+    const sim_sweep_spec *spec = &res->spec;
     uint64_t done = 0;
     for (int k = 0; k < res->npoints; k++) {
         sim_sweep_point *pt = &res->pts[k];
@@ -390,28 +393,59 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
                 continue;
             sim_measurement *m = &meas[k * SIM_ALGO_COUNT + a];
             if (sim) {
-                rc = simulate((sim_algo)a, &pt->sh, m, err, errlen);
+                int rc = simulate((sim_algo)a, &pt->sh, m, err, errlen);
                 if (rc != SIM_OK)
-                    goto fail;
+                    return rc;
                 done += m->steps;
                 if (spec->progress)
-                    spec->progress(spec->progress_ctx, done, total);
+                    spec->progress(spec->progress_ctx, done, res->total_steps);
             }
             fill_run(&pt->run[a], (sim_algo)a, &pt->sh, m, spec->gpu);
             pt->run[a].seconds = m->seconds;
         }
     }
-    res->simulated = sim;
+    return SIM_OK;
+}
+
+int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
+                  size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    double t_start = now_seconds();
+    int64_t npoints;
+    int rc = check_spec(spec, &npoints, err, errlen);
+    if (rc != SIM_OK)
+        return rc;
+    res->spec = *spec;
+    res->npoints = (int)npoints;
+    res->pts = calloc((size_t)npoints, sizeof *res->pts);
+    sim_measurement *meas = calloc((size_t)npoints * SIM_ALGO_COUNT, sizeof *meas);
+    if (!res->pts || !meas) {
+        free(res->pts);
+        free(meas);
+        res->pts = NULL;
+        ERR("out of memory for %lld configurations", (long long)npoints);
+        return SIM_EFAIL;
+    }
+    worst_run worst = { 0, 0, 0 };
+    rc = plan_grid(res, meas, &worst, err, errlen);
+    const int sim = rc == SIM_OK && use_simulator(res);
+    if (sim)
+        rc = check_steps((sim_algo)worst.algo, &res->pts[worst.pt].sh, worst.steps,
+                         steps_limit(spec->max_steps), err, errlen);
+    if (rc == SIM_OK)
+        rc = run_grid(res, meas, sim, err, errlen);
     free(meas);
+    if (rc != SIM_OK) {
+        free(res->pts);
+        res->pts = NULL;
+        res->npoints = 0;
+        return rc;
+    }
+    res->simulated = sim;
     sim_sweep_fit_all(res);
     res->seconds = now_seconds() - t_start;
     return SIM_OK;
-fail:
-    free(meas);
-    free(res->pts);
-    res->pts = NULL;
-    res->npoints = 0;
-    return rc;
 }
 
 void sim_sweep_free(sim_sweep_result *res)
@@ -516,54 +550,49 @@ static void explain(const sim_sweep_result *res, int s, sim_param p, const int *
     }
 }
 
-static void fit_subject(sim_sweep_result *res, int s)
-{
-    const sim_sweep_spec *sp = &res->spec;
-    const int n = res->npoints, naxes = sp->naxes;
-    int *use = calloc((size_t)n, sizeof *use);
-    double *x = malloc((size_t)n * SIM_PARAM_COUNT * sizeof *x);
-    double *y = malloc((size_t)n * sizeof *y);
-    double *yt = malloc((size_t)n * sizeof *yt);
-    double *yb = malloc((size_t)n * sizeof *yb);
-    sim_sweep_fit *F = res->fits[s];
-    for (int a = 0; a < naxes; a++) {
-        memset(&F[a], 0, sizeof F[a]);
-        F[a].total = n;
-        F[a].status = SIM_FIT_FAILED;
-    }
-    if (!use || !x || !y || !yt || !yb) {
-        for (int a = 0; a < naxes; a++)
-            snprintf(F[a].note, sizeof F[a].note, "out of memory for the fit");
-        goto out;
-    }
+/* Why points were left out of a subject's fits: counts over all points. */
+typedef struct {
+    int used;                    /* in regime and not capped: fitted */
+    int out, above, below;       /* out of regime: all, M > N d, M < d */
+    int out_capped;              /* out of regime with the blocks at their caps too */
+    int cap;                     /* in regime, blocks at their caps */
+} fit_tally;
 
-    /* Usable points, and why the others are not. */
-    int used = 0, n_out = 0, n_cap = 0, n_above = 0, n_below = 0, n_out_capped = 0;
-    for (int k = 0; k < n; k++) {
+/* use[k] = 1 for the points subject s's fits can use; the others counted. */
+static fit_tally usable_points(const sim_sweep_result *res, int s, int *use)
+{
+    fit_tally t = { 0, 0, 0, 0, 0, 0 };
+    for (int k = 0; k < res->npoints; k++) {
         const sim_sweep_point *pt = &res->pts[k];
         if (!pt->bounds.in_regime) {
-            n_out++;
-            n_out_capped += s != SIM_SUBJECT_BOUND && pt->run[s].capped;
+            t.out++;
+            t.out_capped += s != SIM_SUBJECT_BOUND && pt->run[s].capped;
             if (pt->bounds.M_elems > (double)pt->sh.N * (double)pt->sh.d)
-                n_above++;
+                t.above++;
             else
-                n_below++;
+                t.below++;
             continue;
         }
         if (s != SIM_SUBJECT_BOUND && pt->run[s].capped) {
-            n_cap++;
+            t.cap++;
             continue;
         }
         use[k] = 1;
-        used++;
+        t.used++;
     }
+    return t;
+}
 
-    /* Axes with spread among the usable points. */
-    int active[SIM_PARAM_COUNT], nact = 0;
-    for (int a = 0; a < naxes; a++) {
+/* The axes whose parameter takes two values or more among the usable
+ * points, into active[]; returns how many. */
+static int active_axes(const sim_sweep_result *res, const int *use, int active[SIM_PARAM_COUNT])
+{
+    const sim_sweep_spec *sp = &res->spec;
+    int nact = 0;
+    for (int a = 0; a < sp->naxes; a++) {
         int64_t first = -1;
         int spread = 0;
-        for (int k = 0; k < n && !spread; k++) {
+        for (int k = 0; k < res->npoints && !spread; k++) {
             if (!use[k])
                 continue;
             int64_t v = sim_point_param(&res->pts[k], sp->axes[a].param);
@@ -575,124 +604,179 @@ static void fit_subject(sim_sweep_result *res, int s)
         if (spread)
             active[nact++] = a;
     }
+    return nact;
+}
 
-    /* The joint fits: traffic, the theory expression, the re-read block. */
-    sim_fit fy, ft, fb;
-    int ok = 0, ok_b = 0;
-    memset(&fb, 0, sizeof fb);
-    if (nact > 0) {
-        int m = 0;
-        for (int k = 0; k < n; k++) {
-            if (!use[k])
-                continue;
-            const sim_sweep_point *pt = &res->pts[k];
-            for (int q = 0; q < nact; q++)
-                x[m * nact + q] = (double)sim_point_param(pt, sp->axes[active[q]].param);
-            y[m] = subject_y(pt, s);
-            yt[m] = theory_y(pt, s);
-            if (s != SIM_SUBJECT_BOUND)
-                yb[m] = (double)sim_reread_block((sim_algo)s, pt->run[s].Br, pt->run[s].Bc);
-            m++;
-        }
-        ok = sim_fit_power_law(m, nact, x, y, &fy) == 0 &&
-             sim_fit_power_law(m, nact, x, yt, &ft) == 0;
-        if (ok && s != SIM_SUBJECT_BOUND)
-            ok_b = sim_fit_power_law(m, nact, x, yb, &fb) == 0;
+/* The note and status of an axis that could not be fitted: too few usable
+ * points along it, because of the regime, the caps, or one value only. */
+static void unfitted_note(sim_sweep_fit *f, int s, sim_param p, const fit_tally *t, int n)
+{
+    if (t->out >= t->cap && t->out > 0) {
+        f->status = SIM_FIT_OUT_OF_REGIME;
+        char capped[96] = "";
+        if (t->out_capped)
+            snprintf(capped, sizeof capped, "; blocks at their caps (%s = N) at %d",
+                     block_name((sim_algo)s), t->out_capped);
+        snprintf(f->note, sizeof f->note,
+                 "out of regime at %d of %d points (M > N d at %d, M < d at %d, M "
+                 "in elements%s): Theorem 2 speaks for d <= M <= N d only",
+                 t->out, n, t->above, t->below, capped);
+    } else if (t->cap > 0) {
+        f->status = SIM_FIT_CAPPED;
+        snprintf(f->note, sizeof f->note,
+                 "%s = N at %d of %d points: one block holds every row, nothing "
+                 "is re-read, so traffic stops following Theorem 2",
+                 block_name((sim_algo)s), t->cap, n);
+    } else {
+        f->status = SIM_FIT_FAILED;
+        snprintf(f->note, sizeof f->note, "%s takes one value only: nothing to fit",
+                 sim_param_name(p));
     }
+}
 
+/* One varied axis: the slope between the last two usable points
+ * (ascending order), when there are two. */
+static void end_slope(const sim_sweep_result *res, int s, sim_param p, const int *use,
+                      sim_sweep_fit *f)
+{
+    int k1 = -1, k2 = -1;
+    for (int k = res->npoints - 1; k >= 0 && k1 < 0; k--)
+        if (use[k]) {
+            if (k2 < 0)
+                k2 = k;
+            else
+                k1 = k;
+        }
+    if (k1 >= 0) {
+        const sim_sweep_point *p1 = &res->pts[k1], *p2 = &res->pts[k2];
+        f->has_end_slope = 1;
+        f->end_slope = log(subject_y(p2, s) / subject_y(p1, s)) /
+                       log((double)sim_point_param(p2, p) / (double)sim_point_param(p1, p));
+    }
+}
+
+/* The joint fits over the active axes: traffic (fy), the theory expression
+ * (ft), and the re-read block (fb; an algorithm's only). Scratch: x holds
+ * n * SIM_PARAM_COUNT, y, yt, yb n each. */
+typedef struct {
+    int *use;
+    double *x, *y, *yt, *yb;
+    sim_fit fy, ft, fb;
+    int ok, ok_b;                /* fy and ft, and fb, were fitted */
+} fit_work;
+
+static void joint_fits(const sim_sweep_result *res, int s, const int *active, int nact,
+                       fit_work *w)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    int m = 0;
+    for (int k = 0; k < res->npoints; k++) {
+        if (!w->use[k])
+            continue;
+        const sim_sweep_point *pt = &res->pts[k];
+        for (int q = 0; q < nact; q++)
+            w->x[m * nact + q] = (double)sim_point_param(pt, sp->axes[active[q]].param);
+        w->y[m] = subject_y(pt, s);
+        w->yt[m] = theory_y(pt, s);
+        if (s != SIM_SUBJECT_BOUND)
+            w->yb[m] = (double)sim_reread_block((sim_algo)s, pt->run[s].Br, pt->run[s].Bc);
+        m++;
+    }
+    w->ok = sim_fit_power_law(m, nact, w->x, w->y, &w->fy) == 0 &&
+            sim_fit_power_law(m, nact, w->x, w->yt, &w->ft) == 0;
+    if (w->ok && s != SIM_SUBJECT_BOUND)
+        w->ok_b = sim_fit_power_law(m, nact, w->x, w->yb, &w->fb) == 0;
+}
+
+/* Axis a's fit from the joint fits (its exponent is column q), then the
+ * verdict: fixed blocks, agreement with Theorem 2, or why not (explain). */
+static void judge_axis(sim_sweep_result *res, int s, int a, int q, const fit_work *w,
+                       sim_sweep_fit *f)
+{
+    const sim_param p = res->spec.axes[a].param;
+    f->status = SIM_FIT_OK;
+    f->exponent = w->fy.exponent[q];
+    f->r2 = w->fy.r2;
+    f->max_resid = w->fy.max_resid;
+    f->has_theory = 1;
+    f->theory = w->ft.exponent[q];
+    if (w->ok_b) {
+        f->has_block = 1;
+        f->block_exponent = w->fb.exponent[q];
+    }
+    if (res->spec.naxes == 1)
+        end_slope(res, s, p, w->use, f);
+    if (s == SIM_SUBJECT_BOUND)
+        return;
+    /* FlashAttention: Theorem 2's N^2 d^2 / M assumes blocks sized to M/d. */
+    if (s != SIM_NAIVE && p != SIM_PARAM_N && f->has_block &&
+        fabs(f->block_exponent) < FIXED_BLOCK_TOL) {
+        f->status = SIM_FIT_FIXED_BLOCKS;
+        f->has_theory = 0;
+        snprintf(f->note, sizeof f->note,
+                 "%s is the same at every point (fixed --Br/--Bc?): traffic cannot "
+                 "follow %s; Theorem 2 sizes blocks to M / d",
+                 block_name((sim_algo)s), p == SIM_PARAM_M ? "1/M" : "d^2");
+        return;
+    }
+    double diff = f->exponent - f->theory;
+    if (fabs(diff) <= AGREE_TOL)
+        return;
+    explain(res, s, p, w->use, f);
+}
+
+static void fit_subject(sim_sweep_result *res, int s)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    const int n = res->npoints, naxes = sp->naxes;
+    fit_work w;
+    memset(&w, 0, sizeof w);
+    w.use = calloc((size_t)n, sizeof *w.use);
+    w.x = malloc((size_t)n * SIM_PARAM_COUNT * sizeof *w.x);
+    w.y = malloc((size_t)n * sizeof *w.y);
+    w.yt = malloc((size_t)n * sizeof *w.yt);
+    w.yb = malloc((size_t)n * sizeof *w.yb);
+    sim_sweep_fit *F = res->fits[s];
+    for (int a = 0; a < naxes; a++) {
+        memset(&F[a], 0, sizeof F[a]);
+        F[a].total = n;
+        F[a].status = SIM_FIT_FAILED;
+    }
+    if (!w.use || !w.x || !w.y || !w.yt || !w.yb) {
+        for (int a = 0; a < naxes; a++)
+            snprintf(F[a].note, sizeof F[a].note, "out of memory for the fit");
+        goto out;
+    }
+    const fit_tally t = usable_points(res, s, w.use);
+    int active[SIM_PARAM_COUNT];
+    const int nact = active_axes(res, w.use, active);
+    if (nact > 0)
+        joint_fits(res, s, active, nact, &w);
     for (int a = 0; a < naxes; a++) {
         sim_sweep_fit *f = &F[a];
-        const sim_param p = sp->axes[a].param;
-        f->used = used;
-        f->out_of_regime = n_out;
-        f->capped = n_cap;
+        f->used = t.used;
+        f->out_of_regime = t.out;
+        f->capped = t.cap;
         int q = -1;
-        for (int t = 0; t < nact; t++)
-            if (active[t] == a)
-                q = t;
+        for (int k = 0; k < nact; k++)
+            if (active[k] == a)
+                q = k;
         if (q < 0) {
-            /* Too few usable points along this axis. */
-            if (n_out >= n_cap && n_out > 0) {
-                f->status = SIM_FIT_OUT_OF_REGIME;
-                char capped[96] = "";
-                if (n_out_capped)
-                    snprintf(capped, sizeof capped, "; blocks at their caps (%s = N) at %d",
-                             block_name((sim_algo)s), n_out_capped);
-                snprintf(f->note, sizeof f->note,
-                         "out of regime at %d of %d points (M > N d at %d, M < d at %d, M "
-                         "in elements%s): Theorem 2 speaks for d <= M <= N d only",
-                         n_out, n, n_above, n_below, capped);
-            } else if (n_cap > 0) {
-                f->status = SIM_FIT_CAPPED;
-                snprintf(f->note, sizeof f->note,
-                         "%s = N at %d of %d points: one block holds every row, nothing "
-                         "is re-read, so traffic stops following Theorem 2",
-                         block_name((sim_algo)s), n_cap, n);
-            } else {
-                f->status = SIM_FIT_FAILED;
-                snprintf(f->note, sizeof f->note, "%s takes one value only: nothing to fit",
-                         sim_param_name(p));
-            }
-            continue;
-        }
-        if (!ok) {
+            unfitted_note(f, s, sp->axes[a].param, &t, n);
+        } else if (!w.ok) {
             f->status = SIM_FIT_FAILED;
             snprintf(f->note, sizeof f->note, "no fit: too few usable points, or the "
                      "varied parameters move together");
-            continue;
+        } else {
+            judge_axis(res, s, a, q, &w, f);
         }
-        f->status = SIM_FIT_OK;
-        f->exponent = fy.exponent[q];
-        f->r2 = fy.r2;
-        f->max_resid = fy.max_resid;
-        f->has_theory = 1;
-        f->theory = ft.exponent[q];
-        if (ok_b) {
-            f->has_block = 1;
-            f->block_exponent = fb.exponent[q];
-        }
-        if (naxes == 1) {
-            /* Slope between the last two usable points (ascending order). */
-            int k1 = -1, k2 = -1;
-            for (int k = n - 1; k >= 0 && k1 < 0; k--)
-                if (use[k]) {
-                    if (k2 < 0)
-                        k2 = k;
-                    else
-                        k1 = k;
-                }
-            if (k1 >= 0) {
-                const sim_sweep_point *p1 = &res->pts[k1], *p2 = &res->pts[k2];
-                f->has_end_slope = 1;
-                f->end_slope = log(subject_y(p2, s) / subject_y(p1, s)) /
-                               log((double)sim_point_param(p2, p) /
-                                   (double)sim_point_param(p1, p));
-            }
-        }
-        if (s == SIM_SUBJECT_BOUND)
-            continue;
-        /* FlashAttention: Theorem 2's N^2 d^2 / M assumes blocks sized to M/d. */
-        if (s != SIM_NAIVE && p != SIM_PARAM_N && f->has_block &&
-            fabs(f->block_exponent) < FIXED_BLOCK_TOL) {
-            f->status = SIM_FIT_FIXED_BLOCKS;
-            f->has_theory = 0;
-            snprintf(f->note, sizeof f->note,
-                     "%s is the same at every point (fixed --Br/--Bc?): traffic cannot "
-                     "follow %s; Theorem 2 sizes blocks to M / d",
-                     block_name((sim_algo)s), p == SIM_PARAM_M ? "1/M" : "d^2");
-            continue;
-        }
-        double diff = f->exponent - f->theory;
-        if (fabs(diff) <= AGREE_TOL)
-            continue;
-        explain(res, s, p, use, f);
     }
 out:
-    free(use);
-    free(x);
-    free(y);
-    free(yt);
-    free(yb);
+    free(w.use);
+    free(w.x);
+    free(w.y);
+    free(w.yt);
+    free(w.yb);
 }
 
 void sim_sweep_fit_all(sim_sweep_result *res)
@@ -748,34 +832,14 @@ static const char *regime_word(const sim_sweep_point *pt)
  * trailing spaces. */
 static void wrap_print(FILE *out, const char *lead, int indent, const char *text)
 {
-    int col = fprintf(out, "%s", lead);
-    int at_start = 1;
-    const char *w = text;
-    while (*w) {
-        while (*w == ' ')
-            w++;
-        if (!*w)
-            break;
-        const char *e = strchr(w, ' ');
-        int len = e ? (int)(e - w) : (int)strlen(w);
-        if (!at_start && col + 1 + len > 78) {
-            col = fprintf(out, "\n%*s", indent, "") - 1;
-            at_start = 1;
-        }
-        if (!at_start)
-            col += fprintf(out, " ");
-        col += fprintf(out, "%.*s", len, w);
-        at_start = 0;
-        w += len;
-    }
-    fputc('\n', out);
+    sim_text_wrap_lead(out, lead, (size_t)indent, 78, text);
 }
 
-void sim_sweep_text(FILE *out, const sim_sweep_result *res)
+/* The heading: the axes, the fixed parameters, and the engine. */
+static void text_heading(FILE *out, const sim_sweep_result *res)
 {
     const sim_sweep_spec *sp = &res->spec;
     char b[160], c[64];
-
     fprintf(out, "fasim %s sweep  ", FASIM_VERSION);
     for (int a = 0; a < sp->naxes; a++) {
         axis_heading(b, sizeof b, &sp->axes[a]);
@@ -809,90 +873,116 @@ void sim_sweep_text(FILE *out, const sim_sweep_result *res)
     else
         fprintf(out, "closed forms: exact counts without simulating (the tests prove them "
                 "equal)\n");
+}
 
-    /* The table: columns sized to their contents. */
+/* The HBM BYTES table's columns: the varied parameters, the regime, each
+ * algorithm's bytes, and (with naive) each other's ratio to naive's. */
+typedef struct {
     const char *head[MAX_COLS];
-    int width[MAX_COLS], ncol = 0;
-    char heads[MAX_COLS][24];
+    char heads[MAX_COLS][24];    /* the algorithms' headings, which head[] points at */
+    int width[MAX_COLS], ncol;
+    int regime_col, first_algo_col, first_ratio_col;
+    int any_cap;                 /* some run had its block at the cap */
+} bytes_table;
+
+/* Name the columns and size them to their contents. */
+static void table_columns(const sim_sweep_result *res, bytes_table *t)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    char b[160];
+    t->ncol = 0;
+    t->any_cap = 0;
     for (int a = 0; a < sp->naxes; a++) {
-        head[ncol] = sim_param_name(sp->axes[a].param);
-        width[ncol++] = 1;
+        t->head[t->ncol] = sim_param_name(sp->axes[a].param);
+        t->width[t->ncol++] = 1;
     }
-    int regime_col = ncol;
-    head[ncol] = "regime";
-    width[ncol++] = 6;
-    int first_algo_col = ncol;
+    t->regime_col = t->ncol;
+    t->head[t->ncol] = "regime";
+    t->width[t->ncol++] = 6;
+    t->first_algo_col = t->ncol;
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
         if (sp->run_algo[a]) {
-            snprintf(heads[ncol], sizeof heads[ncol], "%s", sim_algo_name((sim_algo)a));
-            head[ncol] = heads[ncol];
-            width[ncol++] = 10;
+            snprintf(t->heads[t->ncol], sizeof t->heads[t->ncol], "%s",
+                     sim_algo_name((sim_algo)a));
+            t->head[t->ncol] = t->heads[t->ncol];
+            t->width[t->ncol++] = 10;
         }
-    int first_ratio_col = ncol;
+    t->first_ratio_col = t->ncol;
     if (sp->run_algo[SIM_NAIVE])
         for (int a = 0; a < SIM_ALGO_COUNT; a++)
             if (a != SIM_NAIVE && sp->run_algo[a]) {
-                snprintf(heads[ncol], sizeof heads[ncol], "%s/naive",
+                snprintf(t->heads[t->ncol], sizeof t->heads[t->ncol], "%s/naive",
                          sim_algo_name((sim_algo)a));
-                head[ncol] = heads[ncol];
-                width[ncol++] = 9;
+                t->head[t->ncol] = t->heads[t->ncol];
+                t->width[t->ncol++] = 9;
             }
-    for (int q = 0; q < ncol; q++)
-        if ((int)strlen(head[q]) > width[q])
-            width[q] = (int)strlen(head[q]);
-    int any_cap = 0;
+    for (int q = 0; q < t->ncol; q++)
+        if ((int)strlen(t->head[q]) > t->width[q])
+            t->width[q] = (int)strlen(t->head[q]);
     for (int k = 0; k < res->npoints; k++) {
         const sim_sweep_point *pt = &res->pts[k];
         for (int a = 0; a < sp->naxes; a++) {
-            param_text(b, sizeof b, sp->axes[a].param,
-                             sim_point_param(pt, sp->axes[a].param));
-            if ((int)strlen(b) > width[a])
-                width[a] = (int)strlen(b);
+            param_text(b, sizeof b, sp->axes[a].param, sim_point_param(pt, sp->axes[a].param));
+            if ((int)strlen(b) > t->width[a])
+                t->width[a] = (int)strlen(b);
         }
-        int q = first_algo_col;
+        int q = t->first_algo_col;
         for (int a = 0; a < SIM_ALGO_COUNT; a++)
             if (sp->run_algo[a]) {
                 sim_format_bytes(b, sizeof b, pt->run[a].bytes);
                 int w = (int)strlen(b) + 1;
-                if (w > width[q])
-                    width[q] = w;
-                any_cap |= pt->run[a].capped;
+                if (w > t->width[q])
+                    t->width[q] = w;
+                t->any_cap |= pt->run[a].capped;
                 q++;
             }
     }
-    fprintf(out, "\nHBM BYTES\n");
-    for (int q = 0; q < ncol; q++)
-        fprintf(out, "%*s", width[q] + 2, head[q]);
-    fputc('\n', out);
-    for (int k = 0; k < res->npoints; k++) {
-        const sim_sweep_point *pt = &res->pts[k];
-        for (int a = 0; a < sp->naxes; a++) {
-            param_text(b, sizeof b, sp->axes[a].param,
-                             sim_point_param(pt, sp->axes[a].param));
-            fprintf(out, "%*s", width[a] + 2, b);
-        }
-        fprintf(out, "%*s", width[regime_col] + 2, regime_word(pt));
-        int q = first_algo_col;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
-            if (sp->run_algo[a]) {
-                sim_format_bytes(b, sizeof b, pt->run[a].bytes);
-                if (pt->run[a].capped)
-                    strcat(b, "*");
-                else
-                    strcat(b, " ");
-                fprintf(out, "%*s", width[q++] + 2, b);
-            }
-        q = first_ratio_col;
-        if (sp->run_algo[SIM_NAIVE])
-            for (int a = 0; a < SIM_ALGO_COUNT; a++)
-                if (a != SIM_NAIVE && sp->run_algo[a]) {
-                    snprintf(b, sizeof b, "%.4f",
-                             (double)pt->run[a].bytes / (double)pt->run[SIM_NAIVE].bytes);
-                    fprintf(out, "%*s", width[q++] + 2, b);
-                }
-        fputc('\n', out);
+}
+
+/* One row of the table: point pt. */
+static void table_row(FILE *out, const sim_sweep_spec *sp, const bytes_table *t,
+                      const sim_sweep_point *pt)
+{
+    char b[160];
+    for (int a = 0; a < sp->naxes; a++) {
+        param_text(b, sizeof b, sp->axes[a].param, sim_point_param(pt, sp->axes[a].param));
+        fprintf(out, "%*s", t->width[a] + 2, b);
     }
-    if (any_cap)
+    fprintf(out, "%*s", t->width[t->regime_col] + 2, regime_word(pt));
+    int q = t->first_algo_col;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (sp->run_algo[a]) {
+            sim_format_bytes(b, sizeof b, pt->run[a].bytes);
+            if (pt->run[a].capped)
+                strcat(b, "*");
+            else
+                strcat(b, " ");
+            fprintf(out, "%*s", t->width[q++] + 2, b);
+        }
+    q = t->first_ratio_col;
+    if (sp->run_algo[SIM_NAIVE])
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (a != SIM_NAIVE && sp->run_algo[a]) {
+                snprintf(b, sizeof b, "%.4f",
+                         (double)pt->run[a].bytes / (double)pt->run[SIM_NAIVE].bytes);
+                fprintf(out, "%*s", t->width[q++] + 2, b);
+            }
+    fputc('\n', out);
+}
+
+/* HBM BYTES: one row per point, and what the marks in it mean. */
+static void bytes_text(FILE *out, const sim_sweep_result *res)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    bytes_table t;
+    table_columns(res, &t);
+    fprintf(out, "\nHBM BYTES\n");
+    for (int q = 0; q < t.ncol; q++)
+        fprintf(out, "%*s", t.width[q] + 2, t.head[q]);
+    fputc('\n', out);
+    for (int k = 0; k < res->npoints; k++)
+        table_row(out, sp, &t, &res->pts[k]);
+    if (t.any_cap)
         fprintf(out, "  * the re-read block is at its cap (B = N): nothing is re-read\n");
     int n_out = 0;
     for (int k = 0; k < res->npoints; k++)
@@ -901,67 +991,82 @@ void sim_sweep_text(FILE *out, const sim_sweep_result *res)
         fprintf(out, "  regime: d <= M <= N d (M in elements = bytes / %d) fails at %d of %d "
                 "points;\n  those are left out of the fits\n", sim_dtype_bytes(sp->base.dtype),
                 n_out, res->npoints);
+}
 
-    /* The fits, one block per varied parameter. */
-    for (int a = 0; a < sp->naxes; a++) {
-        const char *pn = sim_param_name(sp->axes[a].param);
-        fprintf(out, "\nEXPONENT of HBM bytes in %s (bytes ~ %s^a, log-log least squares%s)\n",
-                pn, pn, sp->naxes > 1 ? ", joint" : "");
-        fprintf(out, "  %-11s %7s %7s %7s %-15s %6s  %s\n", "", "fitted", "R^2", "theory",
-                "", "points", "verdict");
-        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
-            if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
-                continue;
-            const sim_sweep_fit *f = &res->fits[s][a];
-            const char *who = s == SIM_SUBJECT_BOUND ? "lower bound" : sim_algo_name((sim_algo)s);
-            const char *expr = s == SIM_NAIVE ? "Theta(Nd+N^2)"
-                             : s == SIM_SUBJECT_BOUND ? "Omega(N^2d^2/M)" : "Theta(N^2d^2/M)";
-            char fitted[16] = "-", r2[16] = "-", th[16] = "-", pts[24], verdict[64];
-            snprintf(pts, sizeof pts, "%d/%d", f->used, f->total);
-            verdict[0] = '\0';
-            if (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) {
-                if (s != SIM_SUBJECT_BOUND) {
-                    snprintf(fitted, sizeof fitted, "%.3f", f->exponent);
-                    snprintf(r2, sizeof r2, "%.4f", f->r2);
-                }
-                if (f->has_theory)
-                    snprintf(th, sizeof th, "%.3f", f->theory);
-                if (f->status == SIM_FIT_FIXED_BLOCKS)
-                    snprintf(verdict, sizeof verdict, "fixed blocks");
-                else if (s != SIM_SUBJECT_BOUND) {
-                    double dd = f->exponent - f->theory;
-                    if (fabs(dd) <= AGREE_TOL)
-                        snprintf(verdict, sizeof verdict, "agrees");
-                    else
-                        snprintf(verdict, sizeof verdict, "differs by %+.3f", dd);
-                }
-            } else {
-                snprintf(verdict, sizeof verdict, "%s", sim_fit_status_name(f->status));
-            }
-            char line[512];   /* the fields are bounded; room for all of them at their widest */
-            snprintf(line, sizeof line, "  %-11s %7s %7s %7s %-15s %6s  %s", who, fitted, r2,
-                     th, expr, pts, verdict);
-            size_t L = strlen(line);
-            while (L && line[L - 1] == ' ')
-                line[--L] = '\0';
-            fprintf(out, "%s\n", line);
+/* One subject's line of an EXPONENT block: fitted, R^2, theory, points,
+ * verdict; no trailing spaces. */
+static void fit_row(FILE *out, const sim_sweep_fit *f, int s)
+{
+    const char *who = s == SIM_SUBJECT_BOUND ? "lower bound" : sim_algo_name((sim_algo)s);
+    const char *expr = s == SIM_NAIVE ? "Theta(Nd+N^2)"
+                     : s == SIM_SUBJECT_BOUND ? "Omega(N^2d^2/M)" : "Theta(N^2d^2/M)";
+    char fitted[16] = "-", r2[16] = "-", th[16] = "-", pts[24], verdict[64];
+    snprintf(pts, sizeof pts, "%d/%d", f->used, f->total);
+    verdict[0] = '\0';
+    if (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) {
+        if (s != SIM_SUBJECT_BOUND) {
+            snprintf(fitted, sizeof fitted, "%.3f", f->exponent);
+            snprintf(r2, sizeof r2, "%.4f", f->r2);
         }
-        int any_note = 0;
-        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
-            if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
-                continue;
-            const sim_sweep_fit *f = &res->fits[s][a];
-            if (!f->note[0])
-                continue;
-            if (!any_note)
-                fprintf(out, "  notes:\n");
-            any_note = 1;
-            const char *who = s == SIM_SUBJECT_BOUND ? "bound" : sim_algo_name((sim_algo)s);
-            char lead[32];
-            snprintf(lead, sizeof lead, "    %s: ", who);
-            wrap_print(out, lead, 6, f->note);
+        if (f->has_theory)
+            snprintf(th, sizeof th, "%.3f", f->theory);
+        if (f->status == SIM_FIT_FIXED_BLOCKS)
+            snprintf(verdict, sizeof verdict, "fixed blocks");
+        else if (s != SIM_SUBJECT_BOUND) {
+            double dd = f->exponent - f->theory;
+            if (fabs(dd) <= AGREE_TOL)
+                snprintf(verdict, sizeof verdict, "agrees");
+            else
+                snprintf(verdict, sizeof verdict, "differs by %+.3f", dd);
         }
+    } else {
+        snprintf(verdict, sizeof verdict, "%s", sim_fit_status_name(f->status));
     }
+    char line[512];   /* the fields are bounded; room for all of them at their widest */
+    snprintf(line, sizeof line, "  %-11s %7s %7s %7s %-15s %6s  %s", who, fitted, r2, th,
+             expr, pts, verdict);
+    size_t L = strlen(line);
+    while (L && line[L - 1] == ' ')
+        line[--L] = '\0';
+    fprintf(out, "%s\n", line);
+}
+
+/* EXPONENT of HBM bytes in axis a's parameter: a line per subject, then
+ * the notes of those that have one. */
+static void fit_block(FILE *out, const sim_sweep_result *res, int a)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    const char *pn = sim_param_name(sp->axes[a].param);
+    fprintf(out, "\nEXPONENT of HBM bytes in %s (bytes ~ %s^a, log-log least squares%s)\n",
+            pn, pn, sp->naxes > 1 ? ", joint" : "");
+    fprintf(out, "  %-11s %7s %7s %7s %-15s %6s  %s\n", "", "fitted", "R^2", "theory",
+            "", "points", "verdict");
+    for (int s = 0; s <= SIM_SUBJECT_BOUND; s++)
+        if (s == SIM_SUBJECT_BOUND || sp->run_algo[s])
+            fit_row(out, &res->fits[s][a], s);
+    int any_note = 0;
+    for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
+        if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
+            continue;
+        const sim_sweep_fit *f = &res->fits[s][a];
+        if (!f->note[0])
+            continue;
+        if (!any_note)
+            fprintf(out, "  notes:\n");
+        any_note = 1;
+        const char *who = s == SIM_SUBJECT_BOUND ? "bound" : sim_algo_name((sim_algo)s);
+        char lead[32];
+        snprintf(lead, sizeof lead, "    %s: ", who);
+        wrap_print(out, lead, 6, f->note);
+    }
+}
+
+void sim_sweep_text(FILE *out, const sim_sweep_result *res)
+{
+    text_heading(out, res);
+    bytes_text(out, res);
+    for (int a = 0; a < res->spec.naxes; a++)
+        fit_block(out, res, a);
     fprintf(out, "\n  theory: the exponent of the expression over the same points (M in "
             "elements);\n  agrees: within %.2f. Theorem 2 and Proposition 3 drop constants "
             "and\n  lower-order terms; the fitted exponents keep them.\n", AGREE_TOL);
@@ -971,175 +1076,154 @@ void sim_sweep_text(FILE *out, const sim_sweep_result *res)
 
 /* ---- JSON ------------------------------------------------------------------------- */
 
-static void json_num(FILE *out, double v)
+/* "sweep": the axes, what stayed fixed, the engine and the time it took. */
+static void json_spec(sim_json *w, const sim_sweep_result *res)
 {
-    if (isfinite(v))
-        fprintf(out, "%.17g", v);
-    else
-        fputs("null", out);
-}
-
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
+    const sim_sweep_spec *sp = &res->spec;
+    sim_json_obj(w, "sweep");
+    sim_json_arr(w, "vary");
+    for (int a = 0; a < sp->naxes; a++) {
+        const sim_axis *ax = &sp->axes[a];
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "param", sim_param_name(ax->param));
+        sim_json_arr(w, "values");
+        for (int k = 0; k < ax->n; k++)
+            sim_json_int(w, NULL, ax->values[k]);
+        sim_json_end(w);
+        sim_json_end(w);
     }
-    fputc('"', out);
+    sim_json_end(w);
+    sim_json_obj(w, "fixed");
+    sim_json_int(w, "N", sp->base.N);
+    sim_json_int(w, "d", sp->base.d);
+    sim_json_uint(w, "M_bytes", sp->base.M);
+    sim_json_str(w, "dtype", sim_dtype_name(sp->base.dtype));
+    sim_json_bool(w, "causal", sp->base.causal);
+    sim_json_str(w, "plan", (sp->Br || sp->Bc) ? "user"
+                            : sp->plan_kind == SIM_PLAN_PAPER ? "paper" : "best");
+    sim_json_int(w, "Br", sp->Br);
+    sim_json_int(w, "Bc", sp->Bc);
+    if (sp->gpu)
+        sim_json_str(w, "gpu", sp->gpu->name);
+    else
+        sim_json_null(w, "gpu");
+    sim_json_end(w);
+    sim_json_str(w, "engine", res->simulated ? "sim" : "closed-form");
+    sim_json_int(w, "points", res->npoints);
+    sim_json_uint(w, "total_steps", res->total_steps);
+    sim_json_num(w, "seconds", res->seconds);
+    sim_json_end(w);
 }
 
-static void json_roof(FILE *out, const sim_roofline *r)
+/* One algorithm's run at one point. */
+static void json_entry(sim_json *w, const sim_sweep_spec *sp, const sim_sweep_point *pt,
+                       int a)
 {
-    fprintf(out, "{\"flops\":");
-    json_num(out, r->flops);
-    fprintf(out, ",\"memory_s\":");
-    json_num(out, r->t_memory);
-    fprintf(out, ",\"compute_s\":");
-    json_num(out, r->t_compute);
-    fprintf(out, ",\"estimate_s\":");
-    json_num(out, r->t_estimate);
-    fprintf(out, ",\"bound\":\"%s\",\"intensity\":", r->memory_bound ? "memory" : "compute");
-    json_num(out, r->intensity);
-    fprintf(out, ",\"balance\":");
-    json_num(out, r->balance);
-    fputc('}', out);
+    const sim_sweep_entry *r = &pt->run[a];
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "algo", sim_algo_name((sim_algo)a));
+    sim_json_int(w, "Br", r->Br);
+    sim_json_int(w, "Bc", r->Bc);
+    sim_json_int(w, "Tr", r->Tr);
+    sim_json_int(w, "Tc", r->Tc);
+    sim_json_uint(w, "sram_peak_bytes", r->sram_peak);
+    sim_json_uint(w, "steps", r->steps);
+    sim_json_uint(w, "read_bytes", r->read_bytes);
+    sim_json_uint(w, "write_bytes", r->write_bytes);
+    sim_json_uint(w, "total_bytes", r->bytes);
+    sim_json_uint(w, "total_elems", r->elems);
+    sim_json_bool(w, "capped", r->capped);
+    if (sp->run_algo[SIM_NAIVE])
+        sim_json_num(w, "ratio_to_naive", (double)r->bytes / (double)pt->run[SIM_NAIVE].bytes);
+    else
+        sim_json_null(w, "ratio_to_naive");
+    if (sp->gpu)
+        sim_report_json_roofline(w, "roofline", &r->roof);
+    sim_json_num(w, "seconds", r->seconds);
+    sim_json_end(w);
+}
+
+/* One element of "points": the shape, its bounds, and every run there. */
+static void json_point(sim_json *w, const sim_sweep_spec *sp, const sim_sweep_point *pt)
+{
+    sim_json_obj(w, NULL);
+    sim_json_int(w, "N", pt->sh.N);
+    sim_json_int(w, "d", pt->sh.d);
+    sim_json_uint(w, "M_bytes", pt->sh.M);
+    sim_json_whole(w, "M_elems", pt->bounds.M_elems);
+    sim_json_bool(w, "in_regime", pt->bounds.in_regime);
+    sim_json_obj(w, "bounds");
+    sim_json_num(w, "theta_standard_elems", pt->bounds.theta_standard);
+    sim_json_num(w, "theta_flash_elems", pt->bounds.theta_flash);
+    sim_json_num(w, "lower_bound_elems", pt->bounds.lower_bound);
+    sim_json_end(w);
+    sim_json_arr(w, "runs");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (sp->run_algo[a])
+            json_entry(w, sp, pt, a);
+    sim_json_end(w);
+    sim_json_end(w);
+}
+
+/* v as the member key when has, else null. */
+static void json_num_if(sim_json *w, const char *key, int has, double v)
+{
+    if (has)
+        sim_json_num(w, key, v);
+    else
+        sim_json_null(w, key);
+}
+
+/* One element of "fits": subject s (an algorithm or the lower bound) along
+ * axis a. Exponents of a fit that failed are null, as is the bound's. */
+static void json_fit(sim_json *w, const sim_sweep_spec *sp, const sim_sweep_fit *f, int s,
+                     int a)
+{
+    int quoted = (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) &&
+                 s != SIM_SUBJECT_BOUND;
+    sim_json_obj(w, NULL);
+    sim_json_str(w, "subject", s == SIM_SUBJECT_BOUND ? "lower_bound"
+                                                      : sim_algo_name((sim_algo)s));
+    sim_json_str(w, "param", sim_param_name(sp->axes[a].param));
+    sim_json_str(w, "status", sim_fit_status_name(f->status));
+    json_num_if(w, "exponent", quoted, f->exponent);
+    json_num_if(w, "r2", quoted, f->r2);
+    json_num_if(w, "max_log_residual", quoted, f->max_resid);
+    json_num_if(w, "theory", f->has_theory, f->theory);
+    if (quoted && f->has_theory)
+        sim_json_bool(w, "agrees", fabs(f->exponent - f->theory) <= AGREE_TOL);
+    else
+        sim_json_null(w, "agrees");
+    json_num_if(w, "block_exponent", f->has_block, f->block_exponent);
+    json_num_if(w, "end_slope", f->has_end_slope && s != SIM_SUBJECT_BOUND, f->end_slope);
+    sim_json_int(w, "points_used", f->used);
+    sim_json_int(w, "points", f->total);
+    sim_json_int(w, "out_of_regime", f->out_of_regime);
+    sim_json_int(w, "capped", f->capped);
+    sim_json_str(w, "note", f->note);
+    sim_json_end(w);
 }
 
 void sim_sweep_json(FILE *out, const sim_sweep_result *res)
 {
     const sim_sweep_spec *sp = &res->spec;
-    fprintf(out, "{\"fasim_version\":\"%s\",\"sweep\":{\"vary\":[", FASIM_VERSION);
-    for (int a = 0; a < sp->naxes; a++) {
-        const sim_axis *ax = &sp->axes[a];
-        fprintf(out, "%s{\"param\":\"%s\",\"values\":[", a ? "," : "",
-                sim_param_name(ax->param));
-        for (int k = 0; k < ax->n; k++)
-            fprintf(out, "%s%lld", k ? "," : "", (long long)ax->values[k]);
-        fprintf(out, "]}");
-    }
-    fprintf(out, "],\"fixed\":{\"N\":%lld,\"d\":%lld,\"M_bytes\":%llu,\"dtype\":\"%s\","
-            "\"causal\":%s,\"plan\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"gpu\":",
-            (long long)sp->base.N, (long long)sp->base.d, (unsigned long long)sp->base.M,
-            sim_dtype_name(sp->base.dtype), sp->base.causal ? "true" : "false",
-            (sp->Br || sp->Bc) ? "user" : sp->plan_kind == SIM_PLAN_PAPER ? "paper" : "best",
-            (long long)sp->Br, (long long)sp->Bc);
-    if (sp->gpu)
-        json_str(out, sp->gpu->name);
-    else
-        fputs("null", out);
-    fprintf(out, "},\"engine\":\"%s\",\"points\":%d,\"total_steps\":%llu,\"seconds\":",
-            res->simulated ? "sim" : "closed-form", res->npoints,
-            (unsigned long long)res->total_steps);
-    json_num(out, res->seconds);
-    fprintf(out, "},\"points\":[");
-    for (int k = 0; k < res->npoints; k++) {
-        const sim_sweep_point *pt = &res->pts[k];
-        fprintf(out, "%s{\"N\":%lld,\"d\":%lld,\"M_bytes\":%llu,\"M_elems\":%.0f,"
-                "\"in_regime\":%s,\"bounds\":{\"theta_standard_elems\":", k ? "," : "",
-                (long long)pt->sh.N, (long long)pt->sh.d, (unsigned long long)pt->sh.M,
-                pt->bounds.M_elems, pt->bounds.in_regime ? "true" : "false");
-        json_num(out, pt->bounds.theta_standard);
-        fprintf(out, ",\"theta_flash_elems\":");
-        json_num(out, pt->bounds.theta_flash);
-        fprintf(out, ",\"lower_bound_elems\":");
-        json_num(out, pt->bounds.lower_bound);
-        fprintf(out, "},\"runs\":[");
-        int first = 1;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-            if (!sp->run_algo[a])
-                continue;
-            const sim_sweep_entry *r = &pt->run[a];
-            fprintf(out, "%s{\"algo\":\"%s\",\"Br\":%lld,\"Bc\":%lld,\"Tr\":%lld,\"Tc\":%lld,"
-                    "\"sram_peak_bytes\":%llu,\"steps\":%llu,\"read_bytes\":%llu,"
-                    "\"write_bytes\":%llu,\"total_bytes\":%llu,\"total_elems\":%llu,"
-                    "\"capped\":%s,\"ratio_to_naive\":", first ? "" : ",",
-                    sim_algo_name((sim_algo)a), (long long)r->Br, (long long)r->Bc,
-                    (long long)r->Tr, (long long)r->Tc, (unsigned long long)r->sram_peak,
-                    (unsigned long long)r->steps, (unsigned long long)r->read_bytes,
-                    (unsigned long long)r->write_bytes, (unsigned long long)r->bytes,
-                    (unsigned long long)r->elems, r->capped ? "true" : "false");
-            if (sp->run_algo[SIM_NAIVE])
-                json_num(out, (double)r->bytes / (double)pt->run[SIM_NAIVE].bytes);
-            else
-                fputs("null", out);
-            if (sp->gpu) {
-                fprintf(out, ",\"roofline\":");
-                json_roof(out, &r->roof);
-            }
-            fprintf(out, ",\"seconds\":");
-            json_num(out, r->seconds);
-            fputc('}', out);
-            first = 0;
-        }
-        fprintf(out, "]}");
-    }
-    fprintf(out, "],\"fits\":[");
-    int first = 1;
-    for (int a = 0; a < sp->naxes; a++) {
-        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++) {
-            if (s != SIM_SUBJECT_BOUND && !sp->run_algo[s])
-                continue;
-            const sim_sweep_fit *f = &res->fits[s][a];
-            int quoted = (f->status == SIM_FIT_OK || f->status == SIM_FIT_FIXED_BLOCKS) &&
-                         s != SIM_SUBJECT_BOUND;
-            fprintf(out, "%s{\"subject\":\"%s\",\"param\":\"%s\",\"status\":\"%s\","
-                    "\"exponent\":", first ? "" : ",",
-                    s == SIM_SUBJECT_BOUND ? "lower_bound" : sim_algo_name((sim_algo)s),
-                    sim_param_name(sp->axes[a].param), sim_fit_status_name(f->status));
-            first = 0;
-            if (quoted)
-                json_num(out, f->exponent);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"r2\":");
-            if (quoted)
-                json_num(out, f->r2);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"max_log_residual\":");
-            if (quoted)
-                json_num(out, f->max_resid);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"theory\":");
-            if (f->has_theory)
-                json_num(out, f->theory);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"agrees\":");
-            if (quoted && f->has_theory)
-                fputs(fabs(f->exponent - f->theory) <= AGREE_TOL ? "true" : "false", out);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"block_exponent\":");
-            if (f->has_block)
-                json_num(out, f->block_exponent);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"end_slope\":");
-            if (f->has_end_slope && s != SIM_SUBJECT_BOUND)
-                json_num(out, f->end_slope);
-            else
-                fputs("null", out);
-            fprintf(out, ",\"points_used\":%d,\"points\":%d,\"out_of_regime\":%d,"
-                    "\"capped\":%d,\"note\":", f->used, f->total, f->out_of_regime,
-                    f->capped);
-            json_str(out, f->note);
-            fputc('}', out);
-        }
-    }
-    fprintf(out, "]");
-    if (res->engine_note[0]) {
-        fprintf(out, ",\"note\":");
-        json_str(out, res->engine_note);
-    }
-    fprintf(out, "}\n");
+    sim_json w;
+    sim_report_json_begin(&w, out);
+    json_spec(&w, res);
+    sim_json_arr(&w, "points");
+    for (int k = 0; k < res->npoints; k++)
+        json_point(&w, sp, &res->pts[k]);
+    sim_json_end(&w);
+    sim_json_arr(&w, "fits");
+    for (int a = 0; a < sp->naxes; a++)
+        for (int s = 0; s <= SIM_SUBJECT_BOUND; s++)
+            if (s == SIM_SUBJECT_BOUND || sp->run_algo[s])
+                json_fit(&w, sp, &res->fits[s][a], s, a);
+    sim_json_end(&w);
+    if (res->engine_note[0])
+        sim_json_str(&w, "note", res->engine_note);
+    sim_json_end(&w);
+    fputc('\n', out);
 }
 
 /* ---- CSV ------------------------------------------------------------------------------ */

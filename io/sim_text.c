@@ -1,0 +1,51 @@
+/*
+ * sim_text.c — word wrapping (see sim_text.h).
+ */
+#include "sim_text.h"
+
+#include <string.h>
+
+size_t sim_text_cols(const char *text, size_t bytes, int utf8)
+{
+    if (!utf8)
+        return bytes;
+    size_t c = 0;
+    for (size_t k = 0; k < bytes; k++)
+        c += ((unsigned char)text[k] & 0xc0) != 0x80;
+    return c;
+}
+
+void sim_text_wrap(FILE *out, size_t col, const char *text, size_t len,
+                   const sim_wrap_style *st)
+{
+    int first = 1;
+    for (size_t k = 0; k < len;) {
+        while (k < len && text[k] == ' ')
+            k++;
+        size_t w0 = k;
+        while (k < len && text[k] != ' ')
+            k++;
+        if (k == w0)
+            break;
+        size_t wc = sim_text_cols(text + w0, k - w0, st->utf8);
+        if (!first && col + 1 + wc > st->width) {
+            fprintf(out, "\n%*s", (int)st->indent, "");
+            col = st->indent;
+        } else if (!first) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(text + w0, 1, k - w0, out);
+        col += wc;
+        first = 0;
+    }
+    fputc('\n', out);
+}
+
+void sim_text_wrap_lead(FILE *out, const char *lead, size_t indent, size_t width,
+                        const char *text)
+{
+    const sim_wrap_style st = { width, indent, 0 };
+    fputs(lead, out);
+    sim_text_wrap(out, strlen(lead), text, strlen(text), &st);
+}

@@ -1,0 +1,33 @@
+/*
+ * sim_text.h — word wrapping for the terminal texts (claims, sweep notes,
+ * lessons).
+ */
+#ifndef FASIM_SIM_TEXT_H
+#define FASIM_SIM_TEXT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct {
+    size_t width;                /* no line passes this column ... */
+    size_t indent;               /* ... continuation lines start with this many spaces */
+    int utf8;                    /* count columns in UTF-8 characters, not bytes */
+} sim_wrap_style;
+
+/* The columns text[0, bytes) fills: one per byte, or per UTF-8 character. */
+size_t sim_text_cols(const char *text, size_t bytes, int utf8);
+
+/* Print the words of text[0, len) (split at spaces; runs of spaces collapse)
+ * one space apart, the cursor being at column col already. A word that would
+ * end past st->width starts a new line indented by st->indent spaces, unless
+ * it is the first word (a word longer than the line is never split). Ends
+ * with '\n'; no line ends in a space. */
+void sim_text_wrap(FILE *out, size_t col, const char *text, size_t len,
+                   const sim_wrap_style *st);
+
+/* Print lead, then the whole of text wrapped as above with columns counted
+ * in bytes: "    verdict:  HOLDS: ..." with the rest under the text. */
+void sim_text_wrap_lead(FILE *out, const char *lead, size_t indent, size_t width,
+                        const char *text);
+
+#endif /* FASIM_SIM_TEXT_H */
