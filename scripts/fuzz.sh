@@ -6,14 +6,14 @@
 # target and leaves the input in build-fuzz/artifacts/. Exit status 1 if any
 # target found something.
 #
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: npy cli claims numbers)
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: npy cli claims numbers plot)
 # Environment: FUZZ_JOBS (targets run at once; default the number of cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(npy cli claims numbers)
+[ ${#targets[@]} -eq 0 ] && targets=(npy cli claims numbers plot)
 case $seconds in ''|*[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number" >&2; exit 2;; esac
 
 scripts/deps.sh clang libclang-rt-14-dev
