@@ -20,7 +20,7 @@ int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, siz
 {
     if (sim_parse_size(opt, s, out, err, errlen) != 0)
         return -1;
-    if (*out > CLI_MAX_M) {
+    if (*out > SIM_MAX_M) {
         ERR("%s %s: at most 1G is supported (on-chip memories are KiB to MiB)", opt, s);
         return -1;
     }
@@ -37,9 +37,9 @@ int cli_parse_shape_opt(const char *optname, const char *val, sim_shape *sh, cha
                         size_t errlen)
 {
     if (!strcmp(optname, "--N"))
-        return cli_parse_count(optname, val, 1, CLI_MAX_N, &sh->N, err, errlen);
+        return cli_parse_count(optname, val, 1, SIM_MAX_N, &sh->N, err, errlen);
     if (!strcmp(optname, "--d"))
-        return cli_parse_count(optname, val, 1, CLI_MAX_D, &sh->d, err, errlen);
+        return cli_parse_count(optname, val, 1, SIM_MAX_D, &sh->d, err, errlen);
     if (!strcmp(optname, "--M"))
         return cli_parse_sram(optname, val, &sh->M, err, errlen);
     if (!strcmp(optname, "--dtype")) {
@@ -337,7 +337,7 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
             break;
         case O_BR:
         case O_BC:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &n, err, errlen))
+            if (cli_parse_count(optname, val, 1, SIM_MAX_N, &n, err, errlen))
                 return -1;
             if (id == O_BR)
                 r->Br = n;
@@ -359,21 +359,21 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
             break;
         case O_NQ:
         case O_NK:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, id == O_NQ ? &Nq : &Nk, err,
+            if (cli_parse_count(optname, val, 1, SIM_MAX_N, id == O_NQ ? &Nq : &Nk, err,
                                 errlen))
                 return -1;
             break;
         case O_BATCH:
         case O_HEADS:
         case O_KV_HEADS:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_HEADS,
+            if (cli_parse_count(optname, val, 1, SIM_MAX_HEADS,
                                 id == O_BATCH ? &r->sh.batch
                                 : id == O_HEADS ? &r->sh.heads : &r->sh.kv_heads,
                                 err, errlen))
                 return -1;
             break;
         case O_WINDOW:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &r->sh.window, err, errlen))
+            if (cli_parse_count(optname, val, 1, SIM_MAX_N, &r->sh.window, err, errlen))
                 return -1;
             r->sh.causal = 1;
             break;
@@ -398,11 +398,11 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
             break;
         case O_DO: o->do_path = val; break;
         case O_SPLITS:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_HEADS, &r->sh.splits, err, errlen))
+            if (cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->sh.splits, err, errlen))
                 return -1;
             break;
         case O_PAGE:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &r->sh.page, err, errlen))
+            if (cli_parse_count(optname, val, 1, SIM_MAX_N, &r->sh.page, err, errlen))
                 return -1;
             break;
         case O_Q: o->q_path = val; break;

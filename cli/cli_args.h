@@ -11,14 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim_limits.h"
 #include "sim_report.h"
-
-/* Limits on what the command line accepts, each justified where it is used. */
-#define CLI_MAX_N     (INT64_C(1) << 40)   /* counts of N^2 stay within 64 bits' reach */
-#define CLI_MAX_D     INT64_C(65536)       /* far above any real head dimension */
-#define CLI_MAX_M     (UINT64_C(1) << 30)  /* 1 GiB: well past any on-chip memory */
-#define CLI_MAX_HEADS INT64_C(65536)       /* --batch, --heads, --kv-heads: models use
-                                              up to 128 heads and batches of thousands */
 
 /* A byte size: a whole or decimal number with an optional binary suffix
  * B, K or KiB (1024), M or MiB (2^20), G or GiB (2^30); e.g. 98304, 96K,
@@ -26,7 +20,7 @@
  * "KB", "MB", "GB" are refused (ambiguous between 1000 and 1024). */
 int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen);
 
-/* An SRAM size (--M): a size as above, at most CLI_MAX_M. */
+/* An SRAM size (--M): a size as above, at most SIM_MAX_M. */
 int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen);
 
 /* A positive integer in [lo, hi], with the same suffixes as sizes (so
@@ -35,7 +29,7 @@ int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
                     int64_t *out, char *err, size_t errlen);
 
 /* One of the problem options every command shares, named by optname as
- * cli_opt_scan gives it: --N (1 .. CLI_MAX_N), --d (1 .. CLI_MAX_D), --M (an
+ * cli_opt_scan gives it: --N (1 .. SIM_MAX_N), --d (1 .. SIM_MAX_D), --M (an
  * SRAM size) or --dtype, parsed into sh. Returns 0, or -1 with a message
  * (also for an optname that is none of them). */
 int cli_parse_shape_opt(const char *optname, const char *val, sim_shape *sh, char *err,

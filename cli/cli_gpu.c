@@ -171,9 +171,9 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[3])
                 (long long)m[0].cols);
         return SIM_EUSAGE;
     }
-    if (m[0].cols > CLI_MAX_D) {
+    if (m[0].cols > SIM_MAX_D) {
         fprintf(stderr, "fasim: %s: d = %lld is over the supported %lld\n", paths[0],
-                (long long)m[0].cols, (long long)CLI_MAX_D);
+                (long long)m[0].cols, (long long)SIM_MAX_D);
         return SIM_EFAIL;
     }
     o->req.sh.N = m[0].rows;

@@ -84,7 +84,7 @@ static int parse_value(sim_param p, const char *opt, const char *s, int64_t *out
         *out = (int64_t)v;
         return 0;
     }
-    return cli_parse_count(opt, s, 1, p == SIM_PARAM_N ? CLI_MAX_N : CLI_MAX_D, out, err,
+    return cli_parse_count(opt, s, 1, p == SIM_PARAM_N ? SIM_MAX_N : SIM_MAX_D, out, err,
                            errlen);
 }
 
@@ -274,11 +274,11 @@ static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err
                 }
             sp->naxes++;
         } else if (!strcmp(name, "N")) {
-            if (cli_parse_count(opt, val, 1, CLI_MAX_N, &sp->base.N, err, errlen))
+            if (cli_parse_count(opt, val, 1, SIM_MAX_N, &sp->base.N, err, errlen))
                 return -1;
             o->fixed_set[SIM_PARAM_N] = 1;
         } else if (!strcmp(name, "d")) {
-            if (cli_parse_count(opt, val, 1, CLI_MAX_D, &sp->base.d, err, errlen))
+            if (cli_parse_count(opt, val, 1, SIM_MAX_D, &sp->base.d, err, errlen))
                 return -1;
             o->fixed_set[SIM_PARAM_D] = 1;
         } else if (!strcmp(name, "M")) {
@@ -297,7 +297,7 @@ static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err
             if (cli_parse_algos(val, sp->run_algo, err, errlen))
                 return -1;
         } else if (!strcmp(name, "Br") || !strcmp(name, "Bc")) {
-            if (cli_parse_count(opt, val, 1, CLI_MAX_N, &n, err, errlen))
+            if (cli_parse_count(opt, val, 1, SIM_MAX_N, &n, err, errlen))
                 return -1;
             if (name[1] == 'r')
                 sp->Br = n;

@@ -166,7 +166,7 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
         }
         case V_BR:
         case V_BC:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &n, err, errlen))
+            if (cli_parse_count(optname, val, 1, SIM_MAX_N, &n, err, errlen))
                 return -1;
             if (id == V_BR)
                 c->Br = n;
@@ -195,12 +195,12 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
             }
             break;
         case V_SPLITS:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_HEADS, &c->sh.splits, err, errlen))
+            if (cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &c->sh.splits, err, errlen))
                 return -1;
             break;
         case V_NQ:
         case V_NK:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, id == V_NQ ? &Nq : &Nk, err,
+            if (cli_parse_count(optname, val, 1, SIM_MAX_N, id == V_NQ ? &Nq : &Nk, err,
                                 errlen))
                 return -1;
             break;
@@ -223,7 +223,7 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
                 return -1;
             break;
         case V_ROW:
-            if (cli_parse_count(optname, val, 0, CLI_MAX_N, &c->out_row, err, errlen))
+            if (cli_parse_count(optname, val, 0, SIM_MAX_N, &c->out_row, err, errlen))
                 return -1;
             break;
         case V_SDL:

@@ -84,10 +84,10 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
                 shape_text(q, s0, sizeof s0), shape_text(k, s1, sizeof s1));
         return SIM_EUSAGE;
     }
-    if (q->cols > CLI_MAX_D || q->batch > CLI_MAX_HEADS || q->heads > CLI_MAX_HEADS) {
+    if (q->cols > SIM_MAX_D || q->batch > SIM_MAX_HEADS || q->heads > SIM_MAX_HEADS) {
         fprintf(stderr, "fasim: %s: shape %s is over the supported d <= %lld, B, H <= %lld\n",
-                paths[0], shape_text(q, s0, sizeof s0), (long long)CLI_MAX_D,
-                (long long)CLI_MAX_HEADS);
+                paths[0], shape_text(q, s0, sizeof s0), (long long)SIM_MAX_D,
+                (long long)SIM_MAX_HEADS);
         return SIM_EFAIL;
     }
     sh->N = q->rows;
