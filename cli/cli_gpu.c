@@ -34,6 +34,7 @@
 
 #include "cli_args.h"
 #include "cli_cmds.h"
+#include "cli_inputs.h"
 #include "kern.h"
 #include "sim_npy.h"
 #include "sim_report.h"
@@ -137,48 +138,21 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
     return 0;
 }
 
-/* --q/--k/--v: read, check shapes, set N and d (as the report does). */
-static int load_inputs(cli_report_opts *o, sim_npy_matrix m[3])
+/* --q/--k/--v: read, check shapes, set N and d (as the report does).
+ * Returns SIM_OK, or an exit status with the message printed. */
+static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
 {
-    const char *paths[3] = { o->q_path, o->k_path, o->v_path };
-    char err[512];
-    uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
-    int64_t max_elems = (int64_t)(max_mem / 4 / 4);
-    for (int k = 0; k < 3; k++) {
-        if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
-            fprintf(stderr, "fasim: %s\n", err);
-            return SIM_EFAIL;
-        }
-        if (m[k].rank != 2) {
-            fprintf(stderr, "fasim gpu: %s has shape (%lld, %lld, %lld, %lld); the kernels "
-                    "run one head: give (N, d) arrays (the report takes (B, H, N, d))\n",
-                    paths[k], (long long)m[k].batch, (long long)m[k].heads,
-                    (long long)m[k].rows, (long long)m[k].cols);
-            return SIM_EUSAGE;
-        }
-    }
-    for (int k = 1; k < 3; k++)
-        if (m[k].rows != m[0].rows || m[k].cols != m[0].cols) {
-            fprintf(stderr, "fasim: shapes differ: %s is (%lld, %lld) but %s is (%lld, "
-                    "%lld); Q, K and V must all be (N, d)\n", paths[0],
-                    (long long)m[0].rows, (long long)m[0].cols, paths[k],
-                    (long long)m[k].rows, (long long)m[k].cols);
-            return SIM_EFAIL;
-        }
-    if ((o->N_set && o->req.sh.N != m[0].rows) || (o->d_set && o->req.sh.d != m[0].cols)) {
-        fprintf(stderr, "fasim: --N/--d disagree with the files' shape (%lld, %lld); drop "
-                "--N/--d when giving .npy inputs\n", (long long)m[0].rows,
-                (long long)m[0].cols);
-        return SIM_EUSAGE;
-    }
-    if (m[0].cols > SIM_MAX_D) {
-        fprintf(stderr, "fasim: %s: d = %lld is over the supported %lld\n", paths[0],
-                (long long)m[0].cols, (long long)SIM_MAX_D);
-        return SIM_EFAIL;
-    }
-    o->req.sh.N = m[0].rows;
-    o->req.sh.d = m[0].cols;
-    return SIM_OK;
+    const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
+    const cli_inputs_spec spec = {
+        .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path,
+        .max_elems = (int64_t)(max_mem / 4 / 4), .one_head = "the kernels run one head",
+        .same_length = 1, .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
+    };
+    char err[1024];
+    int rc = cli_inputs_load(&spec, &o->req.sh, m, err, sizeof err);
+    if (rc != SIM_OK)
+        fprintf(stderr, "fasim: %s\n", err);
+    return rc;
 }
 
 static double max_abs_diff(const float *a, const float *b, int64_t n)
@@ -436,7 +410,7 @@ int cli_gpu_main(int argc, char **argv, int first)
         fclose(f);
     }
 
-    sim_npy_matrix m[3];
+    sim_npy_matrix m[4];
     memset(m, 0, sizeof m);
     int rc = SIM_OK, nruns = 0;
     gpu_run runs[SIM_ALGO_COUNT];
@@ -567,7 +541,6 @@ out:
         free(K);
         free(V);
     }
-    for (int k = 0; k < 3; k++)
-        free(m[k].data);
+    cli_inputs_free(m);
     return rc;
 }

@@ -18,6 +18,7 @@
 
 #include "cli_args.h"
 #include "cli_cmds.h"
+#include "cli_inputs.h"
 #include "sim_npy.h"
 #include "viz_curses.h"
 #include "viz_model.h"
@@ -305,52 +306,27 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
     return 0;
 }
 
-/* Load --q/--k/--v; N and d come from the files. Returns 0 or an exit status. */
-static int load_inputs(view_opts *o, sim_npy_matrix m[3])
+/* Load --q/--k/--v; N and d come from the files. Returns 0, or an exit
+ * status with the message printed. */
+static int load_inputs(view_opts *o, sim_npy_matrix m[4])
 {
-    const char *paths[3] = { o->q_path, o->k_path, o->v_path };
-    const char *names[3] = { "--q", "--k", "--v" };
-    char err[512];
     /* The view computes at most N^2 d = 2^34 multiply-adds, so N d <= 2^24
      * elements per tensor is generous (64 MiB of float32). */
-    const int64_t max_elems = INT64_C(1) << 24;
-    for (int k = 0; k < 3; k++) {
-        if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
-            fprintf(stderr, "fasim view: %s %s\n", names[k], err);
-            return 1;
-        }
-        if (m[k].rank != 2) {
-            fprintf(stderr, "fasim view: %s has shape (%lld, %lld, %lld, %lld); the view "
-                    "shows one head: give (N, d) arrays (the report takes (B, H, N, d))\n",
-                    paths[k], (long long)m[k].batch, (long long)m[k].heads,
-                    (long long)m[k].rows, (long long)m[k].cols);
-            return 2;
-        }
-    }
-    if (m[1].cols != m[0].cols || m[2].cols != m[0].cols || m[2].rows != m[1].rows) {
-        fprintf(stderr, "fasim view: shapes differ: Q %s is (%lld, %lld), K %s (%lld, %lld), "
-                "V %s (%lld, %lld); Q must be (N, d), K and V both (N_k, d)\n", paths[0],
-                (long long)m[0].rows, (long long)m[0].cols, paths[1], (long long)m[1].rows,
-                (long long)m[1].cols, paths[2], (long long)m[2].rows, (long long)m[2].cols);
-        return 1;
-    }
+    const cli_inputs_spec spec = {
+        .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path,
+        .max_elems = INT64_C(1) << 24, .one_head = "the view shows one head",
+        .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
+    };
     viz_config *c = &o->cfg;
-    const int64_t Nk = c->sh.Nk ? c->sh.Nk : c->sh.N;
-    if ((o->N_set && c->sh.N != m[0].rows) || (o->d_set && c->sh.d != m[0].cols) ||
-        (o->Nk_set && Nk != m[1].rows)) {
-        fprintf(stderr, "fasim view: --N/--Nq/--Nk/--d disagree with the files' shapes "
-                "(%lld, %lld) and (%lld, %lld); drop them when giving .npy inputs\n",
-                (long long)m[0].rows, (long long)m[0].cols, (long long)m[1].rows,
-                (long long)m[1].cols);
-        return 2;
+    char err[1024];
+    int rc = cli_inputs_load(&spec, &c->sh, m, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "fasim view: %s\n", err);
+        return rc;
     }
-    c->sh.N = m[0].rows;
-    c->sh.Nk = m[1].rows != m[0].rows ? m[1].rows : 0;
-    c->sh.d = m[0].cols;
     /* The inputs in HBM hold values of the dtype, as in the report. */
     for (int k = 0; k < 3; k++)
         sim_round_to_dtype(m[k].data, m[k].rows * m[k].cols, c->sh.dtype);
-    (void)Nk;
     c->Q = m[0].data;
     c->K = m[1].data;
     c->V = m[2].data;
@@ -428,7 +404,7 @@ int cli_view_main(int argc, char **argv, int first)
         usage(stdout);
         return 0;
     }
-    sim_npy_matrix npy[3];
+    sim_npy_matrix npy[4];
     memset(npy, 0, sizeof npy);
     int rc = 0;
     if (o.q_path)
@@ -467,7 +443,6 @@ int cli_view_main(int argc, char **argv, int first)
         }
     }
     viz_model_free(model);
-    for (int k = 0; k < 3; k++)
-        free(npy[k].data);
+    cli_inputs_free(npy);
     return rc;
 }

@@ -13,6 +13,7 @@
 
 #include "cli_args.h"
 #include "cli_cmds.h"
+#include "cli_inputs.h"
 #include "sim_npy.h"
 #include "sim_presets.h"
 #include "sim_report.h"
@@ -21,90 +22,28 @@
 #define FASIM_VERSION "0.0.0"
 #endif
 
-static void free_inputs(sim_npy_matrix m[4])
-{
-    for (int k = 0; k < 4; k++)
-        free(m[k].data);
-}
-
-/* "(N, d)" or "(B, H, N, d)": an array's shape as the file held it. */
-static const char *shape_text(const sim_npy_matrix *m, char *buf, size_t len)
-{
-    if (m->rank == 4)
-        snprintf(buf, len, "(%lld, %lld, %lld, %lld)", (long long)m->batch,
-                 (long long)m->heads, (long long)m->rows, (long long)m->cols);
-    else
-        snprintf(buf, len, "(%lld, %lld)", (long long)m->rows, (long long)m->cols);
-    return buf;
-}
-
-/* Load --q/--k/--v (and --dO) and set the shape from them: Q (N_q, d) or
- * (B, H, N_q, d); K and V (N_k, d) or (B, G, N_k, d), of Q's rank and batch;
- * dO Q's shape. Options given as well must agree. Returns 0, or an exit
- * status. */
+/* Load --q/--k/--v (and --dO) and set the shape from them; options given as
+ * well must agree. Returns SIM_OK, or an exit status with the message
+ * printed. */
 static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
 {
-    const char *paths[4] = { o->q_path, o->k_path, o->v_path, o->do_path };
-    const char *names[4] = { "--q", "--k", "--v", "--dO" };
-    char err[512], s0[96], s1[96], s2[96];
     /* Each file is bounded by the compute-memory limit before it is read. */
-    uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
-    int64_t max_elems = (int64_t)(max_mem / 4 / 4);
-    const int nfiles = o->do_path ? 4 : 3;
-    for (int k = 0; k < nfiles; k++) {
-        if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
-            fprintf(stderr, "fasim: %s %s\n", names[k], err);
-            return SIM_EFAIL;
-        }
+    const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
+    const cli_inputs_spec spec = {
+        .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path, .do_path = o->do_path,
+        .max_elems = (int64_t)(max_mem / 4 / 4),
+        .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
+    };
+    char err[1024];
+    int rc = cli_inputs_load(&spec, &o->req.sh, m, err, sizeof err);
+    if (rc != SIM_OK) {
+        fprintf(stderr, "fasim: %s\n", err);
+        return rc;
     }
-    const sim_npy_matrix *q = &m[0], *k = &m[1], *v = &m[2];
-    if (v->rank != k->rank || v->batch != k->batch || v->heads != k->heads ||
-        v->rows != k->rows || v->cols != k->cols || k->cols != q->cols || k->rank != q->rank ||
-        k->batch != q->batch) {
-        fprintf(stderr, "fasim: shapes differ: Q %s is %s, K %s is %s, V %s is %s; Q must be "
-                "(N_q, d) or (B, H, N_q, d), and K, V both (N_k, d) or (B, G, N_k, d)\n",
-                paths[0], shape_text(q, s0, sizeof s0), paths[1], shape_text(k, s1, sizeof s1),
-                paths[2], shape_text(v, s2, sizeof s2));
-        return SIM_EFAIL;
-    }
-    if (nfiles == 4 && (m[3].rank != q->rank || m[3].batch != q->batch ||
-                        m[3].heads != q->heads || m[3].rows != q->rows ||
-                        m[3].cols != q->cols)) {
-        fprintf(stderr, "fasim: --dO %s is %s; it must have Q's shape %s\n", paths[3],
-                shape_text(&m[3], s0, sizeof s0), shape_text(q, s1, sizeof s1));
-        return SIM_EFAIL;
-    }
-    sim_shape *sh = &o->req.sh;
-    const int64_t G = q->rank == 4 ? k->heads : 0;
-    if ((o->N_set && sh->N != q->rows) || (o->Nk_set && sim_shape_Nk(sh) != k->rows) ||
-        (o->d_set && sh->d != q->cols) || (sh->batch && sh->batch != q->batch) ||
-        (sh->heads && sh->heads != q->heads) || (sh->kv_heads && sh->kv_heads != k->heads)) {
-        fprintf(stderr, "fasim: --N/--Nq/--Nk/--d/--batch/--heads/--kv-heads disagree with the "
-                "files' shapes: Q %s, K and V %s; drop them when giving .npy inputs\n",
-                shape_text(q, s0, sizeof s0), shape_text(k, s1, sizeof s1));
-        return SIM_EUSAGE;
-    }
-    if (q->cols > SIM_MAX_D || q->batch > SIM_MAX_HEADS || q->heads > SIM_MAX_HEADS) {
-        fprintf(stderr, "fasim: %s: shape %s is over the supported d <= %lld, B, H <= %lld\n",
-                paths[0], shape_text(q, s0, sizeof s0), (long long)SIM_MAX_D,
-                (long long)SIM_MAX_HEADS);
-        return SIM_EFAIL;
-    }
-    sh->N = q->rows;
-    sh->Nk = k->rows == q->rows ? 0 : k->rows;
-    sh->d = q->cols;
-    sh->batch = q->batch;
-    sh->heads = q->heads;
-    sh->kv_heads = G;
-    char err2[256];
-    if (sim_shape_check(sh, err2, sizeof err2) != 0) {
-        fprintf(stderr, "fasim: the files' shapes: %s\n", err2);
-        return SIM_EUSAGE;
-    }
-    o->req.Q = q->data;
-    o->req.K = k->data;
-    o->req.V = v->data;
-    o->req.dO = nfiles == 4 ? m[3].data : NULL;
+    o->req.Q = m[0].data;
+    o->req.K = m[1].data;
+    o->req.V = m[2].data;
+    o->req.dO = m[3].data;
     return SIM_OK;
 }
 
@@ -147,7 +86,7 @@ static int cmd_report(int argc, char **argv, int first)
     if (o.q_path) {
         int rc = load_inputs(&o, m);
         if (rc != SIM_OK) {
-            free_inputs(m);
+            cli_inputs_free(m);
             return rc;
         }
     }
@@ -169,7 +108,7 @@ static int cmd_report(int argc, char **argv, int first)
     int rc = sim_report_build(&o.req, &rep, err, sizeof err);
     if (rc != SIM_OK) {
         fprintf(stderr, "fasim: %s\n", err);
-        free_inputs(m);
+        cli_inputs_free(m);
         return rc;
     }
     if (o.json)
@@ -203,7 +142,7 @@ static int cmd_report(int argc, char **argv, int first)
         rc = SIM_EFAIL;
     }
     sim_report_free(&rep);
-    free_inputs(m);
+    cli_inputs_free(m);
     return rc;
 }
 
