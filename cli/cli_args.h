@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli_table.h"
 #include "sim_limits.h"
 #include "sim_report.h"
 
@@ -41,28 +42,6 @@ int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, s
 
 /* Parse a comma list of loop orders ("all", "naive", "fa1,fa2"). */
 int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen);
-
-/* One long option of a command's table. */
-typedef struct {
-    const char *name;    /* without the dashes: "N", "count-only" */
-    int id;
-    int has_arg;
-} cli_opt;
-
-#define CLI_OPT_HELP (-2)   /* cli_opt_scan saw "-h" */
-
-/* Scan argv[*k], a GNU-style long option "--name value" or "--name=value"
- * of the table opts. Returns the option's id with *val set (NULL for a
- * switch), *k moved past a separate value and optname = "--name";
- * CLI_OPT_HELP for "-h"; or -1 with a message in err for a stray argument,
- * an unknown option (naming the option of a different case that was meant,
- * or, when it is one of `foreign`, the command it belongs to: `owner`), a
- * missing value or a value given to a switch. cmd ("fasim view") names the
- * command in messages. */
-int cli_opt_scan(int argc, char **argv, int *k, const cli_opt *opts, int nopts,
-                 const char *cmd, const char *const *foreign, int nforeign,
-                 const char *owner, const char **val, char *optname, size_t optlen,
-                 char *err, size_t errlen);
 
 typedef struct {
     int help;

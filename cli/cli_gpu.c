@@ -44,35 +44,9 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-"usage: fasim gpu [options]\n"
-"\n"
-"Run the real kernels of naive, FA1 and FA2 (kernels/) on the simulator's\n"
-"inputs and plans, and print for each: whether the output is bit-identical to\n"
-"the simulator's compute mode (and the largest difference if not), the\n"
-"kernel's own count of global-memory traffic per tensor beside the\n"
-"simulator's, and the time with the speedup over naive.\n"
-"Example: fasim gpu --N 256 --d 64 --M 48K --backend cpu\n"
-"\n"
-"  --backend B      cuda (default): the kernels on a CUDA device;\n"
-"                   cpu: the same kernel source on the CPU (threads of a block\n"
-"                   are real threads with a real barrier)\n"
-"  --repeat K       timed runs after one counted run; the median is shown\n"
-"                   (default %d)\n"
-"  --threads T      threads per block (default %d on the CPU, %d on CUDA)\n"
-"  --lock F         hold a lock on file F while the kernels run (several\n"
-"                   fasim gpu processes on one device time one at a time)\n"
-"\n"
-"and the report's options: --N --d --M --dtype --algo --Br --Bc --plan\n"
-"--causal --seed --q --k --v --json --gpu --max-mem (see 'fasim --help');\n"
-"--out F writes the kernel's O (one --algo), byte for byte comparable with\n"
-"'fasim --algo A --compute --out F'. The kernels run one head of the forward\n"
-"pass with N_q = N_k, causal or not; --batch, --heads, --kv-heads, --Nq/--Nk,\n"
-"--window, --pass, --splits, --page-size and --preset are the report's alone.\n"
-"\n"
-"exit status: 0 every kernel matched the simulator, 1 one did not (or no\n"
-"CUDA, I/O), 2 bad usage\n",
-            GPU_DEFAULT_REPEAT, KERN_CPU_DEFAULT_THREADS, KERN_CUDA_DEFAULT_THREADS);
+    const int nums[] = { GPU_DEFAULT_REPEAT, KERN_CPU_DEFAULT_THREADS,
+                         KERN_CUDA_DEFAULT_THREADS };
+    cli_usage(out, CLI_CMD_GPU, nums, 3);
 }
 
 typedef struct {
@@ -94,20 +68,23 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
     *nrest = 0;
     for (int k = first; k < argc; k++) {
         const char *a = argv[k];
-        const char *names[4] = { "--backend", "--repeat", "--threads", "--lock" };
-        int which = -1;
+        int which = -1;                 /* the option of gpu's own, CLI_O_* */
         const char *val = NULL;
-        for (int q = 0; q < 4; q++) {
-            size_t n = strlen(names[q]);
-            if (!strncmp(a, names[q], n) && (a[n] == '\0' || a[n] == '=')) {
+        for (int q = 0; q < CLI_O_COUNT; q++) {
+            const unsigned in = CLI_OPTIONS[q].cmds;
+            if (!(in & CLI_IN(CLI_CMD_GPU)) || (in & CLI_IN(CLI_CMD_REPORT)))
+                continue;
+            size_t n = strlen(CLI_OPTIONS[q].name);
+            if (a[0] == '-' && a[1] == '-' && !strncmp(a + 2, CLI_OPTIONS[q].name, n) &&
+                (a[n + 2] == '\0' || a[n + 2] == '=')) {
                 which = q;
-                if (a[n] == '=')
-                    val = a + n + 1;
+                if (a[n + 2] == '=')
+                    val = a + n + 3;
                 else if (k + 1 < argc)
                     val = argv[++k];
                 else {
-                    snprintf(err, errlen, "%s needs a value; see 'fasim gpu --help'",
-                             names[q]);
+                    snprintf(err, errlen, "--%s needs a value; see 'fasim gpu --help'",
+                             CLI_OPTIONS[q].name);
                     return -1;
                 }
             }
@@ -117,16 +94,16 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
             continue;
         }
         int64_t n;
-        if (which == 0) {
+        if (which == CLI_O_BACKEND) {
             if (kern_backend_parse(val, backend) != 0) {
                 snprintf(err, errlen, "--backend %s: unknown backend (cpu or cuda)", val);
                 return -1;
             }
-        } else if (which == 1) {
+        } else if (which == CLI_O_REPEAT) {
             if (cli_parse_count("--repeat", val, 1, GPU_MAX_REPEAT, &n, err, errlen))
                 return -1;
             *repeat = (int)n;
-        } else if (which == 3) {
+        } else if (which == CLI_O_LOCK) {
             *lock = val;
         } else {
             if (cli_parse_count("--threads", val, 1, 1024, &n, err, errlen))

@@ -25,50 +25,7 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-"usage: fasim sweep --vary P=LO..HI[STEP] [--vary ...] [options]\n"
-"\n"
-"Run the loop orders over a range of N, d or M (count-only), print HBM bytes\n"
-"per configuration and the ratios, and fit how the traffic grows: the\n"
-"log-log exponent in each varied parameter beside Theorem 2's (naive ~ N^2,\n"
-"FlashAttention ~ N^2 d^2 / M for d <= M <= N d, M in elements) and the\n"
-"lower bound. Points outside that regime, or with blocks at their caps, are\n"
-"left out of the fits, which say so.\n"
-"\n"
-"  --vary P=LO..HI[STEP]  P is N, d or M. STEP is *K (multiply, default *2)\n"
-"                   or +K (add), e.g. N=256..64K, d=32..256+32, M=16K..1M*4;\n"
-"                   or a list: N=1K,4K,16K. Twice (two parameters): a grid.\n"
-"  --N, --d, --M, --dtype, --causal, --algo, --Br, --Bc, --plan\n"
-"                   the fixed parameters, as for the report (fasim --help)\n"
-"  --gpu NAME       a100, h100, h200: M from the preset (unless --M or --vary M)\n"
-"                   and a roofline estimate per run in --json and --csv\n"
-"  --engine E       auto (default): the simulator when the sweep is at most\n"
-"                   2^29 tile steps (a few seconds), else closed forms;\n"
-"                   sim: always simulate; closed-form: never (exact counts)\n"
-"  --max-steps N    tile-step limit of one simulated run (default 2^33)\n"
-"\n"
-"output\n"
-"  --json           one JSON object (keys in docs/sweeps.md)\n"
-"  --csv            one row per configuration (columns in docs/sweeps.md)\n"
-"  --plot F.svg     also draw HBM bytes against the varied parameter (one\n"
-"                   --vary) on log-log axes: writes F.dat and F.gp (a gnuplot\n"
-"                   script) beside F.svg or F.png, and runs gnuplot if it is\n"
-"                   installed (Debian: apt-get install gnuplot-nox)\n"
-"  --no-progress    no progress bar (it appears on a terminal's stderr when\n"
-"                   the sweep takes more than a moment)\n"
-"\n"
-"limits (bad input is refused before anything runs)\n"
-"  at most 1024 values per --vary and 4096 configurations per sweep (fixed:\n"
-"  a sweep is a picture, not a data set); N <= 2^40, d <= 65536, M <= 1G as\n"
-"  in the report; --max-steps for one simulated run\n"
-"\n"
-"examples\n"
-"  fasim sweep --vary N=256..65536 --d 64 --M 96K\n"
-"  fasim sweep --vary M=16K..256K --N 16384 --d 128 --csv > m.csv\n"
-"  fasim sweep --vary N=1K..64K --vary M=32K..256K --json\n"
-"  fasim sweep --vary N=1K..1M --algo fa2 --engine closed-form --plot io.svg\n"
-"\n"
-"exit status: 0 success, 2 bad usage, 1 other failures\n");
+    cli_usage(out, CLI_CMD_SWEEP, NULL, 0);
 }
 
 #define ERRF(...) do { snprintf(err, errlen, __VA_ARGS__); } while (0)
@@ -229,21 +186,13 @@ static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err
         }
         memcpy(name, arg + 2, nl);
         name[nl] = '\0';
-        static const char *const FLAGS[] = { "causal", "json", "csv", "no-progress" };
-        static const char *const VALUED[] = { "vary", "N", "d", "M", "dtype", "algo", "Br",
-                                              "Bc", "plan", "gpu", "engine", "max-steps",
-                                              "plot" };
-        int is_flag = 0, known = 0;
-        for (size_t q = 0; q < sizeof FLAGS / sizeof FLAGS[0]; q++)
-            is_flag |= !strcmp(name, FLAGS[q]);
-        for (size_t q = 0; q < sizeof VALUED / sizeof VALUED[0]; q++)
-            known |= !strcmp(name, VALUED[q]);
-        if (!is_flag && !known) {
+        const int id = cli_option_find(CLI_CMD_SWEEP, name, nl);
+        if (id < 0 || id == CLI_O_HELP) {       /* --help was taken above */
             ERRF("sweep: unknown option '--%s'; see 'fasim sweep --help'", name);
             return -1;
         }
         const char *val = NULL;
-        if (is_flag) {
+        if (!CLI_OPTIONS[id].arg) {
             if (eq) {
                 ERRF("--%s takes no value", name);
                 return -1;

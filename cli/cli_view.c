@@ -45,77 +45,9 @@ typedef struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-"usage: fasim view [options]\n"
-"\n"
-"One run of one loop order, step by step: the tiles of Q, K, V, O (S, P for\n"
-"naive; l, m for fa1; L for fa2) in HBM, the buffers in SRAM, the statistics\n"
-"m_i, l_i of the current row block, and the pseudocode line reached.\n"
-"Example: fasim view --N 64 --M 8K --algo fa2\n"
-"\n"
-"On a terminal the view is interactive (space play/pause, n/b step, g go to,\n"
-"a next loop order, c causal, ? help, q quit). When stdout is not a terminal\n"
-"the frames are printed as plain text.\n"
-"\n"
-"problem (as in the report; see 'fasim --help')\n"
-"  --N N            sequence length (default 64)\n"
-"  --d D            head dimension (default 64)\n"
-"  --M BYTES        SRAM in bytes: 8192, 8K, 1.5MiB (default 8K)\n"
-"  --dtype T        fp16 (default), bf16 or fp32\n"
-"  --Nq N, --Nk N   query and key lengths when they differ (decoding:\n"
-"                   --Nq 1 --Nk 256)\n"
-"  --causal         causal mask\n"
-"  --algo A         one loop order: naive, fa1 or fa2 (default fa2)\n"
-"  --pass P         fwd (default) or bwd: the backward pass (naive: Algorithm\n"
-"                   3, fa1: Algorithm 4 of FlashAttention; fa2: Algorithm 2 of\n"
-"                   FlashAttention-2), dO seeded\n"
-"  --splits S       fa2's split-KV: partials per split, then the merge\n"
-"  --Br B, --Bc B   block sizes (default: the best plan that fits M)\n"
-"  --plan KIND      best (default) or paper (Algorithm 1, line 1)\n"
-"  --seed S         seed of the random inputs (default 1)\n"
-"  --q F --k F --v F  inputs as .npy: Q (N, d), K and V (N_k, d)\n"
-"  --compute        compute the statistics even when slow (N^2 d <= 2^34)\n"
-"  --count-only     counters and tiles only, no statistics\n"
-"\n"
-"view\n"
-"  --step K         start at step K (1-based; default 1)\n"
-"  --frames K       text output: print K frames (default: all of a run of up\n"
-"                   to %d steps, else %d)\n"
-"  --row R          the row of each Q block whose partial output is shown\n"
-"                   (0-based within the block; default 0)\n"
-"  --sdl            the same run in an SDL2 window (heat map of S_ij / P_ij,\n"
-"                   m and l plots, the counters; the same keys)\n"
-"  --screenshot F   draw step --step (default 1) to F (.png or .bmp) and exit;\n"
-"                   needs no display\n"
-"  --size WxH       size of the SDL2 window or screenshot (default 1280x800)\n"
-"  --help\n"
-"\n"
-"Runs whose recording would exceed 256 MiB are refused with a hint.\n"
-"exit status: 0 success, 2 bad usage (including a plan that does not fit),\n"
-"1 other failures\n", VIEW_DEFAULT_FRAMES, VIEW_DEFAULT_FRAMES);
+    const int nums[] = { VIEW_DEFAULT_FRAMES, VIEW_DEFAULT_FRAMES };
+    cli_usage(out, CLI_CMD_VIEW, nums, 2);
 }
-
-enum {
-    V_N, V_D, V_M, V_DTYPE, V_ALGO, V_BR, V_BC, V_PLAN, V_CAUSAL, V_SEED, V_Q, V_K, V_V,
-    V_COMPUTE, V_COUNT, V_STEP, V_FRAMES, V_ROW, V_SDL, V_SHOT, V_SIZE, V_HELP,
-    V_PASS, V_SPLITS, V_NQ, V_NK
-};
-
-static const cli_opt VOPTS[] = {
-    { "N", V_N, 1 },          { "d", V_D, 1 },             { "M", V_M, 1 },
-    { "dtype", V_DTYPE, 1 },  { "algo", V_ALGO, 1 },       { "Br", V_BR, 1 },
-    { "Bc", V_BC, 1 },        { "plan", V_PLAN, 1 },       { "causal", V_CAUSAL, 0 },
-    { "seed", V_SEED, 1 },    { "q", V_Q, 1 },             { "k", V_K, 1 },
-    { "v", V_V, 1 },          { "compute", V_COMPUTE, 0 }, { "count-only", V_COUNT, 0 },
-    { "step", V_STEP, 1 },    { "frames", V_FRAMES, 1 },   { "row", V_ROW, 1 },
-    { "sdl", V_SDL, 0 },      { "screenshot", V_SHOT, 1 }, { "size", V_SIZE, 1 },
-    { "help", V_HELP, 0 },    { "pass", V_PASS, 1 },       { "splits", V_SPLITS, 1 },
-    { "Nq", V_NQ, 1 },        { "Nk", V_NK, 1 },
-};
-#define NVOPTS (int)(sizeof VOPTS / sizeof VOPTS[0])
-
-/* Report options that do not apply here, named so the message can say so. */
-static const char *const REPORT_ONLY[] = { "json", "out", "max-mem", "max-steps", "version" };
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
 
@@ -128,9 +60,8 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
     for (int k = first; k < argc; k++) {
         const char *val;
         char optname[32];
-        int id = cli_opt_scan(argc, argv, &k, VOPTS, NVOPTS, "fasim view", REPORT_ONLY,
-                              (int)(sizeof REPORT_ONLY / sizeof REPORT_ONLY[0]), "the report", &val,
-                              optname, sizeof optname, err, errlen);
+        int id = cli_opt_scan(argc, argv, &k, CLI_CMD_VIEW, &val, optname, sizeof optname, err,
+                              errlen);
         if (id == -1)
             return -1;
         if (id == CLI_OPT_HELP) {
@@ -140,16 +71,16 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
         viz_config *c = &o->cfg;
         int64_t n;
         switch (id) {
-        case V_N:
-        case V_D:
-        case V_M:
-        case V_DTYPE:
+        case CLI_O_N:
+        case CLI_O_D:
+        case CLI_O_M:
+        case CLI_O_DTYPE:
             if (cli_parse_shape_opt(optname, val, &c->sh, err, errlen))
                 return -1;
-            o->N_set |= id == V_N;
-            o->d_set |= id == V_D;
+            o->N_set |= id == CLI_O_N;
+            o->d_set |= id == CLI_O_D;
             break;
-        case V_ALGO: {
+        case CLI_O_ALGO: {
             int run[SIM_ALGO_COUNT], count = 0;
             if (cli_parse_algos(val, run, err, errlen))
                 return -1;
@@ -165,16 +96,16 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
             }
             break;
         }
-        case V_BR:
-        case V_BC:
+        case CLI_O_BR:
+        case CLI_O_BC:
             if (cli_parse_count(optname, val, 1, SIM_MAX_N, &n, err, errlen))
                 return -1;
-            if (id == V_BR)
+            if (id == CLI_O_BR)
                 c->Br = n;
             else
                 c->Bc = n;
             break;
-        case V_PLAN:
+        case CLI_O_PLAN:
             if (!strcmp(val, "best") || !strcmp(val, "auto"))
                 c->plan_kind = SIM_PLAN_AUTO;
             else if (!strcmp(val, "paper"))
@@ -184,10 +115,10 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
                 return -1;
             }
             break;
-        case V_CAUSAL:
+        case CLI_O_CAUSAL:
             c->sh.causal = 1;
             break;
-        case V_PASS:
+        case CLI_O_PASS:
             if (!strcmp(val, "fwd") || !strcmp(val, "bwd")) {
                 c->sh.pass = !strcmp(val, "bwd") ? SIM_BWD : SIM_FWD;
             } else {
@@ -195,45 +126,45 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
                 return -1;
             }
             break;
-        case V_SPLITS:
+        case CLI_O_SPLITS:
             if (cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &c->sh.splits, err, errlen))
                 return -1;
             break;
-        case V_NQ:
-        case V_NK:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_N, id == V_NQ ? &Nq : &Nk, err,
+        case CLI_O_NQ:
+        case CLI_O_NK:
+            if (cli_parse_count(optname, val, 1, SIM_MAX_N, id == CLI_O_NQ ? &Nq : &Nk, err,
                                 errlen))
                 return -1;
             break;
-        case V_SEED:
+        case CLI_O_SEED:
             if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
                 return -1;
             c->seed = (uint64_t)n;
             break;
-        case V_Q: o->q_path = val; break;
-        case V_K: o->k_path = val; break;
-        case V_V: o->v_path = val; break;
-        case V_COMPUTE: compute = 1; break;
-        case V_COUNT: count_only = 1; break;
-        case V_STEP:
+        case CLI_O_Q: o->q_path = val; break;
+        case CLI_O_K: o->k_path = val; break;
+        case CLI_O_V: o->v_path = val; break;
+        case CLI_O_COMPUTE: compute = 1; break;
+        case CLI_O_COUNT_ONLY: count_only = 1; break;
+        case CLI_O_STEP:
             if (cli_parse_count(optname, val, 1, INT64_MAX, &o->step, err, errlen))
                 return -1;
             break;
-        case V_FRAMES:
+        case CLI_O_FRAMES:
             if (cli_parse_count(optname, val, 1, INT64_MAX, &o->frames, err, errlen))
                 return -1;
             break;
-        case V_ROW:
+        case CLI_O_ROW:
             if (cli_parse_count(optname, val, 0, SIM_MAX_N, &c->out_row, err, errlen))
                 return -1;
             break;
-        case V_SDL:
+        case CLI_O_SDL:
             o->sdl = 1;
             break;
-        case V_SHOT:
+        case CLI_O_SCREENSHOT:
             o->screenshot = val;
             break;
-        case V_SIZE: {
+        case CLI_O_SIZE: {
             /* WxH: two counts joined by 'x' */
             char wbuf[32];
             const char *x = strchr(val, 'x');
@@ -249,7 +180,7 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
                 return -1;
             break;
         }
-        case V_HELP:
+        case CLI_O_HELP:
             o->help = 1;
             break;
         }

@@ -180,17 +180,16 @@ int main(int argc, char **argv)
                              argc == 4 ? help : NULL, NULL };
             return main(argc == 4 ? 4 : 3, args);
         }
-        static const char *const CMDS[] = { "report", "view", "lesson", "sweep", "claims",
-                                            "explore", "gpu", "help" };
         const char *near = NULL;
-        for (size_t k = 0; k < sizeof CMDS / sizeof CMDS[0] && !near; k++) {
+        for (int k = 0; k < CLI_CMD_COUNT && !near; k++) {
             /* one letter off, or two swapped: the typos people make */
-            size_t a = strlen(argv[1]), b = strlen(CMDS[k]), diff = 0;
+            const char *cmd = CLI_COMMANDS[k].name;
+            size_t a = strlen(argv[1]), b = strlen(cmd), diff = 0;
             if (a == b) {
                 for (size_t c = 0; c < a; c++)
-                    diff += argv[1][c] != CMDS[k][c];
+                    diff += argv[1][c] != cmd[c];
                 if (diff <= 2)
-                    near = CMDS[k];
+                    near = cmd;
             }
         }
         if (near)
