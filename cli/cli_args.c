@@ -33,23 +33,48 @@ int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
     return sim_parse_count(opt, s, lo, hi, out, err, errlen);
 }
 
-int cli_parse_shape_opt(const char *optname, const char *val, sim_shape *sh, char *err,
-                        size_t errlen)
+int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const char *val,
+                          char *err, size_t errlen)
 {
-    if (!strcmp(optname, "--N"))
-        return cli_parse_count(optname, val, 1, SIM_MAX_N, &sh->N, err, errlen);
-    if (!strcmp(optname, "--d"))
-        return cli_parse_count(optname, val, 1, SIM_MAX_D, &sh->d, err, errlen);
-    if (!strcmp(optname, "--M"))
-        return cli_parse_sram(optname, val, &sh->M, err, errlen);
-    if (!strcmp(optname, "--dtype")) {
-        if (sim_dtype_parse(val, &sh->dtype) == 0)
-            return 0;
+    switch (id) {
+    case CLI_O_N:
+        return cli_parse_count(optname, val, 1, SIM_MAX_N, &p->sh->N, err, errlen) ? -1 : 1;
+    case CLI_O_D:
+        return cli_parse_count(optname, val, 1, SIM_MAX_D, &p->sh->d, err, errlen) ? -1 : 1;
+    case CLI_O_M:
+        return cli_parse_sram(optname, val, &p->sh->M, err, errlen) ? -1 : 1;
+    case CLI_O_DTYPE:
+        if (sim_dtype_parse(val, &p->sh->dtype) == 0)
+            return 1;
         ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
         return -1;
+    case CLI_O_CAUSAL:
+        p->sh->causal = 1;
+        return 1;
+    case CLI_O_NQ:
+    case CLI_O_NK:
+        return cli_parse_count(optname, val, 1, SIM_MAX_N, id == CLI_O_NQ ? &p->Nq : &p->Nk,
+                               err, errlen) ? -1 : 1;
+    case CLI_O_BR:
+    case CLI_O_BC:
+        if (!p->Br)
+            return 0;
+        return cli_parse_count(optname, val, 1, p->max_block ? p->max_block : SIM_MAX_N,
+                               id == CLI_O_BR ? p->Br : p->Bc, err, errlen) ? -1 : 1;
+    case CLI_O_PLAN:
+        if (!p->plan)
+            return 0;
+        if (!strcmp(val, "best") || !strcmp(val, "auto")) {
+            *p->plan = SIM_PLAN_AUTO;
+        } else if (!strcmp(val, "paper")) {
+            *p->plan = SIM_PLAN_PAPER;
+        } else {
+            ERR("--plan %s: unknown plan (best or paper)", val);
+            return -1;
+        }
+        return 1;
     }
-    ERR("%s: not a problem option", optname);
-    return -1;
+    return 0;
 }
 
 int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, size_t errlen)
@@ -116,10 +141,18 @@ void cli_report_usage(FILE *out)
     cli_usage(out, CLI_CMD_REPORT, NULL, 0);
 }
 
-int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
-                     char *err, size_t errlen)
+/* The report's state while its options are parsed. */
+typedef struct {
+    cli_report_opts *o;
+    cli_problem prob;
+    int compute, count_only;
+    uint64_t given;            /* the options given: a preset must not override them */
+} report_parse;
+
+static void report_defaults(report_parse *p, cli_report_opts *o)
 {
     memset(o, 0, sizeof *o);
+    memset(p, 0, sizeof *p);
     sim_request *r = &o->req;
     r->sh.N = 1024;
     r->sh.d = 64;
@@ -131,173 +164,138 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
     r->plan_kind = SIM_PLAN_AUTO;
     r->mode = SIM_MODE_AUTO;
     r->seed = 1;
-    int compute = 0, count_only = 0;
-    int64_t Nq = 0, Nk = 0;
-    uint64_t given = 0;             /* the options a preset must not override */
+    p->o = o;
+    p->prob = (cli_problem){ .sh = &r->sh, .Br = &r->Br, .Bc = &r->Bc, .plan = &r->plan_kind };
+}
 
-    for (int k = first; k < argc; k++) {
-        const char *val;
-        char optname[32];
-        int id = cli_opt_scan(argc, argv, &k, CLI_CMD_REPORT, &val, optname, sizeof optname,
-                              err, errlen);
-        if (id == -1)
+/* --preset NAME or list: the model, or -1 with the presets named. */
+static int parse_preset(cli_report_opts *o, const char *val, char *err, size_t errlen)
+{
+    if (!strcmp(val, "list")) {
+        o->preset_list = 1;
+    } else if (!(o->req.model = sim_model_find(val))) {
+        int nm;
+        const sim_model *all = sim_model_presets(&nm);
+        char names[256] = "";
+        for (int q = 0; q < nm; q++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     q ? ", " : "", all[q].name);
+        ERR("--preset %s: no such model (%s; --preset list shows them)", val, names);
+        return -1;
+    }
+    return 0;
+}
+
+/* --pass fwd, bwd or both into run_pass. */
+static int parse_pass(sim_request *r, const char *val, char *err, size_t errlen)
+{
+    if (!strcmp(val, "fwd") || !strcmp(val, "both")) {
+        r->run_pass[SIM_FWD] = 1;
+        r->run_pass[SIM_BWD] = !strcmp(val, "both");
+    } else if (!strcmp(val, "bwd")) {
+        r->run_pass[SIM_FWD] = 0;
+        r->run_pass[SIM_BWD] = 1;
+    } else {
+        ERR("--pass %s: unknown pass (fwd, bwd or both)", val);
+        return -1;
+    }
+    return 0;
+}
+
+/* One of the report's own options (not a problem option). Returns 0 or -1. */
+static int report_option(report_parse *p, int id, const char *optname, const char *val,
+                         char *err, size_t errlen)
+{
+    cli_report_opts *o = p->o;
+    sim_request *r = &o->req;
+    int64_t n;
+    switch (id) {
+    case CLI_O_PRESET:
+        return parse_preset(o, val, err, errlen);
+    case CLI_O_GPU:
+        return cli_parse_gpu(val, &r->gpu, &o->gpu_list, err, errlen);
+    case CLI_O_ALGO:
+        return cli_parse_algos(val, r->run_algo, err, errlen);
+    case CLI_O_BATCH:
+    case CLI_O_HEADS:
+    case CLI_O_KV_HEADS:
+        return cli_parse_count(optname, val, 1, SIM_MAX_HEADS,
+                               id == CLI_O_BATCH ? &r->sh.batch
+                               : id == CLI_O_HEADS ? &r->sh.heads : &r->sh.kv_heads,
+                               err, errlen);
+    case CLI_O_WINDOW:
+        r->sh.causal = 1;
+        return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->sh.window, err, errlen);
+    case CLI_O_SEED: {
+        uint64_t s;
+        if (sim_parse_scaled(optname, val, 0, &s, err, errlen))
             return -1;
-        if (id == CLI_OPT_HELP) {
-            o->help = 1;
-            continue;
-        }
-        int64_t n;
-        given |= UINT64_C(1) << id;
-        switch (id) {
-        case CLI_O_PRESET:
-            if (!strcmp(val, "list")) {
-                o->preset_list = 1;
-            } else if (!(r->model = sim_model_find(val))) {
-                int nm;
-                const sim_model *all = sim_model_presets(&nm);
-                char names[256] = "";
-                for (int q = 0; q < nm; q++)
-                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                             q ? ", " : "", all[q].name);
-                ERR("--preset %s: no such model (%s; --preset list shows them)", val, names);
-                return -1;
-            }
-            break;
-        case CLI_O_N:
-        case CLI_O_D:
-        case CLI_O_M:
-        case CLI_O_DTYPE:
-            if (cli_parse_shape_opt(optname, val, &r->sh, err, errlen))
-                return -1;
-            o->N_set |= id == CLI_O_N;
-            o->d_set |= id == CLI_O_D;
-            o->M_set |= id == CLI_O_M;
-            break;
-        case CLI_O_GPU:
-            if (cli_parse_gpu(val, &r->gpu, &o->gpu_list, err, errlen))
-                return -1;
-            break;
-        case CLI_O_ALGO:
-            if (cli_parse_algos(val, r->run_algo, err, errlen))
-                return -1;
-            break;
-        case CLI_O_BR:
-        case CLI_O_BC:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_N, &n, err, errlen))
-                return -1;
-            if (id == CLI_O_BR)
-                r->Br = n;
-            else
-                r->Bc = n;
-            break;
-        case CLI_O_PLAN:
-            if (!strcmp(val, "best") || !strcmp(val, "auto")) {
-                r->plan_kind = SIM_PLAN_AUTO;
-            } else if (!strcmp(val, "paper")) {
-                r->plan_kind = SIM_PLAN_PAPER;
-            } else {
-                ERR("--plan %s: unknown plan (best or paper)", val);
-                return -1;
-            }
-            break;
-        case CLI_O_CAUSAL:
-            r->sh.causal = 1;
-            break;
-        case CLI_O_NQ:
-        case CLI_O_NK:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_N, id == CLI_O_NQ ? &Nq : &Nk, err,
-                                errlen))
-                return -1;
-            break;
-        case CLI_O_BATCH:
-        case CLI_O_HEADS:
-        case CLI_O_KV_HEADS:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_HEADS,
-                                id == CLI_O_BATCH ? &r->sh.batch
-                                : id == CLI_O_HEADS ? &r->sh.heads : &r->sh.kv_heads,
-                                err, errlen))
-                return -1;
-            break;
-        case CLI_O_WINDOW:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_N, &r->sh.window, err, errlen))
-                return -1;
-            r->sh.causal = 1;
-            break;
-        case CLI_O_SEED: {
-            uint64_t s;
-            if (sim_parse_scaled(optname, val, 0, &s, err, errlen))
-                return -1;
-            r->seed = s;
-            break;
-        }
-        case CLI_O_PASS:
-            if (!strcmp(val, "fwd") || !strcmp(val, "both")) {
-                r->run_pass[SIM_FWD] = 1;
-                r->run_pass[SIM_BWD] = !strcmp(val, "both");
-            } else if (!strcmp(val, "bwd")) {
-                r->run_pass[SIM_FWD] = 0;
-                r->run_pass[SIM_BWD] = 1;
-            } else {
-                ERR("--pass %s: unknown pass (fwd, bwd or both)", val);
-                return -1;
-            }
-            break;
-        case CLI_O_DO: o->do_path = val; break;
-        case CLI_O_SPLITS:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->sh.splits, err, errlen))
-                return -1;
-            break;
-        case CLI_O_PAGE_SIZE:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_N, &r->sh.page, err, errlen))
-                return -1;
-            break;
-        case CLI_O_Q: o->q_path = val; break;
-        case CLI_O_K: o->k_path = val; break;
-        case CLI_O_V: o->v_path = val; break;
-        case CLI_O_OUT: o->out_path = val; break;
-        case CLI_O_JSON: o->json = 1; break;
-        case CLI_O_COMPUTE: compute = 1; break;
-        case CLI_O_COUNT_ONLY: count_only = 1; break;
-        case CLI_O_MAX_MEM:
-            if (cli_parse_size(optname, val, &r->max_mem, err, errlen))
-                return -1;
-            break;
-        case CLI_O_MAX_STEPS:
-            if (cli_parse_count(optname, val, 1, INT64_MAX, &n, err, errlen))
-                return -1;
-            r->max_steps = (uint64_t)n;
-            break;
-        case CLI_O_HELP: o->help = 1; break;
-        case CLI_O_VERSION: o->version = 1; break;
-        }
-    }
-    if (o->help || o->version || o->gpu_list || o->preset_list)
+        r->seed = s;
         return 0;
-    if (r->model) {                 /* the preset, under the options given */
-        const sim_model *m = r->model;
-#define UNSET(opt) (!(given & (UINT64_C(1) << (opt))))
-        if (UNSET(CLI_O_N))                 /* --Nq, --Nk then change one side */
-            r->sh.N = m->N;
-        if (UNSET(CLI_O_D))
-            r->sh.d = m->d;
-        if (UNSET(CLI_O_DTYPE))
-            r->sh.dtype = SIM_FP16;
-        if (UNSET(CLI_O_HEADS))
-            r->sh.heads = m->heads;
-        if (UNSET(CLI_O_KV_HEADS))          /* --heads alone: one K, V head per query head */
-            r->sh.kv_heads = UNSET(CLI_O_HEADS) ? m->kv_heads : 0;
-        if (UNSET(CLI_O_BATCH))
-            r->sh.batch = m->batch;
-        if (UNSET(CLI_O_WINDOW))
-            r->sh.window = m->window;
-        r->sh.causal |= m->causal || r->sh.window > 0;   /* --causal only turns it on */
-        if (UNSET(CLI_O_PASS))
-            r->run_pass[SIM_BWD] = m->backward;
-#undef UNSET
     }
+    case CLI_O_PASS:
+        return parse_pass(r, val, err, errlen);
+    case CLI_O_SPLITS:
+        return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->sh.splits, err, errlen);
+    case CLI_O_PAGE_SIZE:
+        return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->sh.page, err, errlen);
+    case CLI_O_MAX_MEM:
+        return cli_parse_size(optname, val, &r->max_mem, err, errlen);
+    case CLI_O_MAX_STEPS:
+        if (cli_parse_count(optname, val, 1, INT64_MAX, &n, err, errlen))
+            return -1;
+        r->max_steps = (uint64_t)n;
+        return 0;
+    case CLI_O_DO: o->do_path = val; return 0;
+    case CLI_O_Q: o->q_path = val; return 0;
+    case CLI_O_K: o->k_path = val; return 0;
+    case CLI_O_V: o->v_path = val; return 0;
+    case CLI_O_OUT: o->out_path = val; return 0;
+    case CLI_O_JSON: o->json = 1; return 0;
+    case CLI_O_COMPUTE: p->compute = 1; return 0;
+    case CLI_O_COUNT_ONLY: p->count_only = 1; return 0;
+    case CLI_O_HELP: o->help = 1; return 0;
+    case CLI_O_VERSION: o->version = 1; return 0;
+    }
+    return 0;
+}
+
+/* The preset's fields whose options were not given. */
+static void apply_preset(sim_request *r, uint64_t given)
+{
+    const sim_model *m = r->model;
+#define UNSET(opt) (!(given & (UINT64_C(1) << (opt))))
+    if (UNSET(CLI_O_N))                 /* --Nq, --Nk then change one side */
+        r->sh.N = m->N;
+    if (UNSET(CLI_O_D))
+        r->sh.d = m->d;
+    if (UNSET(CLI_O_DTYPE))
+        r->sh.dtype = SIM_FP16;
+    if (UNSET(CLI_O_HEADS))
+        r->sh.heads = m->heads;
+    if (UNSET(CLI_O_KV_HEADS))          /* --heads alone: one K, V head per query head */
+        r->sh.kv_heads = UNSET(CLI_O_HEADS) ? m->kv_heads : 0;
+    if (UNSET(CLI_O_BATCH))
+        r->sh.batch = m->batch;
+    if (UNSET(CLI_O_WINDOW))
+        r->sh.window = m->window;
+    r->sh.causal |= m->causal || r->sh.window > 0;   /* --causal only turns it on */
+    if (UNSET(CLI_O_PASS))
+        r->run_pass[SIM_BWD] = m->backward;
+#undef UNSET
+}
+
+/* N_q, N_k and M settled, and the shape checked for each pass run. */
+static int report_shape(report_parse *p, char *err, size_t errlen)
+{
+    cli_report_opts *o = p->o;
+    sim_request *r = &o->req;
+    if (r->model)
+        apply_preset(r, p->given);
     if (r->gpu && !o->M_set)
         r->sh.M = r->gpu->smem_per_block;
     /* N_q = --Nq or N, N_k = --Nk or N; N_k is kept only where it differs. */
+    const int64_t Nq = p->prob.Nq, Nk = p->prob.Nk;
     o->N_set |= Nq != 0;
     o->Nk_set = Nk != 0;
     const int64_t N = r->sh.N;
@@ -307,19 +305,25 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         r->sh.Nk = 0;
     sim_shape b = r->sh;
     b.pass = SIM_BWD;
-    if (sim_shape_check(&r->sh, err, errlen) != 0 ||
-        (r->run_pass[SIM_BWD] && sim_shape_check(&b, err, errlen) != 0)) {
-        if (r->model) {                 /* the values may be the preset's, not given */
-            const size_t n = strlen(err);
-            snprintf(err + n, errlen - n, " (--preset %s set N = %lld, H = %lld, G = %lld%s; "
-                     "options given override it)", r->model->name, (long long)r->model->N,
-                     (long long)r->model->heads, (long long)r->model->kv_heads,
-                     r->model->backward ? "" : ", the forward pass only");
-        }
-        return -1;
+    if (sim_shape_check(&r->sh, err, errlen) == 0 &&
+        (!r->run_pass[SIM_BWD] || sim_shape_check(&b, err, errlen) == 0))
+        return 0;
+    if (r->model) {                 /* the values may be the preset's, not given */
+        const size_t n = strlen(err);
+        snprintf(err + n, errlen - n, " (--preset %s set N = %lld, H = %lld, G = %lld%s; "
+                 "options given override it)", r->model->name, (long long)r->model->N,
+                 (long long)r->model->heads, (long long)r->model->kv_heads,
+                 r->model->backward ? "" : ", the forward pass only");
     }
+    return -1;
+}
 
-    if (compute && count_only) {
+/* Options that contradict each other, and the mode. */
+static int report_combinations(report_parse *p, char *err, size_t errlen)
+{
+    cli_report_opts *o = p->o;
+    sim_request *r = &o->req;
+    if (p->compute && p->count_only) {
         ERR("--compute and --count-only contradict each other; choose one");
         return -1;
     }
@@ -340,7 +344,7 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
         ERR("--dO is the backward pass's input: add --pass bwd or --pass both");
         return -1;
     }
-    if (nfiles == 3 && count_only) {
+    if (nfiles == 3 && p->count_only) {
         ERR("--count-only ignores data; drop it or drop --q/--k/--v");
         return -1;
     }
@@ -362,12 +366,45 @@ int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
             ERR("--out writes the forward pass's O: use --pass fwd or --pass both");
             return -1;
         }
-        if (count_only) {
+        if (p->count_only) {
             ERR("--out needs data; it cannot be used with --count-only");
             return -1;
         }
-        compute = 1;
+        p->compute = 1;
     }
-    r->mode = compute ? SIM_MODE_COMPUTE : count_only ? SIM_MODE_COUNT : SIM_MODE_AUTO;
+    r->mode = p->compute ? SIM_MODE_COMPUTE : p->count_only ? SIM_MODE_COUNT : SIM_MODE_AUTO;
     return 0;
+}
+
+int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
+                     char *err, size_t errlen)
+{
+    report_parse p;
+    report_defaults(&p, o);
+    for (int k = first; k < argc; k++) {
+        const char *val;
+        char optname[32];
+        int id = cli_opt_scan(argc, argv, &k, CLI_CMD_REPORT, &val, optname, sizeof optname,
+                              err, errlen);
+        if (id == -1)
+            return -1;
+        if (id == CLI_OPT_HELP) {
+            o->help = 1;
+            continue;
+        }
+        p.given |= UINT64_C(1) << id;
+        int rc = cli_parse_problem_opt(&p.prob, id, optname, val, err, errlen);
+        if (rc == 0)
+            rc = report_option(&p, id, optname, val, err, errlen);
+        if (rc < 0)
+            return -1;
+        o->N_set |= id == CLI_O_N;
+        o->d_set |= id == CLI_O_D;
+        o->M_set |= id == CLI_O_M;
+    }
+    if (o->help || o->version || o->gpu_list || o->preset_list)
+        return 0;
+    if (report_shape(&p, err, errlen) != 0)
+        return -1;
+    return report_combinations(&p, err, errlen);
 }

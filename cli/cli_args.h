@@ -29,12 +29,21 @@ int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, siz
 int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
                     int64_t *out, char *err, size_t errlen);
 
-/* One of the problem options every command shares, named by optname as
- * cli_opt_scan gives it: --N (1 .. SIM_MAX_N), --d (1 .. SIM_MAX_D), --M (an
- * SRAM size) or --dtype, parsed into sh. Returns 0, or -1 with a message
- * (also for an optname that is none of them). */
-int cli_parse_shape_opt(const char *optname, const char *val, sim_shape *sh, char *err,
-                        size_t errlen);
+/* The problem options every command shares (--N --d --M --dtype --causal
+ * --Nq --Nk --Br --Bc --plan), and where the command keeps them. */
+typedef struct {
+    sim_shape *sh;             /* N (1 .. SIM_MAX_N), d (1 .. SIM_MAX_D), M, dtype, causal */
+    int64_t *Br, *Bc;          /* NULL: the command takes no block sizes */
+    int64_t max_block;         /* their bound; 0: SIM_MAX_N */
+    sim_plan_kind *plan;       /* NULL: the command takes no --plan */
+    int64_t Nq, Nk;            /* --Nq and --Nk as given; 0: not given */
+} cli_problem;
+
+/* Option id, as cli_opt_scan returns it with optname and val: when it is a
+ * problem option, parse it into p and return 1 (or -1 with a message); else
+ * return 0 and leave it to the command. Every command parses these here. */
+int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const char *val,
+                          char *err, size_t errlen);
 
 /* Look up a --gpu value: a preset, or "list" (*is_list = 1, *out = NULL).
  * Returns 0, or -1 with a message naming the presets. */

@@ -47,6 +47,7 @@ static int parse(int argc, char **argv, int first, explore_opts *o, char *err, s
     memset(o, 0, sizeof *o);
     viz_explore_config_default(&o->cfg);
     viz_explore_config *c = &o->cfg;
+    cli_problem prob = { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc, .max_block = VIZ_EX_MAX_N };
     for (int k = first; k < argc; k++) {
         const char *val;
         char optname[32];
@@ -58,41 +59,25 @@ static int parse(int argc, char **argv, int first, explore_opts *o, char *err, s
             o->help = 1;
             continue;
         }
-        switch (id) {
-        case CLI_O_N:
-        case CLI_O_D:
-        case CLI_O_M:
-        case CLI_O_DTYPE:
-            if (cli_parse_shape_opt(optname, val, &c->sh, err, errlen))
-                return -1;
-            /* The explorer's own ranges: it plans every loop order again at
-             * every key, and charts N/8 .. 8N. */
-            if (id == CLI_O_N && c->sh.N > VIZ_EX_MAX_N) {
-                ERR("--N %s: explore takes N up to 2^30 = 1G (naive's N^2 counts leave "
-                    "64 bits soon after); the report takes more", val);
-                return -1;
-            }
-            if (id == CLI_O_M && (c->sh.M < VIZ_EX_MIN_M || c->sh.M > VIZ_EX_MAX_M)) {
-                ERR("--M %s: explore takes 256 B .. 1M (it searches every plan again at "
-                    "each key; the report takes up to 1G)", val);
-                return -1;
-            }
-            o->M_set |= id == CLI_O_M;
-            break;
-        case CLI_O_CAUSAL:
-            c->sh.causal = 1;
-            break;
-        case CLI_O_BR:
-        case CLI_O_BC: {
-            int64_t n;
-            if (cli_parse_count(optname, val, 1, VIZ_EX_MAX_N, &n, err, errlen))
-                return -1;
-            if (id == CLI_O_BR)
-                c->Br = n;
-            else
-                c->Bc = n;
-            break;
+        int rc = cli_parse_problem_opt(&prob, id, optname, val, err, errlen);
+        if (rc < 0)
+            return -1;
+        /* The explorer's own ranges: it plans every loop order again at
+         * every key, and charts N/8 .. 8N. */
+        if (id == CLI_O_N && c->sh.N > VIZ_EX_MAX_N) {
+            ERR("--N %s: explore takes N up to 2^30 = 1G (naive's N^2 counts leave "
+                "64 bits soon after); the report takes more", val);
+            return -1;
         }
+        if (id == CLI_O_M && (c->sh.M < VIZ_EX_MIN_M || c->sh.M > VIZ_EX_MAX_M)) {
+            ERR("--M %s: explore takes 256 B .. 1M (it searches every plan again at "
+                "each key; the report takes up to 1G)", val);
+            return -1;
+        }
+        o->M_set |= id == CLI_O_M;
+        if (rc > 0)
+            continue;
+        switch (id) {
         case CLI_O_GPU: {
             const sim_gpu *g;
             if (cli_parse_gpu(val, &g, &o->gpu_list, err, errlen))

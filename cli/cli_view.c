@@ -51,157 +51,100 @@ static void usage(FILE *out)
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
 
-static int parse(int argc, char **argv, int first, view_opts *o, char *err, size_t errlen)
+/* --algo: the one loop order the view shows. */
+static int parse_algo(viz_config *c, const char *val, char *err, size_t errlen)
 {
-    memset(o, 0, sizeof *o);
-    viz_config_default(&o->cfg);
-    int compute = 0, count_only = 0;
-    int64_t Nq = 0, Nk = 0;
-    for (int k = first; k < argc; k++) {
-        const char *val;
-        char optname[32];
-        int id = cli_opt_scan(argc, argv, &k, CLI_CMD_VIEW, &val, optname, sizeof optname, err,
-                              errlen);
-        if (id == -1)
-            return -1;
-        if (id == CLI_OPT_HELP) {
-            o->help = 1;
-            continue;
+    int run[SIM_ALGO_COUNT], count = 0;
+    if (cli_parse_algos(val, run, err, errlen))
+        return -1;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (run[a]) {
+            c->algo = (sim_algo)a;
+            count++;
         }
-        viz_config *c = &o->cfg;
-        int64_t n;
-        switch (id) {
-        case CLI_O_N:
-        case CLI_O_D:
-        case CLI_O_M:
-        case CLI_O_DTYPE:
-            if (cli_parse_shape_opt(optname, val, &c->sh, err, errlen))
-                return -1;
-            o->N_set |= id == CLI_O_N;
-            o->d_set |= id == CLI_O_D;
-            break;
-        case CLI_O_ALGO: {
-            int run[SIM_ALGO_COUNT], count = 0;
-            if (cli_parse_algos(val, run, err, errlen))
-                return -1;
-            for (int a = 0; a < SIM_ALGO_COUNT; a++)
-                if (run[a]) {
-                    c->algo = (sim_algo)a;
-                    count++;
-                }
-            if (count != 1) {
-                ERR("--algo %s: the view shows one loop order (naive, fa1 or fa2); "
-                    "press 'a' in the view to switch", val);
-                return -1;
-            }
-            break;
-        }
-        case CLI_O_BR:
-        case CLI_O_BC:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_N, &n, err, errlen))
-                return -1;
-            if (id == CLI_O_BR)
-                c->Br = n;
-            else
-                c->Bc = n;
-            break;
-        case CLI_O_PLAN:
-            if (!strcmp(val, "best") || !strcmp(val, "auto"))
-                c->plan_kind = SIM_PLAN_AUTO;
-            else if (!strcmp(val, "paper"))
-                c->plan_kind = SIM_PLAN_PAPER;
-            else {
-                ERR("--plan %s: unknown plan (best or paper)", val);
-                return -1;
-            }
-            break;
-        case CLI_O_CAUSAL:
-            c->sh.causal = 1;
-            break;
-        case CLI_O_PASS:
-            if (!strcmp(val, "fwd") || !strcmp(val, "bwd")) {
-                c->sh.pass = !strcmp(val, "bwd") ? SIM_BWD : SIM_FWD;
-            } else {
-                ERR("--pass %s: the view steps through one pass: fwd or bwd", val);
-                return -1;
-            }
-            break;
-        case CLI_O_SPLITS:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &c->sh.splits, err, errlen))
-                return -1;
-            break;
-        case CLI_O_NQ:
-        case CLI_O_NK:
-            if (cli_parse_count(optname, val, 1, SIM_MAX_N, id == CLI_O_NQ ? &Nq : &Nk, err,
-                                errlen))
-                return -1;
-            break;
-        case CLI_O_SEED:
-            if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
-                return -1;
-            c->seed = (uint64_t)n;
-            break;
-        case CLI_O_Q: o->q_path = val; break;
-        case CLI_O_K: o->k_path = val; break;
-        case CLI_O_V: o->v_path = val; break;
-        case CLI_O_COMPUTE: compute = 1; break;
-        case CLI_O_COUNT_ONLY: count_only = 1; break;
-        case CLI_O_STEP:
-            if (cli_parse_count(optname, val, 1, INT64_MAX, &o->step, err, errlen))
-                return -1;
-            break;
-        case CLI_O_FRAMES:
-            if (cli_parse_count(optname, val, 1, INT64_MAX, &o->frames, err, errlen))
-                return -1;
-            break;
-        case CLI_O_ROW:
-            if (cli_parse_count(optname, val, 0, SIM_MAX_N, &c->out_row, err, errlen))
-                return -1;
-            break;
-        case CLI_O_SDL:
-            o->sdl = 1;
-            break;
-        case CLI_O_SCREENSHOT:
-            o->screenshot = val;
-            break;
-        case CLI_O_SIZE: {
-            /* WxH: two counts joined by 'x' */
-            char wbuf[32];
-            const char *x = strchr(val, 'x');
-            size_t wl = x ? (size_t)(x - val) : 0;
-            if (!x || wl == 0 || wl >= sizeof wbuf) {
-                ERR("--size %s: expected WIDTHxHEIGHT, e.g. 1280x800", val);
-                return -1;
-            }
-            memcpy(wbuf, val, wl);
-            wbuf[wl] = '\0';
-            if (cli_parse_count("--size width", wbuf, 160, 8192, &o->width, err, errlen) ||
-                cli_parse_count("--size height", x + 1, 120, 8192, &o->height, err, errlen))
-                return -1;
-            break;
-        }
-        case CLI_O_HELP:
-            o->help = 1;
-            break;
-        }
+    if (count != 1) {
+        ERR("--algo %s: the view shows one loop order (naive, fa1 or fa2); "
+            "press 'a' in the view to switch", val);
+        return -1;
     }
-    if (o->help)
+    return 0;
+}
+
+/* --size WxH: two counts joined by 'x'. */
+static int parse_size(view_opts *o, const char *val, char *err, size_t errlen)
+{
+    char wbuf[32];
+    const char *x = strchr(val, 'x');
+    size_t wl = x ? (size_t)(x - val) : 0;
+    if (!x || wl == 0 || wl >= sizeof wbuf) {
+        ERR("--size %s: expected WIDTHxHEIGHT, e.g. 1280x800", val);
+        return -1;
+    }
+    memcpy(wbuf, val, wl);
+    wbuf[wl] = '\0';
+    if (cli_parse_count("--size width", wbuf, 160, 8192, &o->width, err, errlen) ||
+        cli_parse_count("--size height", x + 1, 120, 8192, &o->height, err, errlen))
+        return -1;
+    return 0;
+}
+
+/* One of the view's own options (not a problem option). Returns 0 or -1. */
+static int view_option(view_opts *o, int *compute, int *count_only, int id,
+                       const char *optname, const char *val, char *err, size_t errlen)
+{
+    viz_config *c = &o->cfg;
+    int64_t n;
+    switch (id) {
+    case CLI_O_ALGO:
+        return parse_algo(c, val, err, errlen);
+    case CLI_O_PASS:
+        if (strcmp(val, "fwd") != 0 && strcmp(val, "bwd") != 0) {
+            ERR("--pass %s: the view steps through one pass: fwd or bwd", val);
+            return -1;
+        }
+        c->sh.pass = !strcmp(val, "bwd") ? SIM_BWD : SIM_FWD;
         return 0;
-    /* N_q = --Nq or N, N_k = --Nk or N (kept only where it differs). */
-    o->N_set |= Nq != 0;
-    if (Nq)
-        o->cfg.sh.N = Nq;
-    o->cfg.sh.Nk = Nk && Nk != o->cfg.sh.N ? Nk : 0;
-    o->Nk_set = Nk != 0;
-    if (o->cfg.sh.splits > 1 && o->cfg.algo != SIM_FA2) {
+    case CLI_O_SPLITS:
+        return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &c->sh.splits, err, errlen);
+    case CLI_O_SEED:
+        if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
+            return -1;
+        c->seed = (uint64_t)n;
+        return 0;
+    case CLI_O_Q: o->q_path = val; return 0;
+    case CLI_O_K: o->k_path = val; return 0;
+    case CLI_O_V: o->v_path = val; return 0;
+    case CLI_O_COMPUTE: *compute = 1; return 0;
+    case CLI_O_COUNT_ONLY: *count_only = 1; return 0;
+    case CLI_O_STEP:
+        return cli_parse_count(optname, val, 1, INT64_MAX, &o->step, err, errlen);
+    case CLI_O_FRAMES:
+        return cli_parse_count(optname, val, 1, INT64_MAX, &o->frames, err, errlen);
+    case CLI_O_ROW:
+        return cli_parse_count(optname, val, 0, SIM_MAX_N, &c->out_row, err, errlen);
+    case CLI_O_SDL: o->sdl = 1; return 0;
+    case CLI_O_SCREENSHOT: o->screenshot = val; return 0;
+    case CLI_O_SIZE:
+        return parse_size(o, val, err, errlen);
+    case CLI_O_HELP: o->help = 1; return 0;
+    }
+    return 0;
+}
+
+/* Options that contradict each other, and the mode. */
+static int view_combinations(view_opts *o, int compute, int count_only, char *err,
+                             size_t errlen)
+{
+    viz_config *c = &o->cfg;
+    if (c->sh.splits > 1 && c->algo != SIM_FA2) {
         ERR("--splits is a plan of FA2's forward pass: add --algo fa2");
         return -1;
     }
-    if (o->cfg.sh.splits > 1 && o->cfg.sh.pass == SIM_BWD) {
+    if (c->sh.splits > 1 && c->sh.pass == SIM_BWD) {
         ERR("--splits is a plan of FA2's forward pass: drop --pass bwd");
         return -1;
     }
-    if ((o->sdl || o->screenshot) && (o->cfg.sh.pass == SIM_BWD || o->cfg.sh.splits > 1)) {
+    if ((o->sdl || o->screenshot) && (c->sh.pass == SIM_BWD || c->sh.splits > 1)) {
         ERR("the SDL view draws the forward loop orders; step through the backward "
             "pass and split-KV in the terminal view (drop --sdl/--screenshot)");
         return -1;
@@ -227,14 +170,51 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
         ERR("--count-only ignores data; drop it or drop --q/--k/--v");
         return -1;
     }
-    if (o->cfg.plan_kind == SIM_PLAN_PAPER && (o->cfg.Br || o->cfg.Bc)) {
+    if (c->plan_kind == SIM_PLAN_PAPER && (c->Br || c->Bc)) {
         ERR("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
         return -1;
     }
-    if (o->cfg.Br || o->cfg.Bc)
-        o->cfg.plan_kind = SIM_PLAN_USER;
-    o->cfg.mode = compute ? VIZ_MODE_COMPUTE : count_only ? VIZ_MODE_COUNT : VIZ_MODE_AUTO;
+    if (c->Br || c->Bc)
+        c->plan_kind = SIM_PLAN_USER;
+    c->mode = compute ? VIZ_MODE_COMPUTE : count_only ? VIZ_MODE_COUNT : VIZ_MODE_AUTO;
     return 0;
+}
+
+static int parse(int argc, char **argv, int first, view_opts *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    viz_config_default(&o->cfg);
+    viz_config *c = &o->cfg;
+    cli_problem prob = { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc, .plan = &c->plan_kind };
+    int compute = 0, count_only = 0;
+    for (int k = first; k < argc; k++) {
+        const char *val;
+        char optname[32];
+        int id = cli_opt_scan(argc, argv, &k, CLI_CMD_VIEW, &val, optname, sizeof optname, err,
+                              errlen);
+        if (id == -1)
+            return -1;
+        if (id == CLI_OPT_HELP) {
+            o->help = 1;
+            continue;
+        }
+        int rc = cli_parse_problem_opt(&prob, id, optname, val, err, errlen);
+        if (rc == 0)
+            rc = view_option(o, &compute, &count_only, id, optname, val, err, errlen);
+        if (rc < 0)
+            return -1;
+        o->N_set |= id == CLI_O_N;
+        o->d_set |= id == CLI_O_D;
+    }
+    if (o->help)
+        return 0;
+    /* N_q = --Nq or N, N_k = --Nk or N (kept only where it differs). */
+    o->N_set |= prob.Nq != 0;
+    if (prob.Nq)
+        c->sh.N = prob.Nq;
+    c->sh.Nk = prob.Nk && prob.Nk != c->sh.N ? prob.Nk : 0;
+    o->Nk_set = prob.Nk != 0;
+    return view_combinations(o, compute, count_only, err, errlen);
 }
 
 /* Load --q/--k/--v; N and d come from the files. Returns 0, or an exit
