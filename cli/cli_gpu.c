@@ -331,85 +331,86 @@ static int unsupported(const cli_report_opts *o, char *err, size_t errlen)
     return 1;
 }
 
-int cli_gpu_main(int argc, char **argv, int first)
+/* The command line of fasim gpu. */
+typedef struct {
+    cli_report_opts o;
+    kern_backend backend;
+    int repeat, threads;
+    const char *lock_path;
+} gpu_opts;
+
+/* Parse and check the options: -1 to go on, or the exit status (after
+ * --help, or with the message printed). */
+static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
 {
     char err[2048];
-    kern_backend backend = KERN_CUDA;
-    int repeat = GPU_DEFAULT_REPEAT, threads = 0, nrest = 0;
-    const char *lock_path = NULL;
+    g->backend = KERN_CUDA;
+    g->repeat = GPU_DEFAULT_REPEAT;
+    g->threads = 0;
+    g->lock_path = NULL;
+    int nrest = 0;
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     if (!rest) {
         fprintf(stderr, "fasim: out of memory\n");
         return SIM_EFAIL;
     }
-    if (take_own_options(argc, argv, first, rest, &nrest, &backend, &repeat, &threads,
-                         &lock_path, err,
-                         sizeof err) != 0) {
+    if (take_own_options(argc, argv, first, rest, &nrest, &g->backend, &g->repeat,
+                         &g->threads, &g->lock_path, err, sizeof err) != 0) {
         fprintf(stderr, "fasim: %s\n", err);
         free(rest);
         return SIM_EUSAGE;
     }
-    cli_report_opts o;
-    int prc = cli_parse_report(nrest, rest, 0, &o, err, sizeof err);
+    cli_report_opts *o = &g->o;
+    int prc = cli_parse_report(nrest, rest, 0, o, err, sizeof err);
     free(rest);
     if (prc != 0) {
         fprintf(stderr, "fasim: %s\n", err);
         return SIM_EUSAGE;
     }
-    if (o.help) {
+    if (o->help) {
         usage(stdout);
         return SIM_OK;
     }
-    if (o.version || o.gpu_list || o.preset_list) {
+    if (o->version || o->gpu_list || o->preset_list) {
         fprintf(stderr, "fasim: gpu: --version, --gpu list and --preset list belong to 'fasim' "
                 "itself\n");
         return SIM_EUSAGE;
     }
-    if (o.req.mode == SIM_MODE_COUNT) {
+    if (o->req.mode == SIM_MODE_COUNT) {
         fprintf(stderr, "fasim: gpu runs the kernels on real data; drop --count-only\n");
         return SIM_EUSAGE;
     }
-    if (unsupported(&o, err, sizeof err)) {
+    if (unsupported(o, err, sizeof err)) {
         fprintf(stderr, "fasim: gpu: %s\n", err);
         return SIM_EUSAGE;
     }
-    if (backend == KERN_CUDA && !kern_cuda_available(err, sizeof err)) {
+    if (g->backend == KERN_CUDA && !kern_cuda_available(err, sizeof err)) {
         fprintf(stderr, "fasim: %s\n", err);
         return SIM_EFAIL;
     }
-    if (o.out_path) {
-        FILE *f = fopen(o.out_path, "ab");
-        if (!f) {
-            fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", o.out_path,
-                    strerror(errno));
-            return SIM_EFAIL;
-        }
-        fclose(f);
-    }
+    if (o->out_path && cli_out_writable(o->out_path) != SIM_OK)
+        return SIM_EFAIL;
+    return -1;
+}
 
-    sim_npy_matrix m[4];
-    memset(m, 0, sizeof m);
-    int rc = SIM_OK, nruns = 0;
-    gpu_run runs[SIM_ALGO_COUNT];
-    memset(runs, 0, sizeof runs);
-    float *Q = NULL, *K = NULL, *V = NULL;
-    if (o.q_path && (rc = load_inputs(&o, m)) != SIM_OK)
-        goto out;
-    const sim_shape *sh = &o.req.sh;
-    const uint64_t max_mem = o.req.max_mem ? o.req.max_mem : SIM_DEFAULT_MAX_MEM;
-
-    /* Plans and limits before anything runs. The kernel run holds as much
-     * host memory as the simulator's (its global tensors), so twice that. */
+/* Plans and limits before anything runs: runs[0..*nruns-1], one per loop
+ * order asked for. The kernel run holds as much host memory as the
+ * simulator's (its global tensors), so twice that. Returns SIM_OK or an
+ * exit status with the message printed. */
+static int gpu_plan(const cli_report_opts *o, gpu_run runs[SIM_ALGO_COUNT], int *nruns)
+{
+    char err[2048];
+    const sim_shape *sh = &o->req.sh;
+    const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-        if (!o.req.run_algo[a])
+        if (!o->req.run_algo[a])
             continue;
-        gpu_run *r = &runs[nruns];
+        gpu_run *r = &runs[*nruns];
         r->algo = (sim_algo)a;
-        if (sim_plan_choose(r->algo, sh, o.req.plan_kind, o.req.Br, o.req.Bc, &r->plan, err,
-                            sizeof err) != 0) {
+        if (sim_plan_choose(r->algo, sh, o->req.plan_kind, o->req.Br, o->req.Bc, &r->plan,
+                            err, sizeof err) != 0) {
             fprintf(stderr, "fasim: %s\n", err);
-            rc = SIM_EUSAGE;
-            goto out;
+            return SIM_EUSAGE;
         }
         uint64_t need = sim_compute_memory(r->algo, sh);
         if (need > max_mem / 2) {
@@ -419,14 +420,111 @@ int cli_gpu_main(int argc, char **argv, int first)
             fprintf(stderr, "fasim: %s on the kernels and the simulator would need %s of "
                     "memory, over the %s limit; use a smaller N or raise --max-mem\n",
                     sim_algo_name(r->algo), b1, b2);
-            rc = SIM_EUSAGE;
-            goto out;
+            return SIM_EUSAGE;
         }
-        nruns++;
+        (*nruns)++;
     }
+    return SIM_OK;
+}
 
+/* Run r on the simulator, then (holding --lock) on the kernels, and compare
+ * them. Returns SIM_OK or SIM_EFAIL with the message printed. */
+static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const float *K,
+                       const float *V)
+{
+    char err[2048];
+    const sim_shape *sh = &g->o.req.sh;
     const int64_t nd = sh->N * sh->d;
-    if (o.q_path) {
+    if (sim_run(r->algo, sh, &r->plan, Q, K, V, NULL, &r->sim, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: simulator: %s\n", err);
+        return SIM_EFAIL;
+    }
+    int lockfd = -1;
+    if (g->lock_path) {
+        struct flock fl;
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        lockfd = open(g->lock_path, O_RDWR | O_CREAT, 0644);
+        if (lockfd < 0 || fcntl(lockfd, F_SETLKW, &fl) != 0) {
+            fprintf(stderr, "fasim: --lock %s: %s\n", g->lock_path, strerror(errno));
+            if (lockfd >= 0)
+                close(lockfd);
+            return SIM_EFAIL;
+        }
+    }
+    kern_options opt = { g->threads, g->repeat };
+    int krc = kern_run(g->backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern, err,
+                       sizeof err);
+    if (lockfd >= 0)
+        close(lockfd);                    /* releases the lock */
+    if (krc != 0) {
+        fprintf(stderr, "fasim: %s kernel: %s\n", sim_algo_name(r->algo), err);
+        return SIM_EFAIL;
+    }
+    r->identical = memcmp(r->sim.O, r->kern.O, (size_t)nd * sizeof(float)) == 0;
+    if (r->algo == SIM_FA2)
+        r->identical = r->identical && r->sim.L && r->kern.L &&
+                       memcmp(r->sim.L, r->kern.L, (size_t)sh->N * sizeof(float)) == 0;
+    r->max_diff = max_abs_diff(r->kern.O, r->sim.O, nd);
+    r->counts_equal = sim_counts_equal(&r->sim.counts, &r->kern.counts);
+    return SIM_OK;
+}
+
+/* Print the runs, name the ones that do not match, write --out. Returns
+ * the exit status. */
+static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const gpu_run *naive)
+{
+    char err[2048];
+    const cli_report_opts *o = &g->o;
+    const sim_shape *sh = &o->req.sh;
+    const kern_backend backend = g->backend;
+    int rc = SIM_OK, all_match = 1;
+    for (int k = 0; k < nruns; k++)
+        if (!runs[k].identical || !runs[k].counts_equal)
+            all_match = 0;
+    if (o->json)
+        print_json(stdout, o, backend, runs, nruns, naive);
+    else
+        print_text(stdout, o, backend, runs, nruns, naive);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "fasim: cannot write to stdout\n");
+        rc = SIM_EFAIL;
+    }
+    for (int k = 0; k < nruns; k++)
+        if (!runs[k].identical || !runs[k].counts_equal)
+            fprintf(stderr, "fasim: gpu: the %s kernel does not match the simulator (%s)\n",
+                    sim_algo_name(runs[k].algo),
+                    !runs[k].identical ? "output" : "counters");
+    if (!all_match && rc == SIM_OK)
+        rc = SIM_EFAIL;
+    if (o->out_path && nruns == 1 &&
+        sim_npy_write_f32(o->out_path, runs[0].kern.O, sh->N, sh->d, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: --out %s\n", err);
+        rc = SIM_EFAIL;
+    }
+    return rc;
+}
+
+int cli_gpu_main(int argc, char **argv, int first)
+{
+    gpu_opts g;
+    int rc = gpu_parse(argc, argv, first, &g);
+    if (rc >= 0)
+        return rc;
+    cli_report_opts *o = &g.o;
+    sim_npy_matrix m[4];
+    memset(m, 0, sizeof m);
+    int nruns = 0;
+    gpu_run runs[SIM_ALGO_COUNT];
+    memset(runs, 0, sizeof runs);
+    float *Q = NULL, *K = NULL, *V = NULL;
+    if ((o->q_path && (rc = load_inputs(o, m)) != SIM_OK) ||
+        (rc = gpu_plan(o, runs, &nruns)) != SIM_OK)
+        goto out;
+    const sim_shape *sh = &o->req.sh;
+    const int64_t nd = sh->N * sh->d;
+    if (o->q_path) {
         Q = m[0].data;
         K = m[1].data;
         V = m[2].data;
@@ -439,81 +537,22 @@ int cli_gpu_main(int argc, char **argv, int first)
             rc = SIM_EFAIL;
             goto out;
         }
-        sim_random_inputs(o.req.seed, sh->N, sh->d, sh->dtype, Q, K, V);
+        sim_random_inputs(o->req.seed, sh->N, sh->d, sh->dtype, Q, K, V);
     }
-
-    kern_options opt = { threads, repeat };
     const gpu_run *naive = NULL;
-    int all_match = 1;
     for (int k = 0; k < nruns; k++) {
-        gpu_run *r = &runs[k];
-        if (sim_run(r->algo, sh, &r->plan, Q, K, V, NULL, &r->sim, err, sizeof err) != 0) {
-            fprintf(stderr, "fasim: simulator: %s\n", err);
-            rc = SIM_EFAIL;
+        if ((rc = gpu_run_one(&g, &runs[k], Q, K, V)) != SIM_OK)
             goto out;
-        }
-        int lockfd = -1;
-        if (lock_path) {
-            struct flock fl;
-            memset(&fl, 0, sizeof fl);
-            fl.l_type = F_WRLCK;
-            fl.l_whence = SEEK_SET;
-            lockfd = open(lock_path, O_RDWR | O_CREAT, 0644);
-            if (lockfd < 0 || fcntl(lockfd, F_SETLKW, &fl) != 0) {
-                fprintf(stderr, "fasim: --lock %s: %s\n", lock_path, strerror(errno));
-                if (lockfd >= 0)
-                    close(lockfd);
-                rc = SIM_EFAIL;
-                goto out;
-            }
-        }
-        int krc = kern_run(backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern, err,
-                           sizeof err);
-        if (lockfd >= 0)
-            close(lockfd);                    /* releases the lock */
-        if (krc != 0) {
-            fprintf(stderr, "fasim: %s kernel: %s\n", sim_algo_name(r->algo), err);
-            rc = SIM_EFAIL;
-            goto out;
-        }
-        r->identical = memcmp(r->sim.O, r->kern.O, (size_t)nd * sizeof(float)) == 0;
-        if (r->algo == SIM_FA2)
-            r->identical = r->identical && r->sim.L && r->kern.L &&
-                           memcmp(r->sim.L, r->kern.L, (size_t)sh->N * sizeof(float)) == 0;
-        r->max_diff = max_abs_diff(r->kern.O, r->sim.O, nd);
-        r->counts_equal = sim_counts_equal(&r->sim.counts, &r->kern.counts);
-        if (r->algo == SIM_NAIVE)
-            naive = r;
-        if (!r->identical || !r->counts_equal)
-            all_match = 0;
+        if (runs[k].algo == SIM_NAIVE)
+            naive = &runs[k];
     }
-
-    if (o.json)
-        print_json(stdout, &o, backend, runs, nruns, naive);
-    else
-        print_text(stdout, &o, backend, runs, nruns, naive);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "fasim: cannot write to stdout\n");
-        rc = SIM_EFAIL;
-    }
-    for (int k = 0; k < nruns; k++)
-        if (!runs[k].identical || !runs[k].counts_equal)
-            fprintf(stderr, "fasim: gpu: the %s kernel does not match the simulator (%s)\n",
-                    sim_algo_name(runs[k].algo),
-                    !runs[k].identical ? "output" : "counters");
-    if (!all_match && rc == SIM_OK)
-        rc = SIM_EFAIL;
-    if (o.out_path && nruns == 1 &&
-        sim_npy_write_f32(o.out_path, runs[0].kern.O, sh->N, sh->d, err, sizeof err) != 0) {
-        fprintf(stderr, "fasim: --out %s\n", err);
-        rc = SIM_EFAIL;
-    }
+    rc = gpu_output(&g, runs, nruns, naive);
 out:
     for (int k = 0; k < SIM_ALGO_COUNT; k++) {
         sim_result_free(&runs[k].sim);
         kern_result_free(&runs[k].kern);
     }
-    if (!o.q_path) {
+    if (!o->q_path) {
         free(Q);
         free(K);
         free(V);

@@ -5,8 +5,10 @@
 #include "sim_limits.h"
 #include "sim_status.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
 
@@ -110,6 +112,18 @@ int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m
         ERR("the files' shapes: %s", why);
         return SIM_EUSAGE;
     }
+    return SIM_OK;
+}
+
+int cli_out_writable(const char *path)
+{
+    FILE *f = fopen(path, "ab");
+    if (!f) {
+        fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", path,
+                strerror(errno));
+        return SIM_EFAIL;
+    }
+    fclose(f);
     return SIM_OK;
 }
 

@@ -39,6 +39,11 @@ typedef struct {
 int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
                     char *err, size_t errlen);
 
+/* --out FILE: fail before the work, not after it. Returns SIM_OK when path
+ * can be opened for writing (it is created if missing, else left as it
+ * was), or SIM_EFAIL with the message printed. */
+int cli_out_writable(const char *path);
+
 /* Free what cli_inputs_load read; m may be all empty. */
 void cli_inputs_free(sim_npy_matrix m[4]);
 

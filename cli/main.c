@@ -71,16 +71,8 @@ static int cmd_report(int argc, char **argv, int first)
         sim_model_print_table(stdout);
         return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
     }
-    if (o.out_path) {
-        /* Fail before the work, not after it: can the output be written? */
-        FILE *f = fopen(o.out_path, "ab");
-        if (!f) {
-            fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", o.out_path,
-                    strerror(errno));
-            return SIM_EFAIL;
-        }
-        fclose(f);
-    }
+    if (o.out_path && cli_out_writable(o.out_path) != SIM_OK)
+        return SIM_EFAIL;
     sim_npy_matrix m[4];
     memset(m, 0, sizeof m);
     if (o.q_path) {
