@@ -138,58 +138,67 @@ static int cmd_report(int argc, char **argv, int first)
     return rc;
 }
 
-int main(int argc, char **argv)
+static int cmd_main(int argc, char **argv);
+
+/* fasim help [COMMAND [NAME]]: that command's --help ("fasim help lesson
+ * merge" is the lesson's). */
+static int cmd_help(int argc, char **argv)
 {
-    /* Subcommands come first; anything starting with '-' is the report. */
-    if (argc > 1 && argv[1][0] != '-') {
-        if (!strcmp(argv[1], "report"))
-            return cmd_report(argc, argv, 2);
-        if (!strcmp(argv[1], "view"))
-            return cli_view_main(argc, argv, 2);
-        if (!strcmp(argv[1], "lesson"))
-            return cli_lesson_main(argc, argv, 2);
-        if (!strcmp(argv[1], "sweep"))
-            return cli_sweep_main(argc, argv, 2);
-        if (!strcmp(argv[1], "claims"))
-            return cli_claims_main(argc, argv, 2);
-        if (!strcmp(argv[1], "explore"))
-            return cli_explore_main(argc, argv, 2);
-        if (!strcmp(argv[1], "gpu"))
-            return cli_gpu_main(argc, argv, 2);
-        if (!strcmp(argv[1], "help")) {
-            /* fasim help [COMMAND [NAME]]: that command's --help ("fasim
-             * help lesson merge" is the lesson's). */
-            if (argc == 2 || !strcmp(argv[2], "report") || !strcmp(argv[2], "help")) {
-                cli_report_usage(stdout);
-                return SIM_OK;
-            }
-            if (argc > 4 || argv[2][0] == '-') {
-                fprintf(stderr, "fasim: usage: fasim help [COMMAND [LESSON]]\n");
-                return SIM_EUSAGE;
-            }
-            char help[] = "--help";
-            char *args[] = { argv[0], argv[2], argc == 4 ? argv[3] : help,
-                             argc == 4 ? help : NULL, NULL };
-            return main(argc == 4 ? 4 : 3, args);
-        }
-        const char *near = NULL;
-        for (int k = 0; k < CLI_CMD_COUNT && !near; k++) {
-            /* one letter off, or two swapped: the typos people make */
-            const char *cmd = CLI_COMMANDS[k].name;
-            size_t a = strlen(argv[1]), b = strlen(cmd), diff = 0;
-            if (a == b) {
-                for (size_t c = 0; c < a; c++)
-                    diff += argv[1][c] != cmd[c];
-                if (diff <= 2)
-                    near = cmd;
-            }
-        }
-        if (near)
-            fprintf(stderr, "fasim: unknown subcommand '%s'; did you mean '%s'?\n", argv[1],
-                    near);
-        else
-            fprintf(stderr, "fasim: unknown subcommand '%s'; see 'fasim --help'\n", argv[1]);
+    if (argc == 2 || !strcmp(argv[2], "report") || !strcmp(argv[2], "help")) {
+        cli_report_usage(stdout);
+        return SIM_OK;
+    }
+    if (argc > 4 || argv[2][0] == '-') {
+        fprintf(stderr, "fasim: usage: fasim help [COMMAND [LESSON]]\n");
         return SIM_EUSAGE;
     }
-    return cmd_report(argc, argv, 1);
+    char help[] = "--help";
+    char *args[] = { argv[0], argv[2], argc == 4 ? argv[3] : help, argc == 4 ? help : NULL,
+                     NULL };
+    return cmd_main(argc == 4 ? 4 : 3, args);
+}
+
+/* An unknown subcommand: the command meant, when it is one letter off or
+ * two swapped (the typos people make). */
+static int cmd_unknown(const char *name)
+{
+    const char *near = NULL;
+    for (int k = 0; k < CLI_CMD_COUNT && !near; k++) {
+        const char *cmd = CLI_COMMANDS[k].name;
+        size_t a = strlen(name), b = strlen(cmd), diff = 0;
+        if (a == b) {
+            for (size_t c = 0; c < a; c++)
+                diff += name[c] != cmd[c];
+            if (diff <= 2)
+                near = cmd;
+        }
+    }
+    if (near)
+        fprintf(stderr, "fasim: unknown subcommand '%s'; did you mean '%s'?\n", name, near);
+    else
+        fprintf(stderr, "fasim: unknown subcommand '%s'; see 'fasim --help'\n", name);
+    return SIM_EUSAGE;
+}
+
+/* Subcommands come first; anything starting with '-' is the report. */
+static int cmd_main(int argc, char **argv)
+{
+    if (argc <= 1 || argv[1][0] == '-')
+        return cmd_report(argc, argv, 1);
+    switch (cli_command_find(argv[1])) {
+    case CLI_CMD_REPORT: return cmd_report(argc, argv, 2);
+    case CLI_CMD_VIEW: return cli_view_main(argc, argv, 2);
+    case CLI_CMD_LESSON: return cli_lesson_main(argc, argv, 2);
+    case CLI_CMD_SWEEP: return cli_sweep_main(argc, argv, 2);
+    case CLI_CMD_CLAIMS: return cli_claims_main(argc, argv, 2);
+    case CLI_CMD_EXPLORE: return cli_explore_main(argc, argv, 2);
+    case CLI_CMD_GPU: return cli_gpu_main(argc, argv, 2);
+    case CLI_CMD_HELP: return cmd_help(argc, argv);
+    }
+    return cmd_unknown(argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+    return cmd_main(argc, argv);
 }
