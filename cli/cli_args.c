@@ -376,32 +376,30 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
     return 0;
 }
 
+/* One option of the report: a problem option or one of its own. */
+static int report_each(void *ctx, int id, const char *optname, const char *val, char *err,
+                       size_t errlen)
+{
+    report_parse *p = ctx;
+    cli_report_opts *o = p->o;
+    p->given |= UINT64_C(1) << id;
+    int rc = cli_parse_problem_opt(&p->prob, id, optname, val, err, errlen);
+    if (rc == 0)
+        rc = report_option(p, id, optname, val, err, errlen);
+    o->N_set |= id == CLI_O_N;
+    o->d_set |= id == CLI_O_D;
+    o->M_set |= id == CLI_O_M;
+    return rc < 0 ? -1 : 0;
+}
+
 int cli_parse_report(int argc, char **argv, int first, cli_report_opts *o,
                      char *err, size_t errlen)
 {
     report_parse p;
     report_defaults(&p, o);
-    for (int k = first; k < argc; k++) {
-        const char *val;
-        char optname[32];
-        int id = cli_opt_scan(argc, argv, &k, CLI_CMD_REPORT, &val, optname, sizeof optname,
-                              err, errlen);
-        if (id == -1)
-            return -1;
-        if (id == CLI_OPT_HELP) {
-            o->help = 1;
-            continue;
-        }
-        p.given |= UINT64_C(1) << id;
-        int rc = cli_parse_problem_opt(&p.prob, id, optname, val, err, errlen);
-        if (rc == 0)
-            rc = report_option(&p, id, optname, val, err, errlen);
-        if (rc < 0)
-            return -1;
-        o->N_set |= id == CLI_O_N;
-        o->d_set |= id == CLI_O_D;
-        o->M_set |= id == CLI_O_M;
-    }
+    if (cli_parse_each(argc, argv, first, CLI_CMD_REPORT, &o->help, report_each, &p, err,
+                       errlen) != 0)
+        return -1;
     if (o->help || o->version || o->gpu_list || o->preset_list)
         return 0;
     if (report_shape(&p, err, errlen) != 0)

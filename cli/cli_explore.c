@@ -42,70 +42,79 @@ static void usage(FILE *out)
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
 
+/* The explorer's state while its options are parsed. */
+typedef struct {
+    explore_opts *o;
+    cli_problem prob;
+} explore_parse;
+
+/* One option of the explorer: a problem option within its own ranges, or
+ * one of its own. Returns 0 or -1. */
+static int explore_each(void *ctx, int id, const char *optname, const char *val, char *err,
+                        size_t errlen)
+{
+    explore_parse *p = ctx;
+    explore_opts *o = p->o;
+    viz_explore_config *c = &o->cfg;
+    int rc = cli_parse_problem_opt(&p->prob, id, optname, val, err, errlen);
+    if (rc < 0)
+        return -1;
+    /* The explorer's own ranges: it plans every loop order again at
+     * every key, and charts N/8 .. 8N. */
+    if (id == CLI_O_N && c->sh.N > VIZ_EX_MAX_N) {
+        ERR("--N %s: explore takes N up to 2^30 = 1G (naive's N^2 counts leave "
+            "64 bits soon after); the report takes more", val);
+        return -1;
+    }
+    if (id == CLI_O_M && (c->sh.M < VIZ_EX_MIN_M || c->sh.M > VIZ_EX_MAX_M)) {
+        ERR("--M %s: explore takes 256 B .. 1M (it searches every plan again at "
+            "each key; the report takes up to 1G)", val);
+        return -1;
+    }
+    o->M_set |= id == CLI_O_M;
+    if (rc > 0)
+        return 0;
+    switch (id) {
+    case CLI_O_GPU: {
+        const sim_gpu *g;
+        if (cli_parse_gpu(val, &g, &o->gpu_list, err, errlen))
+            return -1;
+        if (g) {
+            int n;
+            const sim_gpu *all = sim_gpu_presets(&n);
+            c->gpu = (int)(g - all);
+        }
+        return 0;
+    }
+    case CLI_O_ALGO: {
+        sim_algo a;
+        if (sim_algo_parse(val, &a) != 0) {
+            ERR("--algo %s: one loop order for v: naive, fa1 or fa2", val);
+            return -1;
+        }
+        c->view_algo = a;
+        return 0;
+    }
+    case CLI_O_KEYS:
+        o->keys = val;
+        return 0;
+    case CLI_O_HELP:
+        o->help = 1;
+        return 0;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, int first, explore_opts *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     viz_explore_config_default(&o->cfg);
     viz_explore_config *c = &o->cfg;
-    cli_problem prob = { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc, .max_block = VIZ_EX_MAX_N };
-    for (int k = first; k < argc; k++) {
-        const char *val;
-        char optname[32];
-        int id = cli_opt_scan(argc, argv, &k, CLI_CMD_EXPLORE, &val, optname, sizeof optname,
-                              err, errlen);
-        if (id == -1)
-            return -1;
-        if (id == CLI_OPT_HELP) {
-            o->help = 1;
-            continue;
-        }
-        int rc = cli_parse_problem_opt(&prob, id, optname, val, err, errlen);
-        if (rc < 0)
-            return -1;
-        /* The explorer's own ranges: it plans every loop order again at
-         * every key, and charts N/8 .. 8N. */
-        if (id == CLI_O_N && c->sh.N > VIZ_EX_MAX_N) {
-            ERR("--N %s: explore takes N up to 2^30 = 1G (naive's N^2 counts leave "
-                "64 bits soon after); the report takes more", val);
-            return -1;
-        }
-        if (id == CLI_O_M && (c->sh.M < VIZ_EX_MIN_M || c->sh.M > VIZ_EX_MAX_M)) {
-            ERR("--M %s: explore takes 256 B .. 1M (it searches every plan again at "
-                "each key; the report takes up to 1G)", val);
-            return -1;
-        }
-        o->M_set |= id == CLI_O_M;
-        if (rc > 0)
-            continue;
-        switch (id) {
-        case CLI_O_GPU: {
-            const sim_gpu *g;
-            if (cli_parse_gpu(val, &g, &o->gpu_list, err, errlen))
-                return -1;
-            if (g) {
-                int n;
-                const sim_gpu *all = sim_gpu_presets(&n);
-                c->gpu = (int)(g - all);
-            }
-            break;
-        }
-        case CLI_O_ALGO: {
-            sim_algo a;
-            if (sim_algo_parse(val, &a) != 0) {
-                ERR("--algo %s: one loop order for v: naive, fa1 or fa2", val);
-                return -1;
-            }
-            c->view_algo = a;
-            break;
-        }
-        case CLI_O_KEYS:
-            o->keys = val;
-            break;
-        case CLI_O_HELP:
-            o->help = 1;
-            break;
-        }
-    }
+    explore_parse p = { o, { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc,
+                             .max_block = VIZ_EX_MAX_N } };
+    if (cli_parse_each(argc, argv, first, CLI_CMD_EXPLORE, &o->help, explore_each, &p, err,
+                       errlen) != 0)
+        return -1;
     if (o->help || o->gpu_list)
         return 0;
     if (c->gpu >= 0 && o->M_set) {

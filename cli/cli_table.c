@@ -596,3 +596,20 @@ int cli_opt_scan(int argc, char **argv, int *k, cli_cmd cmd, const char **val, c
     }
     return id;
 }
+
+int cli_parse_each(int argc, char **argv, int first, cli_cmd cmd, int *help, cli_opt_fn fn,
+                   void *ctx, char *err, size_t errlen)
+{
+    for (int k = first; k < argc; k++) {
+        const char *val;
+        char optname[32];
+        int id = cli_opt_scan(argc, argv, &k, cmd, &val, optname, sizeof optname, err, errlen);
+        if (id == -1)
+            return -1;
+        if (id == CLI_OPT_HELP)
+            *help = 1;
+        else if (fn(ctx, id, optname, val, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}

@@ -144,4 +144,15 @@ void cli_usage(FILE *out, cli_cmd cmd, const int *nums, int nnums);
 int cli_opt_scan(int argc, char **argv, int *k, cli_cmd cmd, const char **val, char *optname,
                  size_t optlen, char *err, size_t errlen);
 
+/* A command's handler of one option: id (CLI_O_*), optname ("--N") and val
+ * as cli_opt_scan gives them. Returns 0, or -1 with a message in err. */
+typedef int (*cli_opt_fn)(void *ctx, int id, const char *optname, const char *val, char *err,
+                          size_t errlen);
+
+/* Scan argv[first..] as options of command cmd and hand each to fn with
+ * ctx; "-h" sets *help. Returns 0, or -1 with the message of the scan or of
+ * fn in err. */
+int cli_parse_each(int argc, char **argv, int first, cli_cmd cmd, int *help, cli_opt_fn fn,
+                   void *ctx, char *err, size_t errlen);
+
 #endif /* FASIM_CLI_TABLE_H */

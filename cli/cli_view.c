@@ -88,10 +88,18 @@ static int parse_size(view_opts *o, const char *val, char *err, size_t errlen)
     return 0;
 }
 
+/* The view's state while its options are parsed. */
+typedef struct {
+    view_opts *o;
+    cli_problem prob;
+    int compute, count_only;
+} view_parse;
+
 /* One of the view's own options (not a problem option). Returns 0 or -1. */
-static int view_option(view_opts *o, int *compute, int *count_only, int id,
-                       const char *optname, const char *val, char *err, size_t errlen)
+static int view_option(view_parse *p, int id, const char *optname, const char *val, char *err,
+                       size_t errlen)
 {
+    view_opts *o = p->o;
     viz_config *c = &o->cfg;
     int64_t n;
     switch (id) {
@@ -114,8 +122,8 @@ static int view_option(view_opts *o, int *compute, int *count_only, int id,
     case CLI_O_Q: o->q_path = val; return 0;
     case CLI_O_K: o->k_path = val; return 0;
     case CLI_O_V: o->v_path = val; return 0;
-    case CLI_O_COMPUTE: *compute = 1; return 0;
-    case CLI_O_COUNT_ONLY: *count_only = 1; return 0;
+    case CLI_O_COMPUTE: p->compute = 1; return 0;
+    case CLI_O_COUNT_ONLY: p->count_only = 1; return 0;
     case CLI_O_STEP:
         return cli_parse_count(optname, val, 1, INT64_MAX, &o->step, err, errlen);
     case CLI_O_FRAMES:
@@ -180,41 +188,38 @@ static int view_combinations(view_opts *o, int compute, int count_only, char *er
     return 0;
 }
 
+/* One option of the view: a problem option or one of its own. */
+static int view_each(void *ctx, int id, const char *optname, const char *val, char *err,
+                     size_t errlen)
+{
+    view_parse *p = ctx;
+    int rc = cli_parse_problem_opt(&p->prob, id, optname, val, err, errlen);
+    if (rc == 0)
+        rc = view_option(p, id, optname, val, err, errlen);
+    p->o->N_set |= id == CLI_O_N;
+    p->o->d_set |= id == CLI_O_D;
+    return rc < 0 ? -1 : 0;
+}
+
 static int parse(int argc, char **argv, int first, view_opts *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     viz_config_default(&o->cfg);
     viz_config *c = &o->cfg;
-    cli_problem prob = { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc, .plan = &c->plan_kind };
-    int compute = 0, count_only = 0;
-    for (int k = first; k < argc; k++) {
-        const char *val;
-        char optname[32];
-        int id = cli_opt_scan(argc, argv, &k, CLI_CMD_VIEW, &val, optname, sizeof optname, err,
-                              errlen);
-        if (id == -1)
-            return -1;
-        if (id == CLI_OPT_HELP) {
-            o->help = 1;
-            continue;
-        }
-        int rc = cli_parse_problem_opt(&prob, id, optname, val, err, errlen);
-        if (rc == 0)
-            rc = view_option(o, &compute, &count_only, id, optname, val, err, errlen);
-        if (rc < 0)
-            return -1;
-        o->N_set |= id == CLI_O_N;
-        o->d_set |= id == CLI_O_D;
-    }
+    view_parse p = { o, { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc, .plan = &c->plan_kind },
+                     0, 0 };
+    if (cli_parse_each(argc, argv, first, CLI_CMD_VIEW, &o->help, view_each, &p, err,
+                       errlen) != 0)
+        return -1;
     if (o->help)
         return 0;
     /* N_q = --Nq or N, N_k = --Nk or N (kept only where it differs). */
-    o->N_set |= prob.Nq != 0;
-    if (prob.Nq)
-        c->sh.N = prob.Nq;
-    c->sh.Nk = prob.Nk && prob.Nk != c->sh.N ? prob.Nk : 0;
-    o->Nk_set = prob.Nk != 0;
-    return view_combinations(o, compute, count_only, err, errlen);
+    o->N_set |= p.prob.Nq != 0;
+    if (p.prob.Nq)
+        c->sh.N = p.prob.Nq;
+    c->sh.Nk = p.prob.Nk && p.prob.Nk != c->sh.N ? p.prob.Nk : 0;
+    o->Nk_set = p.prob.Nk != 0;
+    return view_combinations(o, p.compute, p.count_only, err, errlen);
 }
 
 /* Load --q/--k/--v; N and d come from the files. Returns 0, or an exit
