@@ -43,6 +43,24 @@ static int man_has(const char *opt)
     return text_has(g_man, opt);
 }
 
+/* The next "--word" of text at or after *p, in opt; *p moves past it.
+ * Returns 0 when there is none. */
+static int next_word(const char *text, const char **p, char *opt, size_t len)
+{
+    for (const char *q; (q = strstr(*p, "--")) != NULL;) {
+        const char *s = q + 2;
+        size_t n = 0;
+        while (isalnum((unsigned char)s[n]) || (s[n] == '-' && isalnum((unsigned char)s[n + 1])))
+            n++;
+        *p = s + n;
+        if (n > 0 && (q == text || !isalnum((unsigned char)q[-1]))) {
+            snprintf(opt, len, "--%.*s", (int)(n < 60 ? n : 60), s);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The section of the page that documents a command: from its ".SH" line to
  * the next one (malloc'd). The report's is REPORT OPTIONS. */
 static char *section(const char *cmd)
@@ -73,24 +91,15 @@ static int check_help(const char *args, const char *cmd)
     if (!*cmd)                                 /* the report's own options */
         from = strstr(r.out, "\nproblem\n");
     assert_non_null(from);
-    for (const char *p = from; (p = strstr(p, "--")) != NULL;) {
-        const char *s = p + 2;
-        size_t n = 0;
-        while (isalnum((unsigned char)s[n]) || (s[n] == '-' && isalnum((unsigned char)s[n + 1])))
-            n++;
-        if (n > 0 && (p == r.out || !isalnum((unsigned char)p[-1]))) {
-            char opt[64];
-            snprintf(opt, sizeof opt, "--%.*s", (int)(n < 60 ? n : 60), s);
-            seen++;
-            /* --help and --version work everywhere; the page says so once. */
-            if (strcmp(opt, "--help") != 0 && strcmp(opt, "--version") != 0 &&
-                !text_has(sec, opt)) {
-                fprintf(stderr, "fasim %s: %s is not in fasim.1's section for it\n", args,
-                        opt);
-                missing++;
-            }
+    char opt[64];
+    for (const char *p = from; next_word(r.out, &p, opt, sizeof opt);) {
+        seen++;
+        /* --help and --version work everywhere; the page says so once. */
+        if (strcmp(opt, "--help") != 0 && strcmp(opt, "--version") != 0 &&
+            !text_has(sec, opt)) {
+            fprintf(stderr, "fasim %s: %s is not in fasim.1's section for it\n", args, opt);
+            missing++;
         }
-        p = s + n;
     }
     assert_true(seen > 0);
     su_free(&r);
@@ -164,20 +173,11 @@ static void test_every_command(void **state)
 static void words_of(const char *text, char *buf, size_t len)
 {
     snprintf(buf, len, " ");
-    for (const char *p = text; (p = strstr(p, "--")) != NULL;) {
-        const char *s = p + 2;
-        size_t n = 0;
-        while (isalnum((unsigned char)s[n]) || (s[n] == '-' && isalnum((unsigned char)s[n + 1])))
-            n++;
-        if (n > 0 && isalpha((unsigned char)s[0]) && (p == text || !isalnum((unsigned char)p[-1]))) {
-            char w[72];
-            snprintf(w, sizeof w, "--%.*s ", (int)(n < 60 ? n : 60), s);
-            char key[74];
-            snprintf(key, sizeof key, " %s", w);
-            if (!strstr(buf, key) && strlen(buf) + strlen(w) < len)
-                strcat(buf, w);
-        }
-        p = s + n;
+    char w[64], key[68];
+    for (const char *p = text; next_word(text, &p, w, sizeof w);) {
+        snprintf(key, sizeof key, " %s ", w);
+        if (!strstr(buf, key) && strlen(buf) + strlen(w) + 1 < len)
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s ", w);
     }
 }
 
