@@ -11,14 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli_table.h"
+#include "sim_limits.h"
 #include "sim_report.h"
-
-/* Limits on what the command line accepts, each justified where it is used. */
-#define CLI_MAX_N     (INT64_C(1) << 40)   /* counts of N^2 stay within 64 bits' reach */
-#define CLI_MAX_D     INT64_C(65536)       /* far above any real head dimension */
-#define CLI_MAX_M     (UINT64_C(1) << 30)  /* 1 GiB: well past any on-chip memory */
-#define CLI_MAX_HEADS INT64_C(65536)       /* --batch, --heads, --kv-heads: models use
-                                              up to 128 heads and batches of thousands */
 
 /* A byte size: a whole or decimal number with an optional binary suffix
  * B, K or KiB (1024), M or MiB (2^20), G or GiB (2^30); e.g. 98304, 96K,
@@ -26,7 +21,7 @@
  * "KB", "MB", "GB" are refused (ambiguous between 1000 and 1024). */
 int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen);
 
-/* An SRAM size (--M): a size as above, at most CLI_MAX_M. */
+/* An SRAM size (--M): a size as above, at most SIM_MAX_M. */
 int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen);
 
 /* A positive integer in [lo, hi], with the same suffixes as sizes (so
@@ -34,12 +29,21 @@ int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, siz
 int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
                     int64_t *out, char *err, size_t errlen);
 
-/* One of the problem options every command shares, named by optname as
- * cli_opt_scan gives it: --N (1 .. CLI_MAX_N), --d (1 .. CLI_MAX_D), --M (an
- * SRAM size) or --dtype, parsed into sh. Returns 0, or -1 with a message
- * (also for an optname that is none of them). */
-int cli_parse_shape_opt(const char *optname, const char *val, sim_shape *sh, char *err,
-                        size_t errlen);
+/* The problem options every command shares (--N --d --M --dtype --causal
+ * --Nq --Nk --Br --Bc --plan), and where the command keeps them. */
+typedef struct {
+    sim_shape *sh;             /* N (1 .. SIM_MAX_N), d (1 .. SIM_MAX_D), M, dtype, causal */
+    int64_t *Br, *Bc;          /* NULL: the command takes no block sizes */
+    int64_t max_block;         /* their bound; 0: SIM_MAX_N */
+    sim_plan_kind *plan;       /* NULL: the command takes no --plan */
+    int64_t Nq, Nk;            /* --Nq and --Nk as given; 0: not given */
+} cli_problem;
+
+/* Option id, as cli_opt_scan returns it with optname and val: when it is a
+ * problem option, parse it into p and return 1 (or -1 with a message); else
+ * return 0 and leave it to the command. Every command parses these here. */
+int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const char *val,
+                          char *err, size_t errlen);
 
 /* Look up a --gpu value: a preset, or "list" (*is_list = 1, *out = NULL).
  * Returns 0, or -1 with a message naming the presets. */
@@ -47,28 +51,6 @@ int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, s
 
 /* Parse a comma list of loop orders ("all", "naive", "fa1,fa2"). */
 int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen);
-
-/* One long option of a command's table. */
-typedef struct {
-    const char *name;    /* without the dashes: "N", "count-only" */
-    int id;
-    int has_arg;
-} cli_opt;
-
-#define CLI_OPT_HELP (-2)   /* cli_opt_scan saw "-h" */
-
-/* Scan argv[*k], a GNU-style long option "--name value" or "--name=value"
- * of the table opts. Returns the option's id with *val set (NULL for a
- * switch), *k moved past a separate value and optname = "--name";
- * CLI_OPT_HELP for "-h"; or -1 with a message in err for a stray argument,
- * an unknown option (naming the option of a different case that was meant,
- * or, when it is one of `foreign`, the command it belongs to: `owner`), a
- * missing value or a value given to a switch. cmd ("fasim view") names the
- * command in messages. */
-int cli_opt_scan(int argc, char **argv, int *k, const cli_opt *opts, int nopts,
-                 const char *cmd, const char *const *foreign, int nforeign,
-                 const char *owner, const char **val, char *optname, size_t optlen,
-                 char *err, size_t errlen);
 
 typedef struct {
     int help;

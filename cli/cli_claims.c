@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli_cmds.h"
+#include "cli_table.h"
 #include "sim_claims.h"
 
 #ifndef FASIM_VERSION
@@ -25,43 +26,7 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-"usage: fasim claims [FILE] [--json] [--engine auto|sim|closed-form]\n"
-"\n"
-"Without FILE: check the numeric claims of the two source articles (the sizes,\n"
-"IO bounds, SRAM sums, loop orders, causal savings and hardware figures that\n"
-"docs/sources.md lists), each computed now from the simulator, the closed\n"
-"forms, sweeps or the hardware presets. Verdicts: holds, wrong, holds only if\n"
-"(a condition), not checkable here.\n"
-"\n"
-"With FILE ('-' for standard input): check your own claims, one per line:\n"
-"\n"
-"  # comment\n"
-"  fa2/naive hbm_bytes < 0.1 at N=4096 d=128 M=168K\n"
-"  fa2 hbm_bytes ~ 40GiB within 10%% at N=128000 d=128 M=168K\n"
-"  S size > 32GB at N=128000\n"
-"  fa1 Q.read_elems = 4194304 at N=4096 d=64 M=96K\n"
-"  fa2 sram_bytes <= 163K at gpu=a100 d=128 Br=128 Bc=64\n"
-"\n"
-"  quantity   ALGO METRIC, ALGO/ALGO METRIC (a ratio), or TENSOR size|elems\n"
-"  ALGO       naive, fa1, fa2;  TENSOR: Q K V O S P m l L\n"
-"  METRIC     hbm_bytes hbm_elems read_bytes write_bytes steps sram_bytes,\n"
-"             T.read_elems T.write_elems T.read_bytes T.write_bytes\n"
-"  compare    < <= > >= = ~ (within 5%%, or 'within P%%')\n"
-"  value      1024, 0.1, 1e9; K M G T KiB MiB GiB TiB (1024s), KB MB GB TB\n"
-"             (1000s), B, %%\n"
-"  at         N= d= M= dtype= causal Br= Bc= plan=best|paper gpu=a100|h100|h200\n"
-"             (defaults: N=1024 d=64 M=96K fp16, best plan)\n"
-"\n"
-"  --json           one JSON object (keys in docs/sweeps.md)\n"
-"  --engine E       auto (default): simulate a run of at most 2^29 tile steps,\n"
-"                   closed forms beyond; sim: always; closed-form: never\n"
-"\n"
-"limits: a claims file of at most 1 MiB (fixed); each claim's configuration\n"
-"within the report's limits (N <= 2^40, d <= 65536, M <= 1G)\n"
-"\n"
-"exit status: 0 when every claim was checked, 2 bad usage (a malformed line is\n"
-"reported as FILE:LINE:COL), 1 other failures\n");
+    cli_usage(out, CLI_CMD_CLAIMS, NULL, 0);
 }
 
 /* Read all of path ("-": stdin) into a NUL-terminated buffer. Returns it,

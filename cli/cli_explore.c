@@ -37,149 +37,84 @@ typedef struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-"usage: fasim explore [options]\n"
-"\n"
-"A screen where keys change N, d, M, B_r, B_c, dtype and causal, and the HBM\n"
-"traffic of every loop order (the exact closed forms of the plan the\n"
-"simulator would use, equal to its counts), the SRAM plans, the ratios to\n"
-"naive, the bounds of the papers and a log-log chart of bytes against N\n"
-"(N/8 .. 8N, slope-2 guide) update at once. v opens the view (fasim view)\n"
-"of the current configuration.\n"
-"\n"
-"keys\n"
-"  N n   double / halve N          D d   double / halve d\n"
-"  M m   double / halve M (256 B .. 1 MiB; ends a gpu preset)\n"
-"  R r   B_r + 16 / - 16           C c   B_c + 16 / - 16\n"
-"        (0 = chosen per loop order, the best plan; 0 resets both)\n"
-"  t T   next / previous dtype     x     causal on / off\n"
-"  g G   next / previous gpu preset (none, a100, h100, h200): M = its\n"
-"        shared memory per thread block\n"
-"  a     next loop order for v;    1 2 3 naive / fa1 / fa2\n"
-"  v     open the view of the chosen loop order (default fa2); q returns\n"
-"  z     back to the starting configuration\n"
-"  ? h   help                      q     quit\n"
-"\n"
-"starting configuration (as in the report; see 'fasim --help')\n"
-"  --N N            sequence length, 1 .. 2^30 (default 1024)\n"
-"  --d D            head dimension (default 64)\n"
-"  --M BYTES        SRAM in bytes, 256 .. 1M: 98304, 96K (default 96K)\n"
-"  --dtype T        fp16 (default), bf16 or fp32\n"
-"  --causal         causal mask\n"
-"  --Br B, --Bc B   pin block sizes (default: chosen per loop order)\n"
-"  --gpu NAME       a100, h100 or h200: M = the preset's shared memory per\n"
-"                   block; 'fasim explore --gpu list' prints the presets\n"
-"  --algo A         the loop order v opens: naive, fa1 or fa2 (default fa2)\n"
-"\n"
-"output\n"
-"  --keys STRING    apply these keys one by one and print the screen as text\n"
-"                   after each (and first the starting one), even on a\n"
-"                   terminal; e.g. --keys NNx. q stops; v prints the view's\n"
-"                   first frame. Without a terminal and without --keys, the\n"
-"                   starting screen is printed\n"
-"  --help\n"
-"\n"
-"exit status: 0 success, 2 bad usage, 1 other failures\n");
+    cli_usage(out, CLI_CMD_EXPLORE, NULL, 0);
 }
 
-enum { E_N, E_D, E_M, E_DTYPE, E_CAUSAL, E_BR, E_BC, E_GPU, E_ALGO, E_KEYS, E_HELP };
-
-static const cli_opt EOPTS[] = {
-    { "N", E_N, 1 },          { "d", E_D, 1 },         { "M", E_M, 1 },
-    { "dtype", E_DTYPE, 1 },  { "causal", E_CAUSAL, 0 }, { "Br", E_BR, 1 },
-    { "Bc", E_BC, 1 },        { "gpu", E_GPU, 1 },     { "algo", E_ALGO, 1 },
-    { "keys", E_KEYS, 1 },    { "help", E_HELP, 0 },
-};
-#define NEOPTS (int)(sizeof EOPTS / sizeof EOPTS[0])
-
-/* Options of the report or the view that explore does not take. */
-static const char *const OTHERS[] = {
-    "json", "out", "max-mem", "max-steps", "version", "plan", "seed", "q", "k", "v",
-    "compute", "count-only", "step", "frames", "row",
-};
-
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
+
+/* The explorer's state while its options are parsed. */
+typedef struct {
+    explore_opts *o;
+    cli_problem prob;
+} explore_parse;
+
+/* One option of the explorer: a problem option within its own ranges, or
+ * one of its own. Returns 0 or -1. */
+static int explore_each(void *ctx, int id, const char *optname, const char *val, char *err,
+                        size_t errlen)
+{
+    explore_parse *p = ctx;
+    explore_opts *o = p->o;
+    viz_explore_config *c = &o->cfg;
+    int rc = cli_parse_problem_opt(&p->prob, id, optname, val, err, errlen);
+    if (rc < 0)
+        return -1;
+    /* The explorer's own ranges: it plans every loop order again at
+     * every key, and charts N/8 .. 8N. */
+    if (id == CLI_O_N && c->sh.N > VIZ_EX_MAX_N) {
+        ERR("--N %s: explore takes N up to 2^30 = 1G (naive's N^2 counts leave "
+            "64 bits soon after); the report takes more", val);
+        return -1;
+    }
+    if (id == CLI_O_M && (c->sh.M < VIZ_EX_MIN_M || c->sh.M > VIZ_EX_MAX_M)) {
+        ERR("--M %s: explore takes 256 B .. 1M (it searches every plan again at "
+            "each key; the report takes up to 1G)", val);
+        return -1;
+    }
+    o->M_set |= id == CLI_O_M;
+    if (rc > 0)
+        return 0;
+    switch (id) {
+    case CLI_O_GPU: {
+        const sim_gpu *g;
+        if (cli_parse_gpu(val, &g, &o->gpu_list, err, errlen))
+            return -1;
+        if (g) {
+            int n;
+            const sim_gpu *all = sim_gpu_presets(&n);
+            c->gpu = (int)(g - all);
+        }
+        return 0;
+    }
+    case CLI_O_ALGO: {
+        sim_algo a;
+        if (sim_algo_parse(val, &a) != 0) {
+            ERR("--algo %s: one loop order for v: naive, fa1 or fa2", val);
+            return -1;
+        }
+        c->view_algo = a;
+        return 0;
+    }
+    case CLI_O_KEYS:
+        o->keys = val;
+        return 0;
+    case CLI_O_HELP:
+        o->help = 1;
+        return 0;
+    }
+    return 0;
+}
 
 static int parse(int argc, char **argv, int first, explore_opts *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     viz_explore_config_default(&o->cfg);
     viz_explore_config *c = &o->cfg;
-    for (int k = first; k < argc; k++) {
-        const char *val;
-        char optname[32];
-        int id = cli_opt_scan(argc, argv, &k, EOPTS, NEOPTS, "fasim explore", OTHERS,
-                              (int)(sizeof OTHERS / sizeof OTHERS[0]), "the report or the view", &val,
-                              optname, sizeof optname, err, errlen);
-        if (id == -1)
-            return -1;
-        if (id == CLI_OPT_HELP) {
-            o->help = 1;
-            continue;
-        }
-        switch (id) {
-        case E_N:
-        case E_D:
-        case E_M:
-        case E_DTYPE:
-            if (cli_parse_shape_opt(optname, val, &c->sh, err, errlen))
-                return -1;
-            /* The explorer's own ranges: it plans every loop order again at
-             * every key, and charts N/8 .. 8N. */
-            if (id == E_N && c->sh.N > VIZ_EX_MAX_N) {
-                ERR("--N %s: explore takes N up to 2^30 = 1G (naive's N^2 counts leave "
-                    "64 bits soon after); the report takes more", val);
-                return -1;
-            }
-            if (id == E_M && (c->sh.M < VIZ_EX_MIN_M || c->sh.M > VIZ_EX_MAX_M)) {
-                ERR("--M %s: explore takes 256 B .. 1M (it searches every plan again at "
-                    "each key; the report takes up to 1G)", val);
-                return -1;
-            }
-            o->M_set |= id == E_M;
-            break;
-        case E_CAUSAL:
-            c->sh.causal = 1;
-            break;
-        case E_BR:
-        case E_BC: {
-            int64_t n;
-            if (cli_parse_count(optname, val, 1, VIZ_EX_MAX_N, &n, err, errlen))
-                return -1;
-            if (id == E_BR)
-                c->Br = n;
-            else
-                c->Bc = n;
-            break;
-        }
-        case E_GPU: {
-            const sim_gpu *g;
-            if (cli_parse_gpu(val, &g, &o->gpu_list, err, errlen))
-                return -1;
-            if (g) {
-                int n;
-                const sim_gpu *all = sim_gpu_presets(&n);
-                c->gpu = (int)(g - all);
-            }
-            break;
-        }
-        case E_ALGO: {
-            sim_algo a;
-            if (sim_algo_parse(val, &a) != 0) {
-                ERR("--algo %s: one loop order for v: naive, fa1 or fa2", val);
-                return -1;
-            }
-            c->view_algo = a;
-            break;
-        }
-        case E_KEYS:
-            o->keys = val;
-            break;
-        case E_HELP:
-            o->help = 1;
-            break;
-        }
-    }
+    explore_parse p = { o, { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc,
+                             .max_block = VIZ_EX_MAX_N } };
+    if (cli_parse_each(argc, argv, first, CLI_CMD_EXPLORE, &o->help, explore_each, &p, err,
+                       errlen) != 0)
+        return -1;
     if (o->help || o->gpu_list)
         return 0;
     if (c->gpu >= 0 && o->M_set) {

@@ -34,9 +34,9 @@
 
 #include "cli_args.h"
 #include "cli_cmds.h"
+#include "cli_inputs.h"
 #include "kern.h"
 #include "sim_npy.h"
-#include "sim_outfile.h"
 #include "sim_report.h"
 
 #define GPU_DEFAULT_REPEAT 5
@@ -44,35 +44,9 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-"usage: fasim gpu [options]\n"
-"\n"
-"Run the real kernels of naive, FA1 and FA2 (kernels/) on the simulator's\n"
-"inputs and plans, and print for each: whether the output is bit-identical to\n"
-"the simulator's compute mode (and the largest difference if not), the\n"
-"kernel's own count of global-memory traffic per tensor beside the\n"
-"simulator's, and the time with the speedup over naive.\n"
-"Example: fasim gpu --N 256 --d 64 --M 48K --backend cpu\n"
-"\n"
-"  --backend B      cuda (default): the kernels on a CUDA device;\n"
-"                   cpu: the same kernel source on the CPU (threads of a block\n"
-"                   are real threads with a real barrier)\n"
-"  --repeat K       timed runs after one counted run; the median is shown\n"
-"                   (default %d)\n"
-"  --threads T      threads per block (default %d on the CPU, %d on CUDA)\n"
-"  --lock F         hold a lock on file F while the kernels run (several\n"
-"                   fasim gpu processes on one device time one at a time)\n"
-"\n"
-"and the report's options: --N --d --M --dtype --algo --Br --Bc --plan\n"
-"--causal --seed --q --k --v --json --gpu --max-mem (see 'fasim --help');\n"
-"--out F writes the kernel's O (one --algo), byte for byte comparable with\n"
-"'fasim --algo A --compute --out F'. The kernels run one head of the forward\n"
-"pass with N_q = N_k, causal or not; --batch, --heads, --kv-heads, --Nq/--Nk,\n"
-"--window, --pass, --splits, --page-size and --preset are the report's alone.\n"
-"\n"
-"exit status: 0 every kernel matched the simulator, 1 one did not (or no\n"
-"CUDA, I/O), 2 bad usage\n",
-            GPU_DEFAULT_REPEAT, KERN_CPU_DEFAULT_THREADS, KERN_CUDA_DEFAULT_THREADS);
+    const int nums[] = { GPU_DEFAULT_REPEAT, KERN_CPU_DEFAULT_THREADS,
+                         KERN_CUDA_DEFAULT_THREADS };
+    cli_usage(out, CLI_CMD_GPU, nums, 3);
 }
 
 typedef struct {
@@ -94,20 +68,23 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
     *nrest = 0;
     for (int k = first; k < argc; k++) {
         const char *a = argv[k];
-        const char *names[4] = { "--backend", "--repeat", "--threads", "--lock" };
-        int which = -1;
+        int which = -1;                 /* the option of gpu's own, CLI_O_* */
         const char *val = NULL;
-        for (int q = 0; q < 4; q++) {
-            size_t n = strlen(names[q]);
-            if (!strncmp(a, names[q], n) && (a[n] == '\0' || a[n] == '=')) {
+        for (int q = 0; q < CLI_O_COUNT; q++) {
+            const unsigned in = CLI_OPTIONS[q].cmds;
+            if (!(in & CLI_IN(CLI_CMD_GPU)) || (in & CLI_IN(CLI_CMD_REPORT)))
+                continue;
+            size_t n = strlen(CLI_OPTIONS[q].name);
+            if (a[0] == '-' && a[1] == '-' && !strncmp(a + 2, CLI_OPTIONS[q].name, n) &&
+                (a[n + 2] == '\0' || a[n + 2] == '=')) {
                 which = q;
-                if (a[n] == '=')
-                    val = a + n + 1;
+                if (a[n + 2] == '=')
+                    val = a + n + 3;
                 else if (k + 1 < argc)
                     val = argv[++k];
                 else {
-                    snprintf(err, errlen, "%s needs a value; see 'fasim gpu --help'",
-                             names[q]);
+                    snprintf(err, errlen, "--%s needs a value; see 'fasim gpu --help'",
+                             CLI_OPTIONS[q].name);
                     return -1;
                 }
             }
@@ -117,16 +94,16 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
             continue;
         }
         int64_t n;
-        if (which == 0) {
+        if (which == CLI_O_BACKEND) {
             if (kern_backend_parse(val, backend) != 0) {
                 snprintf(err, errlen, "--backend %s: unknown backend (cpu or cuda)", val);
                 return -1;
             }
-        } else if (which == 1) {
+        } else if (which == CLI_O_REPEAT) {
             if (cli_parse_count("--repeat", val, 1, GPU_MAX_REPEAT, &n, err, errlen))
                 return -1;
             *repeat = (int)n;
-        } else if (which == 3) {
+        } else if (which == CLI_O_LOCK) {
             *lock = val;
         } else {
             if (cli_parse_count("--threads", val, 1, 1024, &n, err, errlen))
@@ -138,48 +115,21 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
     return 0;
 }
 
-/* --q/--k/--v: read, check shapes, set N and d (as the report does). */
-static int load_inputs(cli_report_opts *o, sim_npy_matrix m[3])
+/* --q/--k/--v: read, check shapes, set N and d (as the report does).
+ * Returns SIM_OK, or an exit status with the message printed. */
+static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
 {
-    const char *paths[3] = { o->q_path, o->k_path, o->v_path };
-    char err[512];
-    uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
-    int64_t max_elems = (int64_t)(max_mem / 4 / 4);
-    for (int k = 0; k < 3; k++) {
-        if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
-            fprintf(stderr, "fasim: %s\n", err);
-            return SIM_EFAIL;
-        }
-        if (m[k].rank != 2) {
-            fprintf(stderr, "fasim gpu: %s has shape (%lld, %lld, %lld, %lld); the kernels "
-                    "run one head: give (N, d) arrays (the report takes (B, H, N, d))\n",
-                    paths[k], (long long)m[k].batch, (long long)m[k].heads,
-                    (long long)m[k].rows, (long long)m[k].cols);
-            return SIM_EUSAGE;
-        }
-    }
-    for (int k = 1; k < 3; k++)
-        if (m[k].rows != m[0].rows || m[k].cols != m[0].cols) {
-            fprintf(stderr, "fasim: shapes differ: %s is (%lld, %lld) but %s is (%lld, "
-                    "%lld); Q, K and V must all be (N, d)\n", paths[0],
-                    (long long)m[0].rows, (long long)m[0].cols, paths[k],
-                    (long long)m[k].rows, (long long)m[k].cols);
-            return SIM_EFAIL;
-        }
-    if ((o->N_set && o->req.sh.N != m[0].rows) || (o->d_set && o->req.sh.d != m[0].cols)) {
-        fprintf(stderr, "fasim: --N/--d disagree with the files' shape (%lld, %lld); drop "
-                "--N/--d when giving .npy inputs\n", (long long)m[0].rows,
-                (long long)m[0].cols);
-        return SIM_EUSAGE;
-    }
-    if (m[0].cols > CLI_MAX_D) {
-        fprintf(stderr, "fasim: %s: d = %lld is over the supported %lld\n", paths[0],
-                (long long)m[0].cols, (long long)CLI_MAX_D);
-        return SIM_EFAIL;
-    }
-    o->req.sh.N = m[0].rows;
-    o->req.sh.d = m[0].cols;
-    return SIM_OK;
+    const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
+    const cli_inputs_spec spec = {
+        .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path,
+        .max_elems = (int64_t)(max_mem / 4 / 4), .one_head = "the kernels run one head",
+        .same_length = 1, .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
+    };
+    char err[1024];
+    int rc = cli_inputs_load(&spec, &o->req.sh, m, err, sizeof err);
+    if (rc != SIM_OK)
+        fprintf(stderr, "fasim: %s\n", err);
+    return rc;
 }
 
 static double max_abs_diff(const float *a, const float *b, int64_t n)
@@ -395,86 +345,86 @@ static int unsupported(const cli_report_opts *o, char *err, size_t errlen)
     return 1;
 }
 
-int cli_gpu_main(int argc, char **argv, int first)
+/* The command line of fasim gpu. */
+typedef struct {
+    cli_report_opts o;
+    kern_backend backend;
+    int repeat, threads;
+    const char *lock_path;
+} gpu_opts;
+
+/* Parse and check the options: -1 to go on, or the exit status (after
+ * --help, or with the message printed). */
+static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
 {
     char err[2048];
-    kern_backend backend = KERN_CUDA;
-    int repeat = GPU_DEFAULT_REPEAT, threads = 0, nrest = 0;
-    const char *lock_path = NULL;
+    g->backend = KERN_CUDA;
+    g->repeat = GPU_DEFAULT_REPEAT;
+    g->threads = 0;
+    g->lock_path = NULL;
+    int nrest = 0;
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     if (!rest) {
         fprintf(stderr, "fasim: out of memory\n");
         return SIM_EFAIL;
     }
-    if (take_own_options(argc, argv, first, rest, &nrest, &backend, &repeat, &threads,
-                         &lock_path, err,
-                         sizeof err) != 0) {
+    if (take_own_options(argc, argv, first, rest, &nrest, &g->backend, &g->repeat,
+                         &g->threads, &g->lock_path, err, sizeof err) != 0) {
         fprintf(stderr, "fasim: %s\n", err);
         free(rest);
         return SIM_EUSAGE;
     }
-    cli_report_opts o;
-    int prc = cli_parse_report(nrest, rest, 0, &o, err, sizeof err);
+    cli_report_opts *o = &g->o;
+    int prc = cli_parse_report(nrest, rest, 0, o, err, sizeof err);
     free(rest);
     if (prc != 0) {
         fprintf(stderr, "fasim: %s\n", err);
         return SIM_EUSAGE;
     }
-    if (o.help) {
+    if (o->help) {
         usage(stdout);
         return SIM_OK;
     }
-    if (o.version || o.gpu_list || o.preset_list) {
+    if (o->version || o->gpu_list || o->preset_list) {
         fprintf(stderr, "fasim: gpu: --version, --gpu list and --preset list belong to 'fasim' "
                 "itself\n");
         return SIM_EUSAGE;
     }
-    if (o.req.mode == SIM_MODE_COUNT) {
+    if (o->req.mode == SIM_MODE_COUNT) {
         fprintf(stderr, "fasim: gpu runs the kernels on real data; drop --count-only\n");
         return SIM_EUSAGE;
     }
-    if (unsupported(&o, err, sizeof err)) {
+    if (unsupported(o, err, sizeof err)) {
         fprintf(stderr, "fasim: gpu: %s\n", err);
         return SIM_EUSAGE;
     }
-    if (backend == KERN_CUDA && !kern_cuda_available(err, sizeof err)) {
+    if (g->backend == KERN_CUDA && !kern_cuda_available(err, sizeof err)) {
         fprintf(stderr, "fasim: %s\n", err);
         return SIM_EFAIL;
     }
-    if (o.out_path) {
-        /* Fail before the work, not after it: could the output be written?
-         * Nothing is created: the file appears, whole, only when written. */
-        int e = sim_outfile_check(o.out_path);
-        if (e) {
-            fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", o.out_path,
-                    strerror(e));
-            return SIM_EFAIL;
-        }
-    }
+    if (o->out_path && cli_out_writable(o->out_path) != SIM_OK)
+        return SIM_EFAIL;
+    return -1;
+}
 
-    sim_npy_matrix m[3];
-    memset(m, 0, sizeof m);
-    int rc = SIM_OK, nruns = 0;
-    gpu_run runs[SIM_ALGO_COUNT];
-    memset(runs, 0, sizeof runs);
-    float *Q = NULL, *K = NULL, *V = NULL;
-    if (o.q_path && (rc = load_inputs(&o, m)) != SIM_OK)
-        goto out;
-    const sim_shape *sh = &o.req.sh;
-    const uint64_t max_mem = o.req.max_mem ? o.req.max_mem : SIM_DEFAULT_MAX_MEM;
-
-    /* Plans and limits before anything runs. The kernel run holds as much
-     * host memory as the simulator's (its global tensors), so twice that. */
+/* Plans and limits before anything runs: runs[0..*nruns-1], one per loop
+ * order asked for. The kernel run holds as much host memory as the
+ * simulator's (its global tensors), so twice that. Returns SIM_OK or an
+ * exit status with the message printed. */
+static int gpu_plan(const cli_report_opts *o, gpu_run runs[SIM_ALGO_COUNT], int *nruns)
+{
+    char err[2048];
+    const sim_shape *sh = &o->req.sh;
+    const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-        if (!o.req.run_algo[a])
+        if (!o->req.run_algo[a])
             continue;
-        gpu_run *r = &runs[nruns];
+        gpu_run *r = &runs[*nruns];
         r->algo = (sim_algo)a;
-        if (sim_plan_choose(r->algo, sh, o.req.plan_kind, o.req.Br, o.req.Bc, &r->plan, err,
-                            sizeof err) != 0) {
+        if (sim_plan_choose(r->algo, sh, o->req.plan_kind, o->req.Br, o->req.Bc, &r->plan,
+                            err, sizeof err) != 0) {
             fprintf(stderr, "fasim: %s\n", err);
-            rc = SIM_EUSAGE;
-            goto out;
+            return SIM_EUSAGE;
         }
         uint64_t need = sim_compute_memory(r->algo, sh);
         if (need > max_mem / 2) {
@@ -484,14 +434,111 @@ int cli_gpu_main(int argc, char **argv, int first)
             fprintf(stderr, "fasim: %s on the kernels and the simulator would need %s of "
                     "memory, over the %s limit; use a smaller N or raise --max-mem\n",
                     sim_algo_name(r->algo), b1, b2);
-            rc = SIM_EUSAGE;
-            goto out;
+            return SIM_EUSAGE;
         }
-        nruns++;
+        (*nruns)++;
     }
+    return SIM_OK;
+}
 
+/* Run r on the simulator, then (holding --lock) on the kernels, and compare
+ * them. Returns SIM_OK or SIM_EFAIL with the message printed. */
+static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const float *K,
+                       const float *V)
+{
+    char err[2048];
+    const sim_shape *sh = &g->o.req.sh;
     const int64_t nd = sh->N * sh->d;
-    if (o.q_path) {
+    if (sim_run(r->algo, sh, &r->plan, Q, K, V, NULL, &r->sim, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: simulator: %s\n", err);
+        return SIM_EFAIL;
+    }
+    int lockfd = -1;
+    if (g->lock_path) {
+        struct flock fl;
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        lockfd = open(g->lock_path, O_RDWR | O_CREAT, 0644);
+        if (lockfd < 0 || fcntl(lockfd, F_SETLKW, &fl) != 0) {
+            fprintf(stderr, "fasim: --lock %s: %s\n", g->lock_path, strerror(errno));
+            if (lockfd >= 0)
+                close(lockfd);
+            return SIM_EFAIL;
+        }
+    }
+    kern_options opt = { g->threads, g->repeat };
+    int krc = kern_run(g->backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern, err,
+                       sizeof err);
+    if (lockfd >= 0)
+        close(lockfd);                    /* releases the lock */
+    if (krc != 0) {
+        fprintf(stderr, "fasim: %s kernel: %s\n", sim_algo_name(r->algo), err);
+        return SIM_EFAIL;
+    }
+    r->identical = memcmp(r->sim.O, r->kern.O, (size_t)nd * sizeof(float)) == 0;
+    if (r->algo == SIM_FA2)
+        r->identical = r->identical && r->sim.L && r->kern.L &&
+                       memcmp(r->sim.L, r->kern.L, (size_t)sh->N * sizeof(float)) == 0;
+    r->max_diff = max_abs_diff(r->kern.O, r->sim.O, nd);
+    r->counts_equal = sim_counts_equal(&r->sim.counts, &r->kern.counts);
+    return SIM_OK;
+}
+
+/* Print the runs, name the ones that do not match, write --out. Returns
+ * the exit status. */
+static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const gpu_run *naive)
+{
+    char err[2048];
+    const cli_report_opts *o = &g->o;
+    const sim_shape *sh = &o->req.sh;
+    const kern_backend backend = g->backend;
+    int rc = SIM_OK, all_match = 1;
+    for (int k = 0; k < nruns; k++)
+        if (!runs[k].identical || !runs[k].counts_equal)
+            all_match = 0;
+    if (o->json)
+        print_json(stdout, o, backend, runs, nruns, naive);
+    else
+        print_text(stdout, o, backend, runs, nruns, naive);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "fasim: cannot write to stdout\n");
+        rc = SIM_EFAIL;
+    }
+    for (int k = 0; k < nruns; k++)
+        if (!runs[k].identical || !runs[k].counts_equal)
+            fprintf(stderr, "fasim: gpu: the %s kernel does not match the simulator (%s)\n",
+                    sim_algo_name(runs[k].algo),
+                    !runs[k].identical ? "output" : "counters");
+    if (!all_match && rc == SIM_OK)
+        rc = SIM_EFAIL;
+    if (o->out_path && nruns == 1 &&
+        sim_npy_write_f32(o->out_path, runs[0].kern.O, sh->N, sh->d, err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: --out %s\n", err);
+        rc = SIM_EFAIL;
+    }
+    return rc;
+}
+
+int cli_gpu_main(int argc, char **argv, int first)
+{
+    gpu_opts g;
+    int rc = gpu_parse(argc, argv, first, &g);
+    if (rc >= 0)
+        return rc;
+    cli_report_opts *o = &g.o;
+    sim_npy_matrix m[4];
+    memset(m, 0, sizeof m);
+    int nruns = 0;
+    gpu_run runs[SIM_ALGO_COUNT];
+    memset(runs, 0, sizeof runs);
+    float *Q = NULL, *K = NULL, *V = NULL;
+    if ((o->q_path && (rc = load_inputs(o, m)) != SIM_OK) ||
+        (rc = gpu_plan(o, runs, &nruns)) != SIM_OK)
+        goto out;
+    const sim_shape *sh = &o->req.sh;
+    const int64_t nd = sh->N * sh->d;
+    if (o->q_path) {
         Q = m[0].data;
         K = m[1].data;
         V = m[2].data;
@@ -504,86 +551,26 @@ int cli_gpu_main(int argc, char **argv, int first)
             rc = SIM_EFAIL;
             goto out;
         }
-        sim_random_inputs(o.req.seed, sh->N, sh->d, sh->dtype, Q, K, V);
+        sim_random_inputs(o->req.seed, sh->N, sh->d, sh->dtype, Q, K, V);
     }
-
-    kern_options opt = { threads, repeat };
     const gpu_run *naive = NULL;
-    int all_match = 1;
     for (int k = 0; k < nruns; k++) {
-        gpu_run *r = &runs[k];
-        if (sim_run(r->algo, sh, &r->plan, Q, K, V, NULL, &r->sim, err, sizeof err) != 0) {
-            fprintf(stderr, "fasim: simulator: %s\n", err);
-            rc = SIM_EFAIL;
+        if ((rc = gpu_run_one(&g, &runs[k], Q, K, V)) != SIM_OK)
             goto out;
-        }
-        int lockfd = -1;
-        if (lock_path) {
-            struct flock fl;
-            memset(&fl, 0, sizeof fl);
-            fl.l_type = F_WRLCK;
-            fl.l_whence = SEEK_SET;
-            lockfd = open(lock_path, O_RDWR | O_CREAT, 0644);
-            if (lockfd < 0 || fcntl(lockfd, F_SETLKW, &fl) != 0) {
-                fprintf(stderr, "fasim: --lock %s: %s\n", lock_path, strerror(errno));
-                if (lockfd >= 0)
-                    close(lockfd);
-                rc = SIM_EFAIL;
-                goto out;
-            }
-        }
-        int krc = kern_run(backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern, err,
-                           sizeof err);
-        if (lockfd >= 0)
-            close(lockfd);                    /* releases the lock */
-        if (krc != 0) {
-            fprintf(stderr, "fasim: %s kernel: %s\n", sim_algo_name(r->algo), err);
-            rc = SIM_EFAIL;
-            goto out;
-        }
-        r->identical = memcmp(r->sim.O, r->kern.O, (size_t)nd * sizeof(float)) == 0;
-        if (r->algo == SIM_FA2)
-            r->identical = r->identical && r->sim.L && r->kern.L &&
-                           memcmp(r->sim.L, r->kern.L, (size_t)sh->N * sizeof(float)) == 0;
-        r->max_diff = max_abs_diff(r->kern.O, r->sim.O, nd);
-        r->counts_equal = sim_counts_equal(&r->sim.counts, &r->kern.counts);
-        if (r->algo == SIM_NAIVE)
-            naive = r;
-        if (!r->identical || !r->counts_equal)
-            all_match = 0;
+        if (runs[k].algo == SIM_NAIVE)
+            naive = &runs[k];
     }
-
-    if (o.json)
-        print_json(stdout, &o, backend, runs, nruns, naive);
-    else
-        print_text(stdout, &o, backend, runs, nruns, naive);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "fasim: cannot write to stdout\n");
-        rc = SIM_EFAIL;
-    }
-    for (int k = 0; k < nruns; k++)
-        if (!runs[k].identical || !runs[k].counts_equal)
-            fprintf(stderr, "fasim: gpu: the %s kernel does not match the simulator (%s)\n",
-                    sim_algo_name(runs[k].algo),
-                    !runs[k].identical ? "output" : "counters");
-    if (!all_match && rc == SIM_OK)
-        rc = SIM_EFAIL;
-    if (o.out_path && nruns == 1 &&
-        sim_npy_write_f32(o.out_path, runs[0].kern.O, sh->N, sh->d, err, sizeof err) != 0) {
-        fprintf(stderr, "fasim: --out %s\n", err);
-        rc = SIM_EFAIL;
-    }
+    rc = gpu_output(&g, runs, nruns, naive);
 out:
     for (int k = 0; k < SIM_ALGO_COUNT; k++) {
         sim_result_free(&runs[k].sim);
         kern_result_free(&runs[k].kern);
     }
-    if (!o.q_path) {
+    if (!o->q_path) {
         free(Q);
         free(K);
         free(V);
     }
-    for (int k = 0; k < 3; k++)
-        free(m[k].data);
+    cli_inputs_free(m);
     return rc;
 }

@@ -15,21 +15,12 @@
 #include <string.h>
 
 #include "cli_cmds.h"
+#include "cli_table.h"
 #include "lesson.h"
 
 static void usage(FILE *out)
 {
-    fputs("usage: fasim lesson                      list the lessons\n"
-          "       fasim lesson NAME|NUMBER          run one, a step per key\n"
-          "       fasim lesson NAME --script        every step at once, questions with\n"
-          "                                         their answers (for handouts)\n"
-          "       fasim lesson NAME --help          the lesson's options\n"
-          "\n"
-          "Keys while a lesson runs: Enter or space for the next step, b to go back a\n"
-          "step, q to quit. Questions take a number and a line (Enter shows the answer).\n"
-          "With input from a pipe, each line is one key or one answer.\n"
-          "\n",
-          out);
+    cli_usage(out, CLI_CMD_LESSON, NULL, 0);
 }
 
 /* Edit distance of two short strings (for "did you mean"). */

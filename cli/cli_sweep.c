@@ -26,50 +26,7 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-"usage: fasim sweep --vary P=LO..HI[STEP] [--vary ...] [options]\n"
-"\n"
-"Run the loop orders over a range of N, d or M (count-only), print HBM bytes\n"
-"per configuration and the ratios, and fit how the traffic grows: the\n"
-"log-log exponent in each varied parameter beside Theorem 2's (naive ~ N^2,\n"
-"FlashAttention ~ N^2 d^2 / M for d <= M <= N d, M in elements) and the\n"
-"lower bound. Points outside that regime, or with blocks at their caps, are\n"
-"left out of the fits, which say so.\n"
-"\n"
-"  --vary P=LO..HI[STEP]  P is N, d or M. STEP is *K (multiply, default *2)\n"
-"                   or +K (add), e.g. N=256..64K, d=32..256+32, M=16K..1M*4;\n"
-"                   or a list: N=1K,4K,16K. Twice (two parameters): a grid.\n"
-"  --N, --d, --M, --dtype, --causal, --algo, --Br, --Bc, --plan\n"
-"                   the fixed parameters, as for the report (fasim --help)\n"
-"  --gpu NAME       a100, h100, h200: M from the preset (unless --M or --vary M)\n"
-"                   and a roofline estimate per run in --json and --csv\n"
-"  --engine E       auto (default): the simulator when the sweep is at most\n"
-"                   2^29 tile steps (a few seconds), else closed forms;\n"
-"                   sim: always simulate; closed-form: never (exact counts)\n"
-"  --max-steps N    tile-step limit of one simulated run (default 2^33)\n"
-"\n"
-"output\n"
-"  --json           one JSON object (keys in docs/sweeps.md)\n"
-"  --csv            one row per configuration (columns in docs/sweeps.md)\n"
-"  --plot F.svg     also draw HBM bytes against the varied parameter (one\n"
-"                   --vary) on log-log axes: writes F.dat and F.gp (a gnuplot\n"
-"                   script) beside F.svg or F.png, and runs gnuplot if it is\n"
-"                   installed (Debian: apt-get install gnuplot-nox)\n"
-"  --no-progress    no progress bar (it appears on a terminal's stderr when\n"
-"                   the sweep takes more than a moment)\n"
-"\n"
-"limits (bad input is refused before anything runs)\n"
-"  at most 1024 values per --vary and 4096 configurations per sweep (fixed:\n"
-"  a sweep is a picture, not a data set); N <= 2^40, d <= 65536, M <= 1G as\n"
-"  in the report; --max-steps for one simulated run\n"
-"\n"
-"examples\n"
-"  fasim sweep --vary N=256..65536 --d 64 --M 96K\n"
-"  fasim sweep --vary M=16K..256K --N 16384 --d 128 --csv > m.csv\n"
-"  fasim sweep --vary N=1K..64K --vary M=32K..256K --json\n"
-"  fasim sweep --vary N=1K..1M --algo fa2 --engine closed-form --plot io.svg\n"
-"\n"
-"exit status: 0 success, 2 bad usage, 1 other failures\n");
+    cli_usage(out, CLI_CMD_SWEEP, NULL, 0);
 }
 
 #define ERRF(...) do { snprintf(err, errlen, __VA_ARGS__); } while (0)
@@ -85,7 +42,7 @@ static int parse_value(sim_param p, const char *opt, const char *s, int64_t *out
         *out = (int64_t)v;
         return 0;
     }
-    return cli_parse_count(opt, s, 1, p == SIM_PARAM_N ? CLI_MAX_N : CLI_MAX_D, out, err,
+    return cli_parse_count(opt, s, 1, p == SIM_PARAM_N ? SIM_MAX_N : SIM_MAX_D, out, err,
                            errlen);
 }
 
@@ -201,151 +158,109 @@ typedef struct {
     sim_sweep_spec spec;
 } sweep_opts;
 
-static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err,
-                      size_t errlen)
+/* Scan argv[*k], one of the sweep's options: its CLI_O_* id with *val set
+ * (NULL for a switch) and *k past a separate value; CLI_OPT_HELP for -h and
+ * --help; or -1 with a message. */
+static int scan_option(int argc, char **argv, int *k, const char **val, char *err,
+                       size_t errlen)
 {
-    memset(o, 0, sizeof *o);
-    sim_sweep_spec *sp = &o->spec;
-    sp->base = (sim_shape){ .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
-        sp->run_algo[a] = 1;
-    sp->plan_kind = SIM_PLAN_AUTO;
-    sp->engine = SIM_ENGINE_AUTO;
-    for (int k = first; k < argc; k++) {
-        const char *arg = argv[k];
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-            o->help = 1;
-            continue;
-        }
-        if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
-            ERRF("sweep: unexpected argument '%s'; see 'fasim sweep --help'", arg);
-            return -1;
-        }
-        char name[32];
-        const char *eq = strchr(arg + 2, '=');
-        size_t nl = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-        if (nl >= sizeof name) {
-            ERRF("sweep: unknown option '%s'; see 'fasim sweep --help'", arg);
-            return -1;
-        }
-        memcpy(name, arg + 2, nl);
-        name[nl] = '\0';
-        static const char *const FLAGS[] = { "causal", "json", "csv", "no-progress" };
-        static const char *const VALUED[] = { "vary", "N", "d", "M", "dtype", "algo", "Br",
-                                              "Bc", "plan", "gpu", "engine", "max-steps",
-                                              "plot" };
-        int is_flag = 0, known = 0;
-        for (size_t q = 0; q < sizeof FLAGS / sizeof FLAGS[0]; q++)
-            is_flag |= !strcmp(name, FLAGS[q]);
-        for (size_t q = 0; q < sizeof VALUED / sizeof VALUED[0]; q++)
-            known |= !strcmp(name, VALUED[q]);
-        if (!is_flag && !known) {
-            ERRF("sweep: unknown option '--%s'; see 'fasim sweep --help'", name);
-            return -1;
-        }
-        const char *val = NULL;
-        if (is_flag) {
-            if (eq) {
-                ERRF("--%s takes no value", name);
-                return -1;
-            }
-        } else if (eq) {
-            val = eq + 1;
-        } else if (k + 1 < argc) {
-            val = argv[++k];
-        } else {
-            ERRF("--%s needs a value; see 'fasim sweep --help'", name);
-            return -1;
-        }
-        char opt[40];
-        snprintf(opt, sizeof opt, "--%s", name);
-        int64_t n;
-        if (!strcmp(name, "vary")) {
-            if (sp->naxes == SIM_PARAM_COUNT) {
-                ERRF("--vary: at most %d parameters (N, d, M)", SIM_PARAM_COUNT);
-                return -1;
-            }
-            if (parse_vary(val, &sp->axes[sp->naxes], err, errlen) != 0)
-                return -1;
-            for (int a = 0; a < sp->naxes; a++)
-                if (sp->axes[a].param == sp->axes[sp->naxes].param) {
-                    ERRF("--vary %s: %s is already varied; a grid needs two different "
-                         "parameters", val, sim_param_name(sp->axes[a].param));
-                    return -1;
-                }
-            sp->naxes++;
-        } else if (!strcmp(name, "N")) {
-            if (cli_parse_count(opt, val, 1, CLI_MAX_N, &sp->base.N, err, errlen))
-                return -1;
-            o->fixed_set[SIM_PARAM_N] = 1;
-        } else if (!strcmp(name, "d")) {
-            if (cli_parse_count(opt, val, 1, CLI_MAX_D, &sp->base.d, err, errlen))
-                return -1;
-            o->fixed_set[SIM_PARAM_D] = 1;
-        } else if (!strcmp(name, "M")) {
-            if (parse_value(SIM_PARAM_M, opt, val, &n, err, errlen))
-                return -1;
-            sp->base.M = (uint64_t)n;
-            o->fixed_set[SIM_PARAM_M] = 1;
-        } else if (!strcmp(name, "dtype")) {
-            if (sim_dtype_parse(val, &sp->base.dtype)) {
-                ERRF("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
-                return -1;
-            }
-        } else if (!strcmp(name, "causal")) {
-            sp->base.causal = 1;
-        } else if (!strcmp(name, "algo")) {
-            if (cli_parse_algos(val, sp->run_algo, err, errlen))
-                return -1;
-        } else if (!strcmp(name, "Br") || !strcmp(name, "Bc")) {
-            if (cli_parse_count(opt, val, 1, CLI_MAX_N, &n, err, errlen))
-                return -1;
-            if (name[1] == 'r')
-                sp->Br = n;
-            else
-                sp->Bc = n;
-        } else if (!strcmp(name, "plan")) {
-            if (!strcmp(val, "best") || !strcmp(val, "auto"))
-                sp->plan_kind = SIM_PLAN_AUTO;
-            else if (!strcmp(val, "paper"))
-                sp->plan_kind = SIM_PLAN_PAPER;
-            else {
-                ERRF("--plan %s: unknown plan (best or paper)", val);
-                return -1;
-            }
-        } else if (!strcmp(name, "gpu")) {
-            if (cli_parse_gpu(val, &sp->gpu, &o->gpu_list, err, errlen))
-                return -1;
-        } else if (!strcmp(name, "engine")) {
-            if (!strcmp(val, "auto"))
-                sp->engine = SIM_ENGINE_AUTO;
-            else if (!strcmp(val, "sim"))
-                sp->engine = SIM_ENGINE_SIM;
-            else if (!strcmp(val, "closed-form") || !strcmp(val, "closed"))
-                sp->engine = SIM_ENGINE_CLOSED;
-            else {
-                ERRF("--engine %s: unknown engine (auto, sim or closed-form)", val);
-                return -1;
-            }
-        } else if (!strcmp(name, "max-steps")) {
-            if (cli_parse_count(opt, val, 1, INT64_MAX, &n, err, errlen))
-                return -1;
-            sp->max_steps = (uint64_t)n;
-        } else if (!strcmp(name, "plot")) {
-            o->plot = val;
-        } else if (!strcmp(name, "json")) {
-            o->json = 1;
-        } else if (!strcmp(name, "csv")) {
-            o->csv = 1;
-        } else if (!strcmp(name, "no-progress")) {
-            o->no_progress = 1;
-        } else {
-            ERRF("sweep: unknown option '--%s'; see 'fasim sweep --help'", name);
-            return -1;
-        }
+    const char *arg = argv[*k];
+    *val = NULL;
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
+        return CLI_OPT_HELP;
+    if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
+        ERRF("sweep: unexpected argument '%s'; see 'fasim sweep --help'", arg);
+        return -1;
     }
-    if (o->help || o->gpu_list)
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t nl = eq ? (size_t)(eq - name) : strlen(name);
+    const int id = nl < 32 ? cli_option_find(CLI_CMD_SWEEP, name, nl) : -1;
+    if (nl >= 32) {
+        ERRF("sweep: unknown option '%s'; see 'fasim sweep --help'", arg);
+        return -1;
+    }
+    if (id < 0 || id == CLI_O_HELP) {       /* --help=... is no option */
+        ERRF("sweep: unknown option '--%.*s'; see 'fasim sweep --help'", (int)nl, name);
+        return -1;
+    }
+    if (!CLI_OPTIONS[id].arg) {
+        if (eq) {
+            ERRF("--%s takes no value", CLI_OPTIONS[id].name);
+            return -1;
+        }
+    } else if (eq) {
+        *val = eq + 1;
+    } else if (*k + 1 < argc) {
+        *val = argv[++*k];
+    } else {
+        ERRF("--%s needs a value; see 'fasim sweep --help'", CLI_OPTIONS[id].name);
+        return -1;
+    }
+    return id;
+}
+
+/* --vary SPEC: one more axis, of a parameter not yet varied. */
+static int add_axis(sim_sweep_spec *sp, const char *val, char *err, size_t errlen)
+{
+    if (sp->naxes == SIM_PARAM_COUNT) {
+        ERRF("--vary: at most %d parameters (N, d, M)", SIM_PARAM_COUNT);
+        return -1;
+    }
+    if (parse_vary(val, &sp->axes[sp->naxes], err, errlen) != 0)
+        return -1;
+    for (int a = 0; a < sp->naxes; a++)
+        if (sp->axes[a].param == sp->axes[sp->naxes].param) {
+            ERRF("--vary %s: %s is already varied; a grid needs two different "
+                 "parameters", val, sim_param_name(sp->axes[a].param));
+            return -1;
+        }
+    sp->naxes++;
+    return 0;
+}
+
+/* One of the sweep's own options (not a problem option). Returns 0 or -1. */
+static int sweep_option(sweep_opts *o, int id, const char *optname, const char *val,
+                        char *err, size_t errlen)
+{
+    sim_sweep_spec *sp = &o->spec;
+    int64_t n;
+    switch (id) {
+    case CLI_O_VARY:
+        return add_axis(sp, val, err, errlen);
+    case CLI_O_ALGO:
+        return cli_parse_algos(val, sp->run_algo, err, errlen);
+    case CLI_O_GPU:
+        return cli_parse_gpu(val, &sp->gpu, &o->gpu_list, err, errlen);
+    case CLI_O_ENGINE:
+        if (!strcmp(val, "auto"))
+            sp->engine = SIM_ENGINE_AUTO;
+        else if (!strcmp(val, "sim"))
+            sp->engine = SIM_ENGINE_SIM;
+        else if (!strcmp(val, "closed-form") || !strcmp(val, "closed"))
+            sp->engine = SIM_ENGINE_CLOSED;
+        else {
+            ERRF("--engine %s: unknown engine (auto, sim or closed-form)", val);
+            return -1;
+        }
         return 0;
+    case CLI_O_MAX_STEPS:
+        if (cli_parse_count(optname, val, 1, INT64_MAX, &n, err, errlen))
+            return -1;
+        sp->max_steps = (uint64_t)n;
+        return 0;
+    case CLI_O_PLOT: o->plot = val; return 0;
+    case CLI_O_JSON: o->json = 1; return 0;
+    case CLI_O_CSV: o->csv = 1; return 0;
+    case CLI_O_NO_PROGRESS: o->no_progress = 1; return 0;
+    }
+    return 0;
+}
+
+/* What the options say together: an axis, no parameter both fixed and
+ * varied, one output format, the plan, M from a preset, the plot. */
+static int sweep_combinations(sweep_opts *o, char *err, size_t errlen)
+{
+    sim_sweep_spec *sp = &o->spec;
     if (sp->naxes == 0) {
         ERRF("sweep needs --vary P=LO..HI (e.g. --vary N=256..65536); see "
              "'fasim sweep --help'");
@@ -381,6 +296,43 @@ static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err
         }
     }
     return 0;
+}
+
+static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err,
+                      size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    sim_sweep_spec *sp = &o->spec;
+    sp->base = (sim_shape){ .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        sp->run_algo[a] = 1;
+    sp->plan_kind = SIM_PLAN_AUTO;
+    sp->engine = SIM_ENGINE_AUTO;
+    cli_problem prob = { .sh = &sp->base, .Br = &sp->Br, .Bc = &sp->Bc,
+                         .plan = &sp->plan_kind };
+    for (int k = first; k < argc; k++) {
+        const char *val;
+        int id = scan_option(argc, argv, &k, &val, err, errlen);
+        if (id == -1)
+            return -1;
+        if (id == CLI_OPT_HELP) {
+            o->help = 1;
+            continue;
+        }
+        char optname[40];
+        snprintf(optname, sizeof optname, "--%s", CLI_OPTIONS[id].name);
+        int rc = cli_parse_problem_opt(&prob, id, optname, val, err, errlen);
+        if (rc == 0)
+            rc = sweep_option(o, id, optname, val, err, errlen);
+        if (rc < 0)
+            return -1;
+        o->fixed_set[SIM_PARAM_N] |= id == CLI_O_N;
+        o->fixed_set[SIM_PARAM_D] |= id == CLI_O_D;
+        o->fixed_set[SIM_PARAM_M] |= id == CLI_O_M;
+    }
+    if (o->help || o->gpu_list)
+        return 0;
+    return sweep_combinations(o, err, errlen);
 }
 
 /* ---- progress bar ------------------------------------------------------------- */

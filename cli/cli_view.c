@@ -18,6 +18,7 @@
 
 #include "cli_args.h"
 #include "cli_cmds.h"
+#include "cli_inputs.h"
 #include "sim_npy.h"
 #include "viz_curses.h"
 #include "viz_model.h"
@@ -44,232 +45,114 @@ typedef struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-"usage: fasim view [options]\n"
-"\n"
-"One run of one loop order, step by step: the tiles of Q, K, V, O (S, P for\n"
-"naive; l, m for fa1; L for fa2) in HBM, the buffers in SRAM, the statistics\n"
-"m_i, l_i of the current row block, and the pseudocode line reached.\n"
-"Example: fasim view --N 64 --M 8K --algo fa2\n"
-"\n"
-"On a terminal the view is interactive (space play/pause, n/b step, g go to,\n"
-"a next loop order, c causal, ? help, q quit). When stdout is not a terminal\n"
-"the frames are printed as plain text.\n"
-"\n"
-"problem (as in the report; see 'fasim --help')\n"
-"  --N N            sequence length (default 64)\n"
-"  --d D            head dimension (default 64)\n"
-"  --M BYTES        SRAM in bytes: 8192, 8K, 1.5MiB (default 8K)\n"
-"  --dtype T        fp16 (default), bf16 or fp32\n"
-"  --Nq N, --Nk N   query and key lengths when they differ (decoding:\n"
-"                   --Nq 1 --Nk 256)\n"
-"  --causal         causal mask\n"
-"  --algo A         one loop order: naive, fa1 or fa2 (default fa2)\n"
-"  --pass P         fwd (default) or bwd: the backward pass (naive: Algorithm\n"
-"                   3, fa1: Algorithm 4 of FlashAttention; fa2: Algorithm 2 of\n"
-"                   FlashAttention-2), dO seeded\n"
-"  --splits S       fa2's split-KV: partials per split, then the merge\n"
-"  --Br B, --Bc B   block sizes (default: the best plan that fits M)\n"
-"  --plan KIND      best (default) or paper (Algorithm 1, line 1)\n"
-"  --seed S         seed of the random inputs (default 1)\n"
-"  --q F --k F --v F  inputs as .npy: Q (N, d), K and V (N_k, d)\n"
-"  --compute        compute the statistics even when slow (N^2 d <= 2^34)\n"
-"  --count-only     counters and tiles only, no statistics\n"
-"\n"
-"view\n"
-"  --step K         start at step K (1-based; default 1)\n"
-"  --frames K       text output: print K frames (default: all of a run of up\n"
-"                   to %d steps, else %d)\n"
-"  --row R          the row of each Q block whose partial output is shown\n"
-"                   (0-based within the block; default 0)\n"
-"  --sdl            the same run in an SDL2 window (heat map of S_ij / P_ij,\n"
-"                   m and l plots, the counters; the same keys)\n"
-"  --screenshot F   draw step --step (default 1) to F (.png or .bmp) and exit;\n"
-"                   needs no display\n"
-"  --size WxH       size of the SDL2 window or screenshot (default 1280x800)\n"
-"  --help\n"
-"\n"
-"Runs whose recording would exceed 256 MiB are refused with a hint.\n"
-"exit status: 0 success, 2 bad usage (including a plan that does not fit),\n"
-"1 other failures\n", VIEW_DEFAULT_FRAMES, VIEW_DEFAULT_FRAMES);
+    const int nums[] = { VIEW_DEFAULT_FRAMES, VIEW_DEFAULT_FRAMES };
+    cli_usage(out, CLI_CMD_VIEW, nums, 2);
 }
-
-enum {
-    V_N, V_D, V_M, V_DTYPE, V_ALGO, V_BR, V_BC, V_PLAN, V_CAUSAL, V_SEED, V_Q, V_K, V_V,
-    V_COMPUTE, V_COUNT, V_STEP, V_FRAMES, V_ROW, V_SDL, V_SHOT, V_SIZE, V_HELP,
-    V_PASS, V_SPLITS, V_NQ, V_NK
-};
-
-static const cli_opt VOPTS[] = {
-    { "N", V_N, 1 },          { "d", V_D, 1 },             { "M", V_M, 1 },
-    { "dtype", V_DTYPE, 1 },  { "algo", V_ALGO, 1 },       { "Br", V_BR, 1 },
-    { "Bc", V_BC, 1 },        { "plan", V_PLAN, 1 },       { "causal", V_CAUSAL, 0 },
-    { "seed", V_SEED, 1 },    { "q", V_Q, 1 },             { "k", V_K, 1 },
-    { "v", V_V, 1 },          { "compute", V_COMPUTE, 0 }, { "count-only", V_COUNT, 0 },
-    { "step", V_STEP, 1 },    { "frames", V_FRAMES, 1 },   { "row", V_ROW, 1 },
-    { "sdl", V_SDL, 0 },      { "screenshot", V_SHOT, 1 }, { "size", V_SIZE, 1 },
-    { "help", V_HELP, 0 },    { "pass", V_PASS, 1 },       { "splits", V_SPLITS, 1 },
-    { "Nq", V_NQ, 1 },        { "Nk", V_NK, 1 },
-};
-#define NVOPTS (int)(sizeof VOPTS / sizeof VOPTS[0])
-
-/* Report options that do not apply here, named so the message can say so. */
-static const char *const REPORT_ONLY[] = { "json", "out", "max-mem", "max-steps", "version" };
 
 #define ERR(...) snprintf(err, errlen, __VA_ARGS__)
 
-static int parse(int argc, char **argv, int first, view_opts *o, char *err, size_t errlen)
+/* --algo: the one loop order the view shows. */
+static int parse_algo(viz_config *c, const char *val, char *err, size_t errlen)
 {
-    memset(o, 0, sizeof *o);
-    viz_config_default(&o->cfg);
-    int compute = 0, count_only = 0;
-    int64_t Nq = 0, Nk = 0;
-    for (int k = first; k < argc; k++) {
-        const char *val;
-        char optname[32];
-        int id = cli_opt_scan(argc, argv, &k, VOPTS, NVOPTS, "fasim view", REPORT_ONLY,
-                              (int)(sizeof REPORT_ONLY / sizeof REPORT_ONLY[0]), "the report", &val,
-                              optname, sizeof optname, err, errlen);
-        if (id == -1)
-            return -1;
-        if (id == CLI_OPT_HELP) {
-            o->help = 1;
-            continue;
+    int run[SIM_ALGO_COUNT], count = 0;
+    if (cli_parse_algos(val, run, err, errlen))
+        return -1;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        if (run[a]) {
+            c->algo = (sim_algo)a;
+            count++;
         }
-        viz_config *c = &o->cfg;
-        int64_t n;
-        switch (id) {
-        case V_N:
-        case V_D:
-        case V_M:
-        case V_DTYPE:
-            if (cli_parse_shape_opt(optname, val, &c->sh, err, errlen))
-                return -1;
-            o->N_set |= id == V_N;
-            o->d_set |= id == V_D;
-            break;
-        case V_ALGO: {
-            int run[SIM_ALGO_COUNT], count = 0;
-            if (cli_parse_algos(val, run, err, errlen))
-                return -1;
-            for (int a = 0; a < SIM_ALGO_COUNT; a++)
-                if (run[a]) {
-                    c->algo = (sim_algo)a;
-                    count++;
-                }
-            if (count != 1) {
-                ERR("--algo %s: the view shows one loop order (naive, fa1 or fa2); "
-                    "press 'a' in the view to switch", val);
-                return -1;
-            }
-            break;
-        }
-        case V_BR:
-        case V_BC:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, &n, err, errlen))
-                return -1;
-            if (id == V_BR)
-                c->Br = n;
-            else
-                c->Bc = n;
-            break;
-        case V_PLAN:
-            if (!strcmp(val, "best") || !strcmp(val, "auto"))
-                c->plan_kind = SIM_PLAN_AUTO;
-            else if (!strcmp(val, "paper"))
-                c->plan_kind = SIM_PLAN_PAPER;
-            else {
-                ERR("--plan %s: unknown plan (best or paper)", val);
-                return -1;
-            }
-            break;
-        case V_CAUSAL:
-            c->sh.causal = 1;
-            break;
-        case V_PASS:
-            if (!strcmp(val, "fwd") || !strcmp(val, "bwd")) {
-                c->sh.pass = !strcmp(val, "bwd") ? SIM_BWD : SIM_FWD;
-            } else {
-                ERR("--pass %s: the view steps through one pass: fwd or bwd", val);
-                return -1;
-            }
-            break;
-        case V_SPLITS:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_HEADS, &c->sh.splits, err, errlen))
-                return -1;
-            break;
-        case V_NQ:
-        case V_NK:
-            if (cli_parse_count(optname, val, 1, CLI_MAX_N, id == V_NQ ? &Nq : &Nk, err,
-                                errlen))
-                return -1;
-            break;
-        case V_SEED:
-            if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
-                return -1;
-            c->seed = (uint64_t)n;
-            break;
-        case V_Q: o->q_path = val; break;
-        case V_K: o->k_path = val; break;
-        case V_V: o->v_path = val; break;
-        case V_COMPUTE: compute = 1; break;
-        case V_COUNT: count_only = 1; break;
-        case V_STEP:
-            if (cli_parse_count(optname, val, 1, INT64_MAX, &o->step, err, errlen))
-                return -1;
-            break;
-        case V_FRAMES:
-            if (cli_parse_count(optname, val, 1, INT64_MAX, &o->frames, err, errlen))
-                return -1;
-            break;
-        case V_ROW:
-            if (cli_parse_count(optname, val, 0, CLI_MAX_N, &c->out_row, err, errlen))
-                return -1;
-            break;
-        case V_SDL:
-            o->sdl = 1;
-            break;
-        case V_SHOT:
-            o->screenshot = val;
-            break;
-        case V_SIZE: {
-            /* WxH: two counts joined by 'x' */
-            char wbuf[32];
-            const char *x = strchr(val, 'x');
-            size_t wl = x ? (size_t)(x - val) : 0;
-            if (!x || wl == 0 || wl >= sizeof wbuf) {
-                ERR("--size %s: expected WIDTHxHEIGHT, e.g. 1280x800", val);
-                return -1;
-            }
-            memcpy(wbuf, val, wl);
-            wbuf[wl] = '\0';
-            if (cli_parse_count("--size width", wbuf, 160, 8192, &o->width, err, errlen) ||
-                cli_parse_count("--size height", x + 1, 120, 8192, &o->height, err, errlen))
-                return -1;
-            break;
-        }
-        case V_HELP:
-            o->help = 1;
-            break;
-        }
+    if (count != 1) {
+        ERR("--algo %s: the view shows one loop order (naive, fa1 or fa2); "
+            "press 'a' in the view to switch", val);
+        return -1;
     }
-    if (o->help)
+    return 0;
+}
+
+/* --size WxH: two counts joined by 'x'. */
+static int parse_size(view_opts *o, const char *val, char *err, size_t errlen)
+{
+    char wbuf[32];
+    const char *x = strchr(val, 'x');
+    size_t wl = x ? (size_t)(x - val) : 0;
+    if (!x || wl == 0 || wl >= sizeof wbuf) {
+        ERR("--size %s: expected WIDTHxHEIGHT, e.g. 1280x800", val);
+        return -1;
+    }
+    memcpy(wbuf, val, wl);
+    wbuf[wl] = '\0';
+    if (cli_parse_count("--size width", wbuf, 160, 8192, &o->width, err, errlen) ||
+        cli_parse_count("--size height", x + 1, 120, 8192, &o->height, err, errlen))
+        return -1;
+    return 0;
+}
+
+/* The view's state while its options are parsed. */
+typedef struct {
+    view_opts *o;
+    cli_problem prob;
+    int compute, count_only;
+} view_parse;
+
+/* One of the view's own options (not a problem option). Returns 0 or -1. */
+static int view_option(view_parse *p, int id, const char *optname, const char *val, char *err,
+                       size_t errlen)
+{
+    view_opts *o = p->o;
+    viz_config *c = &o->cfg;
+    int64_t n;
+    switch (id) {
+    case CLI_O_ALGO:
+        return parse_algo(c, val, err, errlen);
+    case CLI_O_PASS:
+        if (strcmp(val, "fwd") != 0 && strcmp(val, "bwd") != 0) {
+            ERR("--pass %s: the view steps through one pass: fwd or bwd", val);
+            return -1;
+        }
+        c->sh.pass = !strcmp(val, "bwd") ? SIM_BWD : SIM_FWD;
         return 0;
-    /* N_q = --Nq or N, N_k = --Nk or N (kept only where it differs). */
-    o->N_set |= Nq != 0;
-    if (Nq)
-        o->cfg.sh.N = Nq;
-    o->cfg.sh.Nk = Nk && Nk != o->cfg.sh.N ? Nk : 0;
-    o->Nk_set = Nk != 0;
-    if (o->cfg.sh.splits > 1 && o->cfg.algo != SIM_FA2) {
+    case CLI_O_SPLITS:
+        return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &c->sh.splits, err, errlen);
+    case CLI_O_SEED:
+        if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
+            return -1;
+        c->seed = (uint64_t)n;
+        return 0;
+    case CLI_O_Q: o->q_path = val; return 0;
+    case CLI_O_K: o->k_path = val; return 0;
+    case CLI_O_V: o->v_path = val; return 0;
+    case CLI_O_COMPUTE: p->compute = 1; return 0;
+    case CLI_O_COUNT_ONLY: p->count_only = 1; return 0;
+    case CLI_O_STEP:
+        return cli_parse_count(optname, val, 1, INT64_MAX, &o->step, err, errlen);
+    case CLI_O_FRAMES:
+        return cli_parse_count(optname, val, 1, INT64_MAX, &o->frames, err, errlen);
+    case CLI_O_ROW:
+        return cli_parse_count(optname, val, 0, SIM_MAX_N, &c->out_row, err, errlen);
+    case CLI_O_SDL: o->sdl = 1; return 0;
+    case CLI_O_SCREENSHOT: o->screenshot = val; return 0;
+    case CLI_O_SIZE:
+        return parse_size(o, val, err, errlen);
+    case CLI_O_HELP: o->help = 1; return 0;
+    }
+    return 0;
+}
+
+/* Options that contradict each other, and the mode. */
+static int view_combinations(view_opts *o, int compute, int count_only, char *err,
+                             size_t errlen)
+{
+    viz_config *c = &o->cfg;
+    if (c->sh.splits > 1 && c->algo != SIM_FA2) {
         ERR("--splits is a plan of FA2's forward pass: add --algo fa2");
         return -1;
     }
-    if (o->cfg.sh.splits > 1 && o->cfg.sh.pass == SIM_BWD) {
+    if (c->sh.splits > 1 && c->sh.pass == SIM_BWD) {
         ERR("--splits is a plan of FA2's forward pass: drop --pass bwd");
         return -1;
     }
-    if ((o->sdl || o->screenshot) && (o->cfg.sh.pass == SIM_BWD || o->cfg.sh.splits > 1)) {
+    if ((o->sdl || o->screenshot) && (c->sh.pass == SIM_BWD || c->sh.splits > 1)) {
         ERR("the SDL view draws the forward loop orders; step through the backward "
             "pass and split-KV in the terminal view (drop --sdl/--screenshot)");
         return -1;
@@ -295,62 +178,71 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
         ERR("--count-only ignores data; drop it or drop --q/--k/--v");
         return -1;
     }
-    if (o->cfg.plan_kind == SIM_PLAN_PAPER && (o->cfg.Br || o->cfg.Bc)) {
+    if (c->plan_kind == SIM_PLAN_PAPER && (c->Br || c->Bc)) {
         ERR("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
         return -1;
     }
-    if (o->cfg.Br || o->cfg.Bc)
-        o->cfg.plan_kind = SIM_PLAN_USER;
-    o->cfg.mode = compute ? VIZ_MODE_COMPUTE : count_only ? VIZ_MODE_COUNT : VIZ_MODE_AUTO;
+    if (c->Br || c->Bc)
+        c->plan_kind = SIM_PLAN_USER;
+    c->mode = compute ? VIZ_MODE_COMPUTE : count_only ? VIZ_MODE_COUNT : VIZ_MODE_AUTO;
     return 0;
 }
 
-/* Load --q/--k/--v; N and d come from the files. Returns 0 or an exit status. */
-static int load_inputs(view_opts *o, sim_npy_matrix m[3])
+/* One option of the view: a problem option or one of its own. */
+static int view_each(void *ctx, int id, const char *optname, const char *val, char *err,
+                     size_t errlen)
 {
-    const char *paths[3] = { o->q_path, o->k_path, o->v_path };
-    const char *names[3] = { "--q", "--k", "--v" };
-    char err[512];
+    view_parse *p = ctx;
+    int rc = cli_parse_problem_opt(&p->prob, id, optname, val, err, errlen);
+    if (rc == 0)
+        rc = view_option(p, id, optname, val, err, errlen);
+    p->o->N_set |= id == CLI_O_N;
+    p->o->d_set |= id == CLI_O_D;
+    return rc < 0 ? -1 : 0;
+}
+
+static int parse(int argc, char **argv, int first, view_opts *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    viz_config_default(&o->cfg);
+    viz_config *c = &o->cfg;
+    view_parse p = { o, { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc, .plan = &c->plan_kind },
+                     0, 0 };
+    if (cli_parse_each(argc, argv, first, CLI_CMD_VIEW, &o->help, view_each, &p, err,
+                       errlen) != 0)
+        return -1;
+    if (o->help)
+        return 0;
+    /* N_q = --Nq or N, N_k = --Nk or N (kept only where it differs). */
+    o->N_set |= p.prob.Nq != 0;
+    if (p.prob.Nq)
+        c->sh.N = p.prob.Nq;
+    c->sh.Nk = p.prob.Nk && p.prob.Nk != c->sh.N ? p.prob.Nk : 0;
+    o->Nk_set = p.prob.Nk != 0;
+    return view_combinations(o, p.compute, p.count_only, err, errlen);
+}
+
+/* Load --q/--k/--v; N and d come from the files. Returns 0, or an exit
+ * status with the message printed. */
+static int load_inputs(view_opts *o, sim_npy_matrix m[4])
+{
     /* The view computes at most N^2 d = 2^34 multiply-adds, so N d <= 2^24
      * elements per tensor is generous (64 MiB of float32). */
-    const int64_t max_elems = INT64_C(1) << 24;
-    for (int k = 0; k < 3; k++) {
-        if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
-            fprintf(stderr, "fasim view: %s %s\n", names[k], err);
-            return 1;
-        }
-        if (m[k].rank != 2) {
-            fprintf(stderr, "fasim view: %s has shape (%lld, %lld, %lld, %lld); the view "
-                    "shows one head: give (N, d) arrays (the report takes (B, H, N, d))\n",
-                    paths[k], (long long)m[k].batch, (long long)m[k].heads,
-                    (long long)m[k].rows, (long long)m[k].cols);
-            return 2;
-        }
-    }
-    if (m[1].cols != m[0].cols || m[2].cols != m[0].cols || m[2].rows != m[1].rows) {
-        fprintf(stderr, "fasim view: shapes differ: Q %s is (%lld, %lld), K %s (%lld, %lld), "
-                "V %s (%lld, %lld); Q must be (N, d), K and V both (N_k, d)\n", paths[0],
-                (long long)m[0].rows, (long long)m[0].cols, paths[1], (long long)m[1].rows,
-                (long long)m[1].cols, paths[2], (long long)m[2].rows, (long long)m[2].cols);
-        return 1;
-    }
+    const cli_inputs_spec spec = {
+        .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path,
+        .max_elems = INT64_C(1) << 24, .one_head = "the view shows one head",
+        .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
+    };
     viz_config *c = &o->cfg;
-    const int64_t Nk = c->sh.Nk ? c->sh.Nk : c->sh.N;
-    if ((o->N_set && c->sh.N != m[0].rows) || (o->d_set && c->sh.d != m[0].cols) ||
-        (o->Nk_set && Nk != m[1].rows)) {
-        fprintf(stderr, "fasim view: --N/--Nq/--Nk/--d disagree with the files' shapes "
-                "(%lld, %lld) and (%lld, %lld); drop them when giving .npy inputs\n",
-                (long long)m[0].rows, (long long)m[0].cols, (long long)m[1].rows,
-                (long long)m[1].cols);
-        return 2;
+    char err[1024];
+    int rc = cli_inputs_load(&spec, &c->sh, m, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "fasim view: %s\n", err);
+        return rc;
     }
-    c->sh.N = m[0].rows;
-    c->sh.Nk = m[1].rows != m[0].rows ? m[1].rows : 0;
-    c->sh.d = m[0].cols;
     /* The inputs in HBM hold values of the dtype, as in the report. */
     for (int k = 0; k < 3; k++)
         sim_round_to_dtype(m[k].data, m[k].rows * m[k].cols, c->sh.dtype);
-    (void)Nk;
     c->Q = m[0].data;
     c->K = m[1].data;
     c->V = m[2].data;
@@ -428,7 +320,7 @@ int cli_view_main(int argc, char **argv, int first)
         usage(stdout);
         return 0;
     }
-    sim_npy_matrix npy[3];
+    sim_npy_matrix npy[4];
     memset(npy, 0, sizeof npy);
     int rc = 0;
     if (o.q_path)
@@ -467,7 +359,6 @@ int cli_view_main(int argc, char **argv, int first)
         }
     }
     viz_model_free(model);
-    for (int k = 0; k < 3; k++)
-        free(npy[k].data);
+    cli_inputs_free(npy);
     return rc;
 }

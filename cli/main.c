@@ -13,8 +13,8 @@
 
 #include "cli_args.h"
 #include "cli_cmds.h"
+#include "cli_inputs.h"
 #include "sim_npy.h"
-#include "sim_outfile.h"
 #include "sim_presets.h"
 #include "sim_report.h"
 
@@ -22,90 +22,28 @@
 #define FASIM_VERSION "0.0.0"
 #endif
 
-static void free_inputs(sim_npy_matrix m[4])
-{
-    for (int k = 0; k < 4; k++)
-        free(m[k].data);
-}
-
-/* "(N, d)" or "(B, H, N, d)": an array's shape as the file held it. */
-static const char *shape_text(const sim_npy_matrix *m, char *buf, size_t len)
-{
-    if (m->rank == 4)
-        snprintf(buf, len, "(%lld, %lld, %lld, %lld)", (long long)m->batch,
-                 (long long)m->heads, (long long)m->rows, (long long)m->cols);
-    else
-        snprintf(buf, len, "(%lld, %lld)", (long long)m->rows, (long long)m->cols);
-    return buf;
-}
-
-/* Load --q/--k/--v (and --dO) and set the shape from them: Q (N_q, d) or
- * (B, H, N_q, d); K and V (N_k, d) or (B, G, N_k, d), of Q's rank and batch;
- * dO Q's shape. Options given as well must agree. Returns 0, or an exit
- * status. */
+/* Load --q/--k/--v (and --dO) and set the shape from them; options given as
+ * well must agree. Returns SIM_OK, or an exit status with the message
+ * printed. */
 static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
 {
-    const char *paths[4] = { o->q_path, o->k_path, o->v_path, o->do_path };
-    const char *names[4] = { "--q", "--k", "--v", "--dO" };
-    char err[512], s0[96], s1[96], s2[96];
     /* Each file is bounded by the compute-memory limit before it is read. */
-    uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
-    int64_t max_elems = (int64_t)(max_mem / 4 / 4);
-    const int nfiles = o->do_path ? 4 : 3;
-    for (int k = 0; k < nfiles; k++) {
-        if (sim_npy_read(paths[k], max_elems, &m[k], err, sizeof err) != 0) {
-            fprintf(stderr, "fasim: %s %s\n", names[k], err);
-            return SIM_EFAIL;
-        }
+    const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
+    const cli_inputs_spec spec = {
+        .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path, .do_path = o->do_path,
+        .max_elems = (int64_t)(max_mem / 4 / 4),
+        .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
+    };
+    char err[1024];
+    int rc = cli_inputs_load(&spec, &o->req.sh, m, err, sizeof err);
+    if (rc != SIM_OK) {
+        fprintf(stderr, "fasim: %s\n", err);
+        return rc;
     }
-    const sim_npy_matrix *q = &m[0], *k = &m[1], *v = &m[2];
-    if (v->rank != k->rank || v->batch != k->batch || v->heads != k->heads ||
-        v->rows != k->rows || v->cols != k->cols || k->cols != q->cols || k->rank != q->rank ||
-        k->batch != q->batch) {
-        fprintf(stderr, "fasim: shapes differ: Q %s is %s, K %s is %s, V %s is %s; Q must be "
-                "(N_q, d) or (B, H, N_q, d), and K, V both (N_k, d) or (B, G, N_k, d)\n",
-                paths[0], shape_text(q, s0, sizeof s0), paths[1], shape_text(k, s1, sizeof s1),
-                paths[2], shape_text(v, s2, sizeof s2));
-        return SIM_EFAIL;
-    }
-    if (nfiles == 4 && (m[3].rank != q->rank || m[3].batch != q->batch ||
-                        m[3].heads != q->heads || m[3].rows != q->rows ||
-                        m[3].cols != q->cols)) {
-        fprintf(stderr, "fasim: --dO %s is %s; it must have Q's shape %s\n", paths[3],
-                shape_text(&m[3], s0, sizeof s0), shape_text(q, s1, sizeof s1));
-        return SIM_EFAIL;
-    }
-    sim_shape *sh = &o->req.sh;
-    const int64_t G = q->rank == 4 ? k->heads : 0;
-    if ((o->N_set && sh->N != q->rows) || (o->Nk_set && sim_shape_Nk(sh) != k->rows) ||
-        (o->d_set && sh->d != q->cols) || (sh->batch && sh->batch != q->batch) ||
-        (sh->heads && sh->heads != q->heads) || (sh->kv_heads && sh->kv_heads != k->heads)) {
-        fprintf(stderr, "fasim: --N/--Nq/--Nk/--d/--batch/--heads/--kv-heads disagree with the "
-                "files' shapes: Q %s, K and V %s; drop them when giving .npy inputs\n",
-                shape_text(q, s0, sizeof s0), shape_text(k, s1, sizeof s1));
-        return SIM_EUSAGE;
-    }
-    if (q->cols > CLI_MAX_D || q->batch > CLI_MAX_HEADS || q->heads > CLI_MAX_HEADS) {
-        fprintf(stderr, "fasim: %s: shape %s is over the supported d <= %lld, B, H <= %lld\n",
-                paths[0], shape_text(q, s0, sizeof s0), (long long)CLI_MAX_D,
-                (long long)CLI_MAX_HEADS);
-        return SIM_EFAIL;
-    }
-    sh->N = q->rows;
-    sh->Nk = k->rows == q->rows ? 0 : k->rows;
-    sh->d = q->cols;
-    sh->batch = q->batch;
-    sh->heads = q->heads;
-    sh->kv_heads = G;
-    char err2[256];
-    if (sim_shape_check(sh, err2, sizeof err2) != 0) {
-        fprintf(stderr, "fasim: the files' shapes: %s\n", err2);
-        return SIM_EUSAGE;
-    }
-    o->req.Q = q->data;
-    o->req.K = k->data;
-    o->req.V = v->data;
-    o->req.dO = nfiles == 4 ? m[3].data : NULL;
+    o->req.Q = m[0].data;
+    o->req.K = m[1].data;
+    o->req.V = m[2].data;
+    o->req.dO = m[3].data;
     return SIM_OK;
 }
 
@@ -133,22 +71,14 @@ static int cmd_report(int argc, char **argv, int first)
         sim_model_print_table(stdout);
         return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
     }
-    if (o.out_path) {
-        /* Fail before the work, not after it: could the output be written?
-         * Nothing is created: the file appears, whole, only when written. */
-        int e = sim_outfile_check(o.out_path);
-        if (e) {
-            fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", o.out_path,
-                    strerror(e));
-            return SIM_EFAIL;
-        }
-    }
+    if (o.out_path && cli_out_writable(o.out_path) != SIM_OK)
+        return SIM_EFAIL;
     sim_npy_matrix m[4];
     memset(m, 0, sizeof m);
     if (o.q_path) {
         int rc = load_inputs(&o, m);
         if (rc != SIM_OK) {
-            free_inputs(m);
+            cli_inputs_free(m);
             return rc;
         }
     }
@@ -170,7 +100,7 @@ static int cmd_report(int argc, char **argv, int first)
     int rc = sim_report_build(&o.req, &rep, err, sizeof err);
     if (rc != SIM_OK) {
         fprintf(stderr, "fasim: %s\n", err);
-        free_inputs(m);
+        cli_inputs_free(m);
         return rc;
     }
     if (o.json)
@@ -204,63 +134,71 @@ static int cmd_report(int argc, char **argv, int first)
         rc = SIM_EFAIL;
     }
     sim_report_free(&rep);
-    free_inputs(m);
+    cli_inputs_free(m);
     return rc;
+}
+
+static int cmd_main(int argc, char **argv);
+
+/* fasim help [COMMAND [NAME]]: that command's --help ("fasim help lesson
+ * merge" is the lesson's). */
+static int cmd_help(int argc, char **argv)
+{
+    if (argc == 2 || !strcmp(argv[2], "report") || !strcmp(argv[2], "help")) {
+        cli_report_usage(stdout);
+        return SIM_OK;
+    }
+    if (argc > 4 || argv[2][0] == '-') {
+        fprintf(stderr, "fasim: usage: fasim help [COMMAND [LESSON]]\n");
+        return SIM_EUSAGE;
+    }
+    char help[] = "--help";
+    char *args[] = { argv[0], argv[2], argc == 4 ? argv[3] : help, argc == 4 ? help : NULL,
+                     NULL };
+    return cmd_main(argc == 4 ? 4 : 3, args);
+}
+
+/* An unknown subcommand: the command meant, when it is one letter off or
+ * two swapped (the typos people make). */
+static int cmd_unknown(const char *name)
+{
+    const char *near = NULL;
+    for (int k = 0; k < CLI_CMD_COUNT && !near; k++) {
+        const char *cmd = CLI_COMMANDS[k].name;
+        size_t a = strlen(name), b = strlen(cmd), diff = 0;
+        if (a == b) {
+            for (size_t c = 0; c < a; c++)
+                diff += name[c] != cmd[c];
+            if (diff <= 2)
+                near = cmd;
+        }
+    }
+    if (near)
+        fprintf(stderr, "fasim: unknown subcommand '%s'; did you mean '%s'?\n", name, near);
+    else
+        fprintf(stderr, "fasim: unknown subcommand '%s'; see 'fasim --help'\n", name);
+    return SIM_EUSAGE;
+}
+
+/* Subcommands come first; anything starting with '-' is the report. */
+static int cmd_main(int argc, char **argv)
+{
+    if (argc <= 1 || argv[1][0] == '-')
+        return cmd_report(argc, argv, 1);
+    switch (cli_command_find(argv[1])) {
+    case CLI_CMD_REPORT: return cmd_report(argc, argv, 2);
+    case CLI_CMD_VIEW: return cli_view_main(argc, argv, 2);
+    case CLI_CMD_LESSON: return cli_lesson_main(argc, argv, 2);
+    case CLI_CMD_SWEEP: return cli_sweep_main(argc, argv, 2);
+    case CLI_CMD_CLAIMS: return cli_claims_main(argc, argv, 2);
+    case CLI_CMD_EXPLORE: return cli_explore_main(argc, argv, 2);
+    case CLI_CMD_GPU: return cli_gpu_main(argc, argv, 2);
+    case CLI_CMD_HELP: return cmd_help(argc, argv);
+    }
+    return cmd_unknown(argv[1]);
 }
 
 int main(int argc, char **argv)
 {
-    /* Subcommands come first; anything starting with '-' is the report. */
-    if (argc > 1 && argv[1][0] != '-') {
-        if (!strcmp(argv[1], "report"))
-            return cmd_report(argc, argv, 2);
-        if (!strcmp(argv[1], "view"))
-            return cli_view_main(argc, argv, 2);
-        if (!strcmp(argv[1], "lesson"))
-            return cli_lesson_main(argc, argv, 2);
-        if (!strcmp(argv[1], "sweep"))
-            return cli_sweep_main(argc, argv, 2);
-        if (!strcmp(argv[1], "claims"))
-            return cli_claims_main(argc, argv, 2);
-        if (!strcmp(argv[1], "explore"))
-            return cli_explore_main(argc, argv, 2);
-        if (!strcmp(argv[1], "gpu"))
-            return cli_gpu_main(argc, argv, 2);
-        if (!strcmp(argv[1], "help")) {
-            /* fasim help [COMMAND [NAME]]: that command's --help ("fasim
-             * help lesson merge" is the lesson's). */
-            if (argc == 2 || !strcmp(argv[2], "report") || !strcmp(argv[2], "help")) {
-                cli_report_usage(stdout);
-                return SIM_OK;
-            }
-            if (argc > 4 || argv[2][0] == '-') {
-                fprintf(stderr, "fasim: usage: fasim help [COMMAND [LESSON]]\n");
-                return SIM_EUSAGE;
-            }
-            char help[] = "--help";
-            char *args[] = { argv[0], argv[2], argc == 4 ? argv[3] : help,
-                             argc == 4 ? help : NULL, NULL };
-            return main(argc == 4 ? 4 : 3, args);
-        }
-        static const char *const CMDS[] = { "report", "view", "lesson", "sweep", "claims",
-                                            "explore", "gpu", "help" };
-        const char *near = NULL;
-        for (size_t k = 0; k < sizeof CMDS / sizeof CMDS[0] && !near; k++) {
-            /* one letter off, or two swapped: the typos people make */
-            size_t a = strlen(argv[1]), b = strlen(CMDS[k]), diff = 0;
-            if (a == b) {
-                for (size_t c = 0; c < a; c++)
-                    diff += argv[1][c] != CMDS[k][c];
-                if (diff <= 2)
-                    near = CMDS[k];
-            }
-        }
-        if (near)
-            fprintf(stderr, "fasim: unknown subcommand '%s'; did you mean '%s'?\n", argv[1],
-                    near);
-        else
-            fprintf(stderr, "fasim: unknown subcommand '%s'; see 'fasim --help'\n", argv[1]);
-        return SIM_EUSAGE;
-    }
-    return cmd_report(argc, argv, 1);
+    return cmd_main(argc, argv);
 }

@@ -37,9 +37,9 @@ static void fuzz_report(int argc, char **argv)
     if (o.help || o.version || o.gpu_list || o.preset_list)
         return;
     const sim_request *r = &o.req;
-    FUZZ_CHECK(r->sh.N >= 1 && r->sh.N <= CLI_MAX_N, "N = %" PRId64, r->sh.N);
-    FUZZ_CHECK(r->sh.d >= 1 && r->sh.d <= CLI_MAX_D, "d = %" PRId64, r->sh.d);
-    FUZZ_CHECK(r->sh.M >= 1 && r->sh.M <= CLI_MAX_M, "M = %" PRIu64, r->sh.M);
+    FUZZ_CHECK(r->sh.N >= 1 && r->sh.N <= SIM_MAX_N, "N = %" PRId64, r->sh.N);
+    FUZZ_CHECK(r->sh.d >= 1 && r->sh.d <= SIM_MAX_D, "d = %" PRId64, r->sh.d);
+    FUZZ_CHECK(r->sh.M >= 1 && r->sh.M <= SIM_MAX_M, "M = %" PRIu64, r->sh.M);
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         if (!r->run_algo[a])
             continue;
@@ -125,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_size(s);
         break;
     default:
-        fuzz_count(s, 1, CLI_MAX_N);
+        fuzz_count(s, 1, SIM_MAX_N);
         fuzz_count(s, 0, INT64_MAX);
         break;
     }

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_limits.h"
 
 static const char *numd(double x)
 {
@@ -107,8 +108,8 @@ static void run(lesson *L)
     const char *dt_name = lesson_opt_string(L, "dtype", "fp16");
     if (sim_dtype_parse(dt_name, &sh.dtype) != 0)
         lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", dt_name);
-    if (sh.M < 1 || sh.M > ((uint64_t)1 << 40))
-        lesson_fail(L, "--M %llu: give between 1 B and 1 TiB", (unsigned long long)sh.M);
+    if (sh.M < 1 || sh.M > SIM_MAX_M)     /* the command line's limit */
+        lesson_fail(L, "--M %llu: give between 1 B and 1 GiB", (unsigned long long)sh.M);
     const int e = sim_dtype_bytes(sh.dtype);
     const double N = (double)sh.N, d = (double)sh.d;
     traffic now[3], twoN[3], twoM[3];

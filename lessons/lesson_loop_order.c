@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_limits.h"
 
 static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
 {
@@ -113,8 +114,8 @@ static void run(lesson *L)
     const char *dt_name = lesson_opt_string(L, "dtype", "fp16");
     if (sim_dtype_parse(dt_name, &sh.dtype) != 0)
         lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", dt_name);
-    if (sh.M < 1 || sh.M > ((uint64_t)1 << 40))
-        lesson_fail(L, "--M %llu: give between 1 B and 1 TiB", (unsigned long long)sh.M);
+    if (sh.M < 1 || sh.M > SIM_MAX_M)     /* the command line's limit */
+        lesson_fail(L, "--M %llu: give between 1 B and 1 GiB", (unsigned long long)sh.M);
     /* The default block depends on N, d, M and dtype; when none fits, 1 x 1
      * does not either and measure() explains why. */
     const int64_t sq = largest_square(&sh);

@@ -10,6 +10,7 @@
  */
 #include "sim_claims.h"
 #include "sim_text.h"
+#include "sim_limits.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -745,10 +746,8 @@ int sim_builtin_check(const sim_builtin_claim *c, sim_engine engine, sim_claim_o
 
 /* ---- the claims-file format ------------------------------------------------------ */
 
-/* Limits, the same as the report's command line (cli_args.h). */
-#define MAX_N (INT64_C(1) << 40)
-#define MAX_D INT64_C(65536)
-#define MAX_M (INT64_C(1) << 30)
+/* A configuration's limits are the command line's (sim_limits.h); a line of
+ * more words than this is no claim. */
 #define MAX_TOKENS 32
 
 typedef struct {
@@ -997,16 +996,16 @@ static int config_number(int key, const char *v, int vl, int vcol, sim_user_clai
     int64_t n;
     switch (key) {
     case K_N:
-        return parse_count("N", v, vl, vcol, 0, 1, MAX_N, &c->sh.N, col, err, errlen) ? -1 : 0;
+        return parse_count("N", v, vl, vcol, 0, 1, SIM_MAX_N, &c->sh.N, col, err, errlen) ? -1 : 0;
     case K_D:
-        return parse_count("d", v, vl, vcol, 0, 1, MAX_D, &c->sh.d, col, err, errlen) ? -1 : 0;
+        return parse_count("d", v, vl, vcol, 0, 1, SIM_MAX_D, &c->sh.d, col, err, errlen) ? -1 : 0;
     case K_M:
-        if (parse_count("M", v, vl, vcol, 1, 1, MAX_M, &n, col, err, errlen))
+        if (parse_count("M", v, vl, vcol, 1, 1, SIM_MAX_M, &n, col, err, errlen))
             return -1;
         c->sh.M = (uint64_t)n;
         return 0;
     default:                     /* K_BR, K_BC */
-        if (parse_count(KEYS[key], v, vl, vcol, 0, 1, MAX_N, &n, col, err, errlen))
+        if (parse_count(KEYS[key], v, vl, vcol, 0, 1, SIM_MAX_N, &n, col, err, errlen))
             return -1;
         if (key == K_BR)
             c->Br = n;

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# test_completion.sh FASIM COMPLETION — bash completion offers what fasim
-# accepts: every option each command's --help prints is completed after
-# "--", values of the word options are completed, and lesson names are.
+# test_completion.sh FASIM COMPLETION FASIM_OPTIONS — bash completion offers
+# what fasim accepts: every option each command's --help prints is completed
+# after "--", values of the word options are completed, and lesson names are;
+# after "--" each command offers exactly its options in the table
+# (cli/cli_table.c, as FASIM_OPTIONS lists them), none more.
 # A word the completion must not offer is checked too, so that a completion
 # that offered everything would fail.
 set -u
 fasim=$1
+options_tool=$3
 # shellcheck source=/dev/null
 source "$2"
 fail=0
@@ -62,5 +65,30 @@ for l in 1 2 3 4 5 6 7 8 9; do
     expect "$opt" fasim lesson "$l" --
   done
 done
+# Exactly the table's options after "--" (a lesson's once it is named).
+same_options() {     # same_options WANT WORDS...: the completions are WANT's words
+  local want; want=$(printf '%s\n' $1 | sort -u); shift
+  local got; got=$(complete_words "$@" | sort -u)
+  if [ "$want" != "$got" ]; then
+    echo "FAIL: '$*' offers other options than the table:"
+    diff <(echo "$want") <(echo "$got") | sed -n 's/^[<>]/  &/p'
+    return 1
+  fi
+}
+ncmds=0
+while read -r cmd opts; do
+  case $cmd in
+    help) continue;;
+    report) same_options "$opts" fasim -- || fail=1;;
+    lesson) same_options "$opts" fasim lesson merge -- || fail=1;;
+    *) same_options "$opts" fasim "$cmd" -- || fail=1;;
+  esac
+  ncmds=$((ncmds + 1))
+done < <("$options_tool")
+if [ "$ncmds" -ne 7 ]; then echo "FAIL: $options_tool listed $ncmds commands, not 7"; fail=1; fi
+# The check can fail: a list with one option too many differs.
+if same_options "--json --engine --help --vary" fasim claims -- >/dev/null; then
+  echo "FAIL: an option the completion does not offer went unnoticed"; fail=1
+fi
 if [ $fail -eq 0 ]; then echo "completion: all checks passed"; fi
 exit $fail

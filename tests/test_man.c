@@ -6,7 +6,12 @@
  * undone. One known-wrong case (an option that does not exist) must be
  * reported missing, so that the check can fail.
  *
- * Arguments: the fasim binary, docs/fasim.1.
+ * Each command's section names exactly the options the table gives it
+ * (cli/cli_table.c, as fasim_options lists it): none missing, none that the
+ * command does not take. --help and --version, which work everywhere, are
+ * named once, in the report's section.
+ *
+ * Arguments: the fasim binary, docs/fasim.1, the fasim_options tool.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -18,6 +23,7 @@
 #include "sweep_util.h"
 
 static const char *g_fasim;
+static const char *g_options;  /* fasim_options: "CMD --opt --opt ..." lines */
 static char *g_man;            /* the page with "\-" turned into "-" */
 
 /* Is "--opt" (the token, delimited) in text? */
@@ -35,6 +41,24 @@ static int text_has(const char *text, const char *opt)
 static int man_has(const char *opt)
 {
     return text_has(g_man, opt);
+}
+
+/* The next "--word" of text at or after *p, in opt; *p moves past it.
+ * Returns 0 when there is none. */
+static int next_word(const char *text, const char **p, char *opt, size_t len)
+{
+    for (const char *q; (q = strstr(*p, "--")) != NULL;) {
+        const char *s = q + 2;
+        size_t n = 0;
+        while (isalnum((unsigned char)s[n]) || (s[n] == '-' && isalnum((unsigned char)s[n + 1])))
+            n++;
+        *p = s + n;
+        if (n > 0 && (q == text || !isalnum((unsigned char)q[-1]))) {
+            snprintf(opt, len, "--%.*s", (int)(n < 60 ? n : 60), s);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* The section of the page that documents a command: from its ".SH" line to
@@ -67,24 +91,15 @@ static int check_help(const char *args, const char *cmd)
     if (!*cmd)                                 /* the report's own options */
         from = strstr(r.out, "\nproblem\n");
     assert_non_null(from);
-    for (const char *p = from; (p = strstr(p, "--")) != NULL;) {
-        const char *s = p + 2;
-        size_t n = 0;
-        while (isalnum((unsigned char)s[n]) || (s[n] == '-' && isalnum((unsigned char)s[n + 1])))
-            n++;
-        if (n > 0 && (p == r.out || !isalnum((unsigned char)p[-1]))) {
-            char opt[64];
-            snprintf(opt, sizeof opt, "--%.*s", (int)(n < 60 ? n : 60), s);
-            seen++;
-            /* --help and --version work everywhere; the page says so once. */
-            if (strcmp(opt, "--help") != 0 && strcmp(opt, "--version") != 0 &&
-                !text_has(sec, opt)) {
-                fprintf(stderr, "fasim %s: %s is not in fasim.1's section for it\n", args,
-                        opt);
-                missing++;
-            }
+    char opt[64];
+    for (const char *p = from; next_word(r.out, &p, opt, sizeof opt);) {
+        seen++;
+        /* --help and --version work everywhere; the page says so once. */
+        if (strcmp(opt, "--help") != 0 && strcmp(opt, "--version") != 0 &&
+            !text_has(sec, opt)) {
+            fprintf(stderr, "fasim %s: %s is not in fasim.1's section for it\n", args, opt);
+            missing++;
         }
-        p = s + n;
     }
     assert_true(seen > 0);
     su_free(&r);
@@ -154,6 +169,67 @@ static void test_every_command(void **state)
     su_free(&r);
 }
 
+/* The "--words" of text as a list " --a --b " (each once), in buf. */
+static void words_of(const char *text, char *buf, size_t len)
+{
+    snprintf(buf, len, " ");
+    char w[64], key[68];
+    for (const char *p = text; next_word(text, &p, w, sizeof w);) {
+        snprintf(key, sizeof key, " %s ", w);
+        if (!strstr(buf, key) && strlen(buf) + strlen(w) + 1 < len)
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s ", w);
+    }
+}
+
+/* Compare the options of section sec with the table's list want (" --a --b "):
+ * returns the number named in one and not the other, each printed. */
+static int compare_options(const char *cmd, const char *sec, const char *want)
+{
+    char have[4096];
+    words_of(sec, have, sizeof have);
+    int bad = 0;
+    char w[72];
+    for (const char *p = want; sscanf(p, " %71s", w) == 1; p = strstr(p, w) + strlen(w)) {
+        int everywhere = !strcmp(w, "--help") || !strcmp(w, "--version");
+        if (!text_has(sec, w) && !(everywhere && *cmd)) {
+            fprintf(stderr, "fasim.1: %s takes %s, but its section does not say so\n",
+                    *cmd ? cmd : "the report", w);
+            bad++;
+        }
+    }
+    for (const char *p = have; sscanf(p, " %71s", w) == 1; p = strstr(p, w) + strlen(w))
+        if (!text_has(want, w)) {
+            fprintf(stderr, "fasim.1: the section of %s names %s, which it does not take\n",
+                    *cmd ? cmd : "the report", w);
+            bad++;
+        }
+    return bad;
+}
+
+/* Every command's section against the table, both ways. */
+static void test_options_match_table(void **state)
+{
+    (void)state;
+    su_run r = su_fasim(g_options, "");
+    assert_int_equal(r.code, 0);
+    int bad = 0, commands = 0;
+    for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+        char cmd[32] = "";
+        sscanf(line, "%31s", cmd);
+        if (!strcmp(cmd, "help"))
+            continue;                          /* no options: it shows the others' pages */
+        char want[4096];
+        snprintf(want, sizeof want, " %s ", line + strlen(cmd));
+        char *sec = section(strcmp(cmd, "report") ? cmd : "");
+        bad += compare_options(strcmp(cmd, "report") ? cmd : "", sec, want);
+        free(sec);
+        commands++;
+    }
+    su_free(&r);
+    assert_int_equal(commands, 7);
+    assert_int_equal(bad, 0);
+}
+
 /* The checker proves itself: an option that is not in the page is found
  * missing, and one that is only a prefix of a real option is too. */
 static void test_checker_fails(void **state)
@@ -162,15 +238,20 @@ static void test_checker_fails(void **state)
     assert_false(man_has("--no-such-option"));
     assert_false(man_has("--max"));          /* only --max-mem and --max-steps exist */
     assert_true(man_has("--max-mem"));
+    /* a section that names an option the command does not take, or lacks
+     * one it does */
+    assert_int_equal(compare_options("claims", "--json --engine --vary", " --json --engine "), 1);
+    assert_int_equal(compare_options("claims", "--json", " --json --engine --help "), 1);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: test_man FASIM FASIM.1\n");
+    if (argc < 4) {
+        fprintf(stderr, "usage: test_man FASIM FASIM.1 FASIM_OPTIONS\n");
         return 2;
     }
     g_fasim = argv[1];
+    g_options = argv[3];
     char *raw = su_slurp(argv[2]);
     if (!raw) {
         fprintf(stderr, "test_man: cannot read %s\n", argv[2]);
@@ -187,6 +268,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_option),
         cmocka_unit_test(test_every_command),
+        cmocka_unit_test(test_options_match_table),
         cmocka_unit_test(test_checker_fails),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,16 +38,19 @@
 #include <stdio.h>
 
 #include "sim.h"
+#include "sim_limits.h"
 #include "viz_canvas.h"
 #include "viz_model.h"
 
 /* ---- limits, each justified ------------------------------------------------ */
 
-/* N up to 2^30: beyond it even FA2's counts at the chart's 8N leave 64 bits,
+/* The explorer takes less than the command line (sim_limits.h) where it
+ * must: it plans every loop order again at every key and charts N/8 .. 8N.
+ * N up to 2^30: beyond it even FA2's counts at the chart's 8N leave 64 bits,
  * and naive's N^2 terms do already at about 2^29.5 (their rows then say so). */
 #define VIZ_EX_MAX_N      (INT64_C(1) << 30)
-/* d as on the command line (cli_args.h: CLI_MAX_D). */
-#define VIZ_EX_MAX_D      INT64_C(65536)
+/* d as on the command line. */
+#define VIZ_EX_MAX_D      SIM_MAX_D
 /* M from 256 B (below every useful plan at d = 64: a teacher can show a
  * refusal) to 1 MiB (past every GPU preset's 227 KiB; measured: the causal
  * plan search at 1 MiB, d = 1, N = 8M takes 13 ms for the three loop orders,
@@ -55,6 +58,8 @@
  * per key with the chart). */
 #define VIZ_EX_MIN_M      UINT64_C(256)
 #define VIZ_EX_MAX_M      (UINT64_C(1) << 20)
+_Static_assert(VIZ_EX_MAX_N <= SIM_MAX_N && VIZ_EX_MAX_M <= SIM_MAX_M,
+               "the explorer takes no more than the command line");
 /* R/r and C/c move a pinned block size by the granularity of the best plan's
  * candidates (sim_plan.c: multiples of 16, the tensor-core tile). */
 #define VIZ_EX_BLOCK_STEP 16

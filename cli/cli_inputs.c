@@ -1,0 +1,136 @@
+/*
+ * cli_inputs.c — see cli_inputs.h.
+ */
+#include "cli_inputs.h"
+#include "sim_limits.h"
+#include "sim_outfile.h"
+#include "sim_status.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ERR(...) snprintf(err, errlen, __VA_ARGS__)
+
+/* "(N, d)" or "(B, H, N, d)": an array's shape as the file held it. */
+static const char *shape_text(const sim_npy_matrix *m, char *buf, size_t len)
+{
+    if (m->rank == 4)
+        snprintf(buf, len, "(%lld, %lld, %lld, %lld)", (long long)m->batch,
+                 (long long)m->heads, (long long)m->rows, (long long)m->cols);
+    else
+        snprintf(buf, len, "(%lld, %lld)", (long long)m->rows, (long long)m->cols);
+    return buf;
+}
+
+static int same_shape(const sim_npy_matrix *a, const sim_npy_matrix *b)
+{
+    return a->rank == b->rank && a->batch == b->batch && a->heads == b->heads &&
+           a->rows == b->rows && a->cols == b->cols;
+}
+
+/* Read the files, each bounded by max_elems before it is read. */
+static int read_files(const cli_inputs_spec *spec, sim_npy_matrix m[4], int nfiles,
+                      char *err, size_t errlen)
+{
+    const char *paths[4] = { spec->q_path, spec->k_path, spec->v_path, spec->do_path };
+    const char *names[4] = { "--q", "--k", "--v", "--dO" };
+    char why[512];
+    for (int k = 0; k < nfiles; k++) {
+        if (sim_npy_read(paths[k], spec->max_elems, &m[k], why, sizeof why) != 0) {
+            ERR("%s %s", names[k], why);
+            return SIM_EFAIL;
+        }
+        if (spec->one_head && m[k].rank != 2) {
+            char s[96];
+            ERR("%s has shape %s; %s: give (N, d) arrays (the report takes (B, H, N, d))",
+                paths[k], shape_text(&m[k], s, sizeof s), spec->one_head);
+            return SIM_EUSAGE;
+        }
+    }
+    return SIM_OK;
+}
+
+/* Q, K, V and dO agree with each other. */
+static int check_files(const cli_inputs_spec *spec, const sim_npy_matrix m[4], int nfiles,
+                       char *err, size_t errlen)
+{
+    const sim_npy_matrix *q = &m[0], *k = &m[1], *v = &m[2];
+    char s0[96], s1[96], s2[96];
+    if (!same_shape(k, v) || k->cols != q->cols || k->rank != q->rank ||
+        k->batch != q->batch || (spec->same_length && k->rows != q->rows)) {
+        const char *want =
+            spec->same_length ? "Q, K and V must all be (N, d)"
+            : spec->one_head  ? "Q must be (N, d), K and V both (N_k, d)"
+                              : "Q must be (N_q, d) or (B, H, N_q, d), and K, V both (N_k, d) "
+                                "or (B, G, N_k, d)";
+        ERR("shapes differ: Q %s is %s, K %s is %s, V %s is %s; %s", spec->q_path,
+            shape_text(q, s0, sizeof s0), spec->k_path, shape_text(k, s1, sizeof s1),
+            spec->v_path, shape_text(v, s2, sizeof s2), want);
+        return SIM_EFAIL;
+    }
+    if (nfiles == 4 && !same_shape(&m[3], q)) {
+        ERR("--dO %s is %s; it must have Q's shape %s", spec->do_path,
+            shape_text(&m[3], s0, sizeof s0), shape_text(q, s1, sizeof s1));
+        return SIM_EFAIL;
+    }
+    return SIM_OK;
+}
+
+int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
+                    char *err, size_t errlen)
+{
+    const int nfiles = spec->do_path ? 4 : 3;
+    int rc = read_files(spec, m, nfiles, err, errlen);
+    if (rc == SIM_OK)
+        rc = check_files(spec, m, nfiles, err, errlen);
+    if (rc != SIM_OK)
+        return rc;
+    const sim_npy_matrix *q = &m[0], *k = &m[1];
+    char s0[96], s1[96];
+    if ((spec->N_set && sh->N != q->rows) || (spec->Nk_set && sim_shape_Nk(sh) != k->rows) ||
+        (spec->d_set && sh->d != q->cols) || (sh->batch && sh->batch != q->batch) ||
+        (sh->heads && sh->heads != q->heads) || (sh->kv_heads && sh->kv_heads != k->heads)) {
+        ERR("--N/--Nq/--Nk/--d/--batch/--heads/--kv-heads disagree with the files' shapes: "
+            "Q %s, K and V %s; drop them when giving .npy inputs",
+            shape_text(q, s0, sizeof s0), shape_text(k, s1, sizeof s1));
+        return SIM_EUSAGE;
+    }
+    if (q->cols > SIM_MAX_D || q->batch > SIM_MAX_HEADS || q->heads > SIM_MAX_HEADS) {
+        ERR("%s: shape %s is over the supported d <= %lld, B, H <= %lld", spec->q_path,
+            shape_text(q, s0, sizeof s0), (long long)SIM_MAX_D, (long long)SIM_MAX_HEADS);
+        return SIM_EFAIL;
+    }
+    sh->N = q->rows;
+    sh->Nk = k->rows == q->rows ? 0 : k->rows;
+    sh->d = q->cols;
+    sh->batch = q->batch;
+    sh->heads = q->heads;
+    sh->kv_heads = q->rank == 4 ? k->heads : 0;
+    char why[256];
+    if (sim_shape_check(sh, why, sizeof why) != 0) {
+        ERR("the files' shapes: %s", why);
+        return SIM_EUSAGE;
+    }
+    return SIM_OK;
+}
+
+int cli_out_writable(const char *path)
+{
+    /* Nothing is created: the file appears, whole, only when written. */
+    int e = sim_outfile_check(path);
+    if (e) {
+        fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", path, strerror(e));
+        return SIM_EFAIL;
+    }
+    return SIM_OK;
+}
+
+void cli_inputs_free(sim_npy_matrix m[4])
+{
+    for (int k = 0; k < 4; k++) {
+        free(m[k].data);
+        m[k].data = NULL;
+    }
+}

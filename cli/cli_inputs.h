@@ -1,0 +1,50 @@
+/*
+ * cli_inputs.h — the .npy inputs of a run (--q, --k, --v and the backward's
+ * --dO), read and checked in one place for every command that takes them:
+ * the report, `fasim view` and `fasim gpu`.
+ *
+ * One set of checks, messages and exit statuses: a file that cannot be read
+ * or holds bad data is a failure (SIM_EFAIL); a file of a rank the command
+ * does not take, or a shape that disagrees with the options given, is bad
+ * usage (SIM_EUSAGE). The limits are sim_limits.h's.
+ */
+#ifndef FASIM_CLI_INPUTS_H
+#define FASIM_CLI_INPUTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim.h"
+#include "sim_npy.h"
+
+typedef struct {
+    /* --q, --k, --v (all three), and --dO or NULL */
+    const char *q_path, *k_path, *v_path, *do_path;
+    int64_t max_elems;         /* per file: sim_npy_read's bound, set by the caller */
+    /* NULL: Q may be (N_q, d) or (B, H, N_q, d). Else only (N, d) files are
+     * taken, and this says why: "the view shows one head". */
+    const char *one_head;
+    int same_length;           /* N_k must be N_q (the kernels) */
+    /* Which of the shape's fields the command line gave, to be checked
+     * against the files; B, H, G count as given when they are not 0. */
+    int N_set, Nk_set, d_set;
+} cli_inputs_spec;
+
+/* Read the files of spec into m[0..3] (Q, K, V, dO; m[3] stays empty without
+ * --dO) and set sh's N, N_k, d, B, H and G from them: Q is (N_q, d) or
+ * (B, H, N_q, d); K and V (N_k, d) or (B, G, N_k, d), of Q's rank and batch;
+ * dO Q's shape. Returns SIM_OK, or SIM_EFAIL / SIM_EUSAGE with a one-line
+ * message in err (without the "fasim: " of the caller). The caller owns
+ * m[k].data whatever the result (cli_inputs_free). */
+int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
+                    char *err, size_t errlen);
+
+/* --out FILE: fail before the work, not after it. Returns SIM_OK when path
+ * could be written (sim_outfile_check: nothing is created, an existing file
+ * is left as it was), or SIM_EFAIL with the message printed. */
+int cli_out_writable(const char *path);
+
+/* Free what cli_inputs_load read; m may be all empty. */
+void cli_inputs_free(sim_npy_matrix m[4]);
+
+#endif /* FASIM_CLI_INPUTS_H */

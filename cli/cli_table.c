@@ -1,0 +1,615 @@
+/*
+ * cli_table.c — see cli_table.h. The help pages are printed byte for byte as
+ * written here: an option line is "  LABEL" padded to column 19, or followed
+ * by two spaces when longer, and its further lines start at column 19.
+ */
+#include "cli_table.h"
+
+#include <string.h>
+#include <strings.h>
+
+#define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
+
+/* The commands, as the option rows name them. */
+#define R CLI_IN(CLI_CMD_REPORT)
+#define V CLI_IN(CLI_CMD_VIEW)
+#define L CLI_IN(CLI_CMD_LESSON)
+#define S CLI_IN(CLI_CMD_SWEEP)
+#define C CLI_IN(CLI_CMD_CLAIMS)
+#define E CLI_IN(CLI_CMD_EXPLORE)
+#define G CLI_IN(CLI_CMD_GPU)
+
+#define PARA(text)        { -1, NULL, text }
+#define ROW(opt)          { opt, NULL, NULL }
+#define LINE(label, text) { -1, label, text }
+
+/* ---- the options ---- */
+
+const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
+    [CLI_O_N] = { "N", "N", R | V | S | E | G,
+        "sequence length (default 1024; 64K = 65536)" },
+    [CLI_O_D] = { "d", "D", R | V | S | E | G,
+        "head dimension (default 64)" },
+    [CLI_O_M] = { "M", "BYTES", R | V | S | E | G,
+        "SRAM per thread block in bytes: 98304, 96K, 96KiB, 1.5MiB\n"
+        "(default 96K). The papers' M counts elements; fasim\n"
+        "converts (M / dtype bytes) where it quotes them" },
+    [CLI_O_DTYPE] = { "dtype", "T", R | V | S | E | G,
+        "fp16 (default), bf16 or fp32: Q, K, V, O, S, P in HBM;\n"
+        "m, l, L and on-chip accumulators are fp32" },
+    [CLI_O_ALGO] = { "algo", "LIST", R | V | S | E | G,
+        "naive, fa1, fa2, or all (default); comma lists work" },
+    [CLI_O_BR] = { "Br", "B", R | V | S | E | G,
+        NULL },
+    [CLI_O_BC] = { "Bc", "B", R | V | S | E | G,
+        NULL },
+    [CLI_O_PLAN] = { "plan", "KIND", R | V | S | G,
+        "best (default): the fewest HBM bytes that fit M;\n"
+        "paper: Algorithm 1 line 1, B_c = ceil(M/4d), B_r =\n"
+        "min(B_c, d) with M in elements (may exceed M; shown)" },
+    [CLI_O_CAUSAL] = { "causal", NULL, R | V | S | E | G,
+        "causal mask: fully masked blocks skipped by FA1 and FA2" },
+    [CLI_O_SEED] = { "seed", "S", R | V | G,
+        "seed of the random inputs (default 1)" },
+    [CLI_O_Q] = { "q", "F", R | V | G,
+        NULL },
+    [CLI_O_K] = { "k", "F", R | V | G,
+        NULL },
+    [CLI_O_V] = { "v", "F", R | V | G,
+        NULL },
+    [CLI_O_OUT] = { "out", "F", R | G,
+        "write O as float32 .npy (one --algo; implies --compute)" },
+    [CLI_O_JSON] = { "json", NULL, R | S | C | G,
+        "one JSON object on stdout (keys in README.md)" },
+    [CLI_O_COMPUTE] = { "compute", NULL, R | V | G,
+        "move real data and check the output (default when it takes\n"
+        "about a second or less)" },
+    [CLI_O_COUNT_ONLY] = { "count-only", NULL, R | V,
+        "count transfers only (no tensor data; any N)" },
+    [CLI_O_MAX_MEM] = { "max-mem", "BYTES", R | G,
+        "compute-mode memory limit (default 4G)" },
+    [CLI_O_MAX_STEPS] = { "max-steps", "N", R | S | G,
+        "tile-step limit of one run (default 8589934592 = 2^33:\n"
+        "measured, 30 s of count-only work for naive or FA2 and\n"
+        "90 s for FA1, whose steps move more tensors)" },
+    [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G,
+        "a100, h100 or h200: M = the shared memory one thread block\n"
+        "can use (unless --M is given), and a roofline estimate per\n"
+        "loop order; 'fasim --gpu list' prints the presets" },
+    [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G,
+        NULL },
+    [CLI_O_VERSION] = { "version", NULL, R,
+        NULL },
+    [CLI_O_NQ] = { "Nq", "N", R | V | G,
+        NULL },
+    [CLI_O_NK] = { "Nk", "N", R | V | G,
+        NULL },
+    [CLI_O_WINDOW] = { "window", "W", R | G,
+        "sliding window (implies --causal): each query sees the W\n"
+        "keys before it, itself included; blocks outside skipped" },
+    [CLI_O_BATCH] = { "batch", "B", R | G,
+        "sequences in the batch (default 1); counts are for all" },
+    [CLI_O_HEADS] = { "heads", "H", R | G,
+        "query heads per sequence (default 1)     B H heads" },
+    [CLI_O_KV_HEADS] = { "kv-heads", "G", R | G,
+        "key/value heads, G divides H (default H): GQA, MQA at G = 1;\n"
+        "the report adds FA2 with a group's H/G heads in one block" },
+    [CLI_O_PASS] = { "pass", "P", R | V | G,
+        "fwd (default), bwd or both: the backward pass computes dQ,\n"
+        "dK, dV from dO (naive: Algorithm 3, fa1: Algorithm 4 of\n"
+        "FlashAttention; fa2: Algorithm 2 of FlashAttention-2)" },
+    [CLI_O_DO] = { "dO", "F", R | G,
+        "the backward's output gradient as .npy, Q's shape (with\n"
+        "--q --k --v; default: seeded)" },
+    [CLI_O_SPLITS] = { "splits", "S", R | V | G,
+        "split-KV decoding: fa2 once more with the key blocks in S\n"
+        "splits, partials (O~, m, l) to HBM and a merge; S <= T_c" },
+    [CLI_O_PAGE_SIZE] = { "page-size", "P", R | G,
+        "paged KV: K and V in pages of P <= N_k rows placed by a page\n"
+        "table (seeded by --seed); counts the table's reads and the\n"
+        "tiles that span pages, against contiguous K, V" },
+    [CLI_O_PRESET] = { "preset", "NAME", R | G,
+        "a real model's attention layer (list: the presets): N, d,\n"
+        "H, G, batch, window, causal, fp16, passes; options given\n"
+        "beside it override it; adds the traffic in GB per layer\n"
+        "and for all layers" },
+    [CLI_O_STEP] = { "step", "K", V,
+        "start at step K (1-based; default 1)" },
+    [CLI_O_FRAMES] = { "frames", "K", V,
+        "text output: print K frames (default: all of a run of up\n"
+        "to %d steps, else %d)" },
+    [CLI_O_ROW] = { "row", "R", V,
+        "the row of each Q block whose partial output is shown\n"
+        "(0-based within the block; default 0)" },
+    [CLI_O_SDL] = { "sdl", NULL, V,
+        "the same run in an SDL2 window (heat map of S_ij / P_ij,\n"
+        "m and l plots, the counters; the same keys)" },
+    [CLI_O_SCREENSHOT] = { "screenshot", "F", V,
+        "draw step --step (default 1) to F (.png or .bmp) and exit;\n"
+        "needs no display" },
+    [CLI_O_SIZE] = { "size", "WxH", V,
+        "size of the SDL2 window or screenshot (default 1280x800)" },
+    [CLI_O_SCRIPT] = { "script", NULL, L,
+        NULL },
+    [CLI_O_VARY] = { "vary", "P=LO..HI[STEP]", S,
+        "P is N, d or M. STEP is *K (multiply, default *2)\n"
+        "or +K (add), e.g. N=256..64K, d=32..256+32, M=16K..1M*4;\n"
+        "or a list: N=1K,4K,16K. Twice (two parameters): a grid." },
+    [CLI_O_ENGINE] = { "engine", "E", S | C,
+        "auto (default): the simulator when the sweep is at most\n"
+        "2^29 tile steps (a few seconds), else closed forms;\n"
+        "sim: always simulate; closed-form: never (exact counts)" },
+    [CLI_O_PLOT] = { "plot", "F.svg", S,
+        "also draw HBM bytes against the varied parameter (one\n"
+        "--vary) on log-log axes: writes F.dat and F.gp (a gnuplot\n"
+        "script) beside F.svg or F.png, and runs gnuplot if it is\n"
+        "installed (Debian: apt-get install gnuplot-nox)" },
+    [CLI_O_CSV] = { "csv", NULL, S,
+        "one row per configuration (columns in docs/sweeps.md)" },
+    [CLI_O_NO_PROGRESS] = { "no-progress", NULL, S,
+        "no progress bar (it appears on a terminal's stderr when\n"
+        "the sweep takes more than a moment)" },
+    [CLI_O_KEYS] = { "keys", "STRING", E,
+        "apply these keys one by one and print the screen as text\n"
+        "after each (and first the starting one), even on a\n"
+        "terminal; e.g. --keys NNx. q stops; v prints the view's\n"
+        "first frame. Without a terminal and without --keys, the\n"
+        "starting screen is printed" },
+    [CLI_O_BACKEND] = { "backend", "B", G,
+        "cuda (default): the kernels on a CUDA device;\n"
+        "cpu: the same kernel source on the CPU (threads of a block\n"
+        "are real threads with a real barrier)" },
+    [CLI_O_REPEAT] = { "repeat", "K", G,
+        "timed runs after one counted run; the median is shown\n"
+        "(default %d)" },
+    [CLI_O_THREADS] = { "threads", "T", G,
+        "threads per block (default %d on the CPU, %d on CUDA)" },
+    [CLI_O_LOCK] = { "lock", "F", G,
+        "hold a lock on file F while the kernels run (several\n"
+        "fasim gpu processes on one device time one at a time)" },
+};
+
+static const cli_help_item HELP_REPORT[] = {
+    PARA("Simulate standard attention, FlashAttention-1 and FlashAttention-2 on an\n"
+         "HBM/SRAM hierarchy and report every transfer beside the closed-form counts,\n"
+         "the bounds of the papers, and (in compute mode) the error against a float64\n"
+         "oracle. Example: fasim --N 1024 --M 96K\n"
+         "\n"
+         "problem\n"),
+    ROW(CLI_O_N),
+    ROW(CLI_O_D),
+    ROW(CLI_O_M),
+    ROW(CLI_O_DTYPE),
+    LINE("--Nq N, --Nk N", "query and key/value lengths when they differ (default\n"
+        "both N; decoding: --Nq 1 --Nk 4096). With --causal the\n"
+        "queries are the last N_q positions, so N_q <= N_k"),
+    ROW(CLI_O_CAUSAL),
+    ROW(CLI_O_WINDOW),
+    ROW(CLI_O_BATCH),
+    ROW(CLI_O_HEADS),
+    ROW(CLI_O_KV_HEADS),
+    ROW(CLI_O_GPU),
+    PARA("\n"
+         "what to run\n"),
+    ROW(CLI_O_ALGO),
+    ROW(CLI_O_PASS),
+    ROW(CLI_O_SPLITS),
+    ROW(CLI_O_PRESET),
+    ROW(CLI_O_PAGE_SIZE),
+    LINE("--Br B, --Bc B", "block sizes; one of them alone pins it and picks the other"),
+    ROW(CLI_O_PLAN),
+    ROW(CLI_O_COMPUTE),
+    ROW(CLI_O_COUNT_ONLY),
+    ROW(CLI_O_SEED),
+    LINE("--q F --k F --v F", "inputs as .npy, shape (N, d), float32 or float64; N and d\n"
+        "then come from the files (implies compute mode)"),
+    ROW(CLI_O_DO),
+    PARA("\n"
+         "output\n"),
+    ROW(CLI_O_JSON),
+    ROW(CLI_O_OUT),
+    PARA("\n"
+         "limits (bad input is refused before anything runs)\n"),
+    ROW(CLI_O_MAX_MEM),
+    ROW(CLI_O_MAX_STEPS),
+    PARA("  N <= 2^40, d <= 65536, M <= 1G, B, H, G <= 65536; counts must fit in 64 bits\n"
+         "\n"),
+    LINE("--help, --version", NULL),
+    PARA("\n"
+         "exit status: 0 success, 2 bad usage, 1 other failures (bad .npy data, I/O)\n"),
+};
+
+static const cli_help_item HELP_VIEW[] = {
+    PARA("usage: fasim view [options]\n"
+         "\n"
+         "One run of one loop order, step by step: the tiles of Q, K, V, O (S, P for\n"
+         "naive; l, m for fa1; L for fa2) in HBM, the buffers in SRAM, the statistics\n"
+         "m_i, l_i of the current row block, and the pseudocode line reached.\n"
+         "Example: fasim view --N 64 --M 8K --algo fa2\n"
+         "\n"
+         "On a terminal the view is interactive (space play/pause, n/b step, g go to,\n"
+         "a next loop order, c causal, ? help, q quit). When stdout is not a terminal\n"
+         "the frames are printed as plain text.\n"
+         "\n"
+         "problem (as in the report; see 'fasim --help')\n"),
+    LINE("--N N", "sequence length (default 64)"),
+    ROW(CLI_O_D),
+    LINE("--M BYTES", "SRAM in bytes: 8192, 8K, 1.5MiB (default 8K)"),
+    LINE("--dtype T", "fp16 (default), bf16 or fp32"),
+    LINE("--Nq N, --Nk N", "query and key lengths when they differ (decoding:\n"
+        "--Nq 1 --Nk 256)"),
+    LINE("--causal", "causal mask"),
+    LINE("--algo A", "one loop order: naive, fa1 or fa2 (default fa2)"),
+    LINE("--pass P", "fwd (default) or bwd: the backward pass (naive: Algorithm\n"
+        "3, fa1: Algorithm 4 of FlashAttention; fa2: Algorithm 2 of\n"
+        "FlashAttention-2), dO seeded"),
+    LINE("--splits S", "fa2's split-KV: partials per split, then the merge"),
+    LINE("--Br B, --Bc B", "block sizes (default: the best plan that fits M)"),
+    LINE("--plan KIND", "best (default) or paper (Algorithm 1, line 1)"),
+    ROW(CLI_O_SEED),
+    LINE("--q F --k F --v F", "inputs as .npy: Q (N, d), K and V (N_k, d)"),
+    LINE("--compute", "compute the statistics even when slow (N^2 d <= 2^34)"),
+    LINE("--count-only", "counters and tiles only, no statistics"),
+    PARA("\n"
+         "view\n"),
+    ROW(CLI_O_STEP),
+    ROW(CLI_O_FRAMES),
+    ROW(CLI_O_ROW),
+    ROW(CLI_O_SDL),
+    ROW(CLI_O_SCREENSHOT),
+    ROW(CLI_O_SIZE),
+    LINE("--help", NULL),
+    PARA("\n"
+         "Runs whose recording would exceed 256 MiB are refused with a hint.\n"
+         "exit status: 0 success, 2 bad usage (including a plan that does not fit),\n"
+         "1 other failures\n"),
+};
+
+static const cli_help_item HELP_LESSON[] = {
+    PARA("usage: fasim lesson                      list the lessons\n"
+         "       fasim lesson NAME|NUMBER          run one, a step per key\n"
+         "       fasim lesson NAME --script        every step at once, questions with\n"
+         "                                         their answers (for handouts)\n"
+         "       fasim lesson NAME --help          the lesson's options\n"
+         "\n"
+         "Keys while a lesson runs: Enter or space for the next step, b to go back a\n"
+         "step, q to quit. Questions take a number and a line (Enter shows the answer).\n"
+         "With input from a pipe, each line is one key or one answer.\n"
+         "\n"),
+};
+
+static const cli_help_item HELP_SWEEP[] = {
+    PARA("usage: fasim sweep --vary P=LO..HI[STEP] [--vary ...] [options]\n"
+         "\n"
+         "Run the loop orders over a range of N, d or M (count-only), print HBM bytes\n"
+         "per configuration and the ratios, and fit how the traffic grows: the\n"
+         "log-log exponent in each varied parameter beside Theorem 2's (naive ~ N^2,\n"
+         "FlashAttention ~ N^2 d^2 / M for d <= M <= N d, M in elements) and the\n"
+         "lower bound. Points outside that regime, or with blocks at their caps, are\n"
+         "left out of the fits, which say so.\n"
+         "\n"),
+    ROW(CLI_O_VARY),
+    LINE("--N, --d, --M, --dtype, --causal, --algo, --Br, --Bc, --plan", "\n"
+        "the fixed parameters, as for the report (fasim --help)"),
+    LINE("--gpu NAME", "a100, h100, h200: M from the preset (unless --M or --vary M)\n"
+        "and a roofline estimate per run in --json and --csv"),
+    ROW(CLI_O_ENGINE),
+    LINE("--max-steps N", "tile-step limit of one simulated run (default 2^33)"),
+    PARA("\n"
+         "output\n"),
+    LINE("--json", "one JSON object (keys in docs/sweeps.md)"),
+    ROW(CLI_O_CSV),
+    ROW(CLI_O_PLOT),
+    ROW(CLI_O_NO_PROGRESS),
+    PARA("\n"
+         "limits (bad input is refused before anything runs)\n"
+         "  at most 1024 values per --vary and 4096 configurations per sweep (fixed:\n"
+         "  a sweep is a picture, not a data set); N <= 2^40, d <= 65536, M <= 1G as\n"
+         "  in the report; --max-steps for one simulated run\n"
+         "\n"
+         "examples\n"
+         "  fasim sweep --vary N=256..65536 --d 64 --M 96K\n"
+         "  fasim sweep --vary M=16K..256K --N 16384 --d 128 --csv > m.csv\n"
+         "  fasim sweep --vary N=1K..64K --vary M=32K..256K --json\n"
+         "  fasim sweep --vary N=1K..1M --algo fa2 --engine closed-form --plot io.svg\n"
+         "\n"
+         "exit status: 0 success, 2 bad usage, 1 other failures\n"),
+};
+
+static const cli_help_item HELP_CLAIMS[] = {
+    PARA("usage: fasim claims [FILE] [--json] [--engine auto|sim|closed-form]\n"
+         "\n"
+         "Without FILE: check the numeric claims of the two source articles (the sizes,\n"
+         "IO bounds, SRAM sums, loop orders, causal savings and hardware figures that\n"
+         "docs/sources.md lists), each computed now from the simulator, the closed\n"
+         "forms, sweeps or the hardware presets. Verdicts: holds, wrong, holds only if\n"
+         "(a condition), not checkable here.\n"
+         "\n"
+         "With FILE ('-' for standard input): check your own claims, one per line:\n"
+         "\n"
+         "  # comment\n"
+         "  fa2/naive hbm_bytes < 0.1 at N=4096 d=128 M=168K\n"
+         "  fa2 hbm_bytes ~ 40GiB within 10% at N=128000 d=128 M=168K\n"
+         "  S size > 32GB at N=128000\n"
+         "  fa1 Q.read_elems = 4194304 at N=4096 d=64 M=96K\n"
+         "  fa2 sram_bytes <= 163K at gpu=a100 d=128 Br=128 Bc=64\n"
+         "\n"
+         "  quantity   ALGO METRIC, ALGO/ALGO METRIC (a ratio), or TENSOR size|elems\n"
+         "  ALGO       naive, fa1, fa2;  TENSOR: Q K V O S P m l L\n"
+         "  METRIC     hbm_bytes hbm_elems read_bytes write_bytes steps sram_bytes,\n"
+         "             T.read_elems T.write_elems T.read_bytes T.write_bytes\n"
+         "  compare    < <= > >= = ~ (within 5%, or 'within P%')\n"
+         "  value      1024, 0.1, 1e9; K M G T KiB MiB GiB TiB (1024s), KB MB GB TB\n"
+         "             (1000s), B, %\n"
+         "  at         N= d= M= dtype= causal Br= Bc= plan=best|paper gpu=a100|h100|h200\n"
+         "             (defaults: N=1024 d=64 M=96K fp16, best plan)\n"
+         "\n"),
+    LINE("--json", "one JSON object (keys in docs/sweeps.md)"),
+    LINE("--engine E", "auto (default): simulate a run of at most 2^29 tile steps,\n"
+        "closed forms beyond; sim: always; closed-form: never"),
+    PARA("\n"
+         "limits: a claims file of at most 1 MiB (fixed); each claim's configuration\n"
+         "within the report's limits (N <= 2^40, d <= 65536, M <= 1G)\n"
+         "\n"
+         "exit status: 0 when every claim was checked, 2 bad usage (a malformed line is\n"
+         "reported as FILE:LINE:COL), 1 other failures\n"),
+};
+
+static const cli_help_item HELP_EXPLORE[] = {
+    PARA("usage: fasim explore [options]\n"
+         "\n"
+         "A screen where keys change N, d, M, B_r, B_c, dtype and causal, and the HBM\n"
+         "traffic of every loop order (the exact closed forms of the plan the\n"
+         "simulator would use, equal to its counts), the SRAM plans, the ratios to\n"
+         "naive, the bounds of the papers and a log-log chart of bytes against N\n"
+         "(N/8 .. 8N, slope-2 guide) update at once. v opens the view (fasim view)\n"
+         "of the current configuration.\n"
+         "\n"
+         "keys\n"
+         "  N n   double / halve N          D d   double / halve d\n"
+         "  M m   double / halve M (256 B .. 1 MiB; ends a gpu preset)\n"
+         "  R r   B_r + 16 / - 16           C c   B_c + 16 / - 16\n"
+         "        (0 = chosen per loop order, the best plan; 0 resets both)\n"
+         "  t T   next / previous dtype     x     causal on / off\n"
+         "  g G   next / previous gpu preset (none, a100, h100, h200): M = its\n"
+         "        shared memory per thread block\n"
+         "  a     next loop order for v;    1 2 3 naive / fa1 / fa2\n"
+         "  v     open the view of the chosen loop order (default fa2); q returns\n"
+         "  z     back to the starting configuration\n"
+         "  ? h   help                      q     quit\n"
+         "\n"
+         "starting configuration (as in the report; see 'fasim --help')\n"),
+    LINE("--N N", "sequence length, 1 .. 2^30 (default 1024)"),
+    ROW(CLI_O_D),
+    LINE("--M BYTES", "SRAM in bytes, 256 .. 1M: 98304, 96K (default 96K)"),
+    LINE("--dtype T", "fp16 (default), bf16 or fp32"),
+    LINE("--causal", "causal mask"),
+    LINE("--Br B, --Bc B", "pin block sizes (default: chosen per loop order)"),
+    LINE("--gpu NAME", "a100, h100 or h200: M = the preset's shared memory per\n"
+        "block; 'fasim explore --gpu list' prints the presets"),
+    LINE("--algo A", "the loop order v opens: naive, fa1 or fa2 (default fa2)"),
+    PARA("\n"
+         "output\n"),
+    ROW(CLI_O_KEYS),
+    LINE("--help", NULL),
+    PARA("\n"
+         "exit status: 0 success, 2 bad usage, 1 other failures\n"),
+};
+
+static const cli_help_item HELP_GPU[] = {
+    PARA("usage: fasim gpu [options]\n"
+         "\n"
+         "Run the real kernels of naive, FA1 and FA2 (kernels/) on the simulator's\n"
+         "inputs and plans, and print for each: whether the output is bit-identical to\n"
+         "the simulator's compute mode (and the largest difference if not), the\n"
+         "kernel's own count of global-memory traffic per tensor beside the\n"
+         "simulator's, and the time with the speedup over naive.\n"
+         "Example: fasim gpu --N 256 --d 64 --M 48K --backend cpu\n"
+         "\n"),
+    ROW(CLI_O_BACKEND),
+    ROW(CLI_O_REPEAT),
+    ROW(CLI_O_THREADS),
+    ROW(CLI_O_LOCK),
+    PARA("\n"
+         "and the report's options: --N --d --M --dtype --algo --Br --Bc --plan\n"
+         "--causal --seed --q --k --v --json --gpu --max-mem (see 'fasim --help');\n"
+         "--out F writes the kernel's O (one --algo), byte for byte comparable with\n"
+         "'fasim --algo A --compute --out F'. The kernels run one head of the forward\n"
+         "pass with N_q = N_k, causal or not; --batch, --heads, --kv-heads, --Nq/--Nk,\n"
+         "--window, --pass, --splits, --page-size and --preset are the report's alone.\n"
+         "\n"
+         "exit status: 0 every kernel matched the simulator, 1 one did not (or no\n"
+         "CUDA, I/O), 2 bad usage\n"),
+};
+
+/* ---- the commands ---- */
+
+/* Options of the report that the view names as the report's. */
+static const char *const VIEW_FOREIGN[] = { "json", "out", "max-mem", "max-steps", "version" };
+/* Options of the report or the view that explore does not take. */
+static const char *const EXPLORE_FOREIGN[] = {
+    "json", "out", "max-mem", "max-steps", "version", "plan", "seed", "q", "k", "v",
+    "compute", "count-only", "step", "frames", "row",
+};
+
+#define PAGE(h) h, (int)(sizeof h / sizeof h[0])
+#define FOREIGN(f, owner) f, (int)(sizeof f / sizeof f[0]), owner
+
+const cli_command CLI_COMMANDS[CLI_CMD_COUNT] = {
+    [CLI_CMD_REPORT] = { "report", "fasim", "fasim [options]", "the report (this page)",
+                         PAGE(HELP_REPORT), NULL, 0, NULL },
+    [CLI_CMD_VIEW] = { "view", "fasim view", "fasim view [options]",
+                       "one run, step by step (terminal or --sdl)", PAGE(HELP_VIEW),
+                       FOREIGN(VIEW_FOREIGN, "the report") },
+    [CLI_CMD_LESSON] = { "lesson", "fasim lesson", "fasim lesson [NAME]",
+                         "the lessons, interactive or --script", PAGE(HELP_LESSON), NULL, 0,
+                         NULL },
+    [CLI_CMD_SWEEP] = { "sweep", "fasim sweep", "fasim sweep --vary P=A..B",
+                        "traffic over a range, fitted exponents, plots", PAGE(HELP_SWEEP),
+                        NULL, 0, NULL },
+    [CLI_CMD_CLAIMS] = { "claims", "fasim claims", "fasim claims [FILE]",
+                         "the source articles' claims, or yours, checked", PAGE(HELP_CLAIMS),
+                         NULL, 0, NULL },
+    [CLI_CMD_EXPLORE] = { "explore", "fasim explore", "fasim explore",
+                          "change N, d, M, blocks with keys; all updates", PAGE(HELP_EXPLORE),
+                          FOREIGN(EXPLORE_FOREIGN, "the report or the view") },
+    [CLI_CMD_GPU] = { "gpu", "fasim gpu", "fasim gpu [--backend cpu]",
+                      "the CUDA kernels (or CPU path) beside the sim", PAGE(HELP_GPU), NULL, 0,
+                      NULL },
+    [CLI_CMD_HELP] = { "help", "fasim help", "fasim COMMAND --help", "that command's options",
+                       NULL, 0, NULL, 0, NULL },
+};
+
+int cli_command_find(const char *name)
+{
+    for (int c = 0; c < CLI_CMD_COUNT; c++)
+        if (!strcmp(CLI_COMMANDS[c].name, name))
+            return c;
+    return -1;
+}
+
+int cli_option_find(cli_cmd cmd, const char *name, size_t len)
+{
+    for (int o = 0; o < CLI_O_COUNT; o++)
+        if ((CLI_OPTIONS[o].cmds & CLI_IN(cmd)) && strlen(CLI_OPTIONS[o].name) == len &&
+            !strncmp(CLI_OPTIONS[o].name, name, len))
+            return o;
+    return -1;
+}
+
+/* ---- the help pages ---- */
+
+/* Write s up to end (NULL: its NUL), each "%d" replaced by the next number. */
+static void put_text(FILE *out, const char *s, const char *end, const int *nums, int nnums,
+                     int *next)
+{
+    for (; *s && s != end; s++) {
+        if (s[0] == '%' && s[1] == 'd' && *next < nnums) {
+            fprintf(out, "%d", nums[(*next)++]);
+            s++;
+        } else {
+            fputc(*s, out);
+        }
+    }
+}
+
+/* "  LABEL      text", the text's further lines at column 19. */
+static void put_option(FILE *out, const char *label, const char *text, const int *nums,
+                       int nnums, int *next)
+{
+    int pad = 0;                         /* the line so far: 0 after the label */
+    if (!text || text[0] == '\n') {
+        fprintf(out, "  %s\n", label);
+        if (!text)
+            return;
+        text++;
+        pad = 1;
+    } else if (strlen(label) <= 16) {
+        fprintf(out, "  %-16s ", label);
+    } else {
+        fprintf(out, "  %s  ", label);
+    }
+    while (*text) {
+        const char *e = strchr(text, '\n');
+        if (pad)
+            fprintf(out, "%19s", "");
+        put_text(out, text, e, nums, nnums, next);
+        fputc('\n', out);
+        pad = 1;
+        text = e ? e + 1 : text + strlen(text);
+    }
+}
+
+void cli_usage(FILE *out, cli_cmd cmd, const int *nums, int nnums)
+{
+    const cli_command *c = &CLI_COMMANDS[cmd];
+    int next = 0;
+    if (cmd == CLI_CMD_REPORT) {         /* the commands first */
+        for (int k = 0; k < CLI_CMD_COUNT; k++)
+            fprintf(out, "%s%-27s%s\n", k ? "       " : "usage: ", CLI_COMMANDS[k].synopsis,
+                    CLI_COMMANDS[k].summary);
+        fputc('\n', out);
+    }
+    for (int k = 0; k < c->nhelp; k++) {
+        const cli_help_item *it = &c->help[k];
+        if (it->opt >= 0) {
+            const cli_option *o = &CLI_OPTIONS[it->opt];
+            char label[64];
+            snprintf(label, sizeof label, "--%s%s%s", o->name, o->arg ? " " : "",
+                     o->arg ? o->arg : "");
+            put_option(out, label, o->help, nums, nnums, &next);
+        } else if (it->label) {
+            put_option(out, it->label, it->text, nums, nnums, &next);
+        } else {
+            put_text(out, it->text, NULL, nums, nnums, &next);
+        }
+    }
+}
+
+/* ---- scanning ---- */
+
+int cli_opt_scan(int argc, char **argv, int *k, cli_cmd cmd, const char **val, char *optname,
+                 size_t optlen, char *err, size_t errlen)
+{
+    const cli_command *c = &CLI_COMMANDS[cmd];
+    const char *arg = argv[*k];
+    *val = NULL;
+    if (!strcmp(arg, "-h"))
+        return CLI_OPT_HELP;
+    if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+        ERR("unexpected argument '%s'; see '%s --help'", arg, c->prog);
+        return -1;
+    }
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+    int id = cli_option_find(cmd, name, nlen);
+    if (id < 0) {
+        for (int q = 0; q < c->nforeign; q++)
+            if (strlen(c->foreign[q]) == nlen && !strncmp(c->foreign[q], name, nlen)) {
+                ERR("--%s is not an option of '%s' but an option of %s", c->foreign[q],
+                    c->prog, c->owner);
+                return -1;
+            }
+        for (int q = 0; q < CLI_O_COUNT; q++)
+            if ((CLI_OPTIONS[q].cmds & CLI_IN(cmd)) && strlen(CLI_OPTIONS[q].name) == nlen &&
+                !strncasecmp(CLI_OPTIONS[q].name, name, nlen)) {
+                ERR("unknown option '--%.*s'; did you mean '--%s'?", (int)nlen, name,
+                    CLI_OPTIONS[q].name);
+                return -1;
+            }
+        ERR("unknown option '--%.*s'; see '%s --help'", (int)nlen, name, c->prog);
+        return -1;
+    }
+    snprintf(optname, optlen, "--%s", CLI_OPTIONS[id].name);
+    if (CLI_OPTIONS[id].arg) {
+        if (eq) {
+            *val = eq + 1;
+        } else if (*k + 1 < argc) {
+            *val = argv[++*k];
+        } else {
+            ERR("%s needs a value; see '%s --help'", optname, c->prog);
+            return -1;
+        }
+    } else if (eq) {
+        ERR("%s takes no value", optname);
+        return -1;
+    }
+    return id;
+}
+
+int cli_parse_each(int argc, char **argv, int first, cli_cmd cmd, int *help, cli_opt_fn fn,
+                   void *ctx, char *err, size_t errlen)
+{
+    for (int k = first; k < argc; k++) {
+        const char *val;
+        char optname[32];
+        int id = cli_opt_scan(argc, argv, &k, cmd, &val, optname, sizeof optname, err, errlen);
+        if (id == -1)
+            return -1;
+        if (id == CLI_OPT_HELP)
+            *help = 1;
+        else if (fn(ctx, id, optname, val, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
