@@ -135,195 +135,35 @@ void viz_config_default(viz_config *cfg)
     cfg->mode = VIZ_MODE_AUTO;
 }
 
-/* Line 0 continues the numbered line above it. Each text with its indent
- * (two columns per level) fits 31 columns, so that the 80-column view shows
- * it whole beside the line numbers. Names follow the papers, shortened where
- * the column needs it: P~, m~, l~ are P~_ij, m~_ij, l~_ij. */
-static const viz_code_line CODE_FA2[] = {
-    { 1, 0, "Q -> T_r blocks Q_i (B_r rows)" },
-    { 0, 0, "K, V -> T_c blocks (B_c rows)" },
-    { 2, 0, "O -> blocks O_i, L -> L_i" },
-    { 3, 0, "for i = 1 .. T_r:" },
-    { 4, 1, "load Q_i from HBM to SRAM" },
-    { 5, 1, "O_i = 0, l_i = 0, m_i = -inf" },
-    { 6, 1, "for j = 1 .. T_c:" },
-    { 7, 2, "load K_j, V_j from HBM" },
-    { 8, 2, "S_ij = Q_i K_j^T" },
-    { 9, 2, "m_new = max(m_i, rowmax S)" },
-    { 0, 2, "P~ = exp(S_ij - m_new)" },
-    { 0, 2, "l_i = e^(m_i-m_new) l_i" },
-    { 0, 2, "      + rowsum(P~)" },
-    { 10, 2, "O_i = e^(m_i-m_new) O_i" },
-    { 0, 2, "      + P~ V_j; m_i = m_new" },
-    { 11, 1, "end for" },
-    { 12, 1, "O_i = diag(l_i)^-1 O_i" },
-    { 13, 1, "L_i = m_i + log(l_i)" },
-    { 14, 1, "write O_i to HBM" },
-    { 15, 1, "write L_i to HBM" },
-    { 16, 0, "end for" },
-    { 17, 0, "return O, L" },
-};
-
-static const viz_code_line CODE_FA1[] = {
-    { 1, 0, "B_c = ceil(M/4d)," },
-    { 0, 0, "B_r = min(ceil(M/4d), d)" },
-    { 2, 0, "O = 0, l = 0, m = -inf in HBM" },
-    { 3, 0, "Q -> T_r blocks; K,V -> T_c" },
-    { 4, 0, "O, l, m -> T_r blocks" },
-    { 5, 0, "for j = 1 .. T_c:" },
-    { 6, 1, "load K_j, V_j from HBM" },
-    { 7, 1, "for i = 1 .. T_r:" },
-    { 8, 2, "load Q_i, O_i, l_i, m_i" },
-    { 9, 2, "S_ij = Q_i K_j^T" },
-    { 10, 2, "m~ = rowmax(S_ij)" },
-    { 0, 2, "P~ = exp(S_ij - m~)" },
-    { 0, 2, "l~ = rowsum(P~)" },
-    { 11, 2, "m_new = max(m_i, m~)" },
-    { 0, 2, "l_new = e^(m_i-m_new) l_i" },
-    { 0, 2, "      + e^(m~-m_new) l~" },
-    { 12, 2, "write to HBM: O_i =" },
-    { 0, 2, " (l_i e^(m_i-m_new) O_i" },
-    { 0, 2, "  + e^(m~-m_new) P~ V_j)" },
-    { 0, 2, "  / l_new" },
-    { 13, 2, "write l_i = l_new," },
-    { 0, 2, "  m_i = m_new to HBM" },
-    { 14, 1, "end for" },
-    { 15, 0, "end for" },
-    { 16, 0, "return O" },
-};
-
-static const viz_code_line CODE_NAIVE[] = {
-    { 1, 0, "load Q_i, K_j by blocks," },
-    { 0, 0, "  S = Q K^T, write S to HBM" },
-    { 2, 0, "read S, P = softmax(S)," },
-    { 0, 0, "  write P to HBM" },
-    { 3, 0, "load P_ij, V_j by blocks," },
-    { 0, 0, "  O = P V, write O to HBM" },
-    { 4, 0, "return O" },
-};
-
-/* The backward passes: FlashAttention's Algorithms 3 (standard) and 4, and
- * FlashAttention-2's Algorithm 2, condensed as above. Algorithm 4's dropout
- * lines (1, 14, 15, 18) are identities without dropout and stay as
- * comments; tau = 1/sqrt(d). */
-static const viz_code_line CODE_NAIVE_BWD[] = {
-    { 1, 0, "load P, dO by blocks," },
-    { 0, 0, "  dV = P^T dO, write dV" },
-    { 2, 0, "load dO, V by blocks," },
-    { 0, 0, "  dP = dO V^T, write dP" },
-    { 3, 0, "read P, dP; dS = P o (dP -" },
-    { 0, 0, "  rowsum(P o dP)), write dS" },
-    { 4, 0, "load dS, K by blocks," },
-    { 0, 0, "  dQ = tau dS K, write dQ" },
-    { 5, 0, "load dS, Q by blocks," },
-    { 0, 0, "  dK = tau dS^T Q, write dK" },
-    { 6, 0, "return dQ, dK, dV" },
-};
-
-static const viz_code_line CODE_FA1_BWD[] = {
-    { 1, 0, "(dropout state: none)" },
-    { 2, 0, "B_c = ceil(M/4d), B_r = ..." },
-    { 3, 0, "Q -> T_r blocks; K,V -> T_c" },
-    { 4, 0, "O, dO, l, m -> T_r blocks" },
-    { 5, 0, "dQ = 0, dK = 0, dV = 0 in HBM" },
-    { 6, 0, "for j = 1 .. T_c:" },
-    { 7, 1, "load K_j, V_j from HBM" },
-    { 8, 1, "dK~_j = 0, dV~_j = 0" },
-    { 9, 1, "for i = 1 .. T_r:" },
-    { 10, 2, "load Q_i,O_i,dO_i,dQ_i," },
-    { 0, 2, "  l_i, m_i" },
-    { 11, 2, "S_ij = tau Q_i K_j^T" },
-    { 12, 2, "mask(S_ij)" },
-    { 13, 2, "P_ij = diag(l_i)^-1 *" },
-    { 0, 2, "  exp(S_ij - m_i)" },
-    { 14, 2, "(15: no dropout)" },
-    { 16, 2, "dV~_j += P_ij^T dO_i" },
-    { 17, 2, "dP_ij = dO_i V_j^T (18)" },
-    { 19, 2, "D_i = rowsum(dO_i o O_i)" },
-    { 20, 2, "dS_ij = P o (dP_ij - D_i)" },
-    { 21, 2, "write dQ_i += tau dS K_j" },
-    { 22, 2, "dK~_j += tau dS_ij^T Q_i" },
-    { 23, 1, "end for" },
-    { 24, 1, "write dK_j, dV_j to HBM" },
-    { 25, 0, "end for" },
-    { 26, 0, "return dQ, dK, dV" },
-};
-
-static const viz_code_line CODE_FA2_BWD[] = {
-    { 1, 0, "Q -> T_r blocks; K,V -> T_c" },
-    { 2, 0, "O, dO, L -> T_r blocks" },
-    { 3, 0, "dQ = 0 in HBM; dK, dV -> T_c" },
-    { 4, 0, "D = rowsum(dO o O), write D" },
-    { 5, 0, "for j = 1 .. T_c:" },
-    { 6, 1, "load K_j, V_j from HBM" },
-    { 7, 1, "dK_j = 0, dV_j = 0" },
-    { 8, 1, "for i = 1 .. T_r:" },
-    { 9, 2, "load Q_i, dO_i, L_i, D_i" },
-    { 10, 2, "S_ij = tau Q_i K_j^T" },
-    { 11, 2, "P_ij = exp(S_ij - L_i)" },
-    { 12, 2, "dV_j += P_ij^T dO_i" },
-    { 13, 2, "dP_ij = dO_i V_j^T" },
-    { 14, 2, "dS_ij = P o (dP_ij - D_i)" },
-    { 15, 2, "load dQ_i, dQ_i +=" },
-    { 0, 2, "  tau dS_ij K_j, write it" },
-    { 16, 2, "dK_j += tau dS_ij^T Q_i" },
-    { 17, 1, "end for" },
-    { 18, 1, "write dK_j, dV_j to HBM" },
-    { 19, 0, "end for" },
-    { 20, 0, "return dQ, dK, dV" },
-};
-
-/* Split-KV (algo_fa2_split.c): FA2 per split, then the merge lemma. The
- * line numbers are fasim's, as the simulator marks them. */
-static const viz_code_line CODE_SPLIT[] = {
-    { 1, 0, "for s = 1..S, i = 1..T_r:" },
-    { 0, 1, "load Q_i; O~ = 0, l = 0," },
-    { 0, 1, "  m = -inf on chip" },
-    { 2, 1, "for j in split s:" },
-    { 0, 2, "load K_j, V_j; FA2's" },
-    { 0, 2, "  lines 8-10 on O~, m, l" },
-    { 3, 1, "write O~_i, m_i, l_i of s" },
-    { 0, 0, "merge, for i = 1 .. T_r:" },
-    { 4, 1, "for s = 1 .. S: load" },
-    { 0, 2, "O~, m, l of s; m = max(m," },
-    { 0, 2, "m_s), rescale both, add" },
-    { 5, 1, "O_i = O~ / l, L_i = m +" },
-    { 0, 1, "  log l; write O_i, L_i" },
-    { 6, 0, "return O, L" },
-};
-
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* The loop order of the run: its pseudocode, titles and what its lines
+ * mean to the view are in its descriptor (sim/algo_*.c). */
+static const sim_loop *run_loop(const viz_info *in)
+{
+    return sim_loop_find(in->algo, &in->sh);
+}
 
 const viz_code_line *viz_pseudocode(const viz_info *in, int *n)
 {
-    const int bwd = in->sh.pass == SIM_BWD;
-    if (in->algo == SIM_FA2 && in->sh.splits > 1) {
-        *n = NELEM(CODE_SPLIT);
-        return CODE_SPLIT;
-    }
-    switch (in->algo) {
-    case SIM_NAIVE:
-        *n = bwd ? NELEM(CODE_NAIVE_BWD) : NELEM(CODE_NAIVE);
-        return bwd ? CODE_NAIVE_BWD : CODE_NAIVE;
-    case SIM_FA1:
-        *n = bwd ? NELEM(CODE_FA1_BWD) : NELEM(CODE_FA1);
-        return bwd ? CODE_FA1_BWD : CODE_FA1;
-    default:
-        *n = bwd ? NELEM(CODE_FA2_BWD) : NELEM(CODE_FA2);
-        return bwd ? CODE_FA2_BWD : CODE_FA2;
-    }
+    const sim_loop *l = run_loop(in);
+    *n = l ? l->ncode : 0;
+    return l ? l->code : NULL;
 }
 
 const char *viz_pseudocode_title(const viz_info *in)
 {
-    const int bwd = in->sh.pass == SIM_BWD;
-    if (in->algo == SIM_FA2 && in->sh.splits > 1)
-        return "split-KV: FA2 per split, merge";
-    switch (in->algo) {
-    case SIM_NAIVE: return bwd ? "standard backward, Algorithm 3" : "standard attention, Algorithm 0";
-    case SIM_FA1:   return bwd ? "FlashAttention, Algorithm 4" : "FlashAttention, Algorithm 1";
-    default:        return bwd ? "FlashAttention-2, Algorithm 2" : "FlashAttention-2, Algorithm 1";
-    }
+    const sim_loop *l = run_loop(in);
+    return l ? l->code_title : "?";
+}
+
+/* The SIM_VIEW_* flags of a line of the run's pseudocode (0 if unlisted). */
+static unsigned line_view(const viz_info *in, int line)
+{
+    int n;
+    const viz_code_line *code = viz_pseudocode(in, &n);
+    for (int k = 0; k < n; k++)
+        if (code[k].line == line)
+            return code[k].view;
+    return 0;
 }
 
 /* ---- what the statistics mean at each line -------------------------------- */
@@ -337,72 +177,22 @@ typedef struct {
     int alpha;
 } line_rules;
 
-/* Derived from the loop nests in sim/algo_*.c: where the buffers are
- * initialised, loaded, updated, and what they hold at each line. The
- * backward passes keep no running statistics (they read L or l, m), so
- * nothing is shown there. */
+/* The loop order's own view flags of the line (sim_loop.h); a softmax over
+ * tiles initialises its statistics before the first tile. */
 static line_rules rules_for(const viz_info *in, int line)
 {
     line_rules r;
-    memset(&r, 0, sizeof r);
-    const sim_algo algo = in->algo;
-    const int passes = in->plan.softmax_passes;
-    if (in->sh.pass == SIM_BWD)
-        return r;
-    if (algo == SIM_FA2 && in->sh.splits > 1) {
-        /* 1 loads Q_i and empties the split's state; 2 is FA2's online step
-         * on O~; 3 writes the partial. 4 merges split s into the running
-         * state (emptied before the first); 5 normalises, m becomes L. */
-        if (line < 1 || line > 5)
-            return r;
-        r.shown = r.out_shown = 1;
-        r.before_valid = line >= 2;
-        r.after_valid = 1;
-        r.L_after = line == 5;
-        r.norm_after = line == 5;
-        r.alpha = line == 2 || line == 4;
-        return r;
-    }
-    switch (algo) {
-    case SIM_FA2:
-        if (line < 4 || line > 15)
-            break;
-        r.shown = r.out_shown = 1;
-        /* 4: Q_i arrives, the buffers still hold block i-1; 5 initialises. */
-        r.before_valid = line >= 7;
-        r.after_valid = line >= 5;
-        r.L_before = line >= 14;
-        r.L_after = line >= 12;
-        r.norm_before = line >= 14;
-        r.norm_after = line >= 12;
-        r.alpha = line >= 7 && line <= 10;
-        break;
-    case SIM_FA1:
-        if (line < 8 || line > 13)
-            break;
-        r.shown = r.out_shown = 1;
-        r.before_valid = line >= 9;   /* 8 loads block i's values */
-        r.after_valid = 1;
-        r.norm_before = r.norm_after = 1;   /* FA1 keeps O normalised */
-        r.alpha = line >= 9;
-        break;
-    case SIM_NAIVE:
-        if (line == 2) {
-            r.shown = 1;
-            /* three passes: m_i, l_i are initialised before the first tile;
-             * one pass: computed from scratch for each block of rows. */
-            r.before_valid = passes == 3;
-            r.after_valid = 1;
-        } else if (line == 3) {
-            r.out_shown = 1;
-            r.before_valid = 0;           /* refined per step in fill_stats */
-            r.after_valid = 1;
-            r.norm_before = r.norm_after = 1;
-        }
-        break;
-    default:
-        break;
-    }
+    const unsigned v = line_view(in, line);
+    r.shown = (v & SIM_VIEW_STATS) != 0;
+    r.out_shown = (v & SIM_VIEW_OUT) != 0;
+    r.before_valid = (v & SIM_VIEW_BEFORE) ||
+                     ((v & SIM_VIEW_BEFORE_TILED) && in->plan.softmax_passes > 1);
+    r.after_valid = (v & SIM_VIEW_AFTER) != 0;
+    r.L_before = (v & SIM_VIEW_L_BEFORE) != 0;
+    r.L_after = (v & SIM_VIEW_L_AFTER) != 0;
+    r.norm_before = (v & SIM_VIEW_NORM_BEFORE) != 0;
+    r.norm_after = (v & SIM_VIEW_NORM_AFTER) != 0;
+    r.alpha = (v & SIM_VIEW_ALPHA) != 0;
     return r;
 }
 
@@ -525,9 +315,11 @@ static void begin_mem_run(recorder *r)
  * same phase (lines 1-3 keep a split's state, 4-5 the merged one). */
 static int same_block(const viz_info *in, const rec_step *a, int line, int64_t i)
 {
-    if (in->sh.splits > 1 && (a->line >= 4) != (line >= 4))
+    const sim_loop *l = run_loop(in);
+    const int merge = l ? l->merge_line : 0;
+    if (merge && (a->line >= merge) != (line >= merge))
         return 0;
-    return a->i == i && (in->algo != SIM_NAIVE || a->line == line);
+    return a->i == i && (!(l && (l->flags & SIM_LOOP_LINE_BLOCKS)) || a->line == line);
 }
 
 static void on_event(void *ctx, const sim_event *e)
@@ -536,7 +328,6 @@ static void on_event(void *ctx, const sim_event *e)
     viz_model *m = r->m;
     if (r->failed)
         return;
-    const sim_algo algo = m->info.algo;
 
     if (e->kind == SIM_EV_LINE) {
         rec_step s;
@@ -548,7 +339,8 @@ static void on_event(void *ctx, const sim_event *e)
         s.line = (uint8_t)e->line;
         s.snap_before = s.snap_after = NONE32;
         rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
-        if (algo == SIM_NAIVE && e->line == 2 && m->info.plan.softmax_passes == 3) {
+        if ((line_view(&m->info, e->line) & SIM_VIEW_SOFTMAX) &&
+            m->info.plan.softmax_passes == 3) {
             if (prev && prev->line == 2 && prev->i == s.i)
                 s.pass = (uint8_t)(prev->pass + (s.j == 0 ? 1 : 0));
             else
@@ -857,7 +649,7 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
     err[0] = '\0';
     *out = NULL;
     const sim_shape *sh = &cfg->sh;
-    if (cfg->algo < 0 || cfg->algo >= SIM_ALGO_COUNT || sh->N < 1 || sh->d < 1 ||
+    if (!sim_loop_of(cfg->algo, SIM_FWD) || sh->N < 1 || sh->d < 1 ||
         sh->M < 1) {
         snprintf(err, errlen, "invalid view configuration (N, d and M must be >= 1)");
         return VIZ_EUSAGE;
@@ -873,7 +665,7 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
                  "batches, heads and paged KV are the report's ('fasim --help')");
         return VIZ_EUSAGE;
     }
-    if (sh->splits > 1 && (cfg->algo != SIM_FA2 || sh->pass != SIM_FWD)) {
+    if (sh->splits > 1 && !sim_loop_find(cfg->algo, sh)) {
         snprintf(err, errlen, "split-KV (--splits) is a plan of FA2's forward pass: use "
                  "--algo fa2 and --pass fwd");
         return VIZ_EUSAGE;
@@ -1142,11 +934,12 @@ static void fill_stats(viz_model *m, uint64_t k)
     const rec_step *st = &m->steps[k];
     s->available = m->info.computed;
     line_rules r = rules_for(&m->info, st->line);
-    if (m->info.algo == SIM_NAIVE && st->line == 3)
-        r.before_valid = st->j >= 0;          /* line 3 with j: accumulating */
+    const unsigned view = line_view(&m->info, st->line);
+    if (view & SIM_VIEW_BEFORE_IN_J)
+        r.before_valid = st->j >= 0;          /* with j: accumulating */
     const sim_plan *p = &m->info.plan;
-    const int64_t rows_per_block = (m->info.algo == SIM_NAIVE && st->line == 2 &&
-                                    p->softmax_passes == 1) ? p->Bs_r : p->Br;
+    const int64_t rows_per_block =
+        ((view & SIM_VIEW_SOFTMAX) && p->softmax_passes == 1) ? p->Bs_r : p->Br;
     if ((!r.shown && !r.out_shown) || st->i < 0)
         return;
     s->shown = r.shown;
