@@ -172,6 +172,8 @@ static uint64_t fa2_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
 }
 
 #define SO (SIM_VIEW_STATS | SIM_VIEW_OUT)
+#define FA2_NOTE_12                                                                      \
+    "line 12: O_i = diag(l_i)^-1 O_i, line 13: L_i = m_i + log l_i; no score tile"
 #define BA (SIM_VIEW_BEFORE | SIM_VIEW_AFTER)
 
 /* Line 0 continues the numbered line above it. Each text with its indent
@@ -180,35 +182,42 @@ static uint64_t fa2_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
  * the column needs it: P~, m~, l~ are P~_ij, m~_ij, l~_ij. The view flags:
  * 4 loads Q_i while the buffers still hold block i-1; 5 initialises; 7-10
  * update m_i, l_i, O_i online; 12 divides O_i by l_i and 13 turns m_i into
- * L_i. */
+ * L_i. A heat map shows S_ij at 8 and P~_ij against the running maximum at
+ * 9-10. */
 static const sim_code_line FA2_CODE[] = {
-    { 1, 0, "Q -> T_r blocks Q_i (B_r rows)", 0 },
-    { 0, 0, "K, V -> T_c blocks (B_c rows)", 0 },
-    { 2, 0, "O -> blocks O_i, L -> L_i", 0 },
-    { 3, 0, "for i = 1 .. T_r:", 0 },
-    { FA2_L4_LOAD_Q, 1, "load Q_i from HBM to SRAM", SO },
-    { FA2_L5_INIT, 1, "O_i = 0, l_i = 0, m_i = -inf", SO | SIM_VIEW_AFTER },
-    { 6, 1, "for j = 1 .. T_c:", SO | SIM_VIEW_AFTER },
-    { FA2_L7_LOAD_KV, 2, "load K_j, V_j from HBM", SO | BA | SIM_VIEW_ALPHA },
-    { FA2_L8_SCORES, 2, "S_ij = Q_i K_j^T", SO | BA | SIM_VIEW_ALPHA },
-    { FA2_L9_ONLINE, 2, "m_new = max(m_i, rowmax S)", SO | BA | SIM_VIEW_ALPHA },
-    { 0, 2, "P~ = exp(S_ij - m_new)", 0 },
-    { 0, 2, "l_i = e^(m_i-m_new) l_i", 0 },
-    { 0, 2, "      + rowsum(P~)", 0 },
-    { FA2_L10_ACC, 2, "O_i = e^(m_i-m_new) O_i", SO | BA | SIM_VIEW_ALPHA },
-    { 0, 2, "      + P~ V_j; m_i = m_new", 0 },
-    { 11, 1, "end for", SO | BA },
+    { 1, 0, "Q -> T_r blocks Q_i (B_r rows)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 0, "K, V -> T_c blocks (B_c rows)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 2, 0, "O -> blocks O_i, L -> L_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 3, 0, "for i = 1 .. T_r:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2_L4_LOAD_Q, 1, "load Q_i from HBM to SRAM", SO, SIM_HEAT_NONE,
+      "line 4: Q_i arrives in SRAM; S_ij is computed at line 8", 0 },
+    { FA2_L5_INIT, 1, "O_i = 0, l_i = 0, m_i = -inf", SO | SIM_VIEW_AFTER, SIM_HEAT_NONE,
+      "line 5: O_i = 0, l_i = 0, m_i = -inf; no score tile yet", 0 },
+    { 6, 1, "for j = 1 .. T_c:", SO | SIM_VIEW_AFTER, SIM_HEAT_NONE, NULL, 0 },
+    { FA2_L7_LOAD_KV, 2, "load K_j, V_j from HBM", SO | BA | SIM_VIEW_ALPHA, SIM_HEAT_NONE,
+      "line 7: K_j and V_j arrive; S_ij is computed at line 8", 0 },
+    { FA2_L8_SCORES, 2, "S_ij = Q_i K_j^T", SO | BA | SIM_VIEW_ALPHA, SIM_HEAT_S, NULL, 0 },
+    { FA2_L9_ONLINE, 2, "m_new = max(m_i, rowmax S)", SO | BA | SIM_VIEW_ALPHA,
+      SIM_HEAT_P_RUNNING, NULL, 0 },
+    { 0, 2, "P~ = exp(S_ij - m_new)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "l_i = e^(m_i-m_new) l_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "      + rowsum(P~)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2_L10_ACC, 2, "O_i = e^(m_i-m_new) O_i", SO | BA | SIM_VIEW_ALPHA, SIM_HEAT_P_RUNNING,
+      NULL, 0 },
+    { 0, 2, "      + P~ V_j; m_i = m_new", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 11, 1, "end for", SO | BA, SIM_HEAT_NONE, NULL, 0 },
     { FA2_L12_NORMALISE, 1, "O_i = diag(l_i)^-1 O_i",
-      SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER },
-    { 13, 1, "L_i = m_i + log(l_i)", SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER },
+      SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER, SIM_HEAT_NONE, FA2_NOTE_12, 0 },
+    { 13, 1, "L_i = m_i + log(l_i)", SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER,
+      SIM_HEAT_NONE, FA2_NOTE_12, 0 },
     { FA2_L14_WRITE_O, 1, "write O_i to HBM",
       SO | BA | SIM_VIEW_L_BEFORE | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_BEFORE |
-          SIM_VIEW_NORM_AFTER },
+          SIM_VIEW_NORM_AFTER, SIM_HEAT_WRITE, NULL, 0 },
     { FA2_L15_WRITE_L, 1, "write L_i to HBM",
       SO | BA | SIM_VIEW_L_BEFORE | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_BEFORE |
-          SIM_VIEW_NORM_AFTER },
-    { 16, 0, "end for", 0 },
-    { FA2_L17_RETURN, 0, "return O, L", 0 },
+          SIM_VIEW_NORM_AFTER, SIM_HEAT_WRITE, NULL, 0 },
+    { 16, 0, "end for", 0, SIM_HEAT_RETURN, NULL, 0 },
+    { FA2_L17_RETURN, 0, "return O, L", 0, SIM_HEAT_RETURN, NULL, 0 },
 };
 
 const sim_loop sim_loop_fa2 = {

@@ -211,21 +211,23 @@ static uint64_t split_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
  * partial; 4 merges split s into the running state (emptied before the
  * first); 5 normalises, and m becomes L. */
 static const sim_code_line SPLIT_CODE[] = {
-    { SPLIT_L1_LOAD_Q, 0, "for s = 1..S, i = 1..T_r:", SO | SIM_VIEW_AFTER },
-    { 0, 1, "load Q_i; O~ = 0, l = 0,", 0 },
-    { 0, 1, "  m = -inf on chip", 0 },
-    { SPLIT_L2_KV, 1, "for j in split s:", SO | BA | SIM_VIEW_ALPHA },
-    { 0, 2, "load K_j, V_j; FA2's", 0 },
-    { 0, 2, "  lines 8-10 on O~, m, l", 0 },
-    { SPLIT_L3_WRITE_PARTIAL, 1, "write O~_i, m_i, l_i of s", SO | BA },
-    { 0, 0, "merge, for i = 1 .. T_r:", 0 },
-    { SPLIT_L4_MERGE, 1, "for s = 1 .. S: load", SO | BA | SIM_VIEW_ALPHA },
-    { 0, 2, "O~, m, l of s; m = max(m,", 0 },
-    { 0, 2, "m_s), rescale both, add", 0 },
+    { SPLIT_L1_LOAD_Q, 0, "for s = 1..S, i = 1..T_r:", SO | SIM_VIEW_AFTER, SIM_HEAT_NONE,
+      NULL, 0 },
+    { 0, 1, "load Q_i; O~ = 0, l = 0,", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 1, "  m = -inf on chip", 0, SIM_HEAT_NONE, NULL, 0 },
+    { SPLIT_L2_KV, 1, "for j in split s:", SO | BA | SIM_VIEW_ALPHA, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "load K_j, V_j; FA2's", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "  lines 8-10 on O~, m, l", 0, SIM_HEAT_NONE, NULL, 0 },
+    { SPLIT_L3_WRITE_PARTIAL, 1, "write O~_i, m_i, l_i of s", SO | BA, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 0, "merge, for i = 1 .. T_r:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { SPLIT_L4_MERGE, 1, "for s = 1 .. S: load", SO | BA | SIM_VIEW_ALPHA, SIM_HEAT_NONE,
+      NULL, 0 },
+    { 0, 2, "O~, m, l of s; m = max(m,", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "m_s), rescale both, add", 0, SIM_HEAT_NONE, NULL, 0 },
     { SPLIT_L5_NORMALISE, 1, "O_i = O~ / l, L_i = m +",
-      SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER },
-    { 0, 1, "  log l; write O_i, L_i", 0 },
-    { SPLIT_L6_RETURN, 0, "return O, L", 0 },
+      SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 1, "  log l; write O_i, L_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { SPLIT_L6_RETURN, 0, "return O, L", 0, SIM_HEAT_NONE, NULL, 0 },
 };
 
 const sim_loop sim_loop_fa2_split = {

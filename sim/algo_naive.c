@@ -193,7 +193,8 @@ static void naive_plan(sim_plan *p, const sim_shape *sh, int e)
         p->softmax_passes = 1;
         uint64_t rows = sh->M / ((uint64_t)N_k * 4u + 8u);
         p->Bs_r = rows < (uint64_t)N ? (int64_t)rows : N;
-        sim_plan_add(p, SIM_BUF_S_rows, 2, p->Bs_r, N_k, 4, "whole rows of S, fp32; P in place");
+        sim_plan_add(p, SIM_BUF_S_rows, 2, p->Bs_r, N_k, 4,
+                     "whole rows of S, fp32; P in place");
         sim_plan_add(p, SIM_BUF_m, 2, p->Bs_r, 1, 4, "row maxima");
         sim_plan_add(p, SIM_BUF_l, 2, p->Bs_r, 1, 4, "row sums");
     } else {
@@ -252,19 +253,30 @@ static uint64_t naive_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
     return sim_naive_steps(k, p, sh, 2);
 }
 
+/* The tiles in hand at each line, outlined by a view: line 1 works on Q, K
+ * and S, line 2 on S and P, line 3 on P, V and O (the statistics' rows
+ * always). Its backward (algo_naive_bwd.c) outlines the same. */
+#define NAIVE_STATS (1u << SIM_m | 1u << SIM_l | 1u << SIM_L)
+#define NAIVE_TILES_1 (NAIVE_STATS | 1u << SIM_Q | 1u << SIM_K | 1u << SIM_S)
+#define NAIVE_TILES_2 (NAIVE_STATS | 1u << SIM_S | 1u << SIM_P)
+#define NAIVE_TILES_3 (NAIVE_STATS | 1u << SIM_O | 1u << SIM_V | 1u << SIM_P)
+
 static const sim_code_line NAIVE_CODE[] = {
-    { NAIVE_L1_SCORES, 0, "load Q_i, K_j by blocks,", 0 },
-    { 0, 0, "  S = Q K^T, write S to HBM", 0 },
+    { NAIVE_L1_SCORES, 0, "load Q_i, K_j by blocks,", 0, SIM_HEAT_S,
+      "line 1: Q_i arrives; the tiles S_ij follow", NAIVE_TILES_1 },
+    { 0, 0, "  S = Q K^T, write S to HBM", 0, SIM_HEAT_NONE, NULL, 0 },
     /* three passes: m_i, l_i are initialised before the first tile; one
      * pass: computed from scratch for each block of rows */
     { NAIVE_L2_SOFTMAX, 0, "read S, P = softmax(S),",
-      SIM_VIEW_STATS | SIM_VIEW_AFTER | SIM_VIEW_BEFORE_TILED | SIM_VIEW_SOFTMAX },
-    { 0, 0, "  write P to HBM", 0 },
+      SIM_VIEW_STATS | SIM_VIEW_AFTER | SIM_VIEW_BEFORE_TILED | SIM_VIEW_SOFTMAX,
+      SIM_HEAT_SOFTMAX, NULL, NAIVE_TILES_2 },
+    { 0, 0, "  write P to HBM", 0, SIM_HEAT_NONE, NULL, 0 },
     { NAIVE_L3_OUTPUT, 0, "load P_ij, V_j by blocks,",
       SIM_VIEW_OUT | SIM_VIEW_AFTER | SIM_VIEW_BEFORE_IN_J | SIM_VIEW_NORM_BEFORE |
-          SIM_VIEW_NORM_AFTER },
-    { 0, 0, "  O = P V, write O to HBM", 0 },
-    { NAIVE_L4_RETURN, 0, "return O", 0 },
+          SIM_VIEW_NORM_AFTER, SIM_HEAT_P_STORED,
+      "line 3: O_i = 0 on chip; the tiles P_ij follow", NAIVE_TILES_3 },
+    { 0, 0, "  O = P V, write O to HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    { NAIVE_L4_RETURN, 0, "return O", 0, SIM_HEAT_RETURN, NULL, 0 },
 };
 
 const sim_loop sim_loop_naive = {

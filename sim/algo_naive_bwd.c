@@ -200,7 +200,8 @@ static int line4_dQ(sim_hier *h, const sim_plan *p)
 
 static int naive_bwd_run(sim_hier *h, const sim_plan *p)
 {
-    if (kv_side_product(h, p, NBWD_L1_DV, SIM_P, SIM_BUF_P_ij, SIM_dO, SIM_BUF_dO_i, SIM_dV, SIM_BUF_dV_j, 1.0f) != 0)
+    if (kv_side_product(h, p, NBWD_L1_DV, SIM_P, SIM_BUF_P_ij, SIM_dO, SIM_BUF_dO_i, SIM_dV,
+                        SIM_BUF_dV_j, 1.0f) != 0)
         return -1;                                          /* 1: dV = P^T dO */
     if (line2_dP(h, p) != 0)                                /* 2: dP = dO V^T */
         return -1;
@@ -208,10 +209,10 @@ static int naive_bwd_run(sim_hier *h, const sim_plan *p)
         return -1;                                          /* 3: dS */
     if (line4_dQ(h, p) != 0)                                /* 4: dQ = dS K */
         return -1;
-    if (kv_side_product(h, p, NBWD_L5_DK, SIM_dS, SIM_BUF_dS_ij, SIM_Q, SIM_BUF_Q_i, SIM_dK, SIM_BUF_dK_j,
-                        h->scale) != 0)                     /* 5: dK = dS^T Q */
+    if (kv_side_product(h, p, NBWD_L5_DK, SIM_dS, SIM_BUF_dS_ij, SIM_Q, SIM_BUF_Q_i, SIM_dK,
+                        SIM_BUF_dK_j, h->scale) != 0)       /* 5: dK = dS^T Q */
         return -1;
-    sim_at(h, NBWD_L6_RETURN, -1, -1);                                   /* 6: return dQ, dK, dV */
+    sim_at(h, NBWD_L6_RETURN, -1, -1);                     /* 6: return dQ, dK, dV */
     return 0;
 }
 
@@ -294,18 +295,26 @@ static uint64_t naive_bwd_steps(sim_chk *k, const sim_plan *p, const sim_shape *
 
 /* FlashAttention's Algorithm 3, condensed as the forward listings;
  * tau = 1/sqrt(d). The backward keeps no running statistics for a view. */
+/* The tiles a view outlines at each line: as the forward's lines 1-3
+ * (Q, K, S; S, P; O, V, P), then P. */
+#define NBWD_TILES_1 (1u << SIM_Q | 1u << SIM_K | 1u << SIM_S)
+#define NBWD_TILES_2 (1u << SIM_S | 1u << SIM_P)
+#define NBWD_TILES_3 (1u << SIM_O | 1u << SIM_V | 1u << SIM_P)
+#define NBWD_TILES_4 (1u << SIM_P)
+
 static const sim_code_line NAIVE_BWD_CODE[] = {
-    { NBWD_L1_DV, 0, "load P, dO by blocks,", 0 },
-    { 0, 0, "  dV = P^T dO, write dV", 0 },
-    { NBWD_L2_DP, 0, "load dO, V by blocks,", 0 },
-    { 0, 0, "  dP = dO V^T, write dP", 0 },
-    { NBWD_L3_DS, 0, "read P, dP; dS = P o (dP -", SIM_VIEW_SOFTMAX },
-    { 0, 0, "  rowsum(P o dP)), write dS", 0 },
-    { NBWD_L4_DQ, 0, "load dS, K by blocks,", 0 },
-    { 0, 0, "  dQ = tau dS K, write dQ", 0 },
-    { NBWD_L5_DK, 0, "load dS, Q by blocks,", 0 },
-    { 0, 0, "  dK = tau dS^T Q, write dK", 0 },
-    { NBWD_L6_RETURN, 0, "return dQ, dK, dV", 0 },
+    { NBWD_L1_DV, 0, "load P, dO by blocks,", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_1 },
+    { 0, 0, "  dV = P^T dO, write dV", 0, SIM_HEAT_NONE, NULL, 0 },
+    { NBWD_L2_DP, 0, "load dO, V by blocks,", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_2 },
+    { 0, 0, "  dP = dO V^T, write dP", 0, SIM_HEAT_NONE, NULL, 0 },
+    { NBWD_L3_DS, 0, "read P, dP; dS = P o (dP -", SIM_VIEW_SOFTMAX, SIM_HEAT_NONE, NULL,
+      NBWD_TILES_3 },
+    { 0, 0, "  rowsum(P o dP)), write dS", 0, SIM_HEAT_NONE, NULL, 0 },
+    { NBWD_L4_DQ, 0, "load dS, K by blocks,", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_4 },
+    { 0, 0, "  dQ = tau dS K, write dQ", 0, SIM_HEAT_NONE, NULL, 0 },
+    { NBWD_L5_DK, 0, "load dS, Q by blocks,", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_4 },
+    { 0, 0, "  dK = tau dS^T Q, write dK", 0, SIM_HEAT_NONE, NULL, 0 },
+    { NBWD_L6_RETURN, 0, "return dQ, dK, dV", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_4 },
 };
 
 const sim_loop sim_loop_naive_bwd = {
@@ -317,6 +326,7 @@ const sim_loop sim_loop_naive_bwd = {
     .code = NAIVE_BWD_CODE,
     .ncode = (int)(sizeof NAIVE_BWD_CODE / sizeof NAIVE_BWD_CODE[0]),
     .flags = SIM_LOOP_LINE_BLOCKS | SIM_LOOP_TILE_S,
+    .no_stats = "the backward reads P from HBM",
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_S | 1u << SIM_P |
            1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV | 1u << SIM_dP |
            1u << SIM_dS,

@@ -67,12 +67,35 @@ enum {
                                        in one pass, or passes over tiles */
 };
 
+/* What a score heat map shows at a line: the tile of S or P the line works
+ * on (at a block pair i, j >= 0; elsewhere heat_note, if set, says what
+ * happens instead), or why there is none. */
+typedef enum {
+    SIM_HEAT_NONE,       /* no score tile here */
+    SIM_HEAT_S,          /* S_ij = Q_i K_j^T / sqrt(d), just computed, fp32 */
+    SIM_HEAT_P_RUNNING,  /* exp(S_ij - m_i), m_i the running maximum after block j */
+    SIM_HEAT_P_BLOCK,    /* exp(S_ij - rowmax S_ij), the block's own maximum */
+    SIM_HEAT_SOFTMAX,    /* the standard softmax: B_s whole rows in one pass, or S_ij
+                            read back per pass and P_ij in the last */
+    SIM_HEAT_P_STORED,   /* P_ij as read back from HBM */
+    SIM_HEAT_WRITE,      /* no tile: block i's results go to HBM */
+    SIM_HEAT_RETURN      /* no tile: the run is finished */
+} sim_heat;
+
+/* Which tiles a view outlines as "in hand" at a line, when not every tensor
+ * that the loop order holds: bit t for sim_tensor t (a line of standard
+ * attention works on some of its tensors only). 0: all of them. */
+
 /* One line of a loop order's pseudocode, condensed to ASCII. */
 typedef struct {
     int line;                  /* the paper's line number; 0 for a continuation */
     int indent;                /* nesting depth, for display */
     const char *text;          /* ASCII; 2 * indent + strlen(text) <= 31 */
     unsigned view;             /* SIM_VIEW_* of this line (0 on continuations) */
+    sim_heat heat;             /* what a score heat map shows here */
+    const char *heat_note;     /* SIM_HEAT_NONE, or outside the loop over j: what
+                                  happens instead ("line 7: K_j and V_j arrive") */
+    uint32_t tiles;            /* the tensors whose tile in hand is outlined; 0: all */
 } sim_code_line;
 
 /* Flags of a whole loop order, for views. */
@@ -107,6 +130,9 @@ typedef struct sim_loop {
     int ncode;
     unsigned flags;            /* SIM_LOOP_* */
     int merge_line;            /* split-KV: lines >= this are the merge; 0: none */
+    const char *no_stats;      /* why a view shows no running statistics at all
+                                  (the backward passes), else NULL */
+    const char *no_stats_detail;   /* a second line for it, or NULL */
     uint32_t hbm;              /* tensors held in HBM: bit t for sim_tensor t */
     sim_kv_loads kv_loads;
     /* The SRAM buffers for p->Br, p->Bc (already clamped), e bytes per

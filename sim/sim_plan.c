@@ -53,7 +53,8 @@ static void add_page_entries(sim_plan *p, const sim_shape *sh)
         for (int k = 0; k < p->nbuf; k++)
             if (p->buf[k].phase == ph &&
                 (p->buf[k].id == SIM_BUF_K_j || p->buf[k].id == SIM_BUF_V_j)) {
-                sim_plan_add(p, SIM_BUF_PT_j, ph, entries, 1, 4, "page-table entries of a tile");
+                sim_plan_add(p, SIM_BUF_PT_j, ph, entries, 1, 4,
+                             "page-table entries of a tile");
                 break;
             }
 }

@@ -126,16 +126,17 @@ static uint64_t sm2_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
 }
 
 static const sim_code_line SM2_CODE[] = {
-    { SM2_L1_LOAD_Q, 0, "for i: load Q_i, m_i = -inf,", 0 },
-    { 0, 0, "  l_i = 0", 0 },
-    { 2, 1, "for j = 1 .. T_c:", 0 },
-    { SM2_L3_STATS, 2, "load K_j; S_ij; m_i, l_i", SIM_VIEW_STATS | SIM_VIEW_AFTER },
-    { 4, 1, "for j = 1 .. T_c:", 0 },
+    { SM2_L1_LOAD_Q, 0, "for i: load Q_i, m_i = -inf,", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 0, "  l_i = 0", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 2, 1, "for j = 1 .. T_c:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { SM2_L3_STATS, 2, "load K_j; S_ij; m_i, l_i", SIM_VIEW_STATS | SIM_VIEW_AFTER,
+      SIM_HEAT_NONE, NULL, 0 },
+    { 4, 1, "for j = 1 .. T_c:", 0, SIM_HEAT_NONE, NULL, 0 },
     { SM2_L5_WRITE_P, 2, "load K_j; S_ij; write P_ij",
-      SIM_VIEW_STATS | SIM_VIEW_BEFORE | SIM_VIEW_AFTER },
-    { 0, 2, "  = exp(S_ij - m_i) / l_i", 0 },
-    { 6, 0, "end for", 0 },
-    { SM2_L7_RETURN, 0, "return P", 0 },
+      SIM_VIEW_STATS | SIM_VIEW_BEFORE | SIM_VIEW_AFTER, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "  = exp(S_ij - m_i) / l_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 6, 0, "end for", 0, SIM_HEAT_NONE, NULL, 0 },
+    { SM2_L7_RETURN, 0, "return P", 0, SIM_HEAT_NONE, NULL, 0 },
 };
 
 static const sim_loop sm2 = {

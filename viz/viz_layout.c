@@ -96,8 +96,8 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
     fmt_count(s1, sizeof s1, st->step + 1);
     fmt_count(s2, sizeof s2, in->nsteps);
     int n = snprintf(buf, sizeof buf, "step %s of %s   line %d", s1, s2, st->line);
-    if (st->i >= 0 && in->algo == SIM_NAIVE && st->line == (in->sh.pass == SIM_BWD ? 3 : 2) &&
-        in->plan.softmax_passes == 1)
+    const viz_code_line *code = viz_pseudocode_line(in, st->line);
+    if (st->i >= 0 && code && (code->view & SIM_VIEW_SOFTMAX) && in->plan.softmax_passes == 1)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "   rows block %lld of %lld (B_s = %lld)",
                       (long long)st->i + 1,
                       (long long)((in->sh.N + in->plan.Bs_r - 1) / in->plan.Bs_r),
@@ -517,18 +517,11 @@ static void draw_stats(const viz_model *m, viz_canvas *c, int y0, int rows, int 
             viz_canvas_text(c, 2, y0 + 1, w - 2, VIZ_ST_DIM, in->mode_note);
         return;
     }
-    if (in->sh.pass == SIM_BWD) {
-        viz_canvas_text(c, 0, y0, w, VIZ_ST_HEAD,
-                        in->algo == SIM_NAIVE
-                            ? "STATISTICS  none: the backward reads P from HBM"
-                            : "STATISTICS  none: the backward recomputes P from the forward's "
-                              "statistics");
-        if (rows > 1 && in->algo != SIM_NAIVE)
-            viz_canvas_text(c, 2, y0 + 1, w - 2, VIZ_ST_DIM,
-                            in->algo == SIM_FA2 ? "P_ij = exp(S_ij - L_i), L = m + log l "
-                                                  "from the forward: no running max here"
-                                                : "P_ij = diag(l_i)^-1 exp(S_ij - m_i), "
-                                                  "l and m from the forward");
+    const sim_loop *l = viz_loop(in);
+    if (l && l->no_stats) {
+        viz_canvas_printf(c, 0, y0, w, VIZ_ST_HEAD, "STATISTICS  none: %s", l->no_stats);
+        if (rows > 1 && l->no_stats_detail)
+            viz_canvas_text(c, 2, y0 + 1, w - 2, VIZ_ST_DIM, l->no_stats_detail);
         return;
     }
     if (!s->shown && !s->out_shown) {

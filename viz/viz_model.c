@@ -137,33 +137,39 @@ void viz_config_default(viz_config *cfg)
 
 /* The loop order of the run: its pseudocode, titles and what its lines
  * mean to the view are in its descriptor (sim/algo_*.c). */
-static const sim_loop *run_loop(const viz_info *in)
+const sim_loop *viz_loop(const viz_info *in)
 {
     return sim_loop_find(in->algo, &in->sh);
 }
 
 const viz_code_line *viz_pseudocode(const viz_info *in, int *n)
 {
-    const sim_loop *l = run_loop(in);
+    const sim_loop *l = viz_loop(in);
     *n = l ? l->ncode : 0;
     return l ? l->code : NULL;
 }
 
 const char *viz_pseudocode_title(const viz_info *in)
 {
-    const sim_loop *l = run_loop(in);
+    const sim_loop *l = viz_loop(in);
     return l ? l->code_title : "?";
+}
+
+const viz_code_line *viz_pseudocode_line(const viz_info *in, int line)
+{
+    int n;
+    const viz_code_line *code = viz_pseudocode(in, &n);
+    for (int k = 0; k < n && line > 0; k++)
+        if (code[k].line == line)
+            return &code[k];
+    return NULL;
 }
 
 /* The SIM_VIEW_* flags of a line of the run's pseudocode (0 if unlisted). */
 static unsigned line_view(const viz_info *in, int line)
 {
-    int n;
-    const viz_code_line *code = viz_pseudocode(in, &n);
-    for (int k = 0; k < n; k++)
-        if (code[k].line == line)
-            return code[k].view;
-    return 0;
+    const viz_code_line *c = viz_pseudocode_line(in, line);
+    return c ? c->view : 0;
 }
 
 /* ---- what the statistics mean at each line -------------------------------- */
@@ -315,7 +321,7 @@ static void begin_mem_run(recorder *r)
  * same phase (lines 1-3 keep a split's state, 4-5 the merged one). */
 static int same_block(const viz_info *in, const rec_step *a, int line, int64_t i)
 {
-    const sim_loop *l = run_loop(in);
+    const sim_loop *l = viz_loop(in);
     const int merge = l ? l->merge_line : 0;
     if (merge && (a->line >= merge) != (line >= merge))
         return 0;

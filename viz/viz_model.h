@@ -315,6 +315,12 @@ const viz_code_line *viz_pseudocode(const viz_info *in, int *n);
 /* The title of the pseudocode ("FlashAttention-2, Algorithm 1"). */
 const char *viz_pseudocode_title(const viz_info *in);
 
+/* The run's loop order (its descriptor: flags, what its lines mean). */
+const sim_loop *viz_loop(const viz_info *in);
+
+/* The numbered line `line` of the run's pseudocode, or NULL when unlisted. */
+const viz_code_line *viz_pseudocode_line(const viz_info *in, int line);
+
 /* ---- helpers for renderers ------------------------------------------------ */
 
 /* Bytes read and written so far / in all (closed form) of tensor t. */

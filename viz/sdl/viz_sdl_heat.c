@@ -275,69 +275,51 @@ static show_kind classify(const viz_info *info, const viz_state *st, int pass,
     const int line = st->line;
     const int64_t i = st->i, j = st->j;
     show_kind kind = SHOW_NONE;
-    if (i >= 0 && j >= 0) {
+    const viz_code_line *code = viz_pseudocode_line(info, line);
+    const sim_heat heat = code ? code->heat : SIM_HEAT_NONE;
+    const int pair = i >= 0 && j >= 0;
+    if (pair) {
         *r0 = i * p->Br;
         *rows = min64(p->Br, N - *r0);
         *c0 = j * p->Bc;
         *cols = min64(p->Bc, N - *c0);
     }
-    switch (info->algo) {
-    case SIM_FA2:
-        if (line == 8 && j >= 0)
-            kind = SHOW_S;
-        else if ((line == 9 || line == 10) && j >= 0)
-            kind = SHOW_P_FA2;
-        else if (line == 4)
-            snprintf(note, notelen, "line 4: Q_i arrives in SRAM; S_ij is computed at line 8");
-        else if (line == 5)
-            snprintf(note, notelen, "line 5: O_i = 0, l_i = 0, m_i = -inf; no score tile yet");
-        else if (line == 7)
-            snprintf(note, notelen, "line 7: K_j and V_j arrive; S_ij is computed at line 8");
-        else if (line == 12 || line == 13)
-            snprintf(note, notelen, "line 12: O_i = diag(l_i)^-1 O_i, line 13: L_i = m_i + "
-                     "log l_i; no score tile");
-        else if (line == 14 || line == 15)
-            snprintf(note, notelen, "line %d: block %lld's results go to HBM", line,
-                     (long long)(i + 1));
+    switch (heat) {
+    case SIM_HEAT_S:
+        kind = pair ? SHOW_S : SHOW_NONE;
         break;
-    case SIM_FA1:
-        if (line == 9 && j >= 0 && i >= 0)
-            kind = SHOW_S;
-        else if (line >= 10 && line <= 13 && j >= 0 && i >= 0)
-            kind = SHOW_P_FA1;
-        else if (line == 2)
-            snprintf(note, notelen, "line 2: O = 0, l = 0, m = -inf written to HBM");
-        else if (line == 6)
-            snprintf(note, notelen, "line 6: K_j and V_j arrive; S_ij is computed at line 9");
-        else if (line == 8)
-            snprintf(note, notelen, "line 8: Q_i, O_i, l_i, m_i arrive; S_ij is computed "
-                     "at line 9");
+    case SIM_HEAT_P_RUNNING:
+        kind = pair ? SHOW_P_FA2 : SHOW_NONE;
         break;
-    case SIM_NAIVE:
-        if (line == 1 && j >= 0)
-            kind = SHOW_S;
-        else if (line == 1)
-            snprintf(note, notelen, "line 1: Q_i arrives; the tiles S_ij follow");
-        else if (line == 2 && p->softmax_passes == 1 && i >= 0) {
+    case SIM_HEAT_P_BLOCK:
+        kind = pair ? SHOW_P_FA1 : SHOW_NONE;
+        break;
+    case SIM_HEAT_SOFTMAX:
+        if (p->softmax_passes == 1 && i >= 0) {
             *r0 = i * p->Bs_r;
             *rows = min64(p->Bs_r, N - *r0);
             *c0 = 0;
             *cols = N;
             kind = SHOW_P_ROWS;
-        } else if (line == 2 && i >= 0 && j >= 0)
+        } else if (pair) {
             kind = pass == 3 ? SHOW_P_TILE : SHOW_S_DT;
-        else if (line == 3 && j >= 0)
-            kind = SHOW_P_TILE_DT;
-        else if (line == 3)
-            snprintf(note, notelen, "line 3: O_i = 0 on chip; the tiles P_ij follow");
+        }
+        break;
+    case SIM_HEAT_P_STORED:
+        kind = pair ? SHOW_P_TILE_DT : SHOW_NONE;
+        break;
+    case SIM_HEAT_WRITE:
+        snprintf(note, notelen, "line %d: block %lld's results go to HBM", line,
+                 (long long)(i + 1));
         break;
     default:
         break;
     }
     if (kind == SHOW_NONE && !note[0])
-        snprintf(note, notelen, line >= 16 || (info->algo == SIM_NAIVE && line == 4)
-                                    ? "the run is finished: return O"
-                                    : "no score tile at this line");
+        snprintf(note, notelen, "%s",
+                 code && code->heat_note ? code->heat_note
+                 : heat == SIM_HEAT_RETURN ? "the run is finished: return O"
+                                           : "no score tile at this line");
     return kind;
 }
 
@@ -529,7 +511,13 @@ void viz_sdl_heat_probe(viz_sdl_heat *h, viz_model *m)
     if (!h || in->nsteps == 0 || !in->computed)
         return;
     const uint64_t here = viz_model_state(m)->step;
-    const int line = in->algo == SIM_FA2 ? 9 : in->algo == SIM_FA1 ? 10 : 2;
+    /* The first line whose tile depends on the run's m_i. */
+    int n, line = 0;
+    const viz_code_line *code = viz_pseudocode(in, &n);
+    for (int q = 0; q < n && !line; q++)
+        if (code[q].heat == SIM_HEAT_P_RUNNING || code[q].heat == SIM_HEAT_P_BLOCK ||
+            code[q].heat == SIM_HEAT_SOFTMAX)
+            line = code[q].line;
     uint64_t k;
     if (viz_model_find_step(m, 0, line, VIZ_ANY, VIZ_ANY, &k) != 0)
         return;
@@ -541,7 +529,8 @@ void viz_sdl_heat_probe(viz_sdl_heat *h, viz_model *m)
         const viz_state *st = viz_model_state(m);
         if (st->line != line)
             break;
-        if (in->algo != SIM_NAIVE || in->plan.softmax_passes == 1 || st->pass == 3) {
+        if (viz_pseudocode_line(in, line)->heat != SIM_HEAT_SOFTMAX ||
+            in->plan.softmax_passes == 1 || st->pass == 3) {
             (void)viz_sdl_heat_get(h, m);       /* sets the mismatch, if any */
             break;
         }
