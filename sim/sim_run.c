@@ -215,6 +215,92 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     return sim_run_inputs(algo, sh, p, Q && K && V ? &in : NULL, obs, res, err, errlen);
 }
 
+/* The checks of a run before anything is allocated. Returns its loop
+ * order, or NULL with err set. */
+static const sim_loop *run_check(sim_algo algo, const sim_shape *sh, const sim_plan *p,
+                                 int compute, const sim_inputs *in, char *err, size_t errlen)
+{
+    if (sim_shape_check(sh, err, errlen) != 0)
+        return NULL;
+    const sim_loop *l = sim_loop_find(algo, sh);
+    if (!l) {
+        snprintf(err, errlen, (sh->group || sh->splits > 1)
+                                  ? "grouped query heads and split-KV are plans of FA2's "
+                                    "forward pass only"
+                                  : "unknown loop order");
+        return NULL;
+    }
+    if (p->Tc < sim_shape_S(sh)) {
+        snprintf(err, errlen, "--splits %lld: more splits than the plan's T_c = %lld key blocks",
+                 (long long)sh->splits, (long long)p->Tc);
+        return NULL;
+    }
+    if (p->pass != sh->pass) {
+        snprintf(err, errlen, "internal: a %s plan for a %s run", sim_pass_name(p->pass),
+                 sim_pass_name(sh->pass));
+        return NULL;
+    }
+    if (compute && sh->pass == SIM_BWD && !in->dO) {
+        snprintf(err, errlen, "the backward pass computes from dO: give it with Q, K, V");
+        return NULL;
+    }
+    if (!p->fits && p->kind != SIM_PLAN_PAPER) {
+        sim_plan_explain_misfit(p, sh, err, errlen);
+        return NULL;
+    }
+    return l;
+}
+
+/* Row lengths of every tensor, and in compute mode storage for those the
+ * loop order holds: n_el[t] floats each (K, V: the pool of whole pages when
+ * paged). Returns 0, or -1 with err set (out of memory). */
+static int place_tensors(sim_hier *h, const sim_loop *l, int64_t n_el[SIM_TENSOR_COUNT])
+{
+    const sim_shape *sh = &h->sh;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        int64_t dims[2];
+        tensor_shape(sh, (sim_tensor)t, dims);
+        h->hbm_ld[t] = dims[1];
+        /* Sizes only where data is held: count-only shapes may be far too
+         * large for a product of them (the counts are checked, not these). */
+        if (!h->compute || !needs(l, (sim_tensor)t))
+            continue;
+        n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
+        if (sh->page > 0 && (t == SIM_K || t == SIM_V))      /* the pool: whole pages */
+            n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_shape_pages(sh) * sh->page * dims[1];
+        h->hbm[t] = calloc((size_t)n_el[t], sizeof(float));
+        if (!h->hbm[t]) {
+            snprintf(h->err, h->errlen, "out of memory for tensor %s (%lld floats)",
+                     sim_tensor_name((sim_tensor)t), (long long)n_el[t]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Compute mode: the inputs into HBM, rounded to the dtype (K, V through
+ * the page table when paged), and for a backward run the forward first.
+ * Returns 0, or -1 with err set. */
+static int copy_inputs(sim_hier *h, sim_algo algo, const sim_plan *p, const sim_inputs *in,
+                       const int64_t n_el[SIM_TENSOR_COUNT])
+{
+    const sim_shape *sh = &h->sh;
+    const float *src[4] = { in->Q, in->K, in->V, in->dO };
+    const sim_tensor dst[4] = { SIM_Q, SIM_K, SIM_V, SIM_dO };
+    for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++) {
+        const int paged = sh->page > 0 && (dst[t] == SIM_K || dst[t] == SIM_V);
+        if (!paged)
+            memcpy(h->hbm[dst[t]], src[t], (size_t)n_el[dst[t]] * sizeof(float));
+    }
+    if (sh->page > 0 && place_pages(h, in->K, in->V) != 0) {
+        snprintf(h->err, h->errlen, "out of memory for the page table");
+        return -1;
+    }
+    for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++)
+        sim_round_to_dtype(h->hbm[dst[t]], n_el[dst[t]], sh->dtype);
+    return sh->pass == SIM_BWD ? forward_first(algo, h, p) : 0;
+}
+
 int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                    const sim_inputs *in, const sim_observer *obs, sim_result *res,
                    char *err, size_t errlen)
@@ -225,35 +311,10 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         errlen = sizeof dummy;
     }
     memset(res, 0, sizeof *res);
-    if (sim_shape_check(sh, err, errlen) != 0)
-        return -1;
-    const sim_loop *l = sim_loop_find(algo, sh);
-    if (!l) {
-        snprintf(err, errlen, (sh->group || sh->splits > 1)
-                                  ? "grouped query heads and split-KV are plans of FA2's "
-                                    "forward pass only"
-                                  : "unknown loop order");
-        return -1;
-    }
-    if (p->Tc < sim_shape_S(sh)) {
-        snprintf(err, errlen, "--splits %lld: more splits than the plan's T_c = %lld key blocks",
-                 (long long)sh->splits, (long long)p->Tc);
-        return -1;
-    }
-    if (p->pass != sh->pass) {
-        snprintf(err, errlen, "internal: a %s plan for a %s run", sim_pass_name(p->pass),
-                 sim_pass_name(sh->pass));
-        return -1;
-    }
     const int compute = in && in->Q && in->K && in->V;
-    if (compute && sh->pass == SIM_BWD && !in->dO) {
-        snprintf(err, errlen, "the backward pass computes from dO: give it with Q, K, V");
+    const sim_loop *l = run_check(algo, sh, p, compute, in, err, errlen);
+    if (!l)
         return -1;
-    }
-    if (!p->fits && p->kind != SIM_PLAN_PAPER) {
-        sim_plan_explain_misfit(p, sh, err, errlen);
-        return -1;
-    }
     sim_hier h;
     memset(&h, 0, sizeof h);
     h.sh = *sh;
@@ -269,52 +330,11 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     h.i = h.j = -1;
     h.split = -1;
 
-    int rc = 0;
+    int rc = -1;
     int64_t n_el[SIM_TENSOR_COUNT] = { 0 };
-    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        int64_t dims[2];
-        tensor_shape(sh, (sim_tensor)t, dims);
-        h.hbm_ld[t] = dims[1];
-        /* Sizes only where data is held: count-only shapes may be far too
-         * large for a product of them (the counts are checked, not these). */
-        if (!h.compute || !needs(l, (sim_tensor)t))
-            continue;
-        n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
-        if (sh->page > 0 && (t == SIM_K || t == SIM_V))      /* the pool: whole pages */
-            n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_shape_pages(sh) * sh->page * dims[1];
-        h.hbm[t] = calloc((size_t)n_el[t], sizeof(float));
-        if (!h.hbm[t]) {
-            snprintf(err, errlen, "out of memory for tensor %s (%lld floats)",
-                     sim_tensor_name((sim_tensor)t), (long long)n_el[t]);
-            rc = -1;
-            goto done;
-        }
-    }
-    if (h.compute) {
-        const float *src[4] = { in->Q, in->K, in->V, in->dO };
-        const sim_tensor dst[4] = { SIM_Q, SIM_K, SIM_V, SIM_dO };
-        for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++) {
-            const int paged = sh->page > 0 && (dst[t] == SIM_K || dst[t] == SIM_V);
-            if (!paged)
-                memcpy(h.hbm[dst[t]], src[t], (size_t)n_el[dst[t]] * sizeof(float));
-        }
-        if (sh->page > 0 && place_pages(&h, in->K, in->V) != 0) {
-            snprintf(err, errlen, "out of memory for the page table");
-            rc = -1;
-            goto done;
-        }
-        for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++)
-            sim_round_to_dtype(h.hbm[dst[t]], n_el[dst[t]], sh->dtype);
-        if (sh->pass == SIM_BWD && forward_first(algo, &h, p) != 0) {
-            rc = -1;
-            goto done;
-        }
-    }
-
-    if (run_heads(l, &h, p) != 0) {
-        rc = -1;
+    if (place_tensors(&h, l, n_el) != 0 ||
+        (h.compute && copy_inputs(&h, algo, p, in, n_el) != 0) || run_heads(l, &h, p) != 0)
         goto done;
-    }
     if (h.obs) {
         h.line = 0;
         sim_emit(&h, SIM_EV_DONE, SIM_TENSOR_COUNT, 0, 0, 0, 0, NULL, 0, NULL);
@@ -332,6 +352,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             h.hbm[from[k]] = NULL;
         }
     }
+    rc = 0;
 done:
     free(h.pt);
     sim_sram_release_all(&h);

@@ -328,186 +328,205 @@ static int same_block(const viz_info *in, const rec_step *a, int line, int64_t i
     return a->i == i && (!(l && (l->flags & SIM_LOOP_LINE_BLOCKS)) || a->line == line);
 }
 
-static void on_event(void *ctx, const sim_event *e)
+/* A checkpoint every VIZ_CHECKPOINT_STEPS steps: the state before this
+ * step's events. The pending ALLOC/FREE run belongs to this step, so the
+ * checkpoint is the state from before that run. */
+static void record_checkpoint(recorder *r)
 {
-    recorder *r = ctx;
+    if (r->steps.n % VIZ_CHECKPOINT_STEPS != 0)
+        return;
+    rec_cp cp;
+    memset(&cp, 0, sizeof cp);
+    cp.counts = r->counts;
+    const int pending = r->mem_run != SIZE_MAX;
+    memcpy(cp.live, pending ? r->run_live : r->live, sizeof cp.live);
+    cp.nlive = pending ? r->run_nlive : r->nlive;
+    cp.used = pending ? r->run_used : r->used;
+    if (vec_push(&r->cps, &cp, 1) != 0)
+        r->failed = 1;
+}
+
+/* A LINE event starts a step: its statistics snapshots and, at times, a
+ * checkpoint. */
+static void record_line(recorder *r, const sim_event *e)
+{
     viz_model *m = r->m;
-    if (r->failed)
-        return;
-
-    if (e->kind == SIM_EV_LINE) {
-        rec_step s;
-        memset(&s, 0, sizeof s);
-        s.ev = (uint32_t)(r->mem_run != SIZE_MAX ? r->mem_run : r->ev.n);
-        s.i = (int32_t)e->i;
-        s.j = (int32_t)e->j;
-        s.split = (int32_t)e->split;
-        s.line = (uint8_t)e->line;
-        s.snap_before = s.snap_after = NONE32;
-        rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
-        if ((line_view(&m->info, e->line) & SIM_VIEW_SOFTMAX) &&
-            m->info.plan.softmax_passes == 3) {
-            if (prev && prev->line == 2 && prev->i == s.i)
-                s.pass = (uint8_t)(prev->pass + (s.j == 0 ? 1 : 0));
-            else
-                s.pass = 1;
-        }
-        line_rules now = rules_for(&m->info, e->line);
-        int prev_same = prev && same_block(&m->info, prev, e->line, e->i);
-        int prev_after = prev_same && rules_for(&m->info, prev->line).after_valid;
-        uint32_t here = NONE32;
-        /* Copy only where a "before" is shown, or where this line ends the
-         * previous step of the same block with an "after" shown. Elsewhere
-         * the buffers may not be initialised yet (FA2 before line 5). */
-        if (now.before_valid || prev_after)
-            here = capture(r);
-        if (prev) {
-            if (prev_same && here != NONE32)
-                prev->snap_after = here;
-            else
-                prev->snap_after = r->snap_in_step != NONE32 ? r->snap_in_step
-                                                             : prev->snap_before;
-        }
-        s.snap_before = here;
-        r->snap_in_step = NONE32;
-        /* A checkpoint: the state before this step's events. The pending
-         * ALLOC/FREE run belongs to this step, so the checkpoint is the state
-         * from before that run. */
-        if (r->steps.n % VIZ_CHECKPOINT_STEPS == 0) {
-            rec_cp cp;
-            memset(&cp, 0, sizeof cp);
-            cp.counts = r->counts;
-            const int pending = r->mem_run != SIZE_MAX;
-            memcpy(cp.live, pending ? r->run_live : r->live, sizeof cp.live);
-            cp.nlive = pending ? r->run_nlive : r->nlive;
-            cp.used = pending ? r->run_used : r->used;
-            if (vec_push(&r->cps, &cp, 1) != 0)
-                r->failed = 1;
-        }
-        if (vec_push(&r->steps, &s, 1) != 0)
-            r->failed = 1;
-        r->mem_run = SIZE_MAX;
-        r->cur_xfer = 0;
-        return;
+    rec_step s;
+    memset(&s, 0, sizeof s);
+    s.ev = (uint32_t)(r->mem_run != SIZE_MAX ? r->mem_run : r->ev.n);
+    s.i = (int32_t)e->i;
+    s.j = (int32_t)e->j;
+    s.split = (int32_t)e->split;
+    s.line = (uint8_t)e->line;
+    s.snap_before = s.snap_after = NONE32;
+    rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
+    if ((line_view(&m->info, e->line) & SIM_VIEW_SOFTMAX) &&
+        m->info.plan.softmax_passes == 3) {
+        if (prev && prev->line == e->line && prev->i == s.i)
+            s.pass = (uint8_t)(prev->pass + (s.j == 0 ? 1 : 0));
+        else
+            s.pass = 1;
     }
-    if (e->kind == SIM_EV_DONE)
-        return;
+    line_rules now = rules_for(&m->info, e->line);
+    int prev_same = prev && same_block(&m->info, prev, e->line, e->i);
+    int prev_after = prev_same && rules_for(&m->info, prev->line).after_valid;
+    uint32_t here = NONE32;
+    /* Copy only where a "before" is shown, or where this line ends the
+     * previous step of the same block with an "after" shown. Elsewhere
+     * the buffers may not be initialised yet (FA2 before line 5). */
+    if (now.before_valid || prev_after)
+        here = capture(r);
+    if (prev) {
+        if (prev_same && here != NONE32)
+            prev->snap_after = here;
+        else
+            prev->snap_after = r->snap_in_step != NONE32 ? r->snap_in_step
+                                                         : prev->snap_before;
+    }
+    s.snap_before = here;
+    r->snap_in_step = NONE32;
+    record_checkpoint(r);
+    if (vec_push(&r->steps, &s, 1) != 0)
+        r->failed = 1;
+    r->mem_run = SIZE_MAX;
+    r->cur_xfer = 0;
+}
 
-    rec_ev x;
-    memset(&x, 0, sizeof x);
-    x.kind = (uint8_t)e->kind;
+/* An SRAM buffer allocated; in compute mode the statistics buffers are
+ * followed. Returns 0, or -1 (unknown buffer, too many). */
+static int record_alloc(recorder *r, const sim_event *e, rec_ev *x)
+{
+    viz_model *m = r->m;
+    int b = buf_index(m, e->buf, e->rows, e->cols, e->bytes);
+    if (b < 0 || r->nlive == SIM_MAX_BUFFERS)
+        return -1;
+    begin_mem_run(r);
+    x->buf = (uint8_t)b;
+    r->live[r->nlive++] = (uint8_t)b;
+    r->used += e->bytes;
+    const char *n = e->buf;
+    /* The backward keeps no running statistics (its no_stats): its m_i,
+     * l_i, O_i are inputs loaded from HBM, not followed. */
+    if (e->data && !viz_loop(&m->info)->no_stats) {
+        if (!strcmp(n, "m_i") || !strcmp(n, "m")) {
+            r->m_ptr = e->data;
+            r->m_rows = e->rows;
+            r->m_buf = b;
+        } else if (!strcmp(n, "l_i") || !strcmp(n, "l")) {
+            r->l_ptr = e->data;
+            r->l_buf = b;
+        } else if (!strcmp(n, "O_i") || !strcmp(n, "O~_i")) {
+            r->o_ptr = e->data;
+            r->o_rows = e->rows;
+            r->o_cols = e->cols;
+            r->o_buf = b;
+        }
+    }
+    return 0;
+}
+
+/* An SRAM buffer released. Returns 0, or -1 (not resident). */
+static int record_free(recorder *r, const sim_event *e, rec_ev *x)
+{
+    viz_model *m = r->m;
+    /* The buffer is still allocated during this callback: copy first,
+     * at the first release of a run, while all the statistics are
+     * resident (the later releases of the run would copy fewer). */
+    const int first_release = r->mem_run == SIZE_MAX;
+    begin_mem_run(r);
+    if (first_release && (r->m_ptr || r->o_ptr)) {
+        uint32_t s = capture(r);
+        if (s != NONE32)
+            r->snap_in_step = s;
+    }
+    int b = -1;
+    for (int k = r->nlive - 1; k >= 0; k--)
+        if (!strcmp(m->bufs[r->live[k]].name, e->buf)) {
+            b = r->live[k];
+            memmove(&r->live[k], &r->live[k + 1], (size_t)(r->nlive - k - 1));
+            r->nlive--;
+            break;
+        }
+    if (b < 0)
+        return -1;
+    x->buf = (uint8_t)b;
+    r->used -= m->bufs[b].bytes;
+    if (b == r->m_buf) { r->m_ptr = NULL; r->m_buf = -1; }
+    if (b == r->l_buf) { r->l_ptr = NULL; r->l_buf = -1; }
+    if (b == r->o_buf) { r->o_ptr = NULL; r->o_buf = -1; }
+    return 0;
+}
+
+/* A tile loaded or stored: the counters, the first touch of each tile.
+ * Returns 0, or -1 (no such buffer). */
+static int record_transfer(recorder *r, const sim_event *e, rec_ev *x)
+{
+    viz_model *m = r->m;
     const size_t step = r->steps.n ? r->steps.n - 1 : 0;
-    switch (e->kind) {
-    case SIM_EV_ALLOC: {
-        int b = buf_index(m, e->buf, e->rows, e->cols, e->bytes);
-        if (b < 0 || r->nlive == SIM_MAX_BUFFERS) {
-            r->failed = 1;
-            return;
-        }
-        begin_mem_run(r);
-        x.buf = (uint8_t)b;
-        r->live[r->nlive++] = (uint8_t)b;
-        r->used += e->bytes;
-        const char *n = e->buf;
-        /* The backward keeps no running statistics (rules_for): its m_i,
-         * l_i, O_i are inputs loaded from HBM, not followed. */
-        if (e->data && m->info.sh.pass != SIM_BWD) {
-            if (!strcmp(n, "m_i") || !strcmp(n, "m")) {
-                r->m_ptr = e->data;
-                r->m_rows = e->rows;
-                r->m_buf = b;
-            } else if (!strcmp(n, "l_i") || !strcmp(n, "l")) {
-                r->l_ptr = e->data;
-                r->l_buf = b;
-            } else if (!strcmp(n, "O_i") || !strcmp(n, "O~_i")) {
-                r->o_ptr = e->data;
-                r->o_rows = e->rows;
-                r->o_cols = e->cols;
-                r->o_buf = b;
-            }
-        }
-        break;
-    }
-    case SIM_EV_FREE: {
-        /* The buffer is still allocated during this callback: copy first,
-         * at the first release of a run, while all the statistics are
-         * resident (the later releases of the run would copy fewer). */
-        const int first_release = r->mem_run == SIZE_MAX;
-        begin_mem_run(r);
-        if (first_release && (r->m_ptr || r->o_ptr)) {
+    r->mem_run = SIZE_MAX;
+    int b = live_by_name(r, e->buf);
+    if (b < 0)
+        return -1;
+    x->buf = (uint8_t)b;
+    x->tensor = (uint8_t)e->tensor;
+    x->r0 = (int32_t)e->r0;
+    x->c0 = (int32_t)e->c0;
+    x->rows = (int32_t)e->rows;
+    x->cols = (int32_t)e->cols;
+    const uint64_t n = (uint64_t)(e->rows * e->cols);
+    const viz_tensor_info *ti = &m->info.tensor[e->tensor];
+    uint32_t *first = e->kind == SIM_EV_LOAD ? m->first_read[e->tensor]
+                                             : m->first_write[e->tensor];
+    if (e->kind == SIM_EV_LOAD) {
+        r->counts.read_elems[e->tensor] += n;
+        r->counts.read_ops[e->tensor]++;
+    } else {
+        r->counts.write_elems[e->tensor] += n;
+        r->counts.write_ops[e->tensor]++;
+        /* A store copies the buffer out: its values are final for this
+         * step (the statistics "after" of a step that ends a block). */
+        if (r->m_ptr || r->o_ptr) {
             uint32_t s = capture(r);
             if (s != NONE32)
                 r->snap_in_step = s;
         }
-        int b = -1;
-        for (int k = r->nlive - 1; k >= 0; k--)
-            if (!strcmp(m->bufs[r->live[k]].name, e->buf)) {
-                b = r->live[k];
-                memmove(&r->live[k], &r->live[k + 1], (size_t)(r->nlive - k - 1));
-                r->nlive--;
-                break;
-            }
-        if (b < 0) {
-            r->failed = 1;
-            return;
-        }
-        x.buf = (uint8_t)b;
-        r->used -= m->bufs[b].bytes;
-        if (b == r->m_buf) { r->m_ptr = NULL; r->m_buf = -1; }
-        if (b == r->l_buf) { r->l_ptr = NULL; r->l_buf = -1; }
-        if (b == r->o_buf) { r->o_ptr = NULL; r->o_buf = -1; }
-        break;
     }
-    case SIM_EV_LOAD:
-    case SIM_EV_STORE: {
-        r->mem_run = SIZE_MAX;
-        int b = live_by_name(r, e->buf);
-        if (b < 0) {
-            r->failed = 1;
-            return;
-        }
-        x.buf = (uint8_t)b;
-        x.tensor = (uint8_t)e->tensor;
-        x.r0 = (int32_t)e->r0;
-        x.c0 = (int32_t)e->c0;
-        x.rows = (int32_t)e->rows;
-        x.cols = (int32_t)e->cols;
-        const uint64_t n = (uint64_t)(e->rows * e->cols);
-        const viz_tensor_info *ti = &m->info.tensor[e->tensor];
-        uint32_t *first = e->kind == SIM_EV_LOAD ? m->first_read[e->tensor]
-                                                 : m->first_write[e->tensor];
-        if (e->kind == SIM_EV_LOAD) {
-            r->counts.read_elems[e->tensor] += n;
-            r->counts.read_ops[e->tensor]++;
-        } else {
-            r->counts.write_elems[e->tensor] += n;
-            r->counts.write_ops[e->tensor]++;
-            /* A store copies the buffer out: its values are final for this
-             * step (the statistics "after" of a step that ends a block). */
-            if (r->m_ptr || r->o_ptr) {
-                uint32_t s = capture(r);
-                if (s != NONE32)
-                    r->snap_in_step = s;
+    if (first) {
+        int64_t tr0, tr1, tc0, tc1;
+        tile_span(ti, e->r0, e->c0, e->rows, e->cols, &tr0, &tr1, &tc0, &tc1);
+        for (int64_t a = tr0; a < tr1; a++)
+            for (int64_t c = tc0; c < tc1; c++) {
+                uint32_t *f = &first[a * ti->grid_cols + c];
+                if (*f == NONE32)
+                    *f = (uint32_t)step;
             }
-        }
-        if (first) {
-            int64_t tr0, tr1, tc0, tc1;
-            tile_span(ti, e->r0, e->c0, e->rows, e->cols, &tr0, &tr1, &tc0, &tc1);
-            for (int64_t a = tr0; a < tr1; a++)
-                for (int64_t c = tc0; c < tc1; c++) {
-                    uint32_t *f = &first[a * ti->grid_cols + c];
-                    if (*f == NONE32)
-                        *f = (uint32_t)step;
-                }
-        }
-        if (++r->cur_xfer > r->max_xfer)
-            r->max_xfer = r->cur_xfer;
-        break;
     }
-    default:
+    if (++r->cur_xfer > r->max_xfer)
+        r->max_xfer = r->cur_xfer;
+    return 0;
+}
+
+static void on_event(void *ctx, const sim_event *e)
+{
+    recorder *r = ctx;
+    if (r->failed)
+        return;
+    if (e->kind == SIM_EV_LINE) {
+        record_line(r, e);
         return;
     }
-    if (vec_push(&r->ev, &x, 1) != 0)
+    rec_ev x;
+    memset(&x, 0, sizeof x);
+    x.kind = (uint8_t)e->kind;
+    int rc;
+    switch (e->kind) {
+    case SIM_EV_ALLOC: rc = record_alloc(r, e, &x); break;
+    case SIM_EV_FREE: rc = record_free(r, e, &x); break;
+    case SIM_EV_LOAD:
+    case SIM_EV_STORE: rc = record_transfer(r, e, &x); break;
+    default: return;                     /* SIM_EV_DONE */
+    }
+    if (rc != 0 || vec_push(&r->ev, &x, 1) != 0)
         r->failed = 1;
 }
 
@@ -645,15 +664,10 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
     return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t errlen)
+/* The configuration's own limits: one head, contiguous K and V, 32-bit
+ * event fields. Returns VIZ_OK, or VIZ_EUSAGE with err set. */
+static int config_check(const viz_config *cfg, char *err, size_t errlen)
 {
-    char dummy[8];
-    if (!err || !errlen) {
-        err = dummy;
-        errlen = sizeof dummy;
-    }
-    err[0] = '\0';
-    *out = NULL;
     const sim_shape *sh = &cfg->sh;
     if (!sim_loop_of(cfg->algo, SIM_FWD) || sh->N < 1 || sh->d < 1 ||
         sh->M < 1) {
@@ -687,19 +701,17 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
                  sh->splits > 1 ? ", with splits" : "");
         return VIZ_EUSAGE;
     }
-    viz_model *m = calloc(1, sizeof *m);
-    if (!m) {
-        snprintf(err, errlen, "out of memory");
-        return VIZ_EFAIL;
-    }
-    m->cfg = *cfg;
-    m->cfg.Q = m->cfg.K = m->cfg.V = NULL;
-    viz_info *info = &m->info;
-    info->algo = cfg->algo;
-    info->sh = *sh;
-    info->out_row = cfg->out_row > 0 ? cfg->out_row : 0;
+    return VIZ_OK;
+}
 
-    /* 1. The plan; a plan that does not fit becomes a drawable refusal. */
+/* 1. The plan; a plan that does not fit becomes a drawable refusal
+ * (VIZ_EREFUSED, m kept). Returns VIZ_OK, VIZ_EREFUSED, or VIZ_EUSAGE with
+ * err set. */
+static int make_plan(viz_model *m, char *err, size_t errlen)
+{
+    const viz_config *cfg = &m->cfg;
+    const sim_shape *sh = &cfg->sh;
+    viz_info *info = &m->info;
     char perr[1024];
     if (sim_plan_choose(cfg->algo, sh, cfg->plan_kind, cfg->Br, cfg->Bc, &info->plan,
                         perr, sizeof perr) != 0) {
@@ -715,29 +727,32 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
             setup_tensors(m);
             fill_refused(m);
             snprintf(err, errlen, "%s", perr);
-            *out = m;
             return VIZ_EREFUSED;
         }
         snprintf(err, errlen, "%s", perr);
-        viz_model_free(m);
         return VIZ_EUSAGE;
     }
     const sim_plan *p = &info->plan;
     if (p->Br > INT32_MAX || p->Bc > INT32_MAX) {
         snprintf(err, errlen, "block sizes too large for the view");
-        viz_model_free(m);
         return VIZ_EUSAGE;
     }
     if (sim_theory_counts(p, sh, &info->final_counts) != 0 ||
         sim_theory_steps(p, sh, &info->tile_steps) != 0) {
         snprintf(err, errlen, "N = %lld, d = %lld: the counts would overflow 64 bits",
                  (long long)sh->N, (long long)sh->d);
-        viz_model_free(m);
         return VIZ_EUSAGE;
     }
     setup_tensors(m);
+    return VIZ_OK;
+}
 
-    /* 2. Mode: compute when cheap, or when asked and not absurd. */
+/* 2. Mode: compute when cheap, or when asked and not absurd. Sets
+ * info->computed. Returns VIZ_OK, or VIZ_EUSAGE with err set. */
+static int choose_mode(viz_model *m, const viz_config *cfg, char *err, size_t errlen)
+{
+    const sim_shape *sh = &cfg->sh;
+    viz_info *info = &m->info;
     /* N N_k d multiply-adds, about four times as many for a backward run
      * (its forward first, then five products). */
     const uint64_t n2d = sat_mul(sat_mul(sat_mul((uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh)),
@@ -753,7 +768,6 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
             snprintf(err, errlen, "computing N^2 d = %llu multiply-adds is too slow for "
                      "the view (at most 2^34); drop --compute to count only",
                      (unsigned long long)n2d);
-            viz_model_free(m);
             return VIZ_EUSAGE;
         }
         compute = 1;
@@ -766,11 +780,21 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
                  (double)n2d);
     }
     info->computed = compute;
+    return VIZ_OK;
+}
 
-    /* 3. The size of the recording, bounded before anything runs. Upper
-     * bounds: at most 5 lines per tile step (FA1) plus the outer lines; the
-     * transfers are the closed form's; a snapshot at most twice per tile
-     * step and three times per row block. */
+/* 3. The size of the recording, bounded before anything runs. Upper
+ * bounds: at most 5 lines per tile step (FA1) plus the outer lines; the
+ * transfers are the closed form's; a snapshot at most twice per tile step
+ * and three times per row block. *cells gets the tiles of the present
+ * tensors. Returns VIZ_OK, or VIZ_EUSAGE with err set and a hint. */
+static int check_log_size(const viz_model *m, uint64_t *cells_out, char *err, size_t errlen)
+{
+    const viz_config *cfg = &m->cfg;
+    const sim_shape *sh = &cfg->sh;
+    const viz_info *info = &m->info;
+    const sim_plan *p = &info->plan;
+    const int compute = info->computed;
     uint64_t ops = 0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         ops = sat_add(ops, sat_add(info->final_counts.read_ops[t],
@@ -805,27 +829,18 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
                  sim_algo_name(cfg->algo), (long long)sh->N, (long long)p->Br,
                  (long long)p->Bc, (unsigned long long)info->tile_steps, b1, b2,
                  (long long)sh->N);
-        viz_model_free(m);
         return VIZ_EUSAGE;
     }
+    *cells_out = cells;
+    return VIZ_OK;
+}
 
-    /* 4. Inputs and the recorded run. */
-    float *Qo = NULL, *Ko = NULL, *Vo = NULL, *dO = NULL;   /* owned: seeded inputs */
-    const float *Q = NULL, *K = NULL, *V = NULL;
+/* The per-tile first read and write steps, none yet. Returns VIZ_OK or
+ * VIZ_EFAIL. */
+static int alloc_marks(viz_model *m)
+{
+    const viz_info *info = &m->info;
     int rc = VIZ_OK;
-    recorder r;
-    memset(&r, 0, sizeof r);
-    r.m = m;
-    r.steps.size = sizeof(rec_step);
-    r.ev.size = sizeof(rec_ev);
-    r.cps.size = sizeof(rec_cp);
-    r.snaps.size = sizeof(rec_snap);
-    r.pool.size = sizeof(float);
-    r.mem_run = SIZE_MAX;
-    r.m_buf = r.l_buf = r.o_buf = -1;
-    r.snap_in_step = NONE32;
-    float tmp[2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS];
-    r.tmp = tmp;
     for (int t = 0; t < SIM_TENSOR_COUNT && rc == VIZ_OK; t++) {
         const viz_tensor_info *ti = &info->tensor[t];
         if (!ti->present)
@@ -840,72 +855,155 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
             memset(m->first_write[t], 0xff, n * sizeof(uint32_t));
         }
     }
-    if (rc == VIZ_OK && compute) {
-        const size_t nd = (size_t)(sh->N * sh->d), nkd = (size_t)(sim_shape_Nk(sh) * sh->d);
-        if (cfg->Q && cfg->K && cfg->V) {
-            Q = cfg->Q;
-            K = cfg->K;
-            V = cfg->V;
-        } else {
-            Qo = malloc(nd * sizeof *Qo);
-            Ko = malloc(nkd * sizeof *Ko);
-            Vo = malloc(nkd * sizeof *Vo);
-            if (!Qo || !Ko || !Vo)
-                rc = VIZ_EFAIL;
-            else
-                sim_random_qkv(cfg->seed, sh->N, sim_shape_Nk(sh), sh->d, sh->dtype, Qo, Ko,
-                               Vo);
-            Q = Qo;
-            K = Ko;
-            V = Vo;
-        }
-        if (sh->pass == SIM_BWD) {          /* the output gradient, as the report's */
-            dO = malloc(nd * sizeof *dO);
-            if (!dO)
-                rc = VIZ_EFAIL;
-            else
-                sim_random_grad(cfg->seed, (int64_t)nd, sh->dtype, dO);
-        }
+    return rc;
+}
+
+/* The inputs of a compute-mode run: the caller's Q, K, V or the seeded
+ * ones (owned), and for a backward run the seeded dO (owned). */
+typedef struct {
+    const float *Q, *K, *V;
+    float *Qo, *Ko, *Vo, *dO;
+} run_inputs;
+
+/* Returns VIZ_OK, or VIZ_EFAIL (out of memory); free with free_inputs. */
+static int make_inputs(const viz_config *cfg, run_inputs *ri)
+{
+    const sim_shape *sh = &cfg->sh;
+    const size_t nd = (size_t)(sh->N * sh->d), nkd = (size_t)(sim_shape_Nk(sh) * sh->d);
+    memset(ri, 0, sizeof *ri);
+    if (cfg->Q && cfg->K && cfg->V) {
+        ri->Q = cfg->Q;
+        ri->K = cfg->K;
+        ri->V = cfg->V;
+    } else {
+        ri->Q = ri->Qo = malloc(nd * sizeof *ri->Qo);
+        ri->K = ri->Ko = malloc(nkd * sizeof *ri->Ko);
+        ri->V = ri->Vo = malloc(nkd * sizeof *ri->Vo);
+        if (!ri->Qo || !ri->Ko || !ri->Vo)
+            return VIZ_EFAIL;
+        sim_random_qkv(cfg->seed, sh->N, sim_shape_Nk(sh), sh->d, sh->dtype, ri->Qo, ri->Ko,
+                       ri->Vo);
     }
+    if (sh->pass == SIM_BWD) {          /* the output gradient, as the report's */
+        ri->dO = malloc(nd * sizeof *ri->dO);
+        if (!ri->dO)
+            return VIZ_EFAIL;
+        sim_random_grad(cfg->seed, (int64_t)nd, sh->dtype, ri->dO);
+    }
+    return VIZ_OK;
+}
+
+static void free_inputs(run_inputs *ri)
+{
+    free(ri->Qo);
+    free(ri->Ko);
+    free(ri->Vo);
+    free(ri->dO);
+}
+
+/* 4. The recorded run, its log handed to the model. Returns VIZ_OK, or
+ * VIZ_EFAIL with err set. */
+static int record_run(viz_model *m, const viz_config *cfg, recorder *r, char *err,
+                      size_t errlen)
+{
+    const sim_shape *sh = &m->info.sh;
+    viz_info *info = &m->info;
+    run_inputs ri;
+    memset(&ri, 0, sizeof ri);
+    int rc = alloc_marks(m);
+    if (rc == VIZ_OK && info->computed)
+        rc = make_inputs(cfg, &ri);
     if (rc != VIZ_OK) {
         snprintf(err, errlen, "out of memory for the view of N = %lld", (long long)sh->N);
     } else {
-        sim_observer obs = { on_event, &r };
+        sim_observer obs = { on_event, r };
         sim_result res;
-        const sim_inputs in = { Q, K, V, dO };
-        if (sim_run_inputs(cfg->algo, sh, p, compute ? &in : NULL, &obs, &res, err,
-                           errlen) != 0) {
+        const sim_inputs in = { ri.Q, ri.K, ri.V, ri.dO };
+        if (sim_run_inputs(cfg->algo, sh, &info->plan, info->computed ? &in : NULL, &obs,
+                           &res, err, errlen) != 0) {
             rc = VIZ_EFAIL;
         } else {
             info->measured = res.counts;
             info->sram_peak = res.sram_peak;
             info->theory_matches = sim_counts_equal(&res.counts, &info->final_counts);
             sim_result_free(&res);
-            if (r.failed) {
+            if (r->failed) {
                 snprintf(err, errlen, "out of memory while recording the run");
                 rc = VIZ_EFAIL;
-            } else if (r.steps.n == 0) {
+            } else if (r->steps.n == 0) {
                 snprintf(err, errlen, "internal: the run reached no pseudocode line");
                 rc = VIZ_EFAIL;
             }
         }
     }
-    free(Qo);
-    free(Ko);
-    free(Vo);
-    free(dO);
-    m->steps = r.steps.p;
-    m->nsteps = r.steps.n;
-    m->ev = r.ev.p;
-    m->nev = r.ev.n;
-    m->cps = r.cps.p;
-    m->ncps = r.cps.n;
-    m->snaps = r.snaps.p;
-    m->nsnaps = r.snaps.n;
-    m->pool = r.pool.p;
+    free_inputs(&ri);
+    m->steps = r->steps.p;
+    m->nsteps = r->steps.n;
+    m->ev = r->ev.p;
+    m->nev = r->ev.n;
+    m->cps = r->cps.p;
+    m->ncps = r->cps.n;
+    m->snaps = r->snaps.p;
+    m->nsnaps = r->snaps.n;
+    m->pool = r->pool.p;
+    return rc;
+}
+
+int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    *out = NULL;
+    int rc = config_check(cfg, err, errlen);
+    if (rc != VIZ_OK)
+        return rc;
+    viz_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return VIZ_EFAIL;
+    }
+    m->cfg = *cfg;
+    m->cfg.Q = m->cfg.K = m->cfg.V = NULL;
+    viz_info *info = &m->info;
+    info->algo = cfg->algo;
+    info->sh = cfg->sh;
+    info->out_row = cfg->out_row > 0 ? cfg->out_row : 0;
+
+    uint64_t cells = 0;
+    rc = make_plan(m, err, errlen);
+    if (rc == VIZ_EREFUSED) {
+        *out = m;
+        return rc;
+    }
+    if (rc == VIZ_OK)
+        rc = choose_mode(m, cfg, err, errlen);
+    if (rc == VIZ_OK)
+        rc = check_log_size(m, &cells, err, errlen);
     if (rc != VIZ_OK) {
         viz_model_free(m);
         return rc;
+    }
+
+    recorder r;
+    memset(&r, 0, sizeof r);
+    r.m = m;
+    r.steps.size = sizeof(rec_step);
+    r.ev.size = sizeof(rec_ev);
+    r.cps.size = sizeof(rec_cp);
+    r.snaps.size = sizeof(rec_snap);
+    r.pool.size = sizeof(float);
+    r.mem_run = SIZE_MAX;
+    r.m_buf = r.l_buf = r.o_buf = -1;
+    r.snap_in_step = NONE32;
+    float tmp[2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS];
+    r.tmp = tmp;
+    if (record_run(m, cfg, &r, err, errlen) != VIZ_OK) {
+        viz_model_free(m);
+        return VIZ_EFAIL;
     }
     rec_step *last = &m->steps[m->nsteps - 1];
     last->snap_after = r.snap_in_step != NONE32 ? r.snap_in_step : last->snap_before;

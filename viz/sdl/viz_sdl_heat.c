@@ -337,6 +337,143 @@ static void set_mismatch(viz_sdl_heat *h, const run_key *k)
     h->mm_key = *k;
 }
 
+/* The first line of the run's pseudocode whose heat map is `heat`, or 0. */
+static int first_line(const viz_info *info, sim_heat heat)
+{
+    int n;
+    const viz_code_line *code = viz_pseudocode(info, &n);
+    for (int q = 0; q < n; q++)
+        if (code[q].heat == heat)
+            return code[q].line;
+    return 0;
+}
+
+/* The values of the tile of `kind` (rows x cols from (r0, c0)) into h->v,
+ * with the view's title and note. *bad is set where the run's recorded m_i
+ * (can_check) differs from the recomputed one. Returns 0, or -1 with a note
+ * when the statistics cannot be recomputed. */
+static int fill_tile(viz_sdl_heat *h, const viz_info *info, const viz_state *st,
+                     const run_key *kp, show_kind kind, int64_t r0, int64_t rows, int64_t c0,
+                     int64_t cols, int can_check, int *bad, char *note, size_t notelen)
+{
+    const run_key k = *kp;
+    viz_sdl_heat_view *v = &h->view;
+    const viz_stats *sx = &st->stats;
+    const char *dt = sim_dtype_name(k.dt);
+    switch (kind) {
+    case SHOW_S:
+    case SHOW_S_DT:
+        v->kind = VIZ_SDL_HEAT_S;
+        snprintf(v->title, sizeof v->title, "S_ij = Q_i K_j^T / sqrt(d)");
+        scores(h, &k, r0, rows, c0, cols, h->v);
+        if (kind == SHOW_S_DT) {
+            sim_round_to_dtype(h->v, rows * cols, k.dt);
+            snprintf(v->note, sizeof v->note, "S_ij read back from HBM (%s), pass %d: %s",
+                     dt, st->pass, st->pass == 1 ? "row maxima" : "row sums");
+        } else {
+            snprintf(v->note, sizeof v->note, "fp32 on chip%s",
+                     k.causal ? "; masked scores (col > row) are -inf" : "");
+        }
+        break;
+    case SHOW_P_FA2: {
+        if (fa2_running_max(h, &k, st->i, st->j, note, notelen) != 0)
+            return -1;
+        v->kind = VIZ_SDL_HEAT_P;
+        snprintf(v->title, sizeof v->title, "P~_ij = exp(S_ij - m_i)");
+        snprintf(v->note, sizeof v->note, "m_i = max over K blocks 1..%lld (the new m_i "
+                 "of line 9); fp32 on chip", (long long)(st->j + 1));
+        scores(h, &k, r0, rows, c0, cols, h->v);
+        for (int64_t r = 0; r < rows; r++) {
+            const float sh = ref_shift(h->mrun[r]);
+            for (int64_t c = 0; c < cols; c++)
+                h->v[r * cols + c] = ref_exp(h->v[r * cols + c] - sh);
+        }
+        if (can_check)
+            for (int x = 0; x < sx->nrows; x++)
+                *bad |= !(sx->m_new[x] == h->mrun[x]);
+        break;
+    }
+    case SHOW_P_FA1: {
+        v->kind = VIZ_SDL_HEAT_P;
+        snprintf(v->title, sizeof v->title, "P~_ij = exp(S_ij - m~_ij)");
+        snprintf(v->note, sizeof v->note, "m~_ij = rowmax(S_ij) of this block alone "
+                 "(line 10); fp32 on chip");
+        scores(h, &k, r0, rows, c0, cols, h->v);
+        const int check10 = can_check && st->line == first_line(info, SIM_HEAT_P_BLOCK) &&
+                            sx->before_valid;
+        for (int64_t r = 0; r < rows; r++) {
+            float *s = h->v + r * cols;
+            const float mt = ref_row_max(s, (int)cols);
+            const float sh = ref_shift(mt);
+            for (int64_t c = 0; c < cols; c++)
+                s[c] = ref_exp(s[c] - sh);
+            if (check10 && r < sx->nrows) {
+                const float want = mt > sx->m_old[r] ? mt : sx->m_old[r];   /* line 11 */
+                *bad |= !(sx->m_new[r] == want);
+            }
+        }
+        break;
+    }
+    case SHOW_P_ROWS:
+    case SHOW_P_TILE:
+    case SHOW_P_TILE_DT: {
+        if (naive_row_stats(h, &k, r0, rows, note, notelen) != 0)
+            return -1;
+        v->kind = VIZ_SDL_HEAT_P;
+        if (kind == SHOW_P_ROWS) {
+            snprintf(v->title, sizeof v->title, "P = softmax(S), rows %lld-%lld",
+                     (long long)r0, (long long)(r0 + rows - 1));
+            snprintf(v->note, sizeof v->note, "S read back in %s, P in fp32 before "
+                     "it is written", dt);
+        } else {
+            snprintf(v->title, sizeof v->title, "P_ij = softmax(S)_ij");
+            if (kind == SHOW_P_TILE)
+                snprintf(v->note, sizeof v->note, "pass 3: normalised with the row's m "
+                         "and l; fp32 before it is written");
+            else
+                snprintf(v->note, sizeof v->note, "P_ij read back from HBM (%s)", dt);
+        }
+        scores(h, &k, r0, rows, c0, cols, h->v);
+        sim_round_to_dtype(h->v, rows * cols, k.dt);
+        for (int64_t r = 0; r < rows; r++) {
+            const float inv_l = 1.0f / h->rs_l[r];
+            const float sh = ref_shift(h->rs_m[r]);
+            for (int64_t c = 0; c < cols; c++)
+                h->v[r * cols + c] = ref_exp(h->v[r * cols + c] - sh) * inv_l;
+        }
+        if (kind == SHOW_P_TILE_DT)
+            sim_round_to_dtype(h->v, rows * cols, k.dt);
+        if (can_check && kind != SHOW_P_TILE_DT && (kind == SHOW_P_ROWS || st->pass == 3))
+            for (int x = 0; x < sx->nrows; x++)
+                *bad |= !(sx->m_new[x] == h->rs_m[x]);
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* The range of the unmasked values (masked ones are counted). */
+static void view_range(viz_sdl_heat_view *v, const float *x, int causal, int64_t r0,
+                       int64_t rows, int64_t c0, int64_t cols)
+{
+    int any = 0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            const float a = x[r * cols + c];
+            if (causal && c0 + c > r0 + r) {
+                v->nmasked++;
+            } else if (!any) {
+                v->lo = v->hi = a;
+                any = 1;
+            } else {
+                v->lo = a < v->lo ? a : v->lo;
+                v->hi = a > v->hi ? a : v->hi;
+            }
+        }
+}
+
 const viz_sdl_heat_view *viz_sdl_heat_get(viz_sdl_heat *h, const viz_model *m)
 {
     const viz_info *info = viz_model_info(m);
@@ -382,120 +519,20 @@ const viz_sdl_heat_view *viz_sdl_heat_get(viz_sdl_heat *h, const viz_model *m)
     const int can_check = sx->available && sx->shown && sx->after_valid &&
                           !sx->m_is_L_after && sx->row0 == r0 && sx->nrows <= rows;
     int bad = 0;
-    const char *dt = sim_dtype_name(k.dt);
 
-    switch (kind) {
-    case SHOW_S:
-    case SHOW_S_DT:
-        v->kind = VIZ_SDL_HEAT_S;
-        snprintf(v->title, sizeof v->title, "S_ij = Q_i K_j^T / sqrt(d)");
-        scores(h, &k, r0, rows, c0, cols, h->v);
-        if (kind == SHOW_S_DT) {
-            sim_round_to_dtype(h->v, rows * cols, k.dt);
-            snprintf(v->note, sizeof v->note, "S_ij read back from HBM (%s), pass %d: %s",
-                     dt, st->pass, st->pass == 1 ? "row maxima" : "row sums");
-        } else {
-            snprintf(v->note, sizeof v->note, "fp32 on chip%s",
-                     k.causal ? "; masked scores (col > row) are -inf" : "");
-        }
-        break;
-    case SHOW_P_FA2: {
-        if (fa2_running_max(h, &k, st->i, st->j, note, sizeof note) != 0)
-            return none(h, note);
-        v->kind = VIZ_SDL_HEAT_P;
-        snprintf(v->title, sizeof v->title, "P~_ij = exp(S_ij - m_i)");
-        snprintf(v->note, sizeof v->note, "m_i = max over K blocks 1..%lld (the new m_i "
-                 "of line 9); fp32 on chip", (long long)(st->j + 1));
-        scores(h, &k, r0, rows, c0, cols, h->v);
-        for (int64_t r = 0; r < rows; r++) {
-            const float sh = ref_shift(h->mrun[r]);
-            for (int64_t c = 0; c < cols; c++)
-                h->v[r * cols + c] = ref_exp(h->v[r * cols + c] - sh);
-        }
-        if (can_check)
-            for (int x = 0; x < sx->nrows; x++)
-                bad |= !(sx->m_new[x] == h->mrun[x]);
-        break;
-    }
-    case SHOW_P_FA1: {
-        v->kind = VIZ_SDL_HEAT_P;
-        snprintf(v->title, sizeof v->title, "P~_ij = exp(S_ij - m~_ij)");
-        snprintf(v->note, sizeof v->note, "m~_ij = rowmax(S_ij) of this block alone "
-                 "(line 10); fp32 on chip");
-        scores(h, &k, r0, rows, c0, cols, h->v);
-        const int check10 = can_check && st->line == 10 && sx->before_valid;
-        for (int64_t r = 0; r < rows; r++) {
-            float *s = h->v + r * cols;
-            const float mt = ref_row_max(s, (int)cols);
-            const float sh = ref_shift(mt);
-            for (int64_t c = 0; c < cols; c++)
-                s[c] = ref_exp(s[c] - sh);
-            if (check10 && r < sx->nrows) {
-                const float want = mt > sx->m_old[r] ? mt : sx->m_old[r];   /* line 11 */
-                bad |= !(sx->m_new[r] == want);
-            }
-        }
-        break;
-    }
-    case SHOW_P_ROWS:
-    case SHOW_P_TILE:
-    case SHOW_P_TILE_DT: {
-        if (naive_row_stats(h, &k, r0, rows, note, sizeof note) != 0)
-            return none(h, note);
-        v->kind = VIZ_SDL_HEAT_P;
-        if (kind == SHOW_P_ROWS) {
-            snprintf(v->title, sizeof v->title, "P = softmax(S), rows %lld-%lld",
-                     (long long)r0, (long long)(r0 + rows - 1));
-            snprintf(v->note, sizeof v->note, "S read back in %s, P in fp32 before "
-                     "it is written", dt);
-        } else {
-            snprintf(v->title, sizeof v->title, "P_ij = softmax(S)_ij");
-            if (kind == SHOW_P_TILE)
-                snprintf(v->note, sizeof v->note, "pass 3: normalised with the row's m "
-                         "and l; fp32 before it is written");
-            else
-                snprintf(v->note, sizeof v->note, "P_ij read back from HBM (%s)", dt);
-        }
-        scores(h, &k, r0, rows, c0, cols, h->v);
-        sim_round_to_dtype(h->v, rows * cols, k.dt);
-        for (int64_t r = 0; r < rows; r++) {
-            const float inv_l = 1.0f / h->rs_l[r];
-            const float sh = ref_shift(h->rs_m[r]);
-            for (int64_t c = 0; c < cols; c++)
-                h->v[r * cols + c] = ref_exp(h->v[r * cols + c] - sh) * inv_l;
-        }
-        if (kind == SHOW_P_TILE_DT)
-            sim_round_to_dtype(h->v, rows * cols, k.dt);
-        if (can_check && st->line == 2 && (kind == SHOW_P_ROWS || st->pass == 3))
-            for (int x = 0; x < sx->nrows; x++)
-                bad |= !(sx->m_new[x] == h->rs_m[x]);
-        break;
-    }
-    default:
-        break;
-    }
+    if (fill_tile(h, info, st, &k, kind, r0, rows, c0, cols, can_check, &bad, note,
+                  sizeof note) != 0)
+        return none(h, note);
     if (bad) {
         set_mismatch(h, &k);
         return none(h, "heat map needs seeded inputs: the scores recomputed from the "
                        "seed do not give this run's m_i (pass the .npy inputs to the view)");
     }
     v->checked = can_check && kind != SHOW_S && kind != SHOW_S_DT &&
-                 (kind != SHOW_P_FA1 || (st->line == 10 && sx->before_valid));
+                 (kind != SHOW_P_FA1 ||
+                  (st->line == first_line(info, SIM_HEAT_P_BLOCK) && sx->before_valid));
     v->causal = k.causal;
-    int any = 0;
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) {
-            const float a = h->v[r * cols + c];
-            if (k.causal && c0 + c > r0 + r) {
-                v->nmasked++;
-            } else if (!any) {
-                v->lo = v->hi = a;
-                any = 1;
-            } else {
-                v->lo = a < v->lo ? a : v->lo;
-                v->hi = a > v->hi ? a : v->hi;
-            }
-        }
+    view_range(v, h->v, k.causal, r0, rows, c0, cols);
     h->key = k;
     h->key_valid = 1;
     h->key_line = st->line;
@@ -504,7 +541,6 @@ const viz_sdl_heat_view *viz_sdl_heat_get(viz_sdl_heat *h, const viz_model *m)
     h->key_j = st->j;
     return v;
 }
-
 void viz_sdl_heat_probe(viz_sdl_heat *h, viz_model *m)
 {
     const viz_info *in = viz_model_info(m);
