@@ -3,7 +3,7 @@
  * (each defined in its own sim/algo_*.c), and the lookup.
  *
  * Adding a loop order is a new algo_*.c exporting its sim_loop, and one line
- * here (and in CMakeLists.txt's source list).
+ * here (the build takes every algo_*.c).
  */
 #include "sim_loop.h"
 
