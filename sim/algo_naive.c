@@ -181,7 +181,7 @@ static int naive_run(sim_hier *h, const sim_plan *p)
 
 static void naive_plan(sim_plan *p, const sim_shape *sh, int e)
 {
-    const int64_t N = sh->N, N_k = sim_shape_Nk(sh), d = sh->d, Br = p->Br, Bc = p->Bc;
+    const int64_t N_k = sim_shape_Nk(sh), d = sh->d, Br = p->Br, Bc = p->Bc;
     /* Algorithm 0, line 1: S = Q K^T, tiled. */
     sim_plan_add(p, SIM_BUF_Q_i, 1, Br, d, e, "query block");
     sim_plan_add(p, SIM_BUF_K_j, 1, Bc, d, e, "key block");
@@ -189,10 +189,9 @@ static void naive_plan(sim_plan *p, const sim_shape *sh, int e)
     /* Line 2: P = softmax(S). A row of S in fp32 plus its m and l: if one
      * fits, whole rows are processed in one pass (read S once); if not,
      * real code needs three passes over tiles: max, sum, normalise. */
-    if ((uint64_t)N_k * 4u + 8u <= sh->M) {
+    p->Bs_r = sim_plan_rows(sh, 4, 8);
+    if (p->Bs_r > 0) {
         p->softmax_passes = 1;
-        uint64_t rows = sh->M / ((uint64_t)N_k * 4u + 8u);
-        p->Bs_r = rows < (uint64_t)N ? (int64_t)rows : N;
         sim_plan_add(p, SIM_BUF_S_rows, 2, p->Bs_r, N_k, 4,
                      "whole rows of S, fp32; P in place");
         sim_plan_add(p, SIM_BUF_m, 2, p->Bs_r, 1, 4, "row maxima");

@@ -222,17 +222,16 @@ static int naive_bwd_run(sim_hier *h, const sim_plan *p)
  * Accumulators and the recomputed tiles are fp32. */
 static void naive_bwd_plan(sim_plan *p, const sim_shape *sh, int e)
 {
-    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d, N_k = sim_shape_Nk(sh), N = sh->N;
+    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d, N_k = sim_shape_Nk(sh);
     sim_plan_add(p, SIM_BUF_P_ij, 1, Br, Bc, e, "tile of P (line 1)");
     sim_plan_add(p, SIM_BUF_dO_i, 1, Br, d, e, "output gradient block");
     sim_plan_add(p, SIM_BUF_dV_j, 1, Bc, d, 4, "fp32 accumulator of P^T dO");
     sim_plan_add(p, SIM_BUF_dO_i, 2, Br, d, e, "output gradient block (line 2)");
     sim_plan_add(p, SIM_BUF_V_j, 2, Bc, d, e, "value block");
     sim_plan_add(p, SIM_BUF_dP_ij, 2, Br, Bc, 4, "fp32 accumulator of dO V^T");
-    if ((uint64_t)N_k * 8u + 4u <= sh->M) {
+    p->Bs_r = sim_plan_rows(sh, 8, 4);         /* rows of P and dP, fp32, and D */
+    if (p->Bs_r > 0) {
         p->softmax_passes = 1;
-        uint64_t rows = sh->M / ((uint64_t)N_k * 8u + 4u);
-        p->Bs_r = rows < (uint64_t)N ? (int64_t)rows : N;
         sim_plan_add(p, SIM_BUF_P_rows, 3, p->Bs_r, N_k, 4, "whole rows of P, fp32 (line 3)");
         sim_plan_add(p, SIM_BUF_dP_rows, 3, p->Bs_r, N_k, 4, "whole rows of dP; dS in place");
         sim_plan_add(p, SIM_BUF_D, 3, p->Bs_r, 1, 4, "row sums of P o dP");

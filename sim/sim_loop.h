@@ -46,6 +46,11 @@ const char *sim_buf_name(sim_buf_id b);
 void sim_plan_add(sim_plan *p, sim_buf_id id, int phase, int64_t rows, int64_t cols,
                   int elem_bytes, const char *why);
 
+/* Standard attention's passes over whole rows: how many rows of N_k keys,
+ * key_bytes each, plus row_bytes per row, fit in M (at most N). Returns that
+ * B_s, or 0 when not one row fits (the pass then goes over tiles). */
+int64_t sim_plan_rows(const sim_shape *sh, uint64_t key_bytes, uint64_t row_bytes);
+
 /* ---- pseudocode and what its lines mean to a view ------------------------- */
 
 /* What the statistics table and the output row of a view show at a line

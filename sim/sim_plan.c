@@ -36,6 +36,15 @@ void sim_plan_add(sim_plan *p, sim_buf_id id, int phase, int64_t rows, int64_t c
     b->why = why;
 }
 
+int64_t sim_plan_rows(const sim_shape *sh, uint64_t key_bytes, uint64_t row_bytes)
+{
+    const uint64_t per_row = (uint64_t)sim_shape_Nk(sh) * key_bytes + row_bytes;
+    if (per_row > sh->M)
+        return 0;
+    const uint64_t rows = sh->M / per_row;
+    return rows < (uint64_t)sh->N ? (int64_t)rows : sh->N;
+}
+
 static int64_t ceil_div(int64_t a, int64_t b)
 {
     return (a + b - 1) / b;

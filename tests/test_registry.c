@@ -188,6 +188,23 @@ static int setup(void **state)
 
 /* ---- tests ----------------------------------------------------------------- */
 
+/* The view model of one run with B_r x B_c blocks; fails the test unless
+ * it is built. */
+static viz_model *build_view(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc)
+{
+    viz_config cfg;
+    viz_config_default(&cfg);
+    cfg.algo = algo;
+    cfg.sh = *sh;
+    cfg.Br = Br;
+    cfg.Bc = Bc;
+    cfg.plan_kind = SIM_PLAN_USER;
+    viz_model *m = NULL;
+    char err[1024];
+    assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
+    return m;
+}
+
 static void test_register_rules(void **state)
 {
     (void)state;
@@ -255,18 +272,8 @@ static void test_compute_mode_runs(void **state)
 static void test_text_view(void **state)
 {
     (void)state;
-    viz_config cfg;
-    viz_config_default(&cfg);
-    cfg.algo = SM2_ALGO;
-    cfg.sh.N = 32;
-    cfg.sh.d = 16;
-    cfg.sh.M = 64 * 1024;
-    cfg.Br = 8;
-    cfg.Bc = 8;
-    cfg.plan_kind = SIM_PLAN_USER;
-    viz_model *m = NULL;
-    char err[1024];
-    assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
+    const sim_shape sh = { .N = 32, .d = 16, .M = 64 * 1024, .dtype = SIM_FP16 };
+    viz_model *m = build_view(SM2_ALGO, &sh, 8, 8);
     const viz_info *in = viz_model_info(m);
     assert_true(in->theory_matches);
     assert_int_equal(in->nsteps, 4 * (1 + 2 * 4) + 1);
@@ -307,16 +314,7 @@ static void test_builtin_descriptors(void **state)
                              .causal = 1, .pass = (sim_pass)pass };
             sim_plan p;
             assert_int_equal(sim_plan_make((sim_algo)a, &sh, 8, 16, SIM_PLAN_USER, &p), 0);
-            viz_config cfg;
-            viz_config_default(&cfg);
-            cfg.algo = (sim_algo)a;
-            cfg.sh = sh;
-            cfg.Br = 8;
-            cfg.Bc = 16;
-            cfg.plan_kind = SIM_PLAN_USER;
-            viz_model *m = NULL;
-            char err[1024];
-            assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
+            viz_model *m = build_view((sim_algo)a, &sh, 8, 16);
             for (uint64_t k = 0; k < viz_model_info(m)->nsteps; k++) {
                 int line, n, found = 0;
                 int64_t i, j;
