@@ -87,10 +87,6 @@ typedef enum {
     SIM_HEAT_RETURN      /* no tile: the run is finished */
 } sim_heat;
 
-/* Which tiles a view outlines as "in hand" at a line, when not every tensor
- * that the loop order holds: bit t for sim_tensor t (a line of standard
- * attention works on some of its tensors only). 0: all of them. */
-
 /* One line of a loop order's pseudocode, condensed to ASCII. */
 typedef struct {
     int line;                  /* the paper's line number; 0 for a continuation */
@@ -100,7 +96,9 @@ typedef struct {
     sim_heat heat;             /* what a score heat map shows here */
     const char *heat_note;     /* SIM_HEAT_NONE, or outside the loop over j: what
                                   happens instead ("line 7: K_j and V_j arrive") */
-    uint32_t tiles;            /* the tensors whose tile in hand is outlined; 0: all */
+    uint32_t tiles;            /* the tensors whose tile in hand a view outlines, bit t
+                                  for sim_tensor t, where a line works on some of
+                                  them only (standard attention); 0: all */
 } sim_code_line;
 
 /* Flags of a whole loop order, for views. */

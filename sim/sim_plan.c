@@ -311,9 +311,9 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
 static int search(sim_algo algo, const sim_shape *sh, int64_t Br_fixed,
                   int64_t Bc_fixed, sim_plan *best)
 {
-    /* Standard attention writes S (N N_k elements) whatever the blocks: when
-     * that leaves 64 bits no plan is countable, and there is nothing to
-     * search. */
+    /* A loop order that holds S in HBM (standard attention) writes its
+     * N N_k elements whatever the blocks: when that leaves 64 bits no plan
+     * is countable, and there is nothing to search. */
     uint64_t NN;
     const sim_loop *l = sim_loop_find(algo, sh);
     if (!l || ((l->hbm & (1u << SIM_S)) &&

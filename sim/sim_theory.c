@@ -14,13 +14,13 @@
  *
  * Causal masking: block pair (i, j) is visited iff j B_c <= last row of block
  * i, i.e. j <= floor((min((i+1) B_r, N) - 1) / B_c). The number of visited
- * pairs is a floor sum, evaluated exactly in O(log) steps by floor_sum().
+ * pairs is a floor sum, evaluated exactly in O(log) steps by sim_th_floor_sum().
  */
 #include "sim_theory.h"
 
 #include <string.h>
 
-typedef sim_chk chk;
+typedef sim_chk chk;              /* short, as the formulas below use it */
 
 /* sum_{k=0}^{n-1} floor((a k + b) / m) for a, b >= 0, m >= 1.
  * The Euclid-like reduction: take the integer parts of a/m and b/m out of the
