@@ -28,10 +28,10 @@
 
 typedef struct {
     const char *name;
-    int id;                     /* sim_buf_id of a plan's buffer, else SIM_BUF_COUNT */
     uint64_t bytes;
     float *data;                /* compute mode only */
     int live;
+    int id;                     /* sim_buf_id of a plan's buffer, else SIM_BUF_COUNT */
 } sim_sram_buf;
 
 typedef struct sim_hier {
