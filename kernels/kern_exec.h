@@ -161,11 +161,15 @@ KERN_DEVICE int64_t kern_causal_first_i(int64_t j, int64_t Br, int64_t Bc)
     return j * Bc / Br;
 }
 
-/* The value an HBM element of tensor t holds (sim_hbm_round's rule): m, l, L
- * are fp32; the other tensors take the run's dtype, rounded to nearest even. */
+/* The value an HBM element of tensor t holds: the fp32 tensors of sim's
+ * tensor table (sim_tensor_about: m, l, L, D, O~ and the page table) keep
+ * it; the others take the run's dtype, rounded to nearest even. Device code
+ * cannot read that table, so tests/test_registry.c checks that the two
+ * agree for every tensor. */
 KERN_DEVICE float kern_hbm_round(sim_dtype dt, sim_tensor t, float x)
 {
-    if (t == SIM_m || t == SIM_l || t == SIM_L || dt == SIM_FP32)
+    if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D || t == SIM_Ot || t == SIM_PT ||
+        dt == SIM_FP32)
         return x;
     return dt == SIM_FP16 ? ref_round_fp16(x) : ref_round_bf16(x);
 }

@@ -22,31 +22,44 @@
  * Row-major.
  */
 #include "sim_hier.h"
+#include "sim_theory.h"
 
-int sim_algo_fa1(sim_hier *h, const sim_plan *p)
+/* The pseudocode's lines that the loop nest marks, as numbered in the paper. */
+enum {
+    FA1_L2_INIT = 2,
+    FA1_L6_LOAD_KV = 6,
+    FA1_L8_LOAD_QOLM = 8,
+    FA1_L9_SCORES = 9,
+    FA1_L10_BLOCK_STATS = 10,
+    FA1_L12_WRITE_O = 12,
+    FA1_L13_WRITE_LM = 13,
+    FA1_L16_RETURN = 16
+};
+
+static int fa1_run(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr, T_c = p->Tc;
 
-    float *K_j = sim_sram_take(h, p, 1, "K_j");
-    float *V_j = sim_sram_take(h, p, 1, "V_j");
-    float *Q_i = sim_sram_take(h, p, 1, "Q_i");
-    float *O_i = sim_sram_take(h, p, 1, "O_i");
-    float *S_ij = sim_sram_take(h, p, 1, "S_ij");
-    float *m_i = sim_sram_take(h, p, 1, "m_i");
-    float *l_i = sim_sram_take(h, p, 1, "l_i");
+    float *K_j = sim_sram_take(h, p, 1, SIM_BUF_K_j);
+    float *V_j = sim_sram_take(h, p, 1, SIM_BUF_V_j);
+    float *Q_i = sim_sram_take(h, p, 1, SIM_BUF_Q_i);
+    float *O_i = sim_sram_take(h, p, 1, SIM_BUF_O_i);
+    float *S_ij = sim_sram_take(h, p, 1, SIM_BUF_S_ij);
+    float *m_i = sim_sram_take(h, p, 1, SIM_BUF_m_i);
+    float *l_i = sim_sram_take(h, p, 1, SIM_BUF_l_i);
     /* m~_ij, l~_ij, m_new, l_new: the paper's on-chip vectors of lines 10-11.
      * ref_fa1_step_row computes them one row at a time, so their storage is
      * reserved (and charged) but the values pass through registers. */
-    (void)sim_sram_take(h, p, 1, "m~_ij");
-    (void)sim_sram_take(h, p, 1, "l~_ij");
-    (void)sim_sram_take(h, p, 1, "m_new");
-    (void)sim_sram_take(h, p, 1, "l_new");
+    (void)sim_sram_take(h, p, 1, SIM_BUF_mt_ij);
+    (void)sim_sram_take(h, p, 1, SIM_BUF_lt_ij);
+    (void)sim_sram_take(h, p, 1, SIM_BUF_m_new);
+    (void)sim_sram_take(h, p, 1, SIM_BUF_l_new);
     if (h->failed)
         return -1;
 
     /* 2: O = 0, l = 0, m = -inf in HBM, written block by block from SRAM. */
-    sim_at(h, 2, -1, -1);
+    sim_at(h, FA1_L2_INIT, -1, -1);
     for (int64_t i = 0; i < T_r; i++) {
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
         if (h->compute) {
@@ -57,9 +70,9 @@ int sim_algo_fa1(sim_hier *h, const sim_plan *p)
                 m_i[r] = -REF_INF;
             }
         }
-        sim_store(h, SIM_O, "O_i", O_i, r0, 0, br, d);
-        sim_store(h, SIM_l, "l_i", l_i, r0, 0, br, 1);
-        sim_store(h, SIM_m, "m_i", m_i, r0, 0, br, 1);
+        sim_store(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
+        sim_store(h, SIM_l, SIM_BUF_l_i, l_i, r0, 0, br, 1);
+        sim_store(h, SIM_m, SIM_BUF_m_i, m_i, r0, 0, br, 1);
     }
     /* 3-4: Q, O, l, m in T_r blocks of B_r rows; K, V in T_c blocks of B_c. */
     for (int64_t j = 0; j < T_c; j++) {                          /* 5 */
@@ -67,36 +80,145 @@ int sim_algo_fa1(sim_hier *h, const sim_plan *p)
         const sim_range is = sim_visit_is(h, p, j);
         if (is.lo > is.hi)
             continue;                                            /* no query sees K_j */
-        sim_at(h, 6, -1, j);
-        sim_load(h, SIM_K, "K_j", K_j, c0, 0, bc, d);            /* 6 */
-        sim_load(h, SIM_V, "V_j", V_j, c0, 0, bc, d);
+        sim_at(h, FA1_L6_LOAD_KV, -1, j);
+        sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);            /* 6 */
+        sim_load(h, SIM_V, SIM_BUF_V_j, V_j, c0, 0, bc, d);
         for (int64_t i = is.lo; i <= is.hi; i++) {               /* 7 */
             const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
-            sim_at(h, 8, i, j);
-            sim_load(h, SIM_Q, "Q_i", Q_i, r0, 0, br, d);        /* 8 */
-            sim_load(h, SIM_O, "O_i", O_i, r0, 0, br, d);
-            sim_load(h, SIM_l, "l_i", l_i, r0, 0, br, 1);
-            sim_load(h, SIM_m, "m_i", m_i, r0, 0, br, 1);
+            sim_at(h, FA1_L8_LOAD_QOLM, i, j);
+            sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i, r0, 0, br, d);        /* 8 */
+            sim_load(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
+            sim_load(h, SIM_l, SIM_BUF_l_i, l_i, r0, 0, br, 1);
+            sim_load(h, SIM_m, SIM_BUF_m_i, m_i, r0, 0, br, 1);
             h->steps++;
-            sim_at(h, 9, i, j);
+            sim_at(h, FA1_L9_SCORES, i, j);
             if (h->compute) {                                    /* 9 */
                 ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
                 sim_mask_tile(h, S_ij, br, bc, r0, c0);
             }
-            sim_at(h, 10, i, j);
+            sim_at(h, FA1_L10_BLOCK_STATS, i, j);
             if (h->compute) {                                    /* 10, 11, 12 */
                 for (int64_t r = 0; r < br; r++)
                     ref_fa1_step_row(S_ij + r * bc, (int)bc, V_j, (int)d,
                                      O_i + r * d, &m_i[r], &l_i[r]);
             }
-            sim_at(h, 12, i, j);
-            sim_store(h, SIM_O, "O_i", O_i, r0, 0, br, d);       /* 12 */
-            sim_at(h, 13, i, j);
-            sim_store(h, SIM_l, "l_i", l_i, r0, 0, br, 1);       /* 13 */
-            sim_store(h, SIM_m, "m_i", m_i, r0, 0, br, 1);
+            sim_at(h, FA1_L12_WRITE_O, i, j);
+            sim_store(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);       /* 12 */
+            sim_at(h, FA1_L13_WRITE_LM, i, j);
+            sim_store(h, SIM_l, SIM_BUF_l_i, l_i, r0, 0, br, 1);       /* 13 */
+            sim_store(h, SIM_m, SIM_BUF_m_i, m_i, r0, 0, br, 1);
         }                                                        /* 14 */
     }                                                            /* 15 */
-    sim_at(h, 16, -1, -1);
+    sim_at(h, FA1_L16_RETURN, -1, -1);
     sim_sram_release_all(h);
     return 0;                                                    /* 16 */
 }
+
+static void fa1_plan(sim_plan *p, const sim_shape *sh, int e)
+{
+    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d;
+    sim_plan_add(p, SIM_BUF_K_j, 1, Bc, d, e, "key block (line 6)");
+    sim_plan_add(p, SIM_BUF_V_j, 1, Bc, d, e, "value block (line 6)");
+    sim_plan_add(p, SIM_BUF_Q_i, 1, Br, d, e, "query block (line 8)");
+    sim_plan_add(p, SIM_BUF_O_i, 1, Br, d, 4, "output block, fp32 (line 8)");
+    sim_plan_add(p, SIM_BUF_S_ij, 1, Br, Bc, 4, "scores, then P~_ij (lines 9-10)");
+    sim_plan_add(p, SIM_BUF_m_i, 1, Br, 1, 4, "row maxima (line 8)");
+    sim_plan_add(p, SIM_BUF_l_i, 1, Br, 1, 4, "row sums (line 8)");
+    sim_plan_add(p, SIM_BUF_mt_ij, 1, Br, 1, 4, "block row maxima (line 10)");
+    sim_plan_add(p, SIM_BUF_lt_ij, 1, Br, 1, 4, "block row sums (line 10)");
+    sim_plan_add(p, SIM_BUF_m_new, 1, Br, 1, 4, "new maxima (line 11)");
+    sim_plan_add(p, SIM_BUF_l_new, 1, Br, 1, 4, "new sums (line 11)");
+    p->nphases = 1;
+}
+
+static void fa1_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
+{
+    const uint64_t N = (uint64_t)sh->N, N_k = (uint64_t)sim_shape_Nk(sh), d = (uint64_t)sh->d;
+    const uint64_t Bc = (uint64_t)p->Bc, Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc;
+    const uint64_t Nd = sim_th_mul(k, N, d);
+    /* Line 2: O, l, m initialised in HBM, one block of each per i. */
+    sim_th_put(out, SIM_O, SIM_WR, Nd, Tr, k);
+    sim_th_put(out, SIM_l, SIM_WR, N, Tr, k);
+    sim_th_put(out, SIM_m, SIM_WR, N, Tr, k);
+    /* Line 6: K_j, V_j once per j that some query sees: all of them but
+     * the j_lo(0) whole blocks before row 0's first key (a window). */
+    const uint64_t j_skip = sim_th_kv_skip(p, sh);
+    const uint64_t kv = sim_th_mul(k, N_k - j_skip * Bc, d);
+    sim_th_put(out, SIM_K, SIM_RD, kv, Tc - j_skip, k);
+    sim_th_put(out, SIM_V, SIM_RD, kv, Tc - j_skip, k);
+    /* Lines 8, 12, 13 at every visited (i, j): rows of Q_i, O_i, l_i, m_i. */
+    uint64_t V_b;
+    const uint64_t rows = sim_th_pair_rows(k, p, sh, &V_b);
+    const uint64_t rows_d = sim_th_mul(k, rows, d);
+    sim_th_put(out, SIM_Q, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, SIM_O, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, SIM_l, SIM_RD, rows, V_b, k);
+    sim_th_put(out, SIM_m, SIM_RD, rows, V_b, k);
+    sim_th_put(out, SIM_O, SIM_WR, rows_d, V_b, k);
+    sim_th_put(out, SIM_l, SIM_WR, rows, V_b, k);
+    sim_th_put(out, SIM_m, SIM_WR, rows, V_b, k);
+}
+
+/* The visited block pairs. */
+static uint64_t fa1_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
+{
+    return sim_th_visited(k, sh, p->Br, p->Bc);
+}
+
+#define STEP (SIM_VIEW_STATS | SIM_VIEW_OUT | SIM_VIEW_AFTER | SIM_VIEW_NORM_BEFORE | \
+              SIM_VIEW_NORM_AFTER)
+
+/* Condensed as FA2's listing (algo_fa2.c). The view flags: 8 loads block
+ * i's values from HBM; 9-13 update them (FA1 keeps O normalised). A heat map
+ * shows S_ij at 9 and P~_ij against the block's own maximum at 10-13. */
+static const sim_code_line FA1_CODE[] = {
+    { 1, 0, "B_c = ceil(M/4d),", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 0, "B_r = min(ceil(M/4d), d)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1_L2_INIT, 0, "O = 0, l = 0, m = -inf in HBM", 0, SIM_HEAT_NONE,
+      "line 2: O = 0, l = 0, m = -inf written to HBM", 0 },
+    { 3, 0, "Q -> T_r blocks; K,V -> T_c", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 4, 0, "O, l, m -> T_r blocks", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 5, 0, "for j = 1 .. T_c:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1_L6_LOAD_KV, 1, "load K_j, V_j from HBM", 0, SIM_HEAT_NONE,
+      "line 6: K_j and V_j arrive; S_ij is computed at line 9", 0 },
+    { 7, 1, "for i = 1 .. T_r:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1_L8_LOAD_QOLM, 2, "load Q_i, O_i, l_i, m_i", STEP, SIM_HEAT_NONE,
+      "line 8: Q_i, O_i, l_i, m_i arrive; S_ij is computed at line 9", 0 },
+    { FA1_L9_SCORES, 2, "S_ij = Q_i K_j^T", STEP | SIM_VIEW_BEFORE | SIM_VIEW_ALPHA, SIM_HEAT_S,
+      NULL, 0 },
+    { FA1_L10_BLOCK_STATS, 2, "m~ = rowmax(S_ij)", STEP | SIM_VIEW_BEFORE | SIM_VIEW_ALPHA,
+      SIM_HEAT_P_BLOCK, NULL, 0 },
+    { 0, 2, "P~ = exp(S_ij - m~)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "l~ = rowsum(P~)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 11, 2, "m_new = max(m_i, m~)", STEP | SIM_VIEW_BEFORE | SIM_VIEW_ALPHA, SIM_HEAT_P_BLOCK,
+      NULL, 0 },
+    { 0, 2, "l_new = e^(m_i-m_new) l_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "      + e^(m~-m_new) l~", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1_L12_WRITE_O, 2, "write to HBM: O_i =", STEP | SIM_VIEW_BEFORE | SIM_VIEW_ALPHA,
+      SIM_HEAT_P_BLOCK, NULL, 0 },
+    { 0, 2, " (l_i e^(m_i-m_new) O_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "  + e^(m~-m_new) P~ V_j)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "  / l_new", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1_L13_WRITE_LM, 2, "write l_i = l_new,", STEP | SIM_VIEW_BEFORE | SIM_VIEW_ALPHA,
+      SIM_HEAT_P_BLOCK, NULL, 0 },
+    { 0, 2, "  m_i = m_new to HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 14, 1, "end for", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 15, 0, "end for", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1_L16_RETURN, 0, "return O", 0, SIM_HEAT_RETURN, NULL, 0 },
+};
+
+const sim_loop sim_loop_fa1 = {
+    .algo = SIM_FA1,
+    .pass = SIM_FWD,
+    .name = "fa1",
+    .title = "FlashAttention-1 (Dao et al. 2022, Algorithm 1)",
+    .code_title = "FlashAttention, Algorithm 1",
+    .code = FA1_CODE,
+    .ncode = (int)(sizeof FA1_CODE / sizeof FA1_CODE[0]),
+    .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_m | 1u << SIM_l,
+    .kv_loads = SIM_KV_ONCE,
+    .plan = fa1_plan,
+    .run = fa1_run,
+    .counts = fa1_counts,
+    .steps = fa1_steps,
+};

@@ -21,6 +21,20 @@
  * l_i, m_i, D_i (B_r). Row-major. The scale tau = 1/sqrt(d).
  */
 #include "sim_hier.h"
+#include "sim_theory.h"
+
+/* Algorithm 4's lines, as the loop nest marks them. */
+enum {
+    FA1B_L5_ZERO = 5,
+    FA1B_L7_LOAD_KV = 7,
+    FA1B_L8_ZERO_ACC = 8,
+    FA1B_L10_LOAD_Q = 10,
+    FA1B_L11_SCORES = 11,
+    FA1B_L21_DQ = 21,
+    FA1B_L22_DK = 22,
+    FA1B_L24_WRITE_DKV = 24,
+    FA1B_L26_RETURN = 26
+};
 
 /* Lines 11-20 on chip for one block pair: S_ij, the mask, P_ij (in S_ij's
  * place), dV_j += P_ij^T dO_i, dP_ij, D_i, and dS_ij (in dP_ij's place). */
@@ -44,30 +58,30 @@ static SIM_NOINLINE void fa1_bwd_lines11_20(const sim_hier *h, const float *Q_i,
     ref_tile_ds(S_ij, dP_ij, D_i, (int)br, (int)bc, dP_ij);                  /* 20 */
 }
 
-int sim_algo_fa1_bwd(sim_hier *h, const sim_plan *p)
+static int fa1_bwd_run(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr, T_c = p->Tc;
 
-    float *K_j = sim_sram_take(h, p, 1, "K_j");
-    float *V_j = sim_sram_take(h, p, 1, "V_j");
-    float *dK_j = sim_sram_take(h, p, 1, "dK_j");
-    float *dV_j = sim_sram_take(h, p, 1, "dV_j");
-    float *Q_i = sim_sram_take(h, p, 1, "Q_i");
-    float *O_i = sim_sram_take(h, p, 1, "O_i");
-    float *dO_i = sim_sram_take(h, p, 1, "dO_i");
-    float *dQ_i = sim_sram_take(h, p, 1, "dQ_i");
-    float *l_i = sim_sram_take(h, p, 1, "l_i");
-    float *m_i = sim_sram_take(h, p, 1, "m_i");
-    float *S_ij = sim_sram_take(h, p, 1, "S_ij");
-    float *dP_ij = sim_sram_take(h, p, 1, "dP_ij");
-    float *D_i = sim_sram_take(h, p, 1, "D_i");
+    float *K_j = sim_sram_take(h, p, 1, SIM_BUF_K_j);
+    float *V_j = sim_sram_take(h, p, 1, SIM_BUF_V_j);
+    float *dK_j = sim_sram_take(h, p, 1, SIM_BUF_dK_j);
+    float *dV_j = sim_sram_take(h, p, 1, SIM_BUF_dV_j);
+    float *Q_i = sim_sram_take(h, p, 1, SIM_BUF_Q_i);
+    float *O_i = sim_sram_take(h, p, 1, SIM_BUF_O_i);
+    float *dO_i = sim_sram_take(h, p, 1, SIM_BUF_dO_i);
+    float *dQ_i = sim_sram_take(h, p, 1, SIM_BUF_dQ_i);
+    float *l_i = sim_sram_take(h, p, 1, SIM_BUF_l_i);
+    float *m_i = sim_sram_take(h, p, 1, SIM_BUF_m_i);
+    float *S_ij = sim_sram_take(h, p, 1, SIM_BUF_S_ij);
+    float *dP_ij = sim_sram_take(h, p, 1, SIM_BUF_dP_ij);
+    float *D_i = sim_sram_take(h, p, 1, SIM_BUF_D_i);
     if (h->failed)
         return -1;
 
     /* 2-4: block sizes (the plan's), Q, O, dO, l, m in T_r blocks; K, V in T_c. */
     /* 5: dQ = 0, dK = 0, dV = 0 in HBM, written block by block from SRAM. */
-    sim_at(h, 5, -1, -1);
+    sim_at(h, FA1B_L5_ZERO, -1, -1);
     if (h->compute) {
         for (int64_t x = 0; x < B_r * d; x++)
             dQ_i[x] = 0.0f;
@@ -75,50 +89,155 @@ int sim_algo_fa1_bwd(sim_hier *h, const sim_plan *p)
             dK_j[x] = dV_j[x] = 0.0f;
     }
     for (int64_t i = 0; i < T_r; i++)
-        sim_store(h, SIM_dQ, "dQ_i", dQ_i, i * B_r, 0, sim_min64(B_r, N - i * B_r), d);
+        sim_store(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, i * B_r, 0, sim_min64(B_r, N - i * B_r), d);
     for (int64_t j = 0; j < T_c; j++) {
-        sim_store(h, SIM_dK, "dK_j", dK_j, j * B_c, 0, sim_min64(B_c, N_k - j * B_c), d);
-        sim_store(h, SIM_dV, "dV_j", dV_j, j * B_c, 0, sim_min64(B_c, N_k - j * B_c), d);
+        sim_store(h, SIM_dK, SIM_BUF_dK_j, dK_j, j * B_c, 0, sim_min64(B_c, N_k - j * B_c), d);
+        sim_store(h, SIM_dV, SIM_BUF_dV_j, dV_j, j * B_c, 0, sim_min64(B_c, N_k - j * B_c), d);
     }
     for (int64_t j = 0; j < T_c; j++) {                              /* 6 */
         const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
         const sim_range is = sim_visit_is(h, p, j);
         if (is.lo > is.hi)
             continue;                                                /* no query sees K_j */
-        sim_at(h, 7, -1, j);
-        sim_load(h, SIM_K, "K_j", K_j, c0, 0, bc, d);                /* 7 */
-        sim_load(h, SIM_V, "V_j", V_j, c0, 0, bc, d);
-        sim_at(h, 8, -1, j);
+        sim_at(h, FA1B_L7_LOAD_KV, -1, j);
+        sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);                /* 7 */
+        sim_load(h, SIM_V, SIM_BUF_V_j, V_j, c0, 0, bc, d);
+        sim_at(h, FA1B_L8_ZERO_ACC, -1, j);
         if (h->compute)                                              /* 8 */
             for (int64_t x = 0; x < bc * d; x++)
                 dK_j[x] = dV_j[x] = 0.0f;
         for (int64_t i = is.lo; i <= is.hi; i++) {                   /* 9 */
             const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
-            sim_at(h, 10, i, j);
-            sim_load(h, SIM_Q, "Q_i", Q_i, r0, 0, br, d);            /* 10 */
-            sim_load(h, SIM_O, "O_i", O_i, r0, 0, br, d);
-            sim_load(h, SIM_dO, "dO_i", dO_i, r0, 0, br, d);
-            sim_load(h, SIM_dQ, "dQ_i", dQ_i, r0, 0, br, d);
-            sim_load(h, SIM_l, "l_i", l_i, r0, 0, br, 1);
-            sim_load(h, SIM_m, "m_i", m_i, r0, 0, br, 1);
+            sim_at(h, FA1B_L10_LOAD_Q, i, j);
+            sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i, r0, 0, br, d);            /* 10 */
+            sim_load(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
+            sim_load(h, SIM_dO, SIM_BUF_dO_i, dO_i, r0, 0, br, d);
+            sim_load(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
+            sim_load(h, SIM_l, SIM_BUF_l_i, l_i, r0, 0, br, 1);
+            sim_load(h, SIM_m, SIM_BUF_m_i, m_i, r0, 0, br, 1);
             h->steps++;
-            sim_at(h, 11, i, j);
+            sim_at(h, FA1B_L11_SCORES, i, j);
             if (h->compute)                                          /* 11-20 */
                 fa1_bwd_lines11_20(h, Q_i, K_j, V_j, O_i, dO_i, l_i, m_i, S_ij, dP_ij, D_i,
                                    dV_j, br, bc, r0, c0);
-            sim_at(h, 21, i, j);
+            sim_at(h, FA1B_L21_DQ, i, j);
             if (h->compute)                                          /* 21 */
                 ref_tile_acc_nn(dQ_i, dP_ij, K_j, (int)br, (int)bc, (int)d, h->scale);
-            sim_store(h, SIM_dQ, "dQ_i", dQ_i, r0, 0, br, d);
-            sim_at(h, 22, i, j);
+            sim_store(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
+            sim_at(h, FA1B_L22_DK, i, j);
             if (h->compute)                                          /* 22 */
                 ref_tile_acc_tn(dK_j, dP_ij, Q_i, (int)br, (int)bc, (int)d, h->scale);
         }                                                            /* 23 */
-        sim_at(h, 24, -1, j);
-        sim_store(h, SIM_dK, "dK_j", dK_j, c0, 0, bc, d);            /* 24 */
-        sim_store(h, SIM_dV, "dV_j", dV_j, c0, 0, bc, d);
+        sim_at(h, FA1B_L24_WRITE_DKV, -1, j);
+        sim_store(h, SIM_dK, SIM_BUF_dK_j, dK_j, c0, 0, bc, d);            /* 24 */
+        sim_store(h, SIM_dV, SIM_BUF_dV_j, dV_j, c0, 0, bc, d);
     }                                                                /* 25 */
-    sim_at(h, 26, -1, -1);
+    sim_at(h, FA1B_L26_RETURN, -1, -1);
     sim_sram_release_all(h);
     return 0;                                                        /* 26 */
 }
+
+/* K_j, V_j and the accumulators dK_j, dV_j stay for the inner loop over
+ * query blocks, which brings Q_i, O_i, dO_i, dQ_i and l_i, m_i (D_i is
+ * computed on chip). The recomputed tiles are fp32. */
+static void fa1_bwd_plan(sim_plan *p, const sim_shape *sh, int e)
+{
+    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d;
+    sim_plan_add(p, SIM_BUF_K_j, 1, Bc, d, e, "key block (line 7)");
+    sim_plan_add(p, SIM_BUF_V_j, 1, Bc, d, e, "value block (line 7)");
+    sim_plan_add(p, SIM_BUF_dK_j, 1, Bc, d, 4, "fp32 accumulator (line 8)");
+    sim_plan_add(p, SIM_BUF_dV_j, 1, Bc, d, 4, "fp32 accumulator (line 8)");
+    sim_plan_add(p, SIM_BUF_Q_i, 1, Br, d, e, "query block (line 10)");
+    sim_plan_add(p, SIM_BUF_O_i, 1, Br, d, e, "output block, for D_i (line 10)");
+    sim_plan_add(p, SIM_BUF_dO_i, 1, Br, d, e, "output gradient block (line 10)");
+    sim_plan_add(p, SIM_BUF_dQ_i, 1, Br, d, 4, "query gradient, fp32 (line 10)");
+    sim_plan_add(p, SIM_BUF_l_i, 1, Br, 1, 4, "row sums (line 10)");
+    sim_plan_add(p, SIM_BUF_m_i, 1, Br, 1, 4, "row maxima (line 10)");
+    sim_plan_add(p, SIM_BUF_S_ij, 1, Br, Bc, 4, "scores, then P_ij (lines 11-13)");
+    sim_plan_add(p, SIM_BUF_dP_ij, 1, Br, Bc, 4, "dP_ij, then dS_ij (lines 17-20)");
+    sim_plan_add(p, SIM_BUF_D_i, 1, Br, 1, 4, "rowsum(dO_i o O_i) (line 19)");
+    p->nphases = 1;
+}
+
+/* V_b visited pairs; rows = the query rows summed over them. */
+static void fa1_bwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
+                           sim_counts *out)
+{
+    const uint64_t N = (uint64_t)sh->N, N_k = (uint64_t)sim_shape_Nk(sh), d = (uint64_t)sh->d;
+    const uint64_t Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc, j_skip = sim_th_kv_skip(p, sh);
+    const uint64_t Nd = sim_th_mul(k, N, d), Nkd = sim_th_mul(k, N_k, d);
+    uint64_t V_b;
+    const uint64_t rows = sim_th_pair_rows(k, p, sh, &V_b), rows_d = sim_th_mul(k, rows, d);
+    const uint64_t kv = sim_bwd_kv_counts(k, p, sh, out);          /* 7 */
+    /* 5: dQ, dK, dV = 0 in HBM, block by block */
+    sim_th_put(out, SIM_dQ, SIM_WR, Nd, Tr, k);
+    sim_th_put(out, SIM_dK, SIM_WR, Nkd, Tc, k);
+    sim_th_put(out, SIM_dV, SIM_WR, Nkd, Tc, k);
+    /* 10, 21 at every visited pair: Q_i, O_i, dO_i, dQ_i, l_i, m_i in; dQ_i out */
+    sim_th_put(out, SIM_Q, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, SIM_O, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, SIM_dO, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, SIM_dQ, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, SIM_l, SIM_RD, rows, V_b, k);
+    sim_th_put(out, SIM_m, SIM_RD, rows, V_b, k);
+    sim_th_put(out, SIM_dQ, SIM_WR, rows_d, V_b, k);
+    /* 24: dK_j, dV_j out for the key blocks visited */
+    sim_th_put(out, SIM_dK, SIM_WR, kv, Tc - j_skip, k);
+    sim_th_put(out, SIM_dV, SIM_WR, kv, Tc - j_skip, k);
+}
+
+/* The visited block pairs. */
+static uint64_t fa1_bwd_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
+{
+    return sim_th_visited(k, sh, p->Br, p->Bc);
+}
+
+/* FlashAttention's Algorithm 4, condensed. Its dropout lines (1, 14, 15,
+ * 18) are identities without dropout and stay as comments; tau = 1/sqrt(d). */
+static const sim_code_line FA1_BWD_CODE[] = {
+    { 1, 0, "(dropout state: none)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 2, 0, "B_c = ceil(M/4d), B_r = ...", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 3, 0, "Q -> T_r blocks; K,V -> T_c", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 4, 0, "O, dO, l, m -> T_r blocks", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1B_L5_ZERO, 0, "dQ = 0, dK = 0, dV = 0 in HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 6, 0, "for j = 1 .. T_c:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1B_L7_LOAD_KV, 1, "load K_j, V_j from HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1B_L8_ZERO_ACC, 1, "dK~_j = 0, dV~_j = 0", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 9, 1, "for i = 1 .. T_r:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1B_L10_LOAD_Q, 2, "load Q_i,O_i,dO_i,dQ_i,", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "  l_i, m_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1B_L11_SCORES, 2, "S_ij = tau Q_i K_j^T", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 12, 2, "mask(S_ij)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 13, 2, "P_ij = diag(l_i)^-1 *", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "  exp(S_ij - m_i)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 14, 2, "(15: no dropout)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 16, 2, "dV~_j += P_ij^T dO_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 17, 2, "dP_ij = dO_i V_j^T (18)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 19, 2, "D_i = rowsum(dO_i o O_i)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 20, 2, "dS_ij = P o (dP_ij - D_i)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1B_L21_DQ, 2, "write dQ_i += tau dS K_j", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1B_L22_DK, 2, "dK~_j += tau dS_ij^T Q_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 23, 1, "end for", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1B_L24_WRITE_DKV, 1, "write dK_j, dV_j to HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 25, 0, "end for", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA1B_L26_RETURN, 0, "return dQ, dK, dV", 0, SIM_HEAT_NONE, NULL, 0 },
+};
+
+const sim_loop sim_loop_fa1_bwd = {
+    .algo = SIM_FA1,
+    .pass = SIM_BWD,
+    .name = "fa1",
+    .title = "FlashAttention-1 (Dao et al. 2022, Algorithm 1)",
+    .code_title = "FlashAttention, Algorithm 4",
+    .code = FA1_BWD_CODE,
+    .ncode = (int)(sizeof FA1_BWD_CODE / sizeof FA1_BWD_CODE[0]),
+    .no_stats = "the backward recomputes P from the forward's statistics",
+    .no_stats_detail = "P_ij = diag(l_i)^-1 exp(S_ij - m_i), l and m from the forward",
+    .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_m | 1u << SIM_l |
+           1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV,
+    .kv_loads = SIM_KV_ONCE,
+    .plan = fa1_bwd_plan,
+    .run = fa1_bwd_run,
+    .counts = fa1_bwd_counts,
+    .steps = fa1_bwd_steps,
+};

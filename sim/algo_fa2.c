@@ -19,6 +19,22 @@
  * (B_c, d); S_ij (B_r, B_c); m_i, l_i (B_r). Row-major throughout.
  */
 #include "sim_hier.h"
+#include "sim_theory.h"
+
+/* The pseudocode's lines that the loop nest marks (sim_at), as numbered in
+ * the paper; FA2_CODE below lists them all. */
+enum {
+    FA2_L4_LOAD_Q = 4,
+    FA2_L5_INIT = 5,
+    FA2_L7_LOAD_KV = 7,
+    FA2_L8_SCORES = 8,
+    FA2_L9_ONLINE = 9,
+    FA2_L10_ACC = 10,
+    FA2_L12_NORMALISE = 12,
+    FA2_L14_WRITE_O = 14,
+    FA2_L15_WRITE_L = 15,
+    FA2_L17_RETURN = 17
+};
 
 /* The on-chip arithmetic lives in functions of its own, out of line: the
  * loop nest below then stays small enough that count-only runs (which skip
@@ -48,18 +64,18 @@ static SIM_NOINLINE void fa2_lines9_10(float *S_ij, const float *V_j, float *O_i
     }
 }
 
-int sim_algo_fa2(sim_hier *h, const sim_plan *p)
+static int fa2_run(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr;
 
-    float *Q_i = sim_sram_take(h, p, 1, "Q_i");
-    float *K_j = sim_sram_take(h, p, 1, "K_j");
-    float *V_j = sim_sram_take(h, p, 1, "V_j");
-    float *S_ij = sim_sram_take(h, p, 1, "S_ij");
-    float *O_i = sim_sram_take(h, p, 1, "O_i");
-    float *m_i = sim_sram_take(h, p, 1, "m_i");
-    float *l_i = sim_sram_take(h, p, 1, "l_i");
+    float *Q_i = sim_sram_take(h, p, 1, SIM_BUF_Q_i);
+    float *K_j = sim_sram_take(h, p, 1, SIM_BUF_K_j);
+    float *V_j = sim_sram_take(h, p, 1, SIM_BUF_V_j);
+    float *S_ij = sim_sram_take(h, p, 1, SIM_BUF_S_ij);
+    float *O_i = sim_sram_take(h, p, 1, SIM_BUF_O_i);
+    float *m_i = sim_sram_take(h, p, 1, SIM_BUF_m_i);
+    float *l_i = sim_sram_take(h, p, 1, SIM_BUF_l_i);
     if (h->failed)
         return -1;
 
@@ -69,42 +85,154 @@ int sim_algo_fa2(sim_hier *h, const sim_plan *p)
     /* 1-2: Q, O, L in T_r blocks of B_r rows; K, V in T_c blocks of B_c rows. */
     for (int64_t i = 0; i < T_r; i++) {                          /* 3 */
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
-        sim_at(h, 4, i, -1);
+        sim_at(h, FA2_L4_LOAD_Q, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 4 */
-            sim_load(h, SIM_Q, "Q_i", Q_i + k * br * d, k * N + r0, 0, br, d);
-        sim_at(h, 5, i, -1);
+            sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i + k * br * d, k * N + r0, 0, br, d);
+        sim_at(h, FA2_L5_INIT, i, -1);
         if (h->compute)                                          /* 5 */
             sim_state_empty(m_i, l_i, O_i, hq * br, d);
         const sim_range js = sim_visit_js(h, p, i);
         for (int64_t j = js.lo; j <= js.hi; j++) {               /* 6 */
             const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
-            sim_at(h, 7, i, j);
-            sim_load(h, SIM_K, "K_j", K_j, c0, 0, bc, d);        /* 7 */
-            sim_load(h, SIM_V, "V_j", V_j, c0, 0, bc, d);
+            sim_at(h, FA2_L7_LOAD_KV, i, j);
+            sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);        /* 7 */
+            sim_load(h, SIM_V, SIM_BUF_V_j, V_j, c0, 0, bc, d);
             h->steps++;
-            sim_at(h, 8, i, j);
+            sim_at(h, FA2_L8_SCORES, i, j);
             if (h->compute)                                      /* 8 */
                 fa2_line8(h, Q_i, K_j, S_ij, br, bc, r0, c0);
-            sim_at(h, 9, i, j);
+            sim_at(h, FA2_L9_ONLINE, i, j);
             if (h->compute)                                      /* 9, 10 */
                 fa2_lines9_10(S_ij, V_j, O_i, m_i, l_i, hq * br, bc, d);
-            sim_at(h, 10, i, j);
+            sim_at(h, FA2_L10_ACC, i, j);
         }                                                        /* 11 */
-        sim_at(h, 12, i, -1);
+        sim_at(h, FA2_L12_NORMALISE, i, -1);
         if (h->compute) {
             for (int64_t r = 0; r < hq * br; r++) {
                 ref_normalise_row(O_i + r * d, (int)d, l_i[r]);  /* 12 */
                 m_i[r] = ref_lse(m_i[r], l_i[r]);                /* 13: L_i in m_i */
             }
         }
-        sim_at(h, 14, i, -1);
+        sim_at(h, FA2_L14_WRITE_O, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 14 */
-            sim_store(h, SIM_O, "O_i", O_i + k * br * d, k * N + r0, 0, br, d);
-        sim_at(h, 15, i, -1);
+            sim_store(h, SIM_O, SIM_BUF_O_i, O_i + k * br * d, k * N + r0, 0, br, d);
+        sim_at(h, FA2_L15_WRITE_L, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 15 */
-            sim_store(h, SIM_L, "m_i", m_i + k * br, k * N + r0, 0, br, 1);
+            sim_store(h, SIM_L, SIM_BUF_m_i, m_i + k * br, k * N + r0, 0, br, 1);
     }                                                            /* 16 */
-    sim_at(h, 17, -1, -1);
+    sim_at(h, FA2_L17_RETURN, -1, -1);
     sim_sram_release_all(h);
     return 0;                                                    /* 17 */
 }
+
+/* Grouped query heads: the block holds B_r rows of each of its hq heads on
+ * the query side; K_j, V_j serve them all. */
+static void fa2_plan(sim_plan *p, const sim_shape *sh, int e)
+{
+    const int64_t R = sim_shape_hq(sh) * p->Br, Bc = p->Bc, d = sh->d;
+    sim_plan_add(p, SIM_BUF_Q_i, 1, R, d, e, "query block (line 4)");
+    sim_plan_add(p, SIM_BUF_K_j, 1, Bc, d, e, "key block (line 7)");
+    sim_plan_add(p, SIM_BUF_V_j, 1, Bc, d, e, "value block (line 7)");
+    sim_plan_add(p, SIM_BUF_S_ij, 1, R, Bc, 4, "scores, then P~ (lines 8-9)");
+    sim_plan_add(p, SIM_BUF_O_i, 1, R, d, 4, "fp32 output accumulator (line 10)");
+    sim_plan_add(p, SIM_BUF_m_i, 1, R, 1, 4, "running maxima; L_i at the end");
+    sim_plan_add(p, SIM_BUF_l_i, 1, R, 1, 4, "running sums");
+    p->nphases = 1;
+}
+
+/* Line 7: K_j, V_j at every visited (i, j): B_c keys per pair, less
+ * B_c - bc_last for each query block that visits the last key block. */
+void sim_fa2_kv_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
+{
+    const uint64_t d = (uint64_t)sh->d, Bc = (uint64_t)p->Bc, Tc = (uint64_t)p->Tc;
+    const uint64_t bc_last = (uint64_t)sim_shape_Nk(sh) - (Tc - 1) * Bc;
+    const uint64_t V_b = sim_th_visited(k, sh, p->Br, p->Bc);
+    const sim_range is = sim_block_is(sh, p->Tc - 1, p->Br, p->Bc);
+    const uint64_t keys =
+        sim_th_mul(k, Bc, V_b) - (Bc - bc_last) * (uint64_t)(is.hi - is.lo + 1);
+    sim_th_put(out, SIM_K, SIM_RD, sim_th_mul(k, keys, d), V_b, k);
+    sim_th_put(out, SIM_V, SIM_RD, sim_th_mul(k, keys, d), V_b, k);
+}
+
+/* Lines 4, 14, 15: Q_i in, O_i and L_i out, once per i; line 7 K_j, V_j. */
+static void fa2_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
+{
+    const uint64_t N = (uint64_t)sh->N, Tr = (uint64_t)p->Tr;
+    const uint64_t Nd = sim_th_mul(k, N, (uint64_t)sh->d);
+    sim_th_put(out, SIM_Q, SIM_RD, Nd, Tr, k);
+    sim_th_put(out, SIM_O, SIM_WR, Nd, Tr, k);
+    sim_th_put(out, SIM_L, SIM_WR, N, Tr, k);
+    sim_fa2_kv_counts(k, p, sh, out);
+}
+
+/* The visited block pairs. */
+static uint64_t fa2_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
+{
+    return sim_th_visited(k, sh, p->Br, p->Bc);
+}
+
+#define SO (SIM_VIEW_STATS | SIM_VIEW_OUT)
+#define FA2_NOTE_12                                                                      \
+    "line 12: O_i = diag(l_i)^-1 O_i, line 13: L_i = m_i + log l_i; no score tile"
+#define BA (SIM_VIEW_BEFORE | SIM_VIEW_AFTER)
+
+/* Line 0 continues the numbered line above it. Each text with its indent
+ * (two columns per level) fits 31 columns, so that the 80-column view shows
+ * it whole beside the line numbers. Names follow the papers, shortened where
+ * the column needs it: P~, m~, l~ are P~_ij, m~_ij, l~_ij. The view flags:
+ * 4 loads Q_i while the buffers still hold block i-1; 5 initialises; 7-10
+ * update m_i, l_i, O_i online; 12 divides O_i by l_i and 13 turns m_i into
+ * L_i. A heat map shows S_ij at 8 and P~_ij against the running maximum at
+ * 9-10. */
+static const sim_code_line FA2_CODE[] = {
+    { 1, 0, "Q -> T_r blocks Q_i (B_r rows)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 0, "K, V -> T_c blocks (B_c rows)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 2, 0, "O -> blocks O_i, L -> L_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 3, 0, "for i = 1 .. T_r:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2_L4_LOAD_Q, 1, "load Q_i from HBM to SRAM", SO, SIM_HEAT_NONE,
+      "line 4: Q_i arrives in SRAM; S_ij is computed at line 8", 0 },
+    { FA2_L5_INIT, 1, "O_i = 0, l_i = 0, m_i = -inf", SO | SIM_VIEW_AFTER, SIM_HEAT_NONE,
+      "line 5: O_i = 0, l_i = 0, m_i = -inf; no score tile yet", 0 },
+    { 6, 1, "for j = 1 .. T_c:", SO | SIM_VIEW_AFTER, SIM_HEAT_NONE, NULL, 0 },
+    { FA2_L7_LOAD_KV, 2, "load K_j, V_j from HBM", SO | BA | SIM_VIEW_ALPHA, SIM_HEAT_NONE,
+      "line 7: K_j and V_j arrive; S_ij is computed at line 8", 0 },
+    { FA2_L8_SCORES, 2, "S_ij = Q_i K_j^T", SO | BA | SIM_VIEW_ALPHA, SIM_HEAT_S, NULL, 0 },
+    { FA2_L9_ONLINE, 2, "m_new = max(m_i, rowmax S)", SO | BA | SIM_VIEW_ALPHA,
+      SIM_HEAT_P_RUNNING, NULL, 0 },
+    { 0, 2, "P~ = exp(S_ij - m_new)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "l_i = e^(m_i-m_new) l_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "      + rowsum(P~)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2_L10_ACC, 2, "O_i = e^(m_i-m_new) O_i", SO | BA | SIM_VIEW_ALPHA, SIM_HEAT_P_RUNNING,
+      NULL, 0 },
+    { 0, 2, "      + P~ V_j; m_i = m_new", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 11, 1, "end for", SO | BA, SIM_HEAT_NONE, NULL, 0 },
+    { FA2_L12_NORMALISE, 1, "O_i = diag(l_i)^-1 O_i",
+      SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER, SIM_HEAT_NONE, FA2_NOTE_12, 0 },
+    { 13, 1, "L_i = m_i + log(l_i)", SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER,
+      SIM_HEAT_NONE, FA2_NOTE_12, 0 },
+    { FA2_L14_WRITE_O, 1, "write O_i to HBM",
+      SO | BA | SIM_VIEW_L_BEFORE | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_BEFORE |
+          SIM_VIEW_NORM_AFTER, SIM_HEAT_WRITE, NULL, 0 },
+    { FA2_L15_WRITE_L, 1, "write L_i to HBM",
+      SO | BA | SIM_VIEW_L_BEFORE | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_BEFORE |
+          SIM_VIEW_NORM_AFTER, SIM_HEAT_WRITE, NULL, 0 },
+    { 16, 0, "end for", 0, SIM_HEAT_RETURN, NULL, 0 },
+    { FA2_L17_RETURN, 0, "return O, L", 0, SIM_HEAT_RETURN, NULL, 0 },
+};
+
+const sim_loop sim_loop_fa2 = {
+    .algo = SIM_FA2,
+    .pass = SIM_FWD,
+    .grouped = 1,
+    .name = "fa2",
+    .title = "FlashAttention-2 (Dao 2023, Algorithm 1)",
+    .code_title = "FlashAttention-2, Algorithm 1",
+    .code = FA2_CODE,
+    .ncode = (int)(sizeof FA2_CODE / sizeof FA2_CODE[0]),
+    .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_L,
+    .kv_loads = SIM_KV_PER_VISIT,
+    .plan = fa2_plan,
+    .run = fa2_run,
+    .counts = fa2_counts,
+    .steps = fa2_steps,
+};

@@ -26,6 +26,21 @@
  * (Algorithm 2 leaves it out, as its forward does).
  */
 #include "sim_hier.h"
+#include "sim_theory.h"
+
+/* Algorithm 2's lines, as the loop nest marks them. */
+enum {
+    FA2B_L3_ZERO_DQ = 3,
+    FA2B_L4_D = 4,
+    FA2B_L6_LOAD_KV = 6,
+    FA2B_L7_ZERO_ACC = 7,
+    FA2B_L9_LOAD_Q = 9,
+    FA2B_L10_SCORES = 10,
+    FA2B_L15_DQ = 15,
+    FA2B_L16_DK = 16,
+    FA2B_L18_WRITE_DKV = 18,
+    FA2B_L20_RETURN = 20
+};
 
 /* Lines 10-14 on chip for one block pair: S_ij, P_ij (in S_ij's place),
  * dV_j += P_ij^T dO_i, dP_ij, and dS_ij (in dP_ij's place). */
@@ -50,34 +65,34 @@ static SIM_NOINLINE void fa2_bwd_lines10_14(const sim_hier *h, const float *Q_i,
 static int lines3_4(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, d = h->sh.d, B_r = p->Br;
-    float *O_i = sim_sram_take(h, p, 1, "O_i");
-    float *dO_i = sim_sram_take(h, p, 1, "dO_i");
-    float *D_i = sim_sram_take(h, p, 1, "D_i");
+    float *O_i = sim_sram_take(h, p, 1, SIM_BUF_O_i);
+    float *dO_i = sim_sram_take(h, p, 1, SIM_BUF_dO_i);
+    float *D_i = sim_sram_take(h, p, 1, SIM_BUF_D_i);
     if (h->failed)
         return -1;
     /* Line 3's zeros leave from O_i's buffer, before line 4 fills it. */
-    sim_at(h, 3, -1, -1);
+    sim_at(h, FA2B_L3_ZERO_DQ, -1, -1);
     if (h->compute)
         for (int64_t x = 0; x < B_r * d; x++)
             O_i[x] = 0.0f;
     for (int64_t i = 0; i < p->Tr; i++)
-        sim_store(h, SIM_dQ, "O_i", O_i, i * B_r, 0, sim_min64(B_r, N - i * B_r), d);
+        sim_store(h, SIM_dQ, SIM_BUF_O_i, O_i, i * B_r, 0, sim_min64(B_r, N - i * B_r), d);
     for (int64_t i = 0; i < p->Tr; i++) {
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
-        sim_at(h, 4, i, -1);
-        sim_load(h, SIM_O, "O_i", O_i, r0, 0, br, d);
-        sim_load(h, SIM_dO, "dO_i", dO_i, r0, 0, br, d);
+        sim_at(h, FA2B_L4_D, i, -1);
+        sim_load(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
+        sim_load(h, SIM_dO, SIM_BUF_dO_i, dO_i, r0, 0, br, d);
         h->steps++;
         if (h->compute)
             for (int64_t r = 0; r < br; r++)
                 D_i[r] = ref_row_dot(dO_i + r * d, O_i + r * d, (int)d);
-        sim_store(h, SIM_D, "D_i", D_i, r0, 0, br, 1);
+        sim_store(h, SIM_D, SIM_BUF_D_i, D_i, r0, 0, br, 1);
     }
     sim_sram_release_all(h);
     return 0;
 }
 
-int sim_algo_fa2_bwd(sim_hier *h, const sim_plan *p)
+static int fa2_bwd_run(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc, T_c = p->Tc;
@@ -85,57 +100,159 @@ int sim_algo_fa2_bwd(sim_hier *h, const sim_plan *p)
     /* 1-2: Q, O, dO, L in T_r blocks of B_r rows; K, V in T_c blocks of B_c. */
     if (lines3_4(h, p) != 0)
         return -1;
-    float *K_j = sim_sram_take(h, p, 2, "K_j");
-    float *V_j = sim_sram_take(h, p, 2, "V_j");
-    float *dK_j = sim_sram_take(h, p, 2, "dK_j");
-    float *dV_j = sim_sram_take(h, p, 2, "dV_j");
-    float *Q_i = sim_sram_take(h, p, 2, "Q_i");
-    float *dO_i = sim_sram_take(h, p, 2, "dO_i");
-    float *dQ_i = sim_sram_take(h, p, 2, "dQ_i");
-    float *L_i = sim_sram_take(h, p, 2, "L_i");
-    float *D_i = sim_sram_take(h, p, 2, "D_i");
-    float *S_ij = sim_sram_take(h, p, 2, "S_ij");
-    float *dP_ij = sim_sram_take(h, p, 2, "dP_ij");
+    float *K_j = sim_sram_take(h, p, 2, SIM_BUF_K_j);
+    float *V_j = sim_sram_take(h, p, 2, SIM_BUF_V_j);
+    float *dK_j = sim_sram_take(h, p, 2, SIM_BUF_dK_j);
+    float *dV_j = sim_sram_take(h, p, 2, SIM_BUF_dV_j);
+    float *Q_i = sim_sram_take(h, p, 2, SIM_BUF_Q_i);
+    float *dO_i = sim_sram_take(h, p, 2, SIM_BUF_dO_i);
+    float *dQ_i = sim_sram_take(h, p, 2, SIM_BUF_dQ_i);
+    float *L_i = sim_sram_take(h, p, 2, SIM_BUF_L_i);
+    float *D_i = sim_sram_take(h, p, 2, SIM_BUF_D_i);
+    float *S_ij = sim_sram_take(h, p, 2, SIM_BUF_S_ij);
+    float *dP_ij = sim_sram_take(h, p, 2, SIM_BUF_dP_ij);
     if (h->failed)
         return -1;
     for (int64_t j = 0; j < T_c; j++) {                              /* 5 */
         const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
         const sim_range is = sim_visit_is(h, p, j);
         if (is.lo <= is.hi) {
-            sim_at(h, 6, -1, j);
-            sim_load(h, SIM_K, "K_j", K_j, c0, 0, bc, d);            /* 6 */
-            sim_load(h, SIM_V, "V_j", V_j, c0, 0, bc, d);
+            sim_at(h, FA2B_L6_LOAD_KV, -1, j);
+            sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);            /* 6 */
+            sim_load(h, SIM_V, SIM_BUF_V_j, V_j, c0, 0, bc, d);
         }
-        sim_at(h, 7, -1, j);
+        sim_at(h, FA2B_L7_ZERO_ACC, -1, j);
         if (h->compute)                                              /* 7 */
             for (int64_t x = 0; x < bc * d; x++)
                 dK_j[x] = dV_j[x] = 0.0f;
         for (int64_t i = is.lo; i <= is.hi; i++) {                   /* 8 */
             const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
-            sim_at(h, 9, i, j);
-            sim_load(h, SIM_Q, "Q_i", Q_i, r0, 0, br, d);            /* 9 */
-            sim_load(h, SIM_dO, "dO_i", dO_i, r0, 0, br, d);
-            sim_load(h, SIM_L, "L_i", L_i, r0, 0, br, 1);
-            sim_load(h, SIM_D, "D_i", D_i, r0, 0, br, 1);
+            sim_at(h, FA2B_L9_LOAD_Q, i, j);
+            sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i, r0, 0, br, d);            /* 9 */
+            sim_load(h, SIM_dO, SIM_BUF_dO_i, dO_i, r0, 0, br, d);
+            sim_load(h, SIM_L, SIM_BUF_L_i, L_i, r0, 0, br, 1);
+            sim_load(h, SIM_D, SIM_BUF_D_i, D_i, r0, 0, br, 1);
             h->steps++;
-            sim_at(h, 10, i, j);
+            sim_at(h, FA2B_L10_SCORES, i, j);
             if (h->compute)                                          /* 10-14 */
                 fa2_bwd_lines10_14(h, Q_i, K_j, V_j, dO_i, L_i, D_i, S_ij, dP_ij, dV_j, br,
                                    bc, r0, c0);
-            sim_at(h, 15, i, j);
-            sim_load(h, SIM_dQ, "dQ_i", dQ_i, r0, 0, br, d);         /* 15 */
+            sim_at(h, FA2B_L15_DQ, i, j);
+            sim_load(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);         /* 15 */
             if (h->compute)
                 ref_tile_acc_nn(dQ_i, dP_ij, K_j, (int)br, (int)bc, (int)d, h->scale);
-            sim_store(h, SIM_dQ, "dQ_i", dQ_i, r0, 0, br, d);
-            sim_at(h, 16, i, j);
+            sim_store(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
+            sim_at(h, FA2B_L16_DK, i, j);
             if (h->compute)                                          /* 16 */
                 ref_tile_acc_tn(dK_j, dP_ij, Q_i, (int)br, (int)bc, (int)d, h->scale);
         }                                                            /* 17 */
-        sim_at(h, 18, -1, j);
-        sim_store(h, SIM_dK, "dK_j", dK_j, c0, 0, bc, d);            /* 18 */
-        sim_store(h, SIM_dV, "dV_j", dV_j, c0, 0, bc, d);
+        sim_at(h, FA2B_L18_WRITE_DKV, -1, j);
+        sim_store(h, SIM_dK, SIM_BUF_dK_j, dK_j, c0, 0, bc, d);            /* 18 */
+        sim_store(h, SIM_dV, SIM_BUF_dV_j, dV_j, c0, 0, bc, d);
     }                                                                /* 19 */
-    sim_at(h, 20, -1, -1);
+    sim_at(h, FA2B_L20_RETURN, -1, -1);
     sim_sram_release_all(h);
     return 0;                                                        /* 20 */
 }
+
+/* A first phase of its own, line 4: D = rowsum(dO o O) block by block; then
+ * K_j, V_j and the accumulators dK_j, dV_j stay for the inner loop over
+ * query blocks, which brings Q_i, dO_i, dQ_i, L_i and D_i. The recomputed
+ * tiles are fp32. */
+static void fa2_bwd_plan(sim_plan *p, const sim_shape *sh, int e)
+{
+    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d;
+    sim_plan_add(p, SIM_BUF_O_i, 1, Br, d, e, "output block (line 4)");
+    sim_plan_add(p, SIM_BUF_dO_i, 1, Br, d, e, "output gradient block (line 4)");
+    sim_plan_add(p, SIM_BUF_D_i, 1, Br, 1, 4, "rowsum(dO_i o O_i) (line 4)");
+    sim_plan_add(p, SIM_BUF_K_j, 2, Bc, d, e, "key block (line 6)");
+    sim_plan_add(p, SIM_BUF_V_j, 2, Bc, d, e, "value block (line 6)");
+    sim_plan_add(p, SIM_BUF_dK_j, 2, Bc, d, 4, "fp32 accumulator (line 7)");
+    sim_plan_add(p, SIM_BUF_dV_j, 2, Bc, d, 4, "fp32 accumulator (line 7)");
+    sim_plan_add(p, SIM_BUF_Q_i, 2, Br, d, e, "query block (line 9)");
+    sim_plan_add(p, SIM_BUF_dO_i, 2, Br, d, e, "output gradient block (line 9)");
+    sim_plan_add(p, SIM_BUF_dQ_i, 2, Br, d, 4, "query gradient, fp32 (line 15)");
+    sim_plan_add(p, SIM_BUF_L_i, 2, Br, 1, 4, "logsumexp (line 9)");
+    sim_plan_add(p, SIM_BUF_D_i, 2, Br, 1, 4, "rowsum(dO o O) (line 9)");
+    sim_plan_add(p, SIM_BUF_S_ij, 2, Br, Bc, 4, "scores, then P_ij (lines 10-11)");
+    sim_plan_add(p, SIM_BUF_dP_ij, 2, Br, Bc, 4, "dP_ij, then dS_ij (lines 13-14)");
+    p->nphases = 2;
+}
+
+/* V_b visited pairs; rows = the query rows summed over them. */
+static void fa2_bwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
+                           sim_counts *out)
+{
+    const uint64_t N = (uint64_t)sh->N, N_k = (uint64_t)sim_shape_Nk(sh), d = (uint64_t)sh->d;
+    const uint64_t Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc;
+    const uint64_t Nd = sim_th_mul(k, N, d), Nkd = sim_th_mul(k, N_k, d);
+    uint64_t V_b;
+    const uint64_t rows = sim_th_pair_rows(k, p, sh, &V_b), rows_d = sim_th_mul(k, rows, d);
+    (void)sim_bwd_kv_counts(k, p, sh, out);                     /* 6 */
+    /* 3: dQ = 0 in HBM; 4: D = rowsum(dO o O), block by block */
+    sim_th_put(out, SIM_dQ, SIM_WR, Nd, Tr, k);
+    sim_th_put(out, SIM_O, SIM_RD, Nd, Tr, k);
+    sim_th_put(out, SIM_dO, SIM_RD, Nd, Tr, k);
+    sim_th_put(out, SIM_D, SIM_WR, N, Tr, k);
+    /* 9, 15 at every visited pair: Q_i, dO_i, L_i, D_i in; dQ_i in and out */
+    sim_th_put(out, SIM_Q, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, SIM_dO, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, SIM_L, SIM_RD, rows, V_b, k);
+    sim_th_put(out, SIM_D, SIM_RD, rows, V_b, k);
+    sim_th_put(out, SIM_dQ, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, SIM_dQ, SIM_WR, rows_d, V_b, k);
+    /* 18: dK_j, dV_j out for every key block (zeros where no query sees it) */
+    sim_th_put(out, SIM_dK, SIM_WR, Nkd, Tc, k);
+    sim_th_put(out, SIM_dV, SIM_WR, Nkd, Tc, k);
+}
+
+/* The visited block pairs and line 4's T_r blocks. */
+static uint64_t fa2_bwd_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
+{
+    return sim_th_add(k, sim_th_visited(k, sh, p->Br, p->Bc), (uint64_t)p->Tr);
+}
+
+/* FlashAttention-2's Algorithm 2, condensed; tau = 1/sqrt(d). */
+static const sim_code_line FA2_BWD_CODE[] = {
+    { 1, 0, "Q -> T_r blocks; K,V -> T_c", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 2, 0, "O, dO, L -> T_r blocks", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L3_ZERO_DQ, 0, "dQ = 0 in HBM; dK, dV -> T_c", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L4_D, 0, "D = rowsum(dO o O), write D", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 5, 0, "for j = 1 .. T_c:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L6_LOAD_KV, 1, "load K_j, V_j from HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L7_ZERO_ACC, 1, "dK_j = 0, dV_j = 0", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 8, 1, "for i = 1 .. T_r:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L9_LOAD_Q, 2, "load Q_i, dO_i, L_i, D_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L10_SCORES, 2, "S_ij = tau Q_i K_j^T", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 11, 2, "P_ij = exp(S_ij - L_i)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 12, 2, "dV_j += P_ij^T dO_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 13, 2, "dP_ij = dO_i V_j^T", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 14, 2, "dS_ij = P o (dP_ij - D_i)", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L15_DQ, 2, "load dQ_i, dQ_i +=", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "  tau dS_ij K_j, write it", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L16_DK, 2, "dK_j += tau dS_ij^T Q_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 17, 1, "end for", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L18_WRITE_DKV, 1, "write dK_j, dV_j to HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 19, 0, "end for", 0, SIM_HEAT_NONE, NULL, 0 },
+    { FA2B_L20_RETURN, 0, "return dQ, dK, dV", 0, SIM_HEAT_NONE, NULL, 0 },
+};
+
+const sim_loop sim_loop_fa2_bwd = {
+    .algo = SIM_FA2,
+    .pass = SIM_BWD,
+    .name = "fa2",
+    .title = "FlashAttention-2 (Dao 2023, Algorithm 1)",
+    .code_title = "FlashAttention-2, Algorithm 2",
+    .code = FA2_BWD_CODE,
+    .ncode = (int)(sizeof FA2_BWD_CODE / sizeof FA2_BWD_CODE[0]),
+    .no_stats = "the backward recomputes P from the forward's statistics",
+    .no_stats_detail = "P_ij = exp(S_ij - L_i), L = m + log l from the forward: no running "
+                       "max here",
+    .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_L |
+           1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV | 1u << SIM_D,
+    .kv_loads = SIM_KV_ONCE,
+    .plan = fa2_bwd_plan,
+    .run = fa2_bwd_run,
+    .counts = fa2_bwd_counts,
+    .steps = fa2_bwd_steps,
+};

@@ -43,6 +43,30 @@ typedef enum {
     SIM_TENSOR_COUNT
 } sim_tensor;
 
+/* The one table of the tensors in HBM: each one's name, its element type
+ * there, its side and its shape per head in terms of the shape's N, N_k, d,
+ * S (sim_names.c). sim_tensor_name, sim_tensor_bytes, the hierarchy's
+ * rounding and the run's placement all read it; the kernels' copy of the
+ * element types (kernels/kern_exec.h) is checked against it by a test. */
+typedef enum {
+    SIM_DIM_N,       /* query rows N */
+    SIM_DIM_Nk,      /* key/value rows N_k */
+    SIM_DIM_SN,      /* S N: split-KV's partials, S blocks of N rows (N unsplit) */
+    SIM_DIM_d,       /* head dimension d */
+    SIM_DIM_PAGES,   /* paged KV: ceil(N_k / P) pages */
+    SIM_DIM_1
+} sim_dim;
+
+typedef struct {
+    const char *name;    /* "Q", ..., "O~", "PT" */
+    int fp32;            /* 1: 4-byte elements whatever the dtype; 0: the run's dtype */
+    int kv;              /* 1: key/value side (B G heads, blocks of B_c rows);
+                            0: query side (B H heads, blocks of B_r rows) */
+    sim_dim rows, cols;  /* one head's shape */
+} sim_tensor_info;
+
+const sim_tensor_info *sim_tensor_about(sim_tensor t);   /* NULL out of range */
+
 const char *sim_algo_name(sim_algo a);            /* "naive", "fa1", "fa2" */
 const char *sim_algo_title(sim_algo a);           /* "standard (Algorithm 0)", ... */
 const char *sim_pass_name(sim_pass p);            /* "fwd", "bwd" */
@@ -86,6 +110,9 @@ typedef struct {
                             in a pool by a page table; 0: contiguous */
     uint64_t page_seed;  /* the seed of the pages' random placement */
 } sim_shape;
+
+/* The size of dimension dim of a tensor of sh (sim_tensor_info). */
+int64_t sim_dim_of(sim_dim dim, const sim_shape *sh);
 
 /* S, the splits of a split-KV run (1 when not split). */
 static inline int64_t sim_shape_S(const sim_shape *sh)
@@ -208,6 +235,7 @@ static inline sim_range sim_split_js(int64_t s, int64_t S, int64_t Tc)
  * it (the naive order has three phases that reuse SRAM; FA1 and FA2 one). */
 typedef struct {
     const char *name;    /* "Q_i", "K_j", "S_ij", ... */
+    int id;              /* its sim_buf_id (sim_loop.h) */
     int phase;           /* 1-based */
     int64_t rows, cols;
     int elem_bytes;

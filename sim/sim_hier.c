@@ -21,6 +21,13 @@ void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
     h->obs->on_event(h->obs->ctx, &ev);
 }
 
+void sim_emit_buf(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
+                  int64_t c0, int64_t rows, int64_t cols, sim_buf_id b,
+                  uint64_t bytes, const float *data)
+{
+    sim_emit(h, kind, t, r0, c0, rows, cols, sim_buf_name(b), bytes, data);
+}
+
 void sim_copy_in(const sim_hier *h, sim_tensor t, float *dst, int64_t r0, int64_t c0,
                  int64_t rows, int64_t cols)
 {
@@ -35,6 +42,11 @@ void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64
 {
     const int64_t ld = h->hbm_ld[t];
     float *dst = h->hbm[t] + (h->base[t] + r0) * ld + c0;
+    if (sim_tensor_about(t)->fp32 || h->sh.dtype == SIM_FP32) {
+        for (int64_t r = 0; r < rows; r++)
+            memcpy(dst + r * ld, src + r * cols, (size_t)cols * sizeof(float));
+        return;
+    }
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
             dst[r * ld + c] = sim_hbm_round(h, t, src[r * cols + c]);
@@ -46,7 +58,7 @@ void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64
  * one transfer per page, each a contiguous run of rows in the pool. The
  * entries are not kept from one load to the next: a V_j load after K_j reads
  * them again. */
-void sim_load_paged(sim_hier *h, sim_tensor t, const char *buf, float *dst, int64_t r0,
+void sim_load_paged(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst, int64_t r0,
                     int64_t c0, int64_t rows, int64_t cols)
 {
     const int64_t P = h->sh.page, p0 = r0 / P, p1 = (r0 + rows - 1) / P;
@@ -58,7 +70,7 @@ void sim_load_paged(sim_hier *h, sim_tensor t, const char *buf, float *dst, int6
         return;
     }
     if (SIM_UNLIKELY(h->obs != NULL))
-        sim_emit(h, SIM_EV_LOAD, SIM_PT, p0, 0, p1 - p0 + 1, 1, "PT_j",
+        sim_emit_buf(h, SIM_EV_LOAD, SIM_PT, p0, 0, p1 - p0 + 1, 1, SIM_BUF_PT_j,
                  (uint64_t)(p1 - p0 + 1) * 4u, NULL);
     const int64_t ld = h->hbm_ld[t];
     for (int64_t p = p0; p <= p1; p++) {
@@ -74,7 +86,7 @@ void sim_load_paged(sim_hier *h, sim_tensor t, const char *buf, float *dst, int6
                 memcpy(seg + r * cols, src + r * ld, (size_t)cols * sizeof(float));
         }
         if (SIM_UNLIKELY(h->obs != NULL))
-            sim_emit(h, SIM_EV_LOAD, t, a, c0, b - a, cols, buf,
+            sim_emit_buf(h, SIM_EV_LOAD, t, a, c0, b - a, cols, buf,
                      (uint64_t)((b - a) * cols) * (uint64_t)sim_tensor_bytes(t, h->sh.dtype),
                      seg);
     }
@@ -96,6 +108,7 @@ float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
     }
     sim_sram_buf *b = &h->bufs[h->nbufs++];
     b->name = name;
+    b->id = SIM_BUF_COUNT;
     b->bytes = bytes;
     b->live = 1;
     b->data = NULL;
@@ -116,36 +129,45 @@ float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
     return b->data;
 }
 
+/* Allocate a plan's buffer b, known by its id from then on. */
+static float *take_buf(sim_hier *h, const sim_buffer *b)
+{
+    float *data = sim_sram_alloc(h, b->name, b->rows, b->cols, b->elem_bytes);
+    if (!h->failed)
+        h->bufs[h->nbufs - 1].id = b->id;
+    return data;
+}
+
 /* Paged KV: the first K_j or V_j of a phase brings the phase's PT_j (the
  * page-table entries of one tile, sim_plan.c) with it. */
 static void take_page_entries(sim_hier *h, const sim_plan *p, int phase)
 {
     for (int k = 0; k < h->nbufs; k++)
-        if (h->bufs[k].live && strcmp(h->bufs[k].name, "PT_j") == 0)
+        if (h->bufs[k].live && h->bufs[k].id == SIM_BUF_PT_j)
             return;
     for (int k = 0; k < p->nbuf; k++) {
         const sim_buffer *b = &p->buf[k];
-        if (b->phase == phase && strcmp(b->name, "PT_j") == 0) {
-            sim_sram_alloc(h, b->name, b->rows, b->cols, b->elem_bytes);
+        if (b->phase == phase && b->id == SIM_BUF_PT_j) {
+            take_buf(h, b);
             return;
         }
     }
 }
 
-float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, const char *name)
+float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, sim_buf_id id)
 {
     for (int k = 0; k < p->nbuf; k++) {
         const sim_buffer *b = &p->buf[k];
-        if (b->phase == phase && strcmp(b->name, name) == 0) {
-            float *data = sim_sram_alloc(h, b->name, b->rows, b->cols, b->elem_bytes);
-            if (h->sh.page > 0 && (!strcmp(name, "K_j") || !strcmp(name, "V_j")))
+        if (b->phase == phase && b->id == (int)id) {
+            float *data = take_buf(h, b);
+            if (h->sh.page > 0 && (id == SIM_BUF_K_j || id == SIM_BUF_V_j))
                 take_page_entries(h, p, phase);
             return data;
         }
     }
     if (!h->failed) {
         snprintf(h->err, h->errlen, "internal: plan has no buffer %s in phase %d",
-                 name, phase);
+                 sim_buf_name(id), phase);
         h->failed = 1;
     }
     return NULL;

@@ -21,6 +21,7 @@
 
 #include "ref_tile.h"
 #include "sim.h"
+#include "sim_loop.h"
 
 #define SIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define SIM_NOINLINE __attribute__((noinline))
@@ -30,6 +31,7 @@ typedef struct {
     uint64_t bytes;
     float *data;                /* compute mode only */
     int live;
+    int id;                     /* sim_buf_id of a plan's buffer, else SIM_BUF_COUNT */
 } sim_sram_buf;
 
 typedef struct sim_hier {
@@ -71,6 +73,11 @@ void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
               int64_t c0, int64_t rows, int64_t cols, const char *buf,
               uint64_t bytes, const float *data);
 
+/* The same for a transfer into or out of SRAM buffer b (its printed name). */
+void sim_emit_buf(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
+                  int64_t c0, int64_t rows, int64_t cols, sim_buf_id b,
+                  uint64_t bytes, const float *data);
+
 /* Allocate an SRAM buffer of rows x cols elements of elem_bytes each.
  * Returns its storage in compute mode, NULL in count-only mode. If the
  * allocation would exceed the SRAM limit (which a checked plan never does) or
@@ -79,9 +86,9 @@ void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
 float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
                       int elem_bytes);
 
-/* Allocate the plan's buffer `name` of phase `phase` (the plan is the single
+/* Allocate the plan's buffer `id` of phase `phase` (the plan is the single
  * source of SRAM sizes). Same return convention as sim_sram_alloc. */
-float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, const char *name);
+float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, sim_buf_id id);
 
 /* Release every SRAM buffer (the end of a phase). */
 void sim_sram_release_all(sim_hier *h);
@@ -89,8 +96,7 @@ void sim_sram_release_all(sim_hier *h);
 /* Round a value to what an HBM element of tensor t holds. */
 static inline float sim_hbm_round(const sim_hier *h, sim_tensor t, float x)
 {
-    if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D || t == SIM_Ot ||
-        h->sh.dtype == SIM_FP32)
+    if (sim_tensor_about(t)->fp32 || h->sh.dtype == SIM_FP32)
         return x;
     return h->sh.dtype == SIM_FP16 ? ref_round_fp16(x) : ref_round_bf16(x);
 }
@@ -116,13 +122,13 @@ void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64
                   int64_t rows, int64_t cols);
 
 /* Paged KV: a tile of K or V read page by page (sim_hier.c). */
-void sim_load_paged(sim_hier *h, sim_tensor t, const char *buf, float *dst, int64_t r0,
+void sim_load_paged(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst, int64_t r0,
                     int64_t c0, int64_t rows, int64_t cols);
 
 /* HBM -> SRAM: tile (r0.., c0..) of tensor t, rows x cols, into dst
  * (row-major, row length cols). With paged KV a tile of K or V is read
  * through the page table: sim_load_paged. */
-static inline void sim_load(sim_hier *h, sim_tensor t, const char *buf, float *dst,
+static inline void sim_load(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst,
                             int64_t r0, int64_t c0, int64_t rows, int64_t cols)
 {
     if (SIM_UNLIKELY(h->sh.page > 0) && (t == SIM_K || t == SIM_V)) {
@@ -134,14 +140,14 @@ static inline void sim_load(sim_hier *h, sim_tensor t, const char *buf, float *d
     if (h->compute)
         sim_copy_in(h, t, dst, r0, c0, rows, cols);
     if (SIM_UNLIKELY(h->obs != NULL))
-        sim_emit(h, SIM_EV_LOAD, t, r0, c0, rows, cols, buf,
+        sim_emit_buf(h, SIM_EV_LOAD, t, r0, c0, rows, cols, buf,
                  (uint64_t)(rows * cols) * (uint64_t)sim_tensor_bytes(t, h->sh.dtype),
                  dst);
 }
 
 /* SRAM -> HBM: src (rows x cols, row-major) into tile (r0.., c0..) of t,
  * each value rounded to the tensor's HBM type. */
-static inline void sim_store(sim_hier *h, sim_tensor t, const char *buf,
+static inline void sim_store(sim_hier *h, sim_tensor t, sim_buf_id buf,
                              const float *src, int64_t r0, int64_t c0,
                              int64_t rows, int64_t cols)
 {
@@ -150,7 +156,7 @@ static inline void sim_store(sim_hier *h, sim_tensor t, const char *buf,
     if (h->compute)
         sim_copy_out(h, t, src, r0, c0, rows, cols);
     if (SIM_UNLIKELY(h->obs != NULL))
-        sim_emit(h, SIM_EV_STORE, t, r0, c0, rows, cols, buf,
+        sim_emit_buf(h, SIM_EV_STORE, t, r0, c0, rows, cols, buf,
                  (uint64_t)(rows * cols) * (uint64_t)sim_tensor_bytes(t, h->sh.dtype),
                  src);
 }
@@ -192,18 +198,5 @@ static inline void sim_state_empty(float *m, float *l, float *O, int64_t rows, i
     for (int64_t x = 0; x < rows * d; x++)
         O[x] = 0.0f;
 }
-
-/* The loop orders, one per file. Each returns 0, or -1 with h->failed set. */
-int sim_algo_naive(sim_hier *h, const sim_plan *p);
-int sim_algo_fa1(sim_hier *h, const sim_plan *p);
-int sim_algo_fa2(sim_hier *h, const sim_plan *p);
-/* Their backward passes: dO, and what the forward left (P; O, l, m; O, L) in
- * HBM, to dQ, dK, dV. */
-int sim_algo_naive_bwd(sim_hier *h, const sim_plan *p);
-int sim_algo_fa1_bwd(sim_hier *h, const sim_plan *p);
-int sim_algo_fa2_bwd(sim_hier *h, const sim_plan *p);
-/* FA2's forward with the key blocks in S splits (sh.splits > 1): partials
- * (O~, m, l) to HBM, then the merge to O and L. */
-int sim_algo_fa2_split(sim_hier *h, const sim_plan *p);
 
 #endif /* FASIM_SIM_HIER_H */

@@ -2,21 +2,73 @@
  * sim_names.c — names, element sizes and parsing of the simulator's vocabulary.
  */
 #include "sim.h"
+#include "sim_loop.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const ALGO_NAMES[SIM_ALGO_COUNT] = { "naive", "fa1", "fa2" };
-static const char *const ALGO_TITLES[SIM_ALGO_COUNT] = {
-    "standard attention (FlashAttention paper, Algorithm 0)",
-    "FlashAttention-1 (Dao et al. 2022, Algorithm 1)",
-    "FlashAttention-2 (Dao 2023, Algorithm 1)",
-};
 static const char *const DTYPE_NAMES[SIM_DTYPE_COUNT] = { "fp16", "bf16", "fp32" };
-static const char *const TENSOR_NAMES[SIM_TENSOR_COUNT] = {
-    "Q", "K", "V", "O", "S", "P", "m", "l", "L", "dO", "dQ", "dK", "dV", "dP", "dS", "D", "O~", "PT"
+
+/* The softmax statistics, the logsumexp, the backward's D, split-KV's partial
+ * outputs and the page table are fp32 in every FlashAttention implementation;
+ * the matrices take the run's dtype (docs/ARCHITECTURE.md, "The IO model"). */
+static const sim_tensor_info TENSORS[SIM_TENSOR_COUNT] = {
+    [SIM_Q] = { "Q", 0, 0, SIM_DIM_N, SIM_DIM_d },
+    [SIM_K] = { "K", 0, 1, SIM_DIM_Nk, SIM_DIM_d },
+    [SIM_V] = { "V", 0, 1, SIM_DIM_Nk, SIM_DIM_d },
+    [SIM_O] = { "O", 0, 0, SIM_DIM_N, SIM_DIM_d },
+    [SIM_S] = { "S", 0, 0, SIM_DIM_N, SIM_DIM_Nk },
+    [SIM_P] = { "P", 0, 0, SIM_DIM_N, SIM_DIM_Nk },
+    [SIM_m] = { "m", 1, 0, SIM_DIM_SN, SIM_DIM_1 },        /* split-KV: S partial rows */
+    [SIM_l] = { "l", 1, 0, SIM_DIM_SN, SIM_DIM_1 },
+    [SIM_L] = { "L", 1, 0, SIM_DIM_N, SIM_DIM_1 },
+    [SIM_dO] = { "dO", 0, 0, SIM_DIM_N, SIM_DIM_d },
+    [SIM_dQ] = { "dQ", 0, 0, SIM_DIM_N, SIM_DIM_d },
+    [SIM_dK] = { "dK", 0, 1, SIM_DIM_Nk, SIM_DIM_d },
+    [SIM_dV] = { "dV", 0, 1, SIM_DIM_Nk, SIM_DIM_d },
+    [SIM_dP] = { "dP", 0, 0, SIM_DIM_N, SIM_DIM_Nk },
+    [SIM_dS] = { "dS", 0, 0, SIM_DIM_N, SIM_DIM_Nk },
+    [SIM_D] = { "D", 1, 0, SIM_DIM_N, SIM_DIM_1 },
+    [SIM_Ot] = { "O~", 1, 0, SIM_DIM_SN, SIM_DIM_d },
+    [SIM_PT] = { "PT", 1, 1, SIM_DIM_PAGES, SIM_DIM_1 },
 };
+
+static const char *const BUF_NAMES[SIM_BUF_COUNT] = {
+    [SIM_BUF_Q_i] = "Q_i", [SIM_BUF_K_j] = "K_j", [SIM_BUF_V_j] = "V_j",
+    [SIM_BUF_S_ij] = "S_ij", [SIM_BUF_P_ij] = "P_ij", [SIM_BUF_O_i] = "O_i",
+    [SIM_BUF_m_i] = "m_i", [SIM_BUF_l_i] = "l_i", [SIM_BUF_L_i] = "L_i",
+    [SIM_BUF_D_i] = "D_i", [SIM_BUF_m] = "m", [SIM_BUF_l] = "l", [SIM_BUF_D] = "D",
+    [SIM_BUF_S_rows] = "S_rows", [SIM_BUF_P_rows] = "P_rows", [SIM_BUF_dP_rows] = "dP_rows",
+    [SIM_BUF_mt_ij] = "m~_ij", [SIM_BUF_lt_ij] = "l~_ij",
+    [SIM_BUF_m_new] = "m_new", [SIM_BUF_l_new] = "l_new",
+    [SIM_BUF_Ot_i] = "O~_i", [SIM_BUF_Ot_s] = "O~_s", [SIM_BUF_m_s] = "m_s",
+    [SIM_BUF_l_s] = "l_s", [SIM_BUF_dO_i] = "dO_i", [SIM_BUF_dQ_i] = "dQ_i",
+    [SIM_BUF_dK_j] = "dK_j", [SIM_BUF_dV_j] = "dV_j", [SIM_BUF_dP_ij] = "dP_ij",
+    [SIM_BUF_dS_ij] = "dS_ij", [SIM_BUF_PT_j] = "PT_j",
+};
+
+const char *sim_buf_name(sim_buf_id b)
+{
+    return (unsigned)b < SIM_BUF_COUNT ? BUF_NAMES[b] : "?";
+}
+
+const sim_tensor_info *sim_tensor_about(sim_tensor t)
+{
+    return (unsigned)t < SIM_TENSOR_COUNT ? &TENSORS[t] : NULL;
+}
+
+int64_t sim_dim_of(sim_dim dim, const sim_shape *sh)
+{
+    switch (dim) {
+    case SIM_DIM_N: return sh->N;
+    case SIM_DIM_Nk: return sim_shape_Nk(sh);
+    case SIM_DIM_SN: return sim_shape_S(sh) * sh->N;
+    case SIM_DIM_d: return sh->d;
+    case SIM_DIM_PAGES: return sim_shape_pages(sh);
+    default: return 1;
+    }
+}
 
 const char *sim_pass_name(sim_pass p)
 {
@@ -25,12 +77,14 @@ const char *sim_pass_name(sim_pass p)
 
 const char *sim_algo_name(sim_algo a)
 {
-    return (unsigned)a < SIM_ALGO_COUNT ? ALGO_NAMES[a] : "?";
+    const sim_loop *l = sim_loop_of(a, SIM_FWD);
+    return l ? l->name : "?";
 }
 
 const char *sim_algo_title(sim_algo a)
 {
-    return (unsigned)a < SIM_ALGO_COUNT ? ALGO_TITLES[a] : "?";
+    const sim_loop *l = sim_loop_of(a, SIM_FWD);
+    return l ? l->title : "?";
 }
 
 const char *sim_dtype_name(sim_dtype t)
@@ -40,7 +94,7 @@ const char *sim_dtype_name(sim_dtype t)
 
 const char *sim_tensor_name(sim_tensor t)
 {
-    return (unsigned)t < SIM_TENSOR_COUNT ? TENSOR_NAMES[t] : "?";
+    return (unsigned)t < SIM_TENSOR_COUNT ? TENSORS[t].name : "?";
 }
 
 int sim_dtype_bytes(sim_dtype t)
@@ -50,11 +104,7 @@ int sim_dtype_bytes(sim_dtype t)
 
 int sim_tensor_bytes(sim_tensor t, sim_dtype dt)
 {
-    /* The softmax statistics and the logsumexp are fp32 in every FlashAttention
-     * implementation; the matrices take the run's dtype. */
-    if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D || t == SIM_Ot || t == SIM_PT)
-        return 4;
-    return sim_dtype_bytes(dt);
+    return (unsigned)t < SIM_TENSOR_COUNT && TENSORS[t].fp32 ? 4 : sim_dtype_bytes(dt);
 }
 
 int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
@@ -105,7 +155,7 @@ int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
 int sim_algo_parse(const char *s, sim_algo *out)
 {
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
-        if (strcmp(s, ALGO_NAMES[a]) == 0) {
+        if (strcmp(s, sim_algo_name((sim_algo)a)) == 0) {
             *out = (sim_algo)a;
             return 0;
         }

@@ -11,15 +11,19 @@
  *   (m, l) are fp32, 4 bytes (docs/ARCHITECTURE.md, "The IO model").
  */
 #include "sim.h"
+#include "sim_loop.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static void add_buf(sim_plan *p, const char *name, int phase, int64_t rows,
-                    int64_t cols, int elem_bytes, const char *why)
+void sim_plan_add(sim_plan *p, sim_buf_id id, int phase, int64_t rows, int64_t cols,
+                  int elem_bytes, const char *why)
 {
+    if (p->nbuf == SIM_MAX_BUFFERS)
+        return;
     sim_buffer *b = &p->buf[p->nbuf++];
-    b->name = name;
+    b->name = sim_buf_name(id);
+    b->id = id;
     b->phase = phase;
     b->rows = rows;
     b->cols = cols;
@@ -32,101 +36,67 @@ static void add_buf(sim_plan *p, const char *name, int phase, int64_t rows,
     b->why = why;
 }
 
+int64_t sim_plan_rows(const sim_shape *sh, uint64_t key_bytes, uint64_t row_bytes)
+{
+    const uint64_t per_row = (uint64_t)sim_shape_Nk(sh) * key_bytes + row_bytes;
+    if (per_row > sh->M)
+        return 0;
+    const uint64_t rows = sh->M / per_row;
+    return rows < (uint64_t)sh->N ? (int64_t)rows : sh->N;
+}
+
 static int64_t ceil_div(int64_t a, int64_t b)
 {
     return (a + b - 1) / b;
 }
 
-/* The backward passes' buffers (p->Br, p->Bc already clamped), e bytes per
- * element of the dtype:
- *   naive (Algorithm 3 of the FlashAttention paper), five phases, one per
- *     line: 1 dV = P^T dO (dV_j kept, K/V-block outer), 2 dP = dO V^T,
- *     3 dS = P o (dP - rowsum(P o dP)) over whole rows (one pass) or tiles
- *     (two: the sums, then dS), 4 dQ = dS K, 5 dK = dS^T Q;
- *   fa1 (Algorithm 4) and fa2 (FlashAttention-2, Algorithm 2): K_j, V_j and
- *     the accumulators dK_j, dV_j stay for the inner loop over query blocks,
- *     which brings Q_i, dO_i, dQ_i and the statistics (FA1: O_i, l_i, m_i,
- *     D_i computed on chip; FA2: L_i, D_i). FA2 has a first phase of its
- *     own, line 4: D = rowsum(dO o O) block by block.
- * Accumulators and the recomputed tiles (S_ij then P_ij; dP_ij then dS_ij)
- * are fp32. */
-static void plan_bwd(sim_plan *p, const sim_shape *sh, int e)
+/* Paged KV: a phase that loads K_j or V_j holds the page-table entries of
+ * one tile: B_c / P when P divides B_c (every tile starts on a page), else
+ * at most ceil((B_c - 1) / P) + 1 (a tile that starts on a page's last row).
+ * 4 bytes each. */
+static void add_page_entries(sim_plan *p, const sim_shape *sh)
 {
-    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d, N_k = sim_shape_Nk(sh), N = sh->N;
-    switch (p->algo) {
-    case SIM_NAIVE:
-        add_buf(p, "P_ij", 1, Br, Bc, e, "tile of P (line 1)");
-        add_buf(p, "dO_i", 1, Br, d, e, "output gradient block");
-        add_buf(p, "dV_j", 1, Bc, d, 4, "fp32 accumulator of P^T dO");
-        add_buf(p, "dO_i", 2, Br, d, e, "output gradient block (line 2)");
-        add_buf(p, "V_j", 2, Bc, d, e, "value block");
-        add_buf(p, "dP_ij", 2, Br, Bc, 4, "fp32 accumulator of dO V^T");
-        if ((uint64_t)N_k * 8u + 4u <= sh->M) {
-            p->softmax_passes = 1;
-            uint64_t rows = sh->M / ((uint64_t)N_k * 8u + 4u);
-            p->Bs_r = rows < (uint64_t)N ? (int64_t)rows : N;
-            add_buf(p, "P_rows", 3, p->Bs_r, N_k, 4, "whole rows of P, fp32 (line 3)");
-            add_buf(p, "dP_rows", 3, p->Bs_r, N_k, 4, "whole rows of dP; dS in place");
-            add_buf(p, "D", 3, p->Bs_r, 1, 4, "row sums of P o dP");
-        } else {
-            p->softmax_passes = 2;
-            add_buf(p, "P_ij", 3, Br, Bc, 4, "tile of P, fp32 (line 3)");
-            add_buf(p, "dP_ij", 3, Br, Bc, 4, "tile of dP; dS in place");
-            add_buf(p, "D_i", 3, Br, 1, 4, "row sums of P o dP");
-        }
-        add_buf(p, "dS_ij", 4, Br, Bc, e, "tile of dS (line 4)");
-        add_buf(p, "K_j", 4, Bc, d, e, "key block");
-        add_buf(p, "dQ_i", 4, Br, d, 4, "fp32 accumulator of dS K");
-        add_buf(p, "dS_ij", 5, Br, Bc, e, "tile of dS (line 5)");
-        add_buf(p, "Q_i", 5, Br, d, e, "query block");
-        add_buf(p, "dK_j", 5, Bc, d, 4, "fp32 accumulator of dS^T Q");
-        p->nphases = 5;
-        break;
-    case SIM_FA1:
-        add_buf(p, "K_j", 1, Bc, d, e, "key block (line 7)");
-        add_buf(p, "V_j", 1, Bc, d, e, "value block (line 7)");
-        add_buf(p, "dK_j", 1, Bc, d, 4, "fp32 accumulator (line 8)");
-        add_buf(p, "dV_j", 1, Bc, d, 4, "fp32 accumulator (line 8)");
-        add_buf(p, "Q_i", 1, Br, d, e, "query block (line 10)");
-        add_buf(p, "O_i", 1, Br, d, e, "output block, for D_i (line 10)");
-        add_buf(p, "dO_i", 1, Br, d, e, "output gradient block (line 10)");
-        add_buf(p, "dQ_i", 1, Br, d, 4, "query gradient, fp32 (line 10)");
-        add_buf(p, "l_i", 1, Br, 1, 4, "row sums (line 10)");
-        add_buf(p, "m_i", 1, Br, 1, 4, "row maxima (line 10)");
-        add_buf(p, "S_ij", 1, Br, Bc, 4, "scores, then P_ij (lines 11-13)");
-        add_buf(p, "dP_ij", 1, Br, Bc, 4, "dP_ij, then dS_ij (lines 17-20)");
-        add_buf(p, "D_i", 1, Br, 1, 4, "rowsum(dO_i o O_i) (line 19)");
-        p->nphases = 1;
-        break;
-    default:
-        add_buf(p, "O_i", 1, Br, d, e, "output block (line 4)");
-        add_buf(p, "dO_i", 1, Br, d, e, "output gradient block (line 4)");
-        add_buf(p, "D_i", 1, Br, 1, 4, "rowsum(dO_i o O_i) (line 4)");
-        add_buf(p, "K_j", 2, Bc, d, e, "key block (line 6)");
-        add_buf(p, "V_j", 2, Bc, d, e, "value block (line 6)");
-        add_buf(p, "dK_j", 2, Bc, d, 4, "fp32 accumulator (line 7)");
-        add_buf(p, "dV_j", 2, Bc, d, 4, "fp32 accumulator (line 7)");
-        add_buf(p, "Q_i", 2, Br, d, e, "query block (line 9)");
-        add_buf(p, "dO_i", 2, Br, d, e, "output gradient block (line 9)");
-        add_buf(p, "dQ_i", 2, Br, d, 4, "query gradient, fp32 (line 15)");
-        add_buf(p, "L_i", 2, Br, 1, 4, "logsumexp (line 9)");
-        add_buf(p, "D_i", 2, Br, 1, 4, "rowsum(dO o O) (line 9)");
-        add_buf(p, "S_ij", 2, Br, Bc, 4, "scores, then P_ij (lines 10-11)");
-        add_buf(p, "dP_ij", 2, Br, Bc, 4, "dP_ij, then dS_ij (lines 13-14)");
-        p->nphases = 2;
-        break;
-    }
+    const int64_t P = sh->page;
+    const int64_t entries = p->Bc % P == 0 ? p->Bc / P : (p->Bc - 1 + P - 1) / P + 1;
+    for (int ph = 1; ph <= p->nphases; ph++)
+        for (int k = 0; k < p->nbuf; k++)
+            if (p->buf[k].phase == ph &&
+                (p->buf[k].id == SIM_BUF_K_j || p->buf[k].id == SIM_BUF_V_j)) {
+                sim_plan_add(p, SIM_BUF_PT_j, ph, entries, 1, 4,
+                             "page-table entries of a tile");
+                break;
+            }
 }
 
+/* The SRAM peak: the largest phase's sum of buffers (saturating). */
+static uint64_t plan_peak(const sim_plan *p)
+{
+    uint64_t peak = 0;
+    for (int ph = 1; ph <= p->nphases; ph++) {
+        uint64_t sum = 0;
+        for (int k = 0; k < p->nbuf; k++)
+            if (p->buf[k].phase == ph &&
+                __builtin_add_overflow(sum, p->buf[k].bytes, &sum))
+                sum = UINT64_MAX;
+        if (sum > peak)
+            peak = sum;
+    }
+    return peak;
+}
+
+/* The buffers themselves are the loop order's (its descriptor's plan, in
+ * sim/algo_*.c); here the blocks are clamped, paging adds its entries and
+ * the peak is summed. */
 int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
                   sim_plan_kind kind, sim_plan *out)
 {
     if (!sh || !out || sh->N < 1 || sh->d < 1 || Br < 1 || Bc < 1 ||
-        (unsigned)algo >= SIM_ALGO_COUNT || sim_shape_check(sh, NULL, 0) != 0 ||
-        ((sh->group || sh->splits > 1) && algo != SIM_FA2))
+        sim_shape_check(sh, NULL, 0) != 0)
         return -1;
-    const int64_t N = sh->N, N_k = sim_shape_Nk(sh), d = sh->d;
-    const int e = sim_dtype_bytes(sh->dtype);
+    const sim_loop *l = sim_loop_find(algo, sh);
+    if (!l)
+        return -1;
+    const int64_t N = sh->N, N_k = sim_shape_Nk(sh);
     sim_plan *p = out;
     memset(p, 0, sizeof *p);
     p->algo = algo;
@@ -135,118 +105,11 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
     p->Bc = Bc < N_k ? Bc : N_k;
     p->Tr = ceil_div(N, p->Br);
     p->Tc = ceil_div(N_k, p->Bc);
-    Br = p->Br;
-    Bc = p->Bc;
-
     p->pass = sh->pass;
-    if (sh->pass == SIM_BWD) {
-        plan_bwd(p, sh, e);
-        goto peak;
-    }
-    switch (algo) {
-    case SIM_NAIVE:
-        /* Algorithm 0, line 1: S = Q K^T, tiled. */
-        add_buf(p, "Q_i", 1, Br, d, e, "query block");
-        add_buf(p, "K_j", 1, Bc, d, e, "key block");
-        add_buf(p, "S_ij", 1, Br, Bc, 4, "fp32 accumulator of Q_i K_j^T");
-        /* Line 2: P = softmax(S). A row of S in fp32 plus its m and l: if one
-         * fits, whole rows are processed in one pass (read S once); if not,
-         * real code needs three passes over tiles: max, sum, normalise. */
-        if ((uint64_t)N_k * 4u + 8u <= sh->M) {
-            p->softmax_passes = 1;
-            uint64_t rows = sh->M / ((uint64_t)N_k * 4u + 8u);
-            p->Bs_r = rows < (uint64_t)N ? (int64_t)rows : N;
-            add_buf(p, "S_rows", 2, p->Bs_r, N_k, 4, "whole rows of S, fp32; P in place");
-            add_buf(p, "m", 2, p->Bs_r, 1, 4, "row maxima");
-            add_buf(p, "l", 2, p->Bs_r, 1, 4, "row sums");
-        } else {
-            p->softmax_passes = 3;
-            add_buf(p, "S_ij", 2, Br, Bc, 4, "tile of S, fp32; P in place");
-            add_buf(p, "m_i", 2, Br, 1, 4, "row maxima");
-            add_buf(p, "l_i", 2, Br, 1, 4, "row sums");
-        }
-        /* Line 3: O = P V, tiled. */
-        add_buf(p, "P_ij", 3, Br, Bc, e, "tile of P");
-        add_buf(p, "V_j", 3, Bc, d, e, "value block");
-        add_buf(p, "O_i", 3, Br, d, 4, "fp32 accumulator of P V");
-        p->nphases = 3;
-        break;
-    case SIM_FA1:
-        add_buf(p, "K_j", 1, Bc, d, e, "key block (line 6)");
-        add_buf(p, "V_j", 1, Bc, d, e, "value block (line 6)");
-        add_buf(p, "Q_i", 1, Br, d, e, "query block (line 8)");
-        add_buf(p, "O_i", 1, Br, d, 4, "output block, fp32 (line 8)");
-        add_buf(p, "S_ij", 1, Br, Bc, 4, "scores, then P~_ij (lines 9-10)");
-        add_buf(p, "m_i", 1, Br, 1, 4, "row maxima (line 8)");
-        add_buf(p, "l_i", 1, Br, 1, 4, "row sums (line 8)");
-        add_buf(p, "m~_ij", 1, Br, 1, 4, "block row maxima (line 10)");
-        add_buf(p, "l~_ij", 1, Br, 1, 4, "block row sums (line 10)");
-        add_buf(p, "m_new", 1, Br, 1, 4, "new maxima (line 11)");
-        add_buf(p, "l_new", 1, Br, 1, 4, "new sums (line 11)");
-        p->nphases = 1;
-        break;
-    case SIM_FA2: {
-        if (sh->splits > 1) {
-            /* Split-KV: phase 1 is FA2's block with O~_i for O_i; phase 2
-             * merges one split's partial O~_s, m_s, l_s into O_i, m_i, l_i. */
-            add_buf(p, "Q_i", 1, Br, d, e, "query block");
-            add_buf(p, "K_j", 1, Bc, d, e, "key block of the split");
-            add_buf(p, "V_j", 1, Bc, d, e, "value block of the split");
-            add_buf(p, "S_ij", 1, Br, Bc, 4, "scores, then P~");
-            add_buf(p, "O~_i", 1, Br, d, 4, "the split's partial output, fp32");
-            add_buf(p, "m_i", 1, Br, 1, 4, "the split's running maxima");
-            add_buf(p, "l_i", 1, Br, 1, 4, "the split's running sums");
-            add_buf(p, "O~_s", 2, Br, d, 4, "a split's partial output (merge)");
-            add_buf(p, "m_s", 2, Br, 1, 4, "its maxima");
-            add_buf(p, "l_s", 2, Br, 1, 4, "its sums");
-            add_buf(p, "O_i", 2, Br, d, 4, "the merged output, fp32");
-            add_buf(p, "m_i", 2, Br, 1, 4, "merged maxima; L_i at the end");
-            add_buf(p, "l_i", 2, Br, 1, 4, "merged sums");
-            p->nphases = 2;
-            break;
-        }
-        /* Grouped query heads: the block holds B_r rows of each of its hq
-         * heads on the query side; K_j, V_j serve them all. */
-        const int64_t R = sim_shape_hq(sh) * Br;
-        add_buf(p, "Q_i", 1, R, d, e, "query block (line 4)");
-        add_buf(p, "K_j", 1, Bc, d, e, "key block (line 7)");
-        add_buf(p, "V_j", 1, Bc, d, e, "value block (line 7)");
-        add_buf(p, "S_ij", 1, R, Bc, 4, "scores, then P~ (lines 8-9)");
-        add_buf(p, "O_i", 1, R, d, 4, "fp32 output accumulator (line 10)");
-        add_buf(p, "m_i", 1, R, 1, 4, "running maxima; L_i at the end");
-        add_buf(p, "l_i", 1, R, 1, 4, "running sums");
-        p->nphases = 1;
-        break;
-    }
-    default:
-        return -1;
-    }
-
-peak:
-    /* Paged KV: a phase that loads K_j or V_j holds the page-table entries
-     * of one tile: B_c / P when P divides B_c (every tile starts on a page),
-     * else at most ceil((B_c - 1) / P) + 1 (a tile that starts on a page's
-     * last row). 4 bytes each. */
-    if (sh->page > 0) {
-        const int64_t P = sh->page;
-        const int64_t entries = p->Bc % P == 0 ? p->Bc / P : (p->Bc - 1 + P - 1) / P + 1;
-        for (int ph = 1; ph <= p->nphases; ph++)
-            for (int k = 0; k < p->nbuf; k++)
-                if (p->buf[k].phase == ph &&
-                    (!strcmp(p->buf[k].name, "K_j") || !strcmp(p->buf[k].name, "V_j"))) {
-                    add_buf(p, "PT_j", ph, entries, 1, 4, "page-table entries of a tile");
-                    break;
-                }
-    }
-    for (int ph = 1; ph <= p->nphases; ph++) {
-        uint64_t sum = 0;
-        for (int k = 0; k < p->nbuf; k++)
-            if (p->buf[k].phase == ph &&
-                __builtin_add_overflow(sum, p->buf[k].bytes, &sum))
-                sum = UINT64_MAX;
-        if (sum > p->sram_peak)
-            p->sram_peak = sum;
-    }
+    l->plan(p, sh, sim_dtype_bytes(sh->dtype));
+    if (sh->page > 0)
+        add_page_entries(p, sh);
+    p->sram_peak = plan_peak(p);
     p->fits = p->sram_peak <= sh->M;
     return 0;
 }
@@ -448,12 +311,13 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
 static int search(sim_algo algo, const sim_shape *sh, int64_t Br_fixed,
                   int64_t Bc_fixed, sim_plan *best)
 {
-    /* Standard attention writes S (N N_k elements) whatever the blocks: when
-     * that leaves 64 bits no plan is countable, and there is nothing to
-     * search. */
+    /* A loop order that holds S in HBM (standard attention) writes its
+     * N N_k elements whatever the blocks: when that leaves 64 bits no plan
+     * is countable, and there is nothing to search. */
     uint64_t NN;
-    if (algo == SIM_NAIVE &&
-        __builtin_mul_overflow((uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh), &NN))
+    const sim_loop *l = sim_loop_find(algo, sh);
+    if (!l || ((l->hbm & (1u << SIM_S)) &&
+               __builtin_mul_overflow((uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh), &NN)))
         return -1;
     /* The second pass matters even when plans fit but none was countable:
      * a small block on one side lets the other grow, and FA1's traffic goes
@@ -585,10 +449,12 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
     }
     if (sim_shape_check(sh, err, errlen) != 0)
         return -1;
-    if ((sh->group || sh->splits > 1) && algo != SIM_FA2) {
-        if (err)
+    if (!sim_loop_find(algo, sh)) {
+        if (err && (sh->group || sh->splits > 1))
             snprintf(err, errlen, "split-KV and grouped query heads are plans of FA2's "
                      "forward pass, not of %s", sim_algo_name(algo));
+        else if (err)
+            snprintf(err, errlen, "no loop order %s for this pass", sim_algo_name(algo));
         return -1;
     }
     if (kind == SIM_PLAN_PAPER) {

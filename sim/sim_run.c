@@ -50,7 +50,7 @@ void sim_random_inputs(uint64_t seed, int64_t N, int64_t d, sim_dtype dt,
 /* Heads of a tensor in HBM: the key/value side has B G, the query side B H. */
 static int kv_side(sim_tensor t)
 {
-    return t == SIM_K || t == SIM_V || t == SIM_dK || t == SIM_dV;
+    return sim_tensor_about(t)->kv;
 }
 
 static int64_t tensor_heads(const sim_shape *sh, sim_tensor t)
@@ -61,46 +61,32 @@ static int64_t tensor_heads(const sim_shape *sh, sim_tensor t)
 /* Rows and columns of one head of tensor t. */
 static void tensor_shape(const sim_shape *sh, sim_tensor t, int64_t dims[2])
 {
-    switch (t) {
-    case SIM_Q: case SIM_O: case SIM_dO: case SIM_dQ:
-        dims[0] = sh->N; dims[1] = sh->d; break;
-    case SIM_K: case SIM_V: case SIM_dK: case SIM_dV:
-        dims[0] = sim_shape_Nk(sh); dims[1] = sh->d; break;
-    case SIM_S: case SIM_P: case SIM_dP: case SIM_dS:
-        dims[0] = sh->N; dims[1] = sim_shape_Nk(sh); break;
-    case SIM_Ot:
-        dims[0] = sim_shape_S(sh) * sh->N; dims[1] = sh->d; break;
-    case SIM_m: case SIM_l:                 /* split-KV: S partial rows each */
-        dims[0] = sim_shape_S(sh) * sh->N; dims[1] = 1; break;
-    default:
-        dims[0] = sh->N; dims[1] = 1; break;
-    }
+    const sim_tensor_info *ti = sim_tensor_about(t);
+    dims[0] = sim_dim_of(ti->rows, sh);
+    dims[1] = sim_dim_of(ti->cols, sh);
 }
 
-/* The tensors a run holds in HBM: the forward's, and for the backward also
- * dO, the gradients, and its own intermediates (naive dP, dS; FA2 D). */
-static int needs(sim_algo algo, const sim_shape *sh, sim_tensor t)
+/* The tensors a run holds in HBM: its loop order's (the forward's, and for
+ * the backward also dO, the gradients, and its own intermediates). */
+static int needs(const sim_loop *l, sim_tensor t)
 {
-    const sim_pass pass = sh->pass;
-    const int split = sim_shape_S(sh) > 1;
-    switch (t) {
-    case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
-    case SIM_S: case SIM_P: return algo == SIM_NAIVE;
-    case SIM_Ot: return split;
-    case SIM_m: case SIM_l: return algo == SIM_FA1 || split;
-    case SIM_L: return algo == SIM_FA2;
-    case SIM_dO: case SIM_dQ: case SIM_dK: case SIM_dV: return pass == SIM_BWD;
-    case SIM_dP: case SIM_dS: return pass == SIM_BWD && algo == SIM_NAIVE;
-    case SIM_D: return pass == SIM_BWD && algo == SIM_FA2;
-    default: return 0;
-    }
+    return (l->hbm >> t) & 1u;
+}
+
+/* The loop order of a shape, or for a shape none serves (a split naive
+ * run, say) the unsplit one of its pass, for the memory estimate. */
+static const sim_loop *loop_or_plain(sim_algo algo, const sim_shape *sh)
+{
+    const sim_loop *l = sim_loop_find(algo, sh);
+    return l ? l : sim_loop_of(algo, sh->pass);
 }
 
 uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
 {
     double bytes = 0.0;                    /* every tensor the run holds, as floats */
+    const sim_loop *l = loop_or_plain(algo, sh);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!needs(algo, sh, (sim_tensor)t))
+        if (!l || !needs(l, (sim_tensor)t))
             continue;
         int64_t dims[2];
         tensor_shape(sh, (sim_tensor)t, dims);
@@ -126,27 +112,11 @@ double sim_compute_flops(sim_algo algo, const sim_shape *sh)
     return per * N * N_k * d * (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
 }
 
-static int run_loop_order(sim_algo algo, sim_pass pass, sim_hier *h, const sim_plan *p)
-{
-    switch (algo * SIM_PASS_COUNT + pass) {
-    case SIM_NAIVE * SIM_PASS_COUNT + SIM_FWD: return sim_algo_naive(h, p);
-    case SIM_FA1 * SIM_PASS_COUNT + SIM_FWD:   return sim_algo_fa1(h, p);
-    case SIM_FA2 * SIM_PASS_COUNT + SIM_FWD:
-        return sim_shape_S(&h->sh) > 1 ? sim_algo_fa2_split(h, p) : sim_algo_fa2(h, p);
-    case SIM_NAIVE * SIM_PASS_COUNT + SIM_BWD: return sim_algo_naive_bwd(h, p);
-    case SIM_FA1 * SIM_PASS_COUNT + SIM_BWD:   return sim_algo_fa1_bwd(h, p);
-    case SIM_FA2 * SIM_PASS_COUNT + SIM_BWD:   return sim_algo_fa2_bwd(h, p);
-    default:
-        snprintf(h->err, h->errlen, "unknown loop order");
-        return -1;
-    }
-}
-
 /* The loop order once per block of heads: for each sequence b and each
  * key/value head g, the H/G query heads that read g, one at a time or (a
  * grouped plan) all in one block. Every tensor's base row moves to the
  * head(s) in hand. */
-static int run_heads(sim_algo algo, sim_pass pass, sim_hier *h, const sim_plan *p)
+static int run_heads(const sim_loop *l, sim_hier *h, const sim_plan *p)
 {
     const sim_shape *sh = &h->sh;
     const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
@@ -162,7 +132,7 @@ static int run_heads(sim_algo algo, sim_pass pass, sim_hier *h, const sim_plan *
                     tensor_shape(sh, (sim_tensor)t, dims);
                     h->base[t] = (kv_side((sim_tensor)t) ? b * G + g : h->head) * dims[0];
                 }
-                if (run_loop_order(algo, pass, h, p) != 0 || h->failed)
+                if (l->run(h, p) != 0 || h->failed)
                     return -1;
             }
     return 0;
@@ -216,7 +186,8 @@ static int forward_first(sim_algo algo, sim_hier *h, const sim_plan *p)
     sim_shape fwd = h->sh;
     fwd.pass = SIM_FWD;
     sim_plan fp;
-    if (sim_plan_make(algo, &fwd, p->Br, p->Bc, SIM_PLAN_AUTO, &fp) != 0) {
+    const sim_loop *l = sim_loop_find(algo, &fwd);
+    if (!l || sim_plan_make(algo, &fwd, p->Br, p->Bc, SIM_PLAN_AUTO, &fp) != 0) {
         snprintf(h->err, h->errlen, "internal: no forward plan for the backward's blocks");
         return -1;
     }
@@ -225,7 +196,7 @@ static int forward_first(sim_algo algo, sim_hier *h, const sim_plan *p)
     h->obs = NULL;
     if (fp.sram_peak > h->sram_limit)
         h->sram_limit = fp.sram_peak;
-    int rc = run_heads(algo, SIM_FWD, h, &fp);
+    int rc = run_heads(l, h, &fp);
     h->obs = obs;
     h->sram_limit = limit;
     memset(&h->c, 0, sizeof h->c);
@@ -244,6 +215,92 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     return sim_run_inputs(algo, sh, p, Q && K && V ? &in : NULL, obs, res, err, errlen);
 }
 
+/* The checks of a run before anything is allocated. Returns its loop
+ * order, or NULL with err set. */
+static const sim_loop *run_check(sim_algo algo, const sim_shape *sh, const sim_plan *p,
+                                 int compute, const sim_inputs *in, char *err, size_t errlen)
+{
+    if (sim_shape_check(sh, err, errlen) != 0)
+        return NULL;
+    const sim_loop *l = sim_loop_find(algo, sh);
+    if (!l) {
+        snprintf(err, errlen, (sh->group || sh->splits > 1)
+                                  ? "grouped query heads and split-KV are plans of FA2's "
+                                    "forward pass only"
+                                  : "unknown loop order");
+        return NULL;
+    }
+    if (p->Tc < sim_shape_S(sh)) {
+        snprintf(err, errlen, "--splits %lld: more splits than the plan's T_c = %lld key blocks",
+                 (long long)sh->splits, (long long)p->Tc);
+        return NULL;
+    }
+    if (p->pass != sh->pass) {
+        snprintf(err, errlen, "internal: a %s plan for a %s run", sim_pass_name(p->pass),
+                 sim_pass_name(sh->pass));
+        return NULL;
+    }
+    if (compute && sh->pass == SIM_BWD && !in->dO) {
+        snprintf(err, errlen, "the backward pass computes from dO: give it with Q, K, V");
+        return NULL;
+    }
+    if (!p->fits && p->kind != SIM_PLAN_PAPER) {
+        sim_plan_explain_misfit(p, sh, err, errlen);
+        return NULL;
+    }
+    return l;
+}
+
+/* Row lengths of every tensor, and in compute mode storage for those the
+ * loop order holds: n_el[t] floats each (K, V: the pool of whole pages when
+ * paged). Returns 0, or -1 with err set (out of memory). */
+static int place_tensors(sim_hier *h, const sim_loop *l, int64_t n_el[SIM_TENSOR_COUNT])
+{
+    const sim_shape *sh = &h->sh;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        int64_t dims[2];
+        tensor_shape(sh, (sim_tensor)t, dims);
+        h->hbm_ld[t] = dims[1];
+        /* Sizes only where data is held: count-only shapes may be far too
+         * large for a product of them (the counts are checked, not these). */
+        if (!h->compute || !needs(l, (sim_tensor)t))
+            continue;
+        n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
+        if (sh->page > 0 && (t == SIM_K || t == SIM_V))      /* the pool: whole pages */
+            n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_shape_pages(sh) * sh->page * dims[1];
+        h->hbm[t] = calloc((size_t)n_el[t], sizeof(float));
+        if (!h->hbm[t]) {
+            snprintf(h->err, h->errlen, "out of memory for tensor %s (%lld floats)",
+                     sim_tensor_name((sim_tensor)t), (long long)n_el[t]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Compute mode: the inputs into HBM, rounded to the dtype (K, V through
+ * the page table when paged), and for a backward run the forward first.
+ * Returns 0, or -1 with err set. */
+static int copy_inputs(sim_hier *h, sim_algo algo, const sim_plan *p, const sim_inputs *in,
+                       const int64_t n_el[SIM_TENSOR_COUNT])
+{
+    const sim_shape *sh = &h->sh;
+    const float *src[4] = { in->Q, in->K, in->V, in->dO };
+    const sim_tensor dst[4] = { SIM_Q, SIM_K, SIM_V, SIM_dO };
+    for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++) {
+        const int paged = sh->page > 0 && (dst[t] == SIM_K || dst[t] == SIM_V);
+        if (!paged)
+            memcpy(h->hbm[dst[t]], src[t], (size_t)n_el[dst[t]] * sizeof(float));
+    }
+    if (sh->page > 0 && place_pages(h, in->K, in->V) != 0) {
+        snprintf(h->err, h->errlen, "out of memory for the page table");
+        return -1;
+    }
+    for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++)
+        sim_round_to_dtype(h->hbm[dst[t]], n_el[dst[t]], sh->dtype);
+    return sh->pass == SIM_BWD ? forward_first(algo, h, p) : 0;
+}
+
 int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                    const sim_inputs *in, const sim_observer *obs, sim_result *res,
                    char *err, size_t errlen)
@@ -254,115 +311,62 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         errlen = sizeof dummy;
     }
     memset(res, 0, sizeof *res);
-    if (sim_shape_check(sh, err, errlen) != 0)
-        return -1;
-    if ((sh->group || sh->splits > 1) && algo != SIM_FA2) {
-        snprintf(err, errlen, "grouped query heads and split-KV are plans of FA2's forward "
-                 "pass only");
-        return -1;
-    }
-    if (p->Tc < sim_shape_S(sh)) {
-        snprintf(err, errlen, "--splits %lld: more splits than the plan's T_c = %lld key blocks",
-                 (long long)sh->splits, (long long)p->Tc);
-        return -1;
-    }
-    if (p->pass != sh->pass) {
-        snprintf(err, errlen, "internal: a %s plan for a %s run", sim_pass_name(p->pass),
-                 sim_pass_name(sh->pass));
-        return -1;
-    }
     const int compute = in && in->Q && in->K && in->V;
-    if (compute && sh->pass == SIM_BWD && !in->dO) {
-        snprintf(err, errlen, "the backward pass computes from dO: give it with Q, K, V");
+    const sim_loop *l = run_check(algo, sh, p, compute, in, err, errlen);
+    if (!l)
+        return -1;
+    /* On the heap, not in this frame: on the stack, the distance between
+     * the counters the loop nest stores to and the locals it spills follows
+     * every frame between them, and where it came to a multiple of 4 KiB
+     * the loads waited on the stores (count-only FA2 13% slower with
+     * identical code, bench_sim). */
+    sim_hier *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (!p->fits && p->kind != SIM_PLAN_PAPER) {
-        sim_plan_explain_misfit(p, sh, err, errlen);
-        return -1;
-    }
-    sim_hier h;
-    memset(&h, 0, sizeof h);
-    h.sh = *sh;
-    h.compute = compute;
-    h.scale = 1.0f / sqrtf((float)sh->d);
-    h.mask.causal = sh->causal;
-    h.mask.offset = sim_shape_Nk(sh) - sh->N;
-    h.mask.window = sh->window;
-    h.sram_limit = p->sram_peak > sh->M ? p->sram_peak : sh->M;
-    h.obs = (obs && obs->on_event) ? obs : NULL;
-    h.err = err;
-    h.errlen = errlen;
-    h.i = h.j = -1;
-    h.split = -1;
+    h->sh = *sh;
+    h->compute = compute;
+    h->scale = 1.0f / sqrtf((float)sh->d);
+    h->mask.causal = sh->causal;
+    h->mask.offset = sim_shape_Nk(sh) - sh->N;
+    h->mask.window = sh->window;
+    h->sram_limit = p->sram_peak > sh->M ? p->sram_peak : sh->M;
+    h->obs = (obs && obs->on_event) ? obs : NULL;
+    h->err = err;
+    h->errlen = errlen;
+    h->i = h->j = -1;
+    h->split = -1;
 
-    int rc = 0;
+    int rc = -1;
     int64_t n_el[SIM_TENSOR_COUNT] = { 0 };
-    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        int64_t dims[2];
-        tensor_shape(sh, (sim_tensor)t, dims);
-        h.hbm_ld[t] = dims[1];
-        /* Sizes only where data is held: count-only shapes may be far too
-         * large for a product of them (the counts are checked, not these). */
-        if (!h.compute || !needs(algo, sh, (sim_tensor)t))
-            continue;
-        n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
-        if (sh->page > 0 && (t == SIM_K || t == SIM_V))      /* the pool: whole pages */
-            n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_shape_pages(sh) * sh->page * dims[1];
-        h.hbm[t] = calloc((size_t)n_el[t], sizeof(float));
-        if (!h.hbm[t]) {
-            snprintf(err, errlen, "out of memory for tensor %s (%lld floats)",
-                     sim_tensor_name((sim_tensor)t), (long long)n_el[t]);
-            rc = -1;
-            goto done;
-        }
-    }
-    if (h.compute) {
-        const float *src[4] = { in->Q, in->K, in->V, in->dO };
-        const sim_tensor dst[4] = { SIM_Q, SIM_K, SIM_V, SIM_dO };
-        for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++) {
-            const int paged = sh->page > 0 && (dst[t] == SIM_K || dst[t] == SIM_V);
-            if (!paged)
-                memcpy(h.hbm[dst[t]], src[t], (size_t)n_el[dst[t]] * sizeof(float));
-        }
-        if (sh->page > 0 && place_pages(&h, in->K, in->V) != 0) {
-            snprintf(err, errlen, "out of memory for the page table");
-            rc = -1;
-            goto done;
-        }
-        for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++)
-            sim_round_to_dtype(h.hbm[dst[t]], n_el[dst[t]], sh->dtype);
-        if (sh->pass == SIM_BWD && forward_first(algo, &h, p) != 0) {
-            rc = -1;
-            goto done;
-        }
-    }
-
-    if (run_heads(algo, sh->pass, &h, p) != 0) {
-        rc = -1;
+    if (place_tensors(h, l, n_el) != 0 ||
+        (h->compute && copy_inputs(h, algo, p, in, n_el) != 0) || run_heads(l, h, p) != 0)
         goto done;
-    }
-    if (h.obs) {
-        h.line = 0;
-        sim_emit(&h, SIM_EV_DONE, SIM_TENSOR_COUNT, 0, 0, 0, 0, NULL, 0, NULL);
+    if (h->obs) {
+        h->line = 0;
+        sim_emit(h, SIM_EV_DONE, SIM_TENSOR_COUNT, 0, 0, 0, 0, NULL, 0, NULL);
     }
     res->plan = *p;
-    res->counts = h.c;
-    res->sram_peak = h.sram_peak;
-    res->steps = h.steps;
-    res->computed = h.compute;
-    if (h.compute) {
+    res->counts = h->c;
+    res->sram_peak = h->sram_peak;
+    res->steps = h->steps;
+    res->computed = h->compute;
+    if (h->compute) {
         float **keep[5] = { &res->O, &res->L, &res->dQ, &res->dK, &res->dV };
         const sim_tensor from[5] = { SIM_O, SIM_L, SIM_dQ, SIM_dK, SIM_dV };
         for (int k = 0; k < 5; k++) {
-            *keep[k] = h.hbm[from[k]];          /* NULL where the run had none */
-            h.hbm[from[k]] = NULL;
+            *keep[k] = h->hbm[from[k]];          /* NULL where the run had none */
+            h->hbm[from[k]] = NULL;
         }
     }
+    rc = 0;
 done:
-    free(h.pt);
-    sim_sram_release_all(&h);
+    free(h->pt);
+    sim_sram_release_all(h);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
-        free(h.hbm[t]);
+        free(h->hbm[t]);
+    free(h);
     return rc;
 }
 

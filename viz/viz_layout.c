@@ -96,8 +96,8 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
     fmt_count(s1, sizeof s1, st->step + 1);
     fmt_count(s2, sizeof s2, in->nsteps);
     int n = snprintf(buf, sizeof buf, "step %s of %s   line %d", s1, s2, st->line);
-    if (st->i >= 0 && in->algo == SIM_NAIVE && st->line == (in->sh.pass == SIM_BWD ? 3 : 2) &&
-        in->plan.softmax_passes == 1)
+    const viz_code_line *code = viz_pseudocode_line(in, st->line);
+    if (st->i >= 0 && code && (code->view & SIM_VIEW_SOFTMAX) && in->plan.softmax_passes == 1)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "   rows block %lld of %lld (B_s = %lld)",
                       (long long)st->i + 1,
                       (long long)((in->sh.N + in->plan.Bs_r - 1) / in->plan.Bs_r),
@@ -517,18 +517,11 @@ static void draw_stats(const viz_model *m, viz_canvas *c, int y0, int rows, int 
             viz_canvas_text(c, 2, y0 + 1, w - 2, VIZ_ST_DIM, in->mode_note);
         return;
     }
-    if (in->sh.pass == SIM_BWD) {
-        viz_canvas_text(c, 0, y0, w, VIZ_ST_HEAD,
-                        in->algo == SIM_NAIVE
-                            ? "STATISTICS  none: the backward reads P from HBM"
-                            : "STATISTICS  none: the backward recomputes P from the forward's "
-                              "statistics");
-        if (rows > 1 && in->algo != SIM_NAIVE)
-            viz_canvas_text(c, 2, y0 + 1, w - 2, VIZ_ST_DIM,
-                            in->algo == SIM_FA2 ? "P_ij = exp(S_ij - L_i), L = m + log l "
-                                                  "from the forward: no running max here"
-                                                : "P_ij = diag(l_i)^-1 exp(S_ij - m_i), "
-                                                  "l and m from the forward");
+    const sim_loop *l = viz_loop(in);
+    if (l && l->no_stats) {
+        viz_canvas_printf(c, 0, y0, w, VIZ_ST_HEAD, "STATISTICS  none: %s", l->no_stats);
+        if (rows > 1 && l->no_stats_detail)
+            viz_canvas_text(c, 2, y0 + 1, w - 2, VIZ_ST_DIM, l->no_stats_detail);
         return;
     }
     if (!s->shown && !s->out_shown) {
@@ -665,48 +658,23 @@ static void draw_moved(const viz_model *m, viz_canvas *c, int y, int w)
 
 /* ---- the whole frame ------------------------------------------------------ */
 
-void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
-                     viz_layout *out)
-{
-    viz_canvas_clear(c);
-    if (out)
-        memset(out, 0, sizeof *out);
-    const viz_info *in = viz_model_info(m);
-    const viz_state *st = viz_model_state(m);
-    const int W = c->w, H = c->h;
-    const int has_status = o && o->status;
-    const int msg_y = H - 1 - has_status;
-    if (out)
-        out->too_small = W < MIN_W || H < 23 + has_status;
-
-    draw_title(m, c);
-    if (H > 1) {
-        /* The renderer's state ("paused") at the right end; the position
-         * stops a column before it. */
-        const int len = o && o->state ? (int)strlen(o->state) : 0;
-        draw_where(m, c, len ? W - len - 1 : -1);
-        if (len)
-            viz_canvas_text(c, W - len, 1, len, VIZ_ST_TITLE, o->state);
-    }
-    const int body0 = 2, nbody = msg_y - body0;
-    if (nbody < 4) {
-        if (msg_y > 1)
-            viz_canvas_text(c, 0, msg_y, W, VIZ_ST_DIM, "(window too small: 80 x 24 or more)");
-        if (has_status)
-            viz_canvas_text(c, 0, H - 1, W, VIZ_ST_STATUS, o->status);
-        return;
-    }
-
-    /* Columns: HBM on the left, pseudocode and SRAM on the right. */
-    int lw = W * 55 / 100;
-    if (lw < 44)
-        lw = W - 36 > 20 ? W - 36 : W / 2;
-    const int x1 = lw + 1, rw = W - x1;
-
-    /* HBM: the counters beside the grids when the grids are narrow (FA1,
-     * FA2: T_r x 1 and T_c x 1 tiles), else below them (naive: S and P are
-     * N x N). */
+/* The HBM column's arrangement: the counters beside the grids when the
+ * grids are narrow (FA1, FA2: T_r x 1 and T_c x 1 tiles), else below them
+ * (naive: S and P are N x N). */
+typedef struct {
     char items[MAX_ITEMS][192];
+    int nitems;
+    int wd, ws;                /* grid widths (grid_widths) */
+    int side;                  /* 1: counters beside the grids */
+    int cw;                    /* their width when beside */
+    int gap;
+    int counter_lines;
+} hbm_cols;
+
+static void arrange_hbm(const viz_model *m, int lw, hbm_cols *hc)
+{
+    const viz_info *in = viz_model_info(m);
+    char (*items)[192] = hc->items;
     int wd, ws, side = 0, nitems, cw = 0;
     /* Counters beside the grids get what the narrowest grids (3 columns,
      * gaps of 1) leave; longer numbers are shortened ("11.0 MiB"). */
@@ -756,32 +724,23 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
             }
         }
     }
+    hc->nitems = nitems;
+    hc->wd = wd;
+    hc->ws = ws;
+    hc->side = side;
+    hc->cw = cw;
+    hc->gap = gap;
+    hc->counter_lines = counter_lines;
+}
 
-    const int buf_lines = draw_buffers(m, c, x1, 0, rw, 0, 0);
-    /* The least the top part needs: grids of 4 rows; 5 lines of code. */
-    int top_min = side ? 2 + (counter_lines > 4 ? counter_lines : 4) : 2 + 4 + counter_lines;
-    if (1 + 5 + 2 + buf_lines > top_min)
-        top_min = 1 + 5 + 2 + buf_lines;
-    /* Statistics: a header, column names, the block's rows, two O rows; at
-     * most 40% of the body in large windows, and what is left in small ones. */
-    const viz_stats *s = &st->stats;
-    int want = 3 + (s->nrows > 0 ? s->nrows : (int)(in->plan.Br < 64 ? in->plan.Br : 64)) + 2;
-    if (!in->computed || in->refused || in->sh.pass == SIM_BWD)
-        want = 2;             /* no statistics in this run: a note */
-    int cap = nbody * 2 / 5;
-    if (cap > nbody - top_min)
-        cap = nbody - top_min;
-    if (want > cap)
-        want = cap;
-    if (want < 1)
-        want = 1;
-    int top = nbody - want;
-    if (top < 6)
-        top = 6;
-    const int stats_y = body0 + top, stats_rows = msg_y - stats_y;
-
-    /* Left: HBM grids, a row saying how many tiles a cell stands for when it
-     * is more than one, and the counters. */
+/* The HBM column: the grids in gh rows, a row saying how many tiles a cell
+ * stands for when it is more than one, and the counters. */
+static void draw_hbm(const viz_model *m, viz_canvas *c, int body0, int top, int lw,
+                     const hbm_cols *hc, viz_layout *out)
+{
+    const viz_info *in = viz_model_info(m);
+    const int side = hc->side, counter_lines = hc->counter_lines, nitems = hc->nitems;
+    const int cw = hc->cw;
     int gh = top - 2 - (side ? 0 : counter_lines);
     int maxg = 1;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
@@ -790,7 +749,7 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
     if (gh > 4 * maxg)
         gh = 4 * maxg;
     int sr, sc;
-    grid_scale(in, gh < 1 ? 1 : gh, ws, &sr, &sc);
+    grid_scale(in, gh < 1 ? 1 : gh, hc->ws, &sr, &sc);
     const int note = sr > 1 || sc > 1;
     if (note)
         gh--;
@@ -798,9 +757,9 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
     if (gh < 1)
         gh = 1;
     gh = pick_grid_height(in, gh, lo);
-    grid_scale(in, gh, ws, &sr, &sc);
+    grid_scale(in, gh, hc->ws, &sr, &sc);
     viz_canvas_text(c, 0, body0, lw, VIZ_ST_HEAD, "HBM  r read w written x both L load S store");
-    draw_grids(m, c, body0 + 1, gh, wd, ws, gap, out);
+    draw_grids(m, c, body0 + 1, gh, hc->wd, hc->ws, hc->gap, out);
     int y = body0 + 2 + gh;
     if (sr > 1 || sc > 1) {
         /* Beside the last counter line, if one reaches this row. */
@@ -817,20 +776,95 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
                         cw >= 19 ? "bytes: so far/total" : cw >= 16 ? "bytes: now/total"
                                                           : "now/total B");
         for (int k = 0; k < nitems; k++)
-            viz_canvas_text(c, cx, body0 + 2 + k, cw, VIZ_ST_NORMAL, items[k]);
+            viz_canvas_text(c, cx, body0 + 2 + k, cw, VIZ_ST_NORMAL, hc->items[k]);
     } else {
         for (int k = 0, x = 0; k < nitems; k++) {
-            int len = (int)strlen(items[k]);
+            int len = (int)strlen(hc->items[k]);
             if (k > 0 && x + GAP + len > lw) {
                 y++;
                 x = 0;
             } else if (k > 0) {
                 x += GAP;
             }
-            viz_canvas_text(c, x, y, lw - x, VIZ_ST_NORMAL, items[k]);
+            viz_canvas_text(c, x, y, lw - x, VIZ_ST_NORMAL, hc->items[k]);
             x += len;
         }
     }
+}
+
+/* Rows for the statistics: a header, column names, the block's rows, two
+ * O rows; at most 40% of the body in large windows, and what is left in
+ * small ones. Returns the rows above them (at least 6). */
+static int body_top(const viz_model *m, int nbody, int top_min)
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    const sim_loop *l = viz_loop(in);
+    const viz_stats *s = &st->stats;
+    int want = 3 + (s->nrows > 0 ? s->nrows : (int)(in->plan.Br < 64 ? in->plan.Br : 64)) + 2;
+    if (!in->computed || in->refused || (l && l->no_stats))
+        want = 2;             /* no statistics in this run: a note */
+    int cap = nbody * 2 / 5;
+    if (cap > nbody - top_min)
+        cap = nbody - top_min;
+    if (want > cap)
+        want = cap;
+    if (want < 1)
+        want = 1;
+    int top = nbody - want;
+    if (top < 6)
+        top = 6;
+    return top;
+}
+
+void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
+                     viz_layout *out)
+{
+    viz_canvas_clear(c);
+    if (out)
+        memset(out, 0, sizeof *out);
+    const viz_info *in = viz_model_info(m);
+    const int W = c->w, H = c->h;
+    const int has_status = o && o->status;
+    const int msg_y = H - 1 - has_status;
+    if (out)
+        out->too_small = W < MIN_W || H < 23 + has_status;
+
+    draw_title(m, c);
+    if (H > 1) {
+        /* The renderer's state ("paused") at the right end; the position
+         * stops a column before it. */
+        const int len = o && o->state ? (int)strlen(o->state) : 0;
+        draw_where(m, c, len ? W - len - 1 : -1);
+        if (len)
+            viz_canvas_text(c, W - len, 1, len, VIZ_ST_TITLE, o->state);
+    }
+    const int body0 = 2, nbody = msg_y - body0;
+    if (nbody < 4) {
+        if (msg_y > 1)
+            viz_canvas_text(c, 0, msg_y, W, VIZ_ST_DIM, "(window too small: 80 x 24 or more)");
+        if (has_status)
+            viz_canvas_text(c, 0, H - 1, W, VIZ_ST_STATUS, o->status);
+        return;
+    }
+
+    /* Columns: HBM on the left, pseudocode and SRAM on the right. */
+    int lw = W * 55 / 100;
+    if (lw < 44)
+        lw = W - 36 > 20 ? W - 36 : W / 2;
+    const int x1 = lw + 1, rw = W - x1;
+
+    hbm_cols hc;
+    arrange_hbm(m, lw, &hc);
+    const int buf_lines = draw_buffers(m, c, x1, 0, rw, 0, 0);
+    /* The least the top part needs: grids of 4 rows; 5 lines of code. */
+    int top_min = hc.side ? 2 + (hc.counter_lines > 4 ? hc.counter_lines : 4)
+                          : 2 + 4 + hc.counter_lines;
+    if (1 + 5 + 2 + buf_lines > top_min)
+        top_min = 1 + 5 + 2 + buf_lines;
+    const int top = body_top(m, nbody, top_min);
+    const int stats_y = body0 + top, stats_rows = msg_y - stats_y;
+    draw_hbm(m, c, body0, top, lw, &hc, out);
 
     /* Right: pseudocode, then SRAM. */
     for (int y = body0; y < stats_y; y++)

@@ -135,195 +135,41 @@ void viz_config_default(viz_config *cfg)
     cfg->mode = VIZ_MODE_AUTO;
 }
 
-/* Line 0 continues the numbered line above it. Each text with its indent
- * (two columns per level) fits 31 columns, so that the 80-column view shows
- * it whole beside the line numbers. Names follow the papers, shortened where
- * the column needs it: P~, m~, l~ are P~_ij, m~_ij, l~_ij. */
-static const viz_code_line CODE_FA2[] = {
-    { 1, 0, "Q -> T_r blocks Q_i (B_r rows)" },
-    { 0, 0, "K, V -> T_c blocks (B_c rows)" },
-    { 2, 0, "O -> blocks O_i, L -> L_i" },
-    { 3, 0, "for i = 1 .. T_r:" },
-    { 4, 1, "load Q_i from HBM to SRAM" },
-    { 5, 1, "O_i = 0, l_i = 0, m_i = -inf" },
-    { 6, 1, "for j = 1 .. T_c:" },
-    { 7, 2, "load K_j, V_j from HBM" },
-    { 8, 2, "S_ij = Q_i K_j^T" },
-    { 9, 2, "m_new = max(m_i, rowmax S)" },
-    { 0, 2, "P~ = exp(S_ij - m_new)" },
-    { 0, 2, "l_i = e^(m_i-m_new) l_i" },
-    { 0, 2, "      + rowsum(P~)" },
-    { 10, 2, "O_i = e^(m_i-m_new) O_i" },
-    { 0, 2, "      + P~ V_j; m_i = m_new" },
-    { 11, 1, "end for" },
-    { 12, 1, "O_i = diag(l_i)^-1 O_i" },
-    { 13, 1, "L_i = m_i + log(l_i)" },
-    { 14, 1, "write O_i to HBM" },
-    { 15, 1, "write L_i to HBM" },
-    { 16, 0, "end for" },
-    { 17, 0, "return O, L" },
-};
-
-static const viz_code_line CODE_FA1[] = {
-    { 1, 0, "B_c = ceil(M/4d)," },
-    { 0, 0, "B_r = min(ceil(M/4d), d)" },
-    { 2, 0, "O = 0, l = 0, m = -inf in HBM" },
-    { 3, 0, "Q -> T_r blocks; K,V -> T_c" },
-    { 4, 0, "O, l, m -> T_r blocks" },
-    { 5, 0, "for j = 1 .. T_c:" },
-    { 6, 1, "load K_j, V_j from HBM" },
-    { 7, 1, "for i = 1 .. T_r:" },
-    { 8, 2, "load Q_i, O_i, l_i, m_i" },
-    { 9, 2, "S_ij = Q_i K_j^T" },
-    { 10, 2, "m~ = rowmax(S_ij)" },
-    { 0, 2, "P~ = exp(S_ij - m~)" },
-    { 0, 2, "l~ = rowsum(P~)" },
-    { 11, 2, "m_new = max(m_i, m~)" },
-    { 0, 2, "l_new = e^(m_i-m_new) l_i" },
-    { 0, 2, "      + e^(m~-m_new) l~" },
-    { 12, 2, "write to HBM: O_i =" },
-    { 0, 2, " (l_i e^(m_i-m_new) O_i" },
-    { 0, 2, "  + e^(m~-m_new) P~ V_j)" },
-    { 0, 2, "  / l_new" },
-    { 13, 2, "write l_i = l_new," },
-    { 0, 2, "  m_i = m_new to HBM" },
-    { 14, 1, "end for" },
-    { 15, 0, "end for" },
-    { 16, 0, "return O" },
-};
-
-static const viz_code_line CODE_NAIVE[] = {
-    { 1, 0, "load Q_i, K_j by blocks," },
-    { 0, 0, "  S = Q K^T, write S to HBM" },
-    { 2, 0, "read S, P = softmax(S)," },
-    { 0, 0, "  write P to HBM" },
-    { 3, 0, "load P_ij, V_j by blocks," },
-    { 0, 0, "  O = P V, write O to HBM" },
-    { 4, 0, "return O" },
-};
-
-/* The backward passes: FlashAttention's Algorithms 3 (standard) and 4, and
- * FlashAttention-2's Algorithm 2, condensed as above. Algorithm 4's dropout
- * lines (1, 14, 15, 18) are identities without dropout and stay as
- * comments; tau = 1/sqrt(d). */
-static const viz_code_line CODE_NAIVE_BWD[] = {
-    { 1, 0, "load P, dO by blocks," },
-    { 0, 0, "  dV = P^T dO, write dV" },
-    { 2, 0, "load dO, V by blocks," },
-    { 0, 0, "  dP = dO V^T, write dP" },
-    { 3, 0, "read P, dP; dS = P o (dP -" },
-    { 0, 0, "  rowsum(P o dP)), write dS" },
-    { 4, 0, "load dS, K by blocks," },
-    { 0, 0, "  dQ = tau dS K, write dQ" },
-    { 5, 0, "load dS, Q by blocks," },
-    { 0, 0, "  dK = tau dS^T Q, write dK" },
-    { 6, 0, "return dQ, dK, dV" },
-};
-
-static const viz_code_line CODE_FA1_BWD[] = {
-    { 1, 0, "(dropout state: none)" },
-    { 2, 0, "B_c = ceil(M/4d), B_r = ..." },
-    { 3, 0, "Q -> T_r blocks; K,V -> T_c" },
-    { 4, 0, "O, dO, l, m -> T_r blocks" },
-    { 5, 0, "dQ = 0, dK = 0, dV = 0 in HBM" },
-    { 6, 0, "for j = 1 .. T_c:" },
-    { 7, 1, "load K_j, V_j from HBM" },
-    { 8, 1, "dK~_j = 0, dV~_j = 0" },
-    { 9, 1, "for i = 1 .. T_r:" },
-    { 10, 2, "load Q_i,O_i,dO_i,dQ_i," },
-    { 0, 2, "  l_i, m_i" },
-    { 11, 2, "S_ij = tau Q_i K_j^T" },
-    { 12, 2, "mask(S_ij)" },
-    { 13, 2, "P_ij = diag(l_i)^-1 *" },
-    { 0, 2, "  exp(S_ij - m_i)" },
-    { 14, 2, "(15: no dropout)" },
-    { 16, 2, "dV~_j += P_ij^T dO_i" },
-    { 17, 2, "dP_ij = dO_i V_j^T (18)" },
-    { 19, 2, "D_i = rowsum(dO_i o O_i)" },
-    { 20, 2, "dS_ij = P o (dP_ij - D_i)" },
-    { 21, 2, "write dQ_i += tau dS K_j" },
-    { 22, 2, "dK~_j += tau dS_ij^T Q_i" },
-    { 23, 1, "end for" },
-    { 24, 1, "write dK_j, dV_j to HBM" },
-    { 25, 0, "end for" },
-    { 26, 0, "return dQ, dK, dV" },
-};
-
-static const viz_code_line CODE_FA2_BWD[] = {
-    { 1, 0, "Q -> T_r blocks; K,V -> T_c" },
-    { 2, 0, "O, dO, L -> T_r blocks" },
-    { 3, 0, "dQ = 0 in HBM; dK, dV -> T_c" },
-    { 4, 0, "D = rowsum(dO o O), write D" },
-    { 5, 0, "for j = 1 .. T_c:" },
-    { 6, 1, "load K_j, V_j from HBM" },
-    { 7, 1, "dK_j = 0, dV_j = 0" },
-    { 8, 1, "for i = 1 .. T_r:" },
-    { 9, 2, "load Q_i, dO_i, L_i, D_i" },
-    { 10, 2, "S_ij = tau Q_i K_j^T" },
-    { 11, 2, "P_ij = exp(S_ij - L_i)" },
-    { 12, 2, "dV_j += P_ij^T dO_i" },
-    { 13, 2, "dP_ij = dO_i V_j^T" },
-    { 14, 2, "dS_ij = P o (dP_ij - D_i)" },
-    { 15, 2, "load dQ_i, dQ_i +=" },
-    { 0, 2, "  tau dS_ij K_j, write it" },
-    { 16, 2, "dK_j += tau dS_ij^T Q_i" },
-    { 17, 1, "end for" },
-    { 18, 1, "write dK_j, dV_j to HBM" },
-    { 19, 0, "end for" },
-    { 20, 0, "return dQ, dK, dV" },
-};
-
-/* Split-KV (algo_fa2_split.c): FA2 per split, then the merge lemma. The
- * line numbers are fasim's, as the simulator marks them. */
-static const viz_code_line CODE_SPLIT[] = {
-    { 1, 0, "for s = 1..S, i = 1..T_r:" },
-    { 0, 1, "load Q_i; O~ = 0, l = 0," },
-    { 0, 1, "  m = -inf on chip" },
-    { 2, 1, "for j in split s:" },
-    { 0, 2, "load K_j, V_j; FA2's" },
-    { 0, 2, "  lines 8-10 on O~, m, l" },
-    { 3, 1, "write O~_i, m_i, l_i of s" },
-    { 0, 0, "merge, for i = 1 .. T_r:" },
-    { 4, 1, "for s = 1 .. S: load" },
-    { 0, 2, "O~, m, l of s; m = max(m," },
-    { 0, 2, "m_s), rescale both, add" },
-    { 5, 1, "O_i = O~ / l, L_i = m +" },
-    { 0, 1, "  log l; write O_i, L_i" },
-    { 6, 0, "return O, L" },
-};
-
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* The loop order of the run: its pseudocode, titles and what its lines
+ * mean to the view are in its descriptor (sim/algo_*.c). */
+const sim_loop *viz_loop(const viz_info *in)
+{
+    return sim_loop_find(in->algo, &in->sh);
+}
 
 const viz_code_line *viz_pseudocode(const viz_info *in, int *n)
 {
-    const int bwd = in->sh.pass == SIM_BWD;
-    if (in->algo == SIM_FA2 && in->sh.splits > 1) {
-        *n = NELEM(CODE_SPLIT);
-        return CODE_SPLIT;
-    }
-    switch (in->algo) {
-    case SIM_NAIVE:
-        *n = bwd ? NELEM(CODE_NAIVE_BWD) : NELEM(CODE_NAIVE);
-        return bwd ? CODE_NAIVE_BWD : CODE_NAIVE;
-    case SIM_FA1:
-        *n = bwd ? NELEM(CODE_FA1_BWD) : NELEM(CODE_FA1);
-        return bwd ? CODE_FA1_BWD : CODE_FA1;
-    default:
-        *n = bwd ? NELEM(CODE_FA2_BWD) : NELEM(CODE_FA2);
-        return bwd ? CODE_FA2_BWD : CODE_FA2;
-    }
+    const sim_loop *l = viz_loop(in);
+    *n = l ? l->ncode : 0;
+    return l ? l->code : NULL;
 }
 
 const char *viz_pseudocode_title(const viz_info *in)
 {
-    const int bwd = in->sh.pass == SIM_BWD;
-    if (in->algo == SIM_FA2 && in->sh.splits > 1)
-        return "split-KV: FA2 per split, merge";
-    switch (in->algo) {
-    case SIM_NAIVE: return bwd ? "standard backward, Algorithm 3" : "standard attention, Algorithm 0";
-    case SIM_FA1:   return bwd ? "FlashAttention, Algorithm 4" : "FlashAttention, Algorithm 1";
-    default:        return bwd ? "FlashAttention-2, Algorithm 2" : "FlashAttention-2, Algorithm 1";
-    }
+    const sim_loop *l = viz_loop(in);
+    return l ? l->code_title : "?";
+}
+
+const viz_code_line *viz_pseudocode_line(const viz_info *in, int line)
+{
+    int n;
+    const viz_code_line *code = viz_pseudocode(in, &n);
+    for (int k = 0; k < n && line > 0; k++)
+        if (code[k].line == line)
+            return &code[k];
+    return NULL;
+}
+
+/* The SIM_VIEW_* flags of a line of the run's pseudocode (0 if unlisted). */
+static unsigned line_view(const viz_info *in, int line)
+{
+    const viz_code_line *c = viz_pseudocode_line(in, line);
+    return c ? c->view : 0;
 }
 
 /* ---- what the statistics mean at each line -------------------------------- */
@@ -337,72 +183,22 @@ typedef struct {
     int alpha;
 } line_rules;
 
-/* Derived from the loop nests in sim/algo_*.c: where the buffers are
- * initialised, loaded, updated, and what they hold at each line. The
- * backward passes keep no running statistics (they read L or l, m), so
- * nothing is shown there. */
+/* The loop order's own view flags of the line (sim_loop.h); a softmax over
+ * tiles initialises its statistics before the first tile. */
 static line_rules rules_for(const viz_info *in, int line)
 {
     line_rules r;
-    memset(&r, 0, sizeof r);
-    const sim_algo algo = in->algo;
-    const int passes = in->plan.softmax_passes;
-    if (in->sh.pass == SIM_BWD)
-        return r;
-    if (algo == SIM_FA2 && in->sh.splits > 1) {
-        /* 1 loads Q_i and empties the split's state; 2 is FA2's online step
-         * on O~; 3 writes the partial. 4 merges split s into the running
-         * state (emptied before the first); 5 normalises, m becomes L. */
-        if (line < 1 || line > 5)
-            return r;
-        r.shown = r.out_shown = 1;
-        r.before_valid = line >= 2;
-        r.after_valid = 1;
-        r.L_after = line == 5;
-        r.norm_after = line == 5;
-        r.alpha = line == 2 || line == 4;
-        return r;
-    }
-    switch (algo) {
-    case SIM_FA2:
-        if (line < 4 || line > 15)
-            break;
-        r.shown = r.out_shown = 1;
-        /* 4: Q_i arrives, the buffers still hold block i-1; 5 initialises. */
-        r.before_valid = line >= 7;
-        r.after_valid = line >= 5;
-        r.L_before = line >= 14;
-        r.L_after = line >= 12;
-        r.norm_before = line >= 14;
-        r.norm_after = line >= 12;
-        r.alpha = line >= 7 && line <= 10;
-        break;
-    case SIM_FA1:
-        if (line < 8 || line > 13)
-            break;
-        r.shown = r.out_shown = 1;
-        r.before_valid = line >= 9;   /* 8 loads block i's values */
-        r.after_valid = 1;
-        r.norm_before = r.norm_after = 1;   /* FA1 keeps O normalised */
-        r.alpha = line >= 9;
-        break;
-    case SIM_NAIVE:
-        if (line == 2) {
-            r.shown = 1;
-            /* three passes: m_i, l_i are initialised before the first tile;
-             * one pass: computed from scratch for each block of rows. */
-            r.before_valid = passes == 3;
-            r.after_valid = 1;
-        } else if (line == 3) {
-            r.out_shown = 1;
-            r.before_valid = 0;           /* refined per step in fill_stats */
-            r.after_valid = 1;
-            r.norm_before = r.norm_after = 1;
-        }
-        break;
-    default:
-        break;
-    }
+    const unsigned v = line_view(in, line);
+    r.shown = (v & SIM_VIEW_STATS) != 0;
+    r.out_shown = (v & SIM_VIEW_OUT) != 0;
+    r.before_valid = (v & SIM_VIEW_BEFORE) ||
+                     ((v & SIM_VIEW_BEFORE_TILED) && in->plan.softmax_passes > 1);
+    r.after_valid = (v & SIM_VIEW_AFTER) != 0;
+    r.L_before = (v & SIM_VIEW_L_BEFORE) != 0;
+    r.L_after = (v & SIM_VIEW_L_AFTER) != 0;
+    r.norm_before = (v & SIM_VIEW_NORM_BEFORE) != 0;
+    r.norm_after = (v & SIM_VIEW_NORM_AFTER) != 0;
+    r.alpha = (v & SIM_VIEW_ALPHA) != 0;
     return r;
 }
 
@@ -525,191 +321,212 @@ static void begin_mem_run(recorder *r)
  * same phase (lines 1-3 keep a split's state, 4-5 the merged one). */
 static int same_block(const viz_info *in, const rec_step *a, int line, int64_t i)
 {
-    if (in->sh.splits > 1 && (a->line >= 4) != (line >= 4))
+    const sim_loop *l = viz_loop(in);
+    const int merge = l ? l->merge_line : 0;
+    if (merge && (a->line >= merge) != (line >= merge))
         return 0;
-    return a->i == i && (in->algo != SIM_NAIVE || a->line == line);
+    return a->i == i && (!(l && (l->flags & SIM_LOOP_LINE_BLOCKS)) || a->line == line);
+}
+
+/* A checkpoint every VIZ_CHECKPOINT_STEPS steps: the state before this
+ * step's events. The pending ALLOC/FREE run belongs to this step, so the
+ * checkpoint is the state from before that run. */
+static void record_checkpoint(recorder *r)
+{
+    if (r->steps.n % VIZ_CHECKPOINT_STEPS != 0)
+        return;
+    rec_cp cp;
+    memset(&cp, 0, sizeof cp);
+    cp.counts = r->counts;
+    const int pending = r->mem_run != SIZE_MAX;
+    memcpy(cp.live, pending ? r->run_live : r->live, sizeof cp.live);
+    cp.nlive = pending ? r->run_nlive : r->nlive;
+    cp.used = pending ? r->run_used : r->used;
+    if (vec_push(&r->cps, &cp, 1) != 0)
+        r->failed = 1;
+}
+
+/* A LINE event starts a step: its statistics snapshots and, at times, a
+ * checkpoint. */
+static void record_line(recorder *r, const sim_event *e)
+{
+    viz_model *m = r->m;
+    rec_step s;
+    memset(&s, 0, sizeof s);
+    s.ev = (uint32_t)(r->mem_run != SIZE_MAX ? r->mem_run : r->ev.n);
+    s.i = (int32_t)e->i;
+    s.j = (int32_t)e->j;
+    s.split = (int32_t)e->split;
+    s.line = (uint8_t)e->line;
+    s.snap_before = s.snap_after = NONE32;
+    rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
+    if ((line_view(&m->info, e->line) & SIM_VIEW_SOFTMAX) &&
+        m->info.plan.softmax_passes == 3) {
+        if (prev && prev->line == e->line && prev->i == s.i)
+            s.pass = (uint8_t)(prev->pass + (s.j == 0 ? 1 : 0));
+        else
+            s.pass = 1;
+    }
+    line_rules now = rules_for(&m->info, e->line);
+    int prev_same = prev && same_block(&m->info, prev, e->line, e->i);
+    int prev_after = prev_same && rules_for(&m->info, prev->line).after_valid;
+    uint32_t here = NONE32;
+    /* Copy only where a "before" is shown, or where this line ends the
+     * previous step of the same block with an "after" shown. Elsewhere
+     * the buffers may not be initialised yet (FA2 before line 5). */
+    if (now.before_valid || prev_after)
+        here = capture(r);
+    if (prev) {
+        if (prev_same && here != NONE32)
+            prev->snap_after = here;
+        else
+            prev->snap_after = r->snap_in_step != NONE32 ? r->snap_in_step
+                                                         : prev->snap_before;
+    }
+    s.snap_before = here;
+    r->snap_in_step = NONE32;
+    record_checkpoint(r);
+    if (vec_push(&r->steps, &s, 1) != 0)
+        r->failed = 1;
+    r->mem_run = SIZE_MAX;
+    r->cur_xfer = 0;
+}
+
+/* An SRAM buffer allocated; in compute mode the statistics buffers are
+ * followed. Returns 0, or -1 (unknown buffer, too many). */
+static int record_alloc(recorder *r, const sim_event *e, rec_ev *x)
+{
+    viz_model *m = r->m;
+    int b = buf_index(m, e->buf, e->rows, e->cols, e->bytes);
+    if (b < 0 || r->nlive == SIM_MAX_BUFFERS)
+        return -1;
+    begin_mem_run(r);
+    x->buf = (uint8_t)b;
+    r->live[r->nlive++] = (uint8_t)b;
+    r->used += e->bytes;
+    const char *n = e->buf;
+    /* The backward keeps no running statistics (its no_stats): its m_i,
+     * l_i, O_i are inputs loaded from HBM, not followed. */
+    if (e->data && !viz_loop(&m->info)->no_stats) {
+        if (!strcmp(n, "m_i") || !strcmp(n, "m")) {
+            r->m_ptr = e->data;
+            r->m_rows = e->rows;
+            r->m_buf = b;
+        } else if (!strcmp(n, "l_i") || !strcmp(n, "l")) {
+            r->l_ptr = e->data;
+            r->l_buf = b;
+        } else if (!strcmp(n, "O_i") || !strcmp(n, "O~_i")) {
+            r->o_ptr = e->data;
+            r->o_rows = e->rows;
+            r->o_cols = e->cols;
+            r->o_buf = b;
+        }
+    }
+    return 0;
+}
+
+/* An SRAM buffer released. Returns 0, or -1 (not resident). */
+static int record_free(recorder *r, const sim_event *e, rec_ev *x)
+{
+    viz_model *m = r->m;
+    /* The buffer is still allocated during this callback: copy first,
+     * at the first release of a run, while all the statistics are
+     * resident (the later releases of the run would copy fewer). */
+    const int first_release = r->mem_run == SIZE_MAX;
+    begin_mem_run(r);
+    if (first_release && (r->m_ptr || r->o_ptr)) {
+        uint32_t s = capture(r);
+        if (s != NONE32)
+            r->snap_in_step = s;
+    }
+    int b = -1;
+    for (int k = r->nlive - 1; k >= 0; k--)
+        if (!strcmp(m->bufs[r->live[k]].name, e->buf)) {
+            b = r->live[k];
+            memmove(&r->live[k], &r->live[k + 1], (size_t)(r->nlive - k - 1));
+            r->nlive--;
+            break;
+        }
+    if (b < 0)
+        return -1;
+    x->buf = (uint8_t)b;
+    r->used -= m->bufs[b].bytes;
+    if (b == r->m_buf) { r->m_ptr = NULL; r->m_buf = -1; }
+    if (b == r->l_buf) { r->l_ptr = NULL; r->l_buf = -1; }
+    if (b == r->o_buf) { r->o_ptr = NULL; r->o_buf = -1; }
+    return 0;
+}
+
+/* A tile loaded or stored: the counters, the first touch of each tile.
+ * Returns 0, or -1 (no such buffer). */
+static int record_transfer(recorder *r, const sim_event *e, rec_ev *x)
+{
+    viz_model *m = r->m;
+    const size_t step = r->steps.n ? r->steps.n - 1 : 0;
+    r->mem_run = SIZE_MAX;
+    int b = live_by_name(r, e->buf);
+    if (b < 0)
+        return -1;
+    x->buf = (uint8_t)b;
+    x->tensor = (uint8_t)e->tensor;
+    x->r0 = (int32_t)e->r0;
+    x->c0 = (int32_t)e->c0;
+    x->rows = (int32_t)e->rows;
+    x->cols = (int32_t)e->cols;
+    const uint64_t n = (uint64_t)(e->rows * e->cols);
+    const viz_tensor_info *ti = &m->info.tensor[e->tensor];
+    uint32_t *first = e->kind == SIM_EV_LOAD ? m->first_read[e->tensor]
+                                             : m->first_write[e->tensor];
+    if (e->kind == SIM_EV_LOAD) {
+        r->counts.read_elems[e->tensor] += n;
+        r->counts.read_ops[e->tensor]++;
+    } else {
+        r->counts.write_elems[e->tensor] += n;
+        r->counts.write_ops[e->tensor]++;
+        /* A store copies the buffer out: its values are final for this
+         * step (the statistics "after" of a step that ends a block). */
+        if (r->m_ptr || r->o_ptr) {
+            uint32_t s = capture(r);
+            if (s != NONE32)
+                r->snap_in_step = s;
+        }
+    }
+    if (first) {
+        int64_t tr0, tr1, tc0, tc1;
+        tile_span(ti, e->r0, e->c0, e->rows, e->cols, &tr0, &tr1, &tc0, &tc1);
+        for (int64_t a = tr0; a < tr1; a++)
+            for (int64_t c = tc0; c < tc1; c++) {
+                uint32_t *f = &first[a * ti->grid_cols + c];
+                if (*f == NONE32)
+                    *f = (uint32_t)step;
+            }
+    }
+    if (++r->cur_xfer > r->max_xfer)
+        r->max_xfer = r->cur_xfer;
+    return 0;
 }
 
 static void on_event(void *ctx, const sim_event *e)
 {
     recorder *r = ctx;
-    viz_model *m = r->m;
     if (r->failed)
         return;
-    const sim_algo algo = m->info.algo;
-
     if (e->kind == SIM_EV_LINE) {
-        rec_step s;
-        memset(&s, 0, sizeof s);
-        s.ev = (uint32_t)(r->mem_run != SIZE_MAX ? r->mem_run : r->ev.n);
-        s.i = (int32_t)e->i;
-        s.j = (int32_t)e->j;
-        s.split = (int32_t)e->split;
-        s.line = (uint8_t)e->line;
-        s.snap_before = s.snap_after = NONE32;
-        rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
-        if (algo == SIM_NAIVE && e->line == 2 && m->info.plan.softmax_passes == 3) {
-            if (prev && prev->line == 2 && prev->i == s.i)
-                s.pass = (uint8_t)(prev->pass + (s.j == 0 ? 1 : 0));
-            else
-                s.pass = 1;
-        }
-        line_rules now = rules_for(&m->info, e->line);
-        int prev_same = prev && same_block(&m->info, prev, e->line, e->i);
-        int prev_after = prev_same && rules_for(&m->info, prev->line).after_valid;
-        uint32_t here = NONE32;
-        /* Copy only where a "before" is shown, or where this line ends the
-         * previous step of the same block with an "after" shown. Elsewhere
-         * the buffers may not be initialised yet (FA2 before line 5). */
-        if (now.before_valid || prev_after)
-            here = capture(r);
-        if (prev) {
-            if (prev_same && here != NONE32)
-                prev->snap_after = here;
-            else
-                prev->snap_after = r->snap_in_step != NONE32 ? r->snap_in_step
-                                                             : prev->snap_before;
-        }
-        s.snap_before = here;
-        r->snap_in_step = NONE32;
-        /* A checkpoint: the state before this step's events. The pending
-         * ALLOC/FREE run belongs to this step, so the checkpoint is the state
-         * from before that run. */
-        if (r->steps.n % VIZ_CHECKPOINT_STEPS == 0) {
-            rec_cp cp;
-            memset(&cp, 0, sizeof cp);
-            cp.counts = r->counts;
-            const int pending = r->mem_run != SIZE_MAX;
-            memcpy(cp.live, pending ? r->run_live : r->live, sizeof cp.live);
-            cp.nlive = pending ? r->run_nlive : r->nlive;
-            cp.used = pending ? r->run_used : r->used;
-            if (vec_push(&r->cps, &cp, 1) != 0)
-                r->failed = 1;
-        }
-        if (vec_push(&r->steps, &s, 1) != 0)
-            r->failed = 1;
-        r->mem_run = SIZE_MAX;
-        r->cur_xfer = 0;
+        record_line(r, e);
         return;
     }
-    if (e->kind == SIM_EV_DONE)
-        return;
-
     rec_ev x;
     memset(&x, 0, sizeof x);
     x.kind = (uint8_t)e->kind;
-    const size_t step = r->steps.n ? r->steps.n - 1 : 0;
+    int rc;
     switch (e->kind) {
-    case SIM_EV_ALLOC: {
-        int b = buf_index(m, e->buf, e->rows, e->cols, e->bytes);
-        if (b < 0 || r->nlive == SIM_MAX_BUFFERS) {
-            r->failed = 1;
-            return;
-        }
-        begin_mem_run(r);
-        x.buf = (uint8_t)b;
-        r->live[r->nlive++] = (uint8_t)b;
-        r->used += e->bytes;
-        const char *n = e->buf;
-        /* The backward keeps no running statistics (rules_for): its m_i,
-         * l_i, O_i are inputs loaded from HBM, not followed. */
-        if (e->data && m->info.sh.pass != SIM_BWD) {
-            if (!strcmp(n, "m_i") || !strcmp(n, "m")) {
-                r->m_ptr = e->data;
-                r->m_rows = e->rows;
-                r->m_buf = b;
-            } else if (!strcmp(n, "l_i") || !strcmp(n, "l")) {
-                r->l_ptr = e->data;
-                r->l_buf = b;
-            } else if (!strcmp(n, "O_i") || !strcmp(n, "O~_i")) {
-                r->o_ptr = e->data;
-                r->o_rows = e->rows;
-                r->o_cols = e->cols;
-                r->o_buf = b;
-            }
-        }
-        break;
-    }
-    case SIM_EV_FREE: {
-        /* The buffer is still allocated during this callback: copy first,
-         * at the first release of a run, while all the statistics are
-         * resident (the later releases of the run would copy fewer). */
-        const int first_release = r->mem_run == SIZE_MAX;
-        begin_mem_run(r);
-        if (first_release && (r->m_ptr || r->o_ptr)) {
-            uint32_t s = capture(r);
-            if (s != NONE32)
-                r->snap_in_step = s;
-        }
-        int b = -1;
-        for (int k = r->nlive - 1; k >= 0; k--)
-            if (!strcmp(m->bufs[r->live[k]].name, e->buf)) {
-                b = r->live[k];
-                memmove(&r->live[k], &r->live[k + 1], (size_t)(r->nlive - k - 1));
-                r->nlive--;
-                break;
-            }
-        if (b < 0) {
-            r->failed = 1;
-            return;
-        }
-        x.buf = (uint8_t)b;
-        r->used -= m->bufs[b].bytes;
-        if (b == r->m_buf) { r->m_ptr = NULL; r->m_buf = -1; }
-        if (b == r->l_buf) { r->l_ptr = NULL; r->l_buf = -1; }
-        if (b == r->o_buf) { r->o_ptr = NULL; r->o_buf = -1; }
-        break;
-    }
+    case SIM_EV_ALLOC: rc = record_alloc(r, e, &x); break;
+    case SIM_EV_FREE: rc = record_free(r, e, &x); break;
     case SIM_EV_LOAD:
-    case SIM_EV_STORE: {
-        r->mem_run = SIZE_MAX;
-        int b = live_by_name(r, e->buf);
-        if (b < 0) {
-            r->failed = 1;
-            return;
-        }
-        x.buf = (uint8_t)b;
-        x.tensor = (uint8_t)e->tensor;
-        x.r0 = (int32_t)e->r0;
-        x.c0 = (int32_t)e->c0;
-        x.rows = (int32_t)e->rows;
-        x.cols = (int32_t)e->cols;
-        const uint64_t n = (uint64_t)(e->rows * e->cols);
-        const viz_tensor_info *ti = &m->info.tensor[e->tensor];
-        uint32_t *first = e->kind == SIM_EV_LOAD ? m->first_read[e->tensor]
-                                                 : m->first_write[e->tensor];
-        if (e->kind == SIM_EV_LOAD) {
-            r->counts.read_elems[e->tensor] += n;
-            r->counts.read_ops[e->tensor]++;
-        } else {
-            r->counts.write_elems[e->tensor] += n;
-            r->counts.write_ops[e->tensor]++;
-            /* A store copies the buffer out: its values are final for this
-             * step (the statistics "after" of a step that ends a block). */
-            if (r->m_ptr || r->o_ptr) {
-                uint32_t s = capture(r);
-                if (s != NONE32)
-                    r->snap_in_step = s;
-            }
-        }
-        if (first) {
-            int64_t tr0, tr1, tc0, tc1;
-            tile_span(ti, e->r0, e->c0, e->rows, e->cols, &tr0, &tr1, &tc0, &tc1);
-            for (int64_t a = tr0; a < tr1; a++)
-                for (int64_t c = tc0; c < tc1; c++) {
-                    uint32_t *f = &first[a * ti->grid_cols + c];
-                    if (*f == NONE32)
-                        *f = (uint32_t)step;
-                }
-        }
-        if (++r->cur_xfer > r->max_xfer)
-            r->max_xfer = r->cur_xfer;
-        break;
+    case SIM_EV_STORE: rc = record_transfer(r, e, &x); break;
+    default: return;                     /* SIM_EV_DONE */
     }
-    default:
-        return;
-    }
-    if (vec_push(&r->ev, &x, 1) != 0)
+    if (rc != 0 || vec_push(&r->ev, &x, 1) != 0)
         r->failed = 1;
 }
 
@@ -847,17 +664,12 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
     return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t errlen)
+/* The configuration's own limits: one head, contiguous K and V, 32-bit
+ * event fields. Returns VIZ_OK, or VIZ_EUSAGE with err set. */
+static int config_check(const viz_config *cfg, char *err, size_t errlen)
 {
-    char dummy[8];
-    if (!err || !errlen) {
-        err = dummy;
-        errlen = sizeof dummy;
-    }
-    err[0] = '\0';
-    *out = NULL;
     const sim_shape *sh = &cfg->sh;
-    if (cfg->algo < 0 || cfg->algo >= SIM_ALGO_COUNT || sh->N < 1 || sh->d < 1 ||
+    if (!sim_loop_of(cfg->algo, SIM_FWD) || sh->N < 1 || sh->d < 1 ||
         sh->M < 1) {
         snprintf(err, errlen, "invalid view configuration (N, d and M must be >= 1)");
         return VIZ_EUSAGE;
@@ -873,7 +685,7 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
                  "batches, heads and paged KV are the report's ('fasim --help')");
         return VIZ_EUSAGE;
     }
-    if (sh->splits > 1 && (cfg->algo != SIM_FA2 || sh->pass != SIM_FWD)) {
+    if (sh->splits > 1 && !sim_loop_find(cfg->algo, sh)) {
         snprintf(err, errlen, "split-KV (--splits) is a plan of FA2's forward pass: use "
                  "--algo fa2 and --pass fwd");
         return VIZ_EUSAGE;
@@ -889,19 +701,17 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
                  sh->splits > 1 ? ", with splits" : "");
         return VIZ_EUSAGE;
     }
-    viz_model *m = calloc(1, sizeof *m);
-    if (!m) {
-        snprintf(err, errlen, "out of memory");
-        return VIZ_EFAIL;
-    }
-    m->cfg = *cfg;
-    m->cfg.Q = m->cfg.K = m->cfg.V = NULL;
-    viz_info *info = &m->info;
-    info->algo = cfg->algo;
-    info->sh = *sh;
-    info->out_row = cfg->out_row > 0 ? cfg->out_row : 0;
+    return VIZ_OK;
+}
 
-    /* 1. The plan; a plan that does not fit becomes a drawable refusal. */
+/* 1. The plan; a plan that does not fit becomes a drawable refusal
+ * (VIZ_EREFUSED, m kept). Returns VIZ_OK, VIZ_EREFUSED, or VIZ_EUSAGE with
+ * err set. */
+static int make_plan(viz_model *m, char *err, size_t errlen)
+{
+    const viz_config *cfg = &m->cfg;
+    const sim_shape *sh = &cfg->sh;
+    viz_info *info = &m->info;
     char perr[1024];
     if (sim_plan_choose(cfg->algo, sh, cfg->plan_kind, cfg->Br, cfg->Bc, &info->plan,
                         perr, sizeof perr) != 0) {
@@ -917,29 +727,32 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
             setup_tensors(m);
             fill_refused(m);
             snprintf(err, errlen, "%s", perr);
-            *out = m;
             return VIZ_EREFUSED;
         }
         snprintf(err, errlen, "%s", perr);
-        viz_model_free(m);
         return VIZ_EUSAGE;
     }
     const sim_plan *p = &info->plan;
     if (p->Br > INT32_MAX || p->Bc > INT32_MAX) {
         snprintf(err, errlen, "block sizes too large for the view");
-        viz_model_free(m);
         return VIZ_EUSAGE;
     }
     if (sim_theory_counts(p, sh, &info->final_counts) != 0 ||
         sim_theory_steps(p, sh, &info->tile_steps) != 0) {
         snprintf(err, errlen, "N = %lld, d = %lld: the counts would overflow 64 bits",
                  (long long)sh->N, (long long)sh->d);
-        viz_model_free(m);
         return VIZ_EUSAGE;
     }
     setup_tensors(m);
+    return VIZ_OK;
+}
 
-    /* 2. Mode: compute when cheap, or when asked and not absurd. */
+/* 2. Mode: compute when cheap, or when asked and not absurd. Sets
+ * info->computed. Returns VIZ_OK, or VIZ_EUSAGE with err set. */
+static int choose_mode(viz_model *m, const viz_config *cfg, char *err, size_t errlen)
+{
+    const sim_shape *sh = &cfg->sh;
+    viz_info *info = &m->info;
     /* N N_k d multiply-adds, about four times as many for a backward run
      * (its forward first, then five products). */
     const uint64_t n2d = sat_mul(sat_mul(sat_mul((uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh)),
@@ -955,7 +768,6 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
             snprintf(err, errlen, "computing N^2 d = %llu multiply-adds is too slow for "
                      "the view (at most 2^34); drop --compute to count only",
                      (unsigned long long)n2d);
-            viz_model_free(m);
             return VIZ_EUSAGE;
         }
         compute = 1;
@@ -968,11 +780,21 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
                  (double)n2d);
     }
     info->computed = compute;
+    return VIZ_OK;
+}
 
-    /* 3. The size of the recording, bounded before anything runs. Upper
-     * bounds: at most 5 lines per tile step (FA1) plus the outer lines; the
-     * transfers are the closed form's; a snapshot at most twice per tile
-     * step and three times per row block. */
+/* 3. The size of the recording, bounded before anything runs. Upper
+ * bounds: at most 5 lines per tile step (FA1) plus the outer lines; the
+ * transfers are the closed form's; a snapshot at most twice per tile step
+ * and three times per row block. *cells gets the tiles of the present
+ * tensors. Returns VIZ_OK, or VIZ_EUSAGE with err set and a hint. */
+static int check_log_size(const viz_model *m, uint64_t *cells_out, char *err, size_t errlen)
+{
+    const viz_config *cfg = &m->cfg;
+    const sim_shape *sh = &cfg->sh;
+    const viz_info *info = &m->info;
+    const sim_plan *p = &info->plan;
+    const int compute = info->computed;
     uint64_t ops = 0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         ops = sat_add(ops, sat_add(info->final_counts.read_ops[t],
@@ -1007,27 +829,18 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
                  sim_algo_name(cfg->algo), (long long)sh->N, (long long)p->Br,
                  (long long)p->Bc, (unsigned long long)info->tile_steps, b1, b2,
                  (long long)sh->N);
-        viz_model_free(m);
         return VIZ_EUSAGE;
     }
+    *cells_out = cells;
+    return VIZ_OK;
+}
 
-    /* 4. Inputs and the recorded run. */
-    float *Qo = NULL, *Ko = NULL, *Vo = NULL, *dO = NULL;   /* owned: seeded inputs */
-    const float *Q = NULL, *K = NULL, *V = NULL;
+/* The per-tile first read and write steps, none yet. Returns VIZ_OK or
+ * VIZ_EFAIL. */
+static int alloc_marks(viz_model *m)
+{
+    const viz_info *info = &m->info;
     int rc = VIZ_OK;
-    recorder r;
-    memset(&r, 0, sizeof r);
-    r.m = m;
-    r.steps.size = sizeof(rec_step);
-    r.ev.size = sizeof(rec_ev);
-    r.cps.size = sizeof(rec_cp);
-    r.snaps.size = sizeof(rec_snap);
-    r.pool.size = sizeof(float);
-    r.mem_run = SIZE_MAX;
-    r.m_buf = r.l_buf = r.o_buf = -1;
-    r.snap_in_step = NONE32;
-    float tmp[2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS];
-    r.tmp = tmp;
     for (int t = 0; t < SIM_TENSOR_COUNT && rc == VIZ_OK; t++) {
         const viz_tensor_info *ti = &info->tensor[t];
         if (!ti->present)
@@ -1042,72 +855,155 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
             memset(m->first_write[t], 0xff, n * sizeof(uint32_t));
         }
     }
-    if (rc == VIZ_OK && compute) {
-        const size_t nd = (size_t)(sh->N * sh->d), nkd = (size_t)(sim_shape_Nk(sh) * sh->d);
-        if (cfg->Q && cfg->K && cfg->V) {
-            Q = cfg->Q;
-            K = cfg->K;
-            V = cfg->V;
-        } else {
-            Qo = malloc(nd * sizeof *Qo);
-            Ko = malloc(nkd * sizeof *Ko);
-            Vo = malloc(nkd * sizeof *Vo);
-            if (!Qo || !Ko || !Vo)
-                rc = VIZ_EFAIL;
-            else
-                sim_random_qkv(cfg->seed, sh->N, sim_shape_Nk(sh), sh->d, sh->dtype, Qo, Ko,
-                               Vo);
-            Q = Qo;
-            K = Ko;
-            V = Vo;
-        }
-        if (sh->pass == SIM_BWD) {          /* the output gradient, as the report's */
-            dO = malloc(nd * sizeof *dO);
-            if (!dO)
-                rc = VIZ_EFAIL;
-            else
-                sim_random_grad(cfg->seed, (int64_t)nd, sh->dtype, dO);
-        }
+    return rc;
+}
+
+/* The inputs of a compute-mode run: the caller's Q, K, V or the seeded
+ * ones (owned), and for a backward run the seeded dO (owned). */
+typedef struct {
+    const float *Q, *K, *V;
+    float *Qo, *Ko, *Vo, *dO;
+} run_inputs;
+
+/* Returns VIZ_OK, or VIZ_EFAIL (out of memory); free with free_inputs. */
+static int make_inputs(const viz_config *cfg, run_inputs *ri)
+{
+    const sim_shape *sh = &cfg->sh;
+    const size_t nd = (size_t)(sh->N * sh->d), nkd = (size_t)(sim_shape_Nk(sh) * sh->d);
+    memset(ri, 0, sizeof *ri);
+    if (cfg->Q && cfg->K && cfg->V) {
+        ri->Q = cfg->Q;
+        ri->K = cfg->K;
+        ri->V = cfg->V;
+    } else {
+        ri->Q = ri->Qo = malloc(nd * sizeof *ri->Qo);
+        ri->K = ri->Ko = malloc(nkd * sizeof *ri->Ko);
+        ri->V = ri->Vo = malloc(nkd * sizeof *ri->Vo);
+        if (!ri->Qo || !ri->Ko || !ri->Vo)
+            return VIZ_EFAIL;
+        sim_random_qkv(cfg->seed, sh->N, sim_shape_Nk(sh), sh->d, sh->dtype, ri->Qo, ri->Ko,
+                       ri->Vo);
     }
+    if (sh->pass == SIM_BWD) {          /* the output gradient, as the report's */
+        ri->dO = malloc(nd * sizeof *ri->dO);
+        if (!ri->dO)
+            return VIZ_EFAIL;
+        sim_random_grad(cfg->seed, (int64_t)nd, sh->dtype, ri->dO);
+    }
+    return VIZ_OK;
+}
+
+static void free_inputs(run_inputs *ri)
+{
+    free(ri->Qo);
+    free(ri->Ko);
+    free(ri->Vo);
+    free(ri->dO);
+}
+
+/* 4. The recorded run, its log handed to the model. Returns VIZ_OK, or
+ * VIZ_EFAIL with err set. */
+static int record_run(viz_model *m, const viz_config *cfg, recorder *r, char *err,
+                      size_t errlen)
+{
+    const sim_shape *sh = &m->info.sh;
+    viz_info *info = &m->info;
+    run_inputs ri;
+    memset(&ri, 0, sizeof ri);
+    int rc = alloc_marks(m);
+    if (rc == VIZ_OK && info->computed)
+        rc = make_inputs(cfg, &ri);
     if (rc != VIZ_OK) {
         snprintf(err, errlen, "out of memory for the view of N = %lld", (long long)sh->N);
     } else {
-        sim_observer obs = { on_event, &r };
+        sim_observer obs = { on_event, r };
         sim_result res;
-        const sim_inputs in = { Q, K, V, dO };
-        if (sim_run_inputs(cfg->algo, sh, p, compute ? &in : NULL, &obs, &res, err,
-                           errlen) != 0) {
+        const sim_inputs in = { ri.Q, ri.K, ri.V, ri.dO };
+        if (sim_run_inputs(cfg->algo, sh, &info->plan, info->computed ? &in : NULL, &obs,
+                           &res, err, errlen) != 0) {
             rc = VIZ_EFAIL;
         } else {
             info->measured = res.counts;
             info->sram_peak = res.sram_peak;
             info->theory_matches = sim_counts_equal(&res.counts, &info->final_counts);
             sim_result_free(&res);
-            if (r.failed) {
+            if (r->failed) {
                 snprintf(err, errlen, "out of memory while recording the run");
                 rc = VIZ_EFAIL;
-            } else if (r.steps.n == 0) {
+            } else if (r->steps.n == 0) {
                 snprintf(err, errlen, "internal: the run reached no pseudocode line");
                 rc = VIZ_EFAIL;
             }
         }
     }
-    free(Qo);
-    free(Ko);
-    free(Vo);
-    free(dO);
-    m->steps = r.steps.p;
-    m->nsteps = r.steps.n;
-    m->ev = r.ev.p;
-    m->nev = r.ev.n;
-    m->cps = r.cps.p;
-    m->ncps = r.cps.n;
-    m->snaps = r.snaps.p;
-    m->nsnaps = r.snaps.n;
-    m->pool = r.pool.p;
+    free_inputs(&ri);
+    m->steps = r->steps.p;
+    m->nsteps = r->steps.n;
+    m->ev = r->ev.p;
+    m->nev = r->ev.n;
+    m->cps = r->cps.p;
+    m->ncps = r->cps.n;
+    m->snaps = r->snaps.p;
+    m->nsnaps = r->snaps.n;
+    m->pool = r->pool.p;
+    return rc;
+}
+
+int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    *out = NULL;
+    int rc = config_check(cfg, err, errlen);
+    if (rc != VIZ_OK)
+        return rc;
+    viz_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return VIZ_EFAIL;
+    }
+    m->cfg = *cfg;
+    m->cfg.Q = m->cfg.K = m->cfg.V = NULL;
+    viz_info *info = &m->info;
+    info->algo = cfg->algo;
+    info->sh = cfg->sh;
+    info->out_row = cfg->out_row > 0 ? cfg->out_row : 0;
+
+    uint64_t cells = 0;
+    rc = make_plan(m, err, errlen);
+    if (rc == VIZ_EREFUSED) {
+        *out = m;
+        return rc;
+    }
+    if (rc == VIZ_OK)
+        rc = choose_mode(m, cfg, err, errlen);
+    if (rc == VIZ_OK)
+        rc = check_log_size(m, &cells, err, errlen);
     if (rc != VIZ_OK) {
         viz_model_free(m);
         return rc;
+    }
+
+    recorder r;
+    memset(&r, 0, sizeof r);
+    r.m = m;
+    r.steps.size = sizeof(rec_step);
+    r.ev.size = sizeof(rec_ev);
+    r.cps.size = sizeof(rec_cp);
+    r.snaps.size = sizeof(rec_snap);
+    r.pool.size = sizeof(float);
+    r.mem_run = SIZE_MAX;
+    r.m_buf = r.l_buf = r.o_buf = -1;
+    r.snap_in_step = NONE32;
+    float tmp[2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS];
+    r.tmp = tmp;
+    if (record_run(m, cfg, &r, err, errlen) != VIZ_OK) {
+        viz_model_free(m);
+        return VIZ_EFAIL;
     }
     rec_step *last = &m->steps[m->nsteps - 1];
     last->snap_after = r.snap_in_step != NONE32 ? r.snap_in_step : last->snap_before;
@@ -1142,11 +1038,12 @@ static void fill_stats(viz_model *m, uint64_t k)
     const rec_step *st = &m->steps[k];
     s->available = m->info.computed;
     line_rules r = rules_for(&m->info, st->line);
-    if (m->info.algo == SIM_NAIVE && st->line == 3)
-        r.before_valid = st->j >= 0;          /* line 3 with j: accumulating */
+    const unsigned view = line_view(&m->info, st->line);
+    if (view & SIM_VIEW_BEFORE_IN_J)
+        r.before_valid = st->j >= 0;          /* with j: accumulating */
     const sim_plan *p = &m->info.plan;
-    const int64_t rows_per_block = (m->info.algo == SIM_NAIVE && st->line == 2 &&
-                                    p->softmax_passes == 1) ? p->Bs_r : p->Br;
+    const int64_t rows_per_block =
+        ((view & SIM_VIEW_SOFTMAX) && p->softmax_passes == 1) ? p->Bs_r : p->Br;
     if ((!r.shown && !r.out_shown) || st->i < 0)
         return;
     s->shown = r.shown;

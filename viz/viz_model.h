@@ -54,6 +54,7 @@
 #include <stdint.h>
 
 #include "sim.h"
+#include "sim_loop.h"
 
 /* ---- limits, each justified --------------------------------------------- */
 
@@ -300,11 +301,9 @@ int viz_tile_describe(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc,
 
 /* ---- pseudocode ----------------------------------------------------------- */
 
-typedef struct {
-    int line;                  /* the paper's line number; 0 for a continuation */
-    int indent;                /* nesting depth, for display */
-    const char *text;          /* ASCII; 2 * indent + strlen(text) <= 31 */
-} viz_code_line;
+/* A line of pseudocode: the loop order's own (sim_loop.h), with the line
+ * number, the indent, the text and what the line means to a view. */
+typedef sim_code_line viz_code_line;
 
 /* The pseudocode of the run's loop order, condensed to ASCII: the forward
  * passes (naive: FlashAttention's Algorithm 0; fa1: its Algorithm 1; fa2:
@@ -315,6 +314,12 @@ const viz_code_line *viz_pseudocode(const viz_info *in, int *n);
 
 /* The title of the pseudocode ("FlashAttention-2, Algorithm 1"). */
 const char *viz_pseudocode_title(const viz_info *in);
+
+/* The run's loop order (its descriptor: flags, what its lines mean). */
+const sim_loop *viz_loop(const viz_info *in);
+
+/* The numbered line `line` of the run's pseudocode, or NULL when unlisted. */
+const viz_code_line *viz_pseudocode_line(const viz_info *in, int line);
 
 /* ---- helpers for renderers ------------------------------------------------ */
 

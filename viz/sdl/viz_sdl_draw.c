@@ -187,10 +187,10 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
     int n = snprintf(plan, sizeof plan, "B_r x B_c = %lld x %lld, T_r x T_c = %lld x %lld",
                      (long long)in->plan.Br, (long long)in->plan.Bc, (long long)in->plan.Tr,
                      (long long)in->plan.Tc);
-    if (in->algo == SIM_NAIVE && in->plan.softmax_passes == 1)
+    if (in->plan.softmax_passes == 1)       /* standard attention's plans only */
         snprintf(plan + n, sizeof plan - (size_t)n, ", softmax in 1 pass of B_s = %lld rows",
                  (long long)in->plan.Bs_r);
-    else if (in->algo == SIM_NAIVE)
+    else if (in->plan.softmax_passes)
         snprintf(plan + n, sizeof plan - (size_t)n, ", softmax in 3 passes");
 
     /* Line 1: the run. */
@@ -395,25 +395,21 @@ static void current_tiles(const viz_model *m, sim_tensor t, int64_t *tr, int64_t
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
     *tr = *tc = -1;
-    const int naive = in->algo == SIM_NAIVE;
-    if (naive && st->line == 2 && in->plan.softmax_passes == 1)
+    const viz_code_line *code = viz_pseudocode_line(in, st->line);
+    if (code && (code->view & SIM_VIEW_SOFTMAX) && in->plan.softmax_passes == 1)
         return;                 /* i counts blocks of B_s rows, not tiles */
+    if (code && code->tiles && !(code->tiles & (1u << t)))
+        return;                 /* the line works on other tensors */
     switch (t) {
     case SIM_Q: case SIM_O: case SIM_m: case SIM_l: case SIM_L:
-        if (naive && ((t == SIM_Q && st->line != 1) || (t == SIM_O && st->line != 3)))
-            return;
         *tr = st->i;
         *tc = st->i >= 0 ? 0 : -1;
         break;
     case SIM_K: case SIM_V:
-        if (naive && ((t == SIM_K && st->line != 1) || (t == SIM_V && st->line != 3)))
-            return;
         *tr = st->j;
         *tc = st->j >= 0 ? 0 : -1;
         break;
     case SIM_S: case SIM_P:
-        if ((t == SIM_S && st->line > 2) || (t == SIM_P && st->line < 2))
-            return;
         if (st->i >= 0 && st->j >= 0) {
             *tr = st->i;
             *tc = st->j;
@@ -479,7 +475,8 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
 {
     const viz_info *in = viz_model_info(m);
     char title[160];
-    if (in->algo == SIM_NAIVE)
+    const sim_loop *l = viz_loop(in);
+    if (l && (l->flags & SIM_LOOP_TILE_S))
         snprintf(title, sizeof title, "HBM tiles: T_r = %lld, T_c = %lld, S and P T_r x T_c",
                  (long long)in->plan.Tr, (long long)in->plan.Tc);
     else
@@ -1192,7 +1189,8 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     if (rw > w * 2 / 5)
         rw = w * 2 / 5;
     /* The naive order's S and P squares want a wider left column. */
-    int lw = (w - rw) * (viz_model_info(m)->algo == SIM_NAIVE ? 11 : 9) / 20;
+    const sim_loop *l = viz_loop(viz_model_info(m));
+    int lw = (w - rw) * (l && (l->flags & SIM_LOOP_TILE_S) ? 11 : 9) / 20;
     int cw = w - rw - lw;
     int code_h;
     {

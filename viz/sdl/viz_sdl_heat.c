@@ -275,69 +275,51 @@ static show_kind classify(const viz_info *info, const viz_state *st, int pass,
     const int line = st->line;
     const int64_t i = st->i, j = st->j;
     show_kind kind = SHOW_NONE;
-    if (i >= 0 && j >= 0) {
+    const viz_code_line *code = viz_pseudocode_line(info, line);
+    const sim_heat heat = code ? code->heat : SIM_HEAT_NONE;
+    const int pair = i >= 0 && j >= 0;
+    if (pair) {
         *r0 = i * p->Br;
         *rows = min64(p->Br, N - *r0);
         *c0 = j * p->Bc;
         *cols = min64(p->Bc, N - *c0);
     }
-    switch (info->algo) {
-    case SIM_FA2:
-        if (line == 8 && j >= 0)
-            kind = SHOW_S;
-        else if ((line == 9 || line == 10) && j >= 0)
-            kind = SHOW_P_FA2;
-        else if (line == 4)
-            snprintf(note, notelen, "line 4: Q_i arrives in SRAM; S_ij is computed at line 8");
-        else if (line == 5)
-            snprintf(note, notelen, "line 5: O_i = 0, l_i = 0, m_i = -inf; no score tile yet");
-        else if (line == 7)
-            snprintf(note, notelen, "line 7: K_j and V_j arrive; S_ij is computed at line 8");
-        else if (line == 12 || line == 13)
-            snprintf(note, notelen, "line 12: O_i = diag(l_i)^-1 O_i, line 13: L_i = m_i + "
-                     "log l_i; no score tile");
-        else if (line == 14 || line == 15)
-            snprintf(note, notelen, "line %d: block %lld's results go to HBM", line,
-                     (long long)(i + 1));
+    switch (heat) {
+    case SIM_HEAT_S:
+        kind = pair ? SHOW_S : SHOW_NONE;
         break;
-    case SIM_FA1:
-        if (line == 9 && j >= 0 && i >= 0)
-            kind = SHOW_S;
-        else if (line >= 10 && line <= 13 && j >= 0 && i >= 0)
-            kind = SHOW_P_FA1;
-        else if (line == 2)
-            snprintf(note, notelen, "line 2: O = 0, l = 0, m = -inf written to HBM");
-        else if (line == 6)
-            snprintf(note, notelen, "line 6: K_j and V_j arrive; S_ij is computed at line 9");
-        else if (line == 8)
-            snprintf(note, notelen, "line 8: Q_i, O_i, l_i, m_i arrive; S_ij is computed "
-                     "at line 9");
+    case SIM_HEAT_P_RUNNING:
+        kind = pair ? SHOW_P_FA2 : SHOW_NONE;
         break;
-    case SIM_NAIVE:
-        if (line == 1 && j >= 0)
-            kind = SHOW_S;
-        else if (line == 1)
-            snprintf(note, notelen, "line 1: Q_i arrives; the tiles S_ij follow");
-        else if (line == 2 && p->softmax_passes == 1 && i >= 0) {
+    case SIM_HEAT_P_BLOCK:
+        kind = pair ? SHOW_P_FA1 : SHOW_NONE;
+        break;
+    case SIM_HEAT_SOFTMAX:
+        if (p->softmax_passes == 1 && i >= 0) {
             *r0 = i * p->Bs_r;
             *rows = min64(p->Bs_r, N - *r0);
             *c0 = 0;
             *cols = N;
             kind = SHOW_P_ROWS;
-        } else if (line == 2 && i >= 0 && j >= 0)
+        } else if (pair) {
             kind = pass == 3 ? SHOW_P_TILE : SHOW_S_DT;
-        else if (line == 3 && j >= 0)
-            kind = SHOW_P_TILE_DT;
-        else if (line == 3)
-            snprintf(note, notelen, "line 3: O_i = 0 on chip; the tiles P_ij follow");
+        }
+        break;
+    case SIM_HEAT_P_STORED:
+        kind = pair ? SHOW_P_TILE_DT : SHOW_NONE;
+        break;
+    case SIM_HEAT_WRITE:
+        snprintf(note, notelen, "line %d: block %lld's results go to HBM", line,
+                 (long long)(i + 1));
         break;
     default:
         break;
     }
     if (kind == SHOW_NONE && !note[0])
-        snprintf(note, notelen, line >= 16 || (info->algo == SIM_NAIVE && line == 4)
-                                    ? "the run is finished: return O"
-                                    : "no score tile at this line");
+        snprintf(note, notelen, "%s",
+                 code && code->heat_note ? code->heat_note
+                 : heat == SIM_HEAT_RETURN ? "the run is finished: return O"
+                                           : "no score tile at this line");
     return kind;
 }
 
@@ -353,6 +335,143 @@ static void set_mismatch(viz_sdl_heat *h, const run_key *k)
 {
     h->mismatch = 1;
     h->mm_key = *k;
+}
+
+/* The first line of the run's pseudocode whose heat map is `heat`, or 0. */
+static int first_line(const viz_info *info, sim_heat heat)
+{
+    int n;
+    const viz_code_line *code = viz_pseudocode(info, &n);
+    for (int q = 0; q < n; q++)
+        if (code[q].heat == heat)
+            return code[q].line;
+    return 0;
+}
+
+/* The values of the tile of `kind` (rows x cols from (r0, c0)) into h->v,
+ * with the view's title and note. *bad is set where the run's recorded m_i
+ * (can_check) differs from the recomputed one. Returns 0, or -1 with a note
+ * when the statistics cannot be recomputed. */
+static int fill_tile(viz_sdl_heat *h, const viz_info *info, const viz_state *st,
+                     const run_key *kp, show_kind kind, int64_t r0, int64_t rows, int64_t c0,
+                     int64_t cols, int can_check, int *bad, char *note, size_t notelen)
+{
+    const run_key k = *kp;
+    viz_sdl_heat_view *v = &h->view;
+    const viz_stats *sx = &st->stats;
+    const char *dt = sim_dtype_name(k.dt);
+    switch (kind) {
+    case SHOW_S:
+    case SHOW_S_DT:
+        v->kind = VIZ_SDL_HEAT_S;
+        snprintf(v->title, sizeof v->title, "S_ij = Q_i K_j^T / sqrt(d)");
+        scores(h, &k, r0, rows, c0, cols, h->v);
+        if (kind == SHOW_S_DT) {
+            sim_round_to_dtype(h->v, rows * cols, k.dt);
+            snprintf(v->note, sizeof v->note, "S_ij read back from HBM (%s), pass %d: %s",
+                     dt, st->pass, st->pass == 1 ? "row maxima" : "row sums");
+        } else {
+            snprintf(v->note, sizeof v->note, "fp32 on chip%s",
+                     k.causal ? "; masked scores (col > row) are -inf" : "");
+        }
+        break;
+    case SHOW_P_FA2: {
+        if (fa2_running_max(h, &k, st->i, st->j, note, notelen) != 0)
+            return -1;
+        v->kind = VIZ_SDL_HEAT_P;
+        snprintf(v->title, sizeof v->title, "P~_ij = exp(S_ij - m_i)");
+        snprintf(v->note, sizeof v->note, "m_i = max over K blocks 1..%lld (the new m_i "
+                 "of line 9); fp32 on chip", (long long)(st->j + 1));
+        scores(h, &k, r0, rows, c0, cols, h->v);
+        for (int64_t r = 0; r < rows; r++) {
+            const float sh = ref_shift(h->mrun[r]);
+            for (int64_t c = 0; c < cols; c++)
+                h->v[r * cols + c] = ref_exp(h->v[r * cols + c] - sh);
+        }
+        if (can_check)
+            for (int x = 0; x < sx->nrows; x++)
+                *bad |= !(sx->m_new[x] == h->mrun[x]);
+        break;
+    }
+    case SHOW_P_FA1: {
+        v->kind = VIZ_SDL_HEAT_P;
+        snprintf(v->title, sizeof v->title, "P~_ij = exp(S_ij - m~_ij)");
+        snprintf(v->note, sizeof v->note, "m~_ij = rowmax(S_ij) of this block alone "
+                 "(line 10); fp32 on chip");
+        scores(h, &k, r0, rows, c0, cols, h->v);
+        const int check10 = can_check && st->line == first_line(info, SIM_HEAT_P_BLOCK) &&
+                            sx->before_valid;
+        for (int64_t r = 0; r < rows; r++) {
+            float *s = h->v + r * cols;
+            const float mt = ref_row_max(s, (int)cols);
+            const float sh = ref_shift(mt);
+            for (int64_t c = 0; c < cols; c++)
+                s[c] = ref_exp(s[c] - sh);
+            if (check10 && r < sx->nrows) {
+                const float want = mt > sx->m_old[r] ? mt : sx->m_old[r];   /* line 11 */
+                *bad |= !(sx->m_new[r] == want);
+            }
+        }
+        break;
+    }
+    case SHOW_P_ROWS:
+    case SHOW_P_TILE:
+    case SHOW_P_TILE_DT: {
+        if (naive_row_stats(h, &k, r0, rows, note, notelen) != 0)
+            return -1;
+        v->kind = VIZ_SDL_HEAT_P;
+        if (kind == SHOW_P_ROWS) {
+            snprintf(v->title, sizeof v->title, "P = softmax(S), rows %lld-%lld",
+                     (long long)r0, (long long)(r0 + rows - 1));
+            snprintf(v->note, sizeof v->note, "S read back in %s, P in fp32 before "
+                     "it is written", dt);
+        } else {
+            snprintf(v->title, sizeof v->title, "P_ij = softmax(S)_ij");
+            if (kind == SHOW_P_TILE)
+                snprintf(v->note, sizeof v->note, "pass 3: normalised with the row's m "
+                         "and l; fp32 before it is written");
+            else
+                snprintf(v->note, sizeof v->note, "P_ij read back from HBM (%s)", dt);
+        }
+        scores(h, &k, r0, rows, c0, cols, h->v);
+        sim_round_to_dtype(h->v, rows * cols, k.dt);
+        for (int64_t r = 0; r < rows; r++) {
+            const float inv_l = 1.0f / h->rs_l[r];
+            const float sh = ref_shift(h->rs_m[r]);
+            for (int64_t c = 0; c < cols; c++)
+                h->v[r * cols + c] = ref_exp(h->v[r * cols + c] - sh) * inv_l;
+        }
+        if (kind == SHOW_P_TILE_DT)
+            sim_round_to_dtype(h->v, rows * cols, k.dt);
+        if (can_check && kind != SHOW_P_TILE_DT && (kind == SHOW_P_ROWS || st->pass == 3))
+            for (int x = 0; x < sx->nrows; x++)
+                *bad |= !(sx->m_new[x] == h->rs_m[x]);
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* The range of the unmasked values (masked ones are counted). */
+static void view_range(viz_sdl_heat_view *v, const float *x, int causal, int64_t r0,
+                       int64_t rows, int64_t c0, int64_t cols)
+{
+    int any = 0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            const float a = x[r * cols + c];
+            if (causal && c0 + c > r0 + r) {
+                v->nmasked++;
+            } else if (!any) {
+                v->lo = v->hi = a;
+                any = 1;
+            } else {
+                v->lo = a < v->lo ? a : v->lo;
+                v->hi = a > v->hi ? a : v->hi;
+            }
+        }
 }
 
 const viz_sdl_heat_view *viz_sdl_heat_get(viz_sdl_heat *h, const viz_model *m)
@@ -400,120 +519,20 @@ const viz_sdl_heat_view *viz_sdl_heat_get(viz_sdl_heat *h, const viz_model *m)
     const int can_check = sx->available && sx->shown && sx->after_valid &&
                           !sx->m_is_L_after && sx->row0 == r0 && sx->nrows <= rows;
     int bad = 0;
-    const char *dt = sim_dtype_name(k.dt);
 
-    switch (kind) {
-    case SHOW_S:
-    case SHOW_S_DT:
-        v->kind = VIZ_SDL_HEAT_S;
-        snprintf(v->title, sizeof v->title, "S_ij = Q_i K_j^T / sqrt(d)");
-        scores(h, &k, r0, rows, c0, cols, h->v);
-        if (kind == SHOW_S_DT) {
-            sim_round_to_dtype(h->v, rows * cols, k.dt);
-            snprintf(v->note, sizeof v->note, "S_ij read back from HBM (%s), pass %d: %s",
-                     dt, st->pass, st->pass == 1 ? "row maxima" : "row sums");
-        } else {
-            snprintf(v->note, sizeof v->note, "fp32 on chip%s",
-                     k.causal ? "; masked scores (col > row) are -inf" : "");
-        }
-        break;
-    case SHOW_P_FA2: {
-        if (fa2_running_max(h, &k, st->i, st->j, note, sizeof note) != 0)
-            return none(h, note);
-        v->kind = VIZ_SDL_HEAT_P;
-        snprintf(v->title, sizeof v->title, "P~_ij = exp(S_ij - m_i)");
-        snprintf(v->note, sizeof v->note, "m_i = max over K blocks 1..%lld (the new m_i "
-                 "of line 9); fp32 on chip", (long long)(st->j + 1));
-        scores(h, &k, r0, rows, c0, cols, h->v);
-        for (int64_t r = 0; r < rows; r++) {
-            const float sh = ref_shift(h->mrun[r]);
-            for (int64_t c = 0; c < cols; c++)
-                h->v[r * cols + c] = ref_exp(h->v[r * cols + c] - sh);
-        }
-        if (can_check)
-            for (int x = 0; x < sx->nrows; x++)
-                bad |= !(sx->m_new[x] == h->mrun[x]);
-        break;
-    }
-    case SHOW_P_FA1: {
-        v->kind = VIZ_SDL_HEAT_P;
-        snprintf(v->title, sizeof v->title, "P~_ij = exp(S_ij - m~_ij)");
-        snprintf(v->note, sizeof v->note, "m~_ij = rowmax(S_ij) of this block alone "
-                 "(line 10); fp32 on chip");
-        scores(h, &k, r0, rows, c0, cols, h->v);
-        const int check10 = can_check && st->line == 10 && sx->before_valid;
-        for (int64_t r = 0; r < rows; r++) {
-            float *s = h->v + r * cols;
-            const float mt = ref_row_max(s, (int)cols);
-            const float sh = ref_shift(mt);
-            for (int64_t c = 0; c < cols; c++)
-                s[c] = ref_exp(s[c] - sh);
-            if (check10 && r < sx->nrows) {
-                const float want = mt > sx->m_old[r] ? mt : sx->m_old[r];   /* line 11 */
-                bad |= !(sx->m_new[r] == want);
-            }
-        }
-        break;
-    }
-    case SHOW_P_ROWS:
-    case SHOW_P_TILE:
-    case SHOW_P_TILE_DT: {
-        if (naive_row_stats(h, &k, r0, rows, note, sizeof note) != 0)
-            return none(h, note);
-        v->kind = VIZ_SDL_HEAT_P;
-        if (kind == SHOW_P_ROWS) {
-            snprintf(v->title, sizeof v->title, "P = softmax(S), rows %lld-%lld",
-                     (long long)r0, (long long)(r0 + rows - 1));
-            snprintf(v->note, sizeof v->note, "S read back in %s, P in fp32 before "
-                     "it is written", dt);
-        } else {
-            snprintf(v->title, sizeof v->title, "P_ij = softmax(S)_ij");
-            if (kind == SHOW_P_TILE)
-                snprintf(v->note, sizeof v->note, "pass 3: normalised with the row's m "
-                         "and l; fp32 before it is written");
-            else
-                snprintf(v->note, sizeof v->note, "P_ij read back from HBM (%s)", dt);
-        }
-        scores(h, &k, r0, rows, c0, cols, h->v);
-        sim_round_to_dtype(h->v, rows * cols, k.dt);
-        for (int64_t r = 0; r < rows; r++) {
-            const float inv_l = 1.0f / h->rs_l[r];
-            const float sh = ref_shift(h->rs_m[r]);
-            for (int64_t c = 0; c < cols; c++)
-                h->v[r * cols + c] = ref_exp(h->v[r * cols + c] - sh) * inv_l;
-        }
-        if (kind == SHOW_P_TILE_DT)
-            sim_round_to_dtype(h->v, rows * cols, k.dt);
-        if (can_check && st->line == 2 && (kind == SHOW_P_ROWS || st->pass == 3))
-            for (int x = 0; x < sx->nrows; x++)
-                bad |= !(sx->m_new[x] == h->rs_m[x]);
-        break;
-    }
-    default:
-        break;
-    }
+    if (fill_tile(h, info, st, &k, kind, r0, rows, c0, cols, can_check, &bad, note,
+                  sizeof note) != 0)
+        return none(h, note);
     if (bad) {
         set_mismatch(h, &k);
         return none(h, "heat map needs seeded inputs: the scores recomputed from the "
                        "seed do not give this run's m_i (pass the .npy inputs to the view)");
     }
     v->checked = can_check && kind != SHOW_S && kind != SHOW_S_DT &&
-                 (kind != SHOW_P_FA1 || (st->line == 10 && sx->before_valid));
+                 (kind != SHOW_P_FA1 ||
+                  (st->line == first_line(info, SIM_HEAT_P_BLOCK) && sx->before_valid));
     v->causal = k.causal;
-    int any = 0;
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) {
-            const float a = h->v[r * cols + c];
-            if (k.causal && c0 + c > r0 + r) {
-                v->nmasked++;
-            } else if (!any) {
-                v->lo = v->hi = a;
-                any = 1;
-            } else {
-                v->lo = a < v->lo ? a : v->lo;
-                v->hi = a > v->hi ? a : v->hi;
-            }
-        }
+    view_range(v, h->v, k.causal, r0, rows, c0, cols);
     h->key = k;
     h->key_valid = 1;
     h->key_line = st->line;
@@ -522,14 +541,19 @@ const viz_sdl_heat_view *viz_sdl_heat_get(viz_sdl_heat *h, const viz_model *m)
     h->key_j = st->j;
     return v;
 }
-
 void viz_sdl_heat_probe(viz_sdl_heat *h, viz_model *m)
 {
     const viz_info *in = viz_model_info(m);
     if (!h || in->nsteps == 0 || !in->computed)
         return;
     const uint64_t here = viz_model_state(m)->step;
-    const int line = in->algo == SIM_FA2 ? 9 : in->algo == SIM_FA1 ? 10 : 2;
+    /* The first line whose tile depends on the run's m_i. */
+    int n, line = 0;
+    const viz_code_line *code = viz_pseudocode(in, &n);
+    for (int q = 0; q < n && !line; q++)
+        if (code[q].heat == SIM_HEAT_P_RUNNING || code[q].heat == SIM_HEAT_P_BLOCK ||
+            code[q].heat == SIM_HEAT_SOFTMAX)
+            line = code[q].line;
     uint64_t k;
     if (viz_model_find_step(m, 0, line, VIZ_ANY, VIZ_ANY, &k) != 0)
         return;
@@ -541,7 +565,8 @@ void viz_sdl_heat_probe(viz_sdl_heat *h, viz_model *m)
         const viz_state *st = viz_model_state(m);
         if (st->line != line)
             break;
-        if (in->algo != SIM_NAIVE || in->plan.softmax_passes == 1 || st->pass == 3) {
+        if (viz_pseudocode_line(in, line)->heat != SIM_HEAT_SOFTMAX ||
+            in->plan.softmax_passes == 1 || st->pass == 3) {
             (void)viz_sdl_heat_get(h, m);       /* sets the mismatch, if any */
             break;
         }

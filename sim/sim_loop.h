@@ -1,0 +1,170 @@
+/*
+ * sim_loop.h — a loop order as one descriptor, and the registry of them.
+ *
+ * Everything fasim knows about one loop order and pass lives in one file,
+ * sim/algo_*.c, which exports one sim_loop: its name and titles, the shapes
+ * it serves, its SRAM buffers, its loop nest, the tensors it holds in HBM,
+ * its closed-form counts and tile steps, and its pseudocode with what each
+ * line means to a view. sim_registry.c lists them; sim_plan_make,
+ * sim_theory_counts, sim_run and the views ask it (sim_loop_find) and never
+ * switch on which loop order they hold. Adding a loop order is one new file
+ * and one line in sim_registry.c.
+ *
+ * SRAM buffers are named by id (sim_buf_id), checked at compile time; their
+ * printed names ("Q_i", "O~_i") are in one table, sim_buf_name.
+ */
+#ifndef FASIM_SIM_LOOP_H
+#define FASIM_SIM_LOOP_H
+
+#include <stdint.h>
+
+#include "sim.h"
+
+/* ---- SRAM buffers by id --------------------------------------------------- */
+
+/* Every SRAM buffer any loop order allocates. The printed name of each is in
+ * sim_buf_name (sim_names.c); a loop order takes and moves buffers by id. */
+typedef enum {
+    SIM_BUF_Q_i, SIM_BUF_K_j, SIM_BUF_V_j, SIM_BUF_S_ij, SIM_BUF_P_ij, SIM_BUF_O_i,
+    SIM_BUF_m_i, SIM_BUF_l_i, SIM_BUF_L_i, SIM_BUF_D_i,
+    SIM_BUF_m, SIM_BUF_l, SIM_BUF_D,                 /* naive: whole rows' statistics */
+    SIM_BUF_S_rows, SIM_BUF_P_rows, SIM_BUF_dP_rows, /* naive: whole rows */
+    SIM_BUF_mt_ij, SIM_BUF_lt_ij,                    /* FA1: "m~_ij", "l~_ij" */
+    SIM_BUF_m_new, SIM_BUF_l_new,
+    SIM_BUF_Ot_i, SIM_BUF_Ot_s, SIM_BUF_m_s, SIM_BUF_l_s,   /* split-KV: "O~_i", "O~_s" */
+    SIM_BUF_dO_i, SIM_BUF_dQ_i, SIM_BUF_dK_j, SIM_BUF_dV_j, SIM_BUF_dP_ij, SIM_BUF_dS_ij,
+    SIM_BUF_PT_j,                                    /* paged KV: a tile's table entries */
+    SIM_BUF_COUNT
+} sim_buf_id;
+
+/* "Q_i", "O~_i", ...; "?" out of range. */
+const char *sim_buf_name(sim_buf_id b);
+
+/* Append buffer `id` of `phase` (rows x cols elements of elem_bytes) to a
+ * plan; `why` is a few words for the report. Sizes saturate at UINT64_MAX so
+ * that an overflowing plan never "fits". At most SIM_MAX_BUFFERS per plan. */
+void sim_plan_add(sim_plan *p, sim_buf_id id, int phase, int64_t rows, int64_t cols,
+                  int elem_bytes, const char *why);
+
+/* Standard attention's passes over whole rows: how many rows of N_k keys,
+ * key_bytes each, plus row_bytes per row, fit in M (at most N). Returns that
+ * B_s, or 0 when not one row fits (the pass then goes over tiles). */
+int64_t sim_plan_rows(const sim_shape *sh, uint64_t key_bytes, uint64_t row_bytes);
+
+/* ---- pseudocode and what its lines mean to a view ------------------------- */
+
+/* What the statistics table and the output row of a view show at a line
+ * (the loop nest's facts, read by viz_model): */
+enum {
+    SIM_VIEW_STATS = 1u << 0,       /* m_i, l_i of the row block concern this line */
+    SIM_VIEW_OUT = 1u << 1,         /* the chosen row of O_i concerns it */
+    SIM_VIEW_BEFORE = 1u << 2,      /* the buffers hold this block's values on arrival */
+    SIM_VIEW_AFTER = 1u << 3,       /* ... and when the line is done */
+    SIM_VIEW_L_BEFORE = 1u << 4,    /* m_i holds L_i = m_i + log l_i on arrival */
+    SIM_VIEW_L_AFTER = 1u << 5,
+    SIM_VIEW_NORM_BEFORE = 1u << 6, /* O_i is divided by l_i on arrival */
+    SIM_VIEW_NORM_AFTER = 1u << 7,
+    SIM_VIEW_ALPHA = 1u << 8,       /* alpha = exp(m_old - m_new) means something here */
+    SIM_VIEW_BEFORE_TILED = 1u << 9,  /* BEFORE only when the softmax runs over tiles
+                                         (naive's passes; initialised before the first) */
+    SIM_VIEW_BEFORE_IN_J = 1u << 10,  /* BEFORE only inside the loop over j (accumulating) */
+    SIM_VIEW_SOFTMAX = 1u << 11     /* the standard softmax line: whole rows of B_s
+                                       in one pass, or passes over tiles */
+};
+
+/* What a score heat map shows at a line: the tile of S or P the line works
+ * on (at a block pair i, j >= 0; elsewhere heat_note, if set, says what
+ * happens instead), or why there is none. */
+typedef enum {
+    SIM_HEAT_NONE,       /* no score tile here */
+    SIM_HEAT_S,          /* S_ij = Q_i K_j^T / sqrt(d), just computed, fp32 */
+    SIM_HEAT_P_RUNNING,  /* exp(S_ij - m_i), m_i the running maximum after block j */
+    SIM_HEAT_P_BLOCK,    /* exp(S_ij - rowmax S_ij), the block's own maximum */
+    SIM_HEAT_SOFTMAX,    /* the standard softmax: B_s whole rows in one pass, or S_ij
+                            read back per pass and P_ij in the last */
+    SIM_HEAT_P_STORED,   /* P_ij as read back from HBM */
+    SIM_HEAT_WRITE,      /* no tile: block i's results go to HBM */
+    SIM_HEAT_RETURN      /* no tile: the run is finished */
+} sim_heat;
+
+/* One line of a loop order's pseudocode, condensed to ASCII. */
+typedef struct {
+    int line;                  /* the paper's line number; 0 for a continuation */
+    int indent;                /* nesting depth, for display */
+    const char *text;          /* ASCII; 2 * indent + strlen(text) <= 31 */
+    unsigned view;             /* SIM_VIEW_* of this line (0 on continuations) */
+    sim_heat heat;             /* what a score heat map shows here */
+    const char *heat_note;     /* SIM_HEAT_NONE, or outside the loop over j: what
+                                  happens instead ("line 7: K_j and V_j arrive") */
+    uint32_t tiles;            /* the tensors whose tile in hand a view outlines, bit t
+                                  for sim_tensor t, where a line works on some of
+                                  them only (standard attention); 0: all */
+} sim_code_line;
+
+/* Flags of a whole loop order, for views. */
+enum {
+    SIM_LOOP_LINE_BLOCKS = 1u << 0,  /* statistics belong to one line's pass over the
+                                        blocks (naive), not to a block across lines */
+    SIM_LOOP_TILE_S = 1u << 1        /* S, P are N x N_k tensors in HBM: the view
+                                        draws them (naive) */
+};
+
+/* How often a loop order loads key block j of K (and of V), for the paged
+ * KV closed form (sim_theory.c): */
+typedef enum {
+    SIM_KV_ONCE,         /* once per key block some query sees (FA1, the backwards) */
+    SIM_KV_EVERY_I,      /* T_r times, every block, masked or not (naive) */
+    SIM_KV_PER_VISIT     /* once per query block that visits it (FA2's forward) */
+} sim_kv_loads;
+
+struct sim_hier;
+typedef struct sim_chk sim_chk;
+
+/* One loop order and pass. Static data: a descriptor is never freed. */
+typedef struct sim_loop {
+    sim_algo algo;
+    sim_pass pass;
+    int split;                 /* 1: serves split-KV shapes (splits > 1) only */
+    int grouped;               /* 1: also serves grouped query heads (sh.group) */
+    const char *name;          /* "fa2": the --algo name (forward and backward alike) */
+    const char *title;         /* the report's: "FlashAttention-2 (Dao 2023, Algorithm 1)" */
+    const char *code_title;    /* the view's: "FlashAttention-2, Algorithm 1" */
+    const sim_code_line *code; /* the pseudocode, ncode lines */
+    int ncode;
+    unsigned flags;            /* SIM_LOOP_* */
+    int merge_line;            /* split-KV: lines >= this are the merge; 0: none */
+    const char *no_stats;      /* why a view shows no running statistics at all
+                                  (the backward passes), else NULL */
+    const char *no_stats_detail;   /* a second line for it, or NULL */
+    uint32_t hbm;              /* tensors held in HBM: bit t for sim_tensor t */
+    sim_kv_loads kv_loads;
+    /* The SRAM buffers for p->Br, p->Bc (already clamped), e bytes per
+     * element of the dtype: sim_plan_add calls, p->nphases, and the naive
+     * softmax's p->softmax_passes, p->Bs_r. */
+    void (*plan)(sim_plan *p, const sim_shape *sh, int e);
+    /* The loop nest over one block of heads. Returns 0, or -1 with
+     * h->failed set. */
+    int (*run)(struct sim_hier *h, const sim_plan *p);
+    /* The closed-form counts of one head, unpaged (sim_theory.h's helpers
+     * flag an overflow in k). */
+    void (*counts)(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out);
+    /* Tile steps of one block of heads. */
+    uint64_t (*steps)(sim_chk *k, const sim_plan *p, const sim_shape *sh);
+} sim_loop;
+
+/* ---- the registry --------------------------------------------------------- */
+
+/* The loop order of `algo` for the shape's pass, split-KV or not, grouped or
+ * not; NULL when none serves that shape (naive split-KV, an unknown algo). */
+const sim_loop *sim_loop_find(sim_algo algo, const sim_shape *sh);
+
+/* The loop order of algo and pass for unsplit shapes (names, titles). */
+const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass);
+
+/* Loop orders defined outside sim/ (tests): l is added after the built-in
+ * ones and stays registered (l must outlive every run). Its algo must be
+ * >= SIM_ALGO_COUNT. Returns 0, or -1 when the table is full or the algo
+ * and pass are taken. */
+int sim_loop_register(const sim_loop *l);
+
+#endif /* FASIM_SIM_LOOP_H */

@@ -1,0 +1,366 @@
+/*
+ * test_registry.c — a loop order is one descriptor: a loop order defined in
+ * this file alone, registered with sim_loop_register, is planned, run,
+ * counted, checked against its closed form and stepped through the text
+ * view like the built-in ones. Also: every built-in descriptor is
+ * consistent (its lines are listed, its names match), and the kernels' copy
+ * of the HBM element types agrees with the core's tensor table.
+ *
+ * The extra loop order is standard attention's softmax in two passes over
+ * the tiles of S, recomputed from Q and K (never stored):
+ *   for i: load Q_i; m_i = -inf, l_i = 0
+ *     pass 1, for j: load K_j; S_ij = Q_i K_j^T; m_i, l_i online
+ *     pass 2, for j: load K_j; S_ij again; P_ij = exp(S_ij - m_i) / l_i; write P_ij
+ * Shapes: Q (N, d), K (N_k, d), P (N, N_k); Q_i (B_r, d), K_j (B_c, d),
+ * S_ij (B_r, B_c), m_i, l_i (B_r).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern_exec.h"
+#include "sim_hier.h"
+#include "sim_loop.h"
+#include "sim_theory.h"
+#include "test_util.h"
+#include "viz_model.h"
+#include "viz_text.h"
+
+/* ---- the extra loop order ------------------------------------------------- */
+
+#define SM2_ALGO ((sim_algo)SIM_ALGO_COUNT)
+
+enum {
+    SM2_L1_LOAD_Q = 1,
+    SM2_L3_STATS = 3,
+    SM2_L5_WRITE_P = 5,
+    SM2_L7_RETURN = 7
+};
+
+static void sm2_plan(sim_plan *p, const sim_shape *sh, int e)
+{
+    sim_plan_add(p, SIM_BUF_Q_i, 1, p->Br, sh->d, e, "query block");
+    sim_plan_add(p, SIM_BUF_K_j, 1, p->Bc, sh->d, e, "key block");
+    sim_plan_add(p, SIM_BUF_S_ij, 1, p->Br, p->Bc, 4, "scores, then P_ij");
+    sim_plan_add(p, SIM_BUF_m_i, 1, p->Br, 1, 4, "row maxima");
+    sim_plan_add(p, SIM_BUF_l_i, 1, p->Br, 1, 4, "row sums");
+    p->nphases = 1;
+}
+
+/* One tile of S_ij; pass 1 folds it into m_i, l_i, pass 2 normalises it. */
+static void sm2_tile(const sim_hier *h, const float *Q_i, const float *K_j, float *S_ij,
+                     float *m_i, float *l_i, int64_t br, int64_t bc, int64_t r0, int64_t c0,
+                     int pass)
+{
+    ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)h->sh.d, h->scale, S_ij);
+    sim_mask_tile(h, S_ij, br, bc, r0, c0);
+    for (int64_t r = 0; r < br; r++) {
+        float *s = S_ij + r * bc;
+        if (pass == 1)
+            (void)ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
+        else
+            ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
+    }
+}
+
+static int sm2_run(sim_hier *h, const sim_plan *p)
+{
+    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
+    float *Q_i = sim_sram_take(h, p, 1, SIM_BUF_Q_i);
+    float *K_j = sim_sram_take(h, p, 1, SIM_BUF_K_j);
+    float *S_ij = sim_sram_take(h, p, 1, SIM_BUF_S_ij);
+    float *m_i = sim_sram_take(h, p, 1, SIM_BUF_m_i);
+    float *l_i = sim_sram_take(h, p, 1, SIM_BUF_l_i);
+    if (h->failed)
+        return -1;
+    for (int64_t i = 0; i < p->Tr; i++) {
+        const int64_t r0 = i * p->Br, br = sim_min64(p->Br, N - r0);
+        sim_at(h, SM2_L1_LOAD_Q, i, -1);
+        sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i, r0, 0, br, d);
+        if (h->compute)
+            for (int64_t r = 0; r < br; r++) {
+                m_i[r] = -REF_INF;
+                l_i[r] = 0.0f;
+            }
+        for (int pass = 1; pass <= 2; pass++)
+            for (int64_t j = 0; j < p->Tc; j++) {
+                const int64_t c0 = j * p->Bc, bc = sim_min64(p->Bc, N_k - c0);
+                sim_at(h, pass == 1 ? SM2_L3_STATS : SM2_L5_WRITE_P, i, j);
+                sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);
+                h->steps++;
+                if (h->compute)
+                    sm2_tile(h, Q_i, K_j, S_ij, m_i, l_i, br, bc, r0, c0, pass);
+                if (pass == 2)
+                    sim_store(h, SIM_P, SIM_BUF_S_ij, S_ij, r0, c0, br, bc);
+            }
+    }
+    sim_at(h, SM2_L7_RETURN, -1, -1);
+    sim_sram_release_all(h);
+    return 0;
+}
+
+/* The descriptor's closed form, written with the core's helpers. */
+static void sm2_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
+{
+    const uint64_t Tr = (uint64_t)p->Tr, TT = sim_th_mul(k, Tr, (uint64_t)p->Tc);
+    const uint64_t Nd = sim_th_mul(k, (uint64_t)sh->N, (uint64_t)sh->d);
+    const uint64_t Nkd = sim_th_mul(k, (uint64_t)sim_shape_Nk(sh), (uint64_t)sh->d);
+    sim_th_put(out, SIM_Q, SIM_RD, Nd, Tr, k);
+    sim_th_put(out, SIM_K, SIM_RD, sim_th_mul(k, 2 * Tr, Nkd), sim_th_mul(k, 2, TT), k);
+    sim_th_put(out, SIM_P, SIM_WR, sim_th_mul(k, (uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh)),
+               TT, k);
+}
+
+static uint64_t sm2_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
+{
+    (void)sh;
+    return sim_th_mul(k, 2, sim_th_mul(k, (uint64_t)p->Tr, (uint64_t)p->Tc));
+}
+
+static const sim_code_line SM2_CODE[] = {
+    { SM2_L1_LOAD_Q, 0, "for i: load Q_i, m_i = -inf,", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 0, "  l_i = 0", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 2, 1, "for j = 1 .. T_c:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { SM2_L3_STATS, 2, "load K_j; S_ij; m_i, l_i", SIM_VIEW_STATS | SIM_VIEW_AFTER,
+      SIM_HEAT_NONE, NULL, 0 },
+    { 4, 1, "for j = 1 .. T_c:", 0, SIM_HEAT_NONE, NULL, 0 },
+    { SM2_L5_WRITE_P, 2, "load K_j; S_ij; write P_ij",
+      SIM_VIEW_STATS | SIM_VIEW_BEFORE | SIM_VIEW_AFTER, SIM_HEAT_NONE, NULL, 0 },
+    { 0, 2, "  = exp(S_ij - m_i) / l_i", 0, SIM_HEAT_NONE, NULL, 0 },
+    { 6, 0, "end for", 0, SIM_HEAT_NONE, NULL, 0 },
+    { SM2_L7_RETURN, 0, "return P", 0, SIM_HEAT_NONE, NULL, 0 },
+};
+
+static const sim_loop sm2 = {
+    .algo = SM2_ALGO,
+    .pass = SIM_FWD,
+    .name = "softmax2",
+    .title = "standard softmax in two passes over tiles",
+    .code_title = "two-pass softmax, P only",
+    .code = SM2_CODE,
+    .ncode = (int)(sizeof SM2_CODE / sizeof SM2_CODE[0]),
+    .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_P,
+    .kv_loads = SIM_KV_EVERY_I,      /* not served: the view and tests use no paging */
+    .plan = sm2_plan,
+    .run = sm2_run,
+    .counts = sm2_counts,
+    .steps = sm2_steps,
+};
+
+/* ---- its closed form, independently --------------------------------------- */
+
+/* Q once per query block, K twice per tile (once per pass), P written once
+ * per tile: plain products, no helper of the core. */
+static void sm2_expected(const sim_shape *sh, int64_t Br, int64_t Bc, sim_counts *c)
+{
+    const uint64_t N = (uint64_t)sh->N, Nk = (uint64_t)(sh->Nk ? sh->Nk : sh->N);
+    const uint64_t d = (uint64_t)sh->d;
+    const uint64_t br = (uint64_t)(Br < sh->N ? Br : sh->N);
+    const uint64_t bc = (uint64_t)((uint64_t)Bc < Nk ? (uint64_t)Bc : Nk);
+    const uint64_t Tr = (N + br - 1) / br, Tc = (Nk + bc - 1) / bc;
+    memset(c, 0, sizeof *c);
+    c->read_elems[SIM_Q] = N * d;
+    c->read_ops[SIM_Q] = Tr;
+    c->read_elems[SIM_K] = 2 * Tr * Nk * d;
+    c->read_ops[SIM_K] = 2 * Tr * Tc;
+    c->write_elems[SIM_P] = N * Nk;
+    c->write_ops[SIM_P] = Tr * Tc;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    static int done;
+    if (!done) {
+        assert_int_equal(sim_loop_register(&sm2), 0);
+        done = 1;
+    }
+    return 0;
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+/* The view model of one run with B_r x B_c blocks; fails the test unless
+ * it is built. */
+static viz_model *build_view(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc)
+{
+    viz_config cfg;
+    viz_config_default(&cfg);
+    cfg.algo = algo;
+    cfg.sh = *sh;
+    cfg.Br = Br;
+    cfg.Bc = Bc;
+    cfg.plan_kind = SIM_PLAN_USER;
+    viz_model *m = NULL;
+    char err[1024];
+    assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
+    return m;
+}
+
+static void test_register_rules(void **state)
+{
+    (void)state;
+    assert_ptr_equal(sim_loop_of(SM2_ALGO, SIM_FWD), &sm2);
+    assert_null(sim_loop_of(SM2_ALGO, SIM_BWD));
+    assert_int_equal(sim_loop_register(&sm2), -1);          /* taken */
+    assert_string_equal(sim_algo_name(SM2_ALGO), "softmax2");
+    assert_string_equal(sim_algo_title(SM2_ALGO), sm2.title);
+    sim_shape split = { .N = 8, .d = 4, .M = 1 << 20, .dtype = SIM_FP16, .splits = 2 };
+    assert_null(sim_loop_find(SM2_ALGO, &split));
+    sim_plan p;
+    assert_int_equal(sim_plan_make(SM2_ALGO, &split, 4, 4, SIM_PLAN_USER, &p), -1);
+}
+
+static void test_counts_equal_closed_form(void **state)
+{
+    (void)state;
+    const int64_t Ns[] = { 1, 7, 16, 33, 100 }, ds[] = { 1, 8, 64 };
+    const int64_t blocks[][2] = { { 1, 1 }, { 4, 8 }, { 16, 16 }, { 7, 3 }, { 64, 32 } };
+    for (size_t a = 0; a < sizeof Ns / sizeof Ns[0]; a++)
+        for (size_t b = 0; b < sizeof ds / sizeof ds[0]; b++)
+            for (size_t q = 0; q < sizeof blocks / sizeof blocks[0]; q++)
+                for (int causal = 0; causal <= 1; causal++) {
+                    sim_shape sh = { .N = Ns[a], .d = ds[b], .M = UINT64_C(1) << 30,
+                                     .dtype = SIM_FP16, .causal = causal,
+                                     .Nk = causal ? 0 : Ns[a] + 5 };
+                    sim_plan p;
+                    assert_int_equal(sim_plan_make(SM2_ALGO, &sh, blocks[q][0], blocks[q][1],
+                                                   SIM_PLAN_USER, &p), 0);
+                    sim_result res;
+                    char err[256];
+                    assert_int_equal(sim_run(SM2_ALGO, &sh, &p, NULL, NULL, NULL, NULL, &res,
+                                             err, sizeof err), 0);
+                    sim_counts want, theory;
+                    sm2_expected(&sh, blocks[q][0], blocks[q][1], &want);
+                    assert_int_equal(sim_theory_counts(&p, &sh, &theory), 0);
+                    assert_true(sim_counts_equal(&res.counts, &want));
+                    assert_true(sim_counts_equal(&theory, &want));
+                    uint64_t steps;
+                    assert_int_equal(sim_theory_steps(&p, &sh, &steps), 0);
+                    assert_int_equal(steps, res.steps);
+                    assert_int_equal(res.sram_peak, p.sram_peak);
+                    sim_result_free(&res);
+                }
+}
+
+/* Compute mode runs the same loop nest on real data. */
+static void test_compute_mode_runs(void **state)
+{
+    (void)state;
+    const int64_t N = 24, d = 8;
+    float Q[24 * 8], K[24 * 8], V[24 * 8];
+    sim_random_inputs(3, N, d, SIM_FP32, Q, K, V);
+    sim_shape sh = { .N = N, .d = d, .M = 1 << 20, .dtype = SIM_FP32 };
+    sim_plan p;
+    assert_int_equal(sim_plan_make(SM2_ALGO, &sh, 8, 5, SIM_PLAN_USER, &p), 0);
+    sim_result res;
+    char err[256];
+    assert_int_equal(sim_run(SM2_ALGO, &sh, &p, Q, K, V, NULL, &res, err, sizeof err), 0);
+    assert_true(res.computed);
+    sim_result_free(&res);
+}
+
+/* The text view steps through it, showing its own pseudocode. */
+static void test_text_view(void **state)
+{
+    (void)state;
+    const sim_shape sh = { .N = 32, .d = 16, .M = 64 * 1024, .dtype = SIM_FP16 };
+    viz_model *m = build_view(SM2_ALGO, &sh, 8, 8);
+    const viz_info *in = viz_model_info(m);
+    assert_true(in->theory_matches);
+    assert_int_equal(in->nsteps, 4 * (1 + 2 * 4) + 1);
+    int n;
+    assert_ptr_equal(viz_pseudocode(in, &n), SM2_CODE);
+    assert_string_equal(viz_pseudocode_title(in), "two-pass softmax, P only");
+    uint64_t step;
+    assert_int_equal(viz_model_find_step(m, 0, SM2_L5_WRITE_P, 1, 2, &step), 0);
+    assert_int_equal(viz_model_seek(m, step), 0);
+    assert_int_equal(viz_model_state(m)->line, SM2_L5_WRITE_P);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(viz_text_frame(f, m, VIZ_TEXT_W, VIZ_TEXT_H), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "two-pass softmax, P only"));
+    assert_non_null(strstr(buf, "load K_j; S_ij; write P_ij"));
+    assert_non_null(strstr(buf, "return P"));
+    free(buf);
+    viz_model_free(m);
+}
+
+/* Every built-in loop order lists each line its loop nest marks, under its
+ * own name; the registry finds each for its pass and shapes. */
+static void test_builtin_descriptors(void **state)
+{
+    (void)state;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int pass = 0; pass < SIM_PASS_COUNT; pass++) {
+            const sim_loop *l = sim_loop_of((sim_algo)a, (sim_pass)pass);
+            assert_non_null(l);
+            assert_int_equal(l->algo, a);
+            assert_int_equal(l->pass, pass);
+            assert_string_equal(l->name, sim_algo_name((sim_algo)a));
+            assert_true(l->ncode > 0);
+            sim_shape sh = { .N = 40, .d = 8, .M = 1 << 20, .dtype = SIM_FP16,
+                             .causal = 1, .pass = (sim_pass)pass };
+            sim_plan p;
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, 8, 16, SIM_PLAN_USER, &p), 0);
+            viz_model *m = build_view((sim_algo)a, &sh, 8, 16);
+            for (uint64_t k = 0; k < viz_model_info(m)->nsteps; k++) {
+                int line, n, found = 0;
+                int64_t i, j;
+                assert_int_equal(viz_model_step_where(m, k, &line, &i, &j), 0);
+                const viz_code_line *code = viz_pseudocode(viz_model_info(m), &n);
+                for (int q = 0; q < n; q++)
+                    found |= code[q].line == line;
+                assert_true(found);
+            }
+            viz_model_free(m);
+        }
+    sim_shape split = { .N = 4, .Nk = 64, .d = 8, .M = 1 << 20, .dtype = SIM_FP16,
+                        .splits = 4 };
+    assert_non_null(sim_loop_find(SIM_FA2, &split));
+    assert_true(sim_loop_find(SIM_FA2, &split)->split);
+    assert_null(sim_loop_find(SIM_NAIVE, &split));
+    assert_int_equal(sim_buf_name(SIM_BUF_Ot_i)[1], '~');
+    assert_string_equal(sim_buf_name(SIM_BUF_COUNT), "?");
+}
+
+/* The kernels round what they store in HBM by their own copy of the
+ * element types (device code cannot read the core's table): it must agree
+ * with the table for every tensor and dtype. */
+static void test_kernels_agree_on_tensor_types(void **state)
+{
+    (void)state;
+    const float x = 1.0f + 1.0f / 4096.0f;        /* not exact in fp16 or bf16 */
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        for (int dt = 0; dt < SIM_DTYPE_COUNT; dt++) {
+            const float y = kern_hbm_round((sim_dtype)dt, (sim_tensor)t, x);
+            const int keeps = sim_tensor_about((sim_tensor)t)->fp32 || dt == SIM_FP32;
+            assert_int_equal(y == x, keeps);
+            assert_int_equal(sim_tensor_bytes((sim_tensor)t, (sim_dtype)dt),
+                             keeps ? 4 : 2);
+        }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_register_rules, setup),
+        cmocka_unit_test_setup(test_counts_equal_closed_form, setup),
+        cmocka_unit_test_setup(test_compute_mode_runs, setup),
+        cmocka_unit_test_setup(test_text_view, setup),
+        cmocka_unit_test(test_builtin_descriptors),
+        cmocka_unit_test(test_kernels_agree_on_tensor_types),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
