@@ -359,6 +359,18 @@ typedef enum {
     SIM_EV_DONE     /* the run finished */
 } sim_event_kind;
 
+/* ---- memory levels ---------------------------------------------------------
+ * The levels a tile moves between, as data. The paper's model has two: HBM,
+ * unbounded, which holds the tensors, and the SRAM of one thread block, M
+ * bytes, which holds a plan's buffers. The hierarchy (sim_hier.h) keeps each
+ * level's capacity and use in an array indexed by these; events name the two
+ * levels of a transfer. A level between them (an L2 shared by the SMs) or
+ * below SRAM (registers) is one more entry here, its name in sim_level_name,
+ * and its capacity in the hierarchy: nothing that reads events changes. */
+typedef enum { SIM_LEVEL_HBM, SIM_LEVEL_SRAM, SIM_LEVEL_COUNT } sim_level;
+
+const char *sim_level_name(sim_level l);         /* "HBM", "SRAM" */
+
 typedef struct {
     sim_event_kind kind;
     int line;              /* pseudocode line (all events carry the latest) */
@@ -366,6 +378,16 @@ typedef struct {
     int64_t i, j;          /* current block indices, -1 when outside a loop */
     int64_t split;         /* split-KV: the split s (0-based) in hand, else -1 */
     sim_tensor tensor;     /* LOAD / STORE */
+    sim_level from, to;    /* LOAD / STORE: the levels the tile moved between (a LOAD
+                              HBM -> SRAM, a STORE SRAM -> HBM); ALLOC / FREE: the
+                              level of the buffer, both fields; else SIM_LEVEL_COUNT */
+    int64_t block;         /* the thread block that issued it. The paper's model runs
+                              one block at a time, each over a block of heads: block
+                              k is the k-th in run order (b H + h) / (query heads per
+                              block); a launch model numbers its own grid here */
+    double t;              /* time stamp, seconds since the run began: 0 in the
+                              paper's model, which has no clock; a timing model
+                              sets the hierarchy's clock and every event carries it */
     int64_t r0, c0, rows, cols;   /* LOAD / STORE: the tile in HBM */
     const char *buf;       /* the SRAM buffer involved (ALLOC/FREE/LOAD/STORE) */
     uint64_t bytes;        /* bytes moved, or the buffer's size */

@@ -11,11 +11,23 @@ void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
               int64_t c0, int64_t rows, int64_t cols, const char *buf,
               uint64_t bytes, const float *data)
 {
+    /* The levels of a transfer, or of a buffer allocated or freed. */
+    sim_level from = SIM_LEVEL_COUNT, to = SIM_LEVEL_COUNT;
+    if (kind == SIM_EV_LOAD) {
+        from = SIM_LEVEL_HBM;
+        to = SIM_LEVEL_SRAM;
+    } else if (kind == SIM_EV_STORE) {
+        from = SIM_LEVEL_SRAM;
+        to = SIM_LEVEL_HBM;
+    } else if (kind == SIM_EV_ALLOC || kind == SIM_EV_FREE) {
+        from = to = SIM_LEVEL_SRAM;
+    }
     sim_event ev = {
         .kind = kind, .line = h->line, .head = h->head, .i = h->i, .j = h->j,
-        .split = h->split, .tensor = t,
+        .split = h->split, .tensor = t, .from = from, .to = to, .block = h->block,
+        .t = h->clock,
         .r0 = r0, .c0 = c0, .rows = rows, .cols = cols, .buf = buf,
-        .bytes = bytes, .sram_used = h->sram_used,
+        .bytes = bytes, .sram_used = h->lv[SIM_LEVEL_SRAM].used,
         .data = h->compute ? data : NULL, .counts = &h->c,
     };
     h->obs->on_event(h->obs->ctx, &ev);
@@ -98,11 +110,12 @@ float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
     uint64_t bytes = (uint64_t)rows * (uint64_t)cols * (uint64_t)elem_bytes;
     if (h->failed)
         return NULL;
-    if (h->nbufs == SIM_MAX_BUFFERS || h->sram_used + bytes > h->sram_limit) {
+    sim_level_use *sram = &h->lv[SIM_LEVEL_SRAM];
+    if (h->nbufs == SIM_MAX_BUFFERS || sram->used + bytes > sram->limit) {
         snprintf(h->err, h->errlen,
                  "internal: SRAM buffer %s (%llu B) does not fit: %llu of %llu B in use",
-                 name, (unsigned long long)bytes, (unsigned long long)h->sram_used,
-                 (unsigned long long)h->sram_limit);
+                 name, (unsigned long long)bytes, (unsigned long long)sram->used,
+                 (unsigned long long)sram->limit);
         h->failed = 1;
         return NULL;
     }
@@ -120,9 +133,9 @@ float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
             return NULL;
         }
     }
-    h->sram_used += bytes;
-    if (h->sram_used > h->sram_peak)
-        h->sram_peak = h->sram_used;
+    sram->used += bytes;
+    if (sram->used > sram->peak)
+        sram->peak = sram->used;
     if (h->obs)
         sim_emit(h, SIM_EV_ALLOC, SIM_TENSOR_COUNT, 0, 0, rows, cols, name, bytes,
                  b->data);
@@ -177,7 +190,7 @@ void sim_sram_release_all(sim_hier *h)
 {
     for (int k = h->nbufs - 1; k >= 0; k--) {
         sim_sram_buf *b = &h->bufs[k];
-        h->sram_used -= b->bytes;
+        h->lv[SIM_LEVEL_SRAM].used -= b->bytes;
         if (h->obs)
             sim_emit(h, SIM_EV_FREE, SIM_TENSOR_COUNT, 0, 0, 0, 0, b->name, b->bytes,
                      NULL);

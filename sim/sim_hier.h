@@ -34,6 +34,12 @@ typedef struct {
     int id;                     /* sim_buf_id of a plan's buffer, else SIM_BUF_COUNT */
 } sim_sram_buf;
 
+/* One level's bytes: its capacity (0: unbounded), in use now, and the most
+ * in use at once. */
+typedef struct {
+    uint64_t limit, used, peak;
+} sim_level_use;
+
 typedef struct sim_hier {
     sim_shape sh;
     int compute;                /* 1: real data and arithmetic */
@@ -54,8 +60,16 @@ typedef struct sim_hier {
      * pt[kv_head * pages + p] is the pool page that holds logical page p of
      * that head (compute mode; NULL otherwise). */
     int64_t *pt;
+    /* What moved: per tensor and direction at HBM's side, the transfers
+     * between HBM and SRAM (a second boundary, an L2's, counts beside it). */
     sim_counts c;
-    uint64_t sram_limit, sram_used, sram_peak;
+    /* Each level's capacity in bytes (0: unbounded), bytes in use, and the
+     * most in use at once. SRAM's limit is the plan's M; HBM's use is the
+     * tensors', not tracked. */
+    sim_level_use lv[SIM_LEVEL_COUNT];
+    int64_t block;              /* the thread block in hand (sim_event.block) */
+    double clock;               /* seconds since the run began: every event's time
+                                   stamp; 0 while no timing model advances it */
     sim_sram_buf bufs[SIM_MAX_BUFFERS];
     int nbufs;
     const sim_observer *obs;

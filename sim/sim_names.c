@@ -92,6 +92,12 @@ const char *sim_dtype_name(sim_dtype t)
     return (unsigned)t < SIM_DTYPE_COUNT ? DTYPE_NAMES[t] : "?";
 }
 
+const char *sim_level_name(sim_level l)
+{
+    static const char *const NAMES[SIM_LEVEL_COUNT] = { "HBM", "SRAM" };
+    return (unsigned)l < SIM_LEVEL_COUNT ? NAMES[l] : "?";
+}
+
 const char *sim_tensor_name(sim_tensor t)
 {
     return (unsigned)t < SIM_TENSOR_COUNT ? TENSORS[t].name : "?";

@@ -127,6 +127,7 @@ static int run_heads(const sim_loop *l, sim_hier *h, const sim_plan *p)
             for (int64_t h0 = g * per_g; h0 < (g + 1) * per_g; h0 += hq) {
                 h->head = b * H + h0;
                 h->kv_head = b * G + g;
+                h->block = h->head / hq;         /* one thread block per block of heads */
                 for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
                     int64_t dims[2];
                     tensor_shape(sh, (sim_tensor)t, dims);
@@ -192,16 +193,16 @@ static int forward_first(sim_algo algo, sim_hier *h, const sim_plan *p)
         return -1;
     }
     const sim_observer *obs = h->obs;
-    const uint64_t limit = h->sram_limit;
+    const uint64_t limit = h->lv[SIM_LEVEL_SRAM].limit;
     h->obs = NULL;
-    if (fp.sram_peak > h->sram_limit)
-        h->sram_limit = fp.sram_peak;
+    if (fp.sram_peak > h->lv[SIM_LEVEL_SRAM].limit)
+        h->lv[SIM_LEVEL_SRAM].limit = fp.sram_peak;
     int rc = run_heads(l, h, &fp);
     h->obs = obs;
-    h->sram_limit = limit;
+    h->lv[SIM_LEVEL_SRAM].limit = limit;
     memset(&h->c, 0, sizeof h->c);
     h->steps = 0;
-    h->sram_peak = 0;
+    h->lv[SIM_LEVEL_SRAM].peak = 0;
     h->line = 0;
     h->i = h->j = -1;
     return rc;
@@ -331,7 +332,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     h->mask.causal = sh->causal;
     h->mask.offset = sim_shape_Nk(sh) - sh->N;
     h->mask.window = sh->window;
-    h->sram_limit = p->sram_peak > sh->M ? p->sram_peak : sh->M;
+    h->lv[SIM_LEVEL_SRAM].limit = p->sram_peak > sh->M ? p->sram_peak : sh->M;
     h->obs = (obs && obs->on_event) ? obs : NULL;
     h->err = err;
     h->errlen = errlen;
@@ -349,7 +350,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     }
     res->plan = *p;
     res->counts = h->c;
-    res->sram_peak = h->sram_peak;
+    res->sram_peak = h->lv[SIM_LEVEL_SRAM].peak;
     res->steps = h->steps;
     res->computed = h->compute;
     if (h->compute) {

@@ -335,6 +335,70 @@ static void on_event(void *ctx, const sim_event *ev)
     }
 }
 
+/* Levels, thread blocks and time stamps of events: a transfer names its two
+ * levels (a load HBM -> SRAM, a store back), a buffer its level, a block is
+ * numbered in run order over the blocks of heads, and the paper's model has
+ * no clock. */
+typedef struct {
+    int bad_levels, bad_time, events;
+    int64_t last_block, blocks_seen, last_head;
+    int64_t hq;
+} level_trace;
+
+static void on_level_event(void *ctx, const sim_event *ev)
+{
+    level_trace *t = ctx;
+    t->events++;
+    sim_level want_from = SIM_LEVEL_COUNT, want_to = SIM_LEVEL_COUNT;
+    if (ev->kind == SIM_EV_LOAD) {
+        want_from = SIM_LEVEL_HBM;
+        want_to = SIM_LEVEL_SRAM;
+    } else if (ev->kind == SIM_EV_STORE) {
+        want_from = SIM_LEVEL_SRAM;
+        want_to = SIM_LEVEL_HBM;
+    } else if (ev->kind == SIM_EV_ALLOC || ev->kind == SIM_EV_FREE) {
+        want_from = want_to = SIM_LEVEL_SRAM;
+    }
+    t->bad_levels += ev->from != want_from || ev->to != want_to;
+    t->bad_time += ev->t != 0.0;
+    if (ev->kind == SIM_EV_DONE)
+        return;
+    /* The block in hand is the head block's index: b H + h over the query
+     * heads a block takes; it changes only forwards, by one. */
+    assert_int_equal(ev->block, ev->head / t->hq);
+    if (ev->block != t->last_block) {
+        assert_int_equal(ev->block, t->last_block + 1);
+        t->last_block = ev->block;
+        t->blocks_seen++;
+    }
+}
+
+static void test_events_levels_blocks_time(void **state)
+{
+    (void)state;
+    assert_string_equal(sim_level_name(SIM_LEVEL_HBM), "HBM");
+    assert_string_equal(sim_level_name(SIM_LEVEL_SRAM), "SRAM");
+    assert_string_equal(sim_level_name(SIM_LEVEL_COUNT), "?");
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int group = 0; group <= (a == SIM_FA2); group++) {
+            sim_shape sh = { .N = 40, .d = 8, .M = 16 * 1024, .dtype = SIM_FP16,
+                             .batch = 2, .heads = 4, .kv_heads = 2, .group = group };
+            sim_plan p;
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, 16, 16, SIM_PLAN_USER, &p), 0);
+            level_trace t = { .last_block = -1, .hq = group ? 2 : 1 };
+            sim_observer obs = { on_level_event, &t };
+            sim_result r;
+            assert_int_equal(sim_run((sim_algo)a, &sh, &p, NULL, NULL, NULL, &obs, &r, NULL,
+                                     0), 0);
+            assert_true(t.events > 0);
+            assert_int_equal(t.bad_levels, 0);
+            assert_int_equal(t.bad_time, 0);
+            /* B H / hq blocks: 8 one head at a time, 4 with two heads each */
+            assert_int_equal(t.blocks_seen, group ? 4 : 8);
+            sim_result_free(&r);
+        }
+}
+
 /* Split-KV's best plan is the best of the fitting pairs with T_c >= S, found
  * here by trying them all, for decoding shapes (N_q small, N_k long) with and
  * without a causal mask. Without one, the largest B_c that fits (which the
@@ -429,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_seed_sram_sum),
         cmocka_unit_test(test_misfit_hint_works),
         cmocka_unit_test(test_events_match_counters),
+        cmocka_unit_test(test_events_levels_blocks_time),
         cmocka_unit_test(test_split_plan_is_optimal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
