@@ -84,150 +84,206 @@ extern "C" int kern_cuda_probe(char *err, size_t errlen)
     return 1;
 }
 
+/* One kern_cuda_run: the schedule, the device's buffers and the results in
+ * the making, so that each step below is a function of its own. */
+typedef struct {
+    sim_algo a;
+    const sim_shape *sh;
+    const sim_plan *p;
+    kern_schedule s;
+    kern_params kp;
+    kern_counts hcnt, *dcnt;
+    float *dT[SIM_TENSOR_COUNT];         /* the tensors in device memory */
+    int64_t nT[SIM_TENSOR_COUNT];        /* their element counts */
+    cudaEvent_t e0, e1;
+    double *times;                       /* seconds of each timed run */
+    float *last;                         /* O of the last timed run */
+    int threads, repeat;
+    int64_t nO;                          /* N d */
+} cuda_run;
+
+/* The schedule, the launch shape and the host buffers of the results;
+ * every launch's shared memory checked against the device and allowed. */
+static int run_prepare(cuda_run *c, const kern_options *opt, kern_result *out, char *err,
+                       size_t errlen)
+{
+    int rc = 0, dev = 0, max_smem = 0;
+    const int64_t N = c->sh->N;
+    if (!kern_cuda_probe(err, errlen))
+        return -1;
+    if (kern_schedule_make(c->a, c->p, c->sh, &c->s, err, errlen))
+        return -1;
+    c->threads = opt && opt->threads ? opt->threads : KERN_CUDA_DEFAULT_THREADS;
+    c->repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
+    if (c->threads < 1 || c->threads > 1024) {
+        snprintf(err, errlen, "threads per block must be 1..1024 on CUDA (got %d)", c->threads);
+        return -1;
+    }
+    c->times = (double *)malloc((size_t)c->repeat * sizeof *c->times);
+    c->last = (float *)malloc((size_t)c->nO * sizeof(float));
+    out->O = (float *)malloc((size_t)c->nO * sizeof(float));
+    out->L = c->a == SIM_FA2 ? (float *)malloc((size_t)N * sizeof(float)) : NULL;
+    if (!c->times || !c->last || !out->O || (c->a == SIM_FA2 && !out->L)) {
+        snprintf(err, errlen, "out of memory for the kernel's results");
+        return -1;
+    }
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    for (int k = 0; k < c->s.n; k++) {
+        uint64_t bytes = c->s.l[k].smem_bytes;
+        if (bytes > (uint64_t)max_smem) {
+            snprintf(err, errlen, "%s needs %llu B of shared memory per block (the plan's "
+                     "buffers); this device allows %d B: use a smaller --M or --Br/--Bc",
+                     kern_kernel_name(c->s.l[k].k),
+                     (unsigned long long)bytes, max_smem);
+            return -1;
+        }
+        CK(cudaFuncSetAttribute((const void *)cuda_kernel(c->s.l[k].k),
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    }
+done:
+    return rc;
+}
+
+/* The loop order's tensors in device memory, Q, K, V copied in, the
+ * counters and the timing events, and the kernels' parameters. */
+static int run_upload(cuda_run *c, const float *const in[3], char *err, size_t errlen)
+{
+    int rc = 0;
+    const int64_t N = c->sh->N, d = c->sh->d;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!kern_uses(c->a, (sim_tensor)t))
+            continue;
+        c->nT[t] = (t == SIM_S || t == SIM_P) ? N * N : (t <= SIM_O ? N * d : N);
+        CK(cudaMalloc((void **)&c->dT[t], (size_t)c->nT[t] * sizeof(float)));
+    }
+    for (int t = 0; t < 3; t++)
+        CK(cudaMemcpy(c->dT[t], in[t], (size_t)c->nO * sizeof(float), cudaMemcpyHostToDevice));
+    CK(cudaMalloc((void **)&c->dcnt, sizeof *c->dcnt));
+    CK(cudaEventCreate(&c->e0));
+    CK(cudaEventCreate(&c->e1));
+    c->kp = kern_params_make(c->sh, c->p);
+    c->kp.Q = c->dT[SIM_Q];
+    c->kp.K = c->dT[SIM_K];
+    c->kp.V = c->dT[SIM_V];
+    c->kp.O = c->dT[SIM_O];
+    c->kp.S = c->dT[SIM_S];
+    c->kp.P = c->dT[SIM_P];
+    c->kp.m = c->dT[SIM_m];
+    c->kp.l = c->dT[SIM_l];
+    c->kp.L = c->dT[SIM_L];
+done:
+    return rc;
+}
+
+/* Run `run` (0: the counted run, 1 .. repeat: timed): every output poisoned
+ * first (all-ones bytes are a NaN in every float), the schedule's launches,
+ * and the elapsed time in *ms. */
+static int run_once(cuda_run *c, int run, float *ms, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (int t = SIM_O; t < SIM_TENSOR_COUNT; t++)
+        if (c->dT[t])
+            CK(cudaMemset(c->dT[t], 0xff, (size_t)c->nT[t] * sizeof(float)));
+    if (run == 0)
+        CK(cudaMemset(c->dcnt, 0, sizeof *c->dcnt));
+    c->kp.cnt = run == 0 ? c->dcnt : NULL;
+    CK(cudaEventRecord(c->e0));
+    for (int k = 0; k < c->s.n; k++) {
+        void *args[1] = { &c->kp };
+        CK(cudaLaunchKernel((const void *)cuda_kernel(c->s.l[k].k),
+                            dim3((unsigned)c->s.l[k].grid), dim3((unsigned)c->threads), args,
+                            (size_t)c->s.l[k].smem_bytes, 0));
+    }
+    CK(cudaEventRecord(c->e1));
+    CK(cudaEventSynchronize(c->e1));
+    CK(cudaGetLastError());
+    CK(cudaEventElapsedTime(ms, c->e0, c->e1));
+done:
+    return rc;
+}
+
+/* The counted run, whose O, L and counters are kept, then `repeat` timed
+ * runs; the last one's O must equal the counted run's, bit for bit. */
+static int run_all(cuda_run *c, kern_result *out, char *err, size_t errlen)
+{
+    int rc = 0;
+    const int64_t N = c->sh->N;
+    for (int run = 0; run <= c->repeat; run++) {
+        float ms = 0.0f;
+        if ((rc = run_once(c, run, &ms, err, errlen)) != 0)
+            return rc;
+        if (run == 0) {
+            CK(cudaMemcpy(out->O, c->dT[SIM_O], (size_t)c->nO * sizeof(float),
+                          cudaMemcpyDeviceToHost));
+            if (out->L)
+                CK(cudaMemcpy(out->L, c->dT[SIM_L], (size_t)N * sizeof(float),
+                              cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(&c->hcnt, c->dcnt, sizeof c->hcnt, cudaMemcpyDeviceToHost));
+            continue;
+        }
+        c->times[run - 1] = 1e-3 * (double)ms;
+        if (run < c->repeat)
+            continue;
+        CK(cudaMemcpy(c->last, c->dT[SIM_O], (size_t)c->nO * sizeof(float),
+                      cudaMemcpyDeviceToHost));
+        if (memcmp(c->last, out->O, (size_t)c->nO * sizeof(float)) != 0) {
+            snprintf(err, errlen, "%s: the output of the last timed run differs "
+                     "from the counted run's: the kernel has a race", sim_algo_name(c->a));
+            return -1;
+        }
+    }
+done:
+    return rc;
+}
+
+static void run_free(cuda_run *c)
+{
+    if (c->e0)
+        cudaEventDestroy(c->e0);
+    if (c->e1)
+        cudaEventDestroy(c->e1);
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        if (c->dT[t])
+            cudaFree(c->dT[t]);
+    if (c->dcnt)
+        cudaFree(c->dcnt);
+    free(c->times);
+    free(c->last);
+}
+
 extern "C" int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p,
                              const float *Q, const float *K, const float *V,
                              const kern_options *opt, kern_result *out, char *err,
                              size_t errlen)
 {
-    int rc = 0, dev = 0, max_smem = 0, threads, repeat;
-    kern_schedule s;
-    kern_params kp;
-    kern_counts hcnt, *dcnt = NULL;
-    float *dT[SIM_TENSOR_COUNT];
-    int64_t nT[SIM_TENSOR_COUNT];
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    double *times = NULL;
-    float *last = NULL;
-    const int64_t N = sh->N, d = sh->d, nO = N * d;
-    const float *in[3] = { Q, K, V };
-
+    cuda_run c;
+    memset(&c, 0, sizeof c);
+    c.a = a;
+    c.sh = sh;
+    c.p = p;
+    c.nO = sh->N * sh->d;
+    const float *const in[3] = { Q, K, V };
     memset(out, 0, sizeof *out);
-    memset(dT, 0, sizeof dT);
-    memset(nT, 0, sizeof nT);
-    if (!kern_cuda_probe(err, errlen))
-        return -1;
-    if (kern_schedule_make(a, p, sh, &s, err, errlen))
-        return -1;
-    threads = opt && opt->threads ? opt->threads : KERN_CUDA_DEFAULT_THREADS;
-    repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
-    if (threads < 1 || threads > 1024) {
-        snprintf(err, errlen, "threads per block must be 1..1024 on CUDA (got %d)", threads);
-        return -1;
-    }
-    times = (double *)malloc((size_t)repeat * sizeof *times);
-    last = (float *)malloc((size_t)nO * sizeof(float));
-    out->O = (float *)malloc((size_t)nO * sizeof(float));
-    out->L = a == SIM_FA2 ? (float *)malloc((size_t)N * sizeof(float)) : NULL;
-    if (!times || !last || !out->O || (a == SIM_FA2 && !out->L)) {
-        snprintf(err, errlen, "out of memory for the kernel's results");
-        rc = -1;
-        goto done;
-    }
-
-    CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    for (int k = 0; k < s.n; k++) {
-        uint64_t bytes = s.l[k].smem_bytes;
-        if (bytes > (uint64_t)max_smem) {
-            snprintf(err, errlen, "%s needs %llu B of shared memory per block (the plan's "
-                     "buffers); this device allows %d B: use a smaller --M or --Br/--Bc",
-                     kern_kernel_name(s.l[k].k),
-                     (unsigned long long)bytes, max_smem);
-            rc = -1;
-            goto done;
+    int rc = run_prepare(&c, opt, out, err, errlen);
+    if (!rc)
+        rc = run_upload(&c, in, err, errlen);
+    if (!rc)
+        rc = run_all(&c, out, err, errlen);
+    if (!rc) {
+        kern_counts_to_sim(&c.hcnt, &out->counts);
+        out->seconds = kern_median(c.times, c.repeat);
+        out->runs = c.repeat;
+        out->threads = c.threads;
+        out->launches = c.s.n;
+        for (int k = 0; k < c.s.n; k++) {
+            out->blocks += c.s.l[k].grid;
+            if (c.s.l[k].smem_bytes > out->smem_bytes)
+                out->smem_bytes = c.s.l[k].smem_bytes;
         }
-        CK(cudaFuncSetAttribute((const void *)cuda_kernel(s.l[k].k),
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+        out->plan_bytes = p->sram_peak;
     }
-
-    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!kern_uses(a, (sim_tensor)t))
-            continue;
-        nT[t] = (t == SIM_S || t == SIM_P) ? N * N : (t <= SIM_O ? N * d : N);
-        CK(cudaMalloc((void **)&dT[t], (size_t)nT[t] * sizeof(float)));
-    }
-    for (int t = 0; t < 3; t++)
-        CK(cudaMemcpy(dT[t], in[t], (size_t)nO * sizeof(float), cudaMemcpyHostToDevice));
-    CK(cudaMalloc((void **)&dcnt, sizeof *dcnt));
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-
-    kp = kern_params_make(sh, p);
-    kp.Q = dT[SIM_Q];
-    kp.K = dT[SIM_K];
-    kp.V = dT[SIM_V];
-    kp.O = dT[SIM_O];
-    kp.S = dT[SIM_S];
-    kp.P = dT[SIM_P];
-    kp.m = dT[SIM_m];
-    kp.l = dT[SIM_l];
-    kp.L = dT[SIM_L];
-
-    for (int run = 0; run <= repeat; run++) {
-        /* Poison: all-ones bytes are a NaN in every float. */
-        for (int t = SIM_O; t < SIM_TENSOR_COUNT; t++)
-            if (dT[t])
-                CK(cudaMemset(dT[t], 0xff, (size_t)nT[t] * sizeof(float)));
-        if (run == 0)
-            CK(cudaMemset(dcnt, 0, sizeof *dcnt));
-        kp.cnt = run == 0 ? dcnt : NULL;
-        CK(cudaEventRecord(e0));
-        for (int k = 0; k < s.n; k++) {
-            void *args[1] = { &kp };
-            CK(cudaLaunchKernel((const void *)cuda_kernel(s.l[k].k), dim3((unsigned)s.l[k].grid),
-                                dim3((unsigned)threads), args,
-                                (size_t)s.l[k].smem_bytes, 0));
-        }
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaGetLastError());
-        float ms = 0.0f;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (run == 0) {
-            CK(cudaMemcpy(out->O, dT[SIM_O], (size_t)nO * sizeof(float),
-                          cudaMemcpyDeviceToHost));
-            if (out->L)
-                CK(cudaMemcpy(out->L, dT[SIM_L], (size_t)N * sizeof(float),
-                              cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(&hcnt, dcnt, sizeof hcnt, cudaMemcpyDeviceToHost));
-        } else {
-            times[run - 1] = 1e-3 * (double)ms;
-            if (run == repeat) {
-                CK(cudaMemcpy(last, dT[SIM_O], (size_t)nO * sizeof(float),
-                              cudaMemcpyDeviceToHost));
-                if (memcmp(last, out->O, (size_t)nO * sizeof(float)) != 0) {
-                    snprintf(err, errlen, "%s: the output of the last timed run differs "
-                             "from the counted run's: the kernel has a race",
-                             sim_algo_name(a));
-                    rc = -1;
-                    goto done;
-                }
-            }
-        }
-    }
-    kern_counts_to_sim(&hcnt, &out->counts);
-    out->seconds = kern_median(times, repeat);
-    out->runs = repeat;
-    out->threads = threads;
-    out->launches = s.n;
-    for (int k = 0; k < s.n; k++) {
-        out->blocks += s.l[k].grid;
-        if (s.l[k].smem_bytes > out->smem_bytes)
-            out->smem_bytes = s.l[k].smem_bytes;
-    }
-    out->plan_bytes = p->sram_peak;
-done:
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
-    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
-        if (dT[t])
-            cudaFree(dT[t]);
-    if (dcnt)
-        cudaFree(dcnt);
-    free(times);
-    free(last);
+    run_free(&c);
     if (rc)
         kern_result_free(out);
     return rc;
