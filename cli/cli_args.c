@@ -20,7 +20,8 @@ int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, siz
     if (sim_parse_size(opt, s, out, err, errlen) != 0)
         return -1;
     if (*out > SIM_MAX_M) {
-        ERR("%s %s: at most 1G is supported (on-chip memories are KiB to MiB)", opt, s);
+        ERR("%s %s: at most 1G is supported (on-chip memories are KiB to MiB)", opt,
+            sim_shown(s).s);
         return -1;
     }
     return 0;
@@ -45,7 +46,7 @@ int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const cha
     case CLI_O_DTYPE:
         if (sim_dtype_parse(val, &p->sh->dtype) == 0)
             return 1;
-        ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", val);
+        ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", sim_shown(val).s);
         return -1;
     case CLI_O_CAUSAL:
         p->sh->causal = 1;
@@ -68,7 +69,7 @@ int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const cha
         } else if (!strcmp(val, "paper")) {
             *p->plan = SIM_PLAN_PAPER;
         } else {
-            ERR("--plan %s: unknown plan (best or paper)", val);
+            ERR("--plan %s: unknown plan (best or paper)", sim_shown(val).s);
             return -1;
         }
         return 1;
@@ -87,7 +88,7 @@ int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, s
     *out = sim_gpu_find(s);
     if (!*out) {
         ERR("--gpu %s: unknown preset (a100, h100, h200; 'fasim --gpu list' shows them)",
-            s ? s : "");
+            sim_shown(s).s);
         return -1;
     }
     return 0;
@@ -120,14 +121,15 @@ int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t er
         }
         sim_algo a;
         if (sim_algo_parse(tok, &a) != 0) {
-            ERR("--algo %s: unknown loop order '%s' (naive, fa1, fa2 or all)", s, tok);
+            ERR("--algo %s: unknown loop order '%s' (naive, fa1, fa2 or all)", sim_shown(s).s,
+                sim_shown(tok).s);
             return -1;
         }
         run[a] = 1;
         any = 1;
     }
     if (!any) {
-        ERR("--algo %s: no loop order named", s);
+        ERR("--algo %s: no loop order named", sim_shown(s).s);
         return -1;
     }
     return 0;
@@ -179,7 +181,8 @@ static int parse_preset(cli_report_opts *o, const char *val, char *err, size_t e
         for (int q = 0; q < nm; q++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                      q ? ", " : "", all[q].name);
-        ERR("--preset %s: no such model (%s; --preset list shows them)", val, names);
+        ERR("--preset %s: no such model (%s; --preset list shows them)", sim_shown(val).s,
+            names);
         return -1;
     }
     return 0;
@@ -195,7 +198,7 @@ static int parse_pass(sim_request *r, const char *val, char *err, size_t errlen)
         r->run_pass[SIM_FWD] = 0;
         r->run_pass[SIM_BWD] = 1;
     } else {
-        ERR("--pass %s: unknown pass (fwd, bwd or both)", val);
+        ERR("--pass %s: unknown pass (fwd, bwd or both)", sim_shown(val).s);
         return -1;
     }
     return 0;
@@ -225,13 +228,11 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
     case CLI_O_WINDOW:
         r->sh.causal = 1;
         return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->sh.window, err, errlen);
-    case CLI_O_SEED: {
-        uint64_t s;
-        if (sim_parse_scaled(optname, val, 0, &s, err, errlen))
+    case CLI_O_SEED:                    /* 0 .. 2^63-1, as in the view and the lessons */
+        if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
             return -1;
-        r->seed = s;
+        r->seed = (uint64_t)n;
         return 0;
-    }
     case CLI_O_PASS:
         return parse_pass(r, val, err, errlen);
     case CLI_O_SPLITS:

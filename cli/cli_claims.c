@@ -16,6 +16,7 @@
 #include "cli_cmds.h"
 #include "cli_table.h"
 #include "sim_claims.h"
+#include "sim_parse.h"
 
 #ifndef FASIM_VERSION
 #define FASIM_VERSION "0.0.0"
@@ -35,7 +36,8 @@ static char *read_all(const char *path)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) {
-        fprintf(stderr, "fasim: claims %s: cannot open: %s\n", path, strerror(errno));
+        fprintf(stderr, "fasim: claims %s: cannot open: %s\n", sim_shown(path).s,
+                strerror(errno));
         return NULL;
     }
     char *buf = malloc(MAX_FILE + 1);
@@ -139,6 +141,19 @@ static int run_builtins(int json, sim_engine engine)
     return SIM_OK;
 }
 
+/* The parser's messages, one a line, each line shown as sim_shown shows a
+ * value: they quote the claims file, whose lines may hold any byte. */
+static void put_lines_shown(FILE *out, const char *text)
+{
+    char line[SIM_SHOWN_MAX];
+    while (*text) {
+        const size_t n = strcspn(text, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)n, text);
+        fprintf(out, "%s\n", sim_shown(line).s);
+        text += n + (text[n] == '\n');
+    }
+}
+
 static int run_file(const char *path, int json, sim_engine engine)
 {
     char *text = read_all(path);
@@ -156,7 +171,7 @@ static int run_file(const char *path, int json, sim_engine engine)
     int nbad = sim_claims_parse(name, text, &list, err, elen);
     free(text);
     if (nbad != 0) {
-        fprintf(stderr, "%s\n", err);
+        put_lines_shown(stderr, err);
         free(err);
         return nbad < 0 ? SIM_EFAIL : SIM_EUSAGE;
     }
@@ -182,7 +197,8 @@ static int run_file(const char *path, int json, sim_engine engine)
         char src[96], id[32];
         int rc = sim_user_claim_check(c, engine, &o, err, elen);
         if (rc != SIM_OK) {
-            fprintf(stderr, "fasim: %s:%d: %s\n", name, c->line, err);
+            fprintf(stderr, "fasim: %s:%d: %s\n", sim_shown(name).s, c->line,
+                    sim_shown(err).s);
             failed = 1;
             continue;
         }
@@ -212,15 +228,25 @@ int cli_claims_main(int argc, char **argv, int first)
     const char *path = NULL;
     int json = 0;
     sim_engine engine = SIM_ENGINE_AUTO;
+    uint64_t given = 0;
+    char err[256];
     for (int k = first; k < argc; k++) {
         const char *a = argv[k];
+        const int id = !strcmp(a, "--json") ? CLI_O_JSON
+                       : !strcmp(a, "--engine") || !strncmp(a, "--engine=", 9) ? CLI_O_ENGINE
+                                                                               : -1;
+        if (id >= 0 && cli_given_twice(&given, id, id == CLI_O_JSON ? "--json" : "--engine",
+                                       err, sizeof err) != 0) {
+            fprintf(stderr, "fasim: %s\n", err);
+            return SIM_EUSAGE;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return SIM_OK;
-        } else if (!strcmp(a, "--json")) {
+        } else if (id == CLI_O_JSON) {
             json = 1;
-        } else if (!strcmp(a, "--engine") || !strncmp(a, "--engine=", 9)) {
-            const char *v = a[8] == '=' ? a + 9 : (k + 1 < argc ? argv[++k] : NULL);
+        } else if (id == CLI_O_ENGINE) {
+            const char *v = a[8] == '=' ? a + 9 : cli_take_value(argc, argv, &k);
             if (!v) {
                 fprintf(stderr, "fasim: --engine needs a value (auto, sim or closed-form)\n");
                 return SIM_EUSAGE;
@@ -233,15 +259,16 @@ int cli_claims_main(int argc, char **argv, int first)
                 engine = SIM_ENGINE_CLOSED;
             else {
                 fprintf(stderr, "fasim: --engine %s: unknown engine (auto, sim or "
-                        "closed-form)\n", v);
+                        "closed-form)\n", sim_shown(v).s);
                 return SIM_EUSAGE;
             }
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "fasim: claims: unknown option '%s'; see 'fasim claims --help'\n",
-                    a);
+                    sim_shown(a).s);
             return SIM_EUSAGE;
         } else if (path) {
-            fprintf(stderr, "fasim: claims takes one FILE; got '%s' and '%s'\n", path, a);
+            fprintf(stderr, "fasim: claims takes one FILE; got '%s' and '%s'\n",
+                    sim_shown(path).s, sim_shown(a).s);
             return SIM_EUSAGE;
         } else {
             path = a;

@@ -10,7 +10,8 @@
  *   --backend cpu|cuda   cuda (default) needs a CUDA build and a device;
  *                        cpu runs the same kernel source on the CPU path
  *   --repeat K           timed runs after the counted one (median; default 5)
- *   --threads T          threads per block (default 4 on the CPU, 128 on CUDA)
+ *   --threads T          threads per block (default 4 on the CPU, 128 on CUDA;
+ *                        at most 64 on the CPU, 1024 on CUDA)
  *   --lock F             hold a lock on file F (created) while the kernels run,
  *                        so that several fasim gpu processes sharing a device
  *                        (kernels/device_check.sh) time their kernels one at a
@@ -38,15 +39,17 @@
 #include "kern.h"
 #include "sim_npy.h"
 #include "sim_report.h"
+#include "sim_parse.h"
 
 #define GPU_DEFAULT_REPEAT 5
 #define GPU_MAX_REPEAT 1000      /* a median of more says nothing new */
+#define GPU_MAX_THREADS 1024     /* CUDA's bound; the CPU path's is KERN_CPU_MAX_THREADS */
 
 static void usage(FILE *out)
 {
     const int nums[] = { GPU_DEFAULT_REPEAT, KERN_CPU_DEFAULT_THREADS,
-                         KERN_CUDA_DEFAULT_THREADS };
-    cli_usage(out, CLI_CMD_GPU, nums, 3);
+                         KERN_CUDA_DEFAULT_THREADS, KERN_CPU_MAX_THREADS, GPU_MAX_THREADS };
+    cli_usage(out, CLI_CMD_GPU, nums, 5);
 }
 
 typedef struct {
@@ -66,6 +69,7 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
                             const char **lock, char *err, size_t errlen)
 {
     *nrest = 0;
+    uint64_t given = 0;
     for (int k = first; k < argc; k++) {
         const char *a = argv[k];
         int which = -1;                 /* the option of gpu's own, CLI_O_* */
@@ -80,9 +84,7 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
                 which = q;
                 if (a[n + 2] == '=')
                     val = a + n + 3;
-                else if (k + 1 < argc)
-                    val = argv[++k];
-                else {
+                else if (!(val = cli_take_value(argc, argv, &k))) {
                     snprintf(err, errlen, "--%s needs a value; see 'fasim gpu --help'",
                              CLI_OPTIONS[q].name);
                     return -1;
@@ -93,10 +95,15 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
             rest[(*nrest)++] = argv[k];
             continue;
         }
+        char optname[32];
+        snprintf(optname, sizeof optname, "--%s", CLI_OPTIONS[which].name);
+        if (cli_given_twice(&given, which, optname, err, errlen) != 0)
+            return -1;
         int64_t n;
         if (which == CLI_O_BACKEND) {
             if (kern_backend_parse(val, backend) != 0) {
-                snprintf(err, errlen, "--backend %s: unknown backend (cpu or cuda)", val);
+                snprintf(err, errlen, "--backend %s: unknown backend (cpu or cuda)",
+                         sim_shown(val).s);
                 return -1;
             }
         } else if (which == CLI_O_REPEAT) {
@@ -106,7 +113,7 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
         } else if (which == CLI_O_LOCK) {
             *lock = val;
         } else {
-            if (cli_parse_count("--threads", val, 1, 1024, &n, err, errlen))
+            if (cli_parse_count("--threads", val, 1, GPU_MAX_THREADS, &n, err, errlen))
                 return -1;
             *threads = (int)n;
         }
@@ -122,7 +129,8 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
     const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
     const cli_inputs_spec spec = {
         .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path,
-        .max_elems = (int64_t)(max_mem / 4 / 4), .one_head = "the kernels run one head",
+        .max_elems = (int64_t)(max_mem / 4 / 4), .max_mem = max_mem,
+        .one_head = "the kernels run one head",
         .same_length = 1, .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
     };
     char err[1024];
@@ -392,6 +400,12 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
     }
     if (o->req.mode == SIM_MODE_COUNT) {
         fprintf(stderr, "fasim: gpu runs the kernels on real data; drop --count-only\n");
+        return SIM_EUSAGE;
+    }
+    if (g->backend == KERN_CPU && g->threads > KERN_CPU_MAX_THREADS) {
+        fprintf(stderr, "fasim: --threads %d: the CPU path (--backend cpu) runs at most %d "
+                "threads per block (CUDA up to %d)\n", g->threads, KERN_CPU_MAX_THREADS,
+                GPU_MAX_THREADS);
         return SIM_EUSAGE;
     }
     if (unsupported(o, err, sizeof err)) {

@@ -39,6 +39,17 @@ static int read_files(const cli_inputs_spec *spec, sim_npy_matrix m[4], int nfil
     char why[512];
     for (int k = 0; k < nfiles; k++) {
         if (sim_npy_read(paths[k], spec->max_elems, &m[k], why, sizeof why) != 0) {
+            /* sim_npy names its bound by its own name; say what sets it. */
+            char *bound = strstr(why, " (max_elems)");
+            if (bound && spec->max_mem) {
+                char mb[32];
+                sim_format_bytes(mb, sizeof mb, spec->max_mem);
+                snprintf(bound, sizeof why - (size_t)(bound - why),
+                         " elements per file (set by --max-mem %s; raise it)", mb);
+            } else if (bound) {
+                snprintf(bound, sizeof why - (size_t)(bound - why),
+                         " elements per file (fixed)");
+            }
             ERR("%s %s", names[k], why);
             return SIM_EFAIL;
         }

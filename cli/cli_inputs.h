@@ -21,6 +21,8 @@ typedef struct {
     /* --q, --k, --v (all three), and --dO or NULL */
     const char *q_path, *k_path, *v_path, *do_path;
     int64_t max_elems;         /* per file: sim_npy_read's bound, set by the caller */
+    uint64_t max_mem;          /* the --max-mem it comes from, named when a file
+                                  is over it; 0: a fixed bound */
     /* NULL: Q may be (N_q, d) or (B, H, N_q, d). Else only (N, d) files are
      * taken, and this says why: "the view shows one head". */
     const char *one_head;

@@ -17,6 +17,7 @@
 #include "cli_cmds.h"
 #include "cli_table.h"
 #include "lesson.h"
+#include "sim_parse.h"
 
 static void usage(FILE *out)
 {
@@ -62,7 +63,7 @@ static int unknown_lesson(const char *name)
             best = k;
         }
     }
-    fprintf(stderr, "fasim lesson: unknown lesson '%s'", name);
+    fprintf(stderr, "fasim lesson: unknown lesson '%s'", sim_shown(name).s);
     if (best >= 0)
         fprintf(stderr, " (did you mean '%s'?)", all[best]->name);
     fprintf(stderr, "; run 'fasim lesson' to list them\n");
@@ -101,16 +102,24 @@ int cli_lesson_main(int argc, char **argv, int first)
         return 1;
     }
     int nrest = 0;
+    uint64_t given = 0;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--script")) {
+            char err[128];
+            if (cli_given_twice(&given, CLI_O_SCRIPT, a, err, sizeof err) != 0) {
+                fprintf(stderr, "fasim lesson: %s\n", err);
+                free(rest);
+                return 2;
+            }
             script = 1;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             help = 1;
         } else if (!name) {
             if (a[0] == '-') {
                 fprintf(stderr, "fasim lesson: '%s' comes before the lesson's name; write "
-                        "fasim lesson NAME [options] (run 'fasim lesson' to list them)\n", a);
+                        "fasim lesson NAME [options] (run 'fasim lesson' to list them)\n",
+                        sim_shown(a).s);
                 free(rest);
                 return 2;
             }

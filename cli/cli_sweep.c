@@ -23,6 +23,7 @@
 #include "sim_outfile.h"
 #include "sim_plot.h"
 #include "sim_sweep.h"
+#include "sim_parse.h"
 
 static void usage(FILE *out)
 {
@@ -46,38 +47,15 @@ static int parse_value(sim_param p, const char *opt, const char *s, int64_t *out
                            errlen);
 }
 
-/* --vary P=LO..HI[STEP] or P=V1,V2,... into ax. */
-static int parse_vary(const char *spec, sim_axis *ax, char *err, size_t errlen)
+/* The values of --vary spec, buf (a copy of what follows "P=", which this
+ * cuts up), into ax. */
+static int parse_values(const char *spec, sim_param p, const char *name, char *buf,
+                        sim_axis *ax, char *err, size_t errlen)
 {
-    const char *eq = strchr(spec, '=');
-    if (!eq) {
-        ERRF("--vary %s: expected P=LO..HI (e.g. N=256..65536, M=16K..256K, d=32..256+32)",
-             spec);
-        return -1;
-    }
-    char name[16];
-    size_t nl = (size_t)(eq - spec);
-    if (nl == 0 || nl >= sizeof name) {
-        ERRF("--vary %s: unknown parameter '%.*s' (N, d or M)", spec, (int)nl, spec);
-        return -1;
-    }
-    memcpy(name, spec, nl);
-    name[nl] = '\0';
-    sim_param p;
-    if (sim_param_parse(name, &p) != 0) {
-        ERRF("--vary %s: unknown parameter '%s' (N, d or M)", spec, name);
-        return -1;
-    }
-    char buf[256];
-    if (strlen(eq + 1) >= sizeof buf) {
-        ERRF("--vary: value too long");
-        return -1;
-    }
-    strcpy(buf, eq + 1);
     char opt[64];
     snprintf(opt, sizeof opt, "--vary %s", name);
     if (!buf[0]) {
-        ERRF("--vary %s: no values after '='", spec);
+        ERRF("--vary %s: no values after '='", sim_shown(spec).s);
         return -1;
     }
     char *dots = strstr(buf, "..");
@@ -98,7 +76,7 @@ static int parse_vary(const char *spec, sim_axis *ax, char *err, size_t errlen)
         }
         char e2[256];
         if (sim_axis_list(ax, p, v, n, e2, sizeof e2) != 0) {
-            ERRF("--vary %s: %s", spec, e2);
+            ERRF("--vary %s: %s", sim_shown(spec).s, e2);
             return -1;
         }
         return 0;
@@ -106,7 +84,7 @@ static int parse_vary(const char *spec, sim_axis *ax, char *err, size_t errlen)
     *dots = '\0';
     char *lo_s = buf, *hi_s = dots + 2;
     if (!*lo_s || !*hi_s) {
-        ERRF("--vary %s: a range needs both ends, LO..HI", spec);
+        ERRF("--vary %s: a range needs both ends, LO..HI", sim_shown(spec).s);
         return -1;
     }
     sim_step_kind kind = SIM_STEP_MUL;
@@ -124,7 +102,7 @@ static int parse_vary(const char *spec, sim_axis *ax, char *err, size_t errlen)
         if (*q == ':')
             *q++ = '\0';
         if (*q != '*' && *q != '+') {
-            ERRF("--vary %s: the step is *K or +K (e.g. *2, +64)", spec);
+            ERRF("--vary %s: the step is *K or +K (e.g. *2, +64)", sim_shown(spec).s);
             return -1;
         }
         kind = *q == '*' ? SIM_STEP_MUL : SIM_STEP_ADD;
@@ -145,10 +123,47 @@ static int parse_vary(const char *spec, sim_axis *ax, char *err, size_t errlen)
         return -1;
     char e2[256];
     if (sim_axis_range(ax, p, lo, hi, kind, step, e2, sizeof e2) != 0) {
-        ERRF("--vary %s: %s", spec, e2);
+        ERRF("--vary %s: %s", sim_shown(spec).s, e2);
         return -1;
     }
     return 0;
+}
+
+
+/* --vary P=LO..HI[STEP] or P=V1,V2,... into ax. */
+static int parse_vary(const char *spec, sim_axis *ax, char *err, size_t errlen)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq) {
+        ERRF("--vary %s: expected P=LO..HI (e.g. N=256..65536, M=16K..256K, d=32..256+32)",
+             sim_shown(spec).s);
+        return -1;
+    }
+    char name[16];
+    size_t nl = (size_t)(eq - spec);
+    if (nl == 0 || nl >= sizeof name) {
+        ERRF("--vary %s: unknown parameter '%s' (N, d or M)", sim_shown(spec).s,
+             sim_shown_n(spec, nl).s);
+        return -1;
+    }
+    memcpy(name, spec, nl);
+    name[nl] = '\0';
+    sim_param p;
+    if (sim_param_parse(name, &p) != 0) {
+        ERRF("--vary %s: unknown parameter '%s' (N, d or M)", sim_shown(spec).s,
+             sim_shown(name).s);
+        return -1;
+    }
+    /* No bound on the text beyond the arguments' own: a list of
+     * SIM_AXIS_MAX_VALUES values is as long as it needs to be. */
+    char *buf = strdup(eq + 1);
+    if (!buf) {
+        ERRF("--vary: out of memory");
+        return -1;
+    }
+    int rc = parse_values(spec, p, name, buf, ax, err, errlen);
+    free(buf);
+    return rc;
 }
 
 typedef struct {
@@ -169,14 +184,14 @@ static int scan_option(int argc, char **argv, int *k, const char **val, char *er
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
         return CLI_OPT_HELP;
     if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
-        ERRF("sweep: unexpected argument '%s'; see 'fasim sweep --help'", arg);
+        ERRF("sweep: unexpected argument '%s'; see 'fasim sweep --help'", sim_shown(arg).s);
         return -1;
     }
     const char *name = arg + 2, *eq = strchr(name, '=');
     size_t nl = eq ? (size_t)(eq - name) : strlen(name);
     const int id = nl < 32 ? cli_option_find(CLI_CMD_SWEEP, name, nl) : -1;
     if (nl >= 32) {
-        ERRF("sweep: unknown option '%s'; see 'fasim sweep --help'", arg);
+        ERRF("sweep: unknown option '%s'; see 'fasim sweep --help'", sim_shown(arg).s);
         return -1;
     }
     if (id < 0 || id == CLI_O_HELP) {       /* --help=... is no option */
@@ -190,9 +205,7 @@ static int scan_option(int argc, char **argv, int *k, const char **val, char *er
         }
     } else if (eq) {
         *val = eq + 1;
-    } else if (*k + 1 < argc) {
-        *val = argv[++*k];
-    } else {
+    } else if (!(*val = cli_take_value(argc, argv, k))) {
         ERRF("--%s needs a value; see 'fasim sweep --help'", CLI_OPTIONS[id].name);
         return -1;
     }
@@ -211,7 +224,7 @@ static int add_axis(sim_sweep_spec *sp, const char *val, char *err, size_t errle
     for (int a = 0; a < sp->naxes; a++)
         if (sp->axes[a].param == sp->axes[sp->naxes].param) {
             ERRF("--vary %s: %s is already varied; a grid needs two different "
-                 "parameters", val, sim_param_name(sp->axes[a].param));
+                 "parameters", sim_shown(val).s, sim_param_name(sp->axes[a].param));
             return -1;
         }
     sp->naxes++;
@@ -239,7 +252,7 @@ static int sweep_option(sweep_opts *o, int id, const char *optname, const char *
         else if (!strcmp(val, "closed-form") || !strcmp(val, "closed"))
             sp->engine = SIM_ENGINE_CLOSED;
         else {
-            ERRF("--engine %s: unknown engine (auto, sim or closed-form)", val);
+            ERRF("--engine %s: unknown engine (auto, sim or closed-form)", sim_shown(val).s);
             return -1;
         }
         return 0;
@@ -286,7 +299,7 @@ static int sweep_combinations(sweep_opts *o, char *err, size_t errlen)
         sp->base.M = sp->gpu->smem_per_block;
     if (o->plot) {
         if (!sim_plot_format_ok(o->plot)) {
-            ERRF("--plot %s: the image must end in .svg or .png", o->plot);
+            ERRF("--plot %s: the image must end in .svg or .png", sim_shown(o->plot).s);
             return -1;
         }
         if (sp->naxes != 1) {
@@ -310,6 +323,7 @@ static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err
     sp->engine = SIM_ENGINE_AUTO;
     cli_problem prob = { .sh = &sp->base, .Br = &sp->Br, .Bc = &sp->Bc,
                          .plan = &sp->plan_kind };
+    uint64_t given = 0;                  /* --vary comes once per varied parameter */
     for (int k = first; k < argc; k++) {
         const char *val;
         int id = scan_option(argc, argv, &k, &val, err, errlen);
@@ -321,6 +335,8 @@ static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err
         }
         char optname[40];
         snprintf(optname, sizeof optname, "--%s", CLI_OPTIONS[id].name);
+        if (id != CLI_O_VARY && cli_given_twice(&given, id, optname, err, errlen) != 0)
+            return -1;
         int rc = cli_parse_problem_opt(&prob, id, optname, val, err, errlen);
         if (rc == 0)
             rc = sweep_option(o, id, optname, val, err, errlen);
@@ -560,7 +576,7 @@ int cli_sweep_main(int argc, char **argv, int first)
     if (o->gpu_list) {
         sim_gpu_print_table(stdout);
         free(o);
-        return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
+        return SIM_OK;                   /* main checks that stdout took it */
     }
     progress pg = { now_s(), 0.0, 0 };
     if (!o->no_progress && isatty(STDERR_FILENO)) {

@@ -4,6 +4,7 @@
  * by two spaces when longer, and its further lines start at column 19.
  */
 #include "cli_table.h"
+#include "sim_parse.h"
 
 #include <string.h>
 #include <strings.h>
@@ -50,7 +51,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_CAUSAL] = { "causal", NULL, R | V | S | E | G,
         "causal mask: fully masked blocks skipped by FA1 and FA2" },
     [CLI_O_SEED] = { "seed", "S", R | V | G,
-        "seed of the random inputs (default 1)" },
+        "seed of the random inputs, 0 .. 2^63-1 (default 1)" },
     [CLI_O_Q] = { "q", "F", R | V | G,
         NULL },
     [CLI_O_K] = { "k", "F", R | V | G,
@@ -163,7 +164,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "timed runs after one counted run; the median is shown\n"
         "(default %d)" },
     [CLI_O_THREADS] = { "threads", "T", G,
-        "threads per block (default %d on the CPU, %d on CUDA)" },
+        "threads per block (default %d on the CPU, %d on CUDA;\n"
+        "at most %d on the CPU, %d on CUDA)" },
     [CLI_O_LOCK] = { "lock", "F", G,
         "hold a lock on file F while the kernels run (several\n"
         "fasim gpu processes on one device time one at a time)" },
@@ -216,7 +218,12 @@ static const cli_help_item HELP_REPORT[] = {
          "\n"),
     LINE("--help, --version", NULL),
     PARA("\n"
-         "exit status: 0 success, 2 bad usage, 1 other failures (bad .npy data, I/O)\n"),
+         "numbers are decimal with the suffixes K, M, G or KiB, MiB, GiB in any case\n"
+         "(96k = 96KiB); spaces around them are ignored. An option given twice is\n"
+         "refused by every command, save where its page says it may come twice\n"
+         "\n"
+         "exit status: 0 success, 2 bad usage, 1 other failures (bad .npy data, I/O,\n"
+         "an output stdout did not take)\n"),
 };
 
 static const cli_help_item HELP_VIEW[] = {
@@ -548,6 +555,26 @@ void cli_usage(FILE *out, cli_cmd cmd, const int *nums, int nnums)
 
 /* ---- scanning ---- */
 
+const char *cli_take_value(int argc, char **argv, int *k)
+{
+    if (*k + 1 >= argc || (argv[*k + 1][0] == '-' && argv[*k + 1][1] == '-' &&
+                           argv[*k + 1][2] != '\0'))
+        return NULL;
+    return argv[++*k];
+}
+
+int cli_given_twice(uint64_t *given, int id, const char *optname, char *err, size_t errlen)
+{
+    if (id == CLI_O_HELP)
+        return 0;
+    if (*given & (UINT64_C(1) << id)) {
+        ERR("%s is given twice; give each option once", optname);
+        return -1;
+    }
+    *given |= UINT64_C(1) << id;
+    return 0;
+}
+
 int cli_opt_scan(int argc, char **argv, int *k, cli_cmd cmd, const char **val, char *optname,
                  size_t optlen, char *err, size_t errlen)
 {
@@ -557,7 +584,7 @@ int cli_opt_scan(int argc, char **argv, int *k, cli_cmd cmd, const char **val, c
     if (!strcmp(arg, "-h"))
         return CLI_OPT_HELP;
     if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
-        ERR("unexpected argument '%s'; see '%s --help'", arg, c->prog);
+        ERR("unexpected argument '%s'; see '%s --help'", sim_shown(arg).s, c->prog);
         return -1;
     }
     const char *name = arg + 2, *eq = strchr(name, '=');
@@ -577,16 +604,14 @@ int cli_opt_scan(int argc, char **argv, int *k, cli_cmd cmd, const char **val, c
                     CLI_OPTIONS[q].name);
                 return -1;
             }
-        ERR("unknown option '--%.*s'; see '%s --help'", (int)nlen, name, c->prog);
+        ERR("unknown option '--%s'; see '%s --help'", sim_shown_n(name, nlen).s, c->prog);
         return -1;
     }
     snprintf(optname, optlen, "--%s", CLI_OPTIONS[id].name);
     if (CLI_OPTIONS[id].arg) {
         if (eq) {
             *val = eq + 1;
-        } else if (*k + 1 < argc) {
-            *val = argv[++*k];
-        } else {
+        } else if (!(*val = cli_take_value(argc, argv, k))) {
             ERR("%s needs a value; see '%s --help'", optname, c->prog);
             return -1;
         }
@@ -600,6 +625,7 @@ int cli_opt_scan(int argc, char **argv, int *k, cli_cmd cmd, const char **val, c
 int cli_parse_each(int argc, char **argv, int first, cli_cmd cmd, int *help, cli_opt_fn fn,
                    void *ctx, char *err, size_t errlen)
 {
+    uint64_t given = 0;
     for (int k = first; k < argc; k++) {
         const char *val;
         char optname[32];
@@ -608,7 +634,8 @@ int cli_parse_each(int argc, char **argv, int first, cli_cmd cmd, int *help, cli
             return -1;
         if (id == CLI_OPT_HELP)
             *help = 1;
-        else if (fn(ctx, id, optname, val, err, errlen) != 0)
+        else if (cli_given_twice(&given, id, optname, err, errlen) != 0 ||
+                 fn(ctx, id, optname, val, err, errlen) != 0)
             return -1;
     }
     return 0;

@@ -13,6 +13,7 @@
 #define FASIM_CLI_TABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef enum {
@@ -134,9 +135,19 @@ void cli_usage(FILE *out, cli_cmd cmd, const int *nums, int nnums);
 
 #define CLI_OPT_HELP (-2)   /* cli_opt_scan saw "-h" */
 
+/* The value of the option argv[*k] as a separate argument: argv[*k + 1],
+ * with *k moved past it; NULL when there is none or it is itself an option
+ * ("--N --d 16": --N has no value). Every command's scanner takes values so. */
+const char *cli_take_value(int argc, char **argv, int *k);
+
+/* Every command refuses an option given twice (--help excepted, and a
+ * sweep's --vary, which it takes once per varied parameter): 0 the first
+ * time option id is seen (recorded in *given), or -1 with a message. */
+int cli_given_twice(uint64_t *given, int id, const char *optname, char *err, size_t errlen);
+
 /* Scan argv[*k], a GNU-style long option "--name value" or "--name=value"
  * of command cmd. Returns the option's CLI_O_* id with *val set (NULL for a
- * switch), *k moved past a separate value and optname = "--name";
+ * switch), *k moved past a separate value (cli_take_value) and optname = "--name";
  * CLI_OPT_HELP for "-h"; or -1 with a message in err for a stray argument,
  * an unknown option (naming the option of a different case that was meant,
  * or, when it is one of the command's foreign ones, the command it belongs
@@ -150,8 +161,8 @@ typedef int (*cli_opt_fn)(void *ctx, int id, const char *optname, const char *va
                           size_t errlen);
 
 /* Scan argv[first..] as options of command cmd and hand each to fn with
- * ctx; "-h" sets *help. Returns 0, or -1 with the message of the scan or of
- * fn in err. */
+ * ctx; "-h" sets *help. An option given twice is refused (cli_given_twice).
+ * Returns 0, or -1 with the message of the scan or of fn in err. */
 int cli_parse_each(int argc, char **argv, int first, cli_cmd cmd, int *help, cli_opt_fn fn,
                    void *ctx, char *err, size_t errlen);
 

@@ -25,6 +25,7 @@
 #include "viz_text.h"
 #ifdef FASIM_HAVE_SDL2
 #include "viz_sdl.h"
+#include "sim_parse.h"
 #endif
 
 /* Frames printed by default when the output is not a terminal: every step of
@@ -64,7 +65,7 @@ static int parse_algo(viz_config *c, const char *val, char *err, size_t errlen)
         }
     if (count != 1) {
         ERR("--algo %s: the view shows one loop order (naive, fa1 or fa2); "
-            "press 'a' in the view to switch", val);
+            "press 'a' in the view to switch", sim_shown(val).s);
         return -1;
     }
     return 0;
@@ -77,7 +78,7 @@ static int parse_size(view_opts *o, const char *val, char *err, size_t errlen)
     const char *x = strchr(val, 'x');
     size_t wl = x ? (size_t)(x - val) : 0;
     if (!x || wl == 0 || wl >= sizeof wbuf) {
-        ERR("--size %s: expected WIDTHxHEIGHT, e.g. 1280x800", val);
+        ERR("--size %s: expected WIDTHxHEIGHT, e.g. 1280x800", sim_shown(val).s);
         return -1;
     }
     memcpy(wbuf, val, wl);
@@ -107,7 +108,7 @@ static int view_option(view_parse *p, int id, const char *optname, const char *v
         return parse_algo(c, val, err, errlen);
     case CLI_O_PASS:
         if (strcmp(val, "fwd") != 0 && strcmp(val, "bwd") != 0) {
-            ERR("--pass %s: the view steps through one pass: fwd or bwd", val);
+            ERR("--pass %s: the view steps through one pass: fwd or bwd", sim_shown(val).s);
             return -1;
         }
         c->sh.pass = !strcmp(val, "bwd") ? SIM_BWD : SIM_FWD;

@@ -3,7 +3,8 @@
  * lives here (docs/ARCHITECTURE.md, Layers).
  *
  * Results go to stdout, diagnostics to stderr. Exit status: 0 success,
- * 2 bad usage, 1 other failures (bad .npy data, I/O, memory).
+ * 2 bad usage, 1 other failures (bad .npy data, I/O, memory, an output
+ * stdout did not take).
  */
 #include <errno.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 #include "sim_npy.h"
 #include "sim_presets.h"
 #include "sim_report.h"
+#include "sim_parse.h"
 
 #ifndef FASIM_VERSION
 #define FASIM_VERSION "0.0.0"
@@ -31,7 +33,7 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
     const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
     const cli_inputs_spec spec = {
         .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path, .do_path = o->do_path,
-        .max_elems = (int64_t)(max_mem / 4 / 4),
+        .max_elems = (int64_t)(max_mem / 4 / 4), .max_mem = max_mem,
         .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
     };
     char err[1024];
@@ -65,11 +67,11 @@ static int cmd_report(int argc, char **argv, int first)
     }
     if (o.gpu_list) {
         sim_gpu_print_table(stdout);
-        return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
+        return SIM_OK;                   /* main checks that stdout took it */
     }
     if (o.preset_list) {
         sim_model_print_table(stdout);
-        return fflush(stdout) == 0 ? SIM_OK : SIM_EFAIL;
+        return SIM_OK;
     }
     if (o.out_path && cli_out_writable(o.out_path) != SIM_OK)
         return SIM_EFAIL;
@@ -174,9 +176,11 @@ static int cmd_unknown(const char *name)
         }
     }
     if (near)
-        fprintf(stderr, "fasim: unknown subcommand '%s'; did you mean '%s'?\n", name, near);
+        fprintf(stderr, "fasim: unknown subcommand '%s'; did you mean '%s'?\n",
+                sim_shown(name).s, near);
     else
-        fprintf(stderr, "fasim: unknown subcommand '%s'; see 'fasim --help'\n", name);
+        fprintf(stderr, "fasim: unknown subcommand '%s'; see 'fasim --help'\n",
+                sim_shown(name).s);
     return SIM_EUSAGE;
 }
 
@@ -198,7 +202,15 @@ static int cmd_main(int argc, char **argv)
     return cmd_unknown(argv[1]);
 }
 
+/* Every command's output, --help and --version included, must reach
+ * stdout: a lost one (a full disk, a closed stdout) is a failure with one
+ * line on stderr. A command that failed has said why already. */
 int main(int argc, char **argv)
 {
-    return cmd_main(argc, argv);
+    int rc = cmd_main(argc, argv);
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == SIM_OK) {
+        fprintf(stderr, "fasim: cannot write to stdout\n");
+        rc = SIM_EFAIL;
+    }
+    return rc;
 }

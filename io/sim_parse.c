@@ -14,6 +14,70 @@
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
 
+sim_shown_text sim_shown(const char *s)
+{
+    return sim_shown_n(s, SIZE_MAX);
+}
+
+sim_shown_text sim_shown_n(const char *s, size_t len)
+{
+    sim_shown_text t;
+    size_t n = 0;
+    const size_t room = sizeof t.s - 4;          /* an escape, or "...", and the NUL */
+    for (const char *start = s; s && *s && (size_t)(s - start) < len; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (n + 4 >= room) {
+            memcpy(t.s + n, "...", 3);
+            n += 3;
+            break;
+        }
+        if (c == '\n' || c == '\r' || c == '\t') {
+            t.s[n++] = '\\';
+            t.s[n++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        } else if (c < 0x20 || c == 0x7f) {
+            n += (size_t)snprintf(t.s + n, sizeof t.s - n, "\\x%02x", c);
+        } else {
+            t.s[n++] = (char)c;
+        }
+    }
+    t.s[n] = '\0';
+    return t;
+}
+
+/* One rule for every number: white space around it is ignored. *s0 and
+ * *s1 become the first and one past the last byte that is not white space. */
+static void trim(const char *s, const char **s0, const char **s1)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    const char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        e--;
+    *s0 = s;
+    *s1 = e;
+}
+
+/* Does the number at p (after an optional sign) start with 0x or 0X? */
+static int is_hex(const char *p)
+{
+    if (*p == '+' || *p == '-')
+        p++;
+    return p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+}
+
+/* The binary suffix suf[0, n) as a power of 1024 (any case: k, K, KiB and
+ * kib are the same), 0 for bytes (B, allow_b only); -1 when it is none. */
+static int suffix_power(const char *suf, size_t n, int allow_b)
+{
+    static const char *const names[] = { "K", "KiB", "M", "MiB", "G", "GiB" };
+    if (n == 0 || (allow_b && n == 1 && (suf[0] == 'B' || suf[0] == 'b')))
+        return 0;
+    for (int k = 0; k < 6; k++)
+        if (strlen(names[k]) == n && !strncasecmp(suf, names[k], n))
+            return 1 + k / 2;
+    return -1;
+}
+
 /* Parse "<digits>[.<digits>]<suffix>" into a whole number scaled by the
  * suffix's power of 1024. allow_b: whether a trailing B (bytes) is allowed.
  * Returns 0, or -1 with err set (prefixed by opt). */
@@ -24,31 +88,35 @@ int sim_parse_scaled(const char *opt, const char *s, int allow_b, uint64_t *out,
         ERR("%s needs a value", opt);
         return -1;
     }
-    const char *p = s;
-    while (*p == ' ')
-        p++;
+    const sim_shown_text shown = sim_shown(s);
+    const char *p, *end;
+    trim(s, &p, &end);
     if (*p == '-') {
-        ERR("%s %s: negative numbers are not allowed", opt, s);
+        ERR("%s %s: negative numbers are not allowed", opt, shown.s);
+        return -1;
+    }
+    if (is_hex(p)) {
+        ERR("%s %s: write numbers in decimal (hexadecimal is not accepted)", opt, shown.s);
         return -1;
     }
     if (*p == '+')
         p++;
     uint64_t whole = 0;
     int ndig = 0;
-    for (; *p >= '0' && *p <= '9'; p++, ndig++) {
+    for (; p < end && *p >= '0' && *p <= '9'; p++, ndig++) {
         if (__builtin_mul_overflow(whole, 10, &whole) ||
             __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole)) {
-            ERR("%s %s: number too large", opt, s);
+            ERR("%s %s: number too large", opt, shown.s);
             return -1;
         }
     }
     uint64_t frac = 0, frac_div = 1;
     int nfrac = 0;
-    if (*p == '.') {
+    if (p < end && *p == '.') {
         p++;
-        for (; *p >= '0' && *p <= '9'; p++, nfrac++) {
+        for (; p < end && *p >= '0' && *p <= '9'; p++, nfrac++) {
             if (nfrac >= 9) {
-                ERR("%s %s: too many decimal places", opt, s);
+                ERR("%s %s: too many decimal places", opt, shown.s);
                 return -1;
             }
             frac = frac * 10 + (uint64_t)(*p - '0');
@@ -56,41 +124,36 @@ int sim_parse_scaled(const char *opt, const char *s, int allow_b, uint64_t *out,
         }
     }
     if (ndig + nfrac == 0) {
-        ERR("%s %s: not a number (expected e.g. 1024, 96K, 1.5MiB)", opt, s);
+        ERR("%s %s: not a number (expected e.g. 1024, 96K, 1.5MiB)", opt, shown.s);
         return -1;
     }
-    uint64_t mult = 1;
     const char *suf = p;
-    if (*suf == '\0' || (allow_b && strcmp(suf, "B") == 0)) {
-        mult = 1;
-    } else if (!strcmp(suf, "K") || !strcmp(suf, "k") || !strcmp(suf, "KiB")) {
-        mult = UINT64_C(1) << 10;
-    } else if (!strcmp(suf, "M") || !strcmp(suf, "MiB")) {
-        mult = UINT64_C(1) << 20;
-    } else if (!strcmp(suf, "G") || !strcmp(suf, "GiB")) {
-        mult = UINT64_C(1) << 30;
-    } else if (!strcasecmp(suf, "KB") || !strcasecmp(suf, "MB") || !strcasecmp(suf, "GB")) {
-        ERR("%s %s: '%s' is ambiguous (1000 or 1024?); write %.1s or %.1siB (powers of 1024)",
-            opt, s, suf, suf, suf);
-        return -1;
-    } else {
-        ERR("%s %s: unknown suffix '%s' (use %sK/KiB, M/MiB or G/GiB)", opt, s, suf,
-            allow_b ? "B, " : "");
+    const size_t nsuf = (size_t)(end - p);
+    const int power = suffix_power(suf, nsuf, allow_b);
+    if (power < 0 && nsuf == 2 && strchr("KkMmGg", suf[0]) && (suf[1] == 'B' || suf[1] == 'b')) {
+        ERR("%s %s: '%.2s' is ambiguous (1000 or 1024?); write %.1s or %.1siB (powers of 1024)",
+            opt, shown.s, suf, suf, suf);
         return -1;
     }
+    if (power < 0) {
+        ERR("%s %s: unknown suffix '%s' (use %sK/KiB, M/MiB or G/GiB)", opt, shown.s,
+            sim_shown(suf).s, allow_b ? "B, " : "");
+        return -1;
+    }
+    const uint64_t mult = UINT64_C(1) << (10 * power);
     uint64_t v;
     if (__builtin_mul_overflow(whole, mult, &v)) {
-        ERR("%s %s: number too large", opt, s);
+        ERR("%s %s: number too large", opt, shown.s);
         return -1;
     }
     if (nfrac) {
         uint64_t f = frac * mult;                 /* < 10^9 * 2^30 < 2^60 */
         if (f % frac_div != 0) {
-            ERR("%s %s: not a whole number%s", opt, s, allow_b ? " of bytes" : "");
+            ERR("%s %s: not a whole number%s", opt, shown.s, allow_b ? " of bytes" : "");
             return -1;
         }
         if (__builtin_add_overflow(v, f / frac_div, &v)) {
-            ERR("%s %s: number too large", opt, s);
+            ERR("%s %s: number too large", opt, shown.s);
             return -1;
         }
     }
@@ -104,7 +167,7 @@ int sim_parse_size(const char *opt, const char *s, uint64_t *out, char *err, siz
     if (sim_parse_scaled(opt, s, 1, &v, err, errlen) != 0)
         return -1;
     if (v == 0) {
-        ERR("%s %s: must be at least 1 byte", opt, s);
+        ERR("%s %s: must be at least 1 byte", opt, sim_shown(s).s);
         return -1;
     }
     *out = v;
@@ -118,15 +181,30 @@ int sim_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,
     if (sim_parse_scaled(opt, s, 0, &v, err, errlen) != 0)
         return -1;
     if (v < (uint64_t)lo) {
-        ERR("%s %s: must be at least %lld", opt, s, (long long)lo);
+        ERR("%s %s: must be at least %lld", opt, sim_shown(s).s, (long long)lo);
         return -1;
     }
     if (v > (uint64_t)hi) {
-        ERR("%s %s: at most %lld is supported", opt, s, (long long)hi);
+        ERR("%s %s: at most %lld is supported", opt, sim_shown(s).s, (long long)hi);
         return -1;
     }
     *out = (int64_t)v;
     return 0;
+}
+
+int sim_parse_real(const char *s, double *out)
+{
+    const char *p, *end;
+    trim(s ? s : "", &p, &end);
+    char tok[64];
+    const size_t n = (size_t)(end - p);
+    if (n == 0 || n >= sizeof tok || is_hex(p))
+        return -1;
+    memcpy(tok, p, n);
+    tok[n] = '\0';
+    char *stop;
+    *out = strtod(tok, &stop);
+    return *stop ? -1 : 0;
 }
 
 /* A comma list of finite float32-range numbers: "1, 3, -2.5, 1e3". The
@@ -136,7 +214,7 @@ int sim_parse_numbers(const char *opt, const char *s, double *x, int max, int *n
 {
     if (!s)
         s = "";
-    const char *shown = strlen(s) > 40 ? "(the list)" : s;
+    const sim_shown_text shown = sim_shown(strlen(s) > 40 ? "(the list)" : s);
     int blank = 1;
     for (const char *p = s; *p; p++)
         blank &= isspace((unsigned char)*p) != 0;
@@ -165,7 +243,7 @@ int sim_parse_numbers(const char *opt, const char *s, double *x, int max, int *n
             len--;
         if (len == a) {
             ERR("%s %s: entry %d is empty (two commas in a row, or one at an end?)", opt,
-                shown, k + 1);
+                shown.s, k + 1);
             return -1;
         }
         if (len - a >= sizeof tok) {
@@ -174,19 +252,19 @@ int sim_parse_numbers(const char *opt, const char *s, double *x, int max, int *n
         }
         memcpy(tok, p + a, len - a);
         tok[len - a] = '\0';
-        char *stop;
-        double v = strtod(tok, &stop);
-        if (stop == tok || *stop) {
-            ERR("%s %s: entry %d ('%s') is not a number", opt, shown, k + 1, tok);
+        const sim_shown_text t = sim_shown(tok);
+        double v;
+        if (sim_parse_real(tok, &v) != 0) {
+            ERR("%s %s: entry %d ('%s') is not a number", opt, shown.s, k + 1, t.s);
             return -1;
         }
         if (isnan(v)) {
-            ERR("%s %s: entry %d is NaN; entries must be finite numbers", opt, shown, k + 1);
+            ERR("%s %s: entry %d is NaN; entries must be finite numbers", opt, shown.s, k + 1);
             return -1;
         }
         if (isinf(v) || fabs(v) > FLT_MAX) {
             ERR("%s %s: entry %d ('%s') is not a finite float32 number (|x| <= 3.4e38)",
-                opt, shown, k + 1, tok);
+                opt, shown.s, k + 1, t.s);
             return -1;
         }
         x[k] = v;

@@ -475,7 +475,7 @@ static int split_options(lesson *L, int argc, char **argv)
         if (strncmp(a, "--", 2) != 0 || a[2] == '\0' || a[2] == '=') {
             fprintf(stderr, "fasim lesson %s: unexpected argument '%s'; lesson options "
                     "are written --name value (see 'fasim lesson %s --help')\n",
-                    L->def->name, a, L->def->name);
+                    L->def->name, sim_shown(a).s, L->def->name);
             return 2;
         }
         if (L->nopt == LESSON_MAX_OPTS) {
@@ -497,8 +497,8 @@ static int split_options(lesson *L, int argc, char **argv)
         }
         for (int k = 0; k < L->nopt; k++)
             if (L->opt[k].len == o->len && !memcmp(L->opt[k].name, o->name, o->len)) {
-                fprintf(stderr, "fasim lesson %s: --%.*s is given twice\n", L->def->name,
-                        (int)o->len, o->name);
+                fprintf(stderr, "fasim lesson %s: --%s is given twice\n", L->def->name,
+                        sim_shown_n(o->name, o->len).s);
                 return 2;
             }
         L->nopt++;
@@ -512,14 +512,13 @@ static void check_options(lesson *L)
     for (int k = 0; k < L->nopt; k++) {
         const opt_entry *o = &L->opt[k];
         if (!o->used)
-            fail_status(L, 2, "unknown option --%.*s; see 'fasim lesson %s --help' for "
-                        "this lesson's options", (int)o->len, o->name, L->def->name);
+            fail_status(L, 2, "unknown option --%s; see 'fasim lesson %s --help' for "
+                        "this lesson's options", sim_shown_n(o->name, o->len).s, L->def->name);
         if (o->as_flag && o->value && o->inline_value)
-            fail_status(L, 2, "--%.*s takes no value (it is a switch)", (int)o->len,
-                        o->name);
+            fail_status(L, 2, "--%s takes no value (it is a switch)", sim_shown_n(o->name, o->len).s);
         if (o->as_flag && o->value)
-            fail_status(L, 2, "unexpected argument '%s' after the switch --%.*s",
-                        o->value, (int)o->len, o->name);
+            fail_status(L, 2, "unexpected argument '%s' after the switch --%s",
+                        sim_shown(o->value).s, sim_shown_n(o->name, o->len).s);
     }
 }
 
@@ -552,26 +551,27 @@ const double *lesson_opt_vector(lesson *L, const char *name, const char *def, in
     return x;
 }
 
-/* A whole number with an optional K, M or G suffix (powers of 1024). */
+/* A whole number by sim_parse.h's rule for numbers. Returns 0 with *out
+ * set; 1 for a whole number outside int64 (negative ones are read, to be
+ * refused by the caller's range); -1 for anything else. */
 static int parse_int(const char *s, int64_t *out)
 {
-    char *stop;
-    errno = 0;
-    long long v = strtoll(s, &stop, 10);
-    if (stop == s || errno)
-        return -1;
-    int64_t mult = 1;
-    if (!strcmp(stop, "K") || !strcmp(stop, "k"))
-        mult = INT64_C(1) << 10;
-    else if (!strcmp(stop, "M"))
-        mult = INT64_C(1) << 20;
-    else if (!strcmp(stop, "G"))
-        mult = INT64_C(1) << 30;
-    else if (*stop)
-        return -1;
-    if (__builtin_mul_overflow((int64_t)v, mult, out))
-        return -1;
-    return 0;
+    while (isspace((unsigned char)*s))
+        s++;
+    const int neg = *s == '-';
+    uint64_t v;
+    if (sim_parse_scaled("", s + neg, 0, &v, NULL, 0) == 0) {
+        if (v > (uint64_t)INT64_MAX)
+            return 1;
+        *out = neg ? -(int64_t)v : (int64_t)v;
+        return 0;
+    }
+    /* Too many digits for 64 bits is still a whole number, out of range. */
+    const char *d = s + neg;
+    size_t n = strspn(d, "0123456789");
+    while (n > 0 && isspace((unsigned char)d[n]))
+        n++;
+    return n > 0 && d[n] == '\0' ? 1 : -1;
 }
 
 int64_t lesson_opt_int(lesson *L, const char *name, int64_t def, int64_t lo, int64_t hi)
@@ -579,11 +579,12 @@ int64_t lesson_opt_int(lesson *L, const char *name, int64_t def, int64_t lo, int
     const char *s = opt_value(L, name);
     if (!s)
         return def;
-    int64_t v;
-    if (parse_int(s, &v) != 0)
-        fail_status(L, 2, "--%s %s: not a whole number", name, s);
-    if (v < lo || v > hi)
-        fail_status(L, 2, "--%s %s: must be between %lld and %lld", name, s,
+    int64_t v = 0;
+    const int rc = parse_int(s, &v);
+    if (rc < 0)
+        fail_status(L, 2, "--%s %s: not a whole number", name, sim_shown(s).s);
+    if (rc > 0 || v < lo || v > hi)
+        fail_status(L, 2, "--%s %s: must be between %lld and %lld", name, sim_shown(s).s,
                     (long long)lo, (long long)hi);
     return v;
 }
@@ -593,14 +594,13 @@ double lesson_opt_double(lesson *L, const char *name, double def, double lo, dou
     const char *s = opt_value(L, name);
     if (!s)
         return def;
-    char *stop;
-    double v = strtod(s, &stop);
-    if (stop == s || *stop)
-        fail_status(L, 2, "--%s %s: not a number", name, s);
+    double v;
+    if (sim_parse_real(s, &v) != 0)
+        fail_status(L, 2, "--%s %s: not a number", name, sim_shown(s).s);
     if (!isfinite(v))
-        fail_status(L, 2, "--%s %s: must be a finite number", name, s);
+        fail_status(L, 2, "--%s %s: must be a finite number", name, sim_shown(s).s);
     if (v < lo || v > hi)
-        fail_status(L, 2, "--%s %s: must be between %g and %g", name, s, lo, hi);
+        fail_status(L, 2, "--%s %s: must be between %g and %g", name, sim_shown(s).s, lo, hi);
     return v;
 }
 

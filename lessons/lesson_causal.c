@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_parse.h"
 
 /* Closed-form HBM bytes of algo on blocks Br x Bc, causal or not; 0 on overflow. */
 static uint64_t hbm_bytes(sim_algo a, sim_shape sh, int64_t Br, int64_t Bc, int causal)
@@ -72,7 +73,7 @@ static void run(lesson *L)
     sh.d = lesson_opt_int(L, "d", 64, 1, 4096);
     const char *dt_name = lesson_opt_string(L, "dtype", "fp16");
     if (sim_dtype_parse(dt_name, &sh.dtype) != 0)
-        lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", dt_name);
+        lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", sim_shown(dt_name).s);
     sh.M = UINT64_MAX;   /* the block counts do not depend on SRAM */
     Br = Br < sh.N ? Br : sh.N;
     Bc = Bc < sh.N ? Bc : sh.N;
@@ -182,11 +183,11 @@ static void run(lesson *L)
 const lesson_def lesson_causal = {
     "causal", 9, "Causal masking: the blocks you skip", "beginner", 8,
     "skipped blocks: 2T/(T+1), not 2x",
-    "--N N       sequence length (default 1024)\n"
-    "--block B   square blocks, B_r = B_c = B (default 64)\n"
-    "--Br B      query block rows (default: the block)\n"
-    "--Bc B      key/value block rows (default: the block)\n"
-    "--d D       head dimension, for the byte counts (default 64)\n"
+    "--N N       sequence length, up to 2^30 (default 1024)\n"
+    "--block B   square blocks, B_r = B_c = B, up to 2^30 (default 64)\n"
+    "--Br B      query block rows, up to 2^30 (default: the block)\n"
+    "--Bc B      key/value block rows, up to 2^30 (default: the block)\n"
+    "--d D       head dimension, up to 4096, for the byte counts (default 64)\n"
     "--dtype T   fp16, bf16 or fp32 for Q, K, V, O (default fp16)\n",
     run,
 };

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_parse.h"
 #include "sim_limits.h"
 
 static const char *numd(double x)
@@ -107,7 +108,7 @@ static void run(lesson *L)
     sh.M = lesson_opt_size(L, "M", "96K");
     const char *dt_name = lesson_opt_string(L, "dtype", "fp16");
     if (sim_dtype_parse(dt_name, &sh.dtype) != 0)
-        lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", dt_name);
+        lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", sim_shown(dt_name).s);
     if (sh.M < 1 || sh.M > SIM_MAX_M)     /* the command line's limit */
         lesson_fail(L, "--M %llu: give between 1 B and 1 GiB", (unsigned long long)sh.M);
     const int e = sim_dtype_bytes(sh.dtype);
@@ -267,7 +268,7 @@ const lesson_def lesson_io_complexity = {
     "io-complexity", 7, "IO complexity, measured beside Theorem 2", "advanced", 15,
     "traffic measured beside Theorem 2",
     "--N N       sequence length, up to 262144 (default 1024)\n"
-    "--d D       head dimension (default 64)\n"
+    "--d D       head dimension, up to 4096 (default 64)\n"
     "--M BYTES   SRAM of one thread block, in bytes: 98304, 96K (default 96K)\n"
     "--dtype T   fp16, bf16 or fp32 for Q, K, V, O, S, P (default fp16)\n",
     run,

@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_parse.h"
 #include "sim_limits.h"
 
 static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
@@ -113,7 +114,7 @@ static void run(lesson *L)
     sh.M = lesson_opt_size(L, "M", "96K");
     const char *dt_name = lesson_opt_string(L, "dtype", "fp16");
     if (sim_dtype_parse(dt_name, &sh.dtype) != 0)
-        lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", dt_name);
+        lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", sim_shown(dt_name).s);
     if (sh.M < 1 || sh.M > SIM_MAX_M)     /* the command line's limit */
         lesson_fail(L, "--M %llu: give between 1 B and 1 GiB", (unsigned long long)sh.M);
     /* The default block depends on N, d, M and dtype; when none fits, 1 x 1
@@ -235,12 +236,12 @@ const lesson_def lesson_loop_order = {
     "loop-order", 8, "Loop order: K/V outer (FA1) against Q outer (FA2)", "intermediate", 10,
     "FA1 vs FA2: what is re-read",
     "--N N       sequence length, up to 262144 (default 1024)\n"
-    "--d D       head dimension (default 64)\n"
+    "--d D       head dimension, up to 4096 (default 64)\n"
     "--M BYTES   SRAM of one thread block, in bytes: 98304, 96K (default 96K)\n"
     "--dtype T   fp16, bf16 or fp32 for Q, K, V, O (default fp16)\n"
-    "--block B   square blocks B_r = B_c = B for both (default: the largest\n"
-    "            multiple of 16 whose FA1 buffers fit in M)\n"
-    "--Br B      query block rows (default: the block)\n"
-    "--Bc B      key/value block rows (default: the block)\n",
+    "--block B   square blocks B_r = B_c = B for both, up to 262144 (default:\n"
+    "            the largest multiple of 16 whose FA1 buffers fit in M)\n"
+    "--Br B      query block rows, up to 262144 (default: the block)\n"
+    "--Bc B      key/value block rows, up to 262144 (default: the block)\n",
     run,
 };

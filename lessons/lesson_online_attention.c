@@ -226,6 +226,6 @@ const lesson_def lesson_online_attention = {
     "--d D       head dimension, 1 to 16 (default 3)\n"
     "--block B   keys per block B_c, 1 to N (default 2)\n"
     "--row R     which query row to follow, 0 to N-1 (default 0)\n"
-    "--seed S    seed of the random Q, K, V (default 1)\n",
+    "--seed S    seed of the random Q, K, V, 0 to 2^63-1 (default 1)\n",
     run,
 };

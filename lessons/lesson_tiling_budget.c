@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "lesson.h"
+#include "sim_parse.h"
 
 /* 1234567 -> "1,234,567" (num) and 131072 -> "128 KiB" (human), from a ring of
  * buffers so that one printf can hold several. */
@@ -80,10 +81,10 @@ static void run(lesson *L)
     const int64_t Bc = lesson_opt_int(L, "Bc", 64, 1, (int64_t)1 << 30);
     sim_algo algo = SIM_FA2;
     if (sim_dtype_parse(dt_name, &sh.dtype) != 0)
-        lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", dt_name);
+        lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", sim_shown(dt_name).s);
     if (sim_algo_parse(algo_name, &algo) != 0 || algo == SIM_NAIVE)
         lesson_fail(L, "--algo %s: use fa1 or fa2 (the naive order has no single block)",
-                    algo_name);
+                    sim_shown(algo_name).s);
     if (sh.M < 1 || sh.M > ((uint64_t)1 << 50))
         lesson_fail(L, "--M %llu: give between 1 B and 1 PiB", (unsigned long long)sh.M);
     const int e = sim_dtype_bytes(sh.dtype);
@@ -269,12 +270,12 @@ static void run(lesson *L)
 const lesson_def lesson_tiling_budget = {
     "tiling-budget", 6, "The SRAM budget of one block", "intermediate", 10,
     "SRAM per block; the seed's 96 KB",
-    "--N N       sequence length; blocks never exceed it (default 1024)\n"
-    "--d D       head dimension (default 64)\n"
+    "--N N       sequence length, up to 2^30; blocks never exceed it (default 1024)\n"
+    "--d D       head dimension, up to 65536 (default 64)\n"
     "--M BYTES   SRAM of one thread block, in bytes: 98304, 96K (default 96K)\n"
     "--dtype T   fp16, bf16 or fp32 for Q, K, V, O (default fp16)\n"
     "--algo A    fa2 or fa1, whose buffers are counted (default fa2)\n"
-    "--Br B      query block rows (default 64)\n"
-    "--Bc B      key/value block rows (default 64)\n",
+    "--Br B      query block rows, up to 2^30 (default 64)\n"
+    "--Bc B      key/value block rows, up to 2^30 (default 64)\n",
     run,
 };

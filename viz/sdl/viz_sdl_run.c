@@ -9,12 +9,15 @@
  * frame skips steps rather than slowing the run down, and speeds beyond the
  * display's frame rate advance several steps per frame.
  */
+#define _POSIX_C_SOURCE 200809L     /* dup, dup2 */
 #include "viz_sdl.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <SDL.h>
 
@@ -368,6 +371,26 @@ static int wait_ms(const run_state *s)
     return ms < FRAME_MS ? FRAME_MS : ms;
 }
 
+/* SDL_Init(SDL_INIT_VIDEO) with stderr quiet: while SDL looks for a display
+ * its drivers' libraries print lines of their own (libwayland's
+ * "XDG_RUNTIME_DIR is invalid or not set"), and fasim's message after a
+ * failure says all there is to say, in one line. */
+static int quiet_init(void)
+{
+    fflush(stderr);
+    const int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0)
+        dup2(null, STDERR_FILENO);
+    const int rc = SDL_Init(SDL_INIT_VIDEO);
+    if (saved >= 0 && null >= 0)
+        dup2(saved, STDERR_FILENO);
+    if (saved >= 0)
+        close(saved);
+    if (null >= 0)
+        close(null);
+    return rc;
+}
+
 int viz_sdl_run(viz_model *m, const viz_sdl_opts *o, char *err, size_t errlen)
 {
     viz_sdl_opts defaults;
@@ -392,7 +415,7 @@ int viz_sdl_run(viz_model *m, const viz_sdl_opts *o, char *err, size_t errlen)
                  (unsigned long long)viz_model_config(m)->seed);
 
     int rc = VIZ_EFAIL;
-    if (SDL_Init(SDL_INIT_VIDEO) != 0) {
+    if (quiet_init() != 0) {
         snprintf(err, errlen, "cannot open an SDL window (%s). Without a display, use "
                  "`fasim view --screenshot FILE` (PNG or BMP) or the terminal view "
                  "(`fasim view` without --sdl)", SDL_GetError());
