@@ -296,7 +296,8 @@ static const cli_help_item HELP_SWEEP[] = {
     LINE("--gpu NAME", "a100, h100, h200: M from the preset (unless --M or --vary M)\n"
         "and a roofline estimate per run in --json and --csv"),
     ROW(CLI_O_ENGINE),
-    LINE("--max-steps N", "tile-step limit of one simulated run (default 2^33)"),
+    LINE("--max-steps N", "tile-step limit of the simulated runs, each and all together\n"
+        "(default 2^33: about 30 s, measured)"),
     PARA("\n"
          "output\n"),
     LINE("--json", "one JSON object (keys in docs/sweeps.md)"),
@@ -307,7 +308,7 @@ static const cli_help_item HELP_SWEEP[] = {
          "limits (bad input is refused before anything runs)\n"
          "  at most 1024 values per --vary and 4096 configurations per sweep (fixed:\n"
          "  a sweep is a picture, not a data set); N <= 2^40, d <= 65536, M <= 1G as\n"
-         "  in the report; --max-steps for one simulated run\n"
+         "  in the report; --max-steps for the simulated runs, each and in all\n"
          "\n"
          "examples\n"
          "  fasim sweep --vary N=256..65536 --d 64 --M 96K\n"

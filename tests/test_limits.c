@@ -60,6 +60,10 @@ static const limit_case CASES[] = {
       "sweep --help", "1024 values per --vary" },
     { "sweep grid", "sweep --vary N=1..100+1 --vary d=1..100+1", 2,
       { "more than 4096 configurations" }, "sweep --help", "4096 configurations" },
+    { "sweep tile steps in all", "sweep --vary N=16K..16K+1 --vary d=64..127+1 --algo fa2 "
+      "--engine sim --max-steps 1000000", 2,
+      { "8.1e+06 tile steps in all", "more than the limit of 1000000", "--max-steps" },
+      "sweep --help", "each and all together" },
     { "explore N", "explore --N 2G", 2, { "up to 2^30" }, "explore --help", "1 .. 2^30" },
     { "explore M", "explore --M 2M", 2, { "256 B .. 1M" }, "explore --help", "256 .. 1M" },
     { "lesson integer option", "lesson online-softmax --script --block 0", 2,
