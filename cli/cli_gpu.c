@@ -411,8 +411,8 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
  * run and, on the CPU, the kernel's counted run and g->repeat timed ones
  * (on CUDA the simulator's run is the CPU's work). Past
  * SIM_MAX_COMPUTE_FLOPS it is refused unless --compute forces it; forced,
- * the estimate is printed first (as the report does). Returns SIM_OK or SIM_EUSAGE with the
- * message printed. */
+ * the estimate is printed first (as the report does). Returns SIM_OK or
+ * SIM_EUSAGE with the message printed. */
 static int gpu_work(const gpu_opts *g, const gpu_run *runs, int nruns)
 {
     const sim_shape *sh = &g->o.req.sh;

@@ -47,19 +47,26 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
     return SIM_OK;
 }
 
-/* The flops of the forward runs req asks for, and *fits: whether each run
- * fits --max-mem (a run refused for memory is refused before any work, so
- * no estimate is printed for it). */
+/* The flops of the runs req asks for, forward and backward (--pass; none
+ * set: forward), and *fits: whether each run fits --max-mem (a run refused
+ * for memory is refused before any work, so no estimate is printed for it). */
 static double compute_flops(const sim_request *req, int *fits)
 {
     double flops = 0.0;
     const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
+    const int any = req->run_pass[SIM_FWD] || req->run_pass[SIM_BWD];
     *fits = 1;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
-        if (req->run_algo[a]) {
-            flops += sim_compute_flops((sim_algo)a, &req->sh);
-            *fits &= sim_compute_memory((sim_algo)a, &req->sh) <= max_mem;
-        }
+    for (int q = 0; q < SIM_PASS_COUNT; q++) {
+        sim_shape sh = req->sh;
+        sh.pass = (sim_pass)q;
+        if (any ? !req->run_pass[q] : q != SIM_FWD)
+            continue;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (req->run_algo[a]) {
+                flops += sim_compute_flops((sim_algo)a, &sh);
+                *fits &= sim_compute_memory((sim_algo)a, &sh) <= max_mem;
+            }
+    }
     return flops;
 }
 
