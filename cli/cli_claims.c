@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.h"
 #include "cli_cmds.h"
 #include "cli_table.h"
 #include "sim_claims.h"
@@ -154,7 +155,25 @@ static void put_lines_shown(FILE *out, const char *text)
     }
 }
 
-static int run_file(const char *path, int json, sim_engine engine)
+/* The file's total work, before any of it runs: the tile steps its claims
+ * would simulate, within max_steps (0 = SIM_DEFAULT_MAX_STEPS). Returns
+ * SIM_OK, or SIM_EUSAGE with the message printed. */
+static int check_work(const char *name, const sim_claim_list *list, sim_engine engine,
+                      uint64_t max_steps)
+{
+    const uint64_t limit = max_steps ? max_steps : SIM_DEFAULT_MAX_STEPS;
+    uint64_t steps = sim_claims_sim_steps(list, engine);
+    if (steps <= limit)
+        return SIM_OK;
+    fprintf(stderr, "fasim: claims %s: checking these claims would simulate %.2g tile steps "
+            "in all, over the limit of %llu (2^33 take 30 s for naive or FA2 and 90 s for FA1 "
+            "on a 2-core 2026 x86-64 machine, measured by bench/bench_sim); use --engine closed-form (exact counts "
+            "without simulating) or raise --max-steps\n", name, (double)steps,
+            (unsigned long long)limit);
+    return SIM_EUSAGE;
+}
+
+static int run_file(const char *path, int json, sim_engine engine, uint64_t max_steps)
 {
     char *text = read_all(path);
     if (!text)
@@ -181,6 +200,11 @@ static int run_file(const char *path, int json, sim_engine engine)
         free(err);
         return SIM_EUSAGE;
     }
+    if (check_work(name, &list, engine, max_steps) != SIM_OK) {
+        sim_claim_list_free(&list);
+        free(err);
+        return SIM_EUSAGE;
+    }
     tally t = { { 0 } };
     int failed = 0;
     sim_json w;
@@ -195,7 +219,7 @@ static int run_file(const char *path, int json, sim_engine engine)
         const sim_user_claim *c = &list.items[k];
         sim_claim_outcome o;
         char src[96], id[32];
-        int rc = sim_user_claim_check(c, engine, &o, err, elen);
+        int rc = sim_user_claim_check_within(c, engine, max_steps, &o, err, elen);
         if (rc != SIM_OK) {
             fprintf(stderr, "fasim: %s:%d: %s\n", sim_shown(name).s, c->line,
                     sim_shown(err).s);
@@ -230,13 +254,18 @@ int cli_claims_main(int argc, char **argv, int first)
     sim_engine engine = SIM_ENGINE_AUTO;
     uint64_t given = 0;
     char err[256];
+    uint64_t max_steps = 0;                 /* 0: SIM_DEFAULT_MAX_STEPS */
     for (int k = first; k < argc; k++) {
         const char *a = argv[k];
         const int id = !strcmp(a, "--json") ? CLI_O_JSON
                        : !strcmp(a, "--engine") || !strncmp(a, "--engine=", 9) ? CLI_O_ENGINE
-                                                                               : -1;
-        if (id >= 0 && cli_given_twice(&given, id, id == CLI_O_JSON ? "--json" : "--engine",
-                                       err, sizeof err) != 0) {
+                       : !strcmp(a, "--max-steps") || !strncmp(a, "--max-steps=", 12)
+                           ? CLI_O_MAX_STEPS
+                           : -1;
+        const char *name = id == CLI_O_JSON     ? "--json"
+                           : id == CLI_O_ENGINE ? "--engine"
+                                                : "--max-steps";
+        if (id >= 0 && cli_given_twice(&given, id, name, err, sizeof err) != 0) {
             fprintf(stderr, "fasim: %s\n", err);
             return SIM_EUSAGE;
         }
@@ -262,6 +291,18 @@ int cli_claims_main(int argc, char **argv, int first)
                         "closed-form)\n", sim_shown(v).s);
                 return SIM_EUSAGE;
             }
+        } else if (id == CLI_O_MAX_STEPS) {
+            const char *v = a[11] == '=' ? a + 12 : cli_take_value(argc, argv, &k);
+            int64_t n;
+            if (!v) {
+                fprintf(stderr, "fasim: --max-steps needs a value; see 'fasim claims --help'\n");
+                return SIM_EUSAGE;
+            }
+            if (cli_parse_count("--max-steps", v, 1, INT64_MAX, &n, err, sizeof err) != 0) {
+                fprintf(stderr, "fasim: %s\n", err);
+                return SIM_EUSAGE;
+            }
+            max_steps = (uint64_t)n;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "fasim: claims: unknown option '%s'; see 'fasim claims --help'\n",
                     sim_shown(a).s);
@@ -274,7 +315,12 @@ int cli_claims_main(int argc, char **argv, int first)
             path = a;
         }
     }
-    int rc = path ? run_file(path, json, engine) : run_builtins(json, engine);
+    if (!path && max_steps) {
+        fprintf(stderr, "fasim: claims: --max-steps bounds the claims of a FILE; the built-in "
+                "claims are fixed and checked in seconds\n");
+        return SIM_EUSAGE;
+    }
+    int rc = path ? run_file(path, json, engine, max_steps) : run_builtins(json, engine);
     if (fflush(stdout) != 0) {
         fprintf(stderr, "fasim: cannot write to stdout\n");
         rc = SIM_EFAIL;

@@ -421,15 +421,45 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
     return -1;
 }
 
+/* The work of the runs before any of it starts: the simulator's compute
+ * run and, on the CPU, the kernel's counted run and g->repeat timed ones
+ * (on CUDA the simulator's run is the CPU's work). Past
+ * SIM_MAX_COMPUTE_FLOPS it is refused unless --compute forces it; forced,
+ * the estimate is printed first (as the report does). Returns SIM_OK or
+ * SIM_EUSAGE with the message printed. */
+static int gpu_work(const gpu_opts *g, const gpu_run *runs, int nruns)
+{
+    const sim_shape *sh = &g->o.req.sh;
+    const double per_run = 1.0 + (g->backend == KERN_CPU ? 1.0 + g->repeat : 0.0);
+    double flops = 0.0;
+    for (int k = 0; k < nruns; k++)
+        flops += per_run * sim_compute_flops(runs[k].algo, sh);
+    const double secs = ceil(flops / SIM_COMPUTE_FLOPS_PER_S);
+    if (g->o.req.mode != SIM_MODE_COMPUTE && flops > SIM_MAX_COMPUTE_FLOPS) {
+        fprintf(stderr, "fasim: gpu: the simulator%s would compute %.1e flops, about %.0f s "
+                "on a 2-core 2026 x86-64 machine (measured by bench/bench_sim), over the "
+                "limit of %.1e flops (about a minute); use a smaller N, fewer --repeat, or "
+                "--compute to force it\n", g->backend == KERN_CPU ? " and the CPU kernels" : "",
+                flops, secs, SIM_MAX_COMPUTE_FLOPS);
+        return SIM_EUSAGE;
+    }
+    if (g->o.req.mode == SIM_MODE_COMPUTE && flops > 4.0 * SIM_AUTO_COMPUTE_FLOPS)
+        fprintf(stderr, "fasim: gpu: computing %.1e flops: about %.0f s here\n", flops, secs);
+    return SIM_OK;
+}
+
 /* Plans and limits before anything runs: runs[0..*nruns-1], one per loop
- * order asked for. The kernel run holds as much host memory as the
- * simulator's (its global tensors), so twice that. Returns SIM_OK or an
- * exit status with the message printed. */
-static int gpu_plan(const cli_report_opts *o, gpu_run runs[SIM_ALGO_COUNT], int *nruns)
+ * order asked for, each within --max-steps. The kernel run holds as much
+ * host memory as the simulator's (its global tensors), so twice that; the
+ * runs' flops are bounded by gpu_work. Returns SIM_OK or an exit status
+ * with the message printed. */
+static int gpu_plan(const gpu_opts *g, gpu_run runs[SIM_ALGO_COUNT], int *nruns)
 {
     char err[2048];
+    const cli_report_opts *o = &g->o;
     const sim_shape *sh = &o->req.sh;
     const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
+    const uint64_t max_steps = o->req.max_steps ? o->req.max_steps : SIM_DEFAULT_MAX_STEPS;
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         if (!o->req.run_algo[a])
             continue;
@@ -450,9 +480,19 @@ static int gpu_plan(const cli_report_opts *o, gpu_run runs[SIM_ALGO_COUNT], int 
                     sim_algo_name(r->algo), b1, b2);
             return SIM_EUSAGE;
         }
+        uint64_t steps;
+        if (sim_theory_steps(&r->plan, sh, &steps) != 0)
+            steps = UINT64_MAX;
+        if (steps > max_steps) {
+            fprintf(stderr, "fasim: gpu: %s would take %llu tile steps, more than the limit "
+                    "of %llu; use a smaller N, a larger --M, or raise --max-steps\n",
+                    sim_algo_name(r->algo), (unsigned long long)steps,
+                    (unsigned long long)max_steps);
+            return SIM_EUSAGE;
+        }
         (*nruns)++;
     }
-    return SIM_OK;
+    return gpu_work(g, runs, *nruns);
 }
 
 /* Run r on the simulator, then (holding --lock) on the kernels, and compare
@@ -548,7 +588,7 @@ int cli_gpu_main(int argc, char **argv, int first)
     memset(runs, 0, sizeof runs);
     float *Q = NULL, *K = NULL, *V = NULL;
     if ((o->q_path && (rc = load_inputs(o, m)) != SIM_OK) ||
-        (rc = gpu_plan(o, runs, &nruns)) != SIM_OK)
+        (rc = gpu_plan(&g, runs, &nruns)) != SIM_OK)
         goto out;
     const sim_shape *sh = &o->req.sh;
     const int64_t nd = sh->N * sh->d;

@@ -69,10 +69,11 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "count transfers only (no tensor data; any N)" },
     [CLI_O_MAX_MEM] = { "max-mem", "BYTES", R | G,
         "compute-mode memory limit (default 4G)" },
-    [CLI_O_MAX_STEPS] = { "max-steps", "N", R | S | G,
+    [CLI_O_MAX_STEPS] = { "max-steps", "N", R | S | C | G,
         "tile-step limit of one run (default 8589934592 = 2^33:\n"
         "measured, 30 s of count-only work for naive or FA2 and\n"
-        "90 s for FA1, whose steps move more tensors)" },
+        "90 s for FA1, whose steps move more tensors; with\n"
+        "--page-size, up to 140 s: paged steps cost up to 7x)" },
     [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G,
         "a100, h100 or h200: M = the shared memory one thread block\n"
         "can use (unless --M is given), and a roofline estimate per\n"
@@ -204,7 +205,8 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_COUNT_ONLY),
     ROW(CLI_O_SEED),
     LINE("--q F --k F --v F", "inputs as .npy, shape (N, d), float32 or float64; N and d\n"
-        "then come from the files (implies compute mode)"),
+        "then come from the files (implies compute mode; refused\n"
+        "past 7.2e10 flops, about a minute: --compute forces it)"),
     ROW(CLI_O_DO),
     PARA("\n"
          "output\n"),
@@ -301,7 +303,8 @@ static const cli_help_item HELP_SWEEP[] = {
     LINE("--gpu NAME", "a100, h100, h200: M from the preset (unless --M or --vary M)\n"
         "and a roofline estimate per run in --json and --csv"),
     ROW(CLI_O_ENGINE),
-    LINE("--max-steps N", "tile-step limit of one simulated run (default 2^33)"),
+    LINE("--max-steps N", "tile-step limit of the simulated runs, each and all together\n"
+        "(default 2^33: measured, 30 s for naive or FA2, 90 for FA1)"),
     PARA("\n"
          "output\n"),
     LINE("--json", "one JSON object (keys in docs/sweeps.md)"),
@@ -312,7 +315,7 @@ static const cli_help_item HELP_SWEEP[] = {
          "limits (bad input is refused before anything runs)\n"
          "  at most 1024 values per --vary and 4096 configurations per sweep (fixed:\n"
          "  a sweep is a picture, not a data set); N <= 2^40, d <= 65536, M <= 1G as\n"
-         "  in the report; --max-steps for one simulated run\n"
+         "  in the report; --max-steps for the simulated runs, each and in all\n"
          "\n"
          "examples\n"
          "  fasim sweep --vary N=256..65536 --d 64 --M 96K\n"
@@ -354,9 +357,13 @@ static const cli_help_item HELP_CLAIMS[] = {
     LINE("--json", "one JSON object (keys in docs/sweeps.md)"),
     LINE("--engine E", "auto (default): simulate a run of at most 2^29 tile steps,\n"
         "closed forms beyond; sim: always; closed-form: never"),
+    LINE("--max-steps N", "tile steps a FILE's claims may simulate in all, checked\n"
+        "before any run (default 2^33: measured, 30 s for naive or\n"
+        "FA2, 90 s for FA1)"),
     PARA("\n"
-         "limits: a claims file of at most 1 MiB (fixed); each claim's configuration\n"
-         "within the report's limits (N <= 2^40, d <= 65536, M <= 1G)\n"
+         "limits: a claims file of at most 1 MiB and 256 claims (fixed); each claim's\n"
+         "configuration within the report's limits (N <= 2^40, d <= 65536, M <= 1G);\n"
+         "the simulated runs of all its claims within --max-steps\n"
          "\n"
          "exit status: 0 when every claim was checked, 2 bad usage (a malformed line is\n"
          "reported as FILE:LINE:COL), 1 other failures\n"),
@@ -419,11 +426,17 @@ static const cli_help_item HELP_GPU[] = {
     ROW(CLI_O_LOCK),
     PARA("\n"
          "and the report's options: --N --d --M --dtype --algo --Br --Bc --plan\n"
-         "--causal --seed --q --k --v --json --gpu --max-mem (see 'fasim --help');\n"
-         "--out F writes the kernel's O (one --algo), byte for byte comparable with\n"
-         "'fasim --algo A --compute --out F'. The kernels run one head of the forward\n"
-         "pass with N_q = N_k, causal or not; --batch, --heads, --kv-heads, --Nq/--Nk,\n"
-         "--window, --pass, --splits, --page-size and --preset are the report's alone.\n"
+         "--causal --seed --q --k --v --json --gpu --max-mem --max-steps --compute\n"
+         "(see 'fasim --help'); --out F writes the kernel's O (one --algo), byte for\n"
+         "byte comparable with 'fasim --algo A --compute --out F'. The kernels run one\n"
+         "head of the forward pass with N_q = N_k, causal or not; --batch, --heads,\n"
+         "--kv-heads, --Nq/--Nk, --window, --pass, --splits, --page-size and --preset\n"
+         "are the report's alone.\n"
+         "\n"
+         "limits: --max-steps for each loop order, as in the report; the simulator's\n"
+         "run and, on the CPU, the kernel's counted and timed runs at most 7.2e10\n"
+         "flops in all (about a minute on a 2-core 2026 x86-64 machine, measured by\n"
+         "bench/bench_sim), past which --compute forces them; --max-mem\n"
          "\n"
          "exit status: 0 every kernel matched the simulator, 1 one did not (or no\n"
          "CUDA, I/O), 2 bad usage\n"),

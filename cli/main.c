@@ -49,6 +49,29 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
     return SIM_OK;
 }
 
+/* The flops of the runs req asks for, forward and backward (--pass; none
+ * set: forward), and *fits: whether each run fits --max-mem (a run refused
+ * for memory is refused before any work, so no estimate is printed for it). */
+static double compute_flops(const sim_request *req, int *fits)
+{
+    double flops = 0.0;
+    const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
+    const int any = req->run_pass[SIM_FWD] || req->run_pass[SIM_BWD];
+    *fits = 1;
+    for (int q = 0; q < SIM_PASS_COUNT; q++) {
+        sim_shape sh = req->sh;
+        sh.pass = (sim_pass)q;
+        if (any ? !req->run_pass[q] : q != SIM_FWD)
+            continue;
+        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            if (req->run_algo[a]) {
+                flops += sim_compute_flops((sim_algo)a, &sh);
+                *fits &= sim_compute_memory((sim_algo)a, &sh) <= max_mem;
+            }
+    }
+    return flops;
+}
+
 static int cmd_report(int argc, char **argv, int first)
 {
     cli_report_opts o;
@@ -84,16 +107,21 @@ static int cmd_report(int argc, char **argv, int first)
             return rc;
         }
     }
-    if (o.req.mode == SIM_MODE_COMPUTE) {
-        /* A forced compute run can take minutes: say so before it starts. */
-        double flops = 0.0;
-        int fits = 1;   /* runs refused for memory are refused before any work */
-        const uint64_t max_mem = o.req.max_mem ? o.req.max_mem : SIM_DEFAULT_MAX_MEM;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
-            if (o.req.run_algo[a]) {
-                flops += sim_compute_flops((sim_algo)a, &o.req.sh);
-                fits &= sim_compute_memory((sim_algo)a, &o.req.sh) <= max_mem;
-            }
+    if (o.req.mode == SIM_MODE_COMPUTE || (o.req.mode == SIM_MODE_AUTO && o.req.Q)) {
+        /* A compute run can take minutes: say so before it starts. Inputs
+         * from files compute without --compute; past SIM_MAX_COMPUTE_FLOPS
+         * they are refused, and --compute forces them. */
+        int fits;
+        double flops = compute_flops(&o.req, &fits);
+        if (fits && o.req.mode == SIM_MODE_AUTO && flops > SIM_MAX_COMPUTE_FLOPS) {
+            fprintf(stderr, "fasim: computing on these inputs would take %.1e flops, about "
+                    "%.0f s on a 2-core 2026 x86-64 machine (measured by bench/bench_sim), "
+                    "over the limit of %.1e flops (about a minute); --compute forces it "
+                    "(the counts need no data: --count-only without --q --k --v)\n", flops,
+                    ceil(flops / SIM_COMPUTE_FLOPS_PER_S), SIM_MAX_COMPUTE_FLOPS);
+            cli_inputs_free(m);
+            return SIM_EUSAGE;
+        }
         if (fits && flops > 4.0 * SIM_AUTO_COMPUTE_FLOPS)
             fprintf(stderr, "fasim: computing %.1e flops: about %.0f s here\n", flops,
                     ceil(flops / SIM_AUTO_COMPUTE_FLOPS));

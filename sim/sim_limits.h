@@ -34,4 +34,43 @@
  * fit in 64 bits at moderate N. */
 #define SIM_MAX_HEADS INT64_C(65536)
 
+/* ---- bounds on a command's total work ------------------------------------
+ * A small input can still ask for hours: many claims, a compute run on a
+ * large .npy, the CPU kernels. Each command bounds the work it would do,
+ * estimated from the plans and the closed forms before anything runs, and
+ * refuses past the bound with the figure and the option that raises it.
+ * Times are measured on the development machine (2-core 2026 x86-64, gcc
+ * 12, bench/results/): count-only tile steps run at 1.4e8 to 9e8 a second
+ * (bench/bench_sim), compute mode at about 1.2e9 flops a second. */
+
+/* Tile steps of one simulated run, and of all the runs of a claims file
+ * (--max-steps raises it): 2^33, about 30 s of count-only naive or FA2 and
+ * 90 s of FA1, whose steps move more tensors. Paged KV (--page-size) costs
+ * up to 7x more per step, whatever the page size: FA2 at N = 1.8M, d = 64
+ * ran 1.0e8 paged steps a second against 6.4e8 contiguous (6.3x; fasim
+ * --count-only --json, runs[].seconds, on a loaded machine), and 5.3x at
+ * P = 16 in bench/results/cpu-2026-12-03.txt; 2^33 paged steps took 85 s
+ * there, and 121 to 137 s end to end on a busier day: "up to 140 s". */
+#define SIM_DEFAULT_MAX_STEPS (UINT64_C(1) << 33)
+
+/* Flops of work that computes on real data without --compute having asked
+ * for it: the report on .npy inputs, fasim gpu (the simulator's run and,
+ * with --backend cpu, the kernel's counted and timed runs). 7.2e10 is about
+ * a minute at SIM_COMPUTE_FLOPS_PER_S; fasim gpu's default (N = 2048,
+ * d = 64, three loop orders on the CPU: 2.3e10 flops) takes about 20 s.
+ * --compute forces more, with the estimate printed first. */
+#define SIM_MAX_COMPUTE_FLOPS 7.2e10
+
+/* The rate that turns flops into seconds in messages: compute mode's
+ * loop orders and the CPU kernels both run 1.1e9 to 3.5e9 flops a second
+ * on the development machine (bench/bench_sim, compute mode, N = 4096). */
+#define SIM_COMPUTE_FLOPS_PER_S 1.2e9
+
+/* Claims per file: 256. Each claim's check searches a best plan for one
+ * or two loop orders, up to 20 ms each at M = 1G (bench/bench_sweep), and
+ * the file's work is estimated before it runs, which searches once more:
+ * 256 claims stay within about 20 s of plan search. A claims file is a few
+ * lines; the built-in claims are fewer than 64. */
+#define SIM_MAX_CLAIMS 256
+
 #endif /* FASIM_SIM_LIMITS_H */

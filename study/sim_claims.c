@@ -1343,6 +1343,13 @@ int sim_claims_parse(const char *name, const char *text, sim_claim_list *out, ch
             }
             nbad++;
         } else if (rc > 0 && !nbad) {
+            if (out->n == SIM_MAX_CLAIMS) {
+                sim_claim_list_free(out);
+                ERR("%s:%d: more than %d claims; a claims file holds at most %d (each "
+                    "claim's plan search takes up to 40 ms)", name, lineno, SIM_MAX_CLAIMS,
+                    SIM_MAX_CLAIMS);
+                return 1;
+            }
             if (out->n == cap) {
                 int nc = cap ? cap * 2 : 16;
                 sim_user_claim *ni = realloc(out->items, (size_t)nc * sizeof *ni);
@@ -1426,8 +1433,45 @@ static const char *cmp_text(sim_cmp c)
     }
 }
 
+/* The loop orders claim c measures into a[]: its ALGO, and the denominator
+ * of a ratio. Returns how many (0 for a tensor's size, which runs nothing). */
+static int claim_algos(const sim_user_claim *c, sim_algo a[2])
+{
+    if (c->kind == SIM_QTY_TENSOR)
+        return 0;
+    a[0] = c->algo;
+    a[1] = c->den;
+    return c->kind == SIM_QTY_RATIO ? 2 : 1;
+}
+
+uint64_t sim_claims_sim_steps(const sim_claim_list *l, sim_engine engine)
+{
+    uint64_t total = 0;
+    for (int k = 0; k < l->n && engine != SIM_ENGINE_CLOSED; k++) {
+        const sim_user_claim *c = &l->items[k];
+        sim_algo a[2];
+        int na = claim_algos(c, a);
+        for (int q = 0; q < na; q++) {
+            sim_measurement m;
+            if (sim_measure(a[q], &c->sh, c->plan_kind, c->Br, c->Bc, SIM_ENGINE_CLOSED, 0, &m,
+                            NULL, 0) != SIM_OK)
+                continue;               /* its check reports why */
+            if (engine == SIM_ENGINE_AUTO && m.steps > SIM_ENGINE_AUTO_STEPS)
+                continue;               /* the closed forms answer it */
+            total = m.steps > UINT64_MAX - total ? UINT64_MAX : total + m.steps;
+        }
+    }
+    return total;
+}
+
 int sim_user_claim_check(const sim_user_claim *c, sim_engine engine, sim_claim_outcome *o,
                          char *err, size_t errlen)
+{
+    return sim_user_claim_check_within(c, engine, 0, o, err, errlen);
+}
+
+int sim_user_claim_check_within(const sim_user_claim *c, sim_engine engine, uint64_t max_steps,
+                                sim_claim_outcome *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     char sw[160];
@@ -1457,8 +1501,8 @@ int sim_user_claim_check(const sim_user_claim *c, sim_engine engine, sim_claim_o
                  metric_name(c), a1, c->metric == SIM_MET_SIZE_BYTES ? " B" : "");
     } else {
         sim_measurement m1, m2;
-        int rc = sim_measure(c->algo, &c->sh, c->plan_kind, c->Br, c->Bc, engine, 0, &m1, err,
-                             errlen);
+        int rc = sim_measure(c->algo, &c->sh, c->plan_kind, c->Br, c->Bc, engine, max_steps,
+                             &m1, err, errlen);
         if (rc != SIM_OK)
             return rc;
         o->simulated = m1.simulated;
@@ -1474,8 +1518,8 @@ int sim_user_claim_check(const sim_user_claim *c, sim_engine engine, sim_claim_o
                      sim_algo_name(c->algo), tn, mn, a1, (long long)m1.plan.Br,
                      (long long)m1.plan.Bc);
         } else {
-            rc = sim_measure(c->den, &c->sh, c->plan_kind, c->Br, c->Bc, engine, 0, &m2, err,
-                             errlen);
+            rc = sim_measure(c->den, &c->sh, c->plan_kind, c->Br, c->Bc, engine, max_steps,
+                             &m2, err, errlen);
             if (rc != SIM_OK)
                 return rc;
             o->simulated |= m2.simulated;

@@ -134,7 +134,9 @@ typedef struct {
  * messages. Returns the number of malformed lines (0: all parsed, *out
  * filled, release with sim_claim_list_free); for each of the first ten err
  * receives "name:LINE:COL: message", the line, and a caret under the column,
- * and *out is left empty. -1 (with err) when out of memory. */
+ * and *out is left empty. A file of more than SIM_MAX_CLAIMS claims returns
+ * 1 with "name:LINE: more than ... claims" (LINE the first claim past it).
+ * -1 (with err) when out of memory. */
 int sim_claims_parse(const char *name, const char *text, sim_claim_list *out, char *err,
                      size_t errlen);
 void sim_claim_list_free(sim_claim_list *l);
@@ -148,6 +150,20 @@ int sim_claim_parse_line(const char *line, sim_user_claim *out, int *col, char *
  * SIM_EUSAGE / SIM_EFAIL with err (e.g. no plan fits that configuration). */
 int sim_user_claim_check(const sim_user_claim *c, sim_engine engine, sim_claim_outcome *out,
                          char *err, size_t errlen);
+
+/* The same with a tile-step limit on each simulated run (0 =
+ * SIM_DEFAULT_MAX_STEPS), as sim_measure takes it. */
+int sim_user_claim_check_within(const sim_user_claim *c, sim_engine engine, uint64_t max_steps,
+                                sim_claim_outcome *out, char *err, size_t errlen);
+
+/* The tile steps that checking every claim of l under engine would
+ * simulate, from the plans and closed forms (exact: the simulator's steps
+ * equal them), before anything runs: each loop order a claim measures,
+ * when engine is SIM, or AUTO and that run is at most SIM_ENGINE_AUTO_STEPS;
+ * closed forms cost none, and a claim that cannot be planned adds nothing
+ * (its check says why). Saturates at UINT64_MAX. This is the work a claims
+ * file is bounded by (the caller compares it with --max-steps). */
+uint64_t sim_claims_sim_steps(const sim_claim_list *l, sim_engine engine);
 
 /* ---- output --------------------------------------------------------------------- */
 

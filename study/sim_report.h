@@ -11,6 +11,7 @@
 #include "ref_oracle.h"
 #include "sim_json.h"
 #include "sim.h"
+#include "sim_limits.h"
 #include "sim_presets.h"
 #include "sim_status.h"
 
@@ -19,7 +20,6 @@ typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
 
 /* Defaults for the resource limits (each raised by a CLI flag). */
 #define SIM_DEFAULT_MAX_MEM   (4ull << 30)      /* compute-mode host memory  */
-#define SIM_DEFAULT_MAX_STEPS (1ull << 33)      /* tile steps of one run     */
 /* Compute mode is chosen by default when the runs' arithmetic is at most
  * this many flops: about a second here (bench/bench_sim measures the rate). */
 #define SIM_AUTO_COMPUTE_FLOPS 1.2e9

@@ -433,6 +433,13 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
     if (sim)
         rc = check_steps((sim_algo)worst.algo, &res->pts[worst.pt].sh, worst.steps,
                          steps_limit(spec->max_steps), err, errlen);
+    if (sim && rc == SIM_OK && res->total_steps > steps_limit(spec->max_steps)) {
+        /* The sweep's work in all, bounded as one run's (sim_limits.h). */
+        ERR("the sweep would simulate %.2g tile steps in all, more than the limit of %llu; "
+            "use --engine closed-form (exact counts without simulating) or raise --max-steps",
+            (double)res->total_steps, (unsigned long long)steps_limit(spec->max_steps));
+        rc = SIM_EUSAGE;
+    }
     if (rc == SIM_OK)
         rc = run_grid(res, meas, sim, err, errlen);
     free(meas);
