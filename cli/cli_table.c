@@ -70,10 +70,11 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_MAX_MEM] = { "max-mem", "BYTES", R | G,
         "compute-mode memory limit (default 4G)" },
     [CLI_O_MAX_STEPS] = { "max-steps", "N", R | S | C | G,
-        "tile-step limit of one run (default 8589934592 = 2^33:\n"
-        "measured, 30 s of count-only work for naive or FA2 and\n"
-        "90 s for FA1, whose steps move more tensors; with\n"
-        "--page-size, up to 140 s: paged steps cost up to 7x)" },
+        "tile steps of each run and of all runs together\n"
+        "(default 8589934592 = 2^33: measured, 30 s of\n"
+        "count-only work for naive or FA2 and 90 s for FA1,\n"
+        "whose steps move more tensors; with --page-size, up\n"
+        "to 140 s: paged steps cost up to 7x)" },
     [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G,
         "a100, h100 or h200: M = the shared memory one thread block\n"
         "can use (unless --M is given), and a roofline estimate per\n"

@@ -148,6 +148,7 @@ typedef struct {
     double flops;                              /* of every run, to choose the mode */
     uint64_t mem;                              /* the largest run's working memory */
     uint64_t max_steps;
+    uint64_t total_steps;                      /* of every run, saturating */
     float *Q, *K, *V, *dO;
     double *O_ref, *dQ_ref, *dK_ref, *dV_ref;
     int64_t nd, nkd;
@@ -172,6 +173,12 @@ static void add_cost(build_ctx *x, sim_algo a, const sim_shape *sh)
     uint64_t m = sim_compute_memory(a, sh);
     if (m > x->mem)
         x->mem = m;
+}
+
+static void add_steps(build_ctx *x, uint64_t steps)
+{
+    if (__builtin_add_overflow(x->total_steps, steps, &x->total_steps))
+        x->total_steps = UINT64_MAX;
 }
 
 /* 1. Every run's plan, and the limits they imply, before anything runs.
@@ -214,6 +221,7 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
                 return SIM_EUSAGE;
             }
             add_cost(x, (sim_algo)a, &x->shp[q]);
+            add_steps(x, steps);
         }
     }
     return SIM_OK;
@@ -248,7 +256,36 @@ static int plan_split(const sim_request *req, build_ctx *x, char *err, size_t er
         return SIM_EUSAGE;
     }
     add_cost(x, SIM_FA2, &x->ssh);
+    add_steps(x, steps);
     return SIM_OK;
+}
+
+/* The runs together within --max-steps, as each is: the grouped FA2 run of a
+ * GQA report too (its own plan, as build_grouped makes it; none when no
+ * plan fits). Returns SIM_OK, or SIM_EUSAGE with the reason in err. */
+static int check_total_steps(const sim_request *req, build_ctx *x, char *err, size_t errlen)
+{
+    const sim_shape *sh = &req->sh;
+    if (sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD)) {
+        sim_shape g = *sh;
+        g.group = 1;
+        g.splits = 0;
+        sim_plan p;
+        uint64_t steps;
+        char perr[1024];
+        if (sim_plan_choose(SIM_FA2, &g, req->plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
+                                                                          : req->plan_kind,
+                            req->Br, req->Bc, &p, perr, sizeof perr) == 0 &&
+            sim_theory_steps(&p, &g, &steps) == 0)
+            add_steps(x, steps);
+    }
+    if (x->total_steps <= x->max_steps)
+        return SIM_OK;
+    snprintf(err, errlen, "these runs would take %llu tile steps in all, more than the limit "
+             "of %llu (--max-steps bounds each run and all of them together); run fewer loop "
+             "orders or passes (--algo, --pass), use a smaller N, or raise --max-steps",
+             (unsigned long long)x->total_steps, (unsigned long long)x->max_steps);
+    return SIM_EUSAGE;
 }
 
 /* 2. Mode: compute when asked, or (auto) when it is cheap and fits; else
@@ -477,6 +514,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
         rc = plan_runs(rq, x, err, errlen);
     if (rc == SIM_OK)
         rc = plan_split(rq, x, err, errlen);
+    if (rc == SIM_OK)
+        rc = check_total_steps(rq, x, err, errlen);
     if (rc == SIM_OK)
         rc = choose_mode(rq, rep, x->flops,
                          compute_memory(sh, pass_on(req, SIM_BWD), x->mem), err, errlen);

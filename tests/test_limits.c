@@ -42,6 +42,10 @@ static const limit_case CASES[] = {
       "--max-steps N" },
     { "tile steps, lowered", "--N 1024 --max-steps 100 --count-only", 2,
       { "more than the limit of 100", "--max-steps" }, "--help", "--max-steps N" },
+    { "tile steps of the runs in all", "--N 4096 --d 64 --M 96K --Br 64 --Bc 64 --algo fa1,fa2 "
+      "--max-steps 5000 --count-only", 2,      /* 4096 steps each, 8192 together */
+      { "8192 tile steps in all", "more than the limit of 5000", "--max-steps" }, "--help",
+      "of each run and of all runs together" },
     { "compute memory", "--compute --N 64 --max-mem 1K", 2,
       { "1 KiB limit", "--max-mem", "--count-only" }, "--help", "--max-mem BYTES" },
     { "gpu memory", "gpu --backend cpu --N 4K --max-mem 1M", 2,
