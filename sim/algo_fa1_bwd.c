@@ -236,6 +236,9 @@ const sim_loop sim_loop_fa1_bwd = {
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_m | 1u << SIM_l |
            1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV,
     .kv_loads = SIM_KV_ONCE,
+    .bound = SIM_BOUND_FLASH,
+    .reread = SIM_BLOCK_C,
+    .mark = '1',
     .plan = fa1_bwd_plan,
     .run = fa1_bwd_run,
     .counts = fa1_bwd_counts,

@@ -251,6 +251,9 @@ const sim_loop sim_loop_fa2_bwd = {
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_L |
            1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV | 1u << SIM_D,
     .kv_loads = SIM_KV_ONCE,
+    .bound = SIM_BOUND_FLASH,
+    .reread = SIM_BLOCK_C,
+    .mark = '2',
     .plan = fa2_bwd_plan,
     .run = fa2_bwd_run,
     .counts = fa2_bwd_counts,

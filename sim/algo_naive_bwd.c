@@ -330,6 +330,9 @@ const sim_loop sim_loop_naive_bwd = {
            1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV | 1u << SIM_dP |
            1u << SIM_dS,
     .kv_loads = SIM_KV_EVERY_I,
+    .bound = SIM_BOUND_STANDARD,
+    .reread = SIM_BLOCK_R,
+    .mark = 'n',
     .plan = naive_bwd_plan,
     .run = naive_bwd_run,
     .counts = naive_bwd_counts,

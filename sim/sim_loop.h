@@ -117,6 +117,18 @@ typedef enum {
     SIM_KV_PER_VISIT     /* once per query block that visits it (FA2's forward) */
 } sim_kv_loads;
 
+/* Which of Theorem 2's bounds on HBM accesses a loop order meets: */
+typedef enum {
+    SIM_BOUND_STANDARD,  /* standard attention: Theta(N d + N^2) */
+    SIM_BOUND_FLASH      /* FlashAttention: Theta(N^2 d^2 / M) */
+} sim_bound;
+
+/* One of a plan's two block sizes: */
+typedef enum {
+    SIM_BLOCK_R,         /* B_r, rows of Q per block */
+    SIM_BLOCK_C          /* B_c, rows of K and V per block */
+} sim_block;
+
 struct sim_hier;
 typedef struct sim_chk sim_chk;
 
@@ -138,6 +150,12 @@ typedef struct sim_loop {
     const char *no_stats_detail;   /* a second line for it, or NULL */
     uint32_t hbm;              /* tensors held in HBM: bit t for sim_tensor t */
     sim_kv_loads kv_loads;
+    sim_bound bound;           /* the bound of Theorem 2 its traffic follows */
+    sim_block reread;          /* the block size the loop re-reads across: the
+                                  other operand comes back once per block of it,
+                                  so traffic falls as it grows (FA2's forward:
+                                  B_r; FA1's, and the backwards': B_c) */
+    char mark;                 /* one character that stands for it on charts */
     /* The SRAM buffers for p->Br, p->Bc (already clamped), e bytes per
      * element of the dtype: sim_plan_add calls, p->nphases, and the naive
      * softmax's p->softmax_passes, p->Bs_r. */

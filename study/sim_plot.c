@@ -91,10 +91,10 @@ static double plot_x(const sim_sweep_point *pt, sim_param p)
     return p == SIM_PARAM_M ? v / 1024.0 : v;
 }
 
-/* Theorem 2's exponent of each loop order in parameter p (M in elements). */
-static double theorem_exponent(int algo, sim_param p)
+/* The exponent of Theorem 2's bound b in parameter p (M in elements). */
+static double theorem_exponent(sim_bound b, sim_param p)
 {
-    if (algo == SIM_NAIVE)
+    if (b == SIM_BOUND_STANDARD)
         return p == SIM_PARAM_N ? 2.0 : 0.0;     /* Theta(N d + N^2), N >> d */
     return p == SIM_PARAM_M ? -1.0 : 2.0;        /* Theta(N^2 d^2 / M) */
 }
@@ -263,16 +263,18 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
         int a = guide_algo[g];
         if (a < 0 || !anchor)
             continue;
-        double e = theorem_exponent(a, p);
+        /* The standard guide runs above its points, FlashAttention's below. */
+        const sim_bound b = sim_report_bound((sim_algo)a);
+        double e = theorem_exponent(b, p);
         double x0 = plot_x(anchor, p);
-        double y0 = (double)anchor->run[a].bytes * (a == SIM_NAIVE ? 2.0 : 0.5);
+        double y0 = (double)anchor->run[a].bytes * (b == SIM_BOUND_STANDARD ? 2.0 : 0.5);
         fprintf(f, "g%d(x) = (x >= lo && x <= hi) ? %.10g * (x / %.10g)**(%g) : 1/0\n", g,
                 y0, x0, e);
         po += (size_t)snprintf(plot + po, sizeof plot - po,
                                "  g%d(x) with lines dt 2 lw 1.5 lc rgb '%s' title "
                                "'slope %g: Theorem 2, %s', \\\n", g, COLORS[a], e,
-                               a == SIM_NAIVE ? "standard Θ(Nd + N^2)"
-                                              : "FlashAttention Θ(N^2d^2/M)");
+                               b == SIM_BOUND_STANDARD ? "standard Θ(Nd + N^2)"
+                                                       : "FlashAttention Θ(N^2d^2/M)");
     }
     po += (size_t)snprintf(plot + po, sizeof plot - po,
                            "  %s using 1:%d with lines lw 2 dt 4 lc rgb '#555555' "

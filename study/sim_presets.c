@@ -14,6 +14,7 @@
  * that, and dense is what attention uses.
  */
 #include "sim_presets.h"
+#include "sim_loop.h"
 
 #include <string.h>
 #include <strings.h>
@@ -228,11 +229,17 @@ sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,
     return r;
 }
 
+int sim_plan_stores_scores(const sim_plan *p)
+{
+    const sim_loop *l = sim_loop_of(p->algo, p->pass);
+    return l && (l->hbm & 1u << SIM_S) != 0;
+}
+
 double sim_run_flops(const sim_plan *p, const sim_shape *sh)
 {
     const double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
     const double heads = (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
-    if (p->algo == SIM_NAIVE || !sh->causal)
+    if (sim_plan_stores_scores(p) || !sh->causal)
         return heads * 4.0 * d * N * N_k;
     /* Masked FA1/FA2: row block i computes the tiles of the key blocks
      * j_lo .. j_hi it visits (sim_block_js), keys trimmed to N_k at the end.

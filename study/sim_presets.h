@@ -104,4 +104,8 @@ sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,
  * trimmed to N at the edges. Softmax and rescaling are not counted. */
 double sim_run_flops(const sim_plan *p, const sim_shape *sh);
 
+/* 1 when plan p's loop order holds S in HBM (its descriptor's hbm): it
+ * computes and writes every score, masked or not, in whole rows; else 0. */
+int sim_plan_stores_scores(const sim_plan *p);
+
 #endif /* FASIM_SIM_PRESETS_H */

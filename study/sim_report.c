@@ -547,6 +547,18 @@ void sim_report_free(sim_report *rep)
     rep->has_gqa = 0;
 }
 
+sim_bound sim_report_bound(sim_algo algo)
+{
+    const sim_loop *l = sim_loop_of(algo, SIM_FWD);
+    return l ? l->bound : SIM_BOUND_FLASH;
+}
+
+double sim_report_theta(const sim_bounds *bd, sim_algo algo)
+{
+    return sim_report_bound(algo) == SIM_BOUND_STANDARD ? bd->theta_standard
+                                                        : bd->theta_flash;
+}
+
 /* ---- text --------------------------------------------------------------- */
 
 #define LABEL_W 22
@@ -812,7 +824,7 @@ static void paged_text(FILE *out, const sim_report *rep)
 static void skipped_cell(char *b1, size_t len, const sim_shape *sh, const sim_plan *p)
 {
     uint64_t all = (uint64_t)p->Tr * (uint64_t)p->Tc;
-    uint64_t seen = p->algo == SIM_NAIVE
+    uint64_t seen = sim_plan_stores_scores(p)
                         ? all   /* standard attention materialises all of S */
                         : sim_theory_visited(sh, p->Br, p->Bc);
     char c1[32], c2[32];
@@ -998,7 +1010,7 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
     fprintf(out, "  read Q, K, V and write O once:          4 N d = %s\n", b1);
     row_label(out, "measured / Theta");
     for (int k = 0; k < rep->nruns; k++) {
-        double th = rep->runs[k].algo == SIM_NAIVE ? bd->theta_standard : bd->theta_flash;
+        double th = sim_report_theta(bd, rep->runs[k].algo);
         snprintf(b1, sizeof b1, "%.2f", (double)sim_counts_elems(&rep->runs[k].res.counts) /
                  (th > 0 ? th : 1.0));
         cell(out, b1);
@@ -1427,7 +1439,7 @@ static void json_plan(sim_json *w, const sim_report_run *r)
     sim_json_int(w, "Tc", p->Tc);
     sim_json_uint(w, "sram_peak_bytes", r->res.sram_peak);
     sim_json_bool(w, "fits", p->fits);
-    if (p->algo == SIM_NAIVE)
+    if (sim_plan_stores_scores(p))
         sim_json_int(w, "softmax_passes", p->softmax_passes);
     sim_json_arr(w, "buffers");
     for (int q = 0; q < p->nbuf; q++) {
@@ -1475,8 +1487,7 @@ static void json_traffic(sim_json *w, const sim_report *rep, const sim_report_ru
                                         sim_counts_write_bytes(&r->theory, dt));
     sim_json_bool(w, "matches", r->theory_matches);
     json_counts(w, "tensors", &r->theory, dt, 0);
-    sim_json_num(w, "theta_elems", r->algo == SIM_NAIVE ? rep->bounds.theta_standard
-                                                        : rep->bounds.theta_flash);
+    sim_json_num(w, "theta_elems", sim_report_theta(&rep->bounds, r->algo));
     sim_json_end(w);
 }
 

@@ -12,6 +12,7 @@
 #include "sim_json.h"
 #include "sim.h"
 #include "sim_limits.h"
+#include "sim_loop.h"
 #include "sim_presets.h"
 #include "sim_status.h"
 
@@ -87,6 +88,14 @@ typedef struct {
 int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen);
 
 void sim_report_free(sim_report *rep);
+
+/* The bound of Theorem 2 that algo's traffic follows (its descriptor's);
+ * SIM_BOUND_FLASH for an algo no descriptor serves. */
+sim_bound sim_report_bound(sim_algo algo);
+
+/* That bound's value in bd, in elements: bd->theta_standard or
+ * bd->theta_flash. */
+double sim_report_theta(const sim_bounds *bd, sim_algo algo);
 
 void sim_report_text(FILE *out, const sim_report *rep);
 void sim_report_json(FILE *out, const sim_report *rep);

@@ -134,6 +134,14 @@ int sim_axis_list(sim_axis *ax, sim_param p, const int64_t *v, int n, char *err,
 
 /* ---- one measurement --------------------------------------------------------- */
 
+/* The block size algo's forward loop re-reads across (its descriptor's);
+ * B_r for an algo no descriptor serves. */
+static sim_block reread_of(sim_algo algo)
+{
+    const sim_loop *l = sim_loop_of(algo, SIM_FWD);
+    return l ? l->reread : SIM_BLOCK_R;
+}
+
 uint64_t sim_counts_total_bytes(const sim_counts *c, sim_dtype dt)
 {
     return sim_counts_read_bytes(c, dt) + sim_counts_write_bytes(c, dt);
@@ -141,7 +149,7 @@ uint64_t sim_counts_total_bytes(const sim_counts *c, sim_dtype dt)
 
 int64_t sim_reread_block(sim_algo algo, int64_t Br, int64_t Bc)
 {
-    return algo == SIM_FA1 ? Bc : Br;
+    return reread_of(algo) == SIM_BLOCK_C ? Bc : Br;
 }
 
 /* Plan and closed form of one loop order; the first half of sim_measure. */
@@ -480,7 +488,7 @@ const char *sim_fit_status_name(sim_fit_status s)
 
 static const char *block_name(sim_algo a)
 {
-    return a == SIM_FA1 ? "B_c" : "B_r";
+    return reread_of(a) == SIM_BLOCK_C ? "B_c" : "B_r";
 }
 
 /* The quantity a subject's fit is about, at one point. */
@@ -491,11 +499,18 @@ static double subject_y(const sim_sweep_point *pt, int s)
     return (double)pt->run[s].bytes;
 }
 
+/* 1 when subject s is a loop order meeting standard attention's bound,
+ * Theta(N d + N^2); 0 for FlashAttention's and for the lower bound. */
+static int standard_subject(int s)
+{
+    return s != SIM_SUBJECT_BOUND && sim_report_bound((sim_algo)s) == SIM_BOUND_STANDARD;
+}
+
 static double theory_y(const sim_sweep_point *pt, int s)
 {
-    if (s == SIM_NAIVE)
-        return pt->bounds.theta_standard;
-    return s == SIM_SUBJECT_BOUND ? pt->bounds.lower_bound : pt->bounds.theta_flash;
+    if (s == SIM_SUBJECT_BOUND)
+        return pt->bounds.lower_bound;
+    return sim_report_theta(&pt->bounds, (sim_algo)s);
 }
 
 static void param_text(char *buf, size_t len, sim_param p, int64_t v)
@@ -510,7 +525,7 @@ static void param_text(char *buf, size_t len, sim_param p, int64_t v)
 static void explain(const sim_sweep_result *res, int s, sim_param p, const int *use,
                     sim_sweep_fit *f)
 {
-    if (s == SIM_NAIVE) {
+    if (standard_subject(s)) {
         int64_t switch_at = -1;
         int prev = 0;
         for (int k = 0; k < res->npoints; k++) {
@@ -716,7 +731,7 @@ static void judge_axis(sim_sweep_result *res, int s, int a, int q, const fit_wor
     if (s == SIM_SUBJECT_BOUND)
         return;
     /* FlashAttention: Theorem 2's N^2 d^2 / M assumes blocks sized to M/d. */
-    if (s != SIM_NAIVE && p != SIM_PARAM_N && f->has_block &&
+    if (!standard_subject(s) && p != SIM_PARAM_N && f->has_block &&
         fabs(f->block_exponent) < FIXED_BLOCK_TOL) {
         f->status = SIM_FIT_FIXED_BLOCKS;
         f->has_theory = 0;
@@ -1005,7 +1020,7 @@ static void bytes_text(FILE *out, const sim_sweep_result *res)
 static void fit_row(FILE *out, const sim_sweep_fit *f, int s)
 {
     const char *who = s == SIM_SUBJECT_BOUND ? "lower bound" : sim_algo_name((sim_algo)s);
-    const char *expr = s == SIM_NAIVE ? "Theta(Nd+N^2)"
+    const char *expr = standard_subject(s) ? "Theta(Nd+N^2)"
                      : s == SIM_SUBJECT_BOUND ? "Omega(N^2d^2/M)" : "Theta(N^2d^2/M)";
     char fitted[16] = "-", r2[16] = "-", th[16] = "-", pts[24], verdict[64];
     snprintf(pts, sizeof pts, "%d/%d", f->used, f->total);

@@ -29,6 +29,7 @@
 #include "kern_exec.h"
 #include "sim_hier.h"
 #include "sim_loop.h"
+#include "sim_sweep.h"
 #include "sim_theory.h"
 #include "test_util.h"
 #include "viz_model.h"
@@ -149,6 +150,9 @@ static const sim_loop sm2 = {
     .ncode = (int)(sizeof SM2_CODE / sizeof SM2_CODE[0]),
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_P,
     .kv_loads = SIM_KV_EVERY_I,      /* not served: the view and tests use no paging */
+    .bound = SIM_BOUND_STANDARD,     /* P, N x N_k, goes to HBM */
+    .reread = SIM_BLOCK_R,           /* K comes back twice per block of B_r rows */
+    .mark = 's',
     .plan = sm2_plan,
     .run = sm2_run,
     .counts = sm2_counts,
@@ -213,6 +217,11 @@ static void test_register_rules(void **state)
     assert_int_equal(sim_loop_register(&sm2), -1);          /* taken */
     assert_string_equal(sim_algo_name(SM2_ALGO), "softmax2");
     assert_string_equal(sim_algo_title(SM2_ALGO), sm2.title);
+    /* The study layer takes its facts from the descriptor alone. */
+    assert_int_equal(sim_report_bound(SM2_ALGO), SIM_BOUND_STANDARD);
+    const sim_bounds bd = { .theta_standard = 7.0, .theta_flash = 3.0 };
+    assert_true(sim_report_theta(&bd, SM2_ALGO) == 7.0);
+    assert_int_equal(sim_reread_block(SM2_ALGO, 4, 6), 4);
     sim_shape split = { .N = 8, .d = 4, .M = 1 << 20, .dtype = SIM_FP16, .splits = 2 };
     assert_null(sim_loop_find(SM2_ALGO, &split));
     sim_plan p;
@@ -309,6 +318,13 @@ static void test_builtin_descriptors(void **state)
             assert_int_equal(l->algo, a);
             assert_int_equal(l->pass, pass);
             assert_string_equal(l->name, sim_algo_name((sim_algo)a));
+            /* One bound and one mark per loop order, whatever the pass; marks
+             * tell loop orders apart. */
+            const sim_loop *fwd = sim_loop_of((sim_algo)a, SIM_FWD);
+            assert_int_equal(l->bound, fwd->bound);
+            assert_int_equal(l->mark, fwd->mark);
+            for (int b = 0; b < a; b++)
+                assert_int_not_equal(l->mark, sim_loop_of((sim_algo)b, SIM_FWD)->mark);
             assert_true(l->ncode > 0);
             sim_shape sh = { .N = 40, .d = 8, .M = 1 << 20, .dtype = SIM_FP16,
                              .causal = 1, .pass = (sim_pass)pass };
@@ -331,6 +347,9 @@ static void test_builtin_descriptors(void **state)
     assert_non_null(sim_loop_find(SIM_FA2, &split));
     assert_true(sim_loop_find(SIM_FA2, &split)->split);
     assert_null(sim_loop_find(SIM_NAIVE, &split));
+    assert_int_equal(sim_loop_find(SIM_FA2, &split)->bound, SIM_BOUND_FLASH);
+    assert_int_equal(sim_reread_block(SIM_FA1, 4, 6), 6);   /* FA1 re-reads across B_c */
+    assert_int_equal(sim_reread_block(SIM_FA2, 4, 6), 4);   /* FA2 across B_r */
     assert_int_equal(sim_buf_name(SIM_BUF_Ot_i)[1], '~');
     assert_string_equal(sim_buf_name(SIM_BUF_COUNT), "?");
 }

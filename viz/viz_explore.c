@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "sim_presets.h"
+#include "sim_report.h"
 
 const char VIZ_EXPLORE_KEYS[] = "NnDdMmRrCc0tTxgGaA123vz?hqQ";
 
@@ -308,8 +309,7 @@ void viz_explore_update(viz_explore *e)
             continue;
         if (nv->status == VIZ_EX_OK && nv->total_bytes)
             r->ratio = (double)r->total_bytes / (double)nv->total_bytes;
-        const double theta = a == SIM_NAIVE ? e->bounds.theta_standard
-                                            : e->bounds.theta_flash;
+        const double theta = sim_report_theta(&e->bounds, (sim_algo)a);
         r->per_theta = theta > 0 ? (double)r->elems / theta : 0.0;
     }
     make_chart(e);
@@ -742,12 +742,19 @@ static void draw_bounds(const viz_explore *e, viz_canvas *c, int y)
 
 char viz_explore_mark(sim_algo a)
 {
-    return a == SIM_NAIVE ? 'n' : a == SIM_FA1 ? '1' : '2';
+    const sim_loop *l = sim_loop_of(a, SIM_FWD);
+    return l ? l->mark : '?';
 }
 
+/* The chart's style of a loop order's mark: each mark its own colour; a
+ * mark not named here in the headers' style. */
 static viz_style mark_style(sim_algo a)
 {
-    return a == SIM_NAIVE ? VIZ_ST_WRITTEN : a == SIM_FA1 ? VIZ_ST_READ : VIZ_ST_HEAD;
+    switch (viz_explore_mark(a)) {
+    case 'n': return VIZ_ST_WRITTEN;
+    case '1': return VIZ_ST_READ;
+    default: return VIZ_ST_HEAD;
+    }
 }
 
 int viz_explore_cell(const viz_explore_area *a, int64_t N, uint64_t bytes, int *x, int *y)
