@@ -110,45 +110,11 @@ static const char *param_label(sim_param p)
 
 static const char *const COLORS[SIM_ALGO_COUNT] = { "#c0392b", "#2471a3", "#1e8449" };
 
-int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, size_t datlen,
-                   char *gp, size_t gplen, char *err, size_t errlen)
+/* The data file: a comment naming the columns, then one row per point.
+ * '?' marks a missing value (gnuplot: set datafile missing). */
+static void write_data(FILE *f, const sim_sweep_result *res, sim_param p, int eb)
 {
     const sim_sweep_spec *sp = &res->spec;
-    if (sp->naxes != 1) {
-        ERR("--plot draws one varied parameter; this sweep varies %d (drop a --vary, or "
-            "plot from --csv)", sp->naxes);
-        return -1;
-    }
-    if (!sim_plot_format_ok(image)) {
-        ERR("--plot %s: the image must end in .svg or .png", image);
-        return -1;
-    }
-    if (replace_ext(dat, datlen, image, ".dat") != 0 ||
-        replace_ext(gp, gplen, image, ".gp") != 0) {
-        ERR("--plot %s: path too long", image);
-        return -1;
-    }
-    /* Refuse before writing anything: the names go into the script. */
-    char q_img[1024], q_dat[1024];
-    if (gp_quote(q_img, sizeof q_img, base_name(image)) != 0 ||
-        gp_quote(q_dat, sizeof q_dat, base_name(dat)) != 0) {
-        ERR("--plot: the file name has a control character (a newline, a tab, ...) or is too "
-            "long, and gnuplot could not be given it safely: choose another name");
-        return -1;
-    }
-    const sim_param p = sp->axes[0].param;
-    const int eb = sim_dtype_bytes(sp->base.dtype);
-
-    /* The data. '?' marks a missing value (gnuplot: set datafile missing). */
-    /* Both files whole or not at all: each is written to a temporary, and
-     * the two are renamed into place only when both are complete. */
-    sim_outfile od, og;
-    int e = sim_outfile_open(&od, dat);
-    if (e) {
-        ERR("--plot: cannot write %s: %s", dat, strerror(e));
-        return -1;
-    }
-    FILE *f = od.f;
     fprintf(f, "# fasim sweep data: HBM bytes per loop order; lower bound N^2 d^2 / M "
             "(M in elements) x %d B\n# columns: %s", eb,
             p == SIM_PARAM_M ? "M_KiB" : sim_param_name(p));
@@ -167,27 +133,14 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
         else
             fprintf(f, " ? 0\n");
     }
-    if (fflush(f) != 0 || ferror(f)) {
-        ERR("--plot: cannot write %s: %s", dat, strerror(errno));
-        sim_outfile_abort(&od);
-        return -1;
-    }
+}
 
-    /* The in-regime x range, where the guides are drawn. */
-    double lo = INFINITY, hi = -INFINITY;
-    for (int k = 0; k < res->npoints; k++)
-        if (res->pts[k].bounds.in_regime) {
-            double x = plot_x(&res->pts[k], p);
-            lo = x < lo ? x : lo;
-            hi = x > hi ? x : hi;
-        }
-
-    if ((e = sim_outfile_open(&og, gp)) != 0) {
-        ERR("--plot: cannot write %s: %s", gp, strerror(e));
-        sim_outfile_abort(&od);
-        return -1;
-    }
-    f = og.f;
+/* The script's opening: what it is, the terminal, the output (q_img, the
+ * image's name quoted for gnuplot), the title with the fixed parameters,
+ * axes, grid and key. */
+static void write_settings(FILE *f, const sim_sweep_spec *sp, sim_param p, const char *gpname,
+                           const char *img, const char *datname, const char *q_img)
+{
     char fixed[160] = "", b[48];
     size_t o = 0;
     if (p != SIM_PARAM_N)
@@ -200,13 +153,11 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
     }
     snprintf(fixed + o, sizeof fixed - o, "%s%s", sim_dtype_name(sp->base.dtype),
              sp->base.causal ? ", causal" : "");
-    const char *img = base_name(image);
-    const char *datname = base_name(dat);
-    size_t n = strlen(img);
-    int svg = !strcasecmp(img + n - 4, ".svg");
+    const size_t n = strlen(img);
+    const int svg = !strcasecmp(img + n - 4, ".svg");
 
-    fprintf(f, "# %s: written by fasim; draws %s from %s.\n", base_name(gp), img, datname);
-    fprintf(f, "# Run it from this directory: gnuplot %s\n", base_name(gp));
+    fprintf(f, "# %s: written by fasim; draws %s from %s.\n", gpname, img, datname);
+    fprintf(f, "# Run it from this directory: gnuplot %s\n", gpname);
     fprintf(f, "# Restyle freely: the data columns are named in the first lines of %s.\n\n",
             datname);
     if (svg)
@@ -229,21 +180,37 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
      * (the top left is empty) and fall with M (the bottom left is). */
     fprintf(f, "set key %s Left reverse box opaque spacing 1.2\n\n",
             p == SIM_PARAM_M ? "bottom left" : "top left");
+}
 
-    /* Guides: one dashed line per theorem: standard attention's slope through
-     * the naive order's first in-regime point (drawn a factor 2 above it),
-     * FlashAttention's through FA2's (or FA1's) first in-regime point (a
-     * factor 2 below), so that a guide runs beside the data, not over it. */
+/* The guides and the plot command: one line per loop order from the data
+ * (q_dat, its name quoted for gnuplot), Theorem 2's slopes, and the lower
+ * bound.
+ *
+ * Guides: one dashed line per theorem: standard attention's slope through
+ * the naive order's first in-regime point (drawn a factor 2 above it),
+ * FlashAttention's through FA2's (or FA1's) first in-regime point (a factor
+ * 2 below), so that a guide runs beside the data, not over it. */
+static void write_plot(FILE *f, const sim_sweep_result *res, sim_param p, int eb,
+                       const char *q_dat)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    /* The in-regime x range, where the guides are drawn. */
+    double lo = INFINITY, hi = -INFINITY;
+    const sim_sweep_point *anchor = NULL;
+    for (int k = 0; k < res->npoints; k++)
+        if (res->pts[k].bounds.in_regime) {
+            double x = plot_x(&res->pts[k], p);
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+            if (!anchor)
+                anchor = &res->pts[k];
+        }
     fprintf(f, "# Theorem 2's slopes as guides, over the in-regime range [lo, hi] of "
             "the data.\n");
     if (isfinite(lo))
         fprintf(f, "lo = %.10g\nhi = %.10g\n", lo, hi);
     else
         fprintf(f, "# no point is in regime (d <= M <= N d): no guides\n");
-    const sim_sweep_point *anchor = NULL;
-    for (int k = 0; k < res->npoints && !anchor; k++)
-        if (res->pts[k].bounds.in_regime)
-            anchor = &res->pts[k];
     char plot[8192];   /* six lines; four name the data file, quoted in at most 1 KiB */
     size_t po = 0;
     po += (size_t)snprintf(plot + po, sizeof plot - po, "plot \\\n");
@@ -281,8 +248,58 @@ int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, si
                            "title 'lower bound Ω(N^2d^2/M), Prop. 3 (elements x %d B)'\n",
                            q_dat, col, eb);
     fprintf(f, "\n%s", plot);
-    if (fflush(f) != 0 || ferror(f)) {
-        ERR("--plot: cannot write %s: %s", gp, strerror(errno));
+}
+
+int sim_plot_write(const sim_sweep_result *res, const char *image, char *dat, size_t datlen,
+                   char *gp, size_t gplen, char *err, size_t errlen)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    if (sp->naxes != 1) {
+        ERR("--plot draws one varied parameter; this sweep varies %d (drop a --vary, or "
+            "plot from --csv)", sp->naxes);
+        return -1;
+    }
+    if (!sim_plot_format_ok(image)) {
+        ERR("--plot %s: the image must end in .svg or .png", image);
+        return -1;
+    }
+    if (replace_ext(dat, datlen, image, ".dat") != 0 ||
+        replace_ext(gp, gplen, image, ".gp") != 0) {
+        ERR("--plot %s: path too long", image);
+        return -1;
+    }
+    /* Refuse before writing anything: the names go into the script. */
+    char q_img[1024], q_dat[1024];
+    if (gp_quote(q_img, sizeof q_img, base_name(image)) != 0 ||
+        gp_quote(q_dat, sizeof q_dat, base_name(dat)) != 0) {
+        ERR("--plot: the file name has a control character (a newline, a tab, ...) or is too "
+            "long, and gnuplot could not be given it safely: choose another name");
+        return -1;
+    }
+    const sim_param p = sp->axes[0].param;
+    const int eb = sim_dtype_bytes(sp->base.dtype);
+
+    /* Both files whole or not at all: each is written to a temporary, and
+     * the two are renamed into place only when both are complete. */
+    sim_outfile od, og;
+    int e = sim_outfile_open(&od, dat);
+    if (e) {
+        ERR("--plot: cannot write %s: %s", dat, strerror(e));
+        return -1;
+    }
+    if ((e = sim_outfile_open(&og, gp)) != 0) {
+        ERR("--plot: cannot write %s: %s", gp, strerror(e));
+        sim_outfile_abort(&od);
+        return -1;
+    }
+    write_data(od.f, res, p, eb);
+    write_settings(og.f, sp, p, base_name(gp), base_name(image), base_name(dat), q_img);
+    write_plot(og.f, res, p, eb, q_dat);
+    const char *failed = fflush(od.f) != 0 || ferror(od.f)   ? dat
+                         : fflush(og.f) != 0 || ferror(og.f) ? gp
+                                                             : NULL;
+    if (failed) {
+        ERR("--plot: cannot write %s: %s", failed, strerror(errno));
         sim_outfile_abort(&og);
         sim_outfile_abort(&od);
         return -1;
