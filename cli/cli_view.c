@@ -20,12 +20,12 @@
 #include "cli_cmds.h"
 #include "cli_inputs.h"
 #include "sim_npy.h"
+#include "sim_parse.h"
 #include "viz_curses.h"
 #include "viz_model.h"
 #include "viz_text.h"
 #ifdef FASIM_HAVE_SDL2
 #include "viz_sdl.h"
-#include "sim_parse.h"
 #endif
 
 /* Frames printed by default when the output is not a terminal: every step of
