@@ -129,7 +129,7 @@ static void paged(int quick)
         double t[2] = { 0 };
         sim_result r[2];
         for (int pg = 0; pg < 2; pg++) {
-            sh.page = pg ? 16 : 0;
+            sh.run.page = pg ? 16 : 0;
             if (sim_plan_choose(algos[k], &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0) {
                 fprintf(stderr, "%s\n", err);
                 exit(1);

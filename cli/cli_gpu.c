@@ -342,9 +342,9 @@ static int unsupported(const cli_report_opts *o, char *err, size_t errlen)
         what = "--window";
     else if (o->req.run_pass[SIM_BWD])
         what = "--pass bwd and --pass both";
-    else if (sh->splits > 1)
+    else if (sh->run.splits > 1)
         what = "--splits";
-    else if (sh->page > 0)
+    else if (sh->run.page > 0)
         what = "--page-size";
     if (!what)
         return 0;

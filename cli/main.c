@@ -60,7 +60,7 @@ static double compute_flops(const sim_request *req, int *fits)
     *fits = 1;
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         sim_shape sh = req->sh;
-        sh.pass = (sim_pass)q;
+        sh.run.pass = (sim_pass)q;
         if (any ? !req->run_pass[q] : q != SIM_FWD)
             continue;
         for (int a = 0; a < SIM_ALGO_COUNT; a++)

@@ -83,9 +83,28 @@ void sim_format_bytes(char *buf, size_t len, uint64_t bytes);
 /* 1234567 -> "1,234,567". */
 void sim_format_count(char *buf, size_t len, uint64_t n);
 
-/* One attention problem: queries (N, d), keys and values (N_k, d), with SRAM
- * of M bytes. The fields after `causal` default to the plain problem when
- * zero, so { N, d, M, dtype, causal } is one head with N_k = N. */
+/* How a problem is run, apart from the problem itself: the pass, and the
+ * variants of a loop order (grouped query heads, split-KV) or of the memory
+ * (paged KV). All zero: the plain forward pass. Which loop orders serve
+ * which options is the registry's to say (sim_loop.h: sim_loop_find, and
+ * sim_run_opts_check for the one message that names what is not served). */
+typedef struct {
+    sim_pass pass;       /* the pass a plan or run is for; SIM_FWD (0) by default */
+    int group;           /* FA2 forward only: the H/G query heads of a key/value
+                            head share one block, so each K_j, V_j is loaded once
+                            for all of them (B_r rows of each head on chip) */
+    int64_t splits;      /* FA2 forward, split-KV (Flash-Decoding): the key blocks
+                            in S contiguous splits, each writing a partial (O~, m,
+                            l) to HBM, then a merge; 0 or 1: not split */
+    int64_t page;        /* paged KV: K and V in pages of this many rows, placed
+                            in a pool by a page table; 0: contiguous */
+    uint64_t page_seed;  /* the seed of the pages' random placement */
+} sim_run_opts;
+
+/* One attention problem: queries (N, d), keys and values (N_k, d), the
+ * mask, the batch and heads, on an SRAM of M bytes; and, apart, how it is
+ * run. The fields after `causal` default to the plain problem when zero, so
+ * { N, d, M, dtype, causal } is one head with N_k = N, run forward. */
 typedef struct {
     int64_t N;           /* query rows (N_q); the key rows too unless Nk is set */
     int64_t d;
@@ -99,16 +118,7 @@ typedef struct {
     int64_t heads;       /* H query heads per sequence; 0: 1 */
     int64_t kv_heads;    /* G key/value heads (GQA; MQA is G = 1), G divides H;
                             query head h reads key/value head h / (H / G); 0: H */
-    int group;           /* FA2 forward only: the H/G query heads of a key/value
-                            head share one block, so each K_j, V_j is loaded once
-                            for all of them (B_r rows of each head on chip) */
-    sim_pass pass;       /* the pass a plan or run is for; SIM_FWD (0) by default */
-    int64_t splits;      /* FA2 forward, split-KV (Flash-Decoding): the key blocks
-                            in S contiguous splits, each writing a partial (O~, m,
-                            l) to HBM, then a merge; 0 or 1: not split */
-    int64_t page;        /* paged KV: K and V in pages of this many rows, placed
-                            in a pool by a page table; 0: contiguous */
-    uint64_t page_seed;  /* the seed of the pages' random placement */
+    sim_run_opts run;    /* how it is run: not part of the problem */
 } sim_shape;
 
 /* The size of dimension dim of a tensor of sh (sim_tensor_info). */
@@ -117,7 +127,7 @@ int64_t sim_dim_of(sim_dim dim, const sim_shape *sh);
 /* S, the splits of a split-KV run (1 when not split). */
 static inline int64_t sim_shape_S(const sim_shape *sh)
 {
-    return sh->splits > 1 ? sh->splits : 1;
+    return sh->run.splits > 1 ? sh->run.splits : 1;
 }
 
 
@@ -130,7 +140,7 @@ static inline int64_t sim_shape_Nk(const sim_shape *sh)
 /* Pages of one key/value head: ceil(N_k / P). */
 static inline int64_t sim_shape_pages(const sim_shape *sh)
 {
-    return sh->page > 0 ? (sim_shape_Nk(sh) + sh->page - 1) / sh->page : 0;
+    return sh->run.page > 0 ? (sim_shape_Nk(sh) + sh->run.page - 1) / sh->run.page : 0;
 }
 
 /* B, H and G with their defaults. */
@@ -152,7 +162,7 @@ static inline int64_t sim_shape_G(const sim_shape *sh)
 /* Query heads processed in one block: H / G when grouped, else 1. */
 static inline int64_t sim_shape_hq(const sim_shape *sh)
 {
-    return sh->group ? sim_shape_H(sh) / sim_shape_G(sh) : 1;
+    return sh->run.group ? sim_shape_H(sh) / sim_shape_G(sh) : 1;
 }
 
 /* Check a shape's combination of fields (each field's own range is the

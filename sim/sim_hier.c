@@ -73,7 +73,7 @@ void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64
 void sim_load_paged(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst, int64_t r0,
                     int64_t c0, int64_t rows, int64_t cols)
 {
-    const int64_t P = h->sh.page, p0 = r0 / P, p1 = (r0 + rows - 1) / P;
+    const int64_t P = h->sh.run.page, p0 = r0 / P, p1 = (r0 + rows - 1) / P;
     h->c.read_elems[SIM_PT] += (uint64_t)(p1 - p0 + 1);
     h->c.read_ops[SIM_PT] += 1;
     if (!h->compute && !h->obs) {       /* counting only: no page is visited */
@@ -173,7 +173,7 @@ float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, sim_buf_id id)
         const sim_buffer *b = &p->buf[k];
         if (b->phase == phase && b->id == (int)id) {
             float *data = take_buf(h, b);
-            if (h->sh.page > 0 && (id == SIM_BUF_K_j || id == SIM_BUF_V_j))
+            if (h->sh.run.page > 0 && (id == SIM_BUF_K_j || id == SIM_BUF_V_j))
                 take_page_entries(h, p, phase);
             return data;
         }

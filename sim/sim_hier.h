@@ -145,7 +145,7 @@ void sim_load_paged(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst, int64
 static inline void sim_load(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst,
                             int64_t r0, int64_t c0, int64_t rows, int64_t cols)
 {
-    if (SIM_UNLIKELY(h->sh.page > 0) && (t == SIM_K || t == SIM_V)) {
+    if (SIM_UNLIKELY(h->sh.run.page > 0) && (t == SIM_K || t == SIM_V)) {
         sim_load_paged(h, t, buf, dst, r0, c0, rows, cols);
         return;
     }

@@ -176,6 +176,16 @@ typedef struct sim_loop {
  * not; NULL when none serves that shape (naive split-KV, an unknown algo). */
 const sim_loop *sim_loop_find(sim_algo algo, const sim_shape *sh);
 
+/* Which run options (sim_run_opts) go together, said in one place.
+ * sim_run_opts_valid: the combinations no loop order serves (the backward
+ * with G < H or grouped heads, split-KV beside the backward or grouped
+ * heads, page sizes and splits out of range); sim_shape_check calls it.
+ * sim_run_opts_check: whether loop order algo serves the shape's options
+ * (a registered loop order for its pass, split and grouping). Each returns
+ * 0, or -1 with a one-line message naming the options (err may be NULL). */
+int sim_run_opts_valid(const sim_shape *sh, char *err, size_t errlen);
+int sim_run_opts_check(sim_algo algo, const sim_shape *sh, char *err, size_t errlen);
+
 /* The loop order of algo and pass for unsplit shapes (names, titles). */
 const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass);
 

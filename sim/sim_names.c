@@ -133,24 +133,8 @@ int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
     else if (sim_shape_H(sh) % sim_shape_G(sh) != 0)
         why = "--heads H must be divisible by --kv-heads G: each key/value head serves "
               "the same number H/G of query heads";
-    else if (sh->pass == SIM_BWD && sim_shape_G(sh) < sim_shape_H(sh))
-        why = "the backward pass is simulated with one key/value head per query head: "
-              "with G < H each head's dK, dV would need a sum over its group that the "
-              "papers' algorithms leave out; drop --kv-heads or use --pass fwd";
-    else if (sh->pass == SIM_BWD && sh->group)
-        why = "grouped query heads are a plan of FA2's forward pass only";
-    else if (sh->splits < 0)
-        why = "--splits must be at least 1";
-    else if (sh->splits > 1 && (sh->pass == SIM_BWD || sh->group))
-        why = "split-KV is a plan of FA2's forward pass (decoding): use it with --pass fwd "
-              "and one query head per block";
-    else if (sh->page < 0)
-        why = "--page-size must be at least 1";
-    else if (sh->page > sim_shape_Nk(sh))
-        why = "--page-size P must not exceed N_k: one page of N_k rows already holds every "
-              "key";
-    else if (sh->splits > sim_shape_Nk(sh))
-        why = "--splits S must not exceed N_k: each split needs at least one key";
+    if (!why)
+        return sim_run_opts_valid(sh, err, errlen);
     if (!why)
         return 0;
     if (err && errlen)

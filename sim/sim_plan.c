@@ -56,7 +56,7 @@ static int64_t ceil_div(int64_t a, int64_t b)
  * 4 bytes each. */
 static void add_page_entries(sim_plan *p, const sim_shape *sh)
 {
-    const int64_t P = sh->page;
+    const int64_t P = sh->run.page;
     const int64_t entries = p->Bc % P == 0 ? p->Bc / P : (p->Bc - 1 + P - 1) / P + 1;
     for (int ph = 1; ph <= p->nphases; ph++)
         for (int k = 0; k < p->nbuf; k++)
@@ -105,9 +105,9 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
     p->Bc = Bc < N_k ? Bc : N_k;
     p->Tr = ceil_div(N, p->Br);
     p->Tc = ceil_div(N_k, p->Bc);
-    p->pass = sh->pass;
+    p->pass = sh->run.pass;
     l->plan(p, sh, sim_dtype_bytes(sh->dtype));
-    if (sh->page > 0)
+    if (sh->run.page > 0)
         add_page_entries(p, sh);
     p->sram_peak = plan_peak(p);
     p->fits = p->sram_peak <= sh->M;
@@ -199,7 +199,7 @@ static score evaluate(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc
      * a pass over the key blocks, too slow for every candidate. The chosen
      * plan's paged counts are exact afterwards. */
     sim_shape flat = *sh;
-    flat.page = 0;
+    flat.run.page = 0;
     sim_counts c;
     if (sim_theory_counts(tmp, &flat, &c) != 0 || sim_theory_steps(tmp, sh, &s.steps) != 0)
         return s;
@@ -287,7 +287,7 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
         int64_t fixed = fixed_is_br ? Br_fixed : Bc_fixed;
         int64_t n = fixed_is_br ? n_c : n_r, len = fixed_is_br ? N_c : N_r;
         int64_t kmax = largest_fit(algo, sh, with_small, fixed, fixed_is_br, n, &tmp);
-        int64_t kmin = sh->causal || sh->splits > 1 ? 0 : kmax;
+        int64_t kmin = sh->causal || sh->run.splits > 1 ? 0 : kmax;
         for (int64_t k = kmax; k >= kmin && k >= 0; k--) {
             int64_t b = cand_at(len, with_small, k);
             consider(algo, sh, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed, &top, &tmp);
@@ -298,7 +298,7 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
             int64_t kmax = largest_fit(algo, sh, with_small, br, 1, n_c, &tmp);
             if (kmax < 0)
                 break;                    /* larger B_r fits even less */
-            int64_t kmin = sh->causal || sh->splits > 1 ? 0 : kmax;
+            int64_t kmin = sh->causal || sh->run.splits > 1 ? 0 : kmax;
             for (int64_t k = kmax; k >= kmin; k--)
                 consider(algo, sh, br, cand_at(N_c, with_small, k), &top, &tmp);
         }
@@ -431,8 +431,8 @@ static int splits_fit(const sim_plan *p, const sim_shape *sh, char *err, size_t 
     if (err && errlen)
         snprintf(err, errlen, "--splits %lld is more than the T_c = %lld key blocks of "
                  "B_c = %lld: use at most %lld splits, or --Bc %lld or less",
-                 (long long)sh->splits, (long long)p->Tc, (long long)p->Bc, (long long)p->Tc,
-                 (long long)(sim_shape_Nk(sh) / sh->splits));
+                 (long long)sh->run.splits, (long long)p->Tc, (long long)p->Bc, (long long)p->Tc,
+                 (long long)(sim_shape_Nk(sh) / sh->run.splits));
     return -1;
 }
 
@@ -449,14 +449,8 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
     }
     if (sim_shape_check(sh, err, errlen) != 0)
         return -1;
-    if (!sim_loop_find(algo, sh)) {
-        if (err && (sh->group || sh->splits > 1))
-            snprintf(err, errlen, "split-KV and grouped query heads are plans of FA2's "
-                     "forward pass, not of %s", sim_algo_name(algo));
-        else if (err)
-            snprintf(err, errlen, "no loop order %s for this pass", sim_algo_name(algo));
+    if (sim_run_opts_check(algo, sh, err, errlen) != 0)
         return -1;
-    }
     if (kind == SIM_PLAN_PAPER) {
         /* Algorithm 1, line 1, with M in elements as the paper counts it. */
         int64_t M_el = (int64_t)(sh->M / (uint64_t)sim_dtype_bytes(sh->dtype));
@@ -486,7 +480,7 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
         out->kind = (Br_fixed || Bc_fixed) ? SIM_PLAN_USER : SIM_PLAN_AUTO;
         return 0;
     }
-    if (sim_shape_S(sh) > 1 && Bc_fixed && ceil_div(sim_shape_Nk(sh), Bc_fixed) < sh->splits) {
+    if (sim_shape_S(sh) > 1 && Bc_fixed && ceil_div(sim_shape_Nk(sh), Bc_fixed) < sh->run.splits) {
         sim_plan_make(algo, sh, Br_fixed ? Br_fixed : 1, Bc_fixed, SIM_PLAN_USER, out);
         return splits_fit(out, sh, err, errlen);
     }
@@ -496,7 +490,7 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
                   SIM_PLAN_USER, &small);
     sim_counts c;
     sim_shape flat = *sh;               /* the overflow is N's: pages add no N^2 terms */
-    flat.page = 0;
+    flat.run.page = 0;
     if (small.fits && sim_theory_counts(&small, &flat, &c) != 0) {
         /* Plans fit, but none has countable traffic: the problem is N, not M. */
         if (err)

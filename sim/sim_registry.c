@@ -7,6 +7,8 @@
  */
 #include "sim_loop.h"
 
+#include <stdio.h>
+
 #include <stddef.h>
 
 extern const sim_loop sim_loop_naive, sim_loop_naive_bwd;
@@ -47,7 +49,7 @@ static const sim_loop *lookup(sim_algo algo, sim_pass pass, int split, int group
 
 const sim_loop *sim_loop_find(sim_algo algo, const sim_shape *sh)
 {
-    return lookup(algo, sh->pass, sim_shape_S(sh) > 1, sh->group != 0);
+    return lookup(algo, sh->run.pass, sim_shape_S(sh) > 1, sh->run.group != 0);
 }
 
 const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass)
@@ -62,4 +64,46 @@ int sim_loop_register(const sim_loop *l)
         return -1;
     extra[nextra++] = l;
     return 0;
+}
+
+/* ---- which run options go together: the one place ------------------------ */
+
+int sim_run_opts_valid(const sim_shape *sh, char *err, size_t errlen)
+{
+    const char *why = NULL;
+    if (sh->run.pass == SIM_BWD && sim_shape_G(sh) < sim_shape_H(sh))
+        why = "the backward pass is simulated with one key/value head per query head: "
+              "with G < H each head's dK, dV would need a sum over its group that the "
+              "papers' algorithms leave out; drop --kv-heads or use --pass fwd";
+    else if (sh->run.pass == SIM_BWD && sh->run.group)
+        why = "grouped query heads are a plan of FA2's forward pass only";
+    else if (sh->run.splits < 0)
+        why = "--splits must be at least 1";
+    else if (sh->run.splits > 1 && (sh->run.pass == SIM_BWD || sh->run.group))
+        why = "split-KV is a plan of FA2's forward pass (decoding): use it with --pass fwd "
+              "and one query head per block";
+    else if (sh->run.page < 0)
+        why = "--page-size must be at least 1";
+    else if (sh->run.page > sim_shape_Nk(sh))
+        why = "--page-size P must not exceed N_k: one page of N_k rows already holds every "
+              "key";
+    else if (sh->run.splits > sim_shape_Nk(sh))
+        why = "--splits S must not exceed N_k: each split needs at least one key";
+    if (!why)
+        return 0;
+    if (err && errlen)
+        snprintf(err, errlen, "%s", why);
+    return -1;
+}
+
+int sim_run_opts_check(sim_algo algo, const sim_shape *sh, char *err, size_t errlen)
+{
+    if (sim_loop_find(algo, sh))
+        return 0;
+    if (err && errlen && (sh->run.group || sh->run.splits > 1))
+        snprintf(err, errlen, "split-KV and grouped query heads are plans of FA2's "
+                 "forward pass, not of %s", sim_algo_name(algo));
+    else if (err && errlen)
+        snprintf(err, errlen, "no loop order %s for this pass", sim_algo_name(algo));
+    return -1;
 }

@@ -78,7 +78,7 @@ static int needs(const sim_loop *l, sim_tensor t)
 static const sim_loop *loop_or_plain(sim_algo algo, const sim_shape *sh)
 {
     const sim_loop *l = sim_loop_find(algo, sh);
-    return l ? l : sim_loop_of(algo, sh->pass);
+    return l ? l : sim_loop_of(algo, sh->run.pass);
 }
 
 uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
@@ -90,12 +90,12 @@ uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
             continue;
         int64_t dims[2];
         tensor_shape(sh, (sim_tensor)t, dims);
-        if (sh->page > 0 && (t == SIM_K || t == SIM_V))    /* the pool: whole pages */
-            dims[0] = sim_shape_pages(sh) * sh->page;
+        if (sh->run.page > 0 && (t == SIM_K || t == SIM_V))    /* the pool: whole pages */
+            dims[0] = sim_shape_pages(sh) * sh->run.page;
         bytes += 4.0 * (double)tensor_heads(sh, (sim_tensor)t) * (double)dims[0] *
                  (double)dims[1];
     }
-    if (sh->page > 0)                                      /* the page table */
+    if (sh->run.page > 0)                                      /* the page table */
         bytes += 8.0 * (double)sim_shape_B(sh) * (double)sim_shape_G(sh) *
                  (double)sim_shape_pages(sh);
     return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
@@ -108,7 +108,7 @@ double sim_compute_flops(sim_algo algo, const sim_shape *sh)
      * five N N_k d products (S again, dV, dP, dQ, dK): 2 + 10 more. */
     (void)algo;
     double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
-    double per = sh->pass == SIM_BWD ? 14.0 : 4.0;
+    double per = sh->run.pass == SIM_BWD ? 14.0 : 4.0;
     return per * N * N_k * d * (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
 }
 
@@ -142,11 +142,11 @@ static int run_heads(const sim_loop *l, sim_hier *h, const sim_plan *p)
 int sim_page_table(const sim_shape *sh, int64_t *pt, int64_t n)
 {
     const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_pages(sh);
-    if (sh->page < 1 || n != pool)
+    if (sh->run.page < 1 || n != pool)
         return -1;
     for (int64_t x = 0; x < pool; x++)
         pt[x] = x;
-    ref_rng r = ref_rng_seed(sh->page_seed ^ UINT64_C(0x9a6e9a6e9a6e9a6e));
+    ref_rng r = ref_rng_seed(sh->run.page_seed ^ UINT64_C(0x9a6e9a6e9a6e9a6e));
     for (int64_t x = pool - 1; x > 0; x--) {          /* Fisher-Yates */
         const int64_t y = (int64_t)(ref_rng_next(&r) % (uint64_t)(x + 1));
         const int64_t t = pt[x];
@@ -161,7 +161,7 @@ int sim_page_table(const sim_shape *sh, int64_t *pt, int64_t n)
 static int place_pages(sim_hier *h, const float *K, const float *V)
 {
     const sim_shape *sh = &h->sh;
-    const int64_t P = sh->page, np = sim_shape_pages(sh), N_k = sim_shape_Nk(sh), d = sh->d;
+    const int64_t P = sh->run.page, np = sim_shape_pages(sh), N_k = sim_shape_Nk(sh), d = sh->d;
     const int64_t heads = sim_shape_B(sh) * sim_shape_G(sh), pool = heads * np;
     h->pt = malloc((size_t)pool * sizeof *h->pt);
     if (!h->pt)
@@ -185,7 +185,7 @@ static int place_pages(sim_hier *h, const float *K, const float *V)
 static int forward_first(sim_algo algo, sim_hier *h, const sim_plan *p)
 {
     sim_shape fwd = h->sh;
-    fwd.pass = SIM_FWD;
+    fwd.run.pass = SIM_FWD;
     sim_plan fp;
     const sim_loop *l = sim_loop_find(algo, &fwd);
     if (!l || sim_plan_make(algo, &fwd, p->Br, p->Bc, SIM_PLAN_AUTO, &fp) != 0) {
@@ -223,25 +223,20 @@ static const sim_loop *run_check(sim_algo algo, const sim_shape *sh, const sim_p
 {
     if (sim_shape_check(sh, err, errlen) != 0)
         return NULL;
-    const sim_loop *l = sim_loop_find(algo, sh);
-    if (!l) {
-        snprintf(err, errlen, (sh->group || sh->splits > 1)
-                                  ? "grouped query heads and split-KV are plans of FA2's "
-                                    "forward pass only"
-                                  : "unknown loop order");
+    if (sim_run_opts_check(algo, sh, err, errlen) != 0)
         return NULL;
-    }
+    const sim_loop *l = sim_loop_find(algo, sh);
     if (p->Tc < sim_shape_S(sh)) {
         snprintf(err, errlen, "--splits %lld: more splits than the plan's T_c = %lld key blocks",
-                 (long long)sh->splits, (long long)p->Tc);
+                 (long long)sh->run.splits, (long long)p->Tc);
         return NULL;
     }
-    if (p->pass != sh->pass) {
+    if (p->pass != sh->run.pass) {
         snprintf(err, errlen, "internal: a %s plan for a %s run", sim_pass_name(p->pass),
-                 sim_pass_name(sh->pass));
+                 sim_pass_name(sh->run.pass));
         return NULL;
     }
-    if (compute && sh->pass == SIM_BWD && !in->dO) {
+    if (compute && sh->run.pass == SIM_BWD && !in->dO) {
         snprintf(err, errlen, "the backward pass computes from dO: give it with Q, K, V");
         return NULL;
     }
@@ -267,8 +262,8 @@ static int place_tensors(sim_hier *h, const sim_loop *l, int64_t n_el[SIM_TENSOR
         if (!h->compute || !needs(l, (sim_tensor)t))
             continue;
         n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
-        if (sh->page > 0 && (t == SIM_K || t == SIM_V))      /* the pool: whole pages */
-            n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_shape_pages(sh) * sh->page * dims[1];
+        if (sh->run.page > 0 && (t == SIM_K || t == SIM_V))      /* the pool: whole pages */
+            n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_shape_pages(sh) * sh->run.page * dims[1];
         h->hbm[t] = calloc((size_t)n_el[t], sizeof(float));
         if (!h->hbm[t]) {
             snprintf(h->err, h->errlen, "out of memory for tensor %s (%lld floats)",
@@ -288,18 +283,18 @@ static int copy_inputs(sim_hier *h, sim_algo algo, const sim_plan *p, const sim_
     const sim_shape *sh = &h->sh;
     const float *src[4] = { in->Q, in->K, in->V, in->dO };
     const sim_tensor dst[4] = { SIM_Q, SIM_K, SIM_V, SIM_dO };
-    for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++) {
-        const int paged = sh->page > 0 && (dst[t] == SIM_K || dst[t] == SIM_V);
+    for (int t = 0; t < (sh->run.pass == SIM_BWD ? 4 : 3); t++) {
+        const int paged = sh->run.page > 0 && (dst[t] == SIM_K || dst[t] == SIM_V);
         if (!paged)
             memcpy(h->hbm[dst[t]], src[t], (size_t)n_el[dst[t]] * sizeof(float));
     }
-    if (sh->page > 0 && place_pages(h, in->K, in->V) != 0) {
+    if (sh->run.page > 0 && place_pages(h, in->K, in->V) != 0) {
         snprintf(h->err, h->errlen, "out of memory for the page table");
         return -1;
     }
-    for (int t = 0; t < (sh->pass == SIM_BWD ? 4 : 3); t++)
+    for (int t = 0; t < (sh->run.pass == SIM_BWD ? 4 : 3); t++)
         sim_round_to_dtype(h->hbm[dst[t]], n_el[dst[t]], sh->dtype);
-    return sh->pass == SIM_BWD ? forward_first(algo, h, p) : 0;
+    return sh->run.pass == SIM_BWD ? forward_first(algo, h, p) : 0;
 }
 
 int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,

@@ -140,7 +140,7 @@ static uint64_t pages_before(uint64_t j, uint64_t Bc, uint64_t P, uint64_t q)
 static void paged(chk *k, const sim_loop *l, const sim_plan *p, const sim_shape *sh,
                   sim_counts *out)
 {
-    const uint64_t P = (uint64_t)sh->page, N_k = (uint64_t)sim_shape_Nk(sh);
+    const uint64_t P = (uint64_t)sh->run.page, N_k = (uint64_t)sim_shape_Nk(sh);
     const uint64_t Bc = (uint64_t)p->Bc, Tc = (uint64_t)p->Tc;
     uint64_t g = P, b = Bc;
     while (b) {
@@ -181,7 +181,7 @@ static void paged(chk *k, const sim_loop *l, const sim_plan *p, const sim_shape 
 static const sim_loop *plan_loop(const sim_plan *p, const sim_shape *sh)
 {
     sim_shape s = *sh;
-    s.pass = p->pass;
+    s.run.pass = p->pass;
     return sim_loop_find(p->algo, &s);
 }
 
@@ -193,14 +193,14 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
     if (!l)
         return -1;
     l->counts(&k, p, sh, out);
-    if (sh->page > 0)
+    if (sh->run.page > 0)
         paged(&k, l, p, sh, out);
     /* The whole batch: every head repeats its loop nest, so each count is the
      * one-head count times the heads that move the tensor: B H on the query
      * side, and for K and V B H too (each query head reads its key/value
      * head), or B G when a block takes a group's query heads together. */
     const uint64_t q_heads = sim_th_mul(&k, (uint64_t)sim_shape_B(sh), (uint64_t)sim_shape_H(sh));
-    const uint64_t kv_reads = sh->group ? sim_th_mul(&k, (uint64_t)sim_shape_B(sh),
+    const uint64_t kv_reads = sh->run.group ? sim_th_mul(&k, (uint64_t)sim_shape_B(sh),
                                                (uint64_t)sim_shape_G(sh))
                                         : q_heads;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {

@@ -35,9 +35,9 @@ static void set_theory(sim_report_run *r, const sim_plan *p, const sim_shape *sh
 {
     sim_theory_counts(p, sh, &r->theory);
     r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
-    if (sh->page > 0) {
+    if (sh->run.page > 0) {
         sim_shape flat = *sh;
-        flat.page = 0;
+        flat.run.page = 0;
         sim_theory_counts(p, &flat, &r->contiguous);
     }
 }
@@ -49,8 +49,8 @@ static int build_grouped(sim_report *rep, const float *Q, const float *K, const 
                          const double *O_ref, char *err, size_t errlen)
 {
     sim_shape g = rep->req.sh;
-    g.group = 1;
-    g.splits = 0;
+    g.run.group = 1;
+    g.run.splits = 0;
     sim_plan p;
     char perr[1024];
     if (sim_plan_choose(SIM_FA2, &g, rep->req.plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
@@ -82,7 +82,7 @@ static int run_split(sim_report *rep, const sim_shape *ssh, const sim_plan *p,
     sim_report_run *r = &rep->runs[rep->nruns];
     r->algo = SIM_FA2;
     r->pass = SIM_FWD;
-    r->splits = ssh->splits;
+    r->splits = ssh->run.splits;
     double t0 = now_seconds();
     if (sim_run_inputs(SIM_FA2, ssh, p, rep->computed ? in : NULL, NULL, &r->res, err,
                        errlen) != 0)
@@ -205,7 +205,7 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
              * takes a pass over the visible key blocks, which the step limit
              * below bounds; its counts are taken after the run. */
             sim_shape flat = x->shp[q];
-            flat.page = 0;
+            flat.run.page = 0;
             if (sim_theory_counts(&x->plans[q][a], &flat, &c) != 0 ||
                 sim_theory_steps(&x->plans[q][a], &x->shp[q], &steps) != 0) {
                 snprintf(err, errlen, "N = %lld, d = %lld: %s%s's HBM counts would overflow "
@@ -232,16 +232,16 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
 static int plan_split(const sim_request *req, build_ctx *x, char *err, size_t errlen)
 {
     const sim_shape *sh = &req->sh;
-    x->split = sh->splits > 1 && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD);
+    x->split = sh->run.splits > 1 && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD);
     x->ssh = x->shp[SIM_FWD];
-    if (sh->splits > 1 && !x->split) {
+    if (sh->run.splits > 1 && !x->split) {
         snprintf(err, errlen, "--splits is a plan of FA2's forward pass: run fa2 (--algo) "
                  "with --pass fwd or both");
         return SIM_EUSAGE;
     }
     if (!x->split)
         return SIM_OK;
-    x->ssh.splits = sh->splits;
+    x->ssh.run.splits = sh->run.splits;
     char perr[1024];
     uint64_t steps;
     if (sim_plan_choose(SIM_FA2, &x->ssh, req->plan_kind, req->Br, req->Bc, &x->splan, perr,
@@ -251,7 +251,7 @@ static int plan_split(const sim_request *req, build_ctx *x, char *err, size_t er
     }
     if (sim_theory_steps(&x->splan, &x->ssh, &steps) != 0 || steps > x->max_steps) {
         snprintf(err, errlen, "fa2 with %lld splits would take more tile steps than the "
-                 "limit of %llu; raise --max-steps", (long long)sh->splits,
+                 "limit of %llu; raise --max-steps", (long long)sh->run.splits,
                  (unsigned long long)x->max_steps);
         return SIM_EUSAGE;
     }
@@ -268,8 +268,8 @@ static int check_total_steps(const sim_request *req, build_ctx *x, char *err, si
     const sim_shape *sh = &req->sh;
     if (sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD)) {
         sim_shape g = *sh;
-        g.group = 1;
-        g.splits = 0;
+        g.run.group = 1;
+        g.run.splits = 0;
         sim_plan p;
         uint64_t steps;
         char perr[1024];
@@ -490,8 +490,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
 {
     memset(rep, 0, sizeof *rep);
     rep->req = *req;
-    rep->req.sh.pass = SIM_FWD;
-    rep->req.sh.page_seed = req->seed;       /* paged KV: the placement follows --seed */
+    rep->req.sh.run.pass = SIM_FWD;
+    rep->req.sh.run.page_seed = req->seed;       /* paged KV: the placement follows --seed */
     const sim_request *rq = &rep->req;
     const sim_shape *sh = &rq->sh;
     if (sim_shape_check(sh, err, errlen) != 0)
@@ -501,8 +501,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     int rc = SIM_OK;
     for (int q = 0; q < SIM_PASS_COUNT && rc == SIM_OK; q++) {
         x->shp[q] = *sh;                       /* the shape of each pass */
-        x->shp[q].pass = (sim_pass)q;
-        x->shp[q].splits = 0;                  /* split-KV is a run of its own */
+        x->shp[q].run.pass = (sim_pass)q;
+        x->shp[q].run.splits = 0;                  /* split-KV is a run of its own */
         if (pass_on(req, (sim_pass)q) && sim_shape_check(&x->shp[q], err, errlen) != 0)
             rc = SIM_EUSAGE;
     }
@@ -777,12 +777,12 @@ static void split_text(FILE *out, const sim_report *rep)
 static void paged_text(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
-    if (sh->page <= 0 || rep->nruns == 0)
+    if (sh->run.page <= 0 || rep->nruns == 0)
         return;
     const int64_t pages = sim_shape_pages(sh);
     const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
     char b1[40], b2[40], b3[40];
-    sim_format_count(b1, sizeof b1, (uint64_t)sh->page);
+    sim_format_count(b1, sizeof b1, (uint64_t)sh->run.page);
     fprintf(out, "\nPAGED KV: K and V in pages of P = %s rows, placed in a pool by a page "
             "table\n", b1);
     sim_format_count(b1, sizeof b1, (uint64_t)pages);
@@ -790,7 +790,7 @@ static void paged_text(FILE *out, const sim_report *rep)
     sim_format_bytes(b3, sizeof b3, (uint64_t)pool * 4u);
     fprintf(out, "  pages per key/value head: %s; in the pool: %s\n", b1, b2);
     fprintf(out, "  the table: %s (4 B an entry), placed by seed %llu\n", b3,
-            (unsigned long long)sh->page_seed);
+            (unsigned long long)sh->run.page_seed);
     runs_header(out, rep, "");
     static const char *const rows[] = { "K+V tiles loaded", "K+V transfers, paged",
                                         "table entries read", "table transfers",
@@ -1407,7 +1407,7 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_int(w, "batch", sim_shape_B(sh));
     sim_json_int(w, "heads", sim_shape_H(sh));
     sim_json_int(w, "kv_heads", sim_shape_G(sh));
-    sim_json_int(w, "page_size", sh->page);
+    sim_json_int(w, "page_size", sh->run.page);
     sim_json_str(w, "pass", pass_on(&rep->req, SIM_BWD)
                                 ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd");
     sim_json_str(w, "mode", rep->computed ? "compute" : "count-only");
@@ -1527,7 +1527,7 @@ static void json_run(sim_json *w, const sim_report *rep, const sim_report_run *r
     }
     if (rep->req.gpu)
         sim_report_json_roofline(w, "roofline", &r->roof);
-    if (sh->page > 0) {
+    if (sh->run.page > 0) {
         const sim_counts *f = &r->contiguous;
         sim_json_obj(w, "paged");
         sim_json_uint(w, "kv_transfers", c->read_ops[SIM_K] + c->read_ops[SIM_V]);
@@ -1634,11 +1634,11 @@ void sim_report_json(FILE *out, const sim_report *rep)
     sim_json_end(&w);
     if (rep->req.model)
         json_preset(&w, rep);
-    if (sh->page > 0) {
+    if (sh->run.page > 0) {
         const int64_t pages = sim_shape_pages(sh);
         const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
         sim_json_obj(&w, "paged");
-        sim_json_int(&w, "page_size", sh->page);
+        sim_json_int(&w, "page_size", sh->run.page);
         sim_json_int(&w, "pages_per_head", pages);
         sim_json_int(&w, "pool_pages", pool);
         sim_json_int(&w, "table_bytes", 4 * pool);

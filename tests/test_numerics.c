@@ -400,21 +400,21 @@ static void test_heads_against_oracle(void **state)
         float *fa2 = NULL;
         for (int a = 0; a <= SIM_ALGO_COUNT; a++) {   /* the last: FA2 grouped */
             sim_shape s2 = sh;
-            s2.group = a == SIM_ALGO_COUNT;
-            const sim_algo al = s2.group ? SIM_FA2 : (sim_algo)a;
+            s2.run.group = a == SIM_ALGO_COUNT;
+            const sim_algo al = s2.run.group ? SIM_FA2 : (sim_algo)a;
             sim_plan p;
             sim_result r;
             assert_int_equal(sim_plan_make(al, &s2, Br, Bc, SIM_PLAN_USER, &p), 0);
             assert_int_equal(sim_run(al, &s2, &p, q, K, V, NULL, &r, NULL, 0), 0);
             char what[96];
             snprintf(what, sizeof what, "%s%s B=%lld H=%lld G=%lld", sim_algo_name(al),
-                     s2.group ? " grouped" : "", (long long)sh.batch, (long long)sh.heads,
+                     s2.run.group ? " grouped" : "", (long long)sh.batch, (long long)sh.heads,
                      (long long)sh.kv_heads);
             assert_int_equal(tu_compare_f64(what, r.O, O_ref, BH * qn, 1e-5), 0);
-            if (al == SIM_FA2 && !s2.group) {
+            if (al == SIM_FA2 && !s2.run.group) {
                 fa2 = r.O;
                 r.O = NULL;
-            } else if (s2.group) {
+            } else if (s2.run.group) {
                 assert_int_equal(tu_compare_bits(what, r.O, fa2, BH * qn), 0);
             }
             sim_result_free(&r);
@@ -451,7 +451,7 @@ static void test_gqa_g_equals_h_is_plain(void **state)
             for (int grouped = 0; grouped <= (a == SIM_FA2); grouped++) {
                 sim_shape gqa = plain;
                 gqa.kv_heads = plain.heads;
-                gqa.group = grouped;
+                gqa.run.group = grouped;
                 assert_int_equal(sim_plan_make((sim_algo)a, &gqa, Br, Bc, SIM_PLAN_USER, &p), 0);
                 assert_int_equal(sim_run((sim_algo)a, &gqa, &p, q, K, V, NULL, &got, NULL, 0),
                                  0);
@@ -556,7 +556,7 @@ static void test_backward_against_oracle(void **state)
         bwd_problem b = { .sh = { .N = tu_rand_range(&rng, 1, 90),
                                   .d = tu_rand_range(&rng, 1, 32), .M = 64u << 20,
                                   .dtype = SIM_FP32, .causal = k % 3 != 0,
-                                  .pass = SIM_BWD } };
+                                  .run.pass = SIM_BWD } };
         b.sh.Nk = b.sh.N + (k % 2 ? tu_rand_range(&rng, 0, 60) : 0);
         if (b.sh.causal && k % 4 == 1)
             b.sh.window = tu_rand_range(&rng, 1, b.sh.Nk);
@@ -599,7 +599,7 @@ static void test_backward_checker_rejects_wrong(void **state)
 {
     (void)state;
     bwd_problem b = { .sh = { .N = 48, .d = 16, .M = 64u << 20, .dtype = SIM_FP32,
-                              .causal = 1, .pass = SIM_BWD } };
+                              .causal = 1, .run.pass = SIM_BWD } };
     bwd_make(&b, 77);
     sim_result r;
     bwd_run(&b, SIM_FA2, 16, 16, &r);
@@ -649,7 +649,7 @@ static void test_backward_line3_passes_same_bits(void **state)
 {
     (void)state;
     bwd_problem b = { .sh = { .N = 70, .Nk = 110, .d = 3, .M = 64u << 20, .dtype = SIM_FP16,
-                              .causal = 1, .pass = SIM_BWD } };
+                              .causal = 1, .run.pass = SIM_BWD } };
     bwd_make(&b, 5150);
     sim_result one, two;
     sim_plan p;
@@ -695,12 +695,12 @@ static void test_splits_against_unsplit(void **state)
         assert_int_equal(sim_plan_make(SIM_FA2, &sh, 4, Bc, SIM_PLAN_USER, &p), 0);
         assert_int_equal(sim_run(SIM_FA2, &sh, &p, q, K, V, NULL, &plain, NULL, 0), 0);
         sim_shape s1 = sh;
-        s1.splits = 1;
+        s1.run.splits = 1;
         sim_result one;
         assert_int_equal(sim_run(SIM_FA2, &s1, &p, q, K, V, NULL, &one, NULL, 0), 0);
         assert_int_equal(tu_compare_bits("S = 1", one.O, plain.O, sh.N * sh.d), 0);
         sim_result_free(&one);
-        sh.splits = tu_rand_range(&rng, 2, Tc < 32 ? Tc : 32);
+        sh.run.splits = tu_rand_range(&rng, 2, Tc < 32 ? Tc : 32);
         assert_int_equal(sim_plan_make(SIM_FA2, &sh, 4, Bc, SIM_PLAN_USER, &p), 0);
         char err[256];
         if (sim_run(SIM_FA2, &sh, &p, q, K, V, NULL, &split, err, sizeof err) != 0)
@@ -752,14 +752,14 @@ static void test_paged_same_bits(void **state)
             sim_shape flat = sh;
             sim_algo a = (sim_algo)(v % SIM_ALGO_COUNT);
             if (v >= SIM_ALGO_COUNT && v < 2 * SIM_ALGO_COUNT)
-                flat.pass = SIM_BWD;
+                flat.run.pass = SIM_BWD;
             else if (v == 2 * SIM_ALGO_COUNT) {         /* FA2 split-KV */
                 a = SIM_FA2;
-                flat.splits = Tc > 1 ? tu_rand_range(&rng, 2, Tc < 6 ? Tc : 6) : 1;
+                flat.run.splits = Tc > 1 ? tu_rand_range(&rng, 2, Tc < 6 ? Tc : 6) : 1;
             } else if (v == 2 * SIM_ALGO_COUNT + 1) {  /* FA2 grouped, MQA */
                 a = SIM_FA2;
                 flat.kv_heads = 1;
-                flat.group = 1;
+                flat.run.group = 1;
             }
             const int64_t nkv = flat.kv_heads ? sh.batch * sh.Nk * sh.d : nk;
             const sim_inputs in = { q, kv, kv + nkv, dO };
@@ -771,17 +771,17 @@ static void test_paged_same_bits(void **state)
                 fail_msg("%s", err);
             for (int seed = 0; seed < 2; seed++) {
                 sim_shape paged = flat;
-                paged.page = tu_rand_range(&rng, 1, sh.Nk < 12 ? sh.Nk : 12);
-                paged.page_seed = 31u + (uint64_t)seed;
+                paged.run.page = tu_rand_range(&rng, 1, sh.Nk < 12 ? sh.Nk : 12);
+                paged.run.page_seed = 31u + (uint64_t)seed;
                 assert_int_equal(sim_plan_make(a, &paged, Br, Bc, SIM_PLAN_USER, &p), 0);
                 if (sim_run_inputs(a, &paged, &p, &in, NULL, &got[seed], err, sizeof err) != 0)
                     fail_msg("%s", err);
                 char what[128];
                 snprintf(what, sizeof what, "%s %s paged P=%lld N=%lld Nk=%lld S=%lld G=%lld",
-                         sim_algo_name(a), sim_pass_name(flat.pass), (long long)paged.page,
-                         (long long)sh.N, (long long)sh.Nk, (long long)flat.splits,
+                         sim_algo_name(a), sim_pass_name(flat.run.pass), (long long)paged.run.page,
+                         (long long)sh.N, (long long)sh.Nk, (long long)flat.run.splits,
                          (long long)flat.kv_heads);
-                if (flat.pass == SIM_FWD) {
+                if (flat.run.pass == SIM_FWD) {
                     assert_int_equal(tu_compare_bits(what, got[seed].O, want.O, nq), 0);
                 } else {
                     assert_int_equal(tu_compare_bits(what, got[seed].dQ, want.dQ, nq), 0);
@@ -807,11 +807,11 @@ static void test_paged_same_bits(void **state)
 static void test_paged_pool_is_shuffled(void **state)
 {
     (void)state;
-    sim_shape sh = { .N = 64, .d = 4, .M = 64u << 20, .dtype = SIM_FP32, .page = 4,
+    sim_shape sh = { .N = 64, .d = 4, .M = 64u << 20, .dtype = SIM_FP32, .run.page = 4,
                      .batch = 2, .heads = 2 };
     int64_t pt[2][64];
     for (int seed = 0; seed < 2; seed++) {
-        sh.page_seed = 31u + (uint64_t)seed;
+        sh.run.page_seed = 31u + (uint64_t)seed;
         assert_int_equal(sim_page_table(&sh, pt[seed], 64), 0);
         int moved = 0, seen[64] = { 0 };
         for (int x = 0; x < 64; x++) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "sim_loop.h"
 #include "test_util.h"
 
 static uint64_t plan_bytes(const sim_plan *p, const sim_shape *sh, uint64_t *steps)
@@ -382,7 +383,7 @@ static void test_events_levels_blocks_time(void **state)
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
         for (int group = 0; group <= (a == SIM_FA2); group++) {
             sim_shape sh = { .N = 40, .d = 8, .M = 16 * 1024, .dtype = SIM_FP16,
-                             .batch = 2, .heads = 4, .kv_heads = 2, .group = group };
+                             .batch = 2, .heads = 4, .kv_heads = 2, .run.group = group };
             sim_plan p;
             assert_int_equal(sim_plan_make((sim_algo)a, &sh, 16, 16, SIM_PLAN_USER, &p), 0);
             level_trace t = { .last_block = -1, .hq = group ? 2 : 1 };
@@ -399,6 +400,41 @@ static void test_events_levels_blocks_time(void **state)
         }
 }
 
+/* The registry is the one place that says which run options a loop order
+ * serves: a plan is made exactly when sim_run_opts_check allows it, for
+ * every loop order, pass, grouping and split; and the shape check refuses
+ * the combinations no loop order serves, with the options named. */
+static void test_run_options_one_place(void **state)
+{
+    (void)state;
+    int served = 0;
+    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int pass = 0; pass < SIM_PASS_COUNT; pass++)
+            for (int group = 0; group <= 1; group++)
+                for (int64_t S = 0; S <= 2; S += 2) {
+                    sim_shape sh = { .N = 64, .d = 8, .M = 64 * 1024, .dtype = SIM_FP16,
+                                     .heads = 4, .kv_heads = group ? 2 : 4 };
+                    sh.run.pass = (sim_pass)pass;
+                    sh.run.group = group;
+                    sh.run.splits = S;
+                    char err[256] = "";
+                    const int valid = sim_run_opts_valid(&sh, err, sizeof err) == 0;
+                    if (!valid) {
+                        assert_true(strstr(err, "--") != NULL || strstr(err, "plan of") != NULL);
+                        continue;
+                    }
+                    const int ok = sim_run_opts_check((sim_algo)a, &sh, err, sizeof err) == 0;
+                    assert_int_equal(ok, sim_loop_find((sim_algo)a, &sh) != NULL);
+                    sim_plan p;
+                    assert_int_equal(sim_plan_make((sim_algo)a, &sh, 16, 16, SIM_PLAN_USER, &p) == 0,
+                                     ok);
+                    /* grouped heads and split-KV: FA2's forward only */
+                    assert_int_equal(ok, !(group || S > 1) || (a == SIM_FA2 && pass == SIM_FWD));
+                    served += ok;
+                }
+    assert_int_equal(served, SIM_ALGO_COUNT * SIM_PASS_COUNT + 2);   /* plain, + fa2 grouped, split */
+}
+
 /* Split-KV's best plan is the best of the fitting pairs with T_c >= S, found
  * here by trying them all, for decoding shapes (N_q small, N_k long) with and
  * without a causal mask. Without one, the largest B_c that fits (which the
@@ -413,7 +449,7 @@ static void test_split_plan_is_optimal(void **state)
                          .dtype = SIM_FP16, .causal = k % 2 };
         sh.Nk = sh.N + tu_rand_range(&rng, 16, 900);
         sh.M = (uint64_t)tu_rand_range(&rng, 2048, 64 * 1024);
-        sh.splits = tu_rand_range(&rng, 2, 12);
+        sh.run.splits = tu_rand_range(&rng, 2, 12);
         uint64_t eb = 0, es = 0;
         int found = 0;
         for (int small = 0; small <= 1 && !found; small++) {
@@ -424,7 +460,7 @@ static void test_split_plan_is_optimal(void **state)
                     sim_plan p;
                     assert_int_equal(sim_plan_make(SIM_FA2, &sh, cr[x], cc[y], SIM_PLAN_AUTO,
                                                    &p), 0);
-                    if (!p.fits || p.Tc < sh.splits)
+                    if (!p.fits || p.Tc < sh.run.splits)
                         continue;
                     uint64_t steps, bytes = plan_bytes(&p, &sh, &steps);
                     if (!found || bytes < eb || (bytes == eb && steps < es)) {
@@ -440,12 +476,12 @@ static void test_split_plan_is_optimal(void **state)
         if ((rc == 0) != found)
             fprintf(stderr, "N=%lld Nk=%lld d=%lld M=%llu S=%lld causal=%d: %s\n",
                     (long long)sh.N, (long long)sh.Nk, (long long)sh.d,
-                    (unsigned long long)sh.M, (long long)sh.splits, sh.causal, err);
+                    (unsigned long long)sh.M, (long long)sh.run.splits, sh.causal, err);
         assert_int_equal(rc == 0, found);
         if (!found)
             continue;
         uint64_t steps, bytes = plan_bytes(&p, &sh, &steps);
-        assert_true(p.fits && p.Tc >= sh.splits);
+        assert_true(p.fits && p.Tc >= sh.run.splits);
         assert_int_equal(bytes, eb);
         assert_int_equal(steps, es);
         checked++;
@@ -494,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_misfit_hint_works),
         cmocka_unit_test(test_events_match_counters),
         cmocka_unit_test(test_events_levels_blocks_time),
+        cmocka_unit_test(test_run_options_one_place),
         cmocka_unit_test(test_split_plan_is_optimal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

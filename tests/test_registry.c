@@ -222,7 +222,7 @@ static void test_register_rules(void **state)
     const sim_bounds bd = { .theta_standard = 7.0, .theta_flash = 3.0 };
     assert_true(sim_report_theta(&bd, SM2_ALGO) == 7.0);
     assert_int_equal(sim_reread_block(SM2_ALGO, 4, 6), 4);
-    sim_shape split = { .N = 8, .d = 4, .M = 1 << 20, .dtype = SIM_FP16, .splits = 2 };
+    sim_shape split = { .N = 8, .d = 4, .M = 1 << 20, .dtype = SIM_FP16, .run.splits = 2 };
     assert_null(sim_loop_find(SM2_ALGO, &split));
     sim_plan p;
     assert_int_equal(sim_plan_make(SM2_ALGO, &split, 4, 4, SIM_PLAN_USER, &p), -1);
@@ -327,7 +327,7 @@ static void test_builtin_descriptors(void **state)
                 assert_int_not_equal(l->mark, sim_loop_of((sim_algo)b, SIM_FWD)->mark);
             assert_true(l->ncode > 0);
             sim_shape sh = { .N = 40, .d = 8, .M = 1 << 20, .dtype = SIM_FP16,
-                             .causal = 1, .pass = (sim_pass)pass };
+                             .causal = 1, .run.pass = (sim_pass)pass };
             sim_plan p;
             assert_int_equal(sim_plan_make((sim_algo)a, &sh, 8, 16, SIM_PLAN_USER, &p), 0);
             viz_model *m = build_view((sim_algo)a, &sh, 8, 16);
@@ -343,7 +343,7 @@ static void test_builtin_descriptors(void **state)
             viz_model_free(m);
         }
     sim_shape split = { .N = 4, .Nk = 64, .d = 8, .M = 1 << 20, .dtype = SIM_FP16,
-                        .splits = 4 };
+                        .run.splits = 4 };
     assert_non_null(sim_loop_find(SIM_FA2, &split));
     assert_true(sim_loop_find(SIM_FA2, &split)->split);
     assert_null(sim_loop_find(SIM_NAIVE, &split));

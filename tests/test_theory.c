@@ -63,13 +63,13 @@ static void rd_kv(sim_counts *c, const sim_shape *sh, sim_tensor t, int64_t c0, 
                   int64_t d)
 {
     c->read_elems[t] += (uint64_t)(bc * d);
-    if (sh->page == 0) {
+    if (sh->run.page == 0) {
         c->read_ops[t]++;
         return;
     }
     uint64_t pages = 0;
     for (int64_t r = c0; r < c0 + bc; r++)
-        pages += r == c0 || r % sh->page == 0;    /* a row that starts a new page */
+        pages += r == c0 || r % sh->run.page == 0;    /* a row that starts a new page */
     c->read_ops[t] += pages;
     c->read_elems[SIM_PT] += pages;
     c->read_ops[SIM_PT]++;
@@ -83,7 +83,7 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                         sim_counts *c)
 {
     memset(c, 0, sizeof *c);
-    if (sh->pass == SIM_BWD) {
+    if (sh->run.pass == SIM_BWD) {
         enum_counts_bwd(algo, sh, p, c);
         return;
     }
@@ -153,9 +153,9 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                 WR(SIM_m, br);
             }
         }
-    } else if (sh->splits > 1) {
+    } else if (sh->run.splits > 1) {
         /* split-KV: split s takes key blocks floor(s Tc / S) .. floor((s+1) Tc / S) - 1 */
-        const int64_t S = sh->splits;
+        const int64_t S = sh->run.splits;
         for (int64_t s = 0; s < S; s++)
             for (int64_t i = 0; i < Tr; i++) {
                 int64_t br = min64(Br, N - i * Br);
@@ -208,7 +208,7 @@ static void scale_heads(const sim_shape *sh, sim_counts *c)
     const uint64_t B = sh->batch ? (uint64_t)sh->batch : 1, H = sh->heads ? (uint64_t)sh->heads : 1;
     const uint64_t G = sh->kv_heads ? (uint64_t)sh->kv_heads : H;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        uint64_t f = (t == SIM_K || t == SIM_V || t == SIM_PT) && sh->group ? B * G : B * H;
+        uint64_t f = (t == SIM_K || t == SIM_V || t == SIM_PT) && sh->run.group ? B * G : B * H;
         c->read_elems[t] *= f;
         c->write_elems[t] *= f;
         c->read_ops[t] *= f;
@@ -539,12 +539,12 @@ static void test_random_heads(void **state)
         do
             sh.kv_heads = tu_rand_range(&rng, 1, sh.heads);
         while (sh.heads % sh.kv_heads != 0);
-        sh.group = a == SIM_FA2 && tu_rand_range(&rng, 0, 1);
+        sh.run.group = a == SIM_FA2 && tu_rand_range(&rng, 0, 1);
         sh.M = 64u << 20;
         sim_plan p;
         plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N + 3),
                        tu_rand_range(&rng, 1, sh.Nk + 3), &p);
-        grouped += sh.group && sh.kv_heads < sh.heads;
+        grouped += sh.run.group && sh.kv_heads < sh.heads;
         total++;
         check_config(a, &sh, &p);
     }
@@ -568,7 +568,7 @@ static void test_mqa_grouped_reads_kv_once(void **state)
     assert_int_equal(r.counts.read_elems[SIM_K], 2 * 8 * per_head);
     assert_int_equal(r.counts.read_elems[SIM_Q], 2 * 8 * 256 * 32);
     sim_result_free(&r);
-    sh.group = 1;
+    sh.run.group = 1;
     assert_int_equal(sim_plan_make(SIM_FA2, &sh, 64, 32, SIM_PLAN_USER, &p), 0);
     assert_int_equal(p.buf[0].rows, 8 * 64);          /* Q_i: B_r rows of 8 heads */
     assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
@@ -608,11 +608,11 @@ static void test_random_splits(void **state)
         sh.M = 64u << 20;
         const int64_t Bc = tu_rand_range(&rng, 1, sh.Nk / 2 > 1 ? sh.Nk / 2 : 1);
         const int64_t Tc = (sh.Nk + Bc - 1) / Bc;
-        sh.splits = Tc < 2 ? 1 : tu_rand_range(&rng, 2, Tc < 40 ? Tc : 40);
+        sh.run.splits = Tc < 2 ? 1 : tu_rand_range(&rng, 2, Tc < 40 ? Tc : 40);
         sim_plan p;
         plan_with_room(SIM_FA2, &sh, tu_rand_range(&rng, 1, sh.N + 2), Bc, &p);
         check_config(SIM_FA2, &sh, &p);
-        runs += sh.splits > 1;
+        runs += sh.run.splits > 1;
     }
     printf("  %d split-KV runs\n", runs);
     assert_true(runs > 180);
@@ -624,7 +624,7 @@ static void test_splits_need_key_blocks(void **state)
 {
     (void)state;
     sim_shape sh = { .N = 1, .Nk = 4096, .d = 128, .M = 96 * 1024, .dtype = SIM_FP16,
-                     .splits = 16 };
+                     .run.splits = 16 };
     sim_plan p;
     char err[512];
     assert_int_equal(sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), 0);
@@ -634,7 +634,7 @@ static void test_splits_need_key_blocks(void **state)
     assert_non_null(strstr(err, "--splits 16 is more than the T_c = 4 key blocks"));
     assert_non_null(strstr(err, "--Bc 256"));
     assert_int_equal(sim_plan_make(SIM_FA1, &sh, 1, 64, SIM_PLAN_USER, &p), -1);
-    sh.splits = 5000;
+    sh.run.splits = 5000;
     assert_int_equal(sim_shape_check(&sh, err, sizeof err), -1);
     assert_non_null(strstr(err, "must not exceed N_k"));
 }
@@ -650,7 +650,7 @@ static void test_random_backward(void **state)
     for (int k = 0; k < 450; k++) {
         const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
         sim_shape sh = { 0 };
-        sh.pass = SIM_BWD;
+        sh.run.pass = SIM_BWD;
         sh.N = tu_rand_range(&rng, 1, 200);
         sh.Nk = sh.N + (tu_rand_range(&rng, 0, 2) == 0 ? tu_rand_range(&rng, 0, 150) : 0);
         sh.d = tu_rand_range(&rng, 1, 40);
@@ -697,7 +697,7 @@ static void test_random_paged(void **state)
     for (int k = 0; k < 600; k++) {
         const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
         sim_shape sh = { 0 };
-        sh.pass = k % 6 < 3 ? SIM_FWD : SIM_BWD;
+        sh.run.pass = k % 6 < 3 ? SIM_FWD : SIM_BWD;
         sh.N = tu_rand_range(&rng, 1, 120);
         sh.Nk = sh.N + (tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 0, 300) : 0);
         sh.d = tu_rand_range(&rng, 1, 24);
@@ -708,17 +708,17 @@ static void test_random_paged(void **state)
         if (tu_rand_range(&rng, 0, 3) == 0) {
             sh.batch = tu_rand_range(&rng, 1, 2);
             sh.heads = 4;
-            if (sh.pass == SIM_FWD)        /* the backward takes one K, V head per query head */
+            if (sh.run.pass == SIM_FWD)        /* the backward takes one K, V head per query head */
                 sh.kv_heads = tu_rand_range(&rng, 0, 1) ? 2 : 1;
-            sh.group = a == SIM_FA2 && sh.pass == SIM_FWD && tu_rand_range(&rng, 0, 1);
+            sh.run.group = a == SIM_FA2 && sh.run.pass == SIM_FWD && tu_rand_range(&rng, 0, 1);
         }
         const int64_t Bc = tu_rand_range(&rng, 1, sh.Nk + 3), Tc = (sh.Nk + Bc - 1) / Bc;
-        if (a == SIM_FA2 && sh.pass == SIM_FWD && !sh.group && Tc > 1 && k % 4 == 2)
-            sh.splits = tu_rand_range(&rng, 2, Tc < 9 ? Tc : 9);
+        if (a == SIM_FA2 && sh.run.pass == SIM_FWD && !sh.run.group && Tc > 1 && k % 4 == 2)
+            sh.run.splits = tu_rand_range(&rng, 2, Tc < 9 ? Tc : 9);
         const int64_t pick = tu_rand_range(&rng, 0, 2);
-        sh.page = pick == 0 ? tu_rand_range(&rng, 1, 8) : pick == 1 ? Bc : tu_rand_range(&rng, 1, 64);
-        if (sh.page > sh.Nk)
-            sh.page = sh.Nk;                      /* at most N_k: one page holds every key */
+        sh.run.page = pick == 0 ? tu_rand_range(&rng, 1, 8) : pick == 1 ? Bc : tu_rand_range(&rng, 1, 64);
+        if (sh.run.page > sh.Nk)
+            sh.run.page = sh.Nk;                      /* at most N_k: one page holds every key */
         sh.M = 64u << 20;
         sim_plan p;
         plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N + 3), Bc, &p);
@@ -745,23 +745,23 @@ static void test_paged_boundaries(void **state)
         sim_shape sh = { .N = tu_rand_range(&rng, 1, 300), .d = tu_rand_range(&rng, 1, 64),
                          .M = 64u << 20, .dtype = SIM_FP16 };
         sh.Nk = sh.N + tu_rand_range(&rng, 0, 2000);
-        sh.page = tu_rand_range(&rng, 1, sh.Nk < 300 ? sh.Nk : 300);
+        sh.run.page = tu_rand_range(&rng, 1, sh.Nk < 300 ? sh.Nk : 300);
         const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
         sim_plan p;
         plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N), tu_rand_range(&rng, 1, sh.Nk), &p);
-        int64_t g = sh.page, b = p.Bc;
+        int64_t g = sh.run.page, b = p.Bc;
         while (b) {
             const int64_t t = g % b;
             g = b;
             b = t;
         }
-        const int64_t lcm = sh.page / g * p.Bc;
+        const int64_t lcm = sh.run.page / g * p.Bc;
         const uint64_t loads = a == SIM_FA1 ? 1 : (uint64_t)p.Tr;   /* of each key block */
-        const uint64_t inside = (uint64_t)((sh.Nk - 1) / sh.page - (sh.Nk - 1) / lcm);
+        const uint64_t inside = (uint64_t)((sh.Nk - 1) / sh.run.page - (sh.Nk - 1) / lcm);
         sim_counts paged, flat;
         assert_int_equal(sim_theory_counts(&p, &sh, &paged), 0);
         sim_shape contiguous = sh;
-        contiguous.page = 0;
+        contiguous.run.page = 0;
         assert_int_equal(sim_theory_counts(&p, &contiguous, &flat), 0);
         for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
             assert_int_equal(paged.read_elems[t] - flat.read_elems[t],
@@ -782,7 +782,7 @@ static void test_paged_boundaries(void **state)
 static void test_backward_signatures(void **state)
 {
     (void)state;
-    sim_shape sh = { .N = 1000, .d = 64, .M = 1u << 30, .dtype = SIM_FP16, .pass = SIM_BWD };
+    sim_shape sh = { .N = 1000, .d = 64, .M = 1u << 30, .dtype = SIM_FP16, .run.pass = SIM_BWD };
     const uint64_t N = 1000, d = 64, Tc = 16;                    /* ceil(1000/64) */
     sim_plan p;
     sim_result r;

@@ -679,13 +679,13 @@ static int config_check(const viz_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "%s", why);
         return VIZ_EUSAGE;
     }
-    if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 1 || sh->group ||
-        sh->page > 0) {
+    if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 1 || sh->run.group ||
+        sh->run.page > 0) {
         snprintf(err, errlen, "the view steps through one head with K and V contiguous; "
                  "batches, heads and paged KV are the report's ('fasim --help')");
         return VIZ_EUSAGE;
     }
-    if (sh->splits > 1 && !sim_loop_find(cfg->algo, sh)) {
+    if (sh->run.splits > 1 && sim_run_opts_check(cfg->algo, sh, NULL, 0) != 0) {
         snprintf(err, errlen, "split-KV (--splits) is a plan of FA2's forward pass: use "
                  "--algo fa2 and --pass fwd");
         return VIZ_EUSAGE;
@@ -698,7 +698,7 @@ static int config_check(const viz_config *cfg, char *err, size_t errlen)
                  "through; the view takes N_q, N_k and S N_q up to 2^30 and d up to 2^20 (use "
                  "the report, 'fasim --N ...', for larger runs)", (long long)sh->N,
                  (long long)sim_shape_Nk(sh), (long long)sh->d,
-                 sh->splits > 1 ? ", with splits" : "");
+                 sh->run.splits > 1 ? ", with splits" : "");
         return VIZ_EUSAGE;
     }
     return VIZ_OK;
@@ -757,7 +757,7 @@ static int choose_mode(viz_model *m, const viz_config *cfg, char *err, size_t er
      * (its forward first, then five products). */
     const uint64_t n2d = sat_mul(sat_mul(sat_mul((uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh)),
                                          (uint64_t)sh->d),
-                                 sh->pass == SIM_BWD ? 4 : 1);
+                                 sh->run.pass == SIM_BWD ? 4 : 1);
     int compute;
     if (cfg->mode == VIZ_MODE_COUNT) {
         compute = 0;
@@ -884,7 +884,7 @@ static int make_inputs(const viz_config *cfg, run_inputs *ri)
         sim_random_qkv(cfg->seed, sh->N, sim_shape_Nk(sh), sh->d, sh->dtype, ri->Qo, ri->Ko,
                        ri->Vo);
     }
-    if (sh->pass == SIM_BWD) {          /* the output gradient, as the report's */
+    if (sh->run.pass == SIM_BWD) {          /* the output gradient, as the report's */
         ri->dO = malloc(nd * sizeof *ri->dO);
         if (!ri->dO)
             return VIZ_EFAIL;
