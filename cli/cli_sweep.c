@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 #include "cli_cmds.h"
 #include "sim_outfile.h"
 #include "sim_plot.h"
+#include "sim_text.h"
 #include "sim_sweep.h"
 #include "sim_parse.h"
 
@@ -449,6 +451,32 @@ static int run_gnuplot(const char *gnuplot, const char *dir, const char *script)
  * the process. Returns gnuplot's status, or -1 (it could not run, or wrote
  * no image), with errno-style detail in *why when the folder or the link
  * could not be made. */
+/* Whether gnuplot wrote the whole picture: it exits 0 even when a write
+ * fails (a full disk), leaving a cut file. An SVG ends with its closing
+ * tag; a PNG with its IEND chunk, whose 12 bytes are fixed. */
+static int image_complete(const char *path)
+{
+    static const unsigned char iend[12] = { 0, 0, 0, 0, 'I', 'E', 'N', 'D',
+                                            0xae, 0x42, 0x60, 0x82 };
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    unsigned char tail[64];
+    size_t n = 0;
+    if (fseek(f, -(long)sizeof tail, SEEK_END) != 0)
+        rewind(f);
+    n = fread(tail, 1, sizeof tail, f);
+    fclose(f);
+    const size_t len = strlen(path);
+    if (len >= 4 && !strcasecmp(path + len - 4, ".png"))
+        return n >= sizeof iend && !memcmp(tail + n - sizeof iend, iend, sizeof iend);
+    /* SVG: "</svg>" and nothing after it but white space */
+    size_t end = n;
+    while (end > 0 && (tail[end - 1] == '\n' || tail[end - 1] == ' ' || tail[end - 1] == '\r'))
+        end--;
+    return end >= 6 && !memcmp(tail + end - 6, "</svg>", 6);
+}
+
 static int render_image(const char *gnuplot, const char *image, const char *dat,
                         const char *gp, int *why)
 {
@@ -481,9 +509,10 @@ static int render_image(const char *gnuplot, const char *image, const char *dat,
     int rc = -1;
     if (link(dat, link_path) == 0 || symlink(rel, link_path) == 0) {
         rc = run_gnuplot(gnuplot, tmpdir, script);
-        struct stat st;
-        if (rc == 0 && (stat(tmp_image, &st) != 0 || st.st_size == 0))
+        if (rc == 0 && !image_complete(tmp_image)) {
+            *why = -1;                   /* gnuplot says 0 even when a write failed */
             rc = -1;
+        }
         if (rc == 0 && rename(tmp_image, image) != 0) {
             *why = errno;
             rc = -1;
@@ -514,18 +543,30 @@ static int do_plot(const sim_sweep_result *res, const char *image)
     }
     char gnuplot[4096];
     if (find_gnuplot(gnuplot, sizeof gnuplot) != 0) {
+        /* The suggested command quotes the names for a shell: pasted, it runs
+         * gnuplot and nothing else. */
         const char *slash = strrchr(gp, '/');
-        if (slash)
+        char dir[4096], wdir[8400], wgp[8400];
+        if (slash) {
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - gp), gp);
             fprintf(stderr, "fasim: gnuplot is not installed; wrote %s and %s. Render with:\n"
-                    "  cd %.*s && gnuplot %s\n", dat, gp, (int)(slash - gp), gp, slash + 1);
-        else
+                    "  cd %s && gnuplot %s\n", dat, gp, sim_shell_word(wdir, sizeof wdir, dir),
+                    sim_shell_word(wgp, sizeof wgp, slash + 1));
+        } else {
             fprintf(stderr, "fasim: gnuplot is not installed; wrote %s and %s. Render with:\n"
-                    "  gnuplot %s\n", dat, gp, gp);
+                    "  gnuplot %s\n", dat, gp, sim_shell_word(wgp, sizeof wgp, gp));
+        }
         fprintf(stderr, "  (Debian/Ubuntu: apt-get install gnuplot-nox)\n");
         return SIM_OK;
     }
     int why;
     int rc = render_image(gnuplot, image, dat, gp, &why);
+    if (rc != 0 && why < 0) {
+        fprintf(stderr, "fasim: --plot %s: gnuplot's picture is cut short (a full disk?); "
+                "the old image is as it was, the data and the script are in %s and %s\n",
+                image, dat, gp);
+        return SIM_EFAIL;
+    }
     if (rc != 0 && why) {
         fprintf(stderr, "fasim: --plot %s: cannot render beside it: %s; the data and the "
                 "script are in %s and %s\n", image, strerror(why), dat, gp);

@@ -10,7 +10,8 @@
  *     names the data hold exactly one gnuplot string expression each, and
  *     decoding it by gnuplot's rules (written out here, independently of
  *     the quoting code) gives the name back: the name itself, or "./" and
- *     the name when it starts with '<' or '|' (gnuplot's pipes). Nothing
+ *     the name when it starts with '<' or '|' (gnuplot's pipes) or '$' (a
+ *     datablock's name). Nothing
  *     of the name is left outside a string, so nothing of it runs.
  * gnuplot itself is not started (tests/test_sweep.c runs it on hostile
  * names); one small sweep is computed once and drawn for every input.
@@ -97,7 +98,7 @@ static long decode(const char **p, char *out, size_t len)
 /* The name as the script must give it back. */
 static void expected(const char *name, char *out, size_t len)
 {
-    snprintf(out, len, "%s%s", (name[0] == '<' || name[0] == '|') ? "./" : "", name);
+    snprintf(out, len, "%s%s", (name[0] == '<' || name[0] == '|' || name[0] == '$') ? "./" : "", name);
 }
 
 static char *slurp(const char *path)

@@ -244,6 +244,7 @@ void sim_outfile_abort(sim_outfile *o)
 
 int sim_outfile_mkdtemp(char *tmpl)
 {
+    /* Held back while it is made and registered, as a temporary file is. */
     guard_signals();
     sigset_t old;
     hold_signals(&old);

@@ -49,3 +49,37 @@ void sim_text_wrap_lead(FILE *out, const char *lead, size_t indent, size_t width
     fputs(lead, out);
     sim_text_wrap(out, strlen(lead), text, strlen(text), &st);
 }
+
+const char *sim_shell_word(char *out, size_t len, const char *path)
+{
+    static const char plain[] = "_./+-,=:@%";
+    int safe = path[0] != '\0' && path[0] != '-';
+    for (const char *c = path; *c && safe; c++)
+        safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+               (*c >= '0' && *c <= '9') || strchr(plain, *c) != NULL;
+    size_t o = 0;
+#define PUT(ch) do { if (o + 1 >= len) { if (len) out[0] = '\0'; return out; } \
+                     out[o++] = (ch); } while (0)
+    if (safe) {
+        for (const char *c = path; *c; c++)
+            PUT(*c);
+    } else {
+        PUT('\'');
+        if (path[0] == '-') {
+            PUT('.');
+            PUT('/');
+        }
+        for (const char *c = path; *c; c++) {
+            if (*c == '\'') {           /* close, an escaped quote, reopen */
+                PUT('\'');
+                PUT('\\');
+                PUT('\'');
+            }
+            PUT(*c);
+        }
+        PUT('\'');
+    }
+#undef PUT
+    out[o] = '\0';
+    return out;
+}

@@ -30,4 +30,12 @@ void sim_text_wrap(FILE *out, size_t col, const char *text, size_t len,
 void sim_text_wrap_lead(FILE *out, const char *lead, size_t indent, size_t width,
                         const char *text);
 
+/* A path as a word a POSIX shell reads back as that path, for commands
+ * fasim suggests ("Render with: cd DIR && gnuplot NAME.gp"): the path
+ * itself when it holds only letters, digits and _ . / + - , = : @ % and
+ * does not start with '-'; otherwise in single quotes, each quote written
+ * '\'' , and "./" first when it starts with '-' (so that no command reads
+ * it as an option). Returns out, or "" when out is too short. */
+const char *sim_shell_word(char *out, size_t len, const char *path);
+
 #endif /* FASIM_SIM_TEXT_H */

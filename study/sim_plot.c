@@ -7,6 +7,7 @@
  * what "constant 1" means for a line on byte axes.
  */
 #include "sim_plot.h"
+#include "sim_text.h"
 #include "sim_outfile.h"
 
 #include <errno.h>
@@ -35,8 +36,9 @@ static const char *base_name(const char *path)
  * each run of quotes in double quotes, which then hold nothing else (gnuplot
  * 5.4 misreads two doubled quotes in a row, 'a''''b', so doubling cannot
  * serve). A name that starts with '<' or '|' would still reach a shell
- * (gnuplot reads '<cmd' from a pipe and writes "|cmd" to one), so it is
- * written "./"-first, the same file in the script's directory. A script is
+ * (gnuplot reads '<cmd' from a pipe and writes "|cmd" to one), and one that
+ * starts with '$' names a datablock, so such a name is written "./"-first,
+ * the same file in the script's directory. A script is
  * read line by line, so a name with a control character (a newline ends the
  * command) cannot be written at all. Returns 0, or -1 for such a name or
  * one too long for out. */
@@ -56,7 +58,7 @@ static int gp_quote(char *out, size_t len, const char *name)
             }
             PUT(want);
             in = want;
-            if (c == (const unsigned char *)name && (*c == '<' || *c == '|')) {
+            if (c == (const unsigned char *)name && (*c == '<' || *c == '|' || *c == '$')) {
                 PUT('.');
                 PUT('/');
             }
@@ -157,7 +159,9 @@ static void write_settings(FILE *f, const sim_sweep_spec *sp, sim_param p, const
     const int svg = !strcasecmp(img + n - 4, ".svg");
 
     fprintf(f, "# %s: written by fasim; draws %s from %s.\n", gpname, img, datname);
-    fprintf(f, "# Run it from this directory: gnuplot %s\n", gpname);
+    char word[2200];
+    fprintf(f, "# Run it from this directory: gnuplot %s\n",
+            sim_shell_word(word, sizeof word, gpname));
     fprintf(f, "# Restyle freely: the data columns are named in the first lines of %s.\n\n",
             datname);
     if (svg)

@@ -3,7 +3,8 @@
  * each byte below 0x20, of quotes and backslashes, UTF-8 passed through;
  * commas and brackets at every nesting level, in both styles; the three
  * number formats and their null for NaN and infinities. Also sim_text_wrap,
- * the word wrapper that io/ holds beside it.
+ * the word wrapper that io/ holds beside it, and sim_shell_word, the paths
+ * of the commands fasim suggests.
  *
  * Each test writes into a memory stream and compares the bytes whole.
  */
@@ -235,6 +236,38 @@ static void test_wrap(void **state)
     assert_int_equal(sim_text_cols(t, strlen(t), 0), 17);
 }
 
+/* A suggested command's path reads back as that path in a shell: checked
+ * by running sh itself on each word (printf '%s' WORD) where sh exists. */
+static void test_shell_word(void **state)
+{
+    (void)state;
+    char w[256];
+    assert_string_equal(sim_shell_word(w, sizeof w, "plots/io.gp"), "plots/io.gp");
+    assert_string_equal(sim_shell_word(w, sizeof w, "it's.gp"), "'it'\\''s.gp'");
+    assert_string_equal(sim_shell_word(w, sizeof w, "-x.gp"), "'./-x.gp'");
+    assert_string_equal(sim_shell_word(w, sizeof w, "a b"), "'a b'");
+    assert_string_equal(sim_shell_word(w, 4, "too long"), "");
+    const char *names[] = { "x;$(touch PWNED).gp", "`id`.gp", "a'b\"c.gp", "$HOME.gp",
+                            "*.gp", "a\\b.gp", "-e.gp", "it''s.gp" };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "cd /tmp && printf %%s %s", sim_shell_word(w, sizeof w, names[k]));
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        char got[256] = "";
+        size_t n = fread(got, 1, sizeof got - 1, p);
+        got[n] = '\0';
+        pclose(p);
+        const char *want = names[k];
+        char dotted[256];
+        if (names[k][0] == '-') {
+            snprintf(dotted, sizeof dotted, "./%s", names[k]);
+            want = dotted;
+        }
+        assert_string_equal(got, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_misuse_flagged),
         cmocka_unit_test(test_wrap),
+        cmocka_unit_test(test_shell_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,9 @@
  *   - --out on a disk that fills up part-way (a file-size limit, as a full
  *     disk): the old array is intact and no temporary is left;
  *   - a run killed by SIGTERM while it computes: no file, no temporary;
- *   - --plot onto a directory: refused, the directory still there.
+ *   - --plot onto a directory: refused, the directory still there;
+ *   - --plot on a disk that fills under gnuplot's picture (which gnuplot
+ *     does not report): the old picture stays.
  * Every case failed on the code before files were written through
  * sim_outfile (the empty file, the truncated array, the deleted folder).
  */
@@ -277,6 +279,28 @@ static void plot_onto_a_directory(void **state)
     assert_int_equal(entries(dir), 1);            /* no .dat or .gp either */
 }
 
+/* gnuplot exits 0 even when the disk fills under its picture: the cut
+ * picture must not replace the old one (a file-size limit stands for the
+ * full disk; gnuplot inherits it). Skipped without gnuplot. */
+static void plot_full_disk_keeps_old_image(void **state)
+{
+    (void)state;
+    if (access("/usr/bin/gnuplot", X_OK) != 0) {
+        fprintf(stderr, "  (gnuplot not installed: skipped)\n");
+        return;
+    }
+    const char *dir = fresh_dir("plotfull");
+    char img[1200];
+    snprintf(img, sizeof img, "%s/old.svg", dir);
+    put_file(img, "<svg>the old, whole picture</svg>\n");
+    const char *args[] = { "sweep", "--vary", "N=256..4096", "--plot", img, NULL };
+    int rc = finish(start(args, 16384));          /* the data and script fit; the SVG not */
+    assert_int_not_equal(rc, 0);
+    assert_true(same_text(img, "<svg>the old, whole picture</svg>\n"));
+    /* old.svg, old.dat, old.gp: no temporary folder or file is left */
+    assert_int_equal(entries(dir), 3);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -290,6 +314,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(full_disk_keeps_the_old_array),
         cmocka_unit_test(killed_run_leaves_nothing),
         cmocka_unit_test(plot_onto_a_directory),
+        cmocka_unit_test(plot_full_disk_keeps_old_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -494,6 +494,8 @@ static void plot_names_stay_data(void **state)
         "<touch PWNED.svg",
         "|touch PWNED.svg",
         "-e system('touch PWNED').svg",
+        "$x.svg",
+        "$(touch PWNED).svg",
         "@x $HOME \\ ; # ''.svg",
         "'''q''.svg",
     };
@@ -519,7 +521,7 @@ static void plot_names_stay_data(void **state)
                 }
                 want[o++] = (char)seg;
                 in = seg;
-                if (c == hostile[k] && (*c == '<' || *c == '|')) {
+                if (c == hostile[k] && (*c == '<' || *c == '|' || *c == '$')) {
                     want[o++] = '.';
                     want[o++] = '/';
                 }
