@@ -515,7 +515,8 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
         fl.l_whence = SEEK_SET;
         lockfd = open(g->lock_path, O_RDWR | O_CREAT, 0644);
         if (lockfd < 0 || fcntl(lockfd, F_SETLKW, &fl) != 0) {
-            fprintf(stderr, "fasim: --lock %s: %s\n", g->lock_path, strerror(errno));
+            const char *why = strerror(errno);
+            fprintf(stderr, "fasim: --lock %s: %s\n", sim_shown(g->lock_path).s, why);
             if (lockfd >= 0)
                 close(lockfd);
             return SIM_EFAIL;
@@ -568,7 +569,7 @@ static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const g
         rc = SIM_EFAIL;
     if (o->out_path && nruns == 1 &&
         sim_npy_write_f32(o->out_path, runs[0].kern.O, sh->N, sh->d, err, sizeof err) != 0) {
-        fprintf(stderr, "fasim: --out %s\n", err);
+        fprintf(stderr, "fasim: --out %s\n", sim_shown(err).s);
         rc = SIM_EFAIL;
     }
     return rc;

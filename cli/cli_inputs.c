@@ -4,6 +4,7 @@
 #include "cli_inputs.h"
 #include "sim_limits.h"
 #include "sim_outfile.h"
+#include "sim_parse.h"
 #include "sim_status.h"
 
 #include <errno.h>
@@ -89,8 +90,22 @@ static int check_files(const cli_inputs_spec *spec, const sim_npy_matrix m[4], i
     return SIM_OK;
 }
 
+static int load_files(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
+                      char *err, size_t errlen);
+
 int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
                     char *err, size_t errlen)
+{
+    int rc = load_files(spec, sh, m, err, errlen);
+    /* The message names the files, whose names may hold any byte: shown
+     * escaped, on one line. */
+    if (rc != SIM_OK && errlen)
+        snprintf(err, errlen, "%s", sim_shown(err).s);
+    return rc;
+}
+
+static int load_files(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
+                      char *err, size_t errlen)
 {
     const int nfiles = spec->do_path ? 4 : 3;
     int rc = read_files(spec, m, nfiles, err, errlen);
@@ -132,7 +147,8 @@ int cli_out_writable(const char *path)
     /* Nothing is created: the file appears, whole, only when written. */
     int e = sim_outfile_check(path);
     if (e) {
-        fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", path, strerror(e));
+        fprintf(stderr, "fasim: --out %s: cannot open for writing: %s\n", sim_shown(path).s,
+                strerror(e));
         return SIM_EFAIL;
     }
     return SIM_OK;

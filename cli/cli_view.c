@@ -296,7 +296,7 @@ static int run_sdl(viz_model *model, const view_opts *o, const sim_npy_matrix np
                                       (int)o->width, (int)o->height, serr, sizeof serr)
                  : viz_sdl_run(model, &so, serr, sizeof serr);
     if (rc != 0)
-        fprintf(stderr, "fasim view: %s\n", serr);
+        fprintf(stderr, "fasim view: %s\n", sim_shown(serr).s);
     return rc;
 #else
     (void)model;

@@ -155,7 +155,7 @@ static int cmd_report(int argc, char **argv, int first)
                                              sim_shape_H(sh), sh->N, sh->d, err, sizeof err)
                       : sim_npy_write_f32(o.out_path, res->O, sh->N, sh->d, err, sizeof err);
         if (wrc != 0) {
-            fprintf(stderr, "fasim: --out %s\n", err);
+            fprintf(stderr, "fasim: --out %s\n", sim_shown(err).s);
             rc = SIM_EFAIL;
         }
     }

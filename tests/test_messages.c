@@ -222,6 +222,12 @@ static void test_values_escaped(void **state)
     expect(2, ARGS("\\x1b"), ARGS("--\x1b[2J"));
     expect(2, ARGS("\\x1b"), ARGS("lesson", "causal", "--script", "--dtype", "\x1b[2J"));
     expect(2, ARGS("\\x1b"), ARGS("lesson", "merge", "--script", "--x", "1,\x1b"));
+    /* File names too: inputs, --out, --lock (exit 1: the file, not the usage). */
+    expect(1, ARGS("--q a\\nb.npy"), ARGS("--q", "a\nb.npy", "--k", "a", "--v", "a"));
+    expect(1, ARGS("--out nodir\\n/x\\x1b[2J.npy"),
+           ARGS("--algo", "fa2", "--N", "64", "--out", "nodir\n/x\x1b[2J.npy"));
+    expect(1, ARGS("--lock nodir\\n/l"),
+           ARGS("gpu", "--backend", "cpu", "--N", "64", "--lock", "nodir\n/l"));
     /* A claims line with an escape sequence. */
     char path[512];
     tu_path(path, sizeof path, "esc.claims");
