@@ -316,8 +316,9 @@ static int choose_mode(const sim_request *req, sim_report *rep, double flops, ui
             compute = 1;       /* the user gave data: they want it used */
             if (need > max_mem) {
                 sim_format_bytes(b1, sizeof b1, need);
+                sim_format_bytes(b2, sizeof b2, max_mem);
                 snprintf(err, errlen, "computing on these inputs needs %s of memory, "
-                         "over the limit; use --count-only or raise --max-mem", b1);
+                         "over the %s limit; use --count-only or raise --max-mem", b1, b2);
                 return SIM_EUSAGE;
             }
         } else if (flops <= SIM_AUTO_COMPUTE_FLOPS && need <= max_mem) {

@@ -766,8 +766,10 @@ static int choose_mode(viz_model *m, const viz_config *cfg, char *err, size_t er
     } else if (cfg->mode == VIZ_MODE_COMPUTE || cfg->Q) {
         if (n2d > VIZ_MAX_COMPUTE_N2D) {
             snprintf(err, errlen, "computing N^2 d = %llu multiply-adds is too slow for "
-                     "the view (at most 2^34); drop --compute to count only",
-                     (unsigned long long)n2d);
+                     "the view (at most 2^34); %s",
+                     (unsigned long long)n2d,
+                     cfg->Q ? "the view computes on --q/--k/--v inputs: use smaller files"
+                            : "drop --compute to count only");
             return VIZ_EUSAGE;
         }
         compute = 1;
