@@ -318,20 +318,46 @@ static int report_shape(report_parse *p, char *err, size_t errlen)
     return -1;
 }
 
+int cli_check_data_options(int compute, int count_only, const char *q, const char *k,
+                           const char *v, char *err, size_t errlen)
+{
+    if (compute && count_only) {
+        ERR("--compute and --count-only contradict each other; choose one");
+        return -1;
+    }
+    const int nfiles = !!q + !!k + !!v;
+    if (nfiles != 0 && nfiles != 3) {
+        ERR("--q, --k and --v go together: give all three .npy files or none");
+        return -1;
+    }
+    return nfiles;
+}
+
+int cli_check_plan_options(int nfiles, int count_only, sim_plan_kind *kind, int64_t Br,
+                           int64_t Bc, char *err, size_t errlen)
+{
+    if (nfiles == 3 && count_only) {
+        ERR("--count-only ignores data; drop it or drop --q/--k/--v");
+        return -1;
+    }
+    if (*kind == SIM_PLAN_PAPER && (Br || Bc)) {
+        ERR("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
+        return -1;
+    }
+    if (Br || Bc)
+        *kind = SIM_PLAN_USER;
+    return 0;
+}
+
 /* Options that contradict each other, and the mode. */
 static int report_combinations(report_parse *p, char *err, size_t errlen)
 {
     cli_report_opts *o = p->o;
     sim_request *r = &o->req;
-    if (p->compute && p->count_only) {
-        ERR("--compute and --count-only contradict each other; choose one");
+    const int nfiles = cli_check_data_options(p->compute, p->count_only, o->q_path, o->k_path,
+                                              o->v_path, err, errlen);
+    if (nfiles < 0)
         return -1;
-    }
-    int nfiles = !!o->q_path + !!o->k_path + !!o->v_path;
-    if (nfiles != 0 && nfiles != 3) {
-        ERR("--q, --k and --v go together: give all three .npy files or none");
-        return -1;
-    }
     if (nfiles == 3 && r->model) {
         ERR("--preset sets the shape, and so do --q, --k and --v: choose one");
         return -1;
@@ -344,16 +370,9 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
         ERR("--dO is the backward pass's input: add --pass bwd or --pass both");
         return -1;
     }
-    if (nfiles == 3 && p->count_only) {
-        ERR("--count-only ignores data; drop it or drop --q/--k/--v");
+    if (cli_check_plan_options(nfiles, p->count_only, &r->plan_kind, r->Br, r->Bc, err,
+                               errlen) != 0)
         return -1;
-    }
-    if (r->plan_kind == SIM_PLAN_PAPER && (r->Br || r->Bc)) {
-        ERR("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
-        return -1;
-    }
-    if (r->Br || r->Bc)
-        r->plan_kind = SIM_PLAN_USER;
     if (o->out_path) {
         int n_algos = 0;
         for (int a = 0; a < SIM_ALGO_COUNT; a++)

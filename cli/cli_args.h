@@ -39,6 +39,17 @@ typedef struct {
     int64_t Nq, Nk;            /* --Nq and --Nk as given; 0: not given */
 } cli_problem;
 
+/* The contradictions every command that takes data and plans shares.
+ * cli_check_data_options: --compute with --count-only, and --q/--k/--v given
+ * in part; returns the number of files (0 or 3), or -1 with a message.
+ * cli_check_plan_options: --count-only beside the files, --plan paper beside
+ * --Br/--Bc; sets *kind to SIM_PLAN_USER when a block size is given.
+ * Returns 0, or -1 with a message. */
+int cli_check_data_options(int compute, int count_only, const char *q, const char *k,
+                           const char *v, char *err, size_t errlen);
+int cli_check_plan_options(int nfiles, int count_only, sim_plan_kind *kind, int64_t Br,
+                           int64_t Bc, char *err, size_t errlen);
+
 /* Option id, as cli_opt_scan returns it with optname and val: when it is a
  * problem option, parse it into p and return 1 (or -1 with a message); else
  * return 0 and leave it to the command. Every command parses these here. */

@@ -165,25 +165,11 @@ static int view_combinations(view_opts *o, int compute, int count_only, char *er
         ERR("--size applies to --sdl and --screenshot only");
         return -1;
     }
-    if (compute && count_only) {
-        ERR("--compute and --count-only contradict each other; choose one");
+    const int nfiles = cli_check_data_options(compute, count_only, o->q_path, o->k_path,
+                                              o->v_path, err, errlen);
+    if (nfiles < 0 || cli_check_plan_options(nfiles, count_only, &c->plan_kind, c->Br, c->Bc,
+                                             err, errlen) != 0)
         return -1;
-    }
-    int nfiles = !!o->q_path + !!o->k_path + !!o->v_path;
-    if (nfiles != 0 && nfiles != 3) {
-        ERR("--q, --k and --v go together: give all three .npy files or none");
-        return -1;
-    }
-    if (nfiles == 3 && count_only) {
-        ERR("--count-only ignores data; drop it or drop --q/--k/--v");
-        return -1;
-    }
-    if (c->plan_kind == SIM_PLAN_PAPER && (c->Br || c->Bc)) {
-        ERR("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
-        return -1;
-    }
-    if (c->Br || c->Bc)
-        c->plan_kind = SIM_PLAN_USER;
     c->mode = compute ? VIZ_MODE_COMPUTE : count_only ? VIZ_MODE_COUNT : VIZ_MODE_AUTO;
     return 0;
 }
