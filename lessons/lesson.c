@@ -581,6 +581,13 @@ int64_t lesson_opt_int(lesson *L, const char *name, int64_t def, int64_t lo, int
         return def;
     int64_t v = 0;
     const int rc = parse_int(s, &v);
+    const char *t = s;                   /* hexadecimal: refused as the command line does */
+    while (isspace((unsigned char)*t))
+        t++;
+    t += *t == '+' || *t == '-';
+    if (rc < 0 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X'))
+        fail_status(L, 2, "--%s %s: write numbers in decimal (hexadecimal is not accepted)",
+                    name, sim_shown(s).s);
     if (rc < 0)
         fail_status(L, 2, "--%s %s: not a whole number", name, sim_shown(s).s);
     if (rc > 0 || v < lo || v > hi)

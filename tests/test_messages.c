@@ -293,6 +293,8 @@ static void test_number_rule(void **state)
     su_free(&r);
     /* Decimal only, everywhere. */
     expect(2, ARGS("--N 0x10", "decimal"), ARGS("--N", "0x10"));
+    expect(2, ARGS("--N 0x100", "hexadecimal is not accepted"),
+           ARGS("lesson", "causal", "--script", "--N", "0x100"));
     expect(2, ARGS("--block 0x2"), ARGS("lesson", "online-softmax", "--script", "--block", "0x2"));
     expect(2, ARGS("'0x10') is not a number"),
            ARGS("lesson", "online-softmax", "--script", "--x", "1,0x10"));
