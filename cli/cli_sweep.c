@@ -436,10 +436,14 @@ static int run_gnuplot(const char *gnuplot, const char *dir, const char *script)
         execl(gnuplot, "gnuplot", script, (char *)NULL);
         _exit(127);
     }
+    sim_outfile_guard_child(pid);        /* killed with us: no orphan drawing on */
     int st;
     while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            sim_outfile_guard_child(0);
             return -1;
+        }
+    sim_outfile_guard_child(0);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- temporaries removed when a signal ends the process ------------------------ */
@@ -28,8 +29,17 @@ static char live[LIVE_SLOTS][SIM_OUTFILE_PATH];
 static const int ENDING[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM,
                               SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF };
 
+/* A child writing into a guarded folder (gnuplot drawing), or 0. */
+static volatile sig_atomic_t g_child;
+
 static void on_ending_signal(int sig)
 {
+    /* The child first, so that it writes nothing after the files go. */
+    const pid_t child = (pid_t)g_child;
+    if (child > 0) {
+        kill(child, SIGTERM);
+        waitpid(child, NULL, 0);
+    }
     for (int k = 0; k < LIVE_SLOTS; k++)       /* files first, then folders */
         if (live[k][0])
             unlink(live[k]);
@@ -266,4 +276,10 @@ int sim_outfile_guard(const char *path)
 void sim_outfile_unguard(const char *path)
 {
     live_remove(path);
+}
+
+void sim_outfile_guard_child(long pid)
+{
+    guard_signals();
+    g_child = (sig_atomic_t)pid;
 }

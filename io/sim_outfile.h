@@ -58,4 +58,9 @@ int sim_outfile_mkdtemp(char *tmpl);
 int sim_outfile_guard(const char *path);
 void sim_outfile_unguard(const char *path);
 
+/* A child process writing into a guarded temporary (gnuplot drawing the
+ * picture): a signal that ends this process ends it too, before the
+ * temporaries are removed. 0: none. */
+void sim_outfile_guard_child(long pid);
+
 #endif /* FASIM_SIM_OUTFILE_H */

@@ -301,6 +301,43 @@ static void plot_full_disk_keeps_old_image(void **state)
     assert_int_equal(entries(dir), 3);
 }
 
+/* SIGTERM while gnuplot draws: gnuplot ends too (no orphan drawing on into
+ * a folder that is being removed), and no temporary is left. A stand-in
+ * "gnuplot" (FASIM_GNUPLOT) writes its pid and sleeps. */
+static void plot_killed_while_drawing(void **state)
+{
+    (void)state;
+    const char *dir = fresh_dir("plotkill");
+    char fake[1200], pidfile[1200], img[1200], script[2600];
+    snprintf(fake, sizeof fake, "%s/../slow-gnuplot", dir);
+    snprintf(pidfile, sizeof pidfile, "%s/../slow-gnuplot.pid", dir);
+    snprintf(script, sizeof script, "#!/bin/sh\necho $$ > '%s'\nexec sleep 30\n", pidfile);
+    put_file(fake, script);
+    assert_int_equal(chmod(fake, 0700), 0);
+    snprintf(img, sizeof img, "%s/p.svg", dir);
+    setenv("FASIM_GNUPLOT", fake, 1);
+    const char *args[] = { "sweep", "--vary", "N=256..1024", "--plot", img, NULL };
+    pid_t pid = start(args, 0);
+    unsetenv("FASIM_GNUPLOT");
+    long child = 0;
+    for (int k = 0; k < 400 && child <= 0; k++) {     /* up to 20 s for it to start */
+        struct timespec ts = { 0, 50 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+        FILE *f = fopen(pidfile, "r");
+        if (f) {
+            if (fscanf(f, "%ld", &child) != 1)
+                child = 0;
+            fclose(f);
+        }
+    }
+    assert_true(child > 0);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    assert_int_equal(finish(pid), 128 + SIGTERM);
+    assert_int_equal(kill((pid_t)child, 0), -1);      /* gone, and reaped */
+    assert_int_equal(errno, ESRCH);
+    assert_int_equal(entries(dir), 2);                 /* p.dat and p.gp only */
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -315,6 +352,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(killed_run_leaves_nothing),
         cmocka_unit_test(plot_onto_a_directory),
         cmocka_unit_test(plot_full_disk_keeps_old_image),
+        cmocka_unit_test(plot_killed_while_drawing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
