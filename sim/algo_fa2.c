@@ -87,7 +87,7 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
         sim_at(h, FA2_L4_LOAD_Q, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 4 */
-            sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i + k * br * d, k * N + r0, 0, br, d);
+            sim_load(h, SIM_Q, SIM_BUF_Q_i, sim_buf_at(Q_i, k * br * d), k * N + r0, 0, br, d);
         sim_at(h, FA2_L5_INIT, i, -1);
         if (h->compute)                                          /* 5 */
             sim_state_empty(m_i, l_i, O_i, hq * br, d);
@@ -115,10 +115,10 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
         }
         sim_at(h, FA2_L14_WRITE_O, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 14 */
-            sim_store(h, SIM_O, SIM_BUF_O_i, O_i + k * br * d, k * N + r0, 0, br, d);
+            sim_store(h, SIM_O, SIM_BUF_O_i, sim_buf_at(O_i, k * br * d), k * N + r0, 0, br, d);
         sim_at(h, FA2_L15_WRITE_L, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 15 */
-            sim_store(h, SIM_L, SIM_BUF_m_i, m_i + k * br, k * N + r0, 0, br, 1);
+            sim_store(h, SIM_L, SIM_BUF_m_i, sim_buf_at(m_i, k * br), k * N + r0, 0, br, 1);
     }                                                            /* 16 */
     sim_at(h, FA2_L17_RETURN, -1, -1);
     sim_sram_release_all(h);

@@ -175,6 +175,14 @@ static inline void sim_store(sim_hier *h, sim_tensor t, sim_buf_id buf,
                  src);
 }
 
+/* Element off of an SRAM buffer, which is NULL in count-only mode: there
+ * the result is NULL too (NULL + off is undefined behaviour in C, even for
+ * off = 0). */
+static inline float *sim_buf_at(float *buf, int64_t off)
+{
+    return buf ? buf + off : NULL;
+}
+
 static inline int64_t sim_min64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
