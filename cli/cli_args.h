@@ -16,9 +16,10 @@
 #include "sim_report.h"
 
 /* A byte size: a whole or decimal number with an optional binary suffix
- * B, K or KiB (1024), M or MiB (2^20), G or GiB (2^30); e.g. 98304, 96K,
- * 96KiB, 1.5MiB. The result must be a whole number of bytes >= 1.
- * "KB", "MB", "GB" are refused (ambiguous between 1000 and 1024). */
+ * B, K or KiB (1024), M or MiB (2^20), G or GiB (2^30), T or TiB (2^40);
+ * e.g. 98304, 96K, 96KiB, 1.5MiB. The result must be a whole number of
+ * bytes >= 1. "KB", "MB", "GB", "TB" are refused (ambiguous between 1000
+ * and 1024). */
 int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen);
 
 /* An SRAM size (--M): a size as above, at most SIM_MAX_M. */

@@ -69,10 +69,10 @@ static int is_hex(const char *p)
  * kib are the same), 0 for bytes (B, allow_b only); -1 when it is none. */
 static int suffix_power(const char *suf, size_t n, int allow_b)
 {
-    static const char *const names[] = { "K", "KiB", "M", "MiB", "G", "GiB" };
+    static const char *const names[] = { "K", "KiB", "M", "MiB", "G", "GiB", "T", "TiB" };
     if (n == 0 || (allow_b && n == 1 && (suf[0] == 'B' || suf[0] == 'b')))
         return 0;
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 8; k++)
         if (strlen(names[k]) == n && !strncasecmp(suf, names[k], n))
             return 1 + k / 2;
     return -1;
@@ -130,13 +130,13 @@ int sim_parse_scaled(const char *opt, const char *s, int allow_b, uint64_t *out,
     const char *suf = p;
     const size_t nsuf = (size_t)(end - p);
     const int power = suffix_power(suf, nsuf, allow_b);
-    if (power < 0 && nsuf == 2 && strchr("KkMmGg", suf[0]) && (suf[1] == 'B' || suf[1] == 'b')) {
+    if (power < 0 && nsuf == 2 && strchr("KkMmGgTt", suf[0]) && (suf[1] == 'B' || suf[1] == 'b')) {
         ERR("%s %s: '%.2s' is ambiguous (1000 or 1024?); write %.1s or %.1siB (powers of 1024)",
             opt, shown.s, suf, suf, suf);
         return -1;
     }
     if (power < 0) {
-        ERR("%s %s: unknown suffix '%s' (use %sK/KiB, M/MiB or G/GiB)", opt, shown.s,
+        ERR("%s %s: unknown suffix '%s' (use %sK/KiB, M/MiB, G/GiB or T/TiB)", opt, shown.s,
             sim_shown(suf).s, allow_b ? "B, " : "");
         return -1;
     }

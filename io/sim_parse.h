@@ -38,8 +38,9 @@ sim_shown_text sim_shown(const char *s);
 sim_shown_text sim_shown_n(const char *s, size_t len);
 
 /* "<digits>[.<digits>]<suffix>" scaled by the suffix: K or KiB (2^10), M or
- * MiB (2^20), G or GiB (2^30), and B (bytes) when allow_b. The result must be
- * a whole number; KB, MB and GB are refused as ambiguous. */
+ * MiB (2^20), G or GiB (2^30), T or TiB (2^40), and B (bytes) when allow_b.
+ * The result must be a whole number; KB, MB, GB and TB are refused as
+ * ambiguous. */
 int sim_parse_scaled(const char *opt, const char *s, int allow_b, uint64_t *out,
                      char *err, size_t errlen);
 

@@ -293,6 +293,11 @@ static void test_number_rule(void **state)
     su_free(&r);
     /* Decimal only, everywhere. */
     expect(2, ARGS("--N 0x10", "decimal"), ARGS("--N", "0x10"));
+    /* T and TiB (2^40, the limit of N) like the other suffixes; TB ambiguous. */
+    expect(2, ARGS("--N 2T", "at most 1099511627776"), ARGS("--N", "2T"));
+    expect(2, ARGS("9007199254740992 tile steps"),     /* 2^40 rows parsed */
+           ARGS("--N", "1tib", "--d", "1", "--M", "1G", "--algo", "fa2", "--count-only"));
+    expect(2, ARGS("'TB' is ambiguous"), ARGS("--N", "1TB"));
     expect(2, ARGS("--N 0x100", "hexadecimal is not accepted"),
            ARGS("lesson", "causal", "--script", "--N", "0x100"));
     expect(2, ARGS("--block 0x2"), ARGS("lesson", "online-softmax", "--script", "--block", "0x2"));
