@@ -137,7 +137,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_VARY] = { "vary", "P=LO..HI[STEP]", S,
         "P is N, d or M. STEP is *K (multiply, default *2)\n"
         "or +K (add), e.g. N=256..64K, d=32..256+32, M=16K..1M*4;\n"
-        "or a list: N=1K,4K,16K. Twice (two parameters): a grid." },
+        "or a list: N=1K,4K,16K. Two or three of them (one\n"
+        "per parameter): a grid of every combination." },
     [CLI_O_ENGINE] = { "engine", "E", S | C,
         "auto (default): the simulator when the sweep is at most\n"
         "2^29 tile steps (a few seconds), else closed forms;\n"
