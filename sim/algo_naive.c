@@ -263,18 +263,18 @@ static uint64_t naive_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
 static const sim_code_line NAIVE_CODE[] = {
     { NAIVE_L1_SCORES, 0, "load Q_i, K_j by blocks,", 0, SIM_HEAT_S,
       "line 1: Q_i arrives; the tiles S_ij follow", NAIVE_TILES_1 },
-    { 0, 0, "  S = Q K^T, write S to HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    SIM_CODE(0, 0, "  S = Q K^T, write S to HBM"),
     /* three passes: m_i, l_i are initialised before the first tile; one
      * pass: computed from scratch for each block of rows */
     { NAIVE_L2_SOFTMAX, 0, "read S, P = softmax(S),",
       SIM_VIEW_STATS | SIM_VIEW_AFTER | SIM_VIEW_BEFORE_TILED | SIM_VIEW_SOFTMAX,
       SIM_HEAT_SOFTMAX, NULL, NAIVE_TILES_2 },
-    { 0, 0, "  write P to HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    SIM_CODE(0, 0, "  write P to HBM"),
     { NAIVE_L3_OUTPUT, 0, "load P_ij, V_j by blocks,",
       SIM_VIEW_OUT | SIM_VIEW_AFTER | SIM_VIEW_BEFORE_IN_J | SIM_VIEW_NORM_BEFORE |
           SIM_VIEW_NORM_AFTER, SIM_HEAT_P_STORED,
       "line 3: O_i = 0 on chip; the tiles P_ij follow", NAIVE_TILES_3 },
-    { 0, 0, "  O = P V, write O to HBM", 0, SIM_HEAT_NONE, NULL, 0 },
+    SIM_CODE(0, 0, "  O = P V, write O to HBM"),
     { NAIVE_L4_RETURN, 0, "return O", 0, SIM_HEAT_RETURN, NULL, 0 },
 };
 

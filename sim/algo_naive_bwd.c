@@ -303,16 +303,16 @@ static uint64_t naive_bwd_steps(sim_chk *k, const sim_plan *p, const sim_shape *
 
 static const sim_code_line NAIVE_BWD_CODE[] = {
     { NBWD_L1_DV, 0, "load P, dO by blocks,", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_1 },
-    { 0, 0, "  dV = P^T dO, write dV", 0, SIM_HEAT_NONE, NULL, 0 },
+    SIM_CODE(0, 0, "  dV = P^T dO, write dV"),
     { NBWD_L2_DP, 0, "load dO, V by blocks,", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_2 },
-    { 0, 0, "  dP = dO V^T, write dP", 0, SIM_HEAT_NONE, NULL, 0 },
+    SIM_CODE(0, 0, "  dP = dO V^T, write dP"),
     { NBWD_L3_DS, 0, "read P, dP; dS = P o (dP -", SIM_VIEW_SOFTMAX, SIM_HEAT_NONE, NULL,
       NBWD_TILES_3 },
-    { 0, 0, "  rowsum(P o dP)), write dS", 0, SIM_HEAT_NONE, NULL, 0 },
+    SIM_CODE(0, 0, "  rowsum(P o dP)), write dS"),
     { NBWD_L4_DQ, 0, "load dS, K by blocks,", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_4 },
-    { 0, 0, "  dQ = tau dS K, write dQ", 0, SIM_HEAT_NONE, NULL, 0 },
+    SIM_CODE(0, 0, "  dQ = tau dS K, write dQ"),
     { NBWD_L5_DK, 0, "load dS, Q by blocks,", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_4 },
-    { 0, 0, "  dK = tau dS^T Q, write dK", 0, SIM_HEAT_NONE, NULL, 0 },
+    SIM_CODE(0, 0, "  dK = tau dS^T Q, write dK"),
     { NBWD_L6_RETURN, 0, "return dQ, dK, dV", 0, SIM_HEAT_NONE, NULL, NBWD_TILES_4 },
 };
 

@@ -101,6 +101,10 @@ typedef struct {
                                   them only (standard attention); 0: all */
 } sim_code_line;
 
+/* A line that means nothing particular to a view (no statistics, no score
+ * tile, every tile in hand outlined): its number, indent and text. */
+#define SIM_CODE(line, indent, text) { (line), (indent), (text), 0, SIM_HEAT_NONE, NULL, 0 }
+
 /* Flags of a whole loop order, for views. */
 enum {
     SIM_LOOP_LINE_BLOCKS = 1u << 0,  /* statistics belong to one line's pass over the
