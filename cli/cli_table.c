@@ -222,8 +222,8 @@ static const cli_help_item HELP_REPORT[] = {
          "\n"),
     LINE("--help, --version", NULL),
     PARA("\n"
-         "numbers are decimal with the suffixes K, M, G or KiB, MiB, GiB in any case\n"
-         "(96k = 96KiB); spaces around them are ignored. An option given twice is\n"
+         "numbers are decimal with the suffixes K, M, G, T or KiB, MiB, GiB, TiB in\n"
+         "any case (96k = 96KiB); spaces around them are ignored. An option given twice is\n"
          "refused by every command, save where its page says it may come twice\n"
          "\n"
          "exit status: 0 success, 2 bad usage, 1 other failures (bad .npy data, I/O,\n"
