@@ -553,15 +553,19 @@ static int do_plot(const sim_sweep_result *res, const char *image)
         char dir[4096], wdir[8400], wgp[8400];
         if (slash) {
             snprintf(dir, sizeof dir, "%.*s", (int)(slash - gp), gp);
-            fprintf(stderr, "fasim: gnuplot is not installed; wrote %s and %s. Render with:\n"
+            fprintf(stderr, "fasim: --plot: gnuplot is not installed, so no picture was drawn; "
+                    "wrote %s and %s. Render with:\n"
                     "  cd %s && gnuplot %s\n", dat, gp, sim_shell_word(wdir, sizeof wdir, dir),
                     sim_shell_word(wgp, sizeof wgp, slash + 1));
         } else {
-            fprintf(stderr, "fasim: gnuplot is not installed; wrote %s and %s. Render with:\n"
+            fprintf(stderr, "fasim: --plot: gnuplot is not installed, so no picture was drawn; "
+                    "wrote %s and %s. Render with:\n"
                     "  gnuplot %s\n", dat, gp, sim_shell_word(wgp, sizeof wgp, gp));
         }
         fprintf(stderr, "  (Debian/Ubuntu: apt-get install gnuplot-nox)\n");
-        return SIM_OK;
+        /* The picture asked for is not there: a failure, though the data
+         * and the script are. */
+        return SIM_EFAIL;
     }
     int why;
     int rc = render_image(gnuplot, image, dat, gp, &why);

@@ -16,6 +16,7 @@ set format x '%g'
 set format y '10^{%L}'
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set key bottom left Left reverse box opaque spacing 1.2
+set offsets 0, 0, 0, graph 0.45
 
 # Theorem 2's slopes as guides, over the in-regime range [lo, hi] of the data.
 lo = 16

@@ -4,7 +4,8 @@
 # Usage: scripts/deps.sh [extra-package ...]
 set -euo pipefail
 
-need=(cmake make gcc libcmocka-dev libncurses-dev tmux libsdl2-dev "$@")
+# gnuplot-nox draws `fasim sweep --plot`, which the README's examples use.
+need=(cmake make gcc libcmocka-dev libncurses-dev tmux libsdl2-dev gnuplot-nox "$@")
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

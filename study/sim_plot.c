@@ -181,9 +181,16 @@ static void write_settings(FILE *f, const sim_sweep_spec *sp, sim_param p, const
             p == SIM_PARAM_N ? "2^{%L}" : "%g");
     fprintf(f, "set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n");
     /* The key where the lines are not: they rise to the right with N and d
-     * (the top left is empty) and fall with M (the bottom left is). */
-    fprintf(f, "set key %s Left reverse box opaque spacing 1.2\n\n",
-            p == SIM_PARAM_M ? "bottom left" : "top left");
+     * and fall with M. A band of headroom (45% of the graph's height, on the
+     * key's side) keeps every line below (above) the key, which is six rows,
+     * about a quarter of the height: without it the guides and the naive
+     * curve ran under the key over part of the range. */
+    if (p == SIM_PARAM_M)
+        fprintf(f, "set key bottom left Left reverse box opaque spacing 1.2\n"
+                "set offsets 0, 0, 0, graph 0.45\n\n");
+    else
+        fprintf(f, "set key top left Left reverse box opaque spacing 1.2\n"
+                "set offsets 0, 0, graph 0.45, 0\n\n");
 }
 
 /* The guides and the plot command: one line per loop order from the data
