@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+source scripts/configure.sh
+fasim_configure build
 cmake --build build -j"$(nproc)"
 echo
 ./build/cli/fasim --N 1024 --M 96K

@@ -5,13 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-werror=${FASIM_WERROR:-ON}
-cmake -S . -B build -DFASIM_WERROR="$werror" >/dev/null
+source scripts/configure.sh
+fasim_configure build
 cmake --build build -j"$(nproc)"
 (cd build && ctest --output-on-failure -j"$(nproc)")
 if [ "${1:-}" = "--sanitize" ]; then
-  cmake -S . -B build-asan -DFASIM_SANITIZE=ON -DFASIM_WERROR="$werror" \
-        -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  fasim_configure build-asan -DFASIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   cmake --build build-asan -j"$(nproc)"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j"$(nproc)")
