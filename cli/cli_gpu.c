@@ -194,6 +194,10 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
             (long long)sh->N, (long long)sh->d, mb, sim_dtype_name(sh->dtype),
             sh->causal ? ", causal" : "", o->q_path ? "inputs from .npy" : "seeded inputs",
             nruns ? runs[0].kern.runs : 0, nruns && runs[0].kern.runs == 1 ? "" : "s");
+    if (b == KERN_CPU)
+        fprintf(out, "The CPU runs the kernels' source, to check their outputs and counts: its\n"
+                "times are not a GPU's, and one loop order's time over another's is no\n"
+                "speedup a GPU would show (run --backend cuda on a GPU for that).\n");
     for (int k = 0; k < nruns; k++) {
         const gpu_run *r = &runs[k];
         const int64_t nO = sh->N * sh->d;
@@ -244,7 +248,9 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
                 r->counts_equal ? "counters equal" : "counters DIFFER");
         fprintf(out, "  time     ");
         print_seconds(out, r->kern.seconds);
-        if (naive && r->kern.seconds > 0.0)
+        if (b == KERN_CPU)
+            fprintf(out, " on this CPU (no speedup: see above)");
+        else if (naive && r->kern.seconds > 0.0)
             fprintf(out, ", %.2fx the speed of naive", naive->kern.seconds / r->kern.seconds);
         fprintf(out, "\n");
     }
@@ -317,8 +323,9 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
     sim_json_uint(&w, "seed", o->req.seed);
     sim_json_str(&w, "inputs", o->q_path ? "npy" : "seeded");
     sim_json_arr_lines(&w, "runs");
+    /* The CPU path's times are no GPU's: no speedup (null) on it. */
     for (int k = 0; k < nruns; k++)
-        json_run(&w, sh, &runs[k], naive);
+        json_run(&w, sh, &runs[k], b == KERN_CPU ? NULL : naive);
     sim_json_end(&w);
     sim_json_end(&w);
     fputc('\n', out);
