@@ -994,14 +994,17 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
             sim_dtype_bytes(dt));
     if (pass == SIM_BWD)
         fprintf(out, "  the backward's bounds (FlashAttention, Theorem 5) are Theorem 2's\n");
-    if (bd->in_regime)
+    const int square = sim_shape_Nk(sh) == sh->N;
+    if (!square)
+        fprintf(out, "  the theorems are about N_q = N_k = N: they do not speak about N_q = %lld,\n"
+                "  N_k = %lld. Their formulas below, for reference only, take N d as\n"
+                "  max(N_q, N_k) d, N^2 as N_q N_k and 4 N d as 2 (N_q + N_k) d\n",
+                (long long)sh->N, (long long)sim_shape_Nk(sh));
+    else if (bd->in_regime)
         fprintf(out, "  d <= M <= N d holds: the theorems speak about this configuration\n");
     else
         fprintf(out, "  d <= M <= N d does NOT hold (M %s): the theorems do not apply\n",
                 bd->M_elems < (double)sh->d ? "< d" : "> N d");
-    if (sim_shape_Nk(sh) != sh->N)
-        fprintf(out, "  the theorems take N_q = N_k = N; here N d is max(N_q, N_k) d, N^2 is "
-                "N_q N_k,\n  and 4 N d is 2 (N_q + N_k) d\n");
     sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_standard));
     fprintf(out, "  Theorem 2, standard:        Theta(N d + N^2)   = %s\n", b1);
     sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_flash));
@@ -1009,6 +1012,12 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
     fprintf(out, "  Proposition 3, lower bound: Omega(N^2 d^2 / M) = %s\n", b1);
     sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->io_floor));
     fprintf(out, "  read Q, K, V and write O once:          4 N d = %s\n", b1);
+    if (!square) {
+        /* A ratio to a bound that does not hold here would read as a
+         * distance from theory. */
+        fprintf(out, "  (no measured / Theta: there is no theorem to compare with)\n");
+        return;
+    }
     row_label(out, "measured / Theta");
     for (int k = 0; k < rep->nruns; k++) {
         double th = sim_report_theta(bd, rep->runs[k].algo);
@@ -1425,6 +1434,7 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_num(w, "lower_bound_elems", bd->lower_bound);
     sim_json_num(w, "io_floor_elems", bd->io_floor);
     sim_json_bool(w, "in_regime", bd->in_regime);
+    sim_json_bool(w, "theorems_apply", bd->in_regime && sim_shape_Nk(&rep->req.sh) == rep->req.sh.N);
     sim_json_end(w);
 }
 

@@ -1798,6 +1798,39 @@ static void test_causal(void **state)
     run_free(&r);
 }
 
+/* The theorems are about N_q = N_k: a decoding shape gets their formulas for
+ * reference, no claim that they speak and no measured / Theta. */
+static void test_bounds_decoding(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--Nq", "1", "--Nk", "4096", "--d", "64", "--count-only");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "they do not speak about N_q = 1") != NULL,
+          "the decoding shape is not said to be outside the theorems");
+    CHECK(&r, strstr(r.out, "the theorems speak about") == NULL,
+          "a decoding shape is said to be one the theorems speak about");
+    CHECK(&r, strstr(r.out, "measured / Theta ") == NULL, "measured / Theta shown for decoding");
+    run_free(&r);
+
+    RUN(&r, "--Nq", "1", "--Nk", "4096", "--d", "64", "--count-only", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, jis_lit(&r, "bounds.theorems_apply", "false"), "theorems_apply is not false");
+    run_free(&r);
+
+    /* N_q = N_k in the regime: they speak, and the ratio is there. */
+    RUN(&r, "--N", "4096", "--d", "64", "--M", "96K", "--count-only", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, jis_lit(&r, "bounds.theorems_apply", "true"), "theorems_apply is not true");
+    CHECK(&r, jis_lit(&r, "bounds.in_regime", "true"), "in_regime is not true");
+    run_free(&r);
+    RUN(&r, "--N", "4096", "--d", "64", "--M", "96K", "--count-only");
+    CHECK(&r, strstr(r.out, "the theorems speak about this configuration") != NULL,
+          "the square shape is not said to be in the theorems' regime");
+    CHECK(&r, strstr(r.out, "measured / Theta ") != NULL, "no measured / Theta");
+    run_free(&r);
+}
+
 static void test_plan_paper(void **state)
 {
     (void)state;
@@ -1920,6 +1953,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_compute_memory_fast),
     cmocka_unit_test(test_help_version),
     cmocka_unit_test(test_causal),
+    cmocka_unit_test(test_bounds_decoding),
     cmocka_unit_test(test_plan_paper),
     cmocka_unit_test(test_bug_overflow_message),
     cmocka_unit_test(test_bug_misfit_wraparound),
