@@ -114,7 +114,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_PRESET] = { "preset", "NAME", R | G,
         "a real model's attention layer (list: the presets): N, d,\n"
         "H, G, batch, window, causal, fp16, passes; options given\n"
-        "beside it override it; adds the traffic in GB per layer\n"
+        "beside it override it; adds the traffic in GiB per layer\n"
         "and for all layers" },
     [CLI_O_STEP] = { "step", "K", V,
         "start at step K (1-based; default 1)" },

@@ -1225,27 +1225,28 @@ static void totals_text(FILE *out, const sim_report *rep)
     }
 }
 
-/* MODEL: with --preset, each loop order's HBM traffic in GB (10^9 B) for one
- * attention layer over the whole batch, per pass, and for all the model's
- * layers (each layer's attention moves the same bytes). */
+/* MODEL: with --preset, each loop order's HBM traffic in GiB (2^30 B, the
+ * unit of the traffic tables above, so that the same bytes read the same)
+ * for one attention layer over the whole batch, per pass, and for all the
+ * model's layers (each layer's attention moves the same bytes). */
 static void model_text(FILE *out, const sim_report *rep)
 {
     const sim_model *m = rep->req.model;
     const sim_shape *sh = &rep->req.sh;
     fprintf(out, "\nMODEL: %s (%s)\n  one attention layer: B = %lld sequence%s (fasim's "
-            "choice) x H = %lld heads,\n  N = %lld, d = %lld; the model has %lld such layers. "
-            "Traffic in GB (10^9 bytes):\n", m->title, m->source, (long long)sim_shape_B(sh),
+            "choice) x H = %lld heads,\n  N = %lld, d = %lld; the model has %lld such layers.\n"
+            "  HBM traffic in GiB (2^30 bytes), as in the tables above:\n", m->title, m->source, (long long)sim_shape_B(sh),
             sim_shape_B(sh) == 1 ? "" : "s", (long long)sim_shape_H(sh), (long long)sh->N,
             (long long)sh->d, (long long)m->layers);
-    double gb[SIM_PASS_COUNT + 1][SIM_ALGO_COUNT] = { { 0 } };
+    double gib[SIM_PASS_COUNT + 1][SIM_ALGO_COUNT] = { { 0 } };
     int ran[SIM_ALGO_COUNT] = { 0 }, passes = 0;
     for (int k = 0; k < rep->nruns; k++) {
         const sim_report_run *r = &rep->runs[k];
         if (r->splits > 1)
             continue;
-        const double g = (double)total_bytes(&r->res.counts, sh->dtype) * 1e-9;
-        gb[r->pass][r->algo] += g;
-        gb[SIM_PASS_COUNT][r->algo] += g;
+        const double g = (double)total_bytes(&r->res.counts, sh->dtype) / (1024.0 * 1024.0 * 1024.0);
+        gib[r->pass][r->algo] += g;
+        gib[SIM_PASS_COUNT][r->algo] += g;
         ran[r->algo] = 1;
         passes |= 1 << r->pass;
     }
@@ -1267,9 +1268,9 @@ static void model_text(FILE *out, const sim_report *rep)
         for (int a = 0; a < SIM_ALGO_COUNT; a++) {
             if (!ran[a])
                 continue;
-            const double v = row <= SIM_PASS_COUNT ? gb[q][a]
-                                                   : gb[SIM_PASS_COUNT][a] * (double)m->layers;
-            snprintf(b1, sizeof b1, "%.3f", v);
+            const double v = row <= SIM_PASS_COUNT ? gib[q][a]
+                                                   : gib[SIM_PASS_COUNT][a] * (double)m->layers;
+            snprintf(b1, sizeof b1, "%.2f", v);
             cell(out, b1);
         }
         fputc('\n', out);

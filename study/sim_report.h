@@ -41,7 +41,7 @@ typedef struct {
     const sim_gpu *gpu;             /* a hardware preset, or NULL: with one, the
                                        report adds a roofline estimate per run */
     const sim_model *model;         /* a model preset, or NULL: with one, the
-                                       report adds the traffic in GB, per layer
+                                       report adds the traffic in GiB, per layer
                                        and for all the model's layers */
 } sim_request;
 

@@ -1296,6 +1296,27 @@ static void test_presets(void **state)
     RUN(&r, "--preset", "gpt2-medium");
     expect_exit(&r, 0);
     check_80_columns(&r);
+    /* One unit in one report: the MODEL section's forward row is the
+     * forward traffic table's "total bytes", the same bytes in the same
+     * unit and digits (it was 9.25 GiB above and 9.932 GB below). */
+    {
+        const char *tot = strstr(r.out, "  total bytes");
+        const char *fwd = strstr(r.out, "  forward, one layer");
+        CHECK(&r, tot && fwd, "no total bytes row or no MODEL forward row");
+        char unit[3][8];
+        double t[3], f[3];
+        CHECK(&r, sscanf(tot, " total bytes %lf %7s %lf %7s %lf %7s", &t[0], unit[0], &t[1],
+                         unit[1], &t[2], unit[2]) == 6, "total bytes row unreadable");
+        CHECK(&r, sscanf(fwd, " forward, one layer %lf %lf %lf", &f[0], &f[1], &f[2]) == 3,
+              "MODEL forward row unreadable");
+        for (int a = 0; a < 3; a++) {
+            CHECK(&r, strcmp(unit[a], "GiB") == 0, "total bytes of %d not in GiB", a);
+            CHECK(&r, f[a] == t[a], "loop order %d: MODEL says %g, the table %g GiB", a, f[a],
+                  t[a]);
+        }
+        CHECK(&r, strstr(r.out, "GiB (2^30 bytes)") != NULL, "the unit is not stated");
+        CHECK(&r, strstr(r.out, "10^9") == NULL, "a second, decimal unit in the report");
+    }
     run_free(&r);
 
     RUN(&r, "--preset", "list");
