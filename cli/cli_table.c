@@ -64,7 +64,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "one JSON object on stdout (keys in README.md)" },
     [CLI_O_COMPUTE] = { "compute", NULL, R | V | G,
         "move real data and check the output (default when it takes\n"
-        "about a second or less)" },
+        "about four seconds or less)" },
     [CLI_O_COUNT_ONLY] = { "count-only", NULL, R | V,
         "count transfers only (no tensor data; any N)" },
     [CLI_O_MAX_MEM] = { "max-mem", "BYTES", R | G,

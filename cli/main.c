@@ -122,10 +122,9 @@ static int cmd_report(int argc, char **argv, int first)
             cli_inputs_free(m);
             return SIM_EUSAGE;
         }
-        if (fits && flops > 4.0 * SIM_AUTO_COMPUTE_FLOPS)
+        if (fits && flops > SIM_AUTO_COMPUTE_FLOPS)
             fprintf(stderr, "fasim: computing %.1e flops: about %.0f s on a 2-core 2026 x86-64 "
-                    "machine\n", flops,
-                    ceil(flops / SIM_AUTO_COMPUTE_FLOPS));
+                    "machine\n", flops, ceil(flops / SIM_COMPUTE_FLOPS_PER_S));
     }
     sim_report rep;
     int rc = sim_report_build(&o.req, &rep, err, sizeof err);

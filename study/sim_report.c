@@ -332,7 +332,7 @@ static int choose_mode(const sim_request *req, sim_report *rep, double flops, ui
         } else {
             snprintf(rep->mode_note, sizeof rep->mode_note,
                      "counting only: computing would take %.1e flops (about %.0f s here); "
-                     "--compute forces it", flops, ceil(flops / SIM_AUTO_COMPUTE_FLOPS));
+                     "--compute forces it", flops, ceil(flops / SIM_COMPUTE_FLOPS_PER_S));
         }
         break;
     }

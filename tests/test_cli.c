@@ -1819,6 +1819,25 @@ static void test_causal(void **state)
     run_free(&r);
 }
 
+/* The classroom's backward commands show the gradient check at the
+ * defaults (N = 1024, d = 64): auto mode computes them. */
+static void test_bwd_default_computes(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--pass", "both");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "compute mode") != NULL, "--pass both at the defaults counts only");
+    CHECK(&r, strstr(r.out, "max |dQ - dQ_ref|") != NULL, "no gradient check shown");
+    CHECK(&r, strstr(r.out, "max |dV - dV_ref|") != NULL, "no dV check shown");
+    run_free(&r);
+    /* A preset's layer stays count-only: the budget is seconds, not minutes. */
+    RUN(&r, "--preset", "gpt2-small", "--pass", "fwd");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "count-only mode") != NULL, "a model layer computed by default");
+    run_free(&r);
+}
+
 /* The theorems are about N_q = N_k: a decoding shape gets their formulas for
  * reference, no claim that they speak and no measured / Theta. */
 static void test_bounds_decoding(void **state)
@@ -1975,6 +1994,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_help_version),
     cmocka_unit_test(test_causal),
     cmocka_unit_test(test_bounds_decoding),
+    cmocka_unit_test(test_bwd_default_computes),
     cmocka_unit_test(test_plan_paper),
     cmocka_unit_test(test_bug_overflow_message),
     cmocka_unit_test(test_bug_misfit_wraparound),
