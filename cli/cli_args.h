@@ -64,7 +64,7 @@ int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, s
 /* Parse a comma list of loop orders ("all", "naive", "fa1,fa2"). */
 int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen);
 
-typedef struct {
+typedef struct cli_report_opts {
     int help;
     int version;
     int gpu_list;        /* --gpu list: print the presets and exit */

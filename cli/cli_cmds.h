@@ -17,5 +17,6 @@ int cli_sweep_parse_check(int argc, char **argv, int first, char *err, size_t er
 int cli_claims_main(int argc, char **argv, int first);   /* fasim claims ... */
 int cli_explore_main(int argc, char **argv, int first);  /* fasim explore ... */
 int cli_gpu_main(int argc, char **argv, int first);      /* fasim gpu ...     */
+int cli_compare_main(int argc, char **argv, int first);  /* fasim compare ... */
 
 #endif

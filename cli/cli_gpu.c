@@ -122,19 +122,13 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
     return 0;
 }
 
-/* --q/--k/--v: read, check shapes, set N and d (as the report does).
- * Returns SIM_OK, or an exit status with the message printed. */
+/* --q/--k/--v: read, check shapes, set N and d (as the report does), one
+ * head of N_q = N_k rows. Returns SIM_OK, or an exit status with the
+ * message printed. */
 static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
 {
-    const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
-    const cli_inputs_spec spec = {
-        .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path,
-        .max_elems = (int64_t)(max_mem / 4 / 4), .max_mem = max_mem,
-        .one_head = "the kernels run one head",
-        .same_length = 1, .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
-    };
     char err[1024];
-    int rc = cli_inputs_load(&spec, &o->req.sh, m, err, sizeof err);
+    int rc = cli_inputs_load_report(o, "the kernels run one head", 1, m, err, sizeof err);
     if (rc != SIM_OK)
         fprintf(stderr, "fasim: %s\n", err);
     return rc;

@@ -2,6 +2,8 @@
  * cli_inputs.c — see cli_inputs.h.
  */
 #include "cli_inputs.h"
+
+#include "cli_args.h"
 #include "sim_limits.h"
 #include "sim_outfile.h"
 #include "sim_parse.h"
@@ -160,4 +162,26 @@ void cli_inputs_free(sim_npy_matrix m[4])
         free(m[k].data);
         m[k].data = NULL;
     }
+}
+
+int cli_inputs_load_report(struct cli_report_opts *o, const char *one_head, int same_length,
+                           sim_npy_matrix m[4], char *err, size_t errlen)
+{
+    /* Each file is bounded by the compute-memory limit before it is read. */
+    const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
+    const cli_inputs_spec spec = {
+        .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path,
+        .do_path = same_length ? NULL : o->do_path,
+        .max_elems = (int64_t)(max_mem / 4 / 4), .max_mem = max_mem,
+        .one_head = one_head, .same_length = same_length,
+        .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
+    };
+    int rc = cli_inputs_load(&spec, &o->req.sh, m, err, errlen);
+    if (rc != SIM_OK)
+        return rc;
+    o->req.Q = m[0].data;
+    o->req.K = m[1].data;
+    o->req.V = m[2].data;
+    o->req.dO = m[3].data;
+    return SIM_OK;
 }

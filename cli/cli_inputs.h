@@ -41,6 +41,16 @@ typedef struct {
 int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
                     char *err, size_t errlen);
 
+struct cli_report_opts;
+
+/* The report's --q, --k, --v (and --dO) of o, read as cli_inputs_load reads
+ * them, bounded by o's --max-mem; o->req's shape and inputs are set from
+ * them. one_head and same_length as in cli_inputs_spec (the kernels: "the
+ * kernels run one head", 1; the report: NULL, 0). Returns SIM_OK, or an
+ * exit status with the message in err. The caller frees m. */
+int cli_inputs_load_report(struct cli_report_opts *o, const char *one_head, int same_length,
+                           sim_npy_matrix m[4], char *err, size_t errlen);
+
 /* --out FILE: fail before the work, not after it. Returns SIM_OK when path
  * could be written (sim_outfile_check: nothing is created, an existing file
  * is left as it was), or SIM_EFAIL with the message printed. */

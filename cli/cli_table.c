@@ -19,6 +19,7 @@
 #define C CLI_IN(CLI_CMD_CLAIMS)
 #define E CLI_IN(CLI_CMD_EXPLORE)
 #define G CLI_IN(CLI_CMD_GPU)
+#define X CLI_IN(CLI_CMD_COMPARE)
 
 #define PARA(text)        { -1, NULL, text }
 #define ROW(opt)          { opt, NULL, NULL }
@@ -27,87 +28,87 @@
 /* ---- the options ---- */
 
 const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
-    [CLI_O_N] = { "N", "N", R | V | S | E | G,
+    [CLI_O_N] = { "N", "N", R | V | S | E | G | X,
         "sequence length (default 1024; 64K = 65536)" },
-    [CLI_O_D] = { "d", "D", R | V | S | E | G,
+    [CLI_O_D] = { "d", "D", R | V | S | E | G | X,
         "head dimension (default 64)" },
-    [CLI_O_M] = { "M", "BYTES", R | V | S | E | G,
+    [CLI_O_M] = { "M", "BYTES", R | V | S | E | G | X,
         "SRAM per thread block in bytes: 98304, 96K, 96KiB, 1.5MiB\n"
         "(default 96K). The papers' M counts elements; fasim\n"
         "converts (M / dtype bytes) where it quotes them" },
-    [CLI_O_DTYPE] = { "dtype", "T", R | V | S | E | G,
+    [CLI_O_DTYPE] = { "dtype", "T", R | V | S | E | G | X,
         "fp16 (default), bf16 or fp32: Q, K, V, O, S, P in HBM;\n"
         "m, l, L and on-chip accumulators are fp32" },
-    [CLI_O_ALGO] = { "algo", "LIST", R | V | S | E | G,
+    [CLI_O_ALGO] = { "algo", "LIST", R | V | S | E | G | X,
         "naive, fa1, fa2, or all (default); comma lists work" },
-    [CLI_O_BR] = { "Br", "B", R | V | S | E | G,
+    [CLI_O_BR] = { "Br", "B", R | V | S | E | G | X,
         NULL },
-    [CLI_O_BC] = { "Bc", "B", R | V | S | E | G,
+    [CLI_O_BC] = { "Bc", "B", R | V | S | E | G | X,
         NULL },
-    [CLI_O_PLAN] = { "plan", "KIND", R | V | S | G,
+    [CLI_O_PLAN] = { "plan", "KIND", R | V | S | G | X,
         "best (default): the fewest HBM bytes that fit M;\n"
         "paper: Algorithm 1 line 1, B_c = ceil(M/4d), B_r =\n"
         "min(B_c, d) with M in elements (may exceed M; shown)" },
-    [CLI_O_CAUSAL] = { "causal", NULL, R | V | S | E | G,
+    [CLI_O_CAUSAL] = { "causal", NULL, R | V | S | E | G | X,
         "causal mask: fully masked blocks skipped by FA1 and FA2" },
-    [CLI_O_SEED] = { "seed", "S", R | V | G,
+    [CLI_O_SEED] = { "seed", "S", R | V | G | X,
         "seed of the random inputs, 0 .. 2^63-1 (default 1)" },
-    [CLI_O_Q] = { "q", "F", R | V | G,
+    [CLI_O_Q] = { "q", "F", R | V | G | X,
         NULL },
-    [CLI_O_K] = { "k", "F", R | V | G,
+    [CLI_O_K] = { "k", "F", R | V | G | X,
         NULL },
-    [CLI_O_V] = { "v", "F", R | V | G,
+    [CLI_O_V] = { "v", "F", R | V | G | X,
         NULL },
     [CLI_O_OUT] = { "out", "F", R | G,
         "write O as float32 .npy (one --algo; implies --compute)" },
-    [CLI_O_JSON] = { "json", NULL, R | S | C | G,
+    [CLI_O_JSON] = { "json", NULL, R | S | C | G | X,
         "one JSON object on stdout (keys in README.md)" },
-    [CLI_O_COMPUTE] = { "compute", NULL, R | V | G,
+    [CLI_O_COMPUTE] = { "compute", NULL, R | V | G | X,
         "move real data and check the output (default when it takes\n"
         "about four seconds or less)" },
-    [CLI_O_COUNT_ONLY] = { "count-only", NULL, R | V,
+    [CLI_O_COUNT_ONLY] = { "count-only", NULL, R | V | X,
         "count transfers only (no tensor data; any N)" },
-    [CLI_O_MAX_MEM] = { "max-mem", "BYTES", R | G,
+    [CLI_O_MAX_MEM] = { "max-mem", "BYTES", R | G | X,
         "compute-mode memory limit (default 4G)" },
-    [CLI_O_MAX_STEPS] = { "max-steps", "N", R | S | C | G,
+    [CLI_O_MAX_STEPS] = { "max-steps", "N", R | S | C | G | X,
         "tile steps of each run and of all runs together\n"
         "(default 8589934592 = 2^33: measured, 30 s of\n"
         "count-only work for naive or FA2 and 90 s for FA1,\n"
         "whose steps move more tensors; with --page-size, up\n"
         "to 140 s: paged steps cost up to 7x)" },
-    [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G,
+    [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G | X,
         "a100, h100 or h200: M = the shared memory one thread block\n"
         "can use (unless --M is given), and a roofline estimate per\n"
         "loop order; 'fasim --gpu list' prints the presets" },
-    [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G,
+    [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X,
         NULL },
     [CLI_O_VERSION] = { "version", NULL, R,
         NULL },
-    [CLI_O_NQ] = { "Nq", "N", R | V | G,
+    [CLI_O_NQ] = { "Nq", "N", R | V | G | X,
         NULL },
-    [CLI_O_NK] = { "Nk", "N", R | V | G,
+    [CLI_O_NK] = { "Nk", "N", R | V | G | X,
         NULL },
-    [CLI_O_WINDOW] = { "window", "W", R | G,
+    [CLI_O_WINDOW] = { "window", "W", R | G | X,
         "sliding window (implies --causal): each query sees the W\n"
         "keys before it, itself included; blocks outside skipped" },
-    [CLI_O_BATCH] = { "batch", "B", R | G,
+    [CLI_O_BATCH] = { "batch", "B", R | G | X,
         "sequences in the batch (default 1); counts are for all" },
-    [CLI_O_HEADS] = { "heads", "H", R | G,
+    [CLI_O_HEADS] = { "heads", "H", R | G | X,
         "query heads per sequence (default 1)     B H heads" },
-    [CLI_O_KV_HEADS] = { "kv-heads", "G", R | G,
+    [CLI_O_KV_HEADS] = { "kv-heads", "G", R | G | X,
         "key/value heads, G divides H (default H): GQA, MQA at G = 1;\n"
         "the report adds FA2 with a group's H/G heads in one block" },
-    [CLI_O_PASS] = { "pass", "P", R | V | G,
+    [CLI_O_PASS] = { "pass", "P", R | V | G | X,
         "fwd (default), bwd or both: the backward pass computes dQ,\n"
         "dK, dV from dO (naive: Algorithm 3, fa1: Algorithm 4 of\n"
         "FlashAttention; fa2: Algorithm 2 of FlashAttention-2)" },
-    [CLI_O_DO] = { "dO", "F", R | G,
+    [CLI_O_DO] = { "dO", "F", R | G | X,
         "the backward's output gradient as .npy, Q's shape (with\n"
         "--q --k --v; default: seeded)" },
-    [CLI_O_SPLITS] = { "splits", "S", R | V | G,
+    [CLI_O_SPLITS] = { "splits", "S", R | V | G | X,
         "split-KV decoding: fa2 once more with the key blocks in S\n"
         "splits, partials (O~, m, l) to HBM and a merge; S <= T_c" },
-    [CLI_O_PAGE_SIZE] = { "page-size", "P", R | G,
+    [CLI_O_PAGE_SIZE] = { "page-size", "P", R | G | X,
         "paged KV: K and V in pages of P <= N_k rows placed by a page\n"
         "table (seeded by --seed); counts the table's reads and the\n"
         "tiles that span pages, against contiguous K, V" },
@@ -419,7 +420,7 @@ static const cli_help_item HELP_GPU[] = {
          "inputs and plans, and print for each: whether the output is bit-identical to\n"
          "the simulator's compute mode (and the largest difference if not), the\n"
          "kernel's own count of global-memory traffic per tensor beside the\n"
-         "simulator's, and the time with the speedup over naive.\n"
+         "simulator's, and the time (on a GPU, with the speedup over naive).\n"
          "Example: fasim gpu --N 256 --d 64 --M 48K --backend cpu\n"
          "\n"),
     ROW(CLI_O_BACKEND),
@@ -442,6 +443,32 @@ static const cli_help_item HELP_GPU[] = {
          "\n"
          "exit status: 0 every kernel matched the simulator, 1 one did not (or no\n"
          "CUDA, I/O), 2 bad usage\n"),
+};
+
+static const cli_help_item HELP_COMPARE[] = {
+    PARA("usage: fasim compare [options] vs [options]\n"
+         "\n"
+         "Two runs side by side: A with the options before 'vs', B with A's options\n"
+         "and those after 'vs' (an option given after 'vs' replaces A's). For each:\n"
+         "the configuration, the plan, the HBM traffic per tensor and in total, and\n"
+         "the error against the float64 oracle when both computed; B / A for the\n"
+         "numbers, and * on every row that differs. Each side runs one loop order\n"
+         "(--algo, default fa2) and one pass, on the same seeded inputs.\n"
+         "Examples:\n"
+         "  fasim compare --Br 64 --Bc 64 --algo fa1 vs --algo fa2   # loop orders\n"
+         "  fasim compare --N 2048 --dtype fp16 vs --dtype bf16       # dtypes\n"
+         "  fasim compare --N 4096 vs --causal                        # masks\n"
+         "\n"
+         "options, on either side, as the report takes them (see 'fasim --help'):\n"
+         "--N --d --M --dtype --algo --Br --Bc --plan --causal --seed --q --k --v\n"
+         "--compute --count-only --max-mem --max-steps --gpu --Nq --Nk --window --batch\n"
+         "--heads --kv-heads --pass --dO --splits --page-size\n"
+         "\n"),
+    LINE("--json", "one JSON object: both sides' options and the rows (keys in\n"
+        "README.md); on either side"),
+    LINE("--help", NULL),
+    PARA("\n"
+         "exit status: 0 success, 2 bad usage, 1 other failures\n"),
 };
 
 /* ---- the commands ---- */
@@ -478,6 +505,9 @@ const cli_command CLI_COMMANDS[CLI_CMD_COUNT] = {
     [CLI_CMD_GPU] = { "gpu", "fasim gpu", "fasim gpu [--backend cpu]",
                       "the CUDA kernels (or CPU path) beside the sim", PAGE(HELP_GPU), NULL, 0,
                       NULL },
+    [CLI_CMD_COMPARE] = { "compare", "fasim compare", "fasim compare A vs B",
+                          "two runs side by side, the differences marked", PAGE(HELP_COMPARE),
+                          NULL, 0, NULL },
     [CLI_CMD_HELP] = { "help", "fasim help", "fasim COMMAND --help", "that command's options",
                        NULL, 0, NULL, 0, NULL },
 };

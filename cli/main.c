@@ -29,24 +29,11 @@
  * printed. */
 static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
 {
-    /* Each file is bounded by the compute-memory limit before it is read. */
-    const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
-    const cli_inputs_spec spec = {
-        .q_path = o->q_path, .k_path = o->k_path, .v_path = o->v_path, .do_path = o->do_path,
-        .max_elems = (int64_t)(max_mem / 4 / 4), .max_mem = max_mem,
-        .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
-    };
     char err[1024];
-    int rc = cli_inputs_load(&spec, &o->req.sh, m, err, sizeof err);
-    if (rc != SIM_OK) {
+    int rc = cli_inputs_load_report(o, NULL, 0, m, err, sizeof err);
+    if (rc != SIM_OK)
         fprintf(stderr, "fasim: %s\n", err);
-        return rc;
-    }
-    o->req.Q = m[0].data;
-    o->req.K = m[1].data;
-    o->req.V = m[2].data;
-    o->req.dO = m[3].data;
-    return SIM_OK;
+    return rc;
 }
 
 /* The flops of the runs req asks for, forward and backward (--pass; none
@@ -225,6 +212,7 @@ static int cmd_main(int argc, char **argv)
     case CLI_CMD_CLAIMS: return cli_claims_main(argc, argv, 2);
     case CLI_CMD_EXPLORE: return cli_explore_main(argc, argv, 2);
     case CLI_CMD_GPU: return cli_gpu_main(argc, argv, 2);
+    case CLI_CMD_COMPARE: return cli_compare_main(argc, argv, 2);
     case CLI_CMD_HELP: return cmd_help(argc, argv);
     }
     return cmd_unknown(argv[1]);

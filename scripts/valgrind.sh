@@ -38,3 +38,6 @@ vg lesson online-softmax --x 1,nan
 vg sweep --vary N=256..2048 --d 16 --M 16K
 vg claims
 vg explore --keys NMxv
+vg compare --N 96 --d 8 --M 8K --algo fa1 vs --algo fa2 --dtype bf16
+vg compare --N 64 --d 8 --M 8K --pass bwd --json vs --causal
+vg compare --N 64 vs --N 0

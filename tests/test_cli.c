@@ -1819,6 +1819,99 @@ static void test_causal(void **state)
     run_free(&r);
 }
 
+/* The index of compare's JSON row named name, or -1. */
+static int compare_row(const run_res *r, const char *name)
+{
+    char path[64];
+    for (int k = 0; k < 64; k++) {
+        snprintf(path, sizeof path, "rows.%d.name", k);
+        if (!jhas(r, path))
+            return -1;
+        if (jis_str(r, path, name))
+            return k;
+    }
+    return -1;
+}
+
+/* fasim compare: B is A with the options after "vs" in place of A's; the
+ * rows are the two runs' own numbers, the marks fall on what differs. */
+static void test_compare(void **state)
+{
+    (void)state;
+    run_res r, a;
+    char path[64];
+    RUN(&r, "compare", "--N", "512", "--Br", "64", "--Bc", "64", "--algo", "fa1", "--count-only",
+        "--json", "vs", "--algo", "fa2");
+    expect_exit(&r, 0);
+    CHECK(&r, json_is_one_object(r.out, r.out_len), "stdout is not one JSON object");
+    CHECK(&r, jis_str(&r, "b", "--N 512 --Br 64 --Bc 64 --count-only --algo fa2"),
+          "side B is not A's options with --algo replaced");
+    const int tot = compare_row(&r, "total bytes");
+    CHECK(&r, tot >= 0, "no total bytes row");
+    /* FA2's forward, unmasked, closed form: Q and O once, K and V T_r =
+     * 512 / 64 = 8 times, 2 B each; L once at 4 B. */
+    const uint64_t Nd2 = 512ull * 64 * 2, fa2 = Nd2 + 2 * 8 * Nd2 + Nd2 + 512ull * 4;
+    snprintf(path, sizeof path, "rows.%d.b", tot);
+    CHECK(&r, jget_u64(&r, path) == fa2, "fa2's total bytes %llu, closed form %llu",
+          (unsigned long long)jget_u64(&r, path), (unsigned long long)fa2);
+    /* FA1's is the report's for the same options. */
+    RUN(&a, "--N", "512", "--Br", "64", "--Bc", "64", "--algo", "fa1", "--count-only", "--json");
+    expect_exit(&a, 0);
+    snprintf(path, sizeof path, "rows.%d.a", tot);
+    CHECK(&r, jget_u64(&r, path) == jget_u64(&a, "runs.0.hbm.total_bytes"),
+          "side A's total is not the report's");
+    run_free(&a);
+    /* Of the configuration, only the loop order differs. */
+    int config_differs = 0;
+    for (int k = 0; k < 64; k++) {
+        snprintf(path, sizeof path, "rows.%d.section", k);
+        if (!jhas(&r, path))
+            break;
+        if (!jis_str(&r, path, "configuration"))
+            continue;
+        snprintf(path, sizeof path, "rows.%d.differs", k);
+        config_differs += jis_lit(&r, path, "true");
+    }
+    CHECK(&r, config_differs == 1, "%d configuration rows differ, not 1", config_differs);
+    const uint64_t ndiffer = jget_u64(&r, "differ");
+    run_free(&r);
+
+    /* The text marks the same rows. */
+    RUN(&r, "compare", "--N", "512", "--Br", "64", "--Bc", "64", "--algo", "fa1", "--count-only",
+        "vs", "--algo", "fa2");
+    expect_exit(&r, 0);
+    uint64_t marks = 0;
+    for (const char *p = r.out; (p = strstr(p, " *\n")) != NULL; p++)
+        marks++;
+    CHECK(&r, marks == ndiffer, "%llu rows marked, the JSON says %llu differ",
+          (unsigned long long)marks, (unsigned long long)ndiffer);
+    check_80_columns(&r);
+    run_free(&r);
+
+    /* The same options on both sides: nothing differs. */
+    RUN(&r, "compare", "--N", "256", "--json", "vs");
+    expect_exit(&r, 0);
+    CHECK(&r, jget_u64(&r, "differ") == 0, "identical sides differ");
+    run_free(&r);
+
+    static const struct { const char *args[8]; const char *key; } bad[] = {
+        { { "compare", "--N", "256" }, "with 'vs'" },
+        { { "compare", "vs", "--N", "256", "vs" }, "'vs' once" },
+        { { "compare", "--algo", "all", "vs" }, "one loop order a side" },
+        { { "compare", "vs", "--pass", "both" }, "side B: compare takes one pass" },
+        { { "compare", "--preset", "gpt2-small", "vs" }, "not --preset" },
+        { { "compare", "--algo", "fa2", "vs", "--out", "x.npy" }, "--out is the report's" },
+        { { "compare", "vs", "--N", "0" }, "side B: --N" },
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        run_fasim(&r, bad[k].args);
+        expect_exit(&r, 2);
+        CHECK(&r, strstr(r.err, bad[k].key) != NULL, "case %zu: stderr lacks '%s'", k,
+              bad[k].key);
+        run_free(&r);
+    }
+}
+
 /* The classroom's backward commands show the gradient check at the
  * defaults (N = 1024, d = 64): auto mode computes them. */
 static void test_bwd_default_computes(void **state)
@@ -1995,6 +2088,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_causal),
     cmocka_unit_test(test_bounds_decoding),
     cmocka_unit_test(test_bwd_default_computes),
+    cmocka_unit_test(test_compare),
     cmocka_unit_test(test_plan_paper),
     cmocka_unit_test(test_bug_overflow_message),
     cmocka_unit_test(test_bug_misfit_wraparound),

@@ -226,7 +226,7 @@ static void test_options_match_table(void **state)
         commands++;
     }
     su_free(&r);
-    assert_int_equal(commands, 7);
+    assert_int_equal(commands, 8);
     assert_int_equal(bad, 0);
 }
 
