@@ -37,7 +37,7 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
         .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
     };
     char err[1024];
-    int rc = cli_inputs_load(&spec, &o->req.sh, m, err, sizeof err);
+    int rc = cli_inputs_load(&spec, &o->req.sh, &o->req.run, m, err, sizeof err);
     if (rc != SIM_OK) {
         fprintf(stderr, "fasim: %s\n", err);
         return rc;
@@ -59,14 +59,14 @@ static double compute_flops(const sim_request *req, int *fits)
     const int any = req->run_pass[SIM_FWD] || req->run_pass[SIM_BWD];
     *fits = 1;
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
-        sim_shape sh = req->sh;
-        sh.run.pass = (sim_pass)q;
+        sim_run_opts run = req->run;
+        run.pass = (sim_pass)q;
         if (any ? !req->run_pass[q] : q != SIM_FWD)
             continue;
         for (int a = 0; a < SIM_ALGO_COUNT; a++)
             if (req->run_algo[a]) {
-                flops += sim_compute_flops((sim_algo)a, &sh);
-                *fits &= sim_compute_memory((sim_algo)a, &sh) <= max_mem;
+                flops += sim_compute_flops((sim_algo)a, &req->sh, &run);
+                *fits &= sim_compute_memory((sim_algo)a, &req->sh, &run) <= max_mem;
             }
     }
     return flops;
