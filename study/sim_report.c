@@ -126,7 +126,7 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
         if (O_ref && ref_oracle_attention_masked(Q + qh * qn, K + g * kn, V + g * kn, sh->N,
                                                  N_k, sh->d, &mk, O_ref + qh * qn, NULL) != 0)
             return -1;
-        /* The backward runs with G = H (sim_shape_check), so g = qh there. */
+        /* The backward runs with G = H (sim_run_opts_valid), so g = qh there. */
         if (dQ_ref && ref_oracle_attention_bwd(Q + qh * qn, K + g * kn, V + g * kn,
                                                dO + qh * qn, sh->N, N_k, sh->d, &mk,
                                                dQ_ref + qh * qn, dK_ref + g * kn,
