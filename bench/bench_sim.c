@@ -49,7 +49,7 @@ static void count_only(int quick)
         sim_shape sh = { .N = N, .d = 128, .M = 228 * 1024, .dtype = SIM_FP16, .causal = 0 };
         sim_plan p;
         char err[512];
-        if (sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0) {
+        if (sim_plan_choose(SIM_FA2, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             exit(1);
         }
@@ -93,7 +93,8 @@ static void compute(int quick)
         sim_plan p;
         sim_result r;
         char err[512];
-        if (sim_plan_choose((sim_algo)a, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0 ||
+        if (sim_plan_choose((sim_algo)a, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
+                            sizeof err) != 0 ||
             (t0 = now(), sim_run((sim_algo)a, &sh, &p, Q, K, V, NULL, &r, err, sizeof err)) != 0) {
             fprintf(stderr, "%s\n", err);
             exit(1);
@@ -129,8 +130,9 @@ static void paged(int quick)
         double t[2] = { 0 };
         sim_result r[2];
         for (int pg = 0; pg < 2; pg++) {
-            sh.run.page = pg ? 16 : 0;
-            if (sim_plan_choose(algos[k], &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0) {
+            const sim_run_opts run = { .page = pg ? 16 : 0 };
+            if (sim_plan_choose(algos[k], &sh, &run, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                sizeof err) != 0) {
                 fprintf(stderr, "%s\n", err);
                 exit(1);
             }

@@ -135,7 +135,8 @@ int main(int argc, char **argv)
             sim_plan p;
             char err[512], blocks[48];
             t0 = now();
-            int rc = sim_plan_choose((sim_algo)a, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
+            int rc = sim_plan_choose((sim_algo)a, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                     sizeof err);
             double ms = 1e3 * (now() - t0);
             snprintf(blocks, sizeof blocks, "%lldx%lld", (long long)p.Br, (long long)p.Bc);
             printf("   %-24s %-6s %12s %12.2f\n", S[k].what, sim_algo_name((sim_algo)a),

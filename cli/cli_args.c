@@ -236,9 +236,9 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
     case CLI_O_PASS:
         return parse_pass(r, val, err, errlen);
     case CLI_O_SPLITS:
-        return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->sh.run.splits, err, errlen);
+        return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->run.splits, err, errlen);
     case CLI_O_PAGE_SIZE:
-        return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->sh.run.page, err, errlen);
+        return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->run.page, err, errlen);
     case CLI_O_MAX_MEM:
         return cli_parse_size(optname, val, &r->max_mem, err, errlen);
     case CLI_O_MAX_STEPS:
@@ -303,10 +303,10 @@ static int report_shape(report_parse *p, char *err, size_t errlen)
     r->sh.Nk = Nk ? Nk : N;
     if (r->sh.Nk == r->sh.N)
         r->sh.Nk = 0;
-    sim_shape b = r->sh;
-    b.run.pass = SIM_BWD;
-    if (sim_shape_check(&r->sh, err, errlen) == 0 &&
-        (!r->run_pass[SIM_BWD] || sim_shape_check(&b, err, errlen) == 0))
+    sim_run_opts b = r->run;
+    b.pass = SIM_BWD;
+    if (sim_check(&r->sh, &r->run, err, errlen) == 0 &&
+        (!r->run_pass[SIM_BWD] || sim_check(&r->sh, &b, err, errlen) == 0))
         return 0;
     if (r->model) {                 /* the values may be the preset's, not given */
         const size_t n = strlen(err);

@@ -343,9 +343,9 @@ static int unsupported(const cli_report_opts *o, char *err, size_t errlen)
         what = "--window";
     else if (o->req.run_pass[SIM_BWD])
         what = "--pass bwd and --pass both";
-    else if (sh->run.splits > 1)
+    else if (o->req.run.splits > 1)
         what = "--splits";
-    else if (sh->run.page > 0)
+    else if (o->req.run.page > 0)
         what = "--page-size";
     if (!what)
         return 0;
@@ -434,7 +434,7 @@ static int gpu_work(const gpu_opts *g, const gpu_run *runs, int nruns)
     const double per_run = 1.0 + (g->backend == KERN_CPU ? 1.0 + g->repeat : 0.0);
     double flops = 0.0;
     for (int k = 0; k < nruns; k++)
-        flops += per_run * sim_compute_flops(runs[k].algo, sh);
+        flops += per_run * sim_compute_flops(runs[k].algo, sh, &g->o.req.run);
     const double secs = ceil(flops / SIM_COMPUTE_FLOPS_PER_S);
     if (g->o.req.mode != SIM_MODE_COMPUTE && flops > SIM_MAX_COMPUTE_FLOPS) {
         fprintf(stderr, "fasim: gpu: the simulator%s would compute %.1e flops, about %.0f s "
@@ -467,12 +467,12 @@ static int gpu_plan(const gpu_opts *g, gpu_run runs[SIM_ALGO_COUNT], int *nruns)
             continue;
         gpu_run *r = &runs[*nruns];
         r->algo = (sim_algo)a;
-        if (sim_plan_choose(r->algo, sh, o->req.plan_kind, o->req.Br, o->req.Bc, &r->plan,
-                            err, sizeof err) != 0) {
+        if (sim_plan_choose(r->algo, sh, &o->req.run, o->req.plan_kind, o->req.Br, o->req.Bc,
+                            &r->plan, err, sizeof err) != 0) {
             fprintf(stderr, "fasim: %s\n", err);
             return SIM_EUSAGE;
         }
-        uint64_t need = sim_compute_memory(r->algo, sh);
+        uint64_t need = sim_compute_memory(r->algo, sh, &o->req.run);
         if (need > max_mem / 2) {
             char b1[32], b2[32];
             sim_format_bytes(b1, sizeof b1, need == UINT64_MAX ? need : 2 * need);

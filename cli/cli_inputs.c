@@ -92,13 +92,13 @@ static int check_files(const cli_inputs_spec *spec, const sim_npy_matrix m[4], i
     return SIM_OK;
 }
 
-static int load_files(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
-                      char *err, size_t errlen);
+static int load_files(const cli_inputs_spec *spec, sim_shape *sh, const sim_run_opts *run,
+                      sim_npy_matrix m[4], char *err, size_t errlen);
 
-int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
-                    char *err, size_t errlen)
+int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, const sim_run_opts *run,
+                    sim_npy_matrix m[4], char *err, size_t errlen)
 {
-    int rc = load_files(spec, sh, m, err, errlen);
+    int rc = load_files(spec, sh, run, m, err, errlen);
     /* The message names the files, whose names may hold any byte: shown
      * escaped, on one line. */
     if (rc != SIM_OK && errlen)
@@ -106,8 +106,8 @@ int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m
     return rc;
 }
 
-static int load_files(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
-                      char *err, size_t errlen)
+static int load_files(const cli_inputs_spec *spec, sim_shape *sh, const sim_run_opts *run,
+                      sim_npy_matrix m[4], char *err, size_t errlen)
 {
     const int nfiles = spec->do_path ? 4 : 3;
     int rc = read_files(spec, m, nfiles, err, errlen);
@@ -137,7 +137,7 @@ static int load_files(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix
     sh->heads = q->heads;
     sh->kv_heads = q->rank == 4 ? k->heads : 0;
     char why[256];
-    if (sim_shape_check(sh, why, sizeof why) != 0) {
+    if (sim_check(sh, run, why, sizeof why) != 0) {
         ERR("the files' shapes: %s", why);
         return SIM_EUSAGE;
     }
@@ -176,7 +176,7 @@ int cli_inputs_load_report(struct cli_report_opts *o, const char *one_head, int 
         .one_head = one_head, .same_length = same_length,
         .N_set = o->N_set, .Nk_set = o->Nk_set, .d_set = o->d_set,
     };
-    int rc = cli_inputs_load(&spec, &o->req.sh, m, err, errlen);
+    int rc = cli_inputs_load(&spec, &o->req.sh, &o->req.run, m, err, errlen);
     if (rc != SIM_OK)
         return rc;
     o->req.Q = m[0].data;

@@ -35,11 +35,11 @@ typedef struct {
 /* Read the files of spec into m[0..3] (Q, K, V, dO; m[3] stays empty without
  * --dO) and set sh's N, N_k, d, B, H and G from them: Q is (N_q, d) or
  * (B, H, N_q, d); K and V (N_k, d) or (B, G, N_k, d), of Q's rank and batch;
- * dO Q's shape. Returns SIM_OK, or SIM_EFAIL / SIM_EUSAGE with a one-line
+ * dO Q's shape. The new shape is checked as run with run (sim_check). Returns SIM_OK, or SIM_EFAIL / SIM_EUSAGE with a one-line
  * message in err (without the "fasim: " of the caller). The caller owns
  * m[k].data whatever the result (cli_inputs_free). */
-int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, sim_npy_matrix m[4],
-                    char *err, size_t errlen);
+int cli_inputs_load(const cli_inputs_spec *spec, sim_shape *sh, const sim_run_opts *run,
+                    sim_npy_matrix m[4], char *err, size_t errlen);
 
 struct cli_report_opts;
 

@@ -111,10 +111,10 @@ static int view_option(view_parse *p, int id, const char *optname, const char *v
             ERR("--pass %s: the view steps through one pass: fwd or bwd", sim_shown(val).s);
             return -1;
         }
-        c->sh.run.pass = !strcmp(val, "bwd") ? SIM_BWD : SIM_FWD;
+        c->run.pass = !strcmp(val, "bwd") ? SIM_BWD : SIM_FWD;
         return 0;
     case CLI_O_SPLITS:
-        return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &c->sh.run.splits, err, errlen);
+        return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &c->run.splits, err, errlen);
     case CLI_O_SEED:
         if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
             return -1;
@@ -147,12 +147,12 @@ static int view_combinations(view_opts *o, int compute, int count_only, char *er
     viz_config *c = &o->cfg;
     /* The registry says which loop orders serve the options; the message
      * names the option to change. */
-    if (c->sh.run.splits > 1 && sim_run_opts_check(c->algo, &c->sh, NULL, 0) != 0) {
+    if (c->run.splits > 1 && sim_run_opts_check(c->algo, &c->run, NULL, 0) != 0) {
         ERR("--splits is a plan of FA2's forward pass: %s",
             c->algo != SIM_FA2 ? "add --algo fa2" : "drop --pass bwd");
         return -1;
     }
-    if ((o->sdl || o->screenshot) && (c->sh.run.pass == SIM_BWD || c->sh.run.splits > 1)) {
+    if ((o->sdl || o->screenshot) && (c->run.pass == SIM_BWD || c->run.splits > 1)) {
         ERR("the SDL view draws the forward loop orders; step through the backward "
             "pass and split-KV in the terminal view (drop --sdl/--screenshot)");
         return -1;
@@ -221,7 +221,7 @@ static int load_inputs(view_opts *o, sim_npy_matrix m[4])
     };
     viz_config *c = &o->cfg;
     char err[1024];
-    int rc = cli_inputs_load(&spec, &c->sh, m, err, sizeof err);
+    int rc = cli_inputs_load(&spec, &c->sh, &c->run, m, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "fasim view: %s\n", err);
         return rc;

@@ -46,14 +46,14 @@ static double compute_flops(const sim_request *req, int *fits)
     const int any = req->run_pass[SIM_FWD] || req->run_pass[SIM_BWD];
     *fits = 1;
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
-        sim_shape sh = req->sh;
-        sh.run.pass = (sim_pass)q;
+        sim_run_opts run = req->run;
+        run.pass = (sim_pass)q;
         if (any ? !req->run_pass[q] : q != SIM_FWD)
             continue;
         for (int a = 0; a < SIM_ALGO_COUNT; a++)
             if (req->run_algo[a]) {
-                flops += sim_compute_flops((sim_algo)a, &sh);
-                *fits &= sim_compute_memory((sim_algo)a, &sh) <= max_mem;
+                flops += sim_compute_flops((sim_algo)a, &req->sh, &run);
+                *fits &= sim_compute_memory((sim_algo)a, &req->sh, &run) <= max_mem;
             }
     }
     return flops;

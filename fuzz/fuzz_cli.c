@@ -45,7 +45,7 @@ static void fuzz_report(int argc, char **argv)
             continue;
         sim_plan p;
         err[0] = '\0';
-        if (sim_plan_choose((sim_algo)a, &r->sh, r->plan_kind, r->Br, r->Bc, &p, err,
+        if (sim_plan_choose((sim_algo)a, &r->sh, &r->run, r->plan_kind, r->Br, r->Bc, &p, err,
                             sizeof err) != 0) {
             fuzz_check_message(err, 0, "");
             continue;

@@ -34,7 +34,7 @@ static uint64_t hbm_bytes(sim_algo a, sim_shape sh, int64_t Br, int64_t Bc, int 
     sim_plan p;
     sim_counts c;
     sh.causal = causal;
-    if (sim_plan_make(a, &sh, Br, Bc, SIM_PLAN_USER, &p) != 0 ||
+    if (sim_plan_make(a, &sh, NULL, Br, Bc, SIM_PLAN_USER, &p) != 0 ||
         sim_theory_counts(&p, &sh, &c) != 0)
         return 0;
     return sim_counts_read_bytes(&c, sh.dtype) + sim_counts_write_bytes(&c, sh.dtype);
@@ -114,7 +114,7 @@ static void run(lesson *L)
         sim_shape vsh = sh;
         sim_plan vp;
         vsh.causal = 1;
-        if (sim_plan_make(SIM_FA2, &vsh, Br, Bc, SIM_PLAN_USER, &vp) == 0 &&
+        if (sim_plan_make(SIM_FA2, &vsh, NULL, Br, Bc, SIM_PLAN_USER, &vp) == 0 &&
             vp.sram_peak <= (UINT64_C(1) << 30)) {
             vsh.M = (vp.sram_peak + 1023) / 1024 * 1024;
             lesson_view(L, SIM_FA2, &vsh, Br, Bc);

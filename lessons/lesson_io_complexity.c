@@ -50,7 +50,7 @@ static traffic theory(sim_algo a, const sim_shape *sh)
 {
     traffic t = { 0 };
     sim_counts c;
-    if (sim_plan_choose(a, sh, SIM_PLAN_AUTO, 0, 0, &t.plan, NULL, 0) != 0 ||
+    if (sim_plan_choose(a, sh, NULL, SIM_PLAN_AUTO, 0, 0, &t.plan, NULL, 0) != 0 ||
         sim_theory_counts(&t.plan, sh, &c) != 0)
         return t;
     t.elems = sim_counts_elems(&c);
@@ -67,7 +67,7 @@ static traffic measure(lesson *L, sim_algo a, const sim_shape *sh)
     char err[1024];
     sim_counts c;
     sim_result res;
-    if (sim_plan_choose(a, sh, SIM_PLAN_AUTO, 0, 0, &t.plan, err, sizeof err) != 0)
+    if (sim_plan_choose(a, sh, NULL, SIM_PLAN_AUTO, 0, 0, &t.plan, err, sizeof err) != 0)
         lesson_fail(L, "%s", err);
     if (sim_theory_counts(&t.plan, sh, &c) != 0)
         lesson_fail(L, "N = %lld, d = %lld: the counts overflow 64 bits", (long long)sh->N,

@@ -44,7 +44,7 @@ static void measure(lesson *L, sim_algo a, const sim_shape *sh, int64_t Br, int6
 {
     char err[1024];
     sim_result res;
-    sim_plan_make(a, sh, Br, Bc, SIM_PLAN_USER, p);
+    sim_plan_make(a, sh, NULL, Br, Bc, SIM_PLAN_USER, p);
     if (!p->fits) {
         sim_plan_explain_misfit(p, sh, err, sizeof err);
         lesson_fail(L, "%s", err);
@@ -66,12 +66,12 @@ static int64_t largest_square(const sim_shape *sh)
     sim_plan t;
     int64_t best = 0, lo = 1, hi = sh->N / 16;
     if (sh->N < 16) {
-        sim_plan_make(SIM_FA1, sh, sh->N, sh->N, SIM_PLAN_USER, &t);
+        sim_plan_make(SIM_FA1, sh, NULL, sh->N, sh->N, SIM_PLAN_USER, &t);
         return t.fits ? sh->N : 0;
     }
     while (lo <= hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        sim_plan_make(SIM_FA1, sh, 16 * mid, 16 * mid, SIM_PLAN_USER, &t);
+        sim_plan_make(SIM_FA1, sh, NULL, 16 * mid, 16 * mid, SIM_PLAN_USER, &t);
         if (t.fits) {
             best = 16 * mid;
             lo = mid + 1;

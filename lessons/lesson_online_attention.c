@@ -46,7 +46,7 @@ static int sim_row(sim_algo algo, const float *Q, const float *K, const float *V
     sim_plan p;
     sim_result res;
     char err[256];
-    if (sim_plan_make(algo, &sh, 1, B, SIM_PLAN_USER, &p) != 0 ||
+    if (sim_plan_make(algo, &sh, NULL, 1, B, SIM_PLAN_USER, &p) != 0 ||
         sim_run(algo, &sh, &p, Q, K, V, NULL, &res, err, sizeof err) != 0)
         return -1;
     memcpy(o, res.O + (size_t)row * d, (size_t)d * sizeof *o);

@@ -64,7 +64,7 @@ static uint64_t line1_elems(const sim_plan *p)
 static void paper_plan(lesson *L, sim_algo a, const sim_shape *sh, sim_plan *p)
 {
     char err[512];
-    if (sim_plan_choose(a, sh, SIM_PLAN_PAPER, 0, 0, p, err, sizeof err) != 0)
+    if (sim_plan_choose(a, sh, NULL, SIM_PLAN_PAPER, 0, 0, p, err, sizeof err) != 0)
         lesson_fail(L, "%s", err);
 }
 
@@ -90,11 +90,11 @@ static void run(lesson *L)
     const int e = sim_dtype_bytes(sh.dtype);
     const uint64_t M_el = sh.M / (uint64_t)e, d4 = 4u * (uint64_t)sh.d;
     sim_plan p, pp, seed, p4, pm, t, next = { 0 };
-    sim_plan_make(algo, &sh, Br, Bc, SIM_PLAN_USER, &p);   /* sizes >= 1: succeeds */
+    sim_plan_make(algo, &sh, NULL, Br, Bc, SIM_PLAN_USER, &p);   /* sizes >= 1: succeeds */
     paper_plan(L, algo, &sh, &pp);
     /* The seed's example (000, section 4.1): d = B_r = B_c = 128, fp16. */
     sim_shape ss = { .N = 1024, .d = 128, .M = sh.M, .dtype = SIM_FP16, .causal = 0 };
-    sim_plan_make(SIM_FA2, &ss, 128, 128, SIM_PLAN_USER, &seed);
+    sim_plan_make(SIM_FA2, &ss, NULL, 128, 128, SIM_PLAN_USER, &seed);
     /* s4: M = 4 d^2 elements, where line 1 asks for exactly 1.25 M; sm: the
      * byte count of M misread as elements. */
     sim_shape s4 = sh, sm = sh;
@@ -108,7 +108,7 @@ static void run(lesson *L)
     int64_t lo = 1, hi = sh.N / 16, sq = 0;
     while (lo <= hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        sim_plan_make(algo, &sh, 16 * mid, 16 * mid, SIM_PLAN_USER, &t);
+        sim_plan_make(algo, &sh, NULL, 16 * mid, 16 * mid, SIM_PLAN_USER, &t);
         if (t.fits) {
             sq = 16 * mid;
             lo = mid + 1;
@@ -117,9 +117,10 @@ static void run(lesson *L)
         }
     }
     if (sq + 16 <= sh.N)
-        sim_plan_make(algo, &sh, sq + 16, sq + 16, SIM_PLAN_USER, &next);
+        sim_plan_make(algo, &sh, NULL, sq + 16, sq + 16, SIM_PLAN_USER, &next);
     char err[512];
-    const int best_ok = sim_plan_choose(algo, &sh, SIM_PLAN_AUTO, 0, 0, &t, err, sizeof err) == 0;
+    const int best_ok = sim_plan_choose(algo, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &t, err,
+                                        sizeof err) == 0;
 
     /* ---- steps --------------------------------------------------------- */
     lesson_step(L, "What one block needs");

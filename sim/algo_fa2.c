@@ -129,7 +129,7 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
  * the query side; K_j, V_j serve them all. */
 static void fa2_plan(sim_plan *p, const sim_shape *sh, int e)
 {
-    const int64_t R = sim_shape_hq(sh) * p->Br, Bc = p->Bc, d = sh->d;
+    const int64_t R = sim_run_hq(sh, &p->run) * p->Br, Bc = p->Bc, d = sh->d;
     sim_plan_add(p, SIM_BUF_Q_i, 1, R, d, e, "query block (line 4)");
     sim_plan_add(p, SIM_BUF_K_j, 1, Bc, d, e, "key block (line 7)");
     sim_plan_add(p, SIM_BUF_V_j, 1, Bc, d, e, "value block (line 7)");

@@ -65,7 +65,7 @@ static SIM_NOINLINE void split_step(const sim_hier *h, const float *Q_i, const f
 static int partials(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
-    const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr, S = sim_shape_S(&h->sh);
+    const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr, S = sim_run_S(&h->run);
     float *Q_i = sim_sram_take(h, p, 1, SIM_BUF_Q_i);
     float *K_j = sim_sram_take(h, p, 1, SIM_BUF_K_j);
     float *V_j = sim_sram_take(h, p, 1, SIM_BUF_V_j);
@@ -110,7 +110,7 @@ static int partials(sim_hier *h, const sim_plan *p)
 /* Phase 2: the merge of the S partials of each query block. */
 static int merge(sim_hier *h, const sim_plan *p)
 {
-    const int64_t N = h->sh.N, d = h->sh.d, B_r = p->Br, S = sim_shape_S(&h->sh);
+    const int64_t N = h->sh.N, d = h->sh.d, B_r = p->Br, S = sim_run_S(&h->run);
     float *Ot_s = sim_sram_take(h, p, 2, SIM_BUF_Ot_s);
     float *m_s = sim_sram_take(h, p, 2, SIM_BUF_m_s);
     float *l_s = sim_sram_take(h, p, 2, SIM_BUF_l_s);
@@ -182,7 +182,7 @@ static void split_plan(sim_plan *p, const sim_shape *sh, int e)
  * back by the merge; O_i and L_i out once per i; K_j, V_j as in FA2. */
 static void split_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
 {
-    const uint64_t N = (uint64_t)sh->N, Tr = (uint64_t)p->Tr, S = (uint64_t)sim_shape_S(sh);
+    const uint64_t N = (uint64_t)sh->N, Tr = (uint64_t)p->Tr, S = (uint64_t)sim_run_S(&p->run);
     const uint64_t Nd = sim_th_mul(k, N, (uint64_t)sh->d);
     sim_th_put(out, SIM_Q, SIM_RD, sim_th_mul(k, S, Nd), sim_th_mul(k, S, Tr), k);
     sim_th_put(out, SIM_O, SIM_WR, Nd, Tr, k);
@@ -200,7 +200,7 @@ static void split_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim
 static uint64_t split_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
 {
     return sim_th_add(k, sim_th_visited(k, sh, p->Br, p->Bc),
-                      sim_th_mul(k, (uint64_t)sim_shape_S(sh), (uint64_t)p->Tr));
+                      sim_th_mul(k, (uint64_t)sim_run_S(&p->run), (uint64_t)p->Tr));
 }
 
 #define SO (SIM_VIEW_STATS | SIM_VIEW_OUT)

@@ -87,7 +87,11 @@ void sim_format_count(char *buf, size_t len, uint64_t n);
  * variants of a loop order (grouped query heads, split-KV) or of the memory
  * (paged KV). All zero: the plain forward pass. Which loop orders serve
  * which options is the registry's to say (sim_loop.h: sim_loop_find, and
- * sim_run_opts_check for the one message that names what is not served). */
+ * sim_run_opts_check for the one message that names what is not served).
+ * Kept apart from sim_shape so that a function that takes a problem says
+ * whether it takes a run too: one problem has many runs (both passes,
+ * split or not, paged or not), with the same mask, heads and counts of
+ * the problem. A plan holds the options it was made for (sim_plan.run). */
 typedef struct {
     sim_pass pass;       /* the pass a plan or run is for; SIM_FWD (0) by default */
     int group;           /* FA2 forward only: the H/G query heads of a key/value
@@ -102,13 +106,17 @@ typedef struct {
 } sim_run_opts;
 
 /* One attention problem: queries (N, d), keys and values (N_k, d), the
- * mask, the batch and heads, on an SRAM of M bytes; and, apart, how it is
- * run. The fields after `causal` default to the plain problem when zero, so
- * { N, d, M, dtype, causal } is one head with N_k = N, run forward. */
+ * mask, the batch and heads, on an SRAM of M bytes. How it is run is not
+ * here (sim_run_opts). The fields after `causal` default to the plain
+ * problem when zero, so { N, d, M, dtype, causal } is one head with
+ * N_k = N. M is the machine's, not the problem's: it stays here because
+ * nearly everything that reads a problem (plans, bounds, checks, every
+ * report and view) reads M with it, and a third struct beside every shape
+ * and run would move far more than it would make clear. */
 typedef struct {
     int64_t N;           /* query rows (N_q); the key rows too unless Nk is set */
     int64_t d;
-    uint64_t M;          /* bytes */
+    uint64_t M;          /* bytes: the SRAM of one thread block (the machine's) */
     sim_dtype dtype;
     int causal;
     int64_t Nk;          /* key/value rows N_k; 0: N */
@@ -118,29 +126,16 @@ typedef struct {
     int64_t heads;       /* H query heads per sequence; 0: 1 */
     int64_t kv_heads;    /* G key/value heads (GQA; MQA is G = 1), G divides H;
                             query head h reads key/value head h / (H / G); 0: H */
-    sim_run_opts run;    /* how it is run: not part of the problem */
 } sim_shape;
 
-/* The size of dimension dim of a tensor of sh (sim_tensor_info). */
-int64_t sim_dim_of(sim_dim dim, const sim_shape *sh);
-
-/* S, the splits of a split-KV run (1 when not split). */
-static inline int64_t sim_shape_S(const sim_shape *sh)
-{
-    return sh->run.splits > 1 ? sh->run.splits : 1;
-}
-
+/* The size of dimension dim of a tensor of sh run with run (sim_tensor_info:
+ * S N and the pages are the run's). */
+int64_t sim_dim_of(sim_dim dim, const sim_shape *sh, const sim_run_opts *run);
 
 /* N_k: the key/value rows. */
 static inline int64_t sim_shape_Nk(const sim_shape *sh)
 {
     return sh->Nk > 0 ? sh->Nk : sh->N;
-}
-
-/* Pages of one key/value head: ceil(N_k / P). */
-static inline int64_t sim_shape_pages(const sim_shape *sh)
-{
-    return sh->run.page > 0 ? (sim_shape_Nk(sh) + sh->run.page - 1) / sh->run.page : 0;
 }
 
 /* B, H and G with their defaults. */
@@ -159,16 +154,33 @@ static inline int64_t sim_shape_G(const sim_shape *sh)
     return sh->kv_heads > 0 ? sh->kv_heads : sim_shape_H(sh);
 }
 
-/* Query heads processed in one block: H / G when grouped, else 1. */
-static inline int64_t sim_shape_hq(const sim_shape *sh)
+/* S, the splits of a split-KV run (1 when not split). */
+static inline int64_t sim_run_S(const sim_run_opts *run)
 {
-    return sh->run.group ? sim_shape_H(sh) / sim_shape_G(sh) : 1;
+    return run->splits > 1 ? run->splits : 1;
+}
+
+/* Pages of one key/value head of sh: ceil(N_k / P); 0 when not paged. */
+static inline int64_t sim_run_pages(const sim_shape *sh, const sim_run_opts *run)
+{
+    return run->page > 0 ? (sim_shape_Nk(sh) + run->page - 1) / run->page : 0;
+}
+
+/* Query heads processed in one block: H / G when grouped, else 1. */
+static inline int64_t sim_run_hq(const sim_shape *sh, const sim_run_opts *run)
+{
+    return run->group ? sim_shape_H(sh) / sim_shape_G(sh) : 1;
 }
 
 /* Check a shape's combination of fields (each field's own range is the
  * parser's business). Returns 0, or -1 with a one-line message naming the
  * options: a window without causal, causal with N_k < N_q, G not dividing H. */
 int sim_shape_check(const sim_shape *sh, char *err, size_t errlen);
+
+/* A problem and how it is run: sim_shape_check, then (run not NULL) the
+ * run options with it (sim_run_opts_valid, sim_loop.h). Returns 0, or -1
+ * with the first one-line message. */
+int sim_check(const sim_shape *sh, const sim_run_opts *run, char *err, size_t errlen);
 
 /* ---- the mask ------------------------------------------------------------
  * Query row r (0-based) stands at position r + off of the keys' sequence,
@@ -257,7 +269,8 @@ typedef enum { SIM_PLAN_AUTO, SIM_PLAN_PAPER, SIM_PLAN_USER } sim_plan_kind;
 
 typedef struct {
     sim_algo algo;
-    sim_pass pass;       /* the shape's pass when the plan was made */
+    sim_shape sh;        /* the problem the plan was made for */
+    sim_run_opts run;    /* and how it is run: its pass, grouping, splits, pages */
     sim_plan_kind kind;
     int64_t Br, Bc, Tr, Tc;
     /* The naive order's softmax (Algorithm 0, line 2): one pass over row
@@ -275,12 +288,14 @@ typedef struct {
     int fits;            /* sram_peak <= M */
 } sim_plan;
 
-/* The plan of `algo` for block sizes Br x Bc (clamped to N). Always succeeds
- * for Br, Bc >= 1; check ->fits. Returns -1 for invalid arguments. */
-int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
-                  sim_plan_kind kind, sim_plan *out);
+/* The plan of `algo` for problem sh run with run (NULL: the plain forward
+ * pass), block sizes Br x Bc (clamped to N); the plan keeps copies of both.
+ * Always succeeds for Br, Bc >= 1; check ->fits. Returns -1 for invalid
+ * arguments, or options no loop order of algo serves. */
+int sim_plan_make(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                  int64_t Br, int64_t Bc, sim_plan_kind kind, sim_plan *out);
 
-/* Choose a plan.
+/* Choose a plan for problem sh run with run (NULL: the plain forward pass).
  *   SIM_PLAN_AUTO: among block sizes in {1, 2, 4, 8, 16k, N} that fit M, the one
  *     with the fewest HBM bytes (ties: fewest tile steps, then larger B_r). A
  *     nonzero Br_fixed / Bc_fixed pins that size and searches the other.
@@ -291,12 +306,13 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
  *     before fp32 accumulators; it is returned with fits = 0, not altered.
  * Returns 0 with *out set (for AUTO, out->fits is 1), or -1 with a message in
  * err: the buffers of the smallest plan tried and a block size that fits. */
-int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
-                    int64_t Br_fixed, int64_t Bc_fixed, sim_plan *out,
+int sim_plan_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                    sim_plan_kind kind, int64_t Br_fixed, int64_t Bc_fixed, sim_plan *out,
                     char *err, size_t errlen);
 
 /* Write a refusal for a plan that does not fit: the buffers, the overflow,
- * and the best plan that fits with the same pinned sizes (if any). */
+ * and the best plan that fits with the same pinned sizes (if any), run as
+ * p is (p->run). sh: the plan's problem. */
 void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
                              char *err, size_t errlen);
 
@@ -315,6 +331,9 @@ uint64_t sim_counts_elems(const sim_counts *c);   /* read + write, all tensors *
 int sim_counts_equal(const sim_counts *a, const sim_counts *b);
 
 /* ---- theory --------------------------------------------------------------- */
+
+/* Functions of a plan read how it is run from the plan (p->run: its pass,
+ * grouping, splits, pages); sh is the plan's problem. */
 
 /* The exact closed-form counts of the plan's loop order: per tensor, per
  * direction, elements and transfers, for any N, d, B_r, B_c, causal flag and
@@ -433,7 +452,9 @@ typedef struct {
 } sim_inputs;
 
 /* Run `algo` with plan p (which must fit, or be a paper plan: a paper plan over
- * M runs with SRAM as large as its peak, and the report says so).
+ * M runs with SRAM as large as its peak, and the report says so), run as the
+ * plan says (p->run): its buffers were sized for those options, so a second
+ * copy beside it could only disagree. sh: the plan's problem.
  * Q, K, V: (N, d) inputs for compute mode, or all NULL for count-only. They are
  * rounded to the shape's dtype as they are placed in HBM.
  * obs may be NULL. Returns 0, or -1 with err set (out of memory).
@@ -443,7 +464,7 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             const sim_observer *obs, sim_result *res, char *err, size_t errlen);
 
 /* The same with the inputs in one struct, NULL for count-only; a backward
- * shape (sh->pass, p->pass = SIM_BWD) needs in->dO too. In compute mode a
+ * plan (p->run.pass = SIM_BWD) needs in->dO too. In compute mode a
  * backward run first runs the same loop order's forward pass, with the same
  * block sizes, unobserved and uncounted, for what the backward reads. */
 int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
@@ -454,17 +475,17 @@ void sim_result_free(sim_result *res);
 
 /* Host memory a compute-mode run of algo needs (tensors in HBM), in bytes;
  * UINT64_MAX when it does not fit in 64 bits. */
-uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh);
+uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh, const sim_run_opts *run);
 
 /* Floating-point operations of a compute-mode run (4 N^2 d). */
-double sim_compute_flops(sim_algo algo, const sim_shape *sh);
+double sim_compute_flops(sim_algo algo, const sim_shape *sh, const sim_run_opts *run);
 
-/* Paged KV: the page table of sh->page_seed, the placement of every
+/* Paged KV: the page table of run->page_seed, the placement of every
  * key/value head's pages in one pool of B G ceil(N_k / P) pages:
  * pt[(b G + g) pages + p] is the pool page that holds logical page p of head
  * (b, g). A seeded shuffle (Fisher-Yates), so a run is reproducible.
  * n must be that pool size; returns 0, or -1 (no paging, wrong n). */
-int sim_page_table(const sim_shape *sh, int64_t *pt, int64_t n);
+int sim_page_table(const sim_shape *sh, const sim_run_opts *run, int64_t *pt, int64_t n);
 
 /* Round n values in place to dtype (no-op for fp32). */
 void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt);

@@ -73,7 +73,7 @@ void sim_copy_out(sim_hier *h, sim_tensor t, const float *src, int64_t r0, int64
 void sim_load_paged(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst, int64_t r0,
                     int64_t c0, int64_t rows, int64_t cols)
 {
-    const int64_t P = h->sh.run.page, p0 = r0 / P, p1 = (r0 + rows - 1) / P;
+    const int64_t P = h->run.page, p0 = r0 / P, p1 = (r0 + rows - 1) / P;
     h->c.read_elems[SIM_PT] += (uint64_t)(p1 - p0 + 1);
     h->c.read_ops[SIM_PT] += 1;
     if (!h->compute && !h->obs) {       /* counting only: no page is visited */
@@ -92,7 +92,7 @@ void sim_load_paged(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst, int64
         h->c.read_ops[t] += 1;
         float *seg = dst ? dst + (a - r0) * cols : NULL;
         if (h->compute) {
-            const int64_t phys = h->pt[h->kv_head * sim_shape_pages(&h->sh) + p];
+            const int64_t phys = h->pt[h->kv_head * sim_run_pages(&h->sh, &h->run) + p];
             const float *src = h->hbm[t] + (phys * P + (a - p * P)) * ld + c0;
             for (int64_t r = 0; r < b - a; r++)
                 memcpy(seg + r * cols, src + r * ld, (size_t)cols * sizeof(float));
@@ -173,7 +173,7 @@ float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, sim_buf_id id)
         const sim_buffer *b = &p->buf[k];
         if (b->phase == phase && b->id == (int)id) {
             float *data = take_buf(h, b);
-            if (h->sh.run.page > 0 && (id == SIM_BUF_K_j || id == SIM_BUF_V_j))
+            if (h->run.page > 0 && (id == SIM_BUF_K_j || id == SIM_BUF_V_j))
                 take_page_entries(h, p, phase);
             return data;
         }

@@ -42,6 +42,7 @@ typedef struct {
 
 typedef struct sim_hier {
     sim_shape sh;
+    sim_run_opts run;           /* how it runs: the plan's (sim_plan.run) */
     int compute;                /* 1: real data and arithmetic */
     float scale;                /* 1 / sqrt(d), rounded once to float */
     ref_mask mask;              /* the shape's mask, for the tile primitives */
@@ -56,7 +57,7 @@ typedef struct sim_hier {
     int64_t head;               /* first query head of the block: b H + h */
     int64_t hq;                 /* query heads in the block (1, or H/G grouped) */
     int64_t kv_head;            /* the key/value head in hand: b G + g */
-    /* Paged KV (sh.page > 0): K and V are a pool of pages of P rows, and
+    /* Paged KV (run.page > 0): K and V are a pool of pages of P rows, and
      * pt[kv_head * pages + p] is the pool page that holds logical page p of
      * that head (compute mode; NULL otherwise). */
     int64_t *pt;
@@ -145,7 +146,7 @@ void sim_load_paged(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst, int64
 static inline void sim_load(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst,
                             int64_t r0, int64_t c0, int64_t rows, int64_t cols)
 {
-    if (SIM_UNLIKELY(h->sh.run.page > 0) && (t == SIM_K || t == SIM_V)) {
+    if (SIM_UNLIKELY(h->run.page > 0) && (t == SIM_K || t == SIM_V)) {
         sim_load_paged(h, t, buf, dst, r0, c0, rows, cols);
         return;
     }

@@ -141,7 +141,7 @@ typedef struct sim_loop {
     sim_algo algo;
     sim_pass pass;
     int split;                 /* 1: serves split-KV shapes (splits > 1) only */
-    int grouped;               /* 1: also serves grouped query heads (sh.group) */
+    int grouped;               /* 1: also serves grouped query heads (run.group) */
     const char *name;          /* "fa2": the --algo name (forward and backward alike) */
     const char *title;         /* the report's: "FlashAttention-2 (Dao 2023, Algorithm 1)" */
     const char *code_title;    /* the view's: "FlashAttention-2, Algorithm 1" */
@@ -161,8 +161,8 @@ typedef struct sim_loop {
                                   B_r; FA1's, and the backwards': B_c) */
     char mark;                 /* one character that stands for it on charts */
     /* The SRAM buffers for p->Br, p->Bc (already clamped), e bytes per
-     * element of the dtype: sim_plan_add calls, p->nphases, and the naive
-     * softmax's p->softmax_passes, p->Bs_r. */
+     * element of the dtype, run as p->run: sim_plan_add calls, p->nphases,
+     * and the naive softmax's p->softmax_passes, p->Bs_r. */
     void (*plan)(sim_plan *p, const sim_shape *sh, int e);
     /* The loop nest over one block of heads. Returns 0, or -1 with
      * h->failed set. */
@@ -176,19 +176,22 @@ typedef struct sim_loop {
 
 /* ---- the registry --------------------------------------------------------- */
 
-/* The loop order of `algo` for the shape's pass, split-KV or not, grouped or
- * not; NULL when none serves that shape (naive split-KV, an unknown algo). */
-const sim_loop *sim_loop_find(sim_algo algo, const sim_shape *sh);
+/* The loop order of `algo` for the run's pass, split-KV or not, grouped or
+ * not; NULL when none serves those options (naive split-KV, an unknown
+ * algo). Which loop order runs is a matter of how, not of the problem: no
+ * shape here. */
+const sim_loop *sim_loop_find(sim_algo algo, const sim_run_opts *run);
 
 /* Which run options (sim_run_opts) go together, said in one place.
- * sim_run_opts_valid: the combinations no loop order serves (the backward
- * with G < H or grouped heads, split-KV beside the backward or grouped
- * heads, page sizes and splits out of range); sim_shape_check calls it.
- * sim_run_opts_check: whether loop order algo serves the shape's options
- * (a registered loop order for its pass, split and grouping). Each returns
+ * sim_run_opts_valid: the combinations no loop order serves, some of them
+ * with problem sh (the backward with G < H or grouped heads, split-KV
+ * beside the backward or grouped heads, page sizes and splits out of range
+ * for N_k); sim_check calls it after sim_shape_check.
+ * sim_run_opts_check: whether loop order algo serves the options (a
+ * registered loop order for their pass, split and grouping). Each returns
  * 0, or -1 with a one-line message naming the options (err may be NULL). */
-int sim_run_opts_valid(const sim_shape *sh, char *err, size_t errlen);
-int sim_run_opts_check(sim_algo algo, const sim_shape *sh, char *err, size_t errlen);
+int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, size_t errlen);
+int sim_run_opts_check(sim_algo algo, const sim_run_opts *run, char *err, size_t errlen);
 
 /* The loop order of algo and pass for unsplit shapes (names, titles). */
 const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass);

@@ -58,14 +58,14 @@ const sim_tensor_info *sim_tensor_about(sim_tensor t)
     return (unsigned)t < SIM_TENSOR_COUNT ? &TENSORS[t] : NULL;
 }
 
-int64_t sim_dim_of(sim_dim dim, const sim_shape *sh)
+int64_t sim_dim_of(sim_dim dim, const sim_shape *sh, const sim_run_opts *run)
 {
     switch (dim) {
     case SIM_DIM_N: return sh->N;
     case SIM_DIM_Nk: return sim_shape_Nk(sh);
-    case SIM_DIM_SN: return sim_shape_S(sh) * sh->N;
+    case SIM_DIM_SN: return sim_run_S(run) * sh->N;
     case SIM_DIM_d: return sh->d;
-    case SIM_DIM_PAGES: return sim_shape_pages(sh);
+    case SIM_DIM_PAGES: return sim_run_pages(sh, run);
     default: return 1;
     }
 }
@@ -134,12 +134,17 @@ int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
         why = "--heads H must be divisible by --kv-heads G: each key/value head serves "
               "the same number H/G of query heads";
     if (!why)
-        return sim_run_opts_valid(sh, err, errlen);
-    if (!why)
         return 0;
     if (err && errlen)
         snprintf(err, errlen, "%s", why);
     return -1;
+}
+
+int sim_check(const sim_shape *sh, const sim_run_opts *run, char *err, size_t errlen)
+{
+    if (sim_shape_check(sh, err, errlen) != 0)
+        return -1;
+    return run ? sim_run_opts_valid(sh, run, err, errlen) : 0;
 }
 
 int sim_algo_parse(const char *s, sim_algo *out)

@@ -54,9 +54,9 @@ static int64_t ceil_div(int64_t a, int64_t b)
  * one tile: B_c / P when P divides B_c (every tile starts on a page), else
  * at most ceil((B_c - 1) / P) + 1 (a tile that starts on a page's last row).
  * 4 bytes each. */
-static void add_page_entries(sim_plan *p, const sim_shape *sh)
+static void add_page_entries(sim_plan *p)
 {
-    const int64_t P = sh->run.page;
+    const int64_t P = p->run.page;
     const int64_t entries = p->Bc % P == 0 ? p->Bc / P : (p->Bc - 1 + P - 1) / P + 1;
     for (int ph = 1; ph <= p->nphases; ph++)
         for (int k = 0; k < p->nbuf; k++)
@@ -87,28 +87,32 @@ static uint64_t plan_peak(const sim_plan *p)
 /* The buffers themselves are the loop order's (its descriptor's plan, in
  * sim/algo_*.c); here the blocks are clamped, paging adds its entries and
  * the peak is summed. */
-int sim_plan_make(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
-                  sim_plan_kind kind, sim_plan *out)
+int sim_plan_make(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                  int64_t Br, int64_t Bc, sim_plan_kind kind, sim_plan *out)
 {
+    const sim_run_opts plain = { 0 };
+    if (!run)
+        run = &plain;
     if (!sh || !out || sh->N < 1 || sh->d < 1 || Br < 1 || Bc < 1 ||
-        sim_shape_check(sh, NULL, 0) != 0)
+        sim_check(sh, run, NULL, 0) != 0)
         return -1;
-    const sim_loop *l = sim_loop_find(algo, sh);
+    const sim_loop *l = sim_loop_find(algo, run);
     if (!l)
         return -1;
     const int64_t N = sh->N, N_k = sim_shape_Nk(sh);
     sim_plan *p = out;
     memset(p, 0, sizeof *p);
     p->algo = algo;
+    p->sh = *sh;
+    p->run = *run;
     p->kind = kind;
     p->Br = Br < N ? Br : N;
     p->Bc = Bc < N_k ? Bc : N_k;
     p->Tr = ceil_div(N, p->Br);
     p->Tc = ceil_div(N_k, p->Bc);
-    p->pass = sh->run.pass;
     l->plan(p, sh, sim_dtype_bytes(sh->dtype));
-    if (sh->run.page > 0)
-        add_page_entries(p, sh);
+    if (run->page > 0)
+        add_page_entries(p);
     p->sram_peak = plan_peak(p);
     p->fits = p->sram_peak <= sh->M;
     return 0;
@@ -187,21 +191,21 @@ typedef struct {
     int ok;
 } score;
 
-static score evaluate(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc,
-                      sim_plan *tmp)
+static score evaluate(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                      int64_t Br, int64_t Bc, sim_plan *tmp)
 {
     score s = { 0, 0, 0 };
-    if (sim_plan_make(algo, sh, Br, Bc, SIM_PLAN_AUTO, tmp) != 0 || !tmp->fits ||
-        tmp->Tc < sim_shape_S(sh))           /* split-KV: a key block per split at least */
+    if (sim_plan_make(algo, sh, run, Br, Bc, SIM_PLAN_AUTO, tmp) != 0 || !tmp->fits ||
+        tmp->Tc < sim_run_S(run))            /* split-KV: a key block per split at least */
         return s;
     /* Paged KV is scored as contiguous: it moves the same elements, adds
      * only the table's 4-byte entries, and under a mask in FA2 its count is
      * a pass over the key blocks, too slow for every candidate. The chosen
-     * plan's paged counts are exact afterwards. */
-    sim_shape flat = *sh;
-    flat.run.page = 0;
+     * plan's paged counts are exact afterwards. tmp is scratch: its pages
+     * go here, its buffers and fit stay the paged plan's. */
+    tmp->run.page = 0;
     sim_counts c;
-    if (sim_theory_counts(tmp, &flat, &c) != 0 || sim_theory_steps(tmp, sh, &s.steps) != 0)
+    if (sim_theory_counts(tmp, sh, &c) != 0 || sim_theory_steps(tmp, sh, &s.steps) != 0)
         return s;
     s.bytes = sim_counts_read_bytes(&c, sh->dtype) + sim_counts_write_bytes(&c, sh->dtype);
     s.ok = 1;
@@ -229,15 +233,16 @@ static int64_t axis_len(const sim_shape *sh, int is_br)
 
 /* Largest candidate index k in [0, n) for the free dimension such that the
  * plan fits (SRAM grows with each block size), or -1 if none does. */
-static int64_t largest_fit(sim_algo algo, const sim_shape *sh, int with_small,
-                           int64_t fixed, int fixed_is_br, int64_t n, sim_plan *tmp)
+static int64_t largest_fit(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                           int with_small, int64_t fixed, int fixed_is_br, int64_t n,
+                           sim_plan *tmp)
 {
     const int64_t len = axis_len(sh, !fixed_is_br);
     int64_t lo = 0, hi = n - 1, best = -1;
     while (lo <= hi) {
         int64_t mid = lo + (hi - lo) / 2;
         int64_t b = cand_at(len, with_small, mid);
-        sim_plan_make(algo, sh, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed,
+        sim_plan_make(algo, sh, run, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed,
                       SIM_PLAN_AUTO, tmp);
         if (tmp->fits) {
             best = mid;
@@ -254,10 +259,10 @@ typedef struct {
     int64_t Br, Bc;
 } best_pair;
 
-static void consider(sim_algo algo, const sim_shape *sh, int64_t br, int64_t bc,
-                     best_pair *top, sim_plan *tmp)
+static void consider(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                     int64_t br, int64_t bc, best_pair *top, sim_plan *tmp)
 {
-    score s = evaluate(algo, sh, br, bc, tmp);
+    score s = evaluate(algo, sh, run, br, bc, tmp);
     if (better(s, br, top->s, top->Br)) {
         top->s = s;
         top->Br = br;
@@ -272,8 +277,8 @@ static void consider(sim_algo algo, const sim_shape *sh, int64_t br, int64_t bc,
  * tried. With causal masking larger blocks also load more masked keys, and
  * split-KV needs T_c >= S, which the largest B_c may break, so there every
  * fitting pair is tried. */
-static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
-                           int64_t Br_fixed, int64_t Bc_fixed)
+static best_pair search_in(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                           int with_small, int64_t Br_fixed, int64_t Bc_fixed)
 {
     sim_plan tmp;
     const int64_t N_r = axis_len(sh, 1), N_c = axis_len(sh, 0);
@@ -281,26 +286,27 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
     best_pair top = { { 0, 0, 0 }, 0, 0 };
 
     if (Br_fixed && Bc_fixed) {
-        consider(algo, sh, Br_fixed, Bc_fixed, &top, &tmp);
+        consider(algo, sh, run, Br_fixed, Bc_fixed, &top, &tmp);
     } else if (Br_fixed || Bc_fixed) {
         int fixed_is_br = Br_fixed != 0;
         int64_t fixed = fixed_is_br ? Br_fixed : Bc_fixed;
         int64_t n = fixed_is_br ? n_c : n_r, len = fixed_is_br ? N_c : N_r;
-        int64_t kmax = largest_fit(algo, sh, with_small, fixed, fixed_is_br, n, &tmp);
-        int64_t kmin = sh->causal || sh->run.splits > 1 ? 0 : kmax;
+        int64_t kmax = largest_fit(algo, sh, run, with_small, fixed, fixed_is_br, n, &tmp);
+        int64_t kmin = sh->causal || run->splits > 1 ? 0 : kmax;
         for (int64_t k = kmax; k >= kmin && k >= 0; k--) {
             int64_t b = cand_at(len, with_small, k);
-            consider(algo, sh, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed, &top, &tmp);
+            consider(algo, sh, run, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed, &top,
+                     &tmp);
         }
     } else {
         for (int64_t kr = 0; kr < n_r; kr++) {
             int64_t br = cand_at(N_r, with_small, kr);
-            int64_t kmax = largest_fit(algo, sh, with_small, br, 1, n_c, &tmp);
+            int64_t kmax = largest_fit(algo, sh, run, with_small, br, 1, n_c, &tmp);
             if (kmax < 0)
                 break;                    /* larger B_r fits even less */
-            int64_t kmin = sh->causal || sh->run.splits > 1 ? 0 : kmax;
+            int64_t kmin = sh->causal || run->splits > 1 ? 0 : kmax;
             for (int64_t k = kmax; k >= kmin; k--)
-                consider(algo, sh, br, cand_at(N_c, with_small, k), &top, &tmp);
+                consider(algo, sh, run, br, cand_at(N_c, with_small, k), &top, &tmp);
         }
     }
     return top;
@@ -308,14 +314,14 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, int with_small,
 
 /* The best fitting plan: among multiples of 16 (and N) first, then with the
  * small sizes 1, 2, 4, 8 admitted. Returns 0 with *best set, or -1. */
-static int search(sim_algo algo, const sim_shape *sh, int64_t Br_fixed,
-                  int64_t Bc_fixed, sim_plan *best)
+static int search(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                  int64_t Br_fixed, int64_t Bc_fixed, sim_plan *best)
 {
     /* A loop order that holds S in HBM (standard attention) writes its
      * N N_k elements whatever the blocks: when that leaves 64 bits no plan
      * is countable, and there is nothing to search. */
     uint64_t NN;
-    const sim_loop *l = sim_loop_find(algo, sh);
+    const sim_loop *l = sim_loop_find(algo, run);
     if (!l || ((l->hbm & (1u << SIM_S)) &&
                __builtin_mul_overflow((uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh), &NN)))
         return -1;
@@ -324,9 +330,9 @@ static int search(sim_algo algo, const sim_shape *sh, int64_t Br_fixed,
      * with T_c, FA2's with T_r (N = 8G, d = 1, M = 1312: only B_c = 1 leaves
      * FA2 a countable plan). */
     for (int with_small = 0; with_small <= 1; with_small++) {
-        best_pair top = search_in(algo, sh, with_small, Br_fixed, Bc_fixed);
+        best_pair top = search_in(algo, sh, run, with_small, Br_fixed, Bc_fixed);
         if (top.s.ok)
-            return sim_plan_make(algo, sh, top.Br, top.Bc, SIM_PLAN_AUTO, best);
+            return sim_plan_make(algo, sh, run, top.Br, top.Bc, SIM_PLAN_AUTO, best);
     }
     return -1;
 }
@@ -403,7 +409,8 @@ void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
         }
     }
     sim_plan fix;
-    if (search(p->algo, sh, p->Br, 0, &fix) == 0 || search(p->algo, sh, 0, p->Bc, &fix) == 0) {
+    if (search(p->algo, sh, &p->run, p->Br, 0, &fix) == 0 ||
+        search(p->algo, sh, &p->run, 0, p->Bc, &fix) == 0) {
         sim_format_count(c1, sizeof c1, fix.sram_peak);
         snprintf(t, sizeof t, "\n  hint: --algo %s --Br %lld --Bc %lld fits (%s B)",
                  sim_algo_name(p->algo), (long long)fix.Br, (long long)fix.Bc, c1);
@@ -413,7 +420,7 @@ void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
                  (long long)p->Br, (long long)p->Bc);
         msg_put(&m, t);
     }
-    if (search(p->algo, sh, 0, 0, &fix) == 0) {
+    if (search(p->algo, sh, &p->run, 0, 0, &fix) == 0) {
         sim_format_count(c1, sizeof c1, fix.sram_peak);
         snprintf(t, sizeof t, "\n  hint: or omit --Br/--Bc: best %s plan B_r = %lld, "
                  "B_c = %lld (%s B)", sim_algo_name(p->algo), (long long)fix.Br,
@@ -426,20 +433,23 @@ void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
  * message naming the limit and the block size that would allow it. */
 static int splits_fit(const sim_plan *p, const sim_shape *sh, char *err, size_t errlen)
 {
-    if (p->Tc >= sim_shape_S(sh))
+    if (p->Tc >= sim_run_S(&p->run))
         return 0;
     if (err && errlen)
         snprintf(err, errlen, "--splits %lld is more than the T_c = %lld key blocks of "
                  "B_c = %lld: use at most %lld splits, or --Bc %lld or less",
-                 (long long)sh->run.splits, (long long)p->Tc, (long long)p->Bc, (long long)p->Tc,
-                 (long long)(sim_shape_Nk(sh) / sh->run.splits));
+                 (long long)p->run.splits, (long long)p->Tc, (long long)p->Bc, (long long)p->Tc,
+                 (long long)(sim_shape_Nk(sh) / p->run.splits));
     return -1;
 }
 
-int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
-                    int64_t Br_fixed, int64_t Bc_fixed, sim_plan *out,
+int sim_plan_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                    sim_plan_kind kind, int64_t Br_fixed, int64_t Bc_fixed, sim_plan *out,
                     char *err, size_t errlen)
 {
+    const sim_run_opts plain = { 0 };
+    if (!run)
+        run = &plain;
     if (err && errlen)
         err[0] = '\0';
     if (!sh || sh->N < 1 || sh->d < 1 || Br_fixed < 0 || Bc_fixed < 0) {
@@ -447,9 +457,9 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
             snprintf(err, errlen, "invalid shape or block size");
         return -1;
     }
-    if (sim_shape_check(sh, err, errlen) != 0)
+    if (sim_check(sh, run, err, errlen) != 0)
         return -1;
-    if (sim_run_opts_check(algo, sh, err, errlen) != 0)
+    if (sim_run_opts_check(algo, run, err, errlen) != 0)
         return -1;
     if (kind == SIM_PLAN_PAPER) {
         /* Algorithm 1, line 1, with M in elements as the paper counts it. */
@@ -463,12 +473,12 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
                          (long long)M_el, sim_dtype_name(sh->dtype));
             return -1;
         }
-        if (sim_plan_make(algo, sh, Br, Bc, SIM_PLAN_PAPER, out) != 0)
+        if (sim_plan_make(algo, sh, run, Br, Bc, SIM_PLAN_PAPER, out) != 0)
             return -1;
         return splits_fit(out, sh, err, errlen);
     }
     if (Br_fixed && Bc_fixed) {
-        if (sim_plan_make(algo, sh, Br_fixed, Bc_fixed, SIM_PLAN_USER, out) != 0)
+        if (sim_plan_make(algo, sh, run, Br_fixed, Bc_fixed, SIM_PLAN_USER, out) != 0)
             return -1;
         if (!out->fits) {
             sim_plan_explain_misfit(out, sh, err, errlen);
@@ -476,22 +486,22 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, sim_plan_kind kind,
         }
         return splits_fit(out, sh, err, errlen);
     }
-    if (search(algo, sh, Br_fixed, Bc_fixed, out) == 0) {
+    if (search(algo, sh, run, Br_fixed, Bc_fixed, out) == 0) {
         out->kind = (Br_fixed || Bc_fixed) ? SIM_PLAN_USER : SIM_PLAN_AUTO;
         return 0;
     }
-    if (sim_shape_S(sh) > 1 && Bc_fixed && ceil_div(sim_shape_Nk(sh), Bc_fixed) < sh->run.splits) {
-        sim_plan_make(algo, sh, Br_fixed ? Br_fixed : 1, Bc_fixed, SIM_PLAN_USER, out);
+    if (sim_run_S(run) > 1 && Bc_fixed && ceil_div(sim_shape_Nk(sh), Bc_fixed) < run->splits) {
+        sim_plan_make(algo, sh, run, Br_fixed ? Br_fixed : 1, Bc_fixed, SIM_PLAN_USER, out);
         return splits_fit(out, sh, err, errlen);
     }
     /* Nothing fits: explain with the smallest plan that keeps the pinned size. */
     sim_plan small;
-    sim_plan_make(algo, sh, Br_fixed ? Br_fixed : 1, Bc_fixed ? Bc_fixed : 1,
+    sim_plan_make(algo, sh, run, Br_fixed ? Br_fixed : 1, Bc_fixed ? Bc_fixed : 1,
                   SIM_PLAN_USER, &small);
     sim_counts c;
-    sim_shape flat = *sh;               /* the overflow is N's: pages add no N^2 terms */
+    sim_plan flat = small;              /* the overflow is N's: pages add no N^2 terms */
     flat.run.page = 0;
-    if (small.fits && sim_theory_counts(&small, &flat, &c) != 0) {
+    if (small.fits && sim_theory_counts(&flat, sh, &c) != 0) {
         /* Plans fit, but none has countable traffic: the problem is N, not M. */
         if (err)
             snprintf(err, errlen, "N = %lld, d = %lld: %s's HBM counts would overflow 64 "

@@ -47,9 +47,9 @@ static const sim_loop *lookup(sim_algo algo, sim_pass pass, int split, int group
     return NULL;
 }
 
-const sim_loop *sim_loop_find(sim_algo algo, const sim_shape *sh)
+const sim_loop *sim_loop_find(sim_algo algo, const sim_run_opts *run)
 {
-    return lookup(algo, sh->run.pass, sim_shape_S(sh) > 1, sh->run.group != 0);
+    return lookup(algo, run->pass, sim_run_S(run) > 1, run->group != 0);
 }
 
 const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass)
@@ -68,26 +68,26 @@ int sim_loop_register(const sim_loop *l)
 
 /* ---- which run options go together: the one place ------------------------ */
 
-int sim_run_opts_valid(const sim_shape *sh, char *err, size_t errlen)
+int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, size_t errlen)
 {
     const char *why = NULL;
-    if (sh->run.pass == SIM_BWD && sim_shape_G(sh) < sim_shape_H(sh))
+    if (run->pass == SIM_BWD && sim_shape_G(sh) < sim_shape_H(sh))
         why = "the backward pass is simulated with one key/value head per query head: "
               "with G < H each head's dK, dV would need a sum over its group that the "
               "papers' algorithms leave out; drop --kv-heads or use --pass fwd";
-    else if (sh->run.pass == SIM_BWD && sh->run.group)
+    else if (run->pass == SIM_BWD && run->group)
         why = "grouped query heads are a plan of FA2's forward pass only";
-    else if (sh->run.splits < 0)
+    else if (run->splits < 0)
         why = "--splits must be at least 1";
-    else if (sh->run.splits > 1 && (sh->run.pass == SIM_BWD || sh->run.group))
+    else if (run->splits > 1 && (run->pass == SIM_BWD || run->group))
         why = "split-KV is a plan of FA2's forward pass (decoding): use it with --pass fwd "
               "and one query head per block";
-    else if (sh->run.page < 0)
+    else if (run->page < 0)
         why = "--page-size must be at least 1";
-    else if (sh->run.page > sim_shape_Nk(sh))
+    else if (run->page > sim_shape_Nk(sh))
         why = "--page-size P must not exceed N_k: one page of N_k rows already holds every "
               "key";
-    else if (sh->run.splits > sim_shape_Nk(sh))
+    else if (run->splits > sim_shape_Nk(sh))
         why = "--splits S must not exceed N_k: each split needs at least one key";
     if (!why)
         return 0;
@@ -96,11 +96,11 @@ int sim_run_opts_valid(const sim_shape *sh, char *err, size_t errlen)
     return -1;
 }
 
-int sim_run_opts_check(sim_algo algo, const sim_shape *sh, char *err, size_t errlen)
+int sim_run_opts_check(sim_algo algo, const sim_run_opts *run, char *err, size_t errlen)
 {
-    if (sim_loop_find(algo, sh))
+    if (sim_loop_find(algo, run))
         return 0;
-    if (err && errlen && (sh->run.group || sh->run.splits > 1))
+    if (err && errlen && (run->group || run->splits > 1))
         snprintf(err, errlen, "split-KV and grouped query heads are plans of FA2's "
                  "forward pass, not of %s", sim_algo_name(algo));
     else if (err && errlen)

@@ -59,11 +59,12 @@ static int64_t tensor_heads(const sim_shape *sh, sim_tensor t)
 }
 
 /* Rows and columns of one head of tensor t. */
-static void tensor_shape(const sim_shape *sh, sim_tensor t, int64_t dims[2])
+static void tensor_shape(const sim_shape *sh, const sim_run_opts *run, sim_tensor t,
+                         int64_t dims[2])
 {
     const sim_tensor_info *ti = sim_tensor_about(t);
-    dims[0] = sim_dim_of(ti->rows, sh);
-    dims[1] = sim_dim_of(ti->cols, sh);
+    dims[0] = sim_dim_of(ti->rows, sh, run);
+    dims[1] = sim_dim_of(ti->cols, sh, run);
 }
 
 /* The tensors a run holds in HBM: its loop order's (the forward's, and for
@@ -73,42 +74,42 @@ static int needs(const sim_loop *l, sim_tensor t)
     return (l->hbm >> t) & 1u;
 }
 
-/* The loop order of a shape, or for a shape none serves (a split naive
- * run, say) the unsplit one of its pass, for the memory estimate. */
-static const sim_loop *loop_or_plain(sim_algo algo, const sim_shape *sh)
+/* The loop order of run options, or for options none serves (a split
+ * naive run, say) the unsplit one of their pass, for the memory estimate. */
+static const sim_loop *loop_or_plain(sim_algo algo, const sim_run_opts *run)
 {
-    const sim_loop *l = sim_loop_find(algo, sh);
-    return l ? l : sim_loop_of(algo, sh->run.pass);
+    const sim_loop *l = sim_loop_find(algo, run);
+    return l ? l : sim_loop_of(algo, run->pass);
 }
 
-uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh)
+uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh, const sim_run_opts *run)
 {
     double bytes = 0.0;                    /* every tensor the run holds, as floats */
-    const sim_loop *l = loop_or_plain(algo, sh);
+    const sim_loop *l = loop_or_plain(algo, run);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         if (!l || !needs(l, (sim_tensor)t))
             continue;
         int64_t dims[2];
-        tensor_shape(sh, (sim_tensor)t, dims);
-        if (sh->run.page > 0 && (t == SIM_K || t == SIM_V))    /* the pool: whole pages */
-            dims[0] = sim_shape_pages(sh) * sh->run.page;
+        tensor_shape(sh, run, (sim_tensor)t, dims);
+        if (run->page > 0 && (t == SIM_K || t == SIM_V))       /* the pool: whole pages */
+            dims[0] = sim_run_pages(sh, run) * run->page;
         bytes += 4.0 * (double)tensor_heads(sh, (sim_tensor)t) * (double)dims[0] *
                  (double)dims[1];
     }
-    if (sh->run.page > 0)                                      /* the page table */
+    if (run->page > 0)                                         /* the page table */
         bytes += 8.0 * (double)sim_shape_B(sh) * (double)sim_shape_G(sh) *
-                 (double)sim_shape_pages(sh);
+                 (double)sim_run_pages(sh, run);
     return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
 }
 
-double sim_compute_flops(sim_algo algo, const sim_shape *sh)
+double sim_compute_flops(sim_algo algo, const sim_shape *sh, const sim_run_opts *run)
 {
     /* All three do Q K^T and P V: 2 N N_k d multiply-adds per head. The
      * backward recomputes the forward (compute mode runs it first) and does
      * five N N_k d products (S again, dV, dP, dQ, dK): 2 + 10 more. */
     (void)algo;
     double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
-    double per = sh->run.pass == SIM_BWD ? 14.0 : 4.0;
+    double per = run->pass == SIM_BWD ? 14.0 : 4.0;
     return per * N * N_k * d * (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
 }
 
@@ -120,7 +121,7 @@ static int run_heads(const sim_loop *l, sim_hier *h, const sim_plan *p)
 {
     const sim_shape *sh = &h->sh;
     const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
-    const int64_t per_g = H / G, hq = sim_shape_hq(sh);
+    const int64_t per_g = H / G, hq = sim_run_hq(sh, &p->run);
     h->hq = hq;
     for (int64_t b = 0; b < B; b++)
         for (int64_t g = 0; g < G; g++)
@@ -130,7 +131,7 @@ static int run_heads(const sim_loop *l, sim_hier *h, const sim_plan *p)
                 h->block = h->head / hq;         /* one thread block per block of heads */
                 for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
                     int64_t dims[2];
-                    tensor_shape(sh, (sim_tensor)t, dims);
+                    tensor_shape(sh, &p->run, (sim_tensor)t, dims);
                     h->base[t] = (kv_side((sim_tensor)t) ? b * G + g : h->head) * dims[0];
                 }
                 if (l->run(h, p) != 0 || h->failed)
@@ -139,14 +140,14 @@ static int run_heads(const sim_loop *l, sim_hier *h, const sim_plan *p)
     return 0;
 }
 
-int sim_page_table(const sim_shape *sh, int64_t *pt, int64_t n)
+int sim_page_table(const sim_shape *sh, const sim_run_opts *run, int64_t *pt, int64_t n)
 {
-    const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_pages(sh);
-    if (sh->run.page < 1 || n != pool)
+    const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * sim_run_pages(sh, run);
+    if (run->page < 1 || n != pool)
         return -1;
     for (int64_t x = 0; x < pool; x++)
         pt[x] = x;
-    ref_rng r = ref_rng_seed(sh->run.page_seed ^ UINT64_C(0x9a6e9a6e9a6e9a6e));
+    ref_rng r = ref_rng_seed(run->page_seed ^ UINT64_C(0x9a6e9a6e9a6e9a6e));
     for (int64_t x = pool - 1; x > 0; x--) {          /* Fisher-Yates */
         const int64_t y = (int64_t)(ref_rng_next(&r) % (uint64_t)(x + 1));
         const int64_t t = pt[x];
@@ -156,17 +157,18 @@ int sim_page_table(const sim_shape *sh, int64_t *pt, int64_t n)
     return 0;
 }
 
-/* Paged KV in compute mode: the page table of the shape's seed, and K, V
+/* Paged KV in compute mode: the page table of the run's seed, and K, V
  * copied into the pool through it. Returns 0, or -1 out of memory. */
 static int place_pages(sim_hier *h, const float *K, const float *V)
 {
     const sim_shape *sh = &h->sh;
-    const int64_t P = sh->run.page, np = sim_shape_pages(sh), N_k = sim_shape_Nk(sh), d = sh->d;
+    const sim_run_opts *run = &h->run;
+    const int64_t P = run->page, np = sim_run_pages(sh, run), N_k = sim_shape_Nk(sh), d = sh->d;
     const int64_t heads = sim_shape_B(sh) * sim_shape_G(sh), pool = heads * np;
     h->pt = malloc((size_t)pool * sizeof *h->pt);
     if (!h->pt)
         return -1;
-    (void)sim_page_table(sh, h->pt, pool);
+    (void)sim_page_table(sh, run, h->pt, pool);
     const float *src[2] = { K, V };
     float *dst[2] = { h->hbm[SIM_K], h->hbm[SIM_V] };
     for (int k = 0; k < 2; k++)
@@ -184,11 +186,11 @@ static int place_pages(sim_hier *h, const float *K, const float *V)
  * backward reads (P; O, l, m; O, L) is in HBM as the forward left it. */
 static int forward_first(sim_algo algo, sim_hier *h, const sim_plan *p)
 {
-    sim_shape fwd = h->sh;
-    fwd.run.pass = SIM_FWD;
+    sim_run_opts fwd = p->run;
+    fwd.pass = SIM_FWD;
     sim_plan fp;
     const sim_loop *l = sim_loop_find(algo, &fwd);
-    if (!l || sim_plan_make(algo, &fwd, p->Br, p->Bc, SIM_PLAN_AUTO, &fp) != 0) {
+    if (!l || sim_plan_make(algo, &h->sh, &fwd, p->Br, p->Bc, SIM_PLAN_AUTO, &fp) != 0) {
         snprintf(h->err, h->errlen, "internal: no forward plan for the backward's blocks");
         return -1;
     }
@@ -221,22 +223,18 @@ int sim_run(sim_algo algo, const sim_shape *sh, const sim_plan *p,
 static const sim_loop *run_check(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                                  int compute, const sim_inputs *in, char *err, size_t errlen)
 {
-    if (sim_shape_check(sh, err, errlen) != 0)
+    const sim_run_opts *run = &p->run;
+    if (sim_check(sh, run, err, errlen) != 0)
         return NULL;
-    if (sim_run_opts_check(algo, sh, err, errlen) != 0)
+    if (sim_run_opts_check(algo, run, err, errlen) != 0)
         return NULL;
-    const sim_loop *l = sim_loop_find(algo, sh);
-    if (p->Tc < sim_shape_S(sh)) {
+    const sim_loop *l = sim_loop_find(algo, run);
+    if (p->Tc < sim_run_S(run)) {
         snprintf(err, errlen, "--splits %lld: more splits than the plan's T_c = %lld key blocks",
-                 (long long)sh->run.splits, (long long)p->Tc);
+                 (long long)run->splits, (long long)p->Tc);
         return NULL;
     }
-    if (p->pass != sh->run.pass) {
-        snprintf(err, errlen, "internal: a %s plan for a %s run", sim_pass_name(p->pass),
-                 sim_pass_name(sh->run.pass));
-        return NULL;
-    }
-    if (compute && sh->run.pass == SIM_BWD && !in->dO) {
+    if (compute && run->pass == SIM_BWD && !in->dO) {
         snprintf(err, errlen, "the backward pass computes from dO: give it with Q, K, V");
         return NULL;
     }
@@ -253,17 +251,19 @@ static const sim_loop *run_check(sim_algo algo, const sim_shape *sh, const sim_p
 static int place_tensors(sim_hier *h, const sim_loop *l, int64_t n_el[SIM_TENSOR_COUNT])
 {
     const sim_shape *sh = &h->sh;
+    const sim_run_opts *run = &h->run;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         int64_t dims[2];
-        tensor_shape(sh, (sim_tensor)t, dims);
+        tensor_shape(sh, run, (sim_tensor)t, dims);
         h->hbm_ld[t] = dims[1];
         /* Sizes only where data is held: count-only shapes may be far too
          * large for a product of them (the counts are checked, not these). */
         if (!h->compute || !needs(l, (sim_tensor)t))
             continue;
         n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
-        if (sh->run.page > 0 && (t == SIM_K || t == SIM_V))      /* the pool: whole pages */
-            n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_shape_pages(sh) * sh->run.page * dims[1];
+        if (run->page > 0 && (t == SIM_K || t == SIM_V))         /* the pool: whole pages */
+            n_el[t] = tensor_heads(sh, (sim_tensor)t) * sim_run_pages(sh, run) * run->page *
+                      dims[1];
         h->hbm[t] = calloc((size_t)n_el[t], sizeof(float));
         if (!h->hbm[t]) {
             snprintf(h->err, h->errlen, "out of memory for tensor %s (%lld floats)",
@@ -281,20 +281,21 @@ static int copy_inputs(sim_hier *h, sim_algo algo, const sim_plan *p, const sim_
                        const int64_t n_el[SIM_TENSOR_COUNT])
 {
     const sim_shape *sh = &h->sh;
+    const sim_run_opts *run = &h->run;
     const float *src[4] = { in->Q, in->K, in->V, in->dO };
     const sim_tensor dst[4] = { SIM_Q, SIM_K, SIM_V, SIM_dO };
-    for (int t = 0; t < (sh->run.pass == SIM_BWD ? 4 : 3); t++) {
-        const int paged = sh->run.page > 0 && (dst[t] == SIM_K || dst[t] == SIM_V);
+    for (int t = 0; t < (run->pass == SIM_BWD ? 4 : 3); t++) {
+        const int paged = run->page > 0 && (dst[t] == SIM_K || dst[t] == SIM_V);
         if (!paged)
             memcpy(h->hbm[dst[t]], src[t], (size_t)n_el[dst[t]] * sizeof(float));
     }
-    if (sh->run.page > 0 && place_pages(h, in->K, in->V) != 0) {
+    if (run->page > 0 && place_pages(h, in->K, in->V) != 0) {
         snprintf(h->err, h->errlen, "out of memory for the page table");
         return -1;
     }
-    for (int t = 0; t < (sh->run.pass == SIM_BWD ? 4 : 3); t++)
+    for (int t = 0; t < (run->pass == SIM_BWD ? 4 : 3); t++)
         sim_round_to_dtype(h->hbm[dst[t]], n_el[dst[t]], sh->dtype);
-    return sh->run.pass == SIM_BWD ? forward_first(algo, h, p) : 0;
+    return run->pass == SIM_BWD ? forward_first(algo, h, p) : 0;
 }
 
 int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
@@ -322,6 +323,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
         return -1;
     }
     h->sh = *sh;
+    h->run = p->run;
     h->compute = compute;
     h->scale = 1.0f / sqrtf((float)sh->d);
     h->mask.causal = sh->causal;

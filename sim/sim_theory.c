@@ -140,7 +140,7 @@ static uint64_t pages_before(uint64_t j, uint64_t Bc, uint64_t P, uint64_t q)
 static void paged(chk *k, const sim_loop *l, const sim_plan *p, const sim_shape *sh,
                   sim_counts *out)
 {
-    const uint64_t P = (uint64_t)sh->run.page, N_k = (uint64_t)sim_shape_Nk(sh);
+    const uint64_t P = (uint64_t)p->run.page, N_k = (uint64_t)sim_shape_Nk(sh);
     const uint64_t Bc = (uint64_t)p->Bc, Tc = (uint64_t)p->Tc;
     uint64_t g = P, b = Bc;
     while (b) {
@@ -177,30 +177,22 @@ static void paged(chk *k, const sim_loop *l, const sim_plan *p, const sim_shape 
     sim_th_put(out, SIM_PT, SIM_RD, sim_th_mul(k, 2, spans), sim_th_mul(k, 2, loads), k);
 }
 
-/* The loop order of plan p (its pass, the shape's splits), or NULL. */
-static const sim_loop *plan_loop(const sim_plan *p, const sim_shape *sh)
-{
-    sim_shape s = *sh;
-    s.run.pass = p->pass;
-    return sim_loop_find(p->algo, &s);
-}
-
 int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
 {
     chk k = { 0 };
     memset(out, 0, sizeof *out);
-    const sim_loop *l = plan_loop(p, sh);
+    const sim_loop *l = sim_loop_find(p->algo, &p->run);
     if (!l)
         return -1;
     l->counts(&k, p, sh, out);
-    if (sh->run.page > 0)
+    if (p->run.page > 0)
         paged(&k, l, p, sh, out);
     /* The whole batch: every head repeats its loop nest, so each count is the
      * one-head count times the heads that move the tensor: B H on the query
      * side, and for K and V B H too (each query head reads its key/value
      * head), or B G when a block takes a group's query heads together. */
     const uint64_t q_heads = sim_th_mul(&k, (uint64_t)sim_shape_B(sh), (uint64_t)sim_shape_H(sh));
-    const uint64_t kv_reads = sh->run.group ? sim_th_mul(&k, (uint64_t)sim_shape_B(sh),
+    const uint64_t kv_reads = p->run.group ? sim_th_mul(&k, (uint64_t)sim_shape_B(sh),
                                                (uint64_t)sim_shape_G(sh))
                                         : q_heads;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
@@ -225,12 +217,12 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
 int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps)
 {
     chk k = { 0 };
-    const sim_loop *l = plan_loop(p, sh);
+    const sim_loop *l = sim_loop_find(p->algo, &p->run);
     if (!l)
         return -1;
     /* Blocks of heads that each run the loop nest once (sim_run). */
     const uint64_t blocks = sim_th_mul(&k, (uint64_t)sim_shape_B(sh),
-                                (uint64_t)(sim_shape_H(sh) / sim_shape_hq(sh)));
+                                (uint64_t)(sim_shape_H(sh) / sim_run_hq(sh, &p->run)));
     *steps = sim_th_mul(&k, l->steps(&k, p, sh), blocks);
     return k.overflow ? -1 : 0;
 }

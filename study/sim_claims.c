@@ -387,7 +387,7 @@ static int check_sram_sum(const sim_builtin_claim *c, sim_engine engine, sim_cla
     if (sh.N < in->B)
         sh.N = in->B;
     sim_plan p;
-    if (sim_plan_make(SIM_FA2, &sh, in->B, in->B, SIM_PLAN_USER, &p) != 0) {
+    if (sim_plan_make(SIM_FA2, &sh, NULL, in->B, in->B, SIM_PLAN_USER, &p) != 0) {
         ERR("claim %s: invalid block size", c->id);
         return SIM_EFAIL;
     }

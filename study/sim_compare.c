@@ -137,9 +137,10 @@ static void config_rows(sim_comparison *c, const sim_report *A, const sim_report
     fmt(b, sizeof b, "%lld x %lld / %lld", (long long)sim_shape_B(sb), (long long)sim_shape_H(sb),
         (long long)sim_shape_G(sb));
     text_row(c, SIM_CMP_CONFIG, "B x H / G heads", a, b);
-    count_row(c, SIM_CMP_CONFIG, "splits S", (uint64_t)sim_shape_S(sa), (uint64_t)sim_shape_S(sb));
-    count_row(c, SIM_CMP_CONFIG, "page size (0: none)", (uint64_t)sa->run.page,
-              (uint64_t)sb->run.page);
+    /* The run options each side's plan was made for (split-KV's run is S's). */
+    const sim_run_opts *ua = &ra->res.plan.run, *ub = &rb->res.plan.run;
+    count_row(c, SIM_CMP_CONFIG, "splits S", (uint64_t)sim_run_S(ua), (uint64_t)sim_run_S(ub));
+    count_row(c, SIM_CMP_CONFIG, "page size (0: none)", (uint64_t)ua->page, (uint64_t)ub->page);
     text_row(c, SIM_CMP_CONFIG, "mode", A->computed ? "compute" : "count-only",
              B->computed ? "compute" : "count-only");
 }

@@ -231,7 +231,7 @@ sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,
 
 int sim_plan_stores_scores(const sim_plan *p)
 {
-    const sim_loop *l = sim_loop_of(p->algo, p->pass);
+    const sim_loop *l = sim_loop_of(p->algo, p->run.pass);
     return l && (l->hbm & 1u << SIM_S) != 0;
 }
 

@@ -35,10 +35,10 @@ static void set_theory(sim_report_run *r, const sim_plan *p, const sim_shape *sh
 {
     sim_theory_counts(p, sh, &r->theory);
     r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
-    if (sh->run.page > 0) {
-        sim_shape flat = *sh;
+    if (p->run.page > 0) {
+        sim_plan flat = *p;
         flat.run.page = 0;
-        sim_theory_counts(p, &flat, &r->contiguous);
+        sim_theory_counts(&flat, sh, &r->contiguous);
     }
 }
 
@@ -48,12 +48,13 @@ static void set_theory(sim_report_run *r, const sim_plan *p, const sim_shape *sh
 static int build_grouped(sim_report *rep, const float *Q, const float *K, const float *V,
                          const double *O_ref, char *err, size_t errlen)
 {
-    sim_shape g = rep->req.sh;
-    g.run.group = 1;
-    g.run.splits = 0;
+    const sim_shape *sh = &rep->req.sh;
+    sim_run_opts g = rep->req.run;
+    g.group = 1;
+    g.splits = 0;
     sim_plan p;
     char perr[1024];
-    if (sim_plan_choose(SIM_FA2, &g, rep->req.plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
+    if (sim_plan_choose(SIM_FA2, sh, &g, rep->req.plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
                                                                           : rep->req.plan_kind,
                         rep->req.Br, rep->req.Bc, &p, perr, sizeof perr) != 0) {
         snprintf(rep->gqa_note, sizeof rep->gqa_note, "no grouped fa2 plan fits: %.480s", perr);
@@ -62,41 +63,42 @@ static int build_grouped(sim_report *rep, const float *Q, const float *K, const 
     sim_report_run *r = &rep->gqa;
     r->algo = SIM_FA2;
     double t0 = now_seconds();
-    if (sim_run(SIM_FA2, &g, &p, Q, K, V, NULL, &r->res, err, errlen) != 0)
+    if (sim_run(SIM_FA2, sh, &p, Q, K, V, NULL, &r->res, err, errlen) != 0)
         return SIM_EFAIL;
     r->seconds = now_seconds() - t0;
     rep->has_gqa = 1;
-    set_theory(r, &p, &g);
+    set_theory(r, &p, sh);
     if (r->res.O) {
         r->has_error = 1;
-        r->err = ref_compare(r->res.O, O_ref, sim_shape_B(&g) * sim_shape_H(&g) * g.N * g.d);
+        r->err = ref_compare(r->res.O, O_ref, sim_shape_B(sh) * sim_shape_H(sh) * sh->N * sh->d);
     }
     return SIM_OK;
 }
 
-/* The split-KV run, next in rep->runs: fa2 with ssh->splits splits. */
-static int run_split(sim_report *rep, const sim_shape *ssh, const sim_plan *p,
-                     const sim_inputs *in, const double *O_ref, int64_t nd, char *err,
-                     size_t errlen)
+/* The split-KV run, next in rep->runs: fa2 with the plan's p->run.splits
+ * splits. */
+static int run_split(sim_report *rep, const sim_plan *p, const sim_inputs *in,
+                     const double *O_ref, int64_t nd, char *err, size_t errlen)
 {
+    const sim_shape *sh = &rep->req.sh;
     sim_report_run *r = &rep->runs[rep->nruns];
     r->algo = SIM_FA2;
     r->pass = SIM_FWD;
-    r->splits = ssh->run.splits;
+    r->splits = p->run.splits;
     double t0 = now_seconds();
-    if (sim_run_inputs(SIM_FA2, ssh, p, rep->computed ? in : NULL, NULL, &r->res, err,
+    if (sim_run_inputs(SIM_FA2, sh, p, rep->computed ? in : NULL, NULL, &r->res, err,
                        errlen) != 0)
         return SIM_EFAIL;
     r->seconds = now_seconds() - t0;
     rep->nruns++;
-    set_theory(r, p, ssh);
+    set_theory(r, p, sh);
     if (rep->computed) {
         r->has_error = 1;
         r->err = ref_compare(r->res.O, O_ref, nd);
     }
     if (rep->req.gpu)
-        r->roof = sim_roofline_estimate(rep->req.gpu, ssh->dtype, sim_run_flops(p, ssh),
-                                        (double)total_bytes(&r->res.counts, ssh->dtype));
+        r->roof = sim_roofline_estimate(rep->req.gpu, sh->dtype, sim_run_flops(p, sh),
+                                        (double)total_bytes(&r->res.counts, sh->dtype));
     return SIM_OK;
 }
 
@@ -124,7 +126,7 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
         if (O_ref && ref_oracle_attention_masked(Q + qh * qn, K + g * kn, V + g * kn, sh->N,
                                                  N_k, sh->d, &mk, O_ref + qh * qn, NULL) != 0)
             return -1;
-        /* The backward runs with G = H (sim_shape_check), so g = qh there. */
+        /* The backward runs with G = H (sim_run_opts_valid), so g = qh there. */
         if (dQ_ref && ref_oracle_attention_bwd(Q + qh * qn, K + g * kn, V + g * kn,
                                                dO + qh * qn, sh->N, N_k, sh->d, &mk,
                                                dQ_ref + qh * qn, dK_ref + g * kn,
@@ -140,10 +142,10 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
  * (owned here, freed by build_free). Shapes: Q, O_ref, dO, dQ_ref are
  * (B H N_q, d), nd elements; K, V, dK_ref, dV_ref are (B G N_k, d), nkd. */
 typedef struct {
-    sim_shape shp[SIM_PASS_COUNT];
+    sim_run_opts runs[SIM_PASS_COUNT];         /* how each pass runs (unsplit) */
     sim_plan plans[SIM_PASS_COUNT][SIM_ALGO_COUNT];
     int split;                                 /* a split-KV run of FA2's forward */
-    sim_shape ssh;
+    sim_run_opts srun;                         /* how it runs: the forward's, split */
     sim_plan splan;
     double flops;                              /* of every run, to choose the mode */
     uint64_t mem;                              /* the largest run's working memory */
@@ -167,10 +169,10 @@ static void build_free(build_ctx *x)
 }
 
 /* Add a run's flops and working memory to the totals that choose the mode. */
-static void add_cost(build_ctx *x, sim_algo a, const sim_shape *sh)
+static void add_cost(build_ctx *x, sim_algo a, const sim_shape *sh, const sim_run_opts *run)
 {
-    x->flops += sim_compute_flops(a, sh);
-    uint64_t m = sim_compute_memory(a, sh);
+    x->flops += sim_compute_flops(a, sh, run);
+    uint64_t m = sim_compute_memory(a, sh, run);
     if (m > x->mem)
         x->mem = m;
 }
@@ -194,8 +196,8 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
             if (!req->run_algo[a])
                 continue;
             char perr[1024];
-            if (sim_plan_choose((sim_algo)a, &x->shp[q], req->plan_kind, req->Br, req->Bc,
-                                &x->plans[q][a], perr, sizeof perr) != 0) {
+            if (sim_plan_choose((sim_algo)a, sh, &x->runs[q], req->plan_kind, req->Br,
+                                req->Bc, &x->plans[q][a], perr, sizeof perr) != 0) {
                 snprintf(err, errlen, "%s%s", q == SIM_BWD ? "backward: " : "", perr);
                 return SIM_EUSAGE;
             }
@@ -204,10 +206,10 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
             /* Counted with K, V contiguous (O(1)): paged KV under a mask
              * takes a pass over the visible key blocks, which the step limit
              * below bounds; its counts are taken after the run. */
-            sim_shape flat = x->shp[q];
+            sim_plan flat = x->plans[q][a];
             flat.run.page = 0;
-            if (sim_theory_counts(&x->plans[q][a], &flat, &c) != 0 ||
-                sim_theory_steps(&x->plans[q][a], &x->shp[q], &steps) != 0) {
+            if (sim_theory_counts(&flat, sh, &c) != 0 ||
+                sim_theory_steps(&x->plans[q][a], sh, &steps) != 0) {
                 snprintf(err, errlen, "N = %lld, d = %lld: %s%s's HBM counts would overflow "
                          "64 bits; use a smaller N or d", (long long)sh->N,
                          (long long)sh->d, sim_algo_name((sim_algo)a), pass);
@@ -220,7 +222,7 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
                          (unsigned long long)x->max_steps);
                 return SIM_EUSAGE;
             }
-            add_cost(x, (sim_algo)a, &x->shp[q]);
+            add_cost(x, (sim_algo)a, sh, &x->runs[q]);
             add_steps(x, steps);
         }
     }
@@ -232,30 +234,30 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
 static int plan_split(const sim_request *req, build_ctx *x, char *err, size_t errlen)
 {
     const sim_shape *sh = &req->sh;
-    x->split = sh->run.splits > 1 && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD);
-    x->ssh = x->shp[SIM_FWD];
-    if (sh->run.splits > 1 && !x->split) {
+    x->split = req->run.splits > 1 && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD);
+    x->srun = x->runs[SIM_FWD];
+    if (req->run.splits > 1 && !x->split) {
         snprintf(err, errlen, "--splits is a plan of FA2's forward pass: run fa2 (--algo) "
                  "with --pass fwd or both");
         return SIM_EUSAGE;
     }
     if (!x->split)
         return SIM_OK;
-    x->ssh.run.splits = sh->run.splits;
+    x->srun.splits = req->run.splits;
     char perr[1024];
     uint64_t steps;
-    if (sim_plan_choose(SIM_FA2, &x->ssh, req->plan_kind, req->Br, req->Bc, &x->splan, perr,
-                        sizeof perr) != 0) {
+    if (sim_plan_choose(SIM_FA2, sh, &x->srun, req->plan_kind, req->Br, req->Bc, &x->splan,
+                        perr, sizeof perr) != 0) {
         snprintf(err, errlen, "%s", perr);
         return SIM_EUSAGE;
     }
-    if (sim_theory_steps(&x->splan, &x->ssh, &steps) != 0 || steps > x->max_steps) {
+    if (sim_theory_steps(&x->splan, sh, &steps) != 0 || steps > x->max_steps) {
         snprintf(err, errlen, "fa2 with %lld splits would take more tile steps than the "
-                 "limit of %llu; raise --max-steps", (long long)sh->run.splits,
+                 "limit of %llu; raise --max-steps", (long long)req->run.splits,
                  (unsigned long long)x->max_steps);
         return SIM_EUSAGE;
     }
-    add_cost(x, SIM_FA2, &x->ssh);
+    add_cost(x, SIM_FA2, sh, &x->srun);
     add_steps(x, steps);
     return SIM_OK;
 }
@@ -267,16 +269,16 @@ static int check_total_steps(const sim_request *req, build_ctx *x, char *err, si
 {
     const sim_shape *sh = &req->sh;
     if (sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] && pass_on(req, SIM_FWD)) {
-        sim_shape g = *sh;
-        g.run.group = 1;
-        g.run.splits = 0;
+        sim_run_opts g = req->run;
+        g.group = 1;
+        g.splits = 0;
         sim_plan p;
         uint64_t steps;
         char perr[1024];
-        if (sim_plan_choose(SIM_FA2, &g, req->plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
-                                                                          : req->plan_kind,
+        if (sim_plan_choose(SIM_FA2, sh, &g, req->plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
+                                                                              : req->plan_kind,
                             req->Br, req->Bc, &p, perr, sizeof perr) == 0 &&
-            sim_theory_steps(&p, &g, &steps) == 0)
+            sim_theory_steps(&p, sh, &steps) == 0)
             add_steps(x, steps);
     }
     if (x->total_steps <= x->max_steps)
@@ -416,12 +418,12 @@ static int run_all(const sim_request *req, sim_report *rep, const build_ctx *x, 
             r->algo = (sim_algo)a;
             r->pass = (sim_pass)q;
             double t0 = now_seconds();
-            if (sim_run_inputs((sim_algo)a, &x->shp[q], p, compute ? &in : NULL, NULL, &r->res,
+            if (sim_run_inputs((sim_algo)a, sh, p, compute ? &in : NULL, NULL, &r->res,
                                err, errlen) != 0)
                 return SIM_EFAIL;
             r->seconds = now_seconds() - t0;
             rep->nruns++;
-            set_theory(r, p, &x->shp[q]);
+            set_theory(r, p, sh);
             if (compute) {
                 r->has_error = 1;
                 if (q == SIM_FWD) {
@@ -434,12 +436,11 @@ static int run_all(const sim_request *req, sim_report *rep, const build_ctx *x, 
             }
             if (req->gpu)
                 r->roof = sim_roofline_estimate(req->gpu, sh->dtype,
-                                                sim_run_flops(p, &x->shp[q]),
+                                                sim_run_flops(p, sh),
                                                 (double)total_bytes(&r->res.counts, sh->dtype));
             int rc;
             if (x->split && a == SIM_FA2 && q == SIM_FWD &&
-                (rc = run_split(rep, &x->ssh, &x->splan, &in, x->O_ref, x->nd, err,
-                                errlen)) != SIM_OK)
+                (rc = run_split(rep, &x->splan, &in, x->O_ref, x->nd, err, errlen)) != SIM_OK)
                 return rc;
         }
     }
@@ -463,9 +464,9 @@ static void naive_bytes(const sim_request *req, sim_report *rep, const build_ctx
             sim_plan np;
             sim_counts c;
             char e2[8];
-            if (sim_plan_choose(SIM_NAIVE, &x->shp[q], req->plan_kind, req->Br, req->Bc, &np,
-                                e2, sizeof e2) == 0 &&
-                sim_theory_counts(&np, &x->shp[q], &c) == 0) {
+            if (sim_plan_choose(SIM_NAIVE, &req->sh, &x->runs[q], req->plan_kind, req->Br,
+                                req->Bc, &np, e2, sizeof e2) == 0 &&
+                sim_theory_counts(&np, &req->sh, &c) == 0) {
                 rep->have_naive_pass[q] = 1;
                 rep->naive_pass_bytes[q] = total_bytes(&c, dt);
             }
@@ -491,20 +492,20 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
 {
     memset(rep, 0, sizeof *rep);
     rep->req = *req;
-    rep->req.sh.run.pass = SIM_FWD;
-    rep->req.sh.run.page_seed = req->seed;       /* paged KV: the placement follows --seed */
+    rep->req.run.pass = SIM_FWD;
+    rep->req.run.page_seed = req->seed;          /* paged KV: the placement follows --seed */
     const sim_request *rq = &rep->req;
     const sim_shape *sh = &rq->sh;
-    if (sim_shape_check(sh, err, errlen) != 0)
+    if (sim_check(sh, &rq->run, err, errlen) != 0)
         return SIM_EUSAGE;
     build_ctx ctx, *x = &ctx;
     memset(x, 0, sizeof *x);
     int rc = SIM_OK;
     for (int q = 0; q < SIM_PASS_COUNT && rc == SIM_OK; q++) {
-        x->shp[q] = *sh;                       /* the shape of each pass */
-        x->shp[q].run.pass = (sim_pass)q;
-        x->shp[q].run.splits = 0;                  /* split-KV is a run of its own */
-        if (pass_on(req, (sim_pass)q) && sim_shape_check(&x->shp[q], err, errlen) != 0)
+        x->runs[q] = rq->run;                  /* the run of each pass */
+        x->runs[q].pass = (sim_pass)q;
+        x->runs[q].splits = 0;                 /* split-KV is a run of its own */
+        if (pass_on(req, (sim_pass)q) && sim_check(sh, &x->runs[q], err, errlen) != 0)
             rc = SIM_EUSAGE;
     }
     x->max_steps = req->max_steps ? req->max_steps : SIM_DEFAULT_MAX_STEPS;
@@ -778,12 +779,13 @@ static void split_text(FILE *out, const sim_report *rep)
 static void paged_text(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
-    if (sh->run.page <= 0 || rep->nruns == 0)
+    const sim_run_opts *run = &rep->req.run;
+    if (run->page <= 0 || rep->nruns == 0)
         return;
-    const int64_t pages = sim_shape_pages(sh);
+    const int64_t pages = sim_run_pages(sh, run);
     const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
     char b1[40], b2[40], b3[40];
-    sim_format_count(b1, sizeof b1, (uint64_t)sh->run.page);
+    sim_format_count(b1, sizeof b1, (uint64_t)run->page);
     fprintf(out, "\nPAGED KV: K and V in pages of P = %s rows, placed in a pool by a page "
             "table\n", b1);
     sim_format_count(b1, sizeof b1, (uint64_t)pages);
@@ -791,7 +793,7 @@ static void paged_text(FILE *out, const sim_report *rep)
     sim_format_bytes(b3, sizeof b3, (uint64_t)pool * 4u);
     fprintf(out, "  pages per key/value head: %s; in the pool: %s\n", b1, b2);
     fprintf(out, "  the table: %s (4 B an entry), placed by seed %llu\n", b3,
-            (unsigned long long)sh->run.page_seed);
+            (unsigned long long)run->page_seed);
     runs_header(out, rep, "");
     static const char *const rows[] = { "K+V tiles loaded", "K+V transfers, paged",
                                         "table entries read", "table transfers",
@@ -1418,7 +1420,7 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_int(w, "batch", sim_shape_B(sh));
     sim_json_int(w, "heads", sim_shape_H(sh));
     sim_json_int(w, "kv_heads", sim_shape_G(sh));
-    sim_json_int(w, "page_size", sh->run.page);
+    sim_json_int(w, "page_size", rep->req.run.page);
     sim_json_str(w, "pass", pass_on(&rep->req, SIM_BWD)
                                 ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd");
     sim_json_str(w, "mode", rep->computed ? "compute" : "count-only");
@@ -1539,7 +1541,7 @@ static void json_run(sim_json *w, const sim_report *rep, const sim_report_run *r
     }
     if (rep->req.gpu)
         sim_report_json_roofline(w, "roofline", &r->roof);
-    if (sh->run.page > 0) {
+    if (rep->req.run.page > 0) {
         const sim_counts *f = &r->contiguous;
         sim_json_obj(w, "paged");
         sim_json_uint(w, "kv_transfers", c->read_ops[SIM_K] + c->read_ops[SIM_V]);
@@ -1646,11 +1648,11 @@ void sim_report_json(FILE *out, const sim_report *rep)
     sim_json_end(&w);
     if (rep->req.model)
         json_preset(&w, rep);
-    if (sh->run.page > 0) {
-        const int64_t pages = sim_shape_pages(sh);
+    if (rep->req.run.page > 0) {
+        const int64_t pages = sim_run_pages(sh, &rep->req.run);
         const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * pages;
         sim_json_obj(&w, "paged");
-        sim_json_int(&w, "page_size", sh->run.page);
+        sim_json_int(&w, "page_size", rep->req.run.page);
         sim_json_int(&w, "pages_per_head", pages);
         sim_json_int(&w, "pool_pages", pool);
         sim_json_int(&w, "table_bytes", 4 * pool);

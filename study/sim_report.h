@@ -29,7 +29,10 @@ typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
 #define SIM_AUTO_COMPUTE_FLOPS (4.0 * SIM_COMPUTE_FLOPS_PER_S)
 
 typedef struct {
-    sim_shape sh;                   /* sh.pass is ignored: run_pass says which */
+    sim_shape sh;                   /* the problem */
+    sim_run_opts run;               /* how it runs: split-KV, paged KV (run.pass is
+                                       ignored: run_pass says which; run.page_seed
+                                       is seed's) */
     int run_algo[SIM_ALGO_COUNT];   /* nonzero: run it */
     int run_pass[SIM_PASS_COUNT];   /* nonzero: run that pass; none set: forward */
     sim_plan_kind plan_kind;        /* AUTO or PAPER; USER when Br/Bc set */

@@ -159,7 +159,7 @@ static int plan_and_count(sim_algo algo, const sim_shape *sh, sim_plan_kind kind
 {
     memset(m, 0, sizeof *m);
     char perr[1024];
-    if (sim_plan_choose(algo, sh, kind, Br, Bc, &m->plan, perr, sizeof perr) != 0) {
+    if (sim_plan_choose(algo, sh, NULL, kind, Br, Bc, &m->plan, perr, sizeof perr) != 0) {
         ERR("%s", perr);
         return SIM_EUSAGE;
     }

@@ -86,7 +86,9 @@ typedef struct {
     double seconds;        /* wall time of the simulation (0 for closed forms) */
 } sim_measurement;
 
-/* Plan and count one loop order on one shape. kind/Br/Bc as for
+/* Plan and count one loop order on one shape, run as the plain forward pass
+ * (sweeps and claims have no run options: no pass, split or pages of their
+ * own). kind/Br/Bc as for
  * sim_plan_choose. engine: SIM runs sim_run count-only and requires its counts
  * to equal the closed form; CLOSED does not run it; AUTO runs it when the run
  * is at most SIM_ENGINE_AUTO_STEPS tile steps. max_steps (0 =

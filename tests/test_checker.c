@@ -93,7 +93,7 @@ static void test_corruption_is_caught(void **state)
     double O_ref[N * D];
     inputs(Q, K, V, O_ref);
     sim_plan p;
-    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 16, 16, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, NULL, 16, 16, SIM_PLAN_USER, &p), 0);
     sim_result r;
     assert_int_equal(sim_run(SIM_FA2, &sh, &p, Q, K, V, NULL, &r, NULL, 0), 0);
     assert_int_equal(tu_compare_f64("fa2", r.O, O_ref, N * D, 1e-5), 0);
@@ -114,7 +114,7 @@ static void test_count_mismatch_is_caught(void **state)
     (void)state;
     sim_shape sh = { .N = 100, .d = 8, .M = 1u << 20, .dtype = SIM_FP16, .causal = 1 };
     sim_plan p;
-    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 16, 32, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, NULL, 16, 32, SIM_PLAN_USER, &p), 0);
     sim_result r;
     assert_int_equal(sim_run(SIM_FA1, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
     sim_counts th;
@@ -128,7 +128,7 @@ static void test_count_mismatch_is_caught(void **state)
     assert_false(sim_counts_equal(&r.counts, &off));
     /* and a wrong plan gives different counts from the same closed form */
     sim_plan q;
-    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 16, 16, SIM_PLAN_USER, &q), 0);
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, NULL, 16, 16, SIM_PLAN_USER, &q), 0);
     sim_counts other;
     assert_int_equal(sim_theory_counts(&q, &sh, &other), 0);
     assert_false(sim_counts_equal(&r.counts, &other));

@@ -330,7 +330,8 @@ static void user_checks(void **state)
     sim_shape sh = { .N = 4096, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
     sim_plan p;
     char err[512];
-    assert_int_equal(sim_plan_choose(SIM_FA1, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), 0);
+    assert_int_equal(sim_plan_choose(SIM_FA1, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                     sizeof err), 0);
     char line[160];
     snprintf(line, sizeof line, "fa1 Q.read_elems = %lld at N=4096 d=64 M=96K",
              (long long)(p.Tc * 4096 * 64));
@@ -345,7 +346,7 @@ static void user_checks(void **state)
                           SIM_ENGINE_CLOSED).verdict, SIM_VERDICT_WRONG);
     /* an SRAM plan's bytes: FA2 128 x 64 at d = 128, fp16 */
     sim_shape s2 = { .N = 1024, .d = 128, .M = 166912, .dtype = SIM_FP16, .causal = 0 };
-    assert_int_equal(sim_plan_make(SIM_FA2, &s2, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA2, &s2, NULL, 128, 64, SIM_PLAN_USER, &p), 0);
     snprintf(line, sizeof line, "fa2 sram_bytes = %llu at gpu=a100 d=128 Br=128 Bc=64",
              (unsigned long long)p.sram_peak);
     assert_int_equal(user(line, SIM_ENGINE_CLOSED).verdict, SIM_VERDICT_HOLDS);

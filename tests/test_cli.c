@@ -1070,7 +1070,7 @@ static void compare_out_with_library(const char *out_name, sim_algo algo, const 
 {
     char err[1024];
     sim_plan p;
-    int rc = sim_plan_choose(algo, sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
+    int rc = sim_plan_choose(algo, sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
     if (rc != 0)
         print_error("%s\n", err);
     assert_int_equal(rc, 0);
@@ -1411,7 +1411,8 @@ static void test_npy_4d(void **state)
                      .batch = B, .heads = H, .kv_heads = G };
     sim_plan p;
     sim_result res;
-    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), 0);
+    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                     sizeof err), 0);
     assert_int_equal(sim_run(SIM_FA2, &sh, &p, Q, K, V, NULL, &res, err, sizeof err), 0);
     sim_npy_matrix m;
     read_npy("o4.npy", &m);

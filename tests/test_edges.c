@@ -39,9 +39,9 @@ static sim_result run(sim_algo a, const sim_shape *sh, int64_t Br, int64_t Bc,
     sim_plan p;
     char err[1024];
     if (Br)
-        assert_int_equal(sim_plan_make(a, sh, Br, Bc, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make(a, sh, NULL, Br, Bc, SIM_PLAN_USER, &p), 0);
     else
-        assert_int_equal(sim_plan_choose(a, sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), 0);
+        assert_int_equal(sim_plan_choose(a, sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), 0);
     assert_true(p.fits);
     sim_result r;
     assert_int_equal(sim_run(a, sh, &p, Q, K, V, NULL, &r, err, sizeof err), 0);
@@ -274,7 +274,7 @@ static void check_one_block(int64_t N, int64_t Br, int64_t Bc)
     check_oracle(&sh, Br, Bc, 51);
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         sim_plan p;
-        assert_int_equal(sim_plan_make((sim_algo)a, &sh, Br, Bc, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, Br, Bc, SIM_PLAN_USER, &p), 0);
         assert_int_equal(p.Tr, 1);
         assert_int_equal(p.Tc, 1);
         sim_result r;
@@ -328,7 +328,7 @@ static void test_large_N_count_only(void **state)
     for (int causal = 0; causal <= 1; causal++) {
         sim_shape sh = { .N = N, .d = d, .M = 1u << 30, .dtype = SIM_FP16, .causal = causal };
         sim_plan p;
-        assert_int_equal(sim_plan_make(SIM_FA2, &sh, B, B, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make(SIM_FA2, &sh, NULL, B, B, SIM_PLAN_USER, &p), 0);
         assert_true(p.fits);
         sim_result r;
         assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
@@ -362,7 +362,7 @@ static void test_counts_past_N_squared(void **state)
     sim_counts c;
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         sim_plan p;
-        assert_int_equal(sim_plan_make((sim_algo)a, &sh, B, B, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, B, B, SIM_PLAN_USER, &p), 0);
         int rc = sim_theory_counts(&p, &sh, &c);
         if (a == SIM_NAIVE) {
             assert_int_not_equal(rc, 0);          /* S alone is N^2 = 2^68 elements */

@@ -62,7 +62,7 @@ static expect expected(sim_algo a, const sim_shape *sh, int64_t Br, int64_t Bc)
     memset(&x, 0, sizeof x);
     char err[2048];
     const sim_plan_kind kind = (Br || Bc) ? SIM_PLAN_USER : SIM_PLAN_AUTO;
-    x.chosen = sim_plan_choose(a, sh, kind, Br, Bc, &x.plan, err, sizeof err) == 0;
+    x.chosen = sim_plan_choose(a, sh, NULL, kind, Br, Bc, &x.plan, err, sizeof err) == 0;
     if (!x.chosen || sim_theory_counts(&x.plan, sh, &x.counts) != 0)
         return x;
     x.ok = 1;
@@ -217,7 +217,7 @@ static void test_refusals(void **state)
         assert_null(strchr(r->why, '\n'));
         /* The plan's peak and its excess over M, as the simulator computes. */
         sim_plan p;
-        assert_int_equal(sim_plan_make((sim_algo)a, &c.sh, 64, 64, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &c.sh, NULL, 64, 64, SIM_PLAN_USER, &p), 0);
         assert_false(p.fits);
         char need[32], over[32], want[96];
         sim_format_count(need, sizeof need, p.sram_peak);

@@ -96,7 +96,7 @@ static kc_case fixed_case(sim_algo algo, int64_t N, int64_t d, int64_t Br, int64
     c.sh = (sim_shape){ .N = N, .d = d, .M = 1u << 20, .dtype = dt, .causal = causal };
     c.seed = 7;
     c.threads = threads;
-    sim_plan_make(algo, &c.sh, Br, Bc, SIM_PLAN_USER, &c.plan);
+    sim_plan_make(algo, &c.sh, NULL, Br, Bc, SIM_PLAN_USER, &c.plan);
     return c;
 }
 
@@ -165,7 +165,7 @@ static void test_smem_is_the_plan(void **state)
                 if (q == 1)
                     sh.M = 120;  /* under a row of S (4N + 8 = 188 B): three passes */
                 sim_plan p;
-                assert_int_equal(sim_plan_make((sim_algo)a, &sh, dims[q][2], dims[q][3],
+                assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, dims[q][2], dims[q][3],
                                                SIM_PLAN_USER, &p), 0);
                 kern_schedule s;
                 char err[256];
@@ -216,9 +216,9 @@ static void test_carve_is_the_layout(void **state)
                 kc_case c = fixed_case((sim_algo)a, 45, pass ? 3 : 7, 5, 3, 1, dts[q], 3);
                 if (pass) {   /* M = the plan's peak, under a row of S: three passes */
                     c.sh.M = 1;
-                    sim_plan_make(c.algo, &c.sh, 5, 3, SIM_PLAN_USER, &c.plan);
+                    sim_plan_make(c.algo, &c.sh, NULL, 5, 3, SIM_PLAN_USER, &c.plan);
                     c.sh.M = c.plan.sram_peak;
-                    sim_plan_make(c.algo, &c.sh, 5, 3, SIM_PLAN_USER, &c.plan);
+                    sim_plan_make(c.algo, &c.sh, NULL, 5, 3, SIM_PLAN_USER, &c.plan);
                     assert_int_equal(c.plan.softmax_passes, 3);
                 }
                 kern_carve_log log;
@@ -301,7 +301,7 @@ static void test_misfit_refused(void **state)
     (void)state;
     sim_shape sh = { .N = 256, .d = 64, .M = 1024, .dtype = SIM_FP16, .causal = 0 };
     sim_plan p;
-    sim_plan_make(SIM_FA2, &sh, 64, 64, SIM_PLAN_USER, &p);
+    sim_plan_make(SIM_FA2, &sh, NULL, 64, 64, SIM_PLAN_USER, &p);
     assert_false(p.fits);
     float x[1] = { 1.0f };
     kern_result r;

@@ -61,10 +61,10 @@ static void kc_random_case(uint64_t *st, sim_algo algo, kc_case *c)
         Bc = tu_rand_range(st, 1, 4);
         c->sh.M = 1;
     }
-    sim_plan_make(algo, &c->sh, Br, Bc, SIM_PLAN_USER, &c->plan);
+    sim_plan_make(algo, &c->sh, NULL, Br, Bc, SIM_PLAN_USER, &c->plan);
     if (!c->plan.fits) {
         c->sh.M = c->plan.sram_peak;
-        sim_plan_make(algo, &c->sh, Br, Bc, SIM_PLAN_USER, &c->plan);
+        sim_plan_make(algo, &c->sh, NULL, Br, Bc, SIM_PLAN_USER, &c->plan);
     }
 }
 

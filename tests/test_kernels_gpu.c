@@ -62,7 +62,7 @@ static void test_gpu_best_plans(void **state)
         c.seed = 1;
         c.threads = 128;
         char err[1024];
-        assert_int_equal(sim_plan_choose(c.algo, &c.sh, SIM_PLAN_AUTO, 0, 0, &c.plan, err,
+        assert_int_equal(sim_plan_choose(c.algo, &c.sh, NULL, SIM_PLAN_AUTO, 0, 0, &c.plan, err,
                                          sizeof err), 0);
         kc_outcome o = kc_compare(&c, NULL, 0);
         assert_true(o.ran && o.identical && o.counts_equal);

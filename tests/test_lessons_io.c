@@ -346,7 +346,7 @@ static void test_io_random(void **state)
             for (int a = 0; a < 3; a++) {
                 sim_plan p;
                 sim_counts c;
-                assert_int_equal(sim_plan_choose((sim_algo)a, &s, SIM_PLAN_AUTO, 0, 0, &p,
+                assert_int_equal(sim_plan_choose((sim_algo)a, &s, NULL, SIM_PLAN_AUTO, 0, 0, &p,
                                                  NULL, 0), 0);
                 assert_int_equal(sim_theory_counts(&p, &s, &c), 0);
                 bytes[k][a] = (double)(sim_counts_read_bytes(&c, s.dtype) +
@@ -359,7 +359,7 @@ static void test_io_random(void **state)
         sim_shape s2 = sh;
         s2.M = 2 * M;
         sim_plan p2;
-        assert_int_equal(sim_plan_choose(SIM_FA2, &s2, SIM_PLAN_AUTO, 0, 0, &p2, NULL, 0), 0);
+        assert_int_equal(sim_plan_choose(SIM_FA2, &s2, NULL, SIM_PLAN_AUTO, 0, 0, &p2, NULL, 0), 0);
         const double Me = (double)(M / (uint64_t)e), n = (double)N, dd = (double)d;
         const double theta = n * n * dd * dd / Me;
         double v[MAX_ANSWERS];

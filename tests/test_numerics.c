@@ -126,7 +126,7 @@ static void run_against_oracle(sim_dtype dt)
             problem pr = make_problem(1000u + (uint64_t)k, sh.N, sh.d, dt, causal, 1.0f);
             for (int a = 0; a < SIM_ALGO_COUNT; a++) {
                 sim_plan p;
-                assert_int_equal(sim_plan_make((sim_algo)a, &sh, CONFIGS[k].Br, CONFIGS[k].Bc,
+                assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, CONFIGS[k].Br, CONFIGS[k].Bc,
                                                SIM_PLAN_USER, &p), 0);
                 sim_result r;
                 assert_int_equal(sim_run((sim_algo)a, &sh, &p, pr.Q, pr.K, pr.V, NULL, &r,
@@ -185,7 +185,7 @@ static void test_large_logits(void **state)
     assert_true(pr.s_max > 1000.0);
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         sim_plan p;
-        assert_int_equal(sim_plan_make((sim_algo)a, &sh, 32, 16, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, 32, 16, SIM_PLAN_USER, &p), 0);
         sim_result r;
         assert_int_equal(sim_run((sim_algo)a, &sh, &p, pr.Q, pr.K, pr.V, NULL, &r, NULL, 0), 0);
         for (int64_t k = 0; k < sh.N * sh.d; k++)
@@ -208,7 +208,7 @@ static void test_bitwise_reproducible(void **state)
     problem pr = make_problem(3, sh.N, sh.d, SIM_FP16, 1, 1.0f);
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         sim_plan p;
-        assert_int_equal(sim_plan_make((sim_algo)a, &sh, 48, 32, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, 48, 32, SIM_PLAN_USER, &p), 0);
         sim_result r1, r2;
         assert_int_equal(sim_run((sim_algo)a, &sh, &p, pr.Q, pr.K, pr.V, NULL, &r1, NULL, 0), 0);
         assert_int_equal(sim_run((sim_algo)a, &sh, &p, pr.Q, pr.K, pr.V, NULL, &r2, NULL, 0), 0);
@@ -217,10 +217,10 @@ static void test_bitwise_reproducible(void **state)
         sim_result_free(&r2);
     }
     sim_plan one, three;
-    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, 48, 32, SIM_PLAN_USER, &one), 0);
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, NULL, 48, 32, SIM_PLAN_USER, &one), 0);
     sim_shape small = sh;
     small.M = (uint64_t)sh.N * 4;            /* a row of S no longer fits */
-    assert_int_equal(sim_plan_make(SIM_NAIVE, &small, 48, 32, SIM_PLAN_USER, &three), 0);
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &small, NULL, 48, 32, SIM_PLAN_USER, &three), 0);
     assert_int_equal(one.softmax_passes, 1);
     assert_int_equal(three.softmax_passes, 3);
     three.fits = 1;                          /* counts differ, arithmetic must not */
@@ -242,7 +242,7 @@ static void test_output_is_of_dtype(void **state)
         sim_shape sh = { .N = 40, .d = 8, .M = 1u << 20, .dtype = (sim_dtype)dt, .causal = 0 };
         problem pr = make_problem(9, sh.N, sh.d, (sim_dtype)dt, 0, 1.0f);
         sim_plan p;
-        assert_int_equal(sim_plan_make(SIM_FA2, &sh, 16, 16, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make(SIM_FA2, &sh, NULL, 16, 16, SIM_PLAN_USER, &p), 0);
         sim_result r;
         assert_int_equal(sim_run(SIM_FA2, &sh, &p, pr.Q, pr.K, pr.V, NULL, &r, NULL, 0), 0);
         float *again = malloc(sizeof(float) * 320);
@@ -321,7 +321,7 @@ static void test_masks_against_oracle(void **state)
                                                      NULL), 0);
         for (int a = 0; a < SIM_ALGO_COUNT; a++) {
             sim_plan p;
-            assert_int_equal(sim_plan_make((sim_algo)a, &sh, tu_rand_range(&rng, 1, sh.N),
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, tu_rand_range(&rng, 1, sh.N),
                                            tu_rand_range(&rng, 1, sh.Nk), SIM_PLAN_USER, &p), 0);
             sim_result r;
             char err[256];
@@ -351,8 +351,8 @@ static void test_full_window_same_bits(void **state)
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         sim_plan pc, pw;
         sim_result rc, rw;
-        assert_int_equal(sim_plan_make((sim_algo)a, &c, 32, 16, SIM_PLAN_USER, &pc), 0);
-        assert_int_equal(sim_plan_make((sim_algo)a, &w, 32, 16, SIM_PLAN_USER, &pw), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &c, NULL, 32, 16, SIM_PLAN_USER, &pc), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &w, NULL, 32, 16, SIM_PLAN_USER, &pw), 0);
         assert_int_equal(sim_run((sim_algo)a, &c, &pc, q, kv + c.Nk * c.d, kv + 2 * c.Nk * c.d,
                                  NULL, &rc, NULL, 0), 0);
         assert_int_equal(sim_run((sim_algo)a, &w, &pw, q, kv + c.Nk * c.d, kv + 2 * c.Nk * c.d,
@@ -399,22 +399,21 @@ static void test_heads_against_oracle(void **state)
         const int64_t Br = tu_rand_range(&rng, 1, sh.N), Bc = tu_rand_range(&rng, 1, sh.Nk);
         float *fa2 = NULL;
         for (int a = 0; a <= SIM_ALGO_COUNT; a++) {   /* the last: FA2 grouped */
-            sim_shape s2 = sh;
-            s2.run.group = a == SIM_ALGO_COUNT;
-            const sim_algo al = s2.run.group ? SIM_FA2 : (sim_algo)a;
+            const sim_run_opts run = { .group = a == SIM_ALGO_COUNT };
+            const sim_algo al = run.group ? SIM_FA2 : (sim_algo)a;
             sim_plan p;
             sim_result r;
-            assert_int_equal(sim_plan_make(al, &s2, Br, Bc, SIM_PLAN_USER, &p), 0);
-            assert_int_equal(sim_run(al, &s2, &p, q, K, V, NULL, &r, NULL, 0), 0);
+            assert_int_equal(sim_plan_make(al, &sh, &run, Br, Bc, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(sim_run(al, &sh, &p, q, K, V, NULL, &r, NULL, 0), 0);
             char what[96];
             snprintf(what, sizeof what, "%s%s B=%lld H=%lld G=%lld", sim_algo_name(al),
-                     s2.run.group ? " grouped" : "", (long long)sh.batch, (long long)sh.heads,
+                     run.group ? " grouped" : "", (long long)sh.batch, (long long)sh.heads,
                      (long long)sh.kv_heads);
             assert_int_equal(tu_compare_f64(what, r.O, O_ref, BH * qn, 1e-5), 0);
-            if (al == SIM_FA2 && !s2.run.group) {
+            if (al == SIM_FA2 && !run.group) {
                 fa2 = r.O;
                 r.O = NULL;
-            } else if (s2.run.group) {
+            } else if (run.group) {
                 assert_int_equal(tu_compare_bits(what, r.O, fa2, BH * qn), 0);
             }
             sim_result_free(&r);
@@ -446,13 +445,15 @@ static void test_gqa_g_equals_h_is_plain(void **state)
         for (int a = 0; a < SIM_ALGO_COUNT; a++) {
             sim_plan p;
             sim_result want, got;
-            assert_int_equal(sim_plan_make((sim_algo)a, &plain, Br, Bc, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(sim_plan_make((sim_algo)a, &plain, NULL, Br, Bc, SIM_PLAN_USER, &p),
+                             0);
             assert_int_equal(sim_run((sim_algo)a, &plain, &p, q, K, V, NULL, &want, NULL, 0), 0);
             for (int grouped = 0; grouped <= (a == SIM_FA2); grouped++) {
                 sim_shape gqa = plain;
                 gqa.kv_heads = plain.heads;
-                gqa.run.group = grouped;
-                assert_int_equal(sim_plan_make((sim_algo)a, &gqa, Br, Bc, SIM_PLAN_USER, &p), 0);
+                const sim_run_opts run = { .group = grouped };
+                assert_int_equal(sim_plan_make((sim_algo)a, &gqa, &run, Br, Bc, SIM_PLAN_USER, &p),
+                                 0);
                 assert_int_equal(sim_run((sim_algo)a, &gqa, &p, q, K, V, NULL, &got, NULL, 0),
                                  0);
                 assert_int_equal(tu_compare_bits("G = H", got.O, want.O, BH * n1), 0);
@@ -463,7 +464,8 @@ static void test_gqa_g_equals_h_is_plain(void **state)
                 sim_shape one = plain;
                 one.batch = one.heads = 0;
                 sim_result r1;
-                assert_int_equal(sim_plan_make((sim_algo)a, &one, Br, Bc, SIM_PLAN_USER, &p), 0);
+                assert_int_equal(sim_plan_make((sim_algo)a, &one, NULL, Br, Bc, SIM_PLAN_USER,
+                                               &p), 0);
                 assert_int_equal(sim_run((sim_algo)a, &one, &p, q + h * n1, K + h * n1,
                                          V + h * n1, NULL, &r1, NULL, 0), 0);
                 assert_int_equal(tu_compare_bits("one head", r1.O, want.O + h * n1, n1), 0);
@@ -493,9 +495,12 @@ static int grad_ok(const char *what, const float *got, const double *want, int64
     return 0;
 }
 
+/* How every backward problem runs. */
+static const sim_run_opts BWD = { .pass = SIM_BWD };
+
 /* One backward problem: inputs, the oracle's gradients, each loop order's. */
 typedef struct {
-    sim_shape sh;
+    sim_shape sh;                  /* run as BWD */
     int64_t nq, nk;            /* floats of Q-shaped and K-shaped tensors */
     float *q, *kv, *dO;        /* kv holds K then V */
     double *dQ, *dK, *dV;      /* the oracle's */
@@ -539,7 +544,7 @@ static void bwd_run(const bwd_problem *b, sim_algo a, int64_t Br, int64_t Bc, si
     sim_plan p;
     char err[256];
     const sim_inputs in = { b->q, b->kv, b->kv + b->nk, b->dO };
-    assert_int_equal(sim_plan_make(a, &b->sh, Br, Bc, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(a, &b->sh, &BWD, Br, Bc, SIM_PLAN_USER, &p), 0);
     if (sim_run_inputs(a, &b->sh, &p, &in, NULL, r, err, sizeof err) != 0)
         fail_msg("%s", err);
 }
@@ -555,8 +560,7 @@ static void test_backward_against_oracle(void **state)
     for (int k = 0; k < 24; k++) {
         bwd_problem b = { .sh = { .N = tu_rand_range(&rng, 1, 90),
                                   .d = tu_rand_range(&rng, 1, 32), .M = 64u << 20,
-                                  .dtype = SIM_FP32, .causal = k % 3 != 0,
-                                  .run.pass = SIM_BWD } };
+                                  .dtype = SIM_FP32, .causal = k % 3 != 0 } };
         b.sh.Nk = b.sh.N + (k % 2 ? tu_rand_range(&rng, 0, 60) : 0);
         if (b.sh.causal && k % 4 == 1)
             b.sh.window = tu_rand_range(&rng, 1, b.sh.Nk);
@@ -579,7 +583,7 @@ static void test_backward_against_oracle(void **state)
             /* the same loop nest counting only: the same counts */
             sim_plan p;
             sim_result rn;
-            assert_int_equal(sim_plan_make((sim_algo)a, &b.sh, Br, Bc, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(sim_plan_make((sim_algo)a, &b.sh, &BWD, Br, Bc, SIM_PLAN_USER, &p), 0);
             assert_int_equal(sim_run_inputs((sim_algo)a, &b.sh, &p, NULL, NULL, &rn, NULL, 0), 0);
             assert_true(sim_counts_equal(&r.counts, &rn.counts));
             assert_int_equal(r.steps, rn.steps);
@@ -599,7 +603,7 @@ static void test_backward_checker_rejects_wrong(void **state)
 {
     (void)state;
     bwd_problem b = { .sh = { .N = 48, .d = 16, .M = 64u << 20, .dtype = SIM_FP32,
-                              .causal = 1, .run.pass = SIM_BWD } };
+                              .causal = 1 } };
     bwd_make(&b, 77);
     sim_result r;
     bwd_run(&b, SIM_FA2, 16, 16, &r);
@@ -649,13 +653,13 @@ static void test_backward_line3_passes_same_bits(void **state)
 {
     (void)state;
     bwd_problem b = { .sh = { .N = 70, .Nk = 110, .d = 3, .M = 64u << 20, .dtype = SIM_FP16,
-                              .causal = 1, .run.pass = SIM_BWD } };
+                              .causal = 1 } };
     bwd_make(&b, 5150);
     sim_result one, two;
     sim_plan p;
     bwd_run(&b, SIM_NAIVE, 4, 4, &one);
     b.sh.M = 110 * 8 + 3;                     /* under two rows: 8 N_k + 4 */
-    assert_int_equal(sim_plan_make(SIM_NAIVE, &b.sh, 4, 4, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &b.sh, &BWD, 4, 4, SIM_PLAN_USER, &p), 0);
     assert_int_equal(p.softmax_passes, 2);
     assert_true(p.fits);
     bwd_run(&b, SIM_NAIVE, 4, 4, &two);
@@ -692,16 +696,16 @@ static void test_splits_against_unsplit(void **state)
         const int64_t Bc = tu_rand_range(&rng, 1, 64), Tc = (sh.Nk + Bc - 1) / Bc;
         sim_plan p;
         sim_result plain, split;
-        assert_int_equal(sim_plan_make(SIM_FA2, &sh, 4, Bc, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make(SIM_FA2, &sh, NULL, 4, Bc, SIM_PLAN_USER, &p), 0);
         assert_int_equal(sim_run(SIM_FA2, &sh, &p, q, K, V, NULL, &plain, NULL, 0), 0);
-        sim_shape s1 = sh;
-        s1.run.splits = 1;
+        sim_run_opts run = { .splits = 1 };
         sim_result one;
-        assert_int_equal(sim_run(SIM_FA2, &s1, &p, q, K, V, NULL, &one, NULL, 0), 0);
+        assert_int_equal(sim_plan_make(SIM_FA2, &sh, &run, 4, Bc, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_run(SIM_FA2, &sh, &p, q, K, V, NULL, &one, NULL, 0), 0);
         assert_int_equal(tu_compare_bits("S = 1", one.O, plain.O, sh.N * sh.d), 0);
         sim_result_free(&one);
-        sh.run.splits = tu_rand_range(&rng, 2, Tc < 32 ? Tc : 32);
-        assert_int_equal(sim_plan_make(SIM_FA2, &sh, 4, Bc, SIM_PLAN_USER, &p), 0);
+        run.splits = tu_rand_range(&rng, 2, Tc < 32 ? Tc : 32);
+        assert_int_equal(sim_plan_make(SIM_FA2, &sh, &run, 4, Bc, SIM_PLAN_USER, &p), 0);
         char err[256];
         if (sim_run(SIM_FA2, &sh, &p, q, K, V, NULL, &split, err, sizeof err) != 0)
             fail_msg("%s", err);
@@ -750,38 +754,39 @@ static void test_paged_same_bits(void **state)
         const int64_t Tc = (sh.Nk + Bc - 1) / Bc;
         for (int v = 0; v < 2 * SIM_ALGO_COUNT + 2; v++) {
             sim_shape flat = sh;
+            sim_run_opts run = { 0 };
             sim_algo a = (sim_algo)(v % SIM_ALGO_COUNT);
             if (v >= SIM_ALGO_COUNT && v < 2 * SIM_ALGO_COUNT)
-                flat.run.pass = SIM_BWD;
+                run.pass = SIM_BWD;
             else if (v == 2 * SIM_ALGO_COUNT) {         /* FA2 split-KV */
                 a = SIM_FA2;
-                flat.run.splits = Tc > 1 ? tu_rand_range(&rng, 2, Tc < 6 ? Tc : 6) : 1;
+                run.splits = Tc > 1 ? tu_rand_range(&rng, 2, Tc < 6 ? Tc : 6) : 1;
             } else if (v == 2 * SIM_ALGO_COUNT + 1) {  /* FA2 grouped, MQA */
                 a = SIM_FA2;
                 flat.kv_heads = 1;
-                flat.run.group = 1;
+                run.group = 1;
             }
             const int64_t nkv = flat.kv_heads ? sh.batch * sh.Nk * sh.d : nk;
             const sim_inputs in = { q, kv, kv + nkv, dO };
             sim_plan p;
             sim_result want, got[2];
             char err[256];
-            assert_int_equal(sim_plan_make(a, &flat, Br, Bc, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(sim_plan_make(a, &flat, &run, Br, Bc, SIM_PLAN_USER, &p), 0);
             if (sim_run_inputs(a, &flat, &p, &in, NULL, &want, err, sizeof err) != 0)
                 fail_msg("%s", err);
             for (int seed = 0; seed < 2; seed++) {
-                sim_shape paged = flat;
-                paged.run.page = tu_rand_range(&rng, 1, sh.Nk < 12 ? sh.Nk : 12);
-                paged.run.page_seed = 31u + (uint64_t)seed;
-                assert_int_equal(sim_plan_make(a, &paged, Br, Bc, SIM_PLAN_USER, &p), 0);
-                if (sim_run_inputs(a, &paged, &p, &in, NULL, &got[seed], err, sizeof err) != 0)
+                sim_run_opts paged = run;
+                paged.page = tu_rand_range(&rng, 1, sh.Nk < 12 ? sh.Nk : 12);
+                paged.page_seed = 31u + (uint64_t)seed;
+                assert_int_equal(sim_plan_make(a, &flat, &paged, Br, Bc, SIM_PLAN_USER, &p), 0);
+                if (sim_run_inputs(a, &flat, &p, &in, NULL, &got[seed], err, sizeof err) != 0)
                     fail_msg("%s", err);
                 char what[128];
                 snprintf(what, sizeof what, "%s %s paged P=%lld N=%lld Nk=%lld S=%lld G=%lld",
-                         sim_algo_name(a), sim_pass_name(flat.run.pass), (long long)paged.run.page,
-                         (long long)sh.N, (long long)sh.Nk, (long long)flat.run.splits,
+                         sim_algo_name(a), sim_pass_name(run.pass), (long long)paged.page,
+                         (long long)sh.N, (long long)sh.Nk, (long long)run.splits,
                          (long long)flat.kv_heads);
-                if (flat.run.pass == SIM_FWD) {
+                if (run.pass == SIM_FWD) {
                     assert_int_equal(tu_compare_bits(what, got[seed].O, want.O, nq), 0);
                 } else {
                     assert_int_equal(tu_compare_bits(what, got[seed].dQ, want.dQ, nq), 0);
@@ -807,12 +812,13 @@ static void test_paged_same_bits(void **state)
 static void test_paged_pool_is_shuffled(void **state)
 {
     (void)state;
-    sim_shape sh = { .N = 64, .d = 4, .M = 64u << 20, .dtype = SIM_FP32, .run.page = 4,
-                     .batch = 2, .heads = 2 };
+    sim_shape sh = { .N = 64, .d = 4, .M = 64u << 20, .dtype = SIM_FP32, .batch = 2,
+                     .heads = 2 };
+    sim_run_opts run = { .page = 4 };
     int64_t pt[2][64];
     for (int seed = 0; seed < 2; seed++) {
-        sh.run.page_seed = 31u + (uint64_t)seed;
-        assert_int_equal(sim_page_table(&sh, pt[seed], 64), 0);
+        run.page_seed = 31u + (uint64_t)seed;
+        assert_int_equal(sim_page_table(&sh, &run, pt[seed], 64), 0);
         int moved = 0, seen[64] = { 0 };
         for (int x = 0; x < 64; x++) {
             assert_true(pt[seed][x] >= 0 && pt[seed][x] < 64);

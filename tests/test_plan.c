@@ -60,7 +60,8 @@ static int exhaustive(sim_algo a, const sim_shape *sh, uint64_t *best_bytes,
         for (int x = 0; x < n; x++)
             for (int y = 0; y < n; y++) {
                 sim_plan p;
-                assert_int_equal(sim_plan_make(a, sh, cand[x], cand[y], SIM_PLAN_AUTO, &p), 0);
+                assert_int_equal(sim_plan_make(a, sh, NULL, cand[x], cand[y], SIM_PLAN_AUTO, &p),
+                                 0);
                 if (!p.fits)
                     continue;
                 uint64_t steps, bytes = plan_bytes(&p, sh, &steps);
@@ -92,7 +93,8 @@ static void test_best_plan_is_optimal(void **state)
             char err[1024];
             uint64_t eb = 0, es = 0;
             int found = exhaustive((sim_algo)a, &sh, &eb, &es);
-            int rc = sim_plan_choose((sim_algo)a, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
+            int rc = sim_plan_choose((sim_algo)a, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                     sizeof err);
             assert_int_equal(rc == 0, found);
             if (!found) {
                 assert_non_null(strstr(err, "too small"));
@@ -135,7 +137,7 @@ static void test_large_blocks_are_bounded_candidates(void **state)
             char err[1024];
             uint64_t eb = 0, es = 0, steps;
             assert_true(exhaustive((sim_algo)a, sh, &eb, &es));
-            assert_int_equal(sim_plan_choose((sim_algo)a, sh, SIM_PLAN_AUTO, 0, 0, &p, err,
+            assert_int_equal(sim_plan_choose((sim_algo)a, sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
                                              sizeof err), 0);
             assert_int_equal(plan_bytes(&p, sh, &steps), eb);
             assert_int_equal(steps, es);
@@ -152,7 +154,7 @@ static void test_large_blocks_are_bounded_candidates(void **state)
     sim_plan p;
     char err[1024];
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
-        assert_int_equal(sim_plan_choose((sim_algo)a, &big, SIM_PLAN_AUTO, 0, 0, &p, err,
+        assert_int_equal(sim_plan_choose((sim_algo)a, &big, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
                                          sizeof err), 0);
 }
 
@@ -172,7 +174,7 @@ static void test_small_blocks_rescue_countability(void **state)
         sim_plan p;
         sim_counts c;
         char err[1024];
-        int rc = sim_plan_choose(C[k].a, &C[k].sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
+        int rc = sim_plan_choose(C[k].a, &C[k].sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
         if (rc != 0)
             fprintf(stderr, "%s: %s\n", sim_algo_name(C[k].a), err);
         assert_int_equal(rc, 0);
@@ -190,7 +192,8 @@ static void test_paper_plan(void **state)
     sim_shape sh = { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16 };
     sim_plan p;
     char err[512];
-    assert_int_equal(sim_plan_choose(SIM_FA1, &sh, SIM_PLAN_PAPER, 0, 0, &p, err, sizeof err), 0);
+    assert_int_equal(sim_plan_choose(SIM_FA1, &sh, NULL, SIM_PLAN_PAPER, 0, 0, &p, err,
+                                     sizeof err), 0);
     /* M = 49152 elements: B_c = ceil(49152 / 256) = 192, B_r = min(192, 64) */
     assert_int_equal(p.Bc, 192);
     assert_int_equal(p.Br, 64);
@@ -231,7 +234,7 @@ static void test_seed_sram_sum(void **state)
     (void)state;
     sim_shape sh = { .N = 4096, .d = 128, .M = 96 * 1024, .dtype = SIM_FP16 };
     sim_plan p;
-    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 128, 128, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, NULL, 128, 128, SIM_PLAN_USER, &p), 0);
     uint64_t qkv = 0, s = 0, o = 0;
     for (int k = 0; k < p.nbuf; k++) {
         if (!strcmp(p.buf[k].name, "Q_i") || !strcmp(p.buf[k].name, "K_j") ||
@@ -259,7 +262,7 @@ static void test_misfit_hint_works(void **state)
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         sim_plan p;
         char err[2048];
-        assert_int_equal(sim_plan_choose((sim_algo)a, &sh, SIM_PLAN_USER, 512, 512, &p, err,
+        assert_int_equal(sim_plan_choose((sim_algo)a, &sh, NULL, SIM_PLAN_USER, 512, 512, &p, err,
                                          sizeof err), -1);
         assert_non_null(strstr(err, "over"));
         assert_non_null(strstr(err, "S_ij"));
@@ -270,7 +273,7 @@ static void test_misfit_hint_works(void **state)
             assert_int_equal(sscanf(h, "hint: --algo %15s --Br %lld --Bc %lld", name, &br, &bc), 3);
             assert_string_equal(name, sim_algo_name((sim_algo)a));
             assert_true(br == 512 || bc == 512);
-            assert_int_equal(sim_plan_make((sim_algo)a, &sh, br, bc, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, br, bc, SIM_PLAN_USER, &p), 0);
             assert_true(p.fits);
         } else {
             assert_non_null(strstr(err, "no plan with B_r = 512 or B_c = 512 fits"));
@@ -280,7 +283,7 @@ static void test_misfit_hint_works(void **state)
         h = strstr(h, "plan B_r = ");
         assert_non_null(h);
         assert_int_equal(sscanf(h, "plan B_r = %lld, B_c = %lld", &br, &bc), 2);
-        assert_int_equal(sim_plan_make((sim_algo)a, &sh, br, bc, SIM_PLAN_USER, &p), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, br, bc, SIM_PLAN_USER, &p), 0);
         assert_true(p.fits);
         /* every line within 80 columns */
         for (const char *line = err; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
@@ -292,12 +295,14 @@ static void test_misfit_hint_works(void **state)
     /* One size pinned: the other is chosen to fit. */
     sim_plan p;
     char err[512];
-    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_USER, 64, 0, &p, err, sizeof err), 0);
+    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, NULL, SIM_PLAN_USER, 64, 0, &p, err,
+                                     sizeof err), 0);
     assert_int_equal(p.Br, 64);
     assert_true(p.fits);
     /* Too small for anything. */
     sh.M = 100;
-    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), -1);
+    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                     sizeof err), -1);
     assert_non_null(strstr(err, "too small"));
 }
 
@@ -383,9 +388,10 @@ static void test_events_levels_blocks_time(void **state)
     for (int a = 0; a < SIM_ALGO_COUNT; a++)
         for (int group = 0; group <= (a == SIM_FA2); group++) {
             sim_shape sh = { .N = 40, .d = 8, .M = 16 * 1024, .dtype = SIM_FP16,
-                             .batch = 2, .heads = 4, .kv_heads = 2, .run.group = group };
+                             .batch = 2, .heads = 4, .kv_heads = 2 };
+            const sim_run_opts run = { .group = group };
             sim_plan p;
-            assert_int_equal(sim_plan_make((sim_algo)a, &sh, 16, 16, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, &run, 16, 16, SIM_PLAN_USER, &p), 0);
             level_trace t = { .last_block = -1, .hq = group ? 2 : 1 };
             sim_observer obs = { on_level_event, &t };
             sim_result r;
@@ -414,19 +420,19 @@ static void test_run_options_one_place(void **state)
                 for (int64_t S = 0; S <= 2; S += 2) {
                     sim_shape sh = { .N = 64, .d = 8, .M = 64 * 1024, .dtype = SIM_FP16,
                                      .heads = 4, .kv_heads = group ? 2 : 4 };
-                    sh.run.pass = (sim_pass)pass;
-                    sh.run.group = group;
-                    sh.run.splits = S;
+                    const sim_run_opts run = { .pass = (sim_pass)pass, .group = group,
+                                               .splits = S };
                     char err[256] = "";
-                    const int valid = sim_run_opts_valid(&sh, err, sizeof err) == 0;
+                    const int valid = sim_run_opts_valid(&sh, &run, err, sizeof err) == 0;
                     if (!valid) {
                         assert_true(strstr(err, "--") != NULL || strstr(err, "plan of") != NULL);
                         continue;
                     }
-                    const int ok = sim_run_opts_check((sim_algo)a, &sh, err, sizeof err) == 0;
-                    assert_int_equal(ok, sim_loop_find((sim_algo)a, &sh) != NULL);
+                    const int ok = sim_run_opts_check((sim_algo)a, &run, err, sizeof err) == 0;
+                    assert_int_equal(ok, sim_loop_find((sim_algo)a, &run) != NULL);
                     sim_plan p;
-                    assert_int_equal(sim_plan_make((sim_algo)a, &sh, 16, 16, SIM_PLAN_USER, &p) == 0,
+                    assert_int_equal(sim_plan_make((sim_algo)a, &sh, &run, 16, 16, SIM_PLAN_USER,
+                                                   &p) == 0,
                                      ok);
                     /* grouped heads and split-KV: FA2's forward only */
                     assert_int_equal(ok, !(group || S > 1) || (a == SIM_FA2 && pass == SIM_FWD));
@@ -449,7 +455,7 @@ static void test_split_plan_is_optimal(void **state)
                          .dtype = SIM_FP16, .causal = k % 2 };
         sh.Nk = sh.N + tu_rand_range(&rng, 16, 900);
         sh.M = (uint64_t)tu_rand_range(&rng, 2048, 64 * 1024);
-        sh.run.splits = tu_rand_range(&rng, 2, 12);
+        const sim_run_opts run = { .splits = tu_rand_range(&rng, 2, 12) };
         uint64_t eb = 0, es = 0;
         int found = 0;
         for (int small = 0; small <= 1 && !found; small++) {
@@ -458,9 +464,9 @@ static void test_split_plan_is_optimal(void **state)
             for (int x = 0; x < nr; x++)
                 for (int y = 0; y < nc; y++) {
                     sim_plan p;
-                    assert_int_equal(sim_plan_make(SIM_FA2, &sh, cr[x], cc[y], SIM_PLAN_AUTO,
-                                                   &p), 0);
-                    if (!p.fits || p.Tc < sh.run.splits)
+                    assert_int_equal(sim_plan_make(SIM_FA2, &sh, &run, cr[x], cc[y],
+                                                   SIM_PLAN_AUTO, &p), 0);
+                    if (!p.fits || p.Tc < run.splits)
                         continue;
                     uint64_t steps, bytes = plan_bytes(&p, &sh, &steps);
                     if (!found || bytes < eb || (bytes == eb && steps < es)) {
@@ -472,16 +478,17 @@ static void test_split_plan_is_optimal(void **state)
         }
         sim_plan p;
         char err[1024];
-        const int rc = sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err);
+        const int rc = sim_plan_choose(SIM_FA2, &sh, &run, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                       sizeof err);
         if ((rc == 0) != found)
             fprintf(stderr, "N=%lld Nk=%lld d=%lld M=%llu S=%lld causal=%d: %s\n",
                     (long long)sh.N, (long long)sh.Nk, (long long)sh.d,
-                    (unsigned long long)sh.M, (long long)sh.run.splits, sh.causal, err);
+                    (unsigned long long)sh.M, (long long)run.splits, sh.causal, err);
         assert_int_equal(rc == 0, found);
         if (!found)
             continue;
         uint64_t steps, bytes = plan_bytes(&p, &sh, &steps);
-        assert_true(p.fits && p.Tc >= sh.run.splits);
+        assert_true(p.fits && p.Tc >= run.splits);
         assert_int_equal(bytes, eb);
         assert_int_equal(steps, es);
         checked++;
@@ -497,7 +504,7 @@ static void test_events_match_counters(void **state)
         for (int a = 0; a < SIM_ALGO_COUNT; a++) {
             sh.causal = causal;
             sim_plan p;
-            assert_int_equal(sim_plan_make((sim_algo)a, &sh, 32, 16, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, 32, 16, SIM_PLAN_USER, &p), 0);
             assert_true(p.fits);
             trace *t = calloc(1, sizeof *t);
             sim_observer obs = { on_event, t };

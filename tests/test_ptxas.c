@@ -142,7 +142,7 @@ static void test_shared_memory_is_the_plan(void **state)
     for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++) {
         sim_plan p;
         char err[1024];
-        assert_int_equal(sim_plan_choose(cs[q].algo, &cs[q].sh, SIM_PLAN_AUTO, 0, 0, &p, err,
+        assert_int_equal(sim_plan_choose(cs[q].algo, &cs[q].sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
                                          sizeof err), 0);
         if (cs[q].algo == SIM_NAIVE)
             naive_forms |= p.softmax_passes;

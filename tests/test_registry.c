@@ -194,12 +194,15 @@ static int setup(void **state)
 
 /* The view model of one run with B_r x B_c blocks; fails the test unless
  * it is built. */
-static viz_model *build_view(sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc)
+static viz_model *build_view(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                             int64_t Br, int64_t Bc)
 {
     viz_config cfg;
     viz_config_default(&cfg);
     cfg.algo = algo;
     cfg.sh = *sh;
+    if (run)
+        cfg.run = *run;
     cfg.Br = Br;
     cfg.Bc = Bc;
     cfg.plan_kind = SIM_PLAN_USER;
@@ -222,10 +225,11 @@ static void test_register_rules(void **state)
     const sim_bounds bd = { .theta_standard = 7.0, .theta_flash = 3.0 };
     assert_true(sim_report_theta(&bd, SM2_ALGO) == 7.0);
     assert_int_equal(sim_reread_block(SM2_ALGO, 4, 6), 4);
-    sim_shape split = { .N = 8, .d = 4, .M = 1 << 20, .dtype = SIM_FP16, .run.splits = 2 };
+    sim_shape sh = { .N = 8, .d = 4, .M = 1 << 20, .dtype = SIM_FP16 };
+    const sim_run_opts split = { .splits = 2 };
     assert_null(sim_loop_find(SM2_ALGO, &split));
     sim_plan p;
-    assert_int_equal(sim_plan_make(SM2_ALGO, &split, 4, 4, SIM_PLAN_USER, &p), -1);
+    assert_int_equal(sim_plan_make(SM2_ALGO, &sh, &split, 4, 4, SIM_PLAN_USER, &p), -1);
 }
 
 static void test_counts_equal_closed_form(void **state)
@@ -241,7 +245,7 @@ static void test_counts_equal_closed_form(void **state)
                                      .dtype = SIM_FP16, .causal = causal,
                                      .Nk = causal ? 0 : Ns[a] + 5 };
                     sim_plan p;
-                    assert_int_equal(sim_plan_make(SM2_ALGO, &sh, blocks[q][0], blocks[q][1],
+                    assert_int_equal(sim_plan_make(SM2_ALGO, &sh, NULL, blocks[q][0], blocks[q][1],
                                                    SIM_PLAN_USER, &p), 0);
                     sim_result res;
                     char err[256];
@@ -269,7 +273,7 @@ static void test_compute_mode_runs(void **state)
     sim_random_inputs(3, N, d, SIM_FP32, Q, K, V);
     sim_shape sh = { .N = N, .d = d, .M = 1 << 20, .dtype = SIM_FP32 };
     sim_plan p;
-    assert_int_equal(sim_plan_make(SM2_ALGO, &sh, 8, 5, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SM2_ALGO, &sh, NULL, 8, 5, SIM_PLAN_USER, &p), 0);
     sim_result res;
     char err[256];
     assert_int_equal(sim_run(SM2_ALGO, &sh, &p, Q, K, V, NULL, &res, err, sizeof err), 0);
@@ -282,7 +286,7 @@ static void test_text_view(void **state)
 {
     (void)state;
     const sim_shape sh = { .N = 32, .d = 16, .M = 64 * 1024, .dtype = SIM_FP16 };
-    viz_model *m = build_view(SM2_ALGO, &sh, 8, 8);
+    viz_model *m = build_view(SM2_ALGO, &sh, NULL, 8, 8);
     const viz_info *in = viz_model_info(m);
     assert_true(in->theory_matches);
     assert_int_equal(in->nsteps, 4 * (1 + 2 * 4) + 1);
@@ -326,11 +330,11 @@ static void test_builtin_descriptors(void **state)
             for (int b = 0; b < a; b++)
                 assert_int_not_equal(l->mark, sim_loop_of((sim_algo)b, SIM_FWD)->mark);
             assert_true(l->ncode > 0);
-            sim_shape sh = { .N = 40, .d = 8, .M = 1 << 20, .dtype = SIM_FP16,
-                             .causal = 1, .run.pass = (sim_pass)pass };
+            sim_shape sh = { .N = 40, .d = 8, .M = 1 << 20, .dtype = SIM_FP16, .causal = 1 };
+            const sim_run_opts run = { .pass = (sim_pass)pass };
             sim_plan p;
-            assert_int_equal(sim_plan_make((sim_algo)a, &sh, 8, 16, SIM_PLAN_USER, &p), 0);
-            viz_model *m = build_view((sim_algo)a, &sh, 8, 16);
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, &run, 8, 16, SIM_PLAN_USER, &p), 0);
+            viz_model *m = build_view((sim_algo)a, &sh, &run, 8, 16);
             for (uint64_t k = 0; k < viz_model_info(m)->nsteps; k++) {
                 int line, n, found = 0;
                 int64_t i, j;
@@ -342,8 +346,7 @@ static void test_builtin_descriptors(void **state)
             }
             viz_model_free(m);
         }
-    sim_shape split = { .N = 4, .Nk = 64, .d = 8, .M = 1 << 20, .dtype = SIM_FP16,
-                        .run.splits = 4 };
+    const sim_run_opts split = { .splits = 4 };
     assert_non_null(sim_loop_find(SIM_FA2, &split));
     assert_true(sim_loop_find(SIM_FA2, &split)->split);
     assert_null(sim_loop_find(SIM_NAIVE, &split));

@@ -59,31 +59,31 @@ static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *
 /* A load of rows c0 .. c0 + bc - 1 of K or V: one transfer; with paged KV
  * one transfer per page those rows fall in (found row by row) and one read
  * of those pages' table entries. */
-static void rd_kv(sim_counts *c, const sim_shape *sh, sim_tensor t, int64_t c0, int64_t bc,
+static void rd_kv(sim_counts *c, const sim_run_opts *run, sim_tensor t, int64_t c0, int64_t bc,
                   int64_t d)
 {
     c->read_elems[t] += (uint64_t)(bc * d);
-    if (sh->run.page == 0) {
+    if (run->page == 0) {
         c->read_ops[t]++;
         return;
     }
     uint64_t pages = 0;
     for (int64_t r = c0; r < c0 + bc; r++)
-        pages += r == c0 || r % sh->run.page == 0;    /* a row that starts a new page */
+        pages += r == c0 || r % run->page == 0;       /* a row that starts a new page */
     c->read_ops[t] += pages;
     c->read_elems[SIM_PT] += pages;
     c->read_ops[SIM_PT]++;
 }
-#define RDKV(t, j) rd_kv(c, sh, (t), (j) * Bc, min64(Bc, Nk - (j) * Bc), d)
+#define RDKV(t, j) rd_kv(c, &p->run, (t), (j) * Bc, min64(Bc, Nk - (j) * Bc), d)
 
-static void scale_heads(const sim_shape *sh, sim_counts *c);
+static void scale_heads(const sim_shape *sh, const sim_run_opts *run, sim_counts *c);
 
 /* Per-tensor element counts by enumerating the papers' loops. */
 static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                         sim_counts *c)
 {
     memset(c, 0, sizeof *c);
-    if (sh->run.pass == SIM_BWD) {
+    if (p->run.pass == SIM_BWD) {
         enum_counts_bwd(algo, sh, p, c);
         return;
     }
@@ -153,9 +153,9 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                 WR(SIM_m, br);
             }
         }
-    } else if (sh->run.splits > 1) {
+    } else if (p->run.splits > 1) {
         /* split-KV: split s takes key blocks floor(s Tc / S) .. floor((s+1) Tc / S) - 1 */
-        const int64_t S = sh->run.splits;
+        const int64_t S = p->run.splits;
         for (int64_t s = 0; s < S; s++)
             for (int64_t i = 0; i < Tr; i++) {
                 int64_t br = min64(Br, N - i * Br);
@@ -196,11 +196,11 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     }
 #undef RD
 #undef WR
-    scale_heads(sh, c);
+    scale_heads(sh, &p->run, c);
 }
 
 /* A batch repeats the loop nest per head. */
-static void scale_heads(const sim_shape *sh, sim_counts *c)
+static void scale_heads(const sim_shape *sh, const sim_run_opts *run, sim_counts *c)
 {
     /* A batch repeats the loop nest per head: B H times on the query side;
      * K and V are read B H times too, or B G times when a block takes the
@@ -208,7 +208,7 @@ static void scale_heads(const sim_shape *sh, sim_counts *c)
     const uint64_t B = sh->batch ? (uint64_t)sh->batch : 1, H = sh->heads ? (uint64_t)sh->heads : 1;
     const uint64_t G = sh->kv_heads ? (uint64_t)sh->kv_heads : H;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        uint64_t f = (t == SIM_K || t == SIM_V || t == SIM_PT) && sh->run.group ? B * G : B * H;
+        uint64_t f = (t == SIM_K || t == SIM_V || t == SIM_PT) && run->group ? B * G : B * H;
         c->read_elems[t] *= f;
         c->write_elems[t] *= f;
         c->read_ops[t] *= f;
@@ -343,17 +343,18 @@ static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *
 #undef WR
 #undef BR
 #undef BC
-    scale_heads(sh, c);
+    scale_heads(sh, &p->run, c);
 }
 
 /* The plan for blocks Br x Bc; when it does not fit, M grows to its peak:
  * counting does not depend on M, so the run gets room for the plan. */
-static void plan_with_room(sim_algo a, sim_shape *sh, int64_t Br, int64_t Bc, sim_plan *p)
+static void plan_with_room(sim_algo a, sim_shape *sh, const sim_run_opts *run, int64_t Br,
+                           int64_t Bc, sim_plan *p)
 {
-    assert_int_equal(sim_plan_make(a, sh, Br, Bc, SIM_PLAN_USER, p), 0);
+    assert_int_equal(sim_plan_make(a, sh, run, Br, Bc, SIM_PLAN_USER, p), 0);
     if (!p->fits) {
         sh->M = p->sram_peak;
-        assert_int_equal(sim_plan_make(a, sh, Br, Bc, SIM_PLAN_USER, p), 0);
+        assert_int_equal(sim_plan_make(a, sh, run, Br, Bc, SIM_PLAN_USER, p), 0);
     }
 }
 
@@ -402,7 +403,7 @@ static void test_random_block_sizes(void **state)
             int64_t Br = tu_rand_range(&rng, 1, sh.N + 5);
             int64_t Bc = tu_rand_range(&rng, 1, sh.N + 5);
             sim_plan p;
-            plan_with_room((sim_algo)a, &sh, Br, Bc, &p);
+            plan_with_room((sim_algo)a, &sh, NULL, Br, Bc, &p);
             partial += (sh.N % p.Br != 0) || (sh.N % p.Bc != 0);
             total++;
             check_config((sim_algo)a, &sh, &p);
@@ -428,7 +429,8 @@ static void test_random_auto_plans(void **state)
         for (int a = 0; a < SIM_ALGO_COUNT; a++) {
             sim_plan p;
             char err[1024];
-            if (sim_plan_choose((sim_algo)a, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0)
+            if (sim_plan_choose((sim_algo)a, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                sizeof err) != 0)
                 continue;   /* M too small for this d: tested in test_plan */
             assert_true(p.fits);
             check_config((sim_algo)a, &sh, &p);
@@ -504,7 +506,7 @@ static void test_random_masks(void **state)
             int64_t Br = tu_rand_range(&rng, 1, sh.N + 5);
             int64_t Bc = tu_rand_range(&rng, 1, sh.Nk + 5);
             sim_plan p;
-            plan_with_room((sim_algo)a, &sh, Br, Bc, &p);
+            plan_with_room((sim_algo)a, &sh, NULL, Br, Bc, &p);
             with_window += sh.window > 0;
             with_keys += sh.Nk != sh.N;
             skipped_kv += a == SIM_FA1 && sim_block_js(&sh, 0, p.Br, p.Bc).lo > 0;
@@ -527,6 +529,7 @@ static void test_random_heads(void **state)
     for (int k = 0; k < 240; k++) {
         const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
         sim_shape sh = { 0 };
+        sim_run_opts run = { 0 };
         sh.N = tu_rand_range(&rng, 1, 120);
         sh.Nk = sh.N + (tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 0, 90) : 0);
         sh.d = tu_rand_range(&rng, 1, 24);
@@ -539,12 +542,12 @@ static void test_random_heads(void **state)
         do
             sh.kv_heads = tu_rand_range(&rng, 1, sh.heads);
         while (sh.heads % sh.kv_heads != 0);
-        sh.run.group = a == SIM_FA2 && tu_rand_range(&rng, 0, 1);
+        run.group = a == SIM_FA2 && tu_rand_range(&rng, 0, 1);
         sh.M = 64u << 20;
         sim_plan p;
-        plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N + 3),
+        plan_with_room(a, &sh, &run, tu_rand_range(&rng, 1, sh.N + 3),
                        tu_rand_range(&rng, 1, sh.Nk + 3), &p);
-        grouped += sh.run.group && sh.kv_heads < sh.heads;
+        grouped += run.group && sh.kv_heads < sh.heads;
         total++;
         check_config(a, &sh, &p);
     }
@@ -562,14 +565,14 @@ static void test_mqa_grouped_reads_kv_once(void **state)
                      .heads = 8, .kv_heads = 1 };
     sim_plan p;
     sim_result r;
-    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 64, 32, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, NULL, 64, 32, SIM_PLAN_USER, &p), 0);
     assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
     const uint64_t per_head = 4 * 256 * 32;           /* T_r = 4 passes over K */
     assert_int_equal(r.counts.read_elems[SIM_K], 2 * 8 * per_head);
     assert_int_equal(r.counts.read_elems[SIM_Q], 2 * 8 * 256 * 32);
     sim_result_free(&r);
-    sh.run.group = 1;
-    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 64, 32, SIM_PLAN_USER, &p), 0);
+    const sim_run_opts run = { .group = 1 };
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, &run, 64, 32, SIM_PLAN_USER, &p), 0);
     assert_int_equal(p.buf[0].rows, 8 * 64);          /* Q_i: B_r rows of 8 heads */
     assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
     assert_int_equal(r.counts.read_elems[SIM_K], 2 * 1 * per_head);
@@ -578,7 +581,7 @@ static void test_mqa_grouped_reads_kv_once(void **state)
     assert_int_equal(r.counts.write_elems[SIM_O], 2 * 8 * 256 * 32);
     sim_result_free(&r);
     /* Grouping is FA2's plan alone. */
-    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 64, 32, SIM_PLAN_USER, &p), -1);
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, &run, 64, 32, SIM_PLAN_USER, &p), -1);
     char err[128];
     assert_int_equal(sim_shape_check(&(sim_shape){ .N = 4, .heads = 6, .kv_heads = 4 }, err,
                                      sizeof err), -1);
@@ -594,6 +597,7 @@ static void test_random_splits(void **state)
     int runs = 0;
     for (int k = 0; k < 200; k++) {
         sim_shape sh = { 0 };
+        sim_run_opts run = { 0 };
         sh.N = k % 2 ? tu_rand_range(&rng, 1, 8) : tu_rand_range(&rng, 1, 150);
         sh.Nk = sh.N + tu_rand_range(&rng, 0, 600);
         sh.d = tu_rand_range(&rng, 1, 32);
@@ -608,11 +612,11 @@ static void test_random_splits(void **state)
         sh.M = 64u << 20;
         const int64_t Bc = tu_rand_range(&rng, 1, sh.Nk / 2 > 1 ? sh.Nk / 2 : 1);
         const int64_t Tc = (sh.Nk + Bc - 1) / Bc;
-        sh.run.splits = Tc < 2 ? 1 : tu_rand_range(&rng, 2, Tc < 40 ? Tc : 40);
+        run.splits = Tc < 2 ? 1 : tu_rand_range(&rng, 2, Tc < 40 ? Tc : 40);
         sim_plan p;
-        plan_with_room(SIM_FA2, &sh, tu_rand_range(&rng, 1, sh.N + 2), Bc, &p);
+        plan_with_room(SIM_FA2, &sh, &run, tu_rand_range(&rng, 1, sh.N + 2), Bc, &p);
         check_config(SIM_FA2, &sh, &p);
-        runs += sh.run.splits > 1;
+        runs += run.splits > 1;
     }
     printf("  %d split-KV runs\n", runs);
     assert_true(runs > 180);
@@ -623,19 +627,20 @@ static void test_random_splits(void **state)
 static void test_splits_need_key_blocks(void **state)
 {
     (void)state;
-    sim_shape sh = { .N = 1, .Nk = 4096, .d = 128, .M = 96 * 1024, .dtype = SIM_FP16,
-                     .run.splits = 16 };
+    sim_shape sh = { .N = 1, .Nk = 4096, .d = 128, .M = 96 * 1024, .dtype = SIM_FP16 };
+    sim_run_opts run = { .splits = 16 };
     sim_plan p;
     char err[512];
-    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err), 0);
+    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, &run, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err),
+                     0);
     assert_true(p.Tc >= 16);
-    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, SIM_PLAN_AUTO, 0, 1024, &p, err, sizeof err),
-                     -1);
+    assert_int_equal(sim_plan_choose(SIM_FA2, &sh, &run, SIM_PLAN_AUTO, 0, 1024, &p, err,
+                                     sizeof err), -1);
     assert_non_null(strstr(err, "--splits 16 is more than the T_c = 4 key blocks"));
     assert_non_null(strstr(err, "--Bc 256"));
-    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 1, 64, SIM_PLAN_USER, &p), -1);
-    sh.run.splits = 5000;
-    assert_int_equal(sim_shape_check(&sh, err, sizeof err), -1);
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, &run, 1, 64, SIM_PLAN_USER, &p), -1);
+    run.splits = 5000;
+    assert_int_equal(sim_check(&sh, &run, err, sizeof err), -1);
     assert_non_null(strstr(err, "must not exceed N_k"));
 }
 
@@ -650,7 +655,7 @@ static void test_random_backward(void **state)
     for (int k = 0; k < 450; k++) {
         const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
         sim_shape sh = { 0 };
-        sh.run.pass = SIM_BWD;
+        const sim_run_opts run = { .pass = SIM_BWD };
         sh.N = tu_rand_range(&rng, 1, 200);
         sh.Nk = sh.N + (tu_rand_range(&rng, 0, 2) == 0 ? tu_rand_range(&rng, 0, 150) : 0);
         sh.d = tu_rand_range(&rng, 1, 40);
@@ -674,7 +679,7 @@ static void test_random_backward(void **state)
             sh.M = (uint64_t)(sh.Nk * 8 + 3);
         }
         sim_plan p;
-        plan_with_room(a, &sh, Br, Bc, &p);
+        plan_with_room(a, &sh, &run, Br, Bc, &p);
         two_pass += a == SIM_NAIVE && p.softmax_passes == 2;
         windows += sh.window > 0;
         total++;
@@ -697,7 +702,7 @@ static void test_random_paged(void **state)
     for (int k = 0; k < 600; k++) {
         const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
         sim_shape sh = { 0 };
-        sh.run.pass = k % 6 < 3 ? SIM_FWD : SIM_BWD;
+        sim_run_opts run = { .pass = k % 6 < 3 ? SIM_FWD : SIM_BWD };
         sh.N = tu_rand_range(&rng, 1, 120);
         sh.Nk = sh.N + (tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 0, 300) : 0);
         sh.d = tu_rand_range(&rng, 1, 24);
@@ -708,20 +713,21 @@ static void test_random_paged(void **state)
         if (tu_rand_range(&rng, 0, 3) == 0) {
             sh.batch = tu_rand_range(&rng, 1, 2);
             sh.heads = 4;
-            if (sh.run.pass == SIM_FWD)        /* the backward takes one K, V head per query head */
+            if (run.pass == SIM_FWD)        /* the backward takes one K, V head per query head */
                 sh.kv_heads = tu_rand_range(&rng, 0, 1) ? 2 : 1;
-            sh.run.group = a == SIM_FA2 && sh.run.pass == SIM_FWD && tu_rand_range(&rng, 0, 1);
+            run.group = a == SIM_FA2 && run.pass == SIM_FWD && tu_rand_range(&rng, 0, 1);
         }
         const int64_t Bc = tu_rand_range(&rng, 1, sh.Nk + 3), Tc = (sh.Nk + Bc - 1) / Bc;
-        if (a == SIM_FA2 && sh.run.pass == SIM_FWD && !sh.run.group && Tc > 1 && k % 4 == 2)
-            sh.run.splits = tu_rand_range(&rng, 2, Tc < 9 ? Tc : 9);
+        if (a == SIM_FA2 && run.pass == SIM_FWD && !run.group && Tc > 1 && k % 4 == 2)
+            run.splits = tu_rand_range(&rng, 2, Tc < 9 ? Tc : 9);
         const int64_t pick = tu_rand_range(&rng, 0, 2);
-        sh.run.page = pick == 0 ? tu_rand_range(&rng, 1, 8) : pick == 1 ? Bc : tu_rand_range(&rng, 1, 64);
-        if (sh.run.page > sh.Nk)
-            sh.run.page = sh.Nk;                      /* at most N_k: one page holds every key */
+        run.page = pick == 0 ? tu_rand_range(&rng, 1, 8)
+                   : pick == 1 ? Bc : tu_rand_range(&rng, 1, 64);
+        if (run.page > sh.Nk)
+            run.page = sh.Nk;                      /* at most N_k: one page holds every key */
         sh.M = 64u << 20;
         sim_plan p;
-        plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N + 3), Bc, &p);
+        plan_with_room(a, &sh, &run, tu_rand_range(&rng, 1, sh.N + 3), Bc, &p);
         check_config(a, &sh, &p);
         sim_counts th;
         assert_int_equal(sim_theory_counts(&p, &sh, &th), 0);
@@ -745,24 +751,25 @@ static void test_paged_boundaries(void **state)
         sim_shape sh = { .N = tu_rand_range(&rng, 1, 300), .d = tu_rand_range(&rng, 1, 64),
                          .M = 64u << 20, .dtype = SIM_FP16 };
         sh.Nk = sh.N + tu_rand_range(&rng, 0, 2000);
-        sh.run.page = tu_rand_range(&rng, 1, sh.Nk < 300 ? sh.Nk : 300);
+        const sim_run_opts run = { .page = tu_rand_range(&rng, 1, sh.Nk < 300 ? sh.Nk : 300) };
         const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
         sim_plan p;
-        plan_with_room(a, &sh, tu_rand_range(&rng, 1, sh.N), tu_rand_range(&rng, 1, sh.Nk), &p);
-        int64_t g = sh.run.page, b = p.Bc;
+        plan_with_room(a, &sh, &run, tu_rand_range(&rng, 1, sh.N), tu_rand_range(&rng, 1, sh.Nk),
+                       &p);
+        int64_t g = run.page, b = p.Bc;
         while (b) {
             const int64_t t = g % b;
             g = b;
             b = t;
         }
-        const int64_t lcm = sh.run.page / g * p.Bc;
+        const int64_t lcm = run.page / g * p.Bc;
         const uint64_t loads = a == SIM_FA1 ? 1 : (uint64_t)p.Tr;   /* of each key block */
-        const uint64_t inside = (uint64_t)((sh.Nk - 1) / sh.run.page - (sh.Nk - 1) / lcm);
+        const uint64_t inside = (uint64_t)((sh.Nk - 1) / run.page - (sh.Nk - 1) / lcm);
         sim_counts paged, flat;
         assert_int_equal(sim_theory_counts(&p, &sh, &paged), 0);
-        sim_shape contiguous = sh;
+        sim_plan contiguous = p;
         contiguous.run.page = 0;
-        assert_int_equal(sim_theory_counts(&p, &contiguous, &flat), 0);
+        assert_int_equal(sim_theory_counts(&contiguous, &sh, &flat), 0);
         for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
             assert_int_equal(paged.read_elems[t] - flat.read_elems[t],
                              t == SIM_PT ? 2 * loads * ((uint64_t)p.Tc + inside) : 0);
@@ -782,11 +789,12 @@ static void test_paged_boundaries(void **state)
 static void test_backward_signatures(void **state)
 {
     (void)state;
-    sim_shape sh = { .N = 1000, .d = 64, .M = 1u << 30, .dtype = SIM_FP16, .run.pass = SIM_BWD };
+    sim_shape sh = { .N = 1000, .d = 64, .M = 1u << 30, .dtype = SIM_FP16 };
+    const sim_run_opts run = { .pass = SIM_BWD };
     const uint64_t N = 1000, d = 64, Tc = 16;                    /* ceil(1000/64) */
     sim_plan p;
     sim_result r;
-    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, &run, 128, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
     assert_int_equal(r.counts.read_elems[SIM_K], N * d);
     assert_int_equal(r.counts.read_elems[SIM_V], N * d);
@@ -798,14 +806,14 @@ static void test_backward_signatures(void **state)
     assert_int_equal(r.counts.write_elems[SIM_D], N);
     assert_int_equal(r.counts.read_elems[SIM_L], Tc * N);
     sim_result_free(&r);
-    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, &run, 128, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(sim_run(SIM_FA1, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
     assert_int_equal(r.counts.read_elems[SIM_O], Tc * N * d);
     assert_int_equal(r.counts.write_elems[SIM_dK], 2 * N * d);
     assert_int_equal(r.counts.read_elems[SIM_m], Tc * N);
     assert_int_equal(r.counts.write_elems[SIM_D], 0);
     sim_result_free(&r);
-    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, &run, 128, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(p.softmax_passes, 1);
     assert_int_equal(sim_run(SIM_NAIVE, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
     assert_int_equal(r.counts.write_elems[SIM_dP], N * N);
@@ -817,7 +825,7 @@ static void test_backward_signatures(void **state)
     char err[256];
     sh.heads = 4;
     sh.kv_heads = 2;
-    assert_int_equal(sim_shape_check(&sh, err, sizeof err), -1);
+    assert_int_equal(sim_check(&sh, &run, err, sizeof err), -1);
     assert_non_null(strstr(err, "backward"));
 }
 
@@ -835,8 +843,8 @@ static void test_full_window_is_causal(void **state)
         const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
         sim_plan pc, pw;
         int64_t Br = tu_rand_range(&rng, 1, c.N), Bc = tu_rand_range(&rng, 1, c.Nk);
-        assert_int_equal(sim_plan_make(a, &c, Br, Bc, SIM_PLAN_USER, &pc), 0);
-        assert_int_equal(sim_plan_make(a, &w, Br, Bc, SIM_PLAN_USER, &pw), 0);
+        assert_int_equal(sim_plan_make(a, &c, NULL, Br, Bc, SIM_PLAN_USER, &pc), 0);
+        assert_int_equal(sim_plan_make(a, &w, NULL, Br, Bc, SIM_PLAN_USER, &pw), 0);
         sim_counts cc, cw;
         assert_int_equal(sim_theory_counts(&pc, &c, &cc), 0);
         assert_int_equal(sim_theory_counts(&pw, &w, &cw), 0);
@@ -856,7 +864,7 @@ static void test_loop_order_signatures(void **state)
     sim_result r;
     char err[256];
 
-    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, NULL, 128, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, err, sizeof err), 0);
     assert_int_equal(r.counts.read_elems[SIM_Q], N * d);
     assert_int_equal(r.counts.write_elems[SIM_O], N * d);
@@ -866,7 +874,7 @@ static void test_loop_order_signatures(void **state)
     assert_int_equal(r.counts.write_elems[SIM_m] + r.counts.write_elems[SIM_l], 0);
     sim_result_free(&r);
 
-    assert_int_equal(sim_plan_make(SIM_FA1, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, NULL, 128, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(sim_run(SIM_FA1, &sh, &p, NULL, NULL, NULL, NULL, &r, err, sizeof err), 0);
     const uint64_t Tc = 16;                                      /* ceil(1000/64) */
     assert_int_equal(r.counts.read_elems[SIM_K], N * d);
@@ -880,7 +888,7 @@ static void test_loop_order_signatures(void **state)
     assert_int_equal(r.counts.write_elems[SIM_m], (Tc + 1) * N);
     sim_result_free(&r);
 
-    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, NULL, 128, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(p.softmax_passes, 1);
     assert_int_equal(sim_run(SIM_NAIVE, &sh, &p, NULL, NULL, NULL, NULL, &r, err, sizeof err), 0);
     assert_int_equal(r.counts.write_elems[SIM_S], N * N);
@@ -908,7 +916,7 @@ static void test_compute_counts_equal_count_only(void **state)
         sim_random_inputs((uint64_t)k, sh.N, sh.d, sh.dtype, Q, K, V);
         for (int a = 0; a < SIM_ALGO_COUNT; a++) {
             sim_plan p;
-            assert_int_equal(sim_plan_make((sim_algo)a, &sh, tu_rand_range(&rng, 1, sh.N),
+            assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, tu_rand_range(&rng, 1, sh.N),
                                            tu_rand_range(&rng, 1, sh.N), SIM_PLAN_USER, &p), 0);
             sim_result rc, rn;
             assert_int_equal(sim_run((sim_algo)a, &sh, &p, Q, K, V, NULL, &rc, NULL, 0), 0);
@@ -933,13 +941,13 @@ static void test_overflow_detected(void **state)
     sim_shape sh = { .N = INT64_C(1) << 32, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16 };
     sim_plan p;
     sim_counts c;
-    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, 64, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, NULL, 64, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(sim_theory_counts(&p, &sh, &c), -1);     /* N^2 = 2^64 */
     sh.N = INT64_C(1) << 31;                                   /* N^2 = 2^62 elements: x4 B overflows */
-    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, 64, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, NULL, 64, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(sim_theory_counts(&p, &sh, &c), -1);
     sh.N = INT64_C(1) << 24;                                   /* fine */
-    assert_int_equal(sim_plan_make(SIM_FA2, &sh, 64, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, NULL, 64, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(sim_theory_counts(&p, &sh, &c), 0);
     assert_int_equal(c.read_elems[SIM_K], (uint64_t)(sh.N / 64) * (uint64_t)sh.N * 64u);
 }

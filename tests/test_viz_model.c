@@ -636,7 +636,7 @@ static void test_backward_steps(void **state)
     for (int a = 0; a < SIM_ALGO_COUNT; a++) {
         viz_config c = small_cfg((sim_algo)a, 40, 8, 16, a == SIM_FA2);
         c.Bc = 8;
-        c.sh.run.pass = SIM_BWD;
+        c.run.pass = SIM_BWD;
         viz_model *m = build_ok(&c);
         const viz_info *in = viz_model_info(m);
         assert_true(in->theory_matches);
@@ -671,7 +671,7 @@ static void test_split_steps(void **state)
     viz_config c = small_cfg(SIM_FA2, 3, 8, 4, 1);
     c.sh.Nk = 120;
     c.Bc = 16;
-    c.sh.run.splits = 3;
+    c.run.splits = 3;
     viz_model *m = build_ok(&c);
     const viz_info *in = viz_model_info(m);
     assert_true(in->theory_matches);
@@ -749,9 +749,9 @@ static void test_pseudocode_covers_lines(void **state)
         viz_config c = small_cfg(a, 32, 8, 16, v % 2);
         c.Bc = 8;
         if (v >= SIM_ALGO_COUNT && v < 2 * SIM_ALGO_COUNT)
-            c.sh.run.pass = SIM_BWD;
+            c.run.pass = SIM_BWD;
         else if (v == 2 * SIM_ALGO_COUNT)
-            c.sh.run.splits = 3;
+            c.run.splits = 3;
         viz_model *m = build_ok(&c);
         int n;
         const viz_code_line *code = viz_pseudocode(viz_model_info(m), &n);

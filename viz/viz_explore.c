@@ -189,7 +189,7 @@ static void explain_refusal(sim_algo a, const sim_shape *sh, int64_t Br, int64_t
                             viz_explore_row *r)
 {
     sim_plan p;
-    if (sim_plan_make(a, sh, Br ? Br : 1, Bc ? Bc : 1, SIM_PLAN_USER, &p) != 0) {
+    if (sim_plan_make(a, sh, NULL, Br ? Br : 1, Bc ? Bc : 1, SIM_PLAN_USER, &p) != 0) {
         r->status = VIZ_EX_REFUSED;
         snprintf(r->why, sizeof r->why, "invalid block sizes");
         return;
@@ -230,7 +230,7 @@ static void make_row(sim_algo a, const sim_shape *sh, int64_t Br, int64_t Bc,
     memset(r, 0, sizeof *r);
     const sim_plan_kind kind = (Br || Bc) ? SIM_PLAN_USER : SIM_PLAN_AUTO;
     char err[1024];
-    if (sim_plan_choose(a, sh, kind, Br, Bc, &r->plan, err, sizeof err) != 0) {
+    if (sim_plan_choose(a, sh, NULL, kind, Br, Bc, &r->plan, err, sizeof err) != 0) {
         explain_refusal(a, sh, Br, Bc, r);
         return;
     }

@@ -70,7 +70,8 @@ _Static_assert(VIZ_EX_MAX_N <= SIM_MAX_N && VIZ_EX_MAX_M <= SIM_MAX_M,
 /* ---- configuration --------------------------------------------------------- */
 
 typedef struct {
-    sim_shape sh;              /* N, d, M (bytes), dtype, causal */
+    sim_shape sh;              /* N, d, M (bytes), dtype, causal; always run as
+                                  the plain forward pass (no sim_run_opts) */
     int64_t Br, Bc;            /* 0: chosen per loop order (the best plan); one
                                   alone pins it and the other is chosen */
     int gpu;                   /* -1: none; else an index into sim_gpu_presets():

@@ -58,12 +58,12 @@ static void draw_title(const viz_model *m, viz_canvas *c)
     char mb[32];
     fmt_count(mb, sizeof mb, in->sh.M);
     char what[40], lens[48];
-    if (in->sh.run.splits > 1)
+    if (in->run.splits > 1)
         snprintf(what, sizeof what, "%s S=%lld", sim_algo_name(in->algo),
-                 (long long)in->sh.run.splits);
+                 (long long)in->run.splits);
     else
         snprintf(what, sizeof what, "%s%s", sim_algo_name(in->algo),
-                 in->sh.run.pass == SIM_BWD ? " bwd" : "");
+                 in->run.pass == SIM_BWD ? " bwd" : "");
     if (sim_shape_Nk(&in->sh) != in->sh.N)
         snprintf(lens, sizeof lens, "Nq=%lld Nk=%lld", (long long)in->sh.N,
                  (long long)sim_shape_Nk(&in->sh));
@@ -104,7 +104,7 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
                       (long long)in->plan.Bs_r);
     else if (st->split >= 0 && st->i >= 0)      /* split-KV: the split first, shorter */
         n += snprintf(buf + n, sizeof buf - (size_t)n, "   split %lld of %lld   i = %lld of %lld",
-                      (long long)st->split + 1, (long long)in->sh.run.splits,
+                      (long long)st->split + 1, (long long)in->run.splits,
                       (long long)st->i + 1, (long long)in->plan.Tr);
     else if (st->i >= 0)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "   i = %lld of T_r = %lld",

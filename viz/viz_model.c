@@ -139,7 +139,7 @@ void viz_config_default(viz_config *cfg)
  * mean to the view are in its descriptor (sim/algo_*.c). */
 const sim_loop *viz_loop(const viz_info *in)
 {
-    return sim_loop_find(in->algo, &in->sh);
+    return sim_loop_find(in->algo, &in->run);
 }
 
 const viz_code_line *viz_pseudocode(const viz_info *in, int *n)
@@ -543,7 +543,7 @@ static void setup_tensors(viz_model *m)
     const sim_shape *sh = &m->info.sh;
     const sim_plan *p = &m->info.plan;
     const sim_counts *fc = &m->info.final_counts;
-    const int64_t N_k = sim_shape_Nk(sh), S = sim_shape_S(sh);
+    const int64_t N_k = sim_shape_Nk(sh), S = sim_run_S(&m->info.run);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         viz_tensor_info *ti = &m->info.tensor[t];
         ti->name = sim_tensor_name((sim_tensor)t);
@@ -669,23 +669,24 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
 static int config_check(const viz_config *cfg, char *err, size_t errlen)
 {
     const sim_shape *sh = &cfg->sh;
+    const sim_run_opts *run = &cfg->run;
     if (!sim_loop_of(cfg->algo, SIM_FWD) || sh->N < 1 || sh->d < 1 ||
         sh->M < 1) {
         snprintf(err, errlen, "invalid view configuration (N, d and M must be >= 1)");
         return VIZ_EUSAGE;
     }
     char why[256];
-    if (sim_shape_check(sh, why, sizeof why) != 0) {
+    if (sim_check(sh, run, why, sizeof why) != 0) {
         snprintf(err, errlen, "%s", why);
         return VIZ_EUSAGE;
     }
-    if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 1 || sh->run.group ||
-        sh->run.page > 0) {
+    if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 1 || run->group ||
+        run->page > 0) {
         snprintf(err, errlen, "the view steps through one head with K and V contiguous; "
                  "batches, heads and paged KV are the report's ('fasim --help')");
         return VIZ_EUSAGE;
     }
-    if (sh->run.splits > 1 && sim_run_opts_check(cfg->algo, sh, NULL, 0) != 0) {
+    if (run->splits > 1 && sim_run_opts_check(cfg->algo, run, NULL, 0) != 0) {
         snprintf(err, errlen, "split-KV (--splits) is a plan of FA2's forward pass: use "
                  "--algo fa2 and --pass fwd");
         return VIZ_EUSAGE;
@@ -693,12 +694,12 @@ static int config_check(const viz_config *cfg, char *err, size_t errlen)
     /* Event fields are 32-bit: far above any run that fits the log limit. */
     if (sh->N > (INT64_C(1) << 30) || sh->d > (INT64_C(1) << 20) ||
         sim_shape_Nk(sh) > (INT64_C(1) << 30) ||
-        sim_shape_S(sh) > (INT64_C(1) << 30) / sh->N) {
+        sim_run_S(run) > (INT64_C(1) << 30) / sh->N) {
         snprintf(err, errlen, "N_q = %lld, N_k = %lld, d = %lld%s: too large to step "
                  "through; the view takes N_q, N_k and S N_q up to 2^30 and d up to 2^20 (use "
                  "the report, 'fasim --N ...', for larger runs)", (long long)sh->N,
                  (long long)sim_shape_Nk(sh), (long long)sh->d,
-                 sh->run.splits > 1 ? ", with splits" : "");
+                 run->splits > 1 ? ", with splits" : "");
         return VIZ_EUSAGE;
     }
     return VIZ_OK;
@@ -713,11 +714,11 @@ static int make_plan(viz_model *m, char *err, size_t errlen)
     const sim_shape *sh = &cfg->sh;
     viz_info *info = &m->info;
     char perr[1024];
-    if (sim_plan_choose(cfg->algo, sh, cfg->plan_kind, cfg->Br, cfg->Bc, &info->plan,
-                        perr, sizeof perr) != 0) {
+    if (sim_plan_choose(cfg->algo, sh, &cfg->run, cfg->plan_kind, cfg->Br, cfg->Bc,
+                        &info->plan, perr, sizeof perr) != 0) {
         sim_plan p;
-        if (sim_plan_make(cfg->algo, sh, cfg->Br ? cfg->Br : 1, cfg->Bc ? cfg->Bc : 1,
-                          SIM_PLAN_USER, &p) == 0 && !p.fits) {
+        if (sim_plan_make(cfg->algo, sh, &cfg->run, cfg->Br ? cfg->Br : 1,
+                          cfg->Bc ? cfg->Bc : 1, SIM_PLAN_USER, &p) == 0 && !p.fits) {
             info->plan = p;
             info->refused = 1;
             snprintf(info->refusal, sizeof info->refusal, "%s", perr);
@@ -757,7 +758,7 @@ static int choose_mode(viz_model *m, const viz_config *cfg, char *err, size_t er
      * (its forward first, then five products). */
     const uint64_t n2d = sat_mul(sat_mul(sat_mul((uint64_t)sh->N, (uint64_t)sim_shape_Nk(sh)),
                                          (uint64_t)sh->d),
-                                 sh->run.pass == SIM_BWD ? 4 : 1);
+                                 cfg->run.pass == SIM_BWD ? 4 : 1);
     int compute;
     if (cfg->mode == VIZ_MODE_COUNT) {
         compute = 0;
@@ -804,7 +805,7 @@ static int check_log_size(const viz_model *m, uint64_t *cells_out, char *err, si
     /* Split-KV adds lines 1 and 3 for every split and query block, and line 4
      * for every split in the merge, whether or not the split has keys. */
     const uint64_t T_rc = (uint64_t)(p->Tr + p->Tc) +
-                          (uint64_t)sim_shape_S(sh) * (uint64_t)p->Tr;
+                          (uint64_t)sim_run_S(&p->run) * (uint64_t)p->Tr;
     uint64_t lines = sat_add(sat_mul(5, info->tile_steps), sat_add(sat_mul(4, T_rc), 8));
     uint64_t events = sat_add(ops, 6 * SIM_MAX_BUFFERS);
     uint64_t snaps = compute ? sat_add(sat_mul(2, info->tile_steps), sat_mul(3, T_rc)) : 0;
@@ -886,7 +887,7 @@ static int make_inputs(const viz_config *cfg, run_inputs *ri)
         sim_random_qkv(cfg->seed, sh->N, sim_shape_Nk(sh), sh->d, sh->dtype, ri->Qo, ri->Ko,
                        ri->Vo);
     }
-    if (sh->run.pass == SIM_BWD) {          /* the output gradient, as the report's */
+    if (cfg->run.pass == SIM_BWD) {         /* the output gradient, as the report's */
         ri->dO = malloc(nd * sizeof *ri->dO);
         if (!ri->dO)
             return VIZ_EFAIL;
@@ -973,6 +974,7 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
     viz_info *info = &m->info;
     info->algo = cfg->algo;
     info->sh = cfg->sh;
+    info->run = cfg->run;
     info->out_row = cfg->out_row > 0 ? cfg->out_row : 0;
 
     uint64_t cells = 0;

@@ -102,8 +102,9 @@ typedef enum { VIZ_MODE_AUTO, VIZ_MODE_COMPUTE, VIZ_MODE_COUNT } viz_mode;
 
 typedef struct {
     sim_algo algo;
-    sim_shape sh;              /* N, d, M (bytes), dtype, causal; N_k (Nk),
-                                  the pass and split-KV's splits; one head */
+    sim_shape sh;              /* N, d, M (bytes), dtype, causal; N_k (Nk);
+                                  one head */
+    sim_run_opts run;          /* the pass and split-KV's splits */
     sim_plan_kind plan_kind;   /* AUTO (best), PAPER, or USER when Br/Bc set */
     int64_t Br, Bc;            /* 0: chosen by the plan (AUTO/USER with one pinned) */
     uint64_t seed;             /* seeded inputs when Q, K, V are NULL */
@@ -135,6 +136,7 @@ typedef struct {
 typedef struct {
     sim_algo algo;
     sim_shape sh;
+    sim_run_opts run;          /* the configuration's (and the plan's, plan.run) */
     sim_plan plan;             /* block sizes and the SRAM buffers */
     int refused;               /* 1: the plan does not fit M; nsteps == 0 and
                                   the state shows the buffers with the one
