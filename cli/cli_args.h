@@ -62,7 +62,7 @@ int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const cha
 int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, size_t errlen);
 
 /* Parse a comma list of loop orders ("all", "naive", "fa1,fa2"). */
-int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen);
+int cli_parse_algos(const char *s, int run[SIM_ALGO_MAX], char *err, size_t errlen);
 
 typedef struct {
     int help;

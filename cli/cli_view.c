@@ -55,10 +55,10 @@ static void usage(FILE *out)
 /* --algo: the one loop order the view shows. */
 static int parse_algo(viz_config *c, const char *val, char *err, size_t errlen)
 {
-    int run[SIM_ALGO_COUNT], count = 0;
+    int run[SIM_ALGO_MAX], count = 0;
     if (cli_parse_algos(val, run, err, errlen))
         return -1;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         if (run[a]) {
             c->algo = (sim_algo)a;
             count++;

@@ -63,14 +63,14 @@ static void shape_words(char *buf, size_t len, const sim_shape *sh)
 }
 
 /* One-axis sweep of the loop orders in mask over p = lo..hi (x2), best plans. */
-static int sweep1(const int mask[SIM_ALGO_COUNT], const sim_shape *base, sim_param p,
+static int sweep1(const int mask[SIM_ALGO_MAX], const sim_shape *base, sim_param p,
                   int64_t lo, int64_t hi, sim_engine engine, sim_sweep_result *res,
                   char *err, size_t errlen)
 {
     sim_sweep_spec sp;
     memset(&sp, 0, sizeof sp);
     sp.base = *base;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         sp.run_algo[a] = mask[a];
     sp.plan_kind = SIM_PLAN_AUTO;
     sp.engine = engine;
@@ -167,7 +167,7 @@ static int check_exponents(const sim_builtin_claim *c, sim_engine engine,
                            sim_claim_outcome *o, char *err, size_t errlen)
 {
     const sim_claim_inputs *in = &c->in;
-    int mask[SIM_ALGO_COUNT] = { 0 };
+    int mask[SIM_ALGO_MAX] = { 0 };
     mask[in->algo] = 1;
     char sw[160];
     shape_words(sw, sizeof sw, &in->sh);

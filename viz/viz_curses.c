@@ -481,7 +481,7 @@ static int on_key(view *v, int ch)
         }
         break;
     case 'a': case 'A':
-        next.algo = (sim_algo)((next.algo + 1) % SIM_ALGO_COUNT);
+        next.algo = (sim_algo)((next.algo + 1) % sim_algo_count());
         rebuild(v, &next);
         break;
     case 'c': case 'C':
