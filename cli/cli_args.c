@@ -94,12 +94,22 @@ int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, s
     return 0;
 }
 
+/* "naive, fa1, fa2 or all": what --algo takes, from the registry. */
+static const char *algo_choices(char *buf, size_t len)
+{
+    sim_algo_names(buf, len, ", ");
+    const size_t o = strlen(buf);
+    snprintf(buf + o, len - o, " or all");
+    return buf;
+}
+
 int cli_parse_algos(const char *s, int run[SIM_ALGO_MAX], char *err, size_t errlen)
 {
-    for (int a = 0; a < sim_algo_count(); a++)
+    char choices[256];
+    for (int a = 0; a < SIM_ALGO_MAX; a++)
         run[a] = 0;
     if (!s || !*s) {
-        ERR("--algo needs a value: naive, fa1, fa2 or all");
+        ERR("--algo needs a value: %s", algo_choices(choices, sizeof choices));
         return -1;
     }
     char buf[128];
@@ -121,8 +131,8 @@ int cli_parse_algos(const char *s, int run[SIM_ALGO_MAX], char *err, size_t errl
         }
         sim_algo a;
         if (sim_algo_parse(tok, &a) != 0) {
-            ERR("--algo %s: unknown loop order '%s' (naive, fa1, fa2 or all)", sim_shown(s).s,
-                sim_shown(tok).s);
+            ERR("--algo %s: unknown loop order '%s' (%s)", sim_shown(s).s, sim_shown(tok).s,
+                algo_choices(choices, sizeof choices));
             return -1;
         }
         run[a] = 1;

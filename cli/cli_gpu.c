@@ -332,6 +332,12 @@ static int unsupported(const cli_report_opts *o, char *err, size_t errlen)
 {
     const sim_shape *sh = &o->req.sh;
     const char *what = NULL;
+    for (int a = 0; a < sim_algo_count(); a++)
+        if (o->req.run_algo[a] && !kern_serves((sim_algo)a)) {
+            snprintf(err, errlen, "no kernel runs loop order %s (kernels/ has naive's, "
+                     "fa1's and fa2's); choose them with --algo", sim_algo_name((sim_algo)a));
+            return 1;
+        }
     if (o->req.model)
         what = "--preset";
     else if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 0)

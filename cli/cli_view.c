@@ -64,8 +64,9 @@ static int parse_algo(viz_config *c, const char *val, char *err, size_t errlen)
             count++;
         }
     if (count != 1) {
-        ERR("--algo %s: the view shows one loop order (naive, fa1 or fa2); "
-            "press 'a' in the view to switch", sim_shown(val).s);
+        char names[256];
+        ERR("--algo %s: the view shows one loop order (%s); press 'a' in the view to switch",
+            sim_shown(val).s, sim_algo_names(names, sizeof names, " or "));
         return -1;
     }
     return 0;

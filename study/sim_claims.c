@@ -808,7 +808,7 @@ static int parse_tensor(const char *s, int len, sim_tensor *out)
 
 static int parse_algo_n(const char *s, int len, sim_algo *out)
 {
-    char b[16];
+    char b[64];
     if (len <= 0 || len >= (int)sizeof b)
         return -1;
     memcpy(b, s, (size_t)len);
@@ -1127,16 +1127,18 @@ static int parse_subject(const token *t, sim_user_claim *c, int *col, char *err,
                          size_t errlen)
 {
     const char *slash = memchr(t[0].s, '/', (size_t)t[0].len);
+    char names[256];
+    sim_algo_names(names, sizeof names, ", ");
     if (slash) {
         int l1 = (int)(slash - t[0].s), l2 = t[0].len - l1 - 1;
         if (parse_algo_n(t[0].s, l1, &c->algo) != 0) {
             *col = t[0].col;
-            ERR("unknown loop order '%.*s' (naive, fa1, fa2)", l1, t[0].s);
+            ERR("unknown loop order '%.*s' (%s)", l1, t[0].s, names);
             return -1;
         }
         if (parse_algo_n(slash + 1, l2, &c->den) != 0) {
             *col = t[0].col + l1 + 1;
-            ERR("unknown loop order '%.*s' (naive, fa1, fa2)", l2, slash + 1);
+            ERR("unknown loop order '%.*s' (%s)", l2, slash + 1, names);
             return -1;
         }
         c->kind = SIM_QTY_RATIO;
@@ -1146,8 +1148,8 @@ static int parse_subject(const token *t, sim_user_claim *c, int *col, char *err,
         c->kind = SIM_QTY_TENSOR;
     } else {
         *col = t[0].col;
-        ERR("unknown loop order or tensor '%.*s' (naive, fa1, fa2, fa2/naive, or a tensor "
-            "Q K V O S P m l L)", t[0].len, t[0].s);
+        ERR("unknown loop order or tensor '%.*s' (%s, fa2/naive, or a tensor "
+            "Q K V O S P m l L)", t[0].len, t[0].s, names);
         return -1;
     }
     return 0;

@@ -550,7 +550,7 @@ void sim_report_free(sim_report *rep)
 
 sim_bound sim_report_bound(sim_algo algo)
 {
-    const sim_loop *l = sim_loop_of(algo, SIM_FWD);
+    const sim_loop *l = sim_algo_loop(algo);
     return l ? l->bound : SIM_BOUND_FLASH;
 }
 

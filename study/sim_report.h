@@ -27,7 +27,7 @@ typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
 
 typedef struct {
     sim_shape sh;                   /* sh.pass is ignored: run_pass says which */
-    int run_algo[SIM_ALGO_MAX];   /* nonzero: run it */
+    int run_algo[SIM_ALGO_MAX];     /* nonzero: run it */
     int run_pass[SIM_PASS_COUNT];   /* nonzero: run that pass; none set: forward */
     sim_plan_kind plan_kind;        /* AUTO or PAPER; USER when Br/Bc set */
     int64_t Br, Bc;                 /* 0 = choose */

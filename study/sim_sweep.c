@@ -138,7 +138,7 @@ int sim_axis_list(sim_axis *ax, sim_param p, const int64_t *v, int n, char *err,
  * B_r for an algo no descriptor serves. */
 static sim_block reread_of(sim_algo algo)
 {
-    const sim_loop *l = sim_loop_of(algo, SIM_FWD);
+    const sim_loop *l = sim_algo_loop(algo);
     return l ? l->reread : SIM_BLOCK_R;
 }
 

@@ -422,6 +422,11 @@ viz_explore_action viz_explore_key(viz_explore *e, int key)
         return VIZ_EX_KEY_DONE;
     }
     viz_explore_config *c = &e->cfg;
+    if (key >= '1' && key - '1' < sim_algo_count()) {   /* 1 naive, 2 fa1, 3 fa2, ... */
+        c->view_algo = (sim_algo)(key - '1');
+        MSG("v opens the view of %s", sim_algo_name(c->view_algo));
+        return VIZ_EX_KEY_DONE;
+    }
     switch (key) {
     case 'N':
         key_double(e, &c->sh.N, VIZ_EX_MAX_N, "N", "2^30");
@@ -477,12 +482,6 @@ viz_explore_action viz_explore_key(viz_explore *e, int key)
         c->view_algo = (sim_algo)((c->view_algo + 1) % sim_algo_count());
         MSG("v opens the view of %s", sim_algo_name(c->view_algo));
         return VIZ_EX_KEY_DONE;          /* nothing derived changes */
-    case '1':
-    case '2':
-    case '3':
-        c->view_algo = (sim_algo)(key - '1');
-        MSG("v opens the view of %s", sim_algo_name(c->view_algo));
-        return VIZ_EX_KEY_DONE;
     case 'v': {
         char cmd[160];
         viz_explore_command(e, 1, cmd, sizeof cmd);
@@ -830,7 +829,14 @@ static void draw_chart(const viz_explore *e, viz_canvas *c, int y, int h, viz_ex
     const viz_explore_chart *ch = &e->chart;
     const int W = c->w;
     viz_canvas_text(c, 0, y, W, VIZ_ST_HEAD, "HBM BYTES vs N, log-log:");
-    const char *legend = "n naive  1 fa1  2 fa2  * several  . slope 2  : N";
+    /* "n naive  1 fa1  2 fa2  * several  . slope 2  : N": each loop order's mark */
+    char legend[256];
+    size_t lo_ = 0;
+    for (int a = 0; a < sim_algo_count() && lo_ < sizeof legend; a++)
+        lo_ += (size_t)snprintf(legend + lo_, sizeof legend - lo_, "%c %s  ",
+                                viz_explore_mark((sim_algo)a), sim_algo_name((sim_algo)a));
+    if (lo_ < sizeof legend)
+        snprintf(legend + lo_, sizeof legend - lo_, "* several  . slope 2  : N");
     viz_canvas_text(c, 26, y, W - 26, VIZ_ST_DIM, legend);
     const int side_w = 17, label_w = 8;
     const int ph = h - 3;                  /* header, axis, labels */

@@ -108,7 +108,7 @@ typedef struct {
     int mid;                                    /* index of the point at N */
     int64_t N[VIZ_EX_CHART_POINTS];             /* ascending, distinct, >= 1 */
     double lx[VIZ_EX_CHART_POINTS];             /* log2 of N[k] */
-    int ok[SIM_ALGO_MAX][VIZ_EX_CHART_POINTS];    /* a plan fits, counts fit */
+    int ok[SIM_ALGO_MAX][VIZ_EX_CHART_POINTS];          /* a plan fits, counts fit */
     uint64_t bytes[SIM_ALGO_MAX][VIZ_EX_CHART_POINTS];  /* closed-form totals */
     double lx_lo, lx_hi;                        /* log2(N/8), log2(8N): the axis */
 } viz_explore_chart;
