@@ -822,6 +822,19 @@ static void draw_side(const viz_explore *e, viz_canvas *c, int x, int y, int h, 
                         line[k]);
 }
 
+/* "n naive  1 fa1  2 fa2  * several  . slope 2  : N": each loop order's
+ * mark and name, then the other marks. Returns buf. */
+static const char *chart_legend(char *buf, size_t len)
+{
+    size_t o = 0;
+    for (int a = 0; a < sim_algo_count() && o < len; a++)
+        o += (size_t)snprintf(buf + o, len - o, "%c %s  ", viz_explore_mark((sim_algo)a),
+                              sim_algo_name((sim_algo)a));
+    if (o < len)
+        snprintf(buf + o, len - o, "* several  . slope 2  : N");
+    return buf;
+}
+
 /* The chart in rows [y, y + h) of the canvas: a header, the plot, the axis
  * and its labels. */
 static void draw_chart(const viz_explore *e, viz_canvas *c, int y, int h, viz_explore_area *ar)
@@ -829,15 +842,8 @@ static void draw_chart(const viz_explore *e, viz_canvas *c, int y, int h, viz_ex
     const viz_explore_chart *ch = &e->chart;
     const int W = c->w;
     viz_canvas_text(c, 0, y, W, VIZ_ST_HEAD, "HBM BYTES vs N, log-log:");
-    /* "n naive  1 fa1  2 fa2  * several  . slope 2  : N": each loop order's mark */
     char legend[256];
-    size_t lo_ = 0;
-    for (int a = 0; a < sim_algo_count() && lo_ < sizeof legend; a++)
-        lo_ += (size_t)snprintf(legend + lo_, sizeof legend - lo_, "%c %s  ",
-                                viz_explore_mark((sim_algo)a), sim_algo_name((sim_algo)a));
-    if (lo_ < sizeof legend)
-        snprintf(legend + lo_, sizeof legend - lo_, "* several  . slope 2  : N");
-    viz_canvas_text(c, 26, y, W - 26, VIZ_ST_DIM, legend);
+    viz_canvas_text(c, 26, y, W - 26, VIZ_ST_DIM, chart_legend(legend, sizeof legend));
     const int side_w = 17, label_w = 8;
     const int ph = h - 3;                  /* header, axis, labels */
     const int x0 = label_w + 1, pw = W - x0 - side_w - 1;
@@ -960,9 +966,24 @@ static const char *const HELP[] = {
     "q         quit",
     "",
     "table: the closed forms of the plan the simulator would use",
-    "chart: n naive  1 fa1  2 fa2  * several  . slope 2  : N",
+    "chart: n naive  1 fa1  2 fa2  * several  . slope 2  : N",     /* draw_help */
     "any key closes this help",
 };
+
+/* The help box, its chart line with the legend of the chart itself. The
+ * line of the keys 1 2 3 names the built-in loop orders, which they choose
+ * in a column of their own; a registered one is chosen with a or its
+ * number. */
+static void draw_help(viz_canvas *c)
+{
+    enum { NHELP = (int)(sizeof HELP / sizeof HELP[0]) };
+    const char *lines[NHELP];
+    char chart[280], legend[256];
+    snprintf(chart, sizeof chart, "chart: %s", chart_legend(legend, sizeof legend));
+    for (int k = 0; k < NHELP; k++)
+        lines[k] = strncmp(HELP[k], "chart: ", 7) == 0 ? chart : HELP[k];
+    viz_canvas_box(c, lines, NHELP);
+}
 
 
 void viz_explore_draw(const viz_explore *e, viz_canvas *c, const char *status,
@@ -994,7 +1015,7 @@ void viz_explore_draw(const viz_explore *e, viz_canvas *c, const char *status,
     if (has_status)
         viz_canvas_text(c, 0, H - 1, c->w, VIZ_ST_STATUS, status);
     if (e->help)
-        viz_canvas_box(c, HELP, (int)(sizeof HELP / sizeof HELP[0]));
+        draw_help(c);
 }
 
 int viz_explore_text_frame(FILE *out, const viz_explore *e, int w, int h)
