@@ -8,7 +8,8 @@
  * line means to a view. sim_registry.c lists them; sim_plan_make,
  * sim_theory_counts, sim_run and the views ask it (sim_loop_find) and never
  * switch on which loop order they hold. Adding a loop order is one new file
- * and one line in sim_registry.c.
+ * and one line in sim_registry.c: the layers above go over sim_algo_count()
+ * loop orders, so it appears in --algo, reports, sweeps, plots and views.
  *
  * SRAM buffers are named by id (sim_buf_id), checked at compile time; their
  * printed names ("Q_i", "O~_i") are in one table, sim_buf_name.

@@ -3,7 +3,9 @@
  * (each defined in its own sim/algo_*.c), and the lookup.
  *
  * Adding a loop order is a new algo_*.c exporting its sim_loop, and one line
- * here (the build takes every algo_*.c).
+ * here (the build takes every algo_*.c). The loop orders are numbered 0 ..
+ * sim_algo_count() - 1, the built-in ones first, then those registered at
+ * run time (sim_loop_register) in turn.
  */
 #include "sim_loop.h"
 
