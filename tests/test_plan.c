@@ -432,7 +432,8 @@ static void test_run_options_one_place(void **state)
                     assert_int_equal(ok, !(group || S > 1) || (a == SIM_FA2 && pass == SIM_FWD));
                     served += ok;
                 }
-    assert_int_equal(served, sim_algo_count() * SIM_PASS_COUNT + 2);   /* plain, + fa2 grouped, split */
+    /* plain, + fa2 grouped, split */
+    assert_int_equal(served, sim_algo_count() * SIM_PASS_COUNT + 2);
 }
 
 /* Split-KV's best plan is the best of the fitting pairs with T_c >= S, found

@@ -138,7 +138,8 @@ int viz_explore_init(viz_explore *e, const viz_explore_config *cfg, char *err,
                  "takes up to 1G)", (unsigned long long)sh->M);
         return -1;
     }
-    if ((unsigned)sh->dtype >= SIM_DTYPE_COUNT || (unsigned)cfg->view_algo >= (unsigned)sim_algo_count()) {
+    if ((unsigned)sh->dtype >= SIM_DTYPE_COUNT ||
+        (unsigned)cfg->view_algo >= (unsigned)sim_algo_count()) {
         snprintf(err, errlen, "invalid dtype or loop order");
         return -1;
     }
@@ -637,7 +638,7 @@ static void draw_table(const viz_explore *e, viz_canvas *c, int y)
     const int nl = (int)strlen(note);
     if (W - nl >= (int)strlen(head) + 2)
         viz_canvas_text(c, W - nl, y, nl, VIZ_ST_HEAD, note);
-    char line[256];
+    char line[512];
     snprintf(line, sizeof line, "%c%s %-5s %10s %10s %10s %10s %6s %9s %5s %s", ' ', "#",
              "loop", "B_r x B_c", "read", "written", "total", "/naive", "SRAM peak", "of M",
              "fits");
