@@ -266,7 +266,8 @@ static const char *const HELP[] = {
     "n, Right     one step forward        b, Left   one step back",
     "+ / -        faster / slower         g         go to a step",
     "Home / End   first / last step       PgUp/PgDn 100 steps",
-    "a            next loop order on the same inputs (naive, fa1, fa2)",   /* draw_help */
+    /* draw_help puts the registry's loop orders in this line */
+    "a            next loop order on the same inputs (naive, fa1, fa2)",
     "c            causal mask on / off    r         restart (step 1)",
     "mouse click  details of a tile       ?         this help",
     "q            quit",

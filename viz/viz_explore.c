@@ -967,7 +967,8 @@ static const char *const HELP[] = {
     "q         quit",
     "",
     "table: the closed forms of the plan the simulator would use",
-    "chart: n naive  1 fa1  2 fa2  * several  . slope 2  : N",     /* draw_help */
+    /* draw_help puts the chart's own legend in this line */
+    "chart: n naive  1 fa1  2 fa2  * several  . slope 2  : N",
     "any key closes this help",
 };
 
