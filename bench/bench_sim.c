@@ -89,7 +89,7 @@ static void compute(int quick)
     double t_oracle = now() - t0;
     printf("  %-22s %10.3f %10.3f %12s %12s\n", "float64 oracle (loops)", t_oracle,
            flops / t_oracle * 1e-9, "1.00x", "-");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         sim_plan p;
         sim_result r;
         char err[512];

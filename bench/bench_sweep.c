@@ -39,7 +39,7 @@ static sim_sweep_result *sweep(int64_t Nmax, uint64_t Mlo, uint64_t Mstep, int f
     if (!sp || !r)
         exit(1);
     sp->base = (sim_shape){ .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         sp->run_algo[a] = !fa2_only || a == SIM_FA2;
     sp->engine = engine;
     sp->naxes = 2;
@@ -54,12 +54,12 @@ static sim_sweep_result *sweep(int64_t Nmax, uint64_t Mlo, uint64_t Mstep, int f
     return r;
 }
 
-static void steps_by_algo(const sim_sweep_result *r, double st[SIM_ALGO_COUNT])
+static void steps_by_algo(const sim_sweep_result *r, double st[SIM_ALGO_MAX])
 {
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         st[a] = 0;
     for (int k = 0; k < r->npoints; k++)
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int a = 0; a < sim_algo_count(); a++)
             if (r->spec.run_algo[a])
                 st[a] += (double)r->pts[k].run[a].steps;
 }
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     double t0 = now();
     sim_sweep_result *g1 = sweep(Nmax, 64 * 1024, 16 * 1024, 0, SIM_ENGINE_AUTO);
     double t1 = now() - t0;
-    double st1[SIM_ALGO_COUNT];
+    double st1[SIM_ALGO_MAX];
     steps_by_algo(g1, st1);
     printf("1. fasim sweep --vary N=2K..%lldK --vary M=64K..368K+16K (d = 64, all loop orders)\n",
            (long long)(Nmax >> 10));
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
     t0 = now();
     sim_sweep_result *g2 = sweep(Nmax, 1024 * 1024, 48 * 1024, 1, SIM_ENGINE_SIM);
     double t2 = now() - t0;
-    double st2[SIM_ALGO_COUNT];
+    double st2[SIM_ALGO_MAX];
     steps_by_algo(g2, st2);
     printf("\n2. fasim sweep --engine sim --algo fa2 --vary N=2K..%lldK --vary M=1M..1.93M+48K\n",
            (long long)(Nmax >> 10));
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
            "simulated\n   %-6s %14s %12s %16s %14s\n", "", "steps", "steps/s", "grid 1 steps",
            "grid 1 est. s");
     double total = 0;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         sim_shape sh = { .N = quick ? 65536 : 262144, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
         sim_measurement m;
         char err[512];
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
         { INT64_C(85) << 20, UINT64_C(1) << 30, "N = 85M, M = 1 GiB" },
     };
     for (size_t k = 0; k < sizeof S / sizeof S[0]; k++)
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sim_shape sh = { .N = S[k].N, .d = 16, .M = S[k].M, .dtype = SIM_FP16, .causal = 1 };
             sim_plan p;
             char err[512], blocks[48];

@@ -94,12 +94,22 @@ int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, s
     return 0;
 }
 
-int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen)
+/* "naive, fa1, fa2 or all": what --algo takes, from the registry. */
+static const char *algo_choices(char *buf, size_t len)
 {
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    sim_algo_names(buf, len, ", ");
+    const size_t o = strlen(buf);
+    snprintf(buf + o, len - o, " or all");
+    return buf;
+}
+
+int cli_parse_algos(const char *s, int run[SIM_ALGO_MAX], char *err, size_t errlen)
+{
+    char choices[256];
+    for (int a = 0; a < SIM_ALGO_MAX; a++)
         run[a] = 0;
     if (!s || !*s) {
-        ERR("--algo needs a value: naive, fa1, fa2 or all");
+        ERR("--algo needs a value: %s", algo_choices(choices, sizeof choices));
         return -1;
     }
     char buf[128];
@@ -114,15 +124,15 @@ int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t er
         if (next)
             *next++ = '\0';
         if (!strcmp(tok, "all")) {
-            for (int a = 0; a < SIM_ALGO_COUNT; a++)
+            for (int a = 0; a < sim_algo_count(); a++)
                 run[a] = 1;
             any = 1;
             continue;
         }
         sim_algo a;
         if (sim_algo_parse(tok, &a) != 0) {
-            ERR("--algo %s: unknown loop order '%s' (naive, fa1, fa2 or all)", sim_shown(s).s,
-                sim_shown(tok).s);
+            ERR("--algo %s: unknown loop order '%s' (%s)", sim_shown(s).s, sim_shown(tok).s,
+                algo_choices(choices, sizeof choices));
             return -1;
         }
         run[a] = 1;
@@ -159,7 +169,7 @@ static void report_defaults(report_parse *p, cli_report_opts *o)
     r->sh.d = 64;
     r->sh.M = 96 * 1024;
     r->sh.dtype = SIM_FP16;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         r->run_algo[a] = 1;
     r->run_pass[SIM_FWD] = 1;
     r->plan_kind = SIM_PLAN_AUTO;
@@ -375,7 +385,7 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
         return -1;
     if (o->out_path) {
         int n_algos = 0;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int a = 0; a < sim_algo_count(); a++)
             n_algos += r->run_algo[a];
         if (n_algos != 1) {
             ERR("--out writes one output: choose one loop order with --algo");

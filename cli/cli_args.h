@@ -61,8 +61,10 @@ int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const cha
  * Returns 0, or -1 with a message naming the presets. */
 int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, size_t errlen);
 
-/* Parse a comma list of loop orders ("all", "naive", "fa1,fa2"). */
-int cli_parse_algos(const char *s, int run[SIM_ALGO_COUNT], char *err, size_t errlen);
+/* Parse a comma list of loop orders ("all", "naive", "fa1,fa2"): run[a] = 1
+ * for each named, every registered one for "all", 0 for the others (all
+ * SIM_ALGO_MAX set). Returns 0, or -1 with a message listing the names. */
+int cli_parse_algos(const char *s, int run[SIM_ALGO_MAX], char *err, size_t errlen);
 
 typedef struct cli_report_opts {
     int help;

@@ -92,7 +92,7 @@ static int build_side(const char *which, int n, char **w, sim_report *rep, sim_n
         return SIM_EUSAGE;
     }
     if (!gives(w, 1, n, CLI_O_ALGO)) {
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int a = 0; a < sim_algo_count(); a++)
             o.req.run_algo[a] = a == SIM_FA2;   /* one loop order a side: fa2 */
     }
     const char *why = NULL;

@@ -90,7 +90,9 @@ static int explore_each(void *ctx, int id, const char *optname, const char *val,
     case CLI_O_ALGO: {
         sim_algo a;
         if (sim_algo_parse(val, &a) != 0) {
-            ERR("--algo %s: one loop order for v: naive, fa1 or fa2", sim_shown(val).s);
+            char names[256];
+            ERR("--algo %s: one loop order for v: %s", sim_shown(val).s,
+                sim_algo_names(names, sizeof names, " or "));
             return -1;
         }
         c->view_algo = a;

@@ -333,6 +333,12 @@ static int unsupported(const cli_report_opts *o, char *err, size_t errlen)
 {
     const sim_shape *sh = &o->req.sh;
     const char *what = NULL;
+    for (int a = 0; a < sim_algo_count(); a++)
+        if (o->req.run_algo[a] && !kern_serves((sim_algo)a)) {
+            snprintf(err, errlen, "no kernel runs loop order %s (kernels/ has naive's, "
+                     "fa1's and fa2's); choose them with --algo", sim_algo_name((sim_algo)a));
+            return 1;
+        }
     if (o->req.model)
         what = "--preset";
     else if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 0)
@@ -455,14 +461,14 @@ static int gpu_work(const gpu_opts *g, const gpu_run *runs, int nruns)
  * host memory as the simulator's (its global tensors), so twice that; the
  * runs' flops are bounded by gpu_work. Returns SIM_OK or an exit status
  * with the message printed. */
-static int gpu_plan(const gpu_opts *g, gpu_run runs[SIM_ALGO_COUNT], int *nruns)
+static int gpu_plan(const gpu_opts *g, gpu_run runs[SIM_ALGO_MAX], int *nruns)
 {
     char err[2048];
     const cli_report_opts *o = &g->o;
     const sim_shape *sh = &o->req.sh;
     const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
     const uint64_t max_steps = o->req.max_steps ? o->req.max_steps : SIM_DEFAULT_MAX_STEPS;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         if (!o->req.run_algo[a])
             continue;
         gpu_run *r = &runs[*nruns];
@@ -587,7 +593,7 @@ int cli_gpu_main(int argc, char **argv, int first)
     sim_npy_matrix m[4];
     memset(m, 0, sizeof m);
     int nruns = 0;
-    gpu_run runs[SIM_ALGO_COUNT];
+    gpu_run runs[SIM_ALGO_MAX];
     memset(runs, 0, sizeof runs);
     float *Q = NULL, *K = NULL, *V = NULL;
     if ((o->q_path && (rc = load_inputs(o, m)) != SIM_OK) ||
@@ -619,7 +625,7 @@ int cli_gpu_main(int argc, char **argv, int first)
     }
     rc = gpu_output(&g, runs, nruns, naive);
 out:
-    for (int k = 0; k < SIM_ALGO_COUNT; k++) {
+    for (int k = 0; k < sim_algo_count(); k++) {
         sim_result_free(&runs[k].sim);
         kern_result_free(&runs[k].kern);
     }

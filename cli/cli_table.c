@@ -4,6 +4,7 @@
  * by two spaces when longer, and its further lines start at column 19.
  */
 #include "cli_table.h"
+#include "sim.h"
 #include "sim_parse.h"
 
 #include <string.h>
@@ -40,7 +41,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "fp16 (default), bf16 or fp32: Q, K, V, O, S, P in HBM;\n"
         "m, l, L and on-chip accumulators are fp32" },
     [CLI_O_ALGO] = { "algo", "LIST", R | V | S | E | G | X,
-        "naive, fa1, fa2, or all (default); comma lists work" },
+        "%A, or all (default); comma lists work" },
     [CLI_O_BR] = { "Br", "B", R | V | S | E | G | X,
         NULL },
     [CLI_O_BC] = { "Bc", "B", R | V | S | E | G | X,
@@ -251,7 +252,7 @@ static const cli_help_item HELP_VIEW[] = {
     LINE("--Nq N, --Nk N", "query and key lengths when they differ (decoding:\n"
         "--Nq 1 --Nk 256)"),
     LINE("--causal", "causal mask"),
-    LINE("--algo A", "one loop order: naive, fa1 or fa2 (default fa2)"),
+    LINE("--algo A", "one loop order: %O (default fa2)"),
     LINE("--pass P", "fwd (default) or bwd: the backward pass (naive: Algorithm\n"
         "3, fa1: Algorithm 4 of FlashAttention; fa2: Algorithm 2 of\n"
         "FlashAttention-2), dO seeded"),
@@ -348,7 +349,7 @@ static const cli_help_item HELP_CLAIMS[] = {
          "  fa2 sram_bytes <= 163K at gpu=a100 d=128 Br=128 Bc=64\n"
          "\n"
          "  quantity   ALGO METRIC, ALGO/ALGO METRIC (a ratio), or TENSOR size|elems\n"
-         "  ALGO       naive, fa1, fa2;  TENSOR: Q K V O S P m l L\n"
+         "  ALGO       %A;  TENSOR: Q K V O S P m l L\n"
          "  METRIC     hbm_bytes hbm_elems read_bytes write_bytes steps sram_bytes,\n"
          "             T.read_elems T.write_elems T.read_bytes T.write_bytes\n"
          "  compare    < <= > >= = ~ (within 5%, or 'within P%')\n"
@@ -404,7 +405,7 @@ static const cli_help_item HELP_EXPLORE[] = {
     LINE("--Br B, --Bc B", "pin block sizes (default: chosen per loop order)"),
     LINE("--gpu NAME", "a100, h100 or h200: M = the preset's shared memory per\n"
         "block; 'fasim explore --gpu list' prints the presets"),
-    LINE("--algo A", "the loop order v opens: naive, fa1 or fa2 (default fa2)"),
+    LINE("--algo A", "the loop order v opens: %O (default fa2)"),
     PARA("\n"
          "output\n"),
     ROW(CLI_O_KEYS),
@@ -531,13 +532,19 @@ int cli_option_find(cli_cmd cmd, const char *name, size_t len)
 
 /* ---- the help pages ---- */
 
-/* Write s up to end (NULL: its NUL), each "%d" replaced by the next number. */
+/* Write s up to end (NULL: its NUL), each "%d" replaced by the next number,
+ * "%A" by the loop orders' names ("naive, fa1, fa2") and "%O" by them as
+ * one choice ("naive, fa1 or fa2"): the registry's, whichever it holds. */
 static void put_text(FILE *out, const char *s, const char *end, const int *nums, int nnums,
                      int *next)
 {
     for (; *s && s != end; s++) {
         if (s[0] == '%' && s[1] == 'd' && *next < nnums) {
             fprintf(out, "%d", nums[(*next)++]);
+            s++;
+        } else if (s[0] == '%' && (s[1] == 'A' || s[1] == 'O')) {
+            char names[256];
+            fputs(sim_algo_names(names, sizeof names, s[1] == 'A' ? ", " : " or "), out);
             s++;
         } else {
             fputc(*s, out);

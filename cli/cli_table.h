@@ -131,7 +131,9 @@ int cli_command_find(const char *name);
 int cli_option_find(cli_cmd cmd, const char *name, size_t len);
 
 /* Print command cmd's --help page. Each "%d" of its text takes the next of
- * nums (the defaults a command keeps beside its code); "%%" is not special. */
+ * nums (the defaults a command keeps beside its code); "%A" becomes the
+ * registry's loop orders ("naive, fa1, fa2") and "%O" the same as a choice
+ * ("naive, fa1 or fa2"); "%%" is not special. */
 void cli_usage(FILE *out, cli_cmd cmd, const int *nums, int nnums);
 
 #define CLI_OPT_HELP (-2)   /* cli_opt_scan saw "-h" */

@@ -55,17 +55,18 @@ static void usage(FILE *out)
 /* --algo: the one loop order the view shows. */
 static int parse_algo(viz_config *c, const char *val, char *err, size_t errlen)
 {
-    int run[SIM_ALGO_COUNT], count = 0;
+    int run[SIM_ALGO_MAX], count = 0;
     if (cli_parse_algos(val, run, err, errlen))
         return -1;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         if (run[a]) {
             c->algo = (sim_algo)a;
             count++;
         }
     if (count != 1) {
-        ERR("--algo %s: the view shows one loop order (naive, fa1 or fa2); "
-            "press 'a' in the view to switch", sim_shown(val).s);
+        char names[256];
+        ERR("--algo %s: the view shows one loop order (%s); press 'a' in the view to switch",
+            sim_shown(val).s, sim_algo_names(names, sizeof names, " or "));
         return -1;
     }
     return 0;

@@ -50,7 +50,7 @@ static double compute_flops(const sim_request *req, int *fits)
         run.pass = (sim_pass)q;
         if (any ? !req->run_pass[q] : q != SIM_FWD)
             continue;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int a = 0; a < sim_algo_count(); a++)
             if (req->run_algo[a]) {
                 flops += sim_compute_flops((sim_algo)a, &req->sh, &run);
                 *fits &= sim_compute_memory((sim_algo)a, &req->sh, &run) <= max_mem;

@@ -40,7 +40,7 @@ static void fuzz_report(int argc, char **argv)
     FUZZ_CHECK(r->sh.N >= 1 && r->sh.N <= SIM_MAX_N, "N = %" PRId64, r->sh.N);
     FUZZ_CHECK(r->sh.d >= 1 && r->sh.d <= SIM_MAX_D, "d = %" PRId64, r->sh.d);
     FUZZ_CHECK(r->sh.M >= 1 && r->sh.M <= SIM_MAX_M, "M = %" PRIu64, r->sh.M);
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         if (!r->run_algo[a])
             continue;
         sim_plan p;

@@ -35,7 +35,7 @@ static void setup(void)
 {
     static sim_sweep_spec sp;
     sp.base = (sim_shape){ .N = 256, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16 };
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         sp.run_algo[a] = 1;
     sp.plan_kind = SIM_PLAN_AUTO;
     sp.engine = SIM_ENGINE_CLOSED;

@@ -66,6 +66,10 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
 
 void kern_result_free(kern_result *r);
 
+/* 1 when kernels/ has a kernel of loop order a (naive, fa1, fa2), else 0:
+ * a loop order registered at run time has none. */
+int kern_serves(sim_algo a);
+
 /* 1 when this build has the CUDA backend and a device is present; else 0
  * with the reason in err (one line, ending in the --backend cpu hint). */
 int kern_cuda_available(char *err, size_t errlen);

@@ -212,6 +212,11 @@ static int smem_of(kern_kernel k, int phase, const sim_plan *p, const sim_shape 
     return kern_layout(k, phase, p, sh, buf, &n, bytes, err, errlen);
 }
 
+int kern_serves(sim_algo a)
+{
+    return a == SIM_NAIVE || a == SIM_FA1 || a == SIM_FA2;
+}
+
 int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
                        kern_schedule *s, char *err, size_t errlen)
 {

@@ -20,7 +20,19 @@
 
 /* ---- vocabulary --------------------------------------------------------- */
 
-typedef enum { SIM_NAIVE, SIM_FA1, SIM_FA2, SIM_ALGO_COUNT } sim_algo;
+/* A loop order. The set of them is the registry's (sim_loop.h): loop orders
+ * 0 .. sim_algo_count() - 1, the built-in ones first (naive, fa1, fa2), then
+ * those registered at run time, each taking the next number. The built-in
+ * ones are named here for code that chooses one (a comparison with standard
+ * attention, the default fa2); code that goes over every loop order asks
+ * sim_algo_count(), and sizes its arrays by SIM_ALGO_MAX, the most there can
+ * be. */
+typedef enum { SIM_NAIVE, SIM_FA1, SIM_FA2 } sim_algo;
+#define SIM_ALGO_MAX 8
+
+/* How many loop orders there are: the built-in ones and those registered
+ * (sim_loop_register), at most SIM_ALGO_MAX. */
+int sim_algo_count(void);
 
 /* The forward pass (O from Q, K, V) or the backward pass (dQ, dK, dV from
  * dO and what the forward left in HBM). Each loop order has both: naive's
@@ -67,8 +79,13 @@ typedef struct {
 
 const sim_tensor_info *sim_tensor_about(sim_tensor t);   /* NULL out of range */
 
-const char *sim_algo_name(sim_algo a);            /* "naive", "fa1", "fa2" */
+const char *sim_algo_name(sim_algo a);            /* "naive", "fa1", "fa2"; "?" */
 const char *sim_algo_title(sim_algo a);           /* "standard (Algorithm 0)", ... */
+/* The names of every loop order in order, joined by ", " save the last two,
+ * joined by `last` (", ": "naive, fa1, fa2"; " or ": "naive, fa1 or fa2"),
+ * into buf (always terminated when len > 0; cut short if it does not fit).
+ * Returns buf. */
+char *sim_algo_names(char *buf, size_t len, const char *last);
 const char *sim_pass_name(sim_pass p);            /* "fwd", "bwd" */
 const char *sim_dtype_name(sim_dtype t);          /* "fp16", "bf16", "fp32" */
 const char *sim_tensor_name(sim_tensor t);        /* "Q", ..., "m", "l", "L" */

@@ -8,7 +8,8 @@
  * line means to a view. sim_registry.c lists them; sim_plan_make,
  * sim_theory_counts, sim_run and the views ask it (sim_loop_find) and never
  * switch on which loop order they hold. Adding a loop order is one new file
- * and one line in sim_registry.c.
+ * and one line in sim_registry.c: the layers above go over sim_algo_count()
+ * loop orders, so it appears in --algo, reports, sweeps, plots and views.
  *
  * SRAM buffers are named by id (sim_buf_id), checked at compile time; their
  * printed names ("Q_i", "O~_i") are in one table, sim_buf_name.
@@ -133,6 +134,15 @@ typedef enum {
     SIM_BLOCK_C          /* B_c, rows of K and V per block */
 } sim_block;
 
+/* Which of the views' tile styles a loop order's chart mark borrows, so
+ * that marks differ in colour as well as in character (the explorer's
+ * chart maps it to its own styles): */
+typedef enum {
+    SIM_MARK_HEAD,       /* the headers' style (FA2's, and any loop order's by default) */
+    SIM_MARK_WRITTEN,    /* that of tiles written (naive's) */
+    SIM_MARK_READ        /* that of tiles read (FA1's) */
+} sim_mark_style;
+
 struct sim_hier;
 typedef struct sim_chk sim_chk;
 
@@ -160,6 +170,8 @@ typedef struct sim_loop {
                                   so traffic falls as it grows (FA2's forward:
                                   B_r; FA1's, and the backwards': B_c) */
     char mark;                 /* one character that stands for it on charts */
+    sim_mark_style mark_style; /* the style of that character on a view's chart */
+    const char *color;         /* its lines in plots: "#rrggbb", or NULL for grey */
     /* The SRAM buffers for p->Br, p->Bc (already clamped), e bytes per
      * element of the dtype, run as p->run: sim_plan_add calls, p->nphases,
      * and the naive softmax's p->softmax_passes, p->Bs_r. */
@@ -196,10 +208,23 @@ int sim_run_opts_check(sim_algo algo, const sim_run_opts *run, char *err, size_t
 /* The loop order of algo and pass for unsplit shapes (names, titles). */
 const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass);
 
-/* Loop orders defined outside sim/ (tests): l is added after the built-in
- * ones and stays registered (l must outlive every run). Its algo must be
- * >= SIM_ALGO_COUNT. Returns 0, or -1 when the table is full or the algo
- * and pass are taken. */
+/* The descriptor that speaks for loop order algo, whatever the pass: its
+ * name, titles, bound, chart mark and plot colour (the backward and split
+ * descriptors repeat or leave them). The forward pass's, or for a
+ * registered loop order with none, its first registered; NULL for an algo
+ * outside 0 .. sim_algo_count() - 1. */
+const sim_loop *sim_algo_loop(sim_algo algo);
+
+/* Loop orders defined outside sim/ (tests, extensions): l is added after
+ * the built-in ones and stays registered (l must outlive every run); every
+ * command that goes over the loop orders ("--algo all", reports, sweeps,
+ * plots, the explorer) then offers it. A new loop order takes the next
+ * number, l->algo == sim_algo_count(), and a name no other loop order has
+ * (nor "all" or "standard"); a further pass or split of a registered loop
+ * order takes its number and name. Not thread-safe: register before any
+ * run. Returns 0, or -1 when the algo is not one of those, the name is
+ * missing or taken, the algo, pass and split are taken, or the table or
+ * SIM_ALGO_MAX is full. */
 int sim_loop_register(const sim_loop *l);
 
 #endif /* FASIM_SIM_LOOP_H */

@@ -77,14 +77,30 @@ const char *sim_pass_name(sim_pass p)
 
 const char *sim_algo_name(sim_algo a)
 {
-    const sim_loop *l = sim_loop_of(a, SIM_FWD);
+    const sim_loop *l = sim_algo_loop(a);
     return l ? l->name : "?";
 }
 
 const char *sim_algo_title(sim_algo a)
 {
-    const sim_loop *l = sim_loop_of(a, SIM_FWD);
-    return l ? l->title : "?";
+    const sim_loop *l = sim_algo_loop(a);
+    return l && l->title ? l->title : "?";
+}
+
+char *sim_algo_names(char *buf, size_t len, const char *last)
+{
+    const int n = sim_algo_count();
+    size_t o = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int a = 0; a < n && o < len; a++) {
+        const char *sep = a == 0 ? "" : a == n - 1 ? last : ", ";
+        int w = snprintf(buf + o, len - o, "%s%s", sep, sim_algo_name((sim_algo)a));
+        if (w < 0)
+            break;
+        o += (size_t)w;
+    }
+    return buf;
 }
 
 const char *sim_dtype_name(sim_dtype t)
@@ -149,7 +165,7 @@ int sim_check(const sim_shape *sh, const sim_run_opts *run, char *err, size_t er
 
 int sim_algo_parse(const char *s, sim_algo *out)
 {
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         if (strcmp(s, sim_algo_name((sim_algo)a)) == 0) {
             *out = (sim_algo)a;
             return 0;

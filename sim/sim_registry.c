@@ -3,13 +3,15 @@
  * (each defined in its own sim/algo_*.c), and the lookup.
  *
  * Adding a loop order is a new algo_*.c exporting its sim_loop, and one line
- * here (the build takes every algo_*.c).
+ * here (the build takes every algo_*.c). The loop orders are numbered 0 ..
+ * sim_algo_count() - 1, the built-in ones first, then those registered at
+ * run time (sim_loop_register) in turn.
  */
 #include "sim_loop.h"
 
-#include <stdio.h>
-
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 extern const sim_loop sim_loop_naive, sim_loop_naive_bwd;
 extern const sim_loop sim_loop_fa1, sim_loop_fa1_bwd;
@@ -57,11 +59,45 @@ const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass)
     return lookup(algo, pass, 0, 0);
 }
 
+/* Loop orders are numbered 0 .. count - 1 without a gap (sim_loop_register
+ * keeps it so), so the count is one past the largest number. */
+int sim_algo_count(void)
+{
+    int n = 0;
+    for (int k = 0; k < NBUILTIN + nextra; k++)
+        if ((int)entry(k)->algo >= n)
+            n = (int)entry(k)->algo + 1;
+    return n;
+}
+
+const sim_loop *sim_algo_loop(sim_algo algo)
+{
+    const sim_loop *fwd = sim_loop_of(algo, SIM_FWD);
+    if (fwd)
+        return fwd;
+    for (int k = 0; k < NBUILTIN + nextra; k++)
+        if (entry(k)->algo == algo)
+            return entry(k);
+    return NULL;
+}
+
 int sim_loop_register(const sim_loop *l)
 {
-    if (!l || (unsigned)l->algo < SIM_ALGO_COUNT || nextra == SIM_LOOP_EXTRA_MAX ||
-        lookup(l->algo, l->pass, l->split, 0))
+    if (!l || !l->name || nextra == SIM_LOOP_EXTRA_MAX || lookup(l->algo, l->pass, l->split, 0))
         return -1;
+    const int n = sim_algo_count();
+    sim_algo taken;
+    if ((int)l->algo == n) {                      /* a new loop order */
+        if (n == SIM_ALGO_MAX || !strcmp(l->name, "all") || sim_algo_parse(l->name, &taken) == 0)
+            return -1;
+    } else {                                      /* another pass of a registered one */
+        const sim_loop *family = sim_algo_loop(l->algo);
+        int builtin = 0;
+        for (int k = 0; k < NBUILTIN; k++)
+            builtin |= BUILTIN[k]->algo == l->algo;
+        if (!family || builtin || strcmp(family->name, l->name) != 0)
+            return -1;
+    }
     extra[nextra++] = l;
     return 0;
 }

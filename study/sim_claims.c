@@ -63,14 +63,14 @@ static void shape_words(char *buf, size_t len, const sim_shape *sh)
 }
 
 /* One-axis sweep of the loop orders in mask over p = lo..hi (x2), best plans. */
-static int sweep1(const int mask[SIM_ALGO_COUNT], const sim_shape *base, sim_param p,
+static int sweep1(const int mask[SIM_ALGO_MAX], const sim_shape *base, sim_param p,
                   int64_t lo, int64_t hi, sim_engine engine, sim_sweep_result *res,
                   char *err, size_t errlen)
 {
     sim_sweep_spec sp;
     memset(&sp, 0, sizeof sp);
     sp.base = *base;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         sp.run_algo[a] = mask[a];
     sp.plan_kind = SIM_PLAN_AUTO;
     sp.engine = engine;
@@ -167,7 +167,7 @@ static int check_exponents(const sim_builtin_claim *c, sim_engine engine,
                            sim_claim_outcome *o, char *err, size_t errlen)
 {
     const sim_claim_inputs *in = &c->in;
-    int mask[SIM_ALGO_COUNT] = { 0 };
+    int mask[SIM_ALGO_MAX] = { 0 };
     mask[in->algo] = 1;
     char sw[160];
     shape_words(sw, sizeof sw, &in->sh);
@@ -808,7 +808,7 @@ static int parse_tensor(const char *s, int len, sim_tensor *out)
 
 static int parse_algo_n(const char *s, int len, sim_algo *out)
 {
-    char b[16];
+    char b[64];
     if (len <= 0 || len >= (int)sizeof b)
         return -1;
     memcpy(b, s, (size_t)len);
@@ -1127,16 +1127,18 @@ static int parse_subject(const token *t, sim_user_claim *c, int *col, char *err,
                          size_t errlen)
 {
     const char *slash = memchr(t[0].s, '/', (size_t)t[0].len);
+    char names[256];
+    sim_algo_names(names, sizeof names, ", ");
     if (slash) {
         int l1 = (int)(slash - t[0].s), l2 = t[0].len - l1 - 1;
         if (parse_algo_n(t[0].s, l1, &c->algo) != 0) {
             *col = t[0].col;
-            ERR("unknown loop order '%.*s' (naive, fa1, fa2)", l1, t[0].s);
+            ERR("unknown loop order '%.*s' (%s)", l1, t[0].s, names);
             return -1;
         }
         if (parse_algo_n(slash + 1, l2, &c->den) != 0) {
             *col = t[0].col + l1 + 1;
-            ERR("unknown loop order '%.*s' (naive, fa1, fa2)", l2, slash + 1);
+            ERR("unknown loop order '%.*s' (%s)", l2, slash + 1, names);
             return -1;
         }
         c->kind = SIM_QTY_RATIO;
@@ -1146,8 +1148,8 @@ static int parse_subject(const token *t, sim_user_claim *c, int *col, char *err,
         c->kind = SIM_QTY_TENSOR;
     } else {
         *col = t[0].col;
-        ERR("unknown loop order or tensor '%.*s' (naive, fa1, fa2, fa2/naive, or a tensor "
-            "Q K V O S P m l L)", t[0].len, t[0].s);
+        ERR("unknown loop order or tensor '%.*s' (%s, fa2/naive, or a tensor "
+            "Q K V O S P m l L)", t[0].len, t[0].s, names);
         return -1;
     }
     return 0;

@@ -21,17 +21,19 @@ const char *sim_cmp_section_name(sim_cmp_section s)
 int sim_compare_check(const sim_request *req, char *err, size_t errlen)
 {
     int algos = 0, passes = 0;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         algos += req->run_algo[a] != 0;
     for (int q = 0; q < SIM_PASS_COUNT; q++)
         passes += req->run_pass[q] != 0;
     const char *why = NULL;
+    char names[160], one[256];
+    snprintf(one, sizeof one, "compare takes one loop order a side: give --algo %s "
+             "(on one side, or on both)", sim_algo_names(names, sizeof names, "or"));
     if (req->model)
         why = "compare takes the problem options, not --preset (give its N, d, heads "
               "and batch instead)";
     else if (algos != 1)
-        why = "compare takes one loop order a side: give --algo naive, fa1 or fa2 "
-              "(on one side, or on both)";
+        why = one;
     else if (passes > 1)
         why = "compare takes one pass a side: --pass fwd or --pass bwd, not both";
     if (!why)

@@ -7,6 +7,7 @@
  * what "constant 1" means for a line on byte axes.
  */
 #include "sim_plot.h"
+#include "sim_loop.h"
 #include "sim_text.h"
 #include "sim_outfile.h"
 
@@ -110,7 +111,12 @@ static const char *param_label(sim_param p)
     }
 }
 
-static const char *const COLORS[SIM_ALGO_COUNT] = { "#c0392b", "#2471a3", "#1e8449" };
+/* A loop order's colour in the plots: its descriptor's, grey if it has none. */
+static const char *color_of(sim_algo a)
+{
+    const sim_loop *l = sim_algo_loop(a);
+    return l && l->color ? l->color : "#7f7f7f";
+}
 
 /* The data file: a comment naming the columns, then one row per point.
  * '?' marks a missing value (gnuplot: set datafile missing). */
@@ -120,14 +126,14 @@ static void write_data(FILE *f, const sim_sweep_result *res, sim_param p, int eb
     fprintf(f, "# fasim sweep data: HBM bytes per loop order; lower bound N^2 d^2 / M "
             "(M in elements) x %d B\n# columns: %s", eb,
             p == SIM_PARAM_M ? "M_KiB" : sim_param_name(p));
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         if (sp->run_algo[a])
             fprintf(f, " %s_bytes", sim_algo_name((sim_algo)a));
     fprintf(f, " lower_bound_bytes in_regime\n");
     for (int k = 0; k < res->npoints; k++) {
         const sim_sweep_point *pt = &res->pts[k];
         fprintf(f, "%.10g", plot_x(pt, p));
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int a = 0; a < sim_algo_count(); a++)
             if (sp->run_algo[a])
                 fprintf(f, " %llu", (unsigned long long)pt->run[a].bytes);
         if (pt->bounds.in_regime)
@@ -226,13 +232,13 @@ static void write_plot(FILE *f, const sim_sweep_result *res, sim_param p, int eb
     size_t po = 0;
     po += (size_t)snprintf(plot + po, sizeof plot - po, "plot \\\n");
     int col = 2;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         if (!sp->run_algo[a])
             continue;
         po += (size_t)snprintf(plot + po, sizeof plot - po,
                                "  %s using 1:%d with linespoints lw 2 pt 7 ps 0.8 "
                                "lc rgb '%s' title '%s', \\\n",
-                               q_dat, col, COLORS[a], sim_algo_name((sim_algo)a));
+                               q_dat, col, color_of((sim_algo)a), sim_algo_name((sim_algo)a));
         col++;
     }
     const int fa = sp->run_algo[SIM_FA2] ? SIM_FA2 : sp->run_algo[SIM_FA1] ? SIM_FA1 : -1;
@@ -250,7 +256,7 @@ static void write_plot(FILE *f, const sim_sweep_result *res, sim_param p, int eb
                 y0, x0, e);
         po += (size_t)snprintf(plot + po, sizeof plot - po,
                                "  g%d(x) with lines dt 2 lw 1.5 lc rgb '%s' title "
-                               "'slope %g: Theorem 2, %s', \\\n", g, COLORS[a], e,
+                               "'slope %g: Theorem 2, %s', \\\n", g, color_of((sim_algo)a), e,
                                b == SIM_BOUND_STANDARD ? "standard Θ(Nd + N^2)"
                                                        : "FlashAttention Θ(N^2d^2/M)");
     }

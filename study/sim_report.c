@@ -143,7 +143,7 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
  * (B H N_q, d), nd elements; K, V, dK_ref, dV_ref are (B G N_k, d), nkd. */
 typedef struct {
     sim_run_opts runs[SIM_PASS_COUNT];         /* how each pass runs (unsplit) */
-    sim_plan plans[SIM_PASS_COUNT][SIM_ALGO_COUNT];
+    sim_plan plans[SIM_PASS_COUNT][SIM_ALGO_MAX];
     int split;                                 /* a split-KV run of FA2's forward */
     sim_run_opts srun;                         /* how it runs: the forward's, split */
     sim_plan splan;
@@ -192,7 +192,7 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
         if (!pass_on(req, (sim_pass)q))
             continue;
         const char *pass = q == SIM_BWD ? " backward" : "";
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             if (!req->run_algo[a])
                 continue;
             char perr[1024];
@@ -410,7 +410,7 @@ static int run_all(const sim_request *req, sim_report *rep, const build_ctx *x, 
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         if (!pass_on(req, (sim_pass)q))
             continue;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             if (!req->run_algo[a])
                 continue;
             sim_report_run *r = &rep->runs[rep->nruns];
@@ -551,7 +551,7 @@ void sim_report_free(sim_report *rep)
 
 sim_bound sim_report_bound(sim_algo algo)
 {
-    const sim_loop *l = sim_loop_of(algo, SIM_FWD);
+    const sim_loop *l = sim_algo_loop(algo);
     return l ? l->bound : SIM_BOUND_FLASH;
 }
 
@@ -600,10 +600,10 @@ static void runs_header(FILE *out, const sim_report *rep, const char *title)
 }
 
 /* The same with one column per loop order marked in show[]. */
-static void algos_header(FILE *out, const char *title, const int show[SIM_ALGO_COUNT])
+static void algos_header(FILE *out, const char *title, const int show[SIM_ALGO_MAX])
 {
     fprintf(out, "%-*s", LABEL_W, title);
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         if (show[a])
             cell(out, sim_algo_name((sim_algo)a));
     fputc('\n', out);
@@ -1180,10 +1180,10 @@ static void section_view(const sim_report *rep, sim_pass pass, sim_report *view)
  * loop order, when both passes ran. */
 /* Each loop order's forward + backward bytes; both[a] == 3 when it ran both
  * passes. Returns the naive sum for the ratios, or 0 without one. */
-static double step_totals(const sim_report *rep, uint64_t tot[SIM_ALGO_COUNT],
-                          int both[SIM_ALGO_COUNT])
+static double step_totals(const sim_report *rep, uint64_t tot[SIM_ALGO_MAX],
+                          int both[SIM_ALGO_MAX])
 {
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         tot[a] = 0;
         both[a] = 0;
     }
@@ -1200,17 +1200,17 @@ static double step_totals(const sim_report *rep, uint64_t tot[SIM_ALGO_COUNT],
 
 static void totals_text(FILE *out, const sim_report *rep)
 {
-    uint64_t tot[SIM_ALGO_COUNT];
-    int both[SIM_ALGO_COUNT];
+    uint64_t tot[SIM_ALGO_MAX];
+    int both[SIM_ALGO_MAX];
     const double naive = step_totals(rep, tot, both);
-    int show[SIM_ALGO_COUNT];
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    int show[SIM_ALGO_MAX];
+    for (int a = 0; a < sim_algo_count(); a++)
         show[a] = both[a] == 3;
     fputc('\n', out);
     algos_header(out, "FORWARD + BACKWARD", show);
     char b1[40];
     row_label(out, "total bytes");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         if (both[a] == 3) {
             sim_format_bytes(b1, sizeof b1, tot[a]);
             cell(out, b1);
@@ -1218,7 +1218,7 @@ static void totals_text(FILE *out, const sim_report *rep)
     fputc('\n', out);
     if (naive > 0) {
         row_label(out, "bytes / naive's");
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int a = 0; a < sim_algo_count(); a++)
             if (both[a] == 3) {
                 snprintf(b1, sizeof b1, "%.4f", (double)tot[a] / naive);
                 cell(out, b1);
@@ -1240,8 +1240,8 @@ static void model_text(FILE *out, const sim_report *rep)
             "  HBM traffic in GiB (2^30 bytes), as in the tables above:\n", m->title, m->source, (long long)sim_shape_B(sh),
             sim_shape_B(sh) == 1 ? "" : "s", (long long)sim_shape_H(sh), (long long)sh->N,
             (long long)sh->d, (long long)m->layers);
-    double gib[SIM_PASS_COUNT + 1][SIM_ALGO_COUNT] = { { 0 } };
-    int ran[SIM_ALGO_COUNT] = { 0 }, passes = 0;
+    double gib[SIM_PASS_COUNT + 1][SIM_ALGO_MAX] = { { 0 } };
+    int ran[SIM_ALGO_MAX] = { 0 }, passes = 0;
     for (int k = 0; k < rep->nruns; k++) {
         const sim_report_run *r = &rep->runs[k];
         if (r->splits > 1)
@@ -1267,7 +1267,7 @@ static void model_text(FILE *out, const sim_report *rep)
         else
             snprintf(b1, sizeof b1, "all %lld layers", (long long)m->layers);
         row_label(out, b1);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             if (!ran[a])
                 continue;
             const double v = row <= SIM_PASS_COUNT ? gib[q][a]
@@ -1559,8 +1559,8 @@ static void json_run(sim_json *w, const sim_report *rep, const sim_report_run *r
 static void json_preset(sim_json *w, const sim_report *rep)
 {
     const sim_model *m = rep->req.model;
-    uint64_t layer[SIM_ALGO_COUNT];
-    int ran[SIM_ALGO_COUNT];
+    uint64_t layer[SIM_ALGO_MAX];
+    int ran[SIM_ALGO_MAX];
     (void)step_totals(rep, layer, ran);
     sim_json_obj(w, "preset");
     sim_json_str(w, "name", m->name);
@@ -1568,7 +1568,7 @@ static void json_preset(sim_json *w, const sim_report *rep)
     sim_json_str(w, "source", m->source);
     sim_json_int(w, "layers", m->layers);
     sim_json_arr(w, "algos");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         if (!ran[a])
             continue;
         sim_json_obj(w, NULL);
@@ -1584,11 +1584,11 @@ static void json_preset(sim_json *w, const sim_report *rep)
 /* "totals": forward plus backward, per algorithm that ran both. */
 static void json_totals(sim_json *w, const sim_report *rep)
 {
-    uint64_t tot[SIM_ALGO_COUNT];
-    int both[SIM_ALGO_COUNT];
+    uint64_t tot[SIM_ALGO_MAX];
+    int both[SIM_ALGO_MAX];
     const double naive = step_totals(rep, tot, both);
     sim_json_arr(w, "totals");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         if (both[a] != 3)
             continue;
         sim_json_obj(w, NULL);

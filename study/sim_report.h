@@ -33,7 +33,7 @@ typedef struct {
     sim_run_opts run;               /* how it runs: split-KV, paged KV (run.pass is
                                        ignored: run_pass says which; run.page_seed
                                        is seed's) */
-    int run_algo[SIM_ALGO_COUNT];   /* nonzero: run it */
+    int run_algo[SIM_ALGO_MAX];   /* nonzero: run it */
     int run_pass[SIM_PASS_COUNT];   /* nonzero: run that pass; none set: forward */
     sim_plan_kind plan_kind;        /* AUTO or PAPER; USER when Br/Bc set */
     int64_t Br, Bc;                 /* 0 = choose */
@@ -72,7 +72,7 @@ typedef struct {
     int computed;
     char mode_note[160];            /* why this mode, when chosen automatically */
     int nruns;
-    sim_report_run runs[SIM_ALGO_COUNT * SIM_PASS_COUNT + 1];   /* forward runs first;
+    sim_report_run runs[SIM_ALGO_MAX * SIM_PASS_COUNT + 1];   /* forward runs first;
                                        fa2's split-KV run after fa2's */
     int have_naive_bytes;
     uint64_t naive_bytes;           /* naive's forward total bytes, for the ratios */

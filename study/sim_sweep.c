@@ -138,7 +138,7 @@ int sim_axis_list(sim_axis *ax, sim_param p, const int64_t *v, int n, char *err,
  * B_r for an algo no descriptor serves. */
 static sim_block reread_of(sim_algo algo)
 {
-    const sim_loop *l = sim_loop_of(algo, SIM_FWD);
+    const sim_loop *l = sim_algo_loop(algo);
     return l ? l->reread : SIM_BLOCK_R;
 }
 
@@ -309,7 +309,7 @@ static int check_spec(const sim_sweep_spec *spec, int64_t *npoints, char *err, s
         }
     }
     int nalgos = 0;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         nalgos += !!spec->run_algo[a];
     if (!nalgos) {
         ERR("no loop order to run");
@@ -325,7 +325,7 @@ typedef struct {
 } worst_run;
 
 /* 1. The grid, plans, closed forms and steps, into res->pts and meas
- * (SIM_ALGO_COUNT per point). The first axis varies slowest: index
+ * (sim_algo_count() per point). The first axis varies slowest: index
  * k = ((i_0 * n_1) + i_1) * n_2 + i_2. Returns SIM_OK or an error. */
 static int plan_grid(sim_sweep_result *res, sim_measurement *meas, worst_run *worst,
                      char *err, size_t errlen)
@@ -342,11 +342,11 @@ static int plan_grid(sim_sweep_result *res, sim_measurement *meas, worst_run *wo
             rest /= ax->n;
         }
         pt->bounds = sim_theory_bounds(&pt->sh);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             if (!spec->run_algo[a])
                 continue;
             char e2[1200], where[96];
-            sim_measurement *m = &meas[k * SIM_ALGO_COUNT + a];
+            sim_measurement *m = &meas[k * sim_algo_count() + a];
             int rc = plan_and_count((sim_algo)a, &pt->sh, spec->plan_kind, spec->Br,
                                     spec->Bc, m, e2, sizeof e2);
             if (rc != SIM_OK) {
@@ -396,10 +396,10 @@ static int run_grid(sim_sweep_result *res, sim_measurement *meas, int sim, char 
     uint64_t done = 0;
     for (int k = 0; k < res->npoints; k++) {
         sim_sweep_point *pt = &res->pts[k];
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             if (!spec->run_algo[a])
                 continue;
-            sim_measurement *m = &meas[k * SIM_ALGO_COUNT + a];
+            sim_measurement *m = &meas[k * sim_algo_count() + a];
             if (sim) {
                 int rc = simulate((sim_algo)a, &pt->sh, m, err, errlen);
                 if (rc != SIM_OK)
@@ -427,7 +427,7 @@ int sim_sweep_run(const sim_sweep_spec *spec, sim_sweep_result *res, char *err,
     res->spec = *spec;
     res->npoints = (int)npoints;
     res->pts = calloc((size_t)npoints, sizeof *res->pts);
-    sim_measurement *meas = calloc((size_t)npoints * SIM_ALGO_COUNT, sizeof *meas);
+    sim_measurement *meas = calloc((size_t)npoints * (size_t)sim_algo_count(), sizeof *meas);
     if (!res->pts || !meas) {
         free(res->pts);
         free(meas);
@@ -922,7 +922,7 @@ static void table_columns(const sim_sweep_result *res, bytes_table *t)
     t->head[t->ncol] = "regime";
     t->width[t->ncol++] = 6;
     t->first_algo_col = t->ncol;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         if (sp->run_algo[a]) {
             snprintf(t->heads[t->ncol], sizeof t->heads[t->ncol], "%s",
                      sim_algo_name((sim_algo)a));
@@ -931,7 +931,7 @@ static void table_columns(const sim_sweep_result *res, bytes_table *t)
         }
     t->first_ratio_col = t->ncol;
     if (sp->run_algo[SIM_NAIVE])
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int a = 0; a < sim_algo_count(); a++)
             if (a != SIM_NAIVE && sp->run_algo[a]) {
                 snprintf(t->heads[t->ncol], sizeof t->heads[t->ncol], "%s/naive",
                          sim_algo_name((sim_algo)a));
@@ -949,7 +949,7 @@ static void table_columns(const sim_sweep_result *res, bytes_table *t)
                 t->width[a] = (int)strlen(b);
         }
         int q = t->first_algo_col;
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int a = 0; a < sim_algo_count(); a++)
             if (sp->run_algo[a]) {
                 sim_format_bytes(b, sizeof b, pt->run[a].bytes);
                 int w = (int)strlen(b) + 1;
@@ -972,7 +972,7 @@ static void table_row(FILE *out, const sim_sweep_spec *sp, const bytes_table *t,
     }
     fprintf(out, "%*s", t->width[t->regime_col] + 2, regime_word(pt));
     int q = t->first_algo_col;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         if (sp->run_algo[a]) {
             sim_format_bytes(b, sizeof b, pt->run[a].bytes);
             if (pt->run[a].capped)
@@ -983,7 +983,7 @@ static void table_row(FILE *out, const sim_sweep_spec *sp, const bytes_table *t,
         }
     q = t->first_ratio_col;
     if (sp->run_algo[SIM_NAIVE])
-        for (int a = 0; a < SIM_ALGO_COUNT; a++)
+        for (int a = 0; a < sim_algo_count(); a++)
             if (a != SIM_NAIVE && sp->run_algo[a]) {
                 snprintf(b, sizeof b, "%.4f",
                          (double)pt->run[a].bytes / (double)pt->run[SIM_NAIVE].bytes);
@@ -1180,7 +1180,7 @@ static void json_point(sim_json *w, const sim_sweep_spec *sp, const sim_sweep_po
     sim_json_num(w, "lower_bound_elems", pt->bounds.lower_bound);
     sim_json_end(w);
     sim_json_arr(w, "runs");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         if (sp->run_algo[a])
             json_entry(w, sp, pt, a);
     sim_json_end(w);
@@ -1254,7 +1254,7 @@ void sim_sweep_csv(FILE *out, const sim_sweep_result *res)
 {
     const sim_sweep_spec *sp = &res->spec;
     fprintf(out, "N,d,M_bytes,M_elems,dtype,causal,in_regime");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         if (!sp->run_algo[a])
             continue;
         const char *n = sim_algo_name((sim_algo)a);
@@ -1271,7 +1271,7 @@ void sim_sweep_csv(FILE *out, const sim_sweep_result *res)
         fprintf(out, "%lld,%lld,%llu,%.0f,%s,%d,%d", (long long)pt->sh.N, (long long)pt->sh.d,
                 (unsigned long long)pt->sh.M, pt->bounds.M_elems,
                 sim_dtype_name(pt->sh.dtype), pt->sh.causal, pt->bounds.in_regime);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             if (!sp->run_algo[a])
                 continue;
             const sim_sweep_entry *r = &pt->run[a];

@@ -110,7 +110,7 @@ int64_t sim_reread_block(sim_algo algo, int64_t Br, int64_t Bc);
 
 typedef struct {
     sim_shape base;                  /* the fixed parameters */
-    int run_algo[SIM_ALGO_COUNT];
+    int run_algo[SIM_ALGO_MAX];
     sim_plan_kind plan_kind;         /* AUTO or PAPER; USER when Br/Bc set */
     int64_t Br, Bc;                  /* 0 = choose */
     int naxes;                       /* 1 .. SIM_PARAM_COUNT, distinct params */
@@ -139,7 +139,7 @@ typedef struct {
 typedef struct {
     sim_shape sh;
     sim_bounds bounds;
-    sim_sweep_entry run[SIM_ALGO_COUNT];   /* by algo; valid where spec.run_algo */
+    sim_sweep_entry run[SIM_ALGO_MAX];   /* by algo; valid where spec.run_algo */
 } sim_sweep_point;
 
 typedef enum {
@@ -169,8 +169,9 @@ typedef struct {
     char note[240];                      /* one line, or empty */
 } sim_sweep_fit;
 
-/* Subjects of the fits: the loop orders, then the lower bound. */
-#define SIM_SUBJECT_BOUND SIM_ALGO_COUNT
+/* Subjects of the fits: the loop orders 0 .. sim_algo_count() - 1, then the
+ * lower bound, right after them (at most SIM_ALGO_MAX). */
+#define SIM_SUBJECT_BOUND sim_algo_count()
 
 typedef struct {
     sim_sweep_spec spec;
@@ -178,7 +179,7 @@ typedef struct {
     char engine_note[200];           /* why closed forms, when chosen automatically */
     int npoints;
     sim_sweep_point *pts;            /* owned; npoints of them */
-    sim_sweep_fit fits[SIM_ALGO_COUNT + 1][SIM_PARAM_COUNT];   /* [subject][axis k] */
+    sim_sweep_fit fits[SIM_ALGO_MAX + 1][SIM_PARAM_COUNT];   /* [subject][axis k] */
     uint64_t total_steps;
     double seconds;                  /* wall time of the whole sweep */
 } sim_sweep_result;

@@ -85,7 +85,7 @@ static void test_logits_1e4_one_hot(void **state)
             }
             sim_round_to_dtype(V, N * d, sh.dtype);
             double s_max = 0;
-            for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            for (int a = 0; a < sim_algo_count(); a++) {
                 sim_result res = run((sim_algo)a, &sh, 16, 16, Q, K, V);
                 for (int64_t r = 0; r < N; r++) {
                     /* The logit actually formed, in double, from the dtype's Q. */
@@ -179,7 +179,7 @@ static void test_subnormal_inputs(void **state)
         for (int64_t k = 0; k < N * d; k++)
             v_max = fmax(v_max, fabs((double)V[k]));
         assert_int_equal(ref_oracle_attention_f(Q, K, V, N, d, causal, O_ref, NULL), 0);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sim_result r = run((sim_algo)a, &sh, 16, 16, Q, K, V);
             double tol = (double)(N + 3 * r.plan.Tc + 2) * (ldexp(1.0, -150) +
                                                             ldexp(v_max, -24)) +
@@ -221,7 +221,7 @@ static void test_N1(void **state)
             sim_shape sh = { .N = 1, .d = d, .M = 64 * 1024, .dtype = (sim_dtype)dt, .causal = causal };
             float Q[24], K[24], V[24];
             sim_random_inputs(31, 1, d, (sim_dtype)dt, Q, K, V);
-            for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            for (int a = 0; a < sim_algo_count(); a++) {
                 sim_result r = run((sim_algo)a, &sh, 0, 0, Q, K, V);
                 assert_int_equal(r.plan.Tr * r.plan.Tc, 1);
                 assert_int_equal(tu_compare_bits("N = 1", r.O, V, d), 0);
@@ -239,7 +239,7 @@ static void check_oracle(const sim_shape *sh, int64_t Br, int64_t Bc, uint64_t s
     assert_non_null(O_ref);
     sim_random_inputs(seed, sh->N, sh->d, sh->dtype, Q, K, V);
     assert_int_equal(ref_oracle_attention_f(Q, K, V, sh->N, sh->d, sh->causal, O_ref, NULL), 0);
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         sim_result r = run((sim_algo)a, sh, Br, Bc, Q, K, V);
         assert_int_equal(tu_compare_f64(sim_algo_name((sim_algo)a), r.O, O_ref, n, 1e-5), 0);
         sim_result_free(&r);
@@ -272,7 +272,7 @@ static void check_one_block(int64_t N, int64_t Br, int64_t Bc)
     const int64_t d = 16;
     sim_shape sh = { .N = N, .d = d, .M = 1u << 20, .dtype = SIM_FP32, .causal = 0 };
     check_oracle(&sh, Br, Bc, 51);
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         sim_plan p;
         assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, Br, Bc, SIM_PLAN_USER, &p), 0);
         assert_int_equal(p.Tr, 1);
@@ -360,7 +360,7 @@ static void test_counts_past_N_squared(void **state)
     const int64_t N = INT64_C(1) << 34, B = INT64_C(1) << 24, T = N / B;
     sim_shape sh = { .N = N, .d = 1, .M = 1u << 30, .dtype = SIM_FP16, .causal = 0 };
     sim_counts c;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         sim_plan p;
         assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, B, B, SIM_PLAN_USER, &p), 0);
         int rc = sim_theory_counts(&p, &sh, &c);

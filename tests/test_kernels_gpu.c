@@ -54,7 +54,7 @@ static void test_gpu_fa2(void **state)
 static void test_gpu_best_plans(void **state)
 {
     (void)state;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         kc_case c;
         memset(&c, 0, sizeof c);
         c.algo = (sim_algo)a;

@@ -119,12 +119,12 @@ static const struct {
 
 static void run_against_oracle(sim_dtype dt)
 {
-    double worst_ratio[SIM_ALGO_COUNT] = { 0 };
+    double worst_ratio[SIM_ALGO_MAX] = { 0 };
     for (int k = 0; k < NCONFIGS; k++)
         for (int causal = 0; causal <= 1; causal++) {
             sim_shape sh = { .N = CONFIGS[k].N, .d = CONFIGS[k].d, .M = 64u << 20, .dtype = dt, .causal = causal };
             problem pr = make_problem(1000u + (uint64_t)k, sh.N, sh.d, dt, causal, 1.0f);
-            for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+            for (int a = 0; a < sim_algo_count(); a++) {
                 sim_plan p;
                 assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, CONFIGS[k].Br, CONFIGS[k].Bc,
                                                SIM_PLAN_USER, &p), 0);
@@ -183,7 +183,7 @@ static void test_large_logits(void **state)
     printf("  largest |logit| = %.0f; logit error bound %.2e, output tolerance %.2e\n",
            pr.s_max, e, tol);
     assert_true(pr.s_max > 1000.0);
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         sim_plan p;
         assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, 32, 16, SIM_PLAN_USER, &p), 0);
         sim_result r;
@@ -206,7 +206,7 @@ static void test_bitwise_reproducible(void **state)
     (void)state;
     sim_shape sh = { .N = 150, .d = 24, .M = 64u << 20, .dtype = SIM_FP16, .causal = 1 };
     problem pr = make_problem(3, sh.N, sh.d, SIM_FP16, 1, 1.0f);
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         sim_plan p;
         assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, 48, 32, SIM_PLAN_USER, &p), 0);
         sim_result r1, r2;
@@ -319,7 +319,7 @@ static void test_masks_against_oracle(void **state)
         const ref_mask mk = { sh.causal, sh.Nk - sh.N, sh.window };
         assert_int_equal(ref_oracle_attention_masked(q, K, V, sh.N, sh.Nk, sh.d, &mk, O_ref,
                                                      NULL), 0);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sim_plan p;
             assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, tu_rand_range(&rng, 1, sh.N),
                                            tu_rand_range(&rng, 1, sh.Nk), SIM_PLAN_USER, &p), 0);
@@ -348,7 +348,7 @@ static void test_full_window_same_bits(void **state)
     sim_shape w = c;
     w.window = 130;
     float *q = random_rows(9, c.N, c.d), *kv = random_rows(10, c.Nk, c.d);
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         sim_plan pc, pw;
         sim_result rc, rw;
         assert_int_equal(sim_plan_make((sim_algo)a, &c, NULL, 32, 16, SIM_PLAN_USER, &pc), 0);
@@ -398,8 +398,8 @@ static void test_heads_against_oracle(void **state)
             }
         const int64_t Br = tu_rand_range(&rng, 1, sh.N), Bc = tu_rand_range(&rng, 1, sh.Nk);
         float *fa2 = NULL;
-        for (int a = 0; a <= SIM_ALGO_COUNT; a++) {   /* the last: FA2 grouped */
-            const sim_run_opts run = { .group = a == SIM_ALGO_COUNT };
+        for (int a = 0; a <= sim_algo_count(); a++) {   /* the last: FA2 grouped */
+            const sim_run_opts run = { .group = a == sim_algo_count() };
             const sim_algo al = run.group ? SIM_FA2 : (sim_algo)a;
             sim_plan p;
             sim_result r;
@@ -442,7 +442,7 @@ static void test_gqa_g_equals_h_is_plain(void **state)
         float *kv = random_rows(3100u + (uint64_t)k, 2 * BH * plain.N, plain.d);
         const float *K = kv, *V = kv + BH * n1;
         const int64_t Br = tu_rand_range(&rng, 1, plain.N), Bc = tu_rand_range(&rng, 1, plain.N);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sim_plan p;
             sim_result want, got;
             assert_int_equal(sim_plan_make((sim_algo)a, &plain, NULL, Br, Bc, SIM_PLAN_USER, &p),
@@ -556,7 +556,7 @@ static void test_backward_against_oracle(void **state)
 {
     (void)state;
     uint64_t rng = 4711;
-    double worst[SIM_ALGO_COUNT] = { 0 };
+    double worst[SIM_ALGO_MAX] = { 0 };
     for (int k = 0; k < 24; k++) {
         bwd_problem b = { .sh = { .N = tu_rand_range(&rng, 1, 90),
                                   .d = tu_rand_range(&rng, 1, 32), .M = 64u << 20,
@@ -570,7 +570,7 @@ static void test_backward_against_oracle(void **state)
         }
         bwd_make(&b, 800u + 3u * (uint64_t)k);
         const int64_t Br = tu_rand_range(&rng, 1, b.sh.N), Bc = tu_rand_range(&rng, 1, b.sh.Nk);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sim_result r;
             bwd_run(&b, (sim_algo)a, Br, Bc, &r);
             char what[128];
@@ -752,16 +752,16 @@ static void test_paged_same_bits(void **state)
         float *dO = random_rows(1400u + (uint64_t)k, BH * sh.N, sh.d);
         const int64_t Br = tu_rand_range(&rng, 1, sh.N), Bc = tu_rand_range(&rng, 1, sh.Nk);
         const int64_t Tc = (sh.Nk + Bc - 1) / Bc;
-        for (int v = 0; v < 2 * SIM_ALGO_COUNT + 2; v++) {
+        for (int v = 0; v < 2 * sim_algo_count() + 2; v++) {
             sim_shape flat = sh;
             sim_run_opts run = { 0 };
-            sim_algo a = (sim_algo)(v % SIM_ALGO_COUNT);
-            if (v >= SIM_ALGO_COUNT && v < 2 * SIM_ALGO_COUNT)
+            sim_algo a = (sim_algo)(v % sim_algo_count());
+            if (v >= sim_algo_count() && v < 2 * sim_algo_count())
                 run.pass = SIM_BWD;
-            else if (v == 2 * SIM_ALGO_COUNT) {         /* FA2 split-KV */
+            else if (v == 2 * sim_algo_count()) {         /* FA2 split-KV */
                 a = SIM_FA2;
                 run.splits = Tc > 1 ? tu_rand_range(&rng, 2, Tc < 6 ? Tc : 6) : 1;
-            } else if (v == 2 * SIM_ALGO_COUNT + 1) {  /* FA2 grouped, MQA */
+            } else if (v == 2 * sim_algo_count() + 1) {  /* FA2 grouped, MQA */
                 a = SIM_FA2;
                 flat.kv_heads = 1;
                 run.group = 1;

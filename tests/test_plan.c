@@ -88,7 +88,7 @@ static void test_best_plan_is_optimal(void **state)
         sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
         sh.causal = (int)tu_rand_range(&rng, 0, 1);
         sh.M = (uint64_t)tu_rand_range(&rng, 512, 128 * 1024);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sim_plan p;
             char err[1024];
             uint64_t eb = 0, es = 0;
@@ -132,7 +132,7 @@ static void test_large_blocks_are_bounded_candidates(void **state)
     };
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         const sim_shape *sh = &shapes[k];
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sim_plan p;
             char err[1024];
             uint64_t eb = 0, es = 0, steps;
@@ -153,7 +153,7 @@ static void test_large_blocks_are_bounded_candidates(void **state)
     sim_shape big = { .N = 1 << 20, .d = 16, .M = 1u << 30, .dtype = SIM_FP16, .causal = 1 };
     sim_plan p;
     char err[1024];
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         assert_int_equal(sim_plan_choose((sim_algo)a, &big, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
                                          sizeof err), 0);
 }
@@ -259,7 +259,7 @@ static void test_misfit_hint_works(void **state)
 {
     (void)state;
     sim_shape sh = { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16 };
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         sim_plan p;
         char err[2048];
         assert_int_equal(sim_plan_choose((sim_algo)a, &sh, NULL, SIM_PLAN_USER, 512, 512, &p, err,
@@ -385,7 +385,7 @@ static void test_events_levels_blocks_time(void **state)
     assert_string_equal(sim_level_name(SIM_LEVEL_HBM), "HBM");
     assert_string_equal(sim_level_name(SIM_LEVEL_SRAM), "SRAM");
     assert_string_equal(sim_level_name(SIM_LEVEL_COUNT), "?");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         for (int group = 0; group <= (a == SIM_FA2); group++) {
             sim_shape sh = { .N = 40, .d = 8, .M = 16 * 1024, .dtype = SIM_FP16,
                              .batch = 2, .heads = 4, .kv_heads = 2 };
@@ -414,7 +414,7 @@ static void test_run_options_one_place(void **state)
 {
     (void)state;
     int served = 0;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         for (int pass = 0; pass < SIM_PASS_COUNT; pass++)
             for (int group = 0; group <= 1; group++)
                 for (int64_t S = 0; S <= 2; S += 2) {
@@ -438,7 +438,8 @@ static void test_run_options_one_place(void **state)
                     assert_int_equal(ok, !(group || S > 1) || (a == SIM_FA2 && pass == SIM_FWD));
                     served += ok;
                 }
-    assert_int_equal(served, SIM_ALGO_COUNT * SIM_PASS_COUNT + 2);   /* plain, + fa2 grouped, split */
+    /* plain, + fa2 grouped, split */
+    assert_int_equal(served, sim_algo_count() * SIM_PASS_COUNT + 2);
 }
 
 /* Split-KV's best plan is the best of the fitting pairs with T_c >= S, found
@@ -501,7 +502,7 @@ static void test_events_match_counters(void **state)
     (void)state;
     sim_shape sh = { .N = 70, .d = 8, .M = 16 * 1024, .dtype = SIM_FP16, .causal = 0 };
     for (int causal = 0; causal <= 1; causal++)
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sh.causal = causal;
             sim_plan p;
             assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, 32, 16, SIM_PLAN_USER, &p), 0);

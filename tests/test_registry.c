@@ -2,7 +2,11 @@
  * test_registry.c — a loop order is one descriptor: a loop order defined in
  * this file alone, registered with sim_loop_register, is planned, run,
  * counted, checked against its closed form and stepped through the text
- * view like the built-in ones. Also: every built-in descriptor is
+ * view like the built-in ones, and every command that goes over the loop
+ * orders offers it: --algo parses it and lists it, "all" includes it, the
+ * report and sweeps count it; the kernels, which have none of it, refuse
+ * it. The registry refuses a wrong number, a taken name and one loop order
+ * too many. Also: every built-in descriptor is
  * consistent (its lines are listed, its names match), and the kernels' copy
  * of the HBM element types agrees with the core's tensor table.
  *
@@ -26,9 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.h"
+#include "kern.h"
 #include "kern_exec.h"
 #include "sim_hier.h"
 #include "sim_loop.h"
+#include "sim_plot.h"
 #include "sim_sweep.h"
 #include "sim_theory.h"
 #include "test_util.h"
@@ -37,7 +44,8 @@
 
 /* ---- the extra loop order ------------------------------------------------- */
 
-#define SM2_ALGO ((sim_algo)SIM_ALGO_COUNT)
+/* The next number after the built-in loop orders naive, fa1, fa2. */
+#define SM2_ALGO ((sim_algo)(SIM_FA2 + 1))
 
 enum {
     SM2_L1_LOAD_Q = 1,
@@ -153,6 +161,8 @@ static const sim_loop sm2 = {
     .bound = SIM_BOUND_STANDARD,     /* P, N x N_k, goes to HBM */
     .reread = SIM_BLOCK_R,           /* K comes back twice per block of B_r rows */
     .mark = 's',
+    .mark_style = SIM_MARK_READ,
+    .color = "#7d3c98",
     .plan = sm2_plan,
     .run = sm2_run,
     .counts = sm2_counts,
@@ -310,12 +320,163 @@ static void test_text_view(void **state)
     viz_model_free(m);
 }
 
+/* A whole file, NUL-terminated; the caller frees it. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *buf = calloc(1, 1 << 16);
+    assert_non_null(buf);
+    assert_true(fread(buf, 1, (1 << 16) - 1, f) > 0);
+    fclose(f);
+    return buf;
+}
+
+/* Text written by f(out, arg) to memory; the caller frees it. */
+static char *written(void (*f)(FILE *, const void *), const void *arg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    f(out, arg);
+    fclose(out);
+    return buf;
+}
+
+static void report_help(FILE *out, const void *arg)
+{
+    (void)arg;
+    cli_usage(out, CLI_CMD_REPORT, NULL, 0);
+}
+
+static void report_text(FILE *out, const void *rep)
+{
+    sim_report_text(out, rep);
+}
+
+static void report_json(FILE *out, const void *rep)
+{
+    sim_report_json(out, rep);
+}
+
+/* The set of loop orders is the registry's: the extra one is counted,
+ * named, parsed by --algo's parser and "all", and listed where the loop
+ * orders are; the kernels have none of it, so fasim gpu refuses it. */
+static void test_offered_by_the_cli(void **state)
+{
+    (void)state;
+    assert_int_equal(sim_algo_count(), (int)SM2_ALGO + 1);
+    assert_ptr_equal(sim_algo_loop(SM2_ALGO), &sm2);
+    assert_null(sim_algo_loop((sim_algo)sim_algo_count()));
+    sim_algo a;
+    assert_int_equal(sim_algo_parse("softmax2", &a), 0);
+    assert_int_equal(a, SM2_ALGO);
+    char names[256];
+    assert_string_equal(sim_algo_names(names, sizeof names, " or "),
+                        "naive, fa1, fa2 or softmax2");
+    int run[SIM_ALGO_MAX];
+    char err[512];
+    assert_int_equal(cli_parse_algos("fa2,softmax2", run, err, sizeof err), 0);
+    for (int k = 0; k < SIM_ALGO_MAX; k++)
+        assert_int_equal(run[k], k == SIM_FA2 || k == (int)SM2_ALGO);
+    assert_int_equal(cli_parse_algos("all", run, err, sizeof err), 0);
+    for (int k = 0; k < SIM_ALGO_MAX; k++)
+        assert_int_equal(run[k], k <= (int)SM2_ALGO);
+    assert_int_equal(cli_parse_algos("fa2,softmax3", run, err, sizeof err), -1);
+    assert_string_equal(err, "--algo fa2,softmax3: unknown loop order 'softmax3' "
+                             "(naive, fa1, fa2, softmax2 or all)");
+    char *help = written(report_help, NULL);
+    assert_non_null(strstr(help, "naive, fa1, fa2, softmax2, or all (default); comma lists"));
+    free(help);
+    assert_false(kern_serves(SM2_ALGO));
+    for (int k = 0; k < (int)SM2_ALGO; k++)
+        assert_true(kern_serves((sim_algo)k));
+}
+
+/* The classroom report runs it beside FA2 and shows its counts, which
+ * equal its closed form. */
+static void test_report_counts_it(void **state)
+{
+    (void)state;
+    sim_request req;
+    memset(&req, 0, sizeof req);
+    req.sh = (sim_shape){ .N = 64, .d = 16, .M = 64 * 1024, .dtype = SIM_FP16 };
+    req.run_algo[SIM_FA2] = 1;
+    req.run_algo[SM2_ALGO] = 1;
+    req.run_pass[SIM_FWD] = 1;
+    req.plan_kind = SIM_PLAN_USER;
+    req.Br = 16;
+    req.Bc = 8;
+    req.mode = SIM_MODE_COUNT;
+    req.seed = 1;
+    sim_report *rep = calloc(1, sizeof *rep);
+    assert_non_null(rep);
+    char err[2048];
+    assert_int_equal(sim_report_build(&req, rep, err, sizeof err), SIM_OK);
+    const sim_report_run *r = NULL;
+    for (int k = 0; k < rep->nruns; k++)
+        if (rep->runs[k].algo == SM2_ALGO)
+            r = &rep->runs[k];
+    assert_non_null(r);
+    sim_counts want;
+    sm2_expected(&req.sh, 16, 8, &want);
+    assert_true(sim_counts_equal(&r->res.counts, &want));
+    assert_true(r->theory_matches);
+    char K_read[32];
+    sim_format_count(K_read, sizeof K_read, want.read_elems[SIM_K]);
+    char *text = written(report_text, rep);
+    assert_non_null(strstr(text, "softmax2"));
+    assert_non_null(strstr(text, K_read));
+    free(text);
+    char *json = written(report_json, rep);
+    assert_non_null(strstr(json, "\"softmax2\""));
+    free(json);
+    sim_report_free(rep);
+    free(rep);
+}
+
+/* A sweep over N with every loop order fits its exponent too, and its
+ * plot draws it in its descriptor's colour. */
+static void test_sweep_and_plot(void **state)
+{
+    (void)state;
+    sim_sweep_spec *sp = calloc(1, sizeof *sp);
+    assert_non_null(sp);
+    sp->base = (sim_shape){ .N = 256, .d = 16, .M = 16 * 1024, .dtype = SIM_FP16 };
+    for (int k = 0; k < sim_algo_count(); k++)
+        sp->run_algo[k] = 1;
+    sp->plan_kind = SIM_PLAN_AUTO;
+    sp->engine = SIM_ENGINE_CLOSED;
+    char err[1024];
+    assert_int_equal(sim_axis_range(&sp->axes[sp->naxes++], SIM_PARAM_N, 256, 4096,
+                                    SIM_STEP_MUL, 2, err, sizeof err), 0);
+    sim_sweep_result *res = calloc(1, sizeof *res);
+    assert_non_null(res);
+    assert_int_equal(sim_sweep_run(sp, res, err, sizeof err), SIM_OK);
+    for (int k = 0; k < res->npoints; k++)
+        assert_true(res->pts[k].run[SM2_ALGO].bytes > 0);
+    assert_int_equal(res->fits[SM2_ALGO][0].status, SIM_FIT_OK);
+    char img[512], dat[600], gp[600];
+    tu_path(img, sizeof img, "registry_plot.svg");
+    assert_int_equal(sim_plot_write(res, img, dat, sizeof dat, gp, sizeof gp, err, sizeof err),
+                     0);
+    char *d = slurp(dat), *g = slurp(gp);
+    assert_non_null(strstr(d, "# columns: N naive_bytes fa1_bytes fa2_bytes softmax2_bytes "));
+    assert_non_null(strstr(g, "lc rgb '#7d3c98' title 'softmax2'"));
+    free(d);
+    free(g);
+    sim_sweep_free(res);
+    free(res);
+    free(sp);
+}
+
 /* Every built-in loop order lists each line its loop nest marks, under its
  * own name; the registry finds each for its pass and shapes. */
 static void test_builtin_descriptors(void **state)
 {
     (void)state;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < (int)SM2_ALGO; a++)
         for (int pass = 0; pass < SIM_PASS_COUNT; pass++) {
             const sim_loop *l = sim_loop_of((sim_algo)a, (sim_pass)pass);
             assert_non_null(l);
@@ -357,6 +518,57 @@ static void test_builtin_descriptors(void **state)
     assert_string_equal(sim_buf_name(SIM_BUF_COUNT), "?");
 }
 
+/* The registry refuses a loop order with a number out of turn, a name
+ * already taken or reserved, another pass under a different name, and one
+ * loop order more than SIM_ALGO_MAX: never an overrun. It fills the
+ * registry up, so it runs last. */
+static void test_register_refusals(void **state)
+{
+    (void)state;
+    static sim_loop more[SIM_ALGO_MAX + 1];
+    static char names[SIM_ALGO_MAX + 1][24];
+    assert_int_equal(sim_loop_register(NULL), -1);
+    sim_loop l = sm2;
+    l.name = "gap";
+    l.algo = (sim_algo)(SM2_ALGO + 2);                 /* skips a number */
+    assert_int_equal(sim_loop_register(&l), -1);
+    l.algo = SIM_NAIVE;                                /* a built-in's number */
+    l.split = 1;
+    assert_int_equal(sim_loop_register(&l), -1);
+    l.split = 0;
+    l.algo = (sim_algo)(SM2_ALGO + 1);
+    const char *taken[] = { "fa2", "softmax2", "all", "standard" };
+    for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++) {
+        l.name = taken[k];
+        assert_int_equal(sim_loop_register(&l), -1);
+    }
+    l.name = NULL;
+    assert_int_equal(sim_loop_register(&l), -1);
+    l = sm2;                                           /* its backward, misnamed */
+    l.pass = SIM_BWD;
+    l.name = "softmax2b";
+    assert_int_equal(sim_loop_register(&l), -1);
+    assert_int_equal(sim_algo_count(), (int)SM2_ALGO + 1);
+    /* Fill every number up to SIM_ALGO_MAX; the next one is refused. */
+    for (int a = sim_algo_count(); a <= SIM_ALGO_MAX; a++) {
+        more[a] = sm2;
+        more[a].algo = (sim_algo)a;
+        snprintf(names[a], sizeof names[a], "extra%d", a);
+        more[a].name = names[a];
+        assert_int_equal(sim_loop_register(&more[a]), a < SIM_ALGO_MAX ? 0 : -1);
+    }
+    assert_int_equal(sim_algo_count(), SIM_ALGO_MAX);
+    int run[SIM_ALGO_MAX];
+    char err[512];
+    assert_int_equal(cli_parse_algos("all", run, err, sizeof err), 0);
+    for (int k = 0; k < SIM_ALGO_MAX; k++)
+        assert_int_equal(run[k], 1);
+    sim_algo a;
+    assert_int_equal(sim_algo_parse(names[SIM_ALGO_MAX - 1], &a), 0);
+    assert_int_equal(a, SIM_ALGO_MAX - 1);
+    assert_int_equal(sim_algo_parse(names[SIM_ALGO_MAX], &a), -1);
+}
+
 /* The kernels round what they store in HBM by their own copy of the
  * element types (device code cannot read the core's table): it must agree
  * with the table for every tensor and dtype. */
@@ -383,6 +595,10 @@ int main(void)
         cmocka_unit_test_setup(test_text_view, setup),
         cmocka_unit_test(test_builtin_descriptors),
         cmocka_unit_test(test_kernels_agree_on_tensor_types),
+        cmocka_unit_test_setup(test_offered_by_the_cli, setup),
+        cmocka_unit_test_setup(test_report_counts_it, setup),
+        cmocka_unit_test_setup(test_sweep_and_plot, setup),
+        cmocka_unit_test_setup(test_register_refusals, setup),   /* last: fills the registry */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

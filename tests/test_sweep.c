@@ -37,7 +37,7 @@ static sim_sweep_spec *new_spec(int64_t N, int64_t d, uint64_t M)
     sim_sweep_spec *sp = calloc(1, sizeof *sp);
     assert_non_null(sp);
     sp->base = (sim_shape){ .N = N, .d = d, .M = M, .dtype = SIM_FP16, .causal = 0 };
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         sp->run_algo[a] = 1;
     sp->plan_kind = SIM_PLAN_AUTO;
     sp->engine = SIM_ENGINE_CLOSED;
@@ -282,7 +282,7 @@ static void engines_agree(void **state)
     assert_false(b->simulated);
     assert_int_equal(a->npoints, 12);
     for (int k = 0; k < a->npoints; k++)
-        for (int al = 0; al < SIM_ALGO_COUNT; al++) {
+        for (int al = 0; al < sim_algo_count(); al++) {
             assert_int_equal(a->pts[k].run[al].bytes, b->pts[k].run[al].bytes);
             assert_int_equal(a->pts[k].run[al].steps, b->pts[k].run[al].steps);
             assert_int_equal(a->pts[k].run[al].Br, b->pts[k].run[al].Br);

@@ -391,7 +391,7 @@ static void test_random_block_sizes(void **state)
     (void)state;
     uint64_t rng = 12345;
     int partial = 0, total = 0;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         for (int k = 0; k < 150; k++) {
             sim_shape sh = { 0 };
             sh.N = tu_rand_range(&rng, 1, 700);
@@ -426,7 +426,7 @@ static void test_random_auto_plans(void **state)
         sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
         sh.causal = (int)tu_rand_range(&rng, 0, 1);
         sh.M = (uint64_t)tu_rand_range(&rng, 4096, 256 * 1024);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sim_plan p;
             char err[1024];
             if (sim_plan_choose((sim_algo)a, &sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
@@ -490,7 +490,7 @@ static void test_random_masks(void **state)
     (void)state;
     uint64_t rng = 4242;
     int with_window = 0, with_keys = 0, skipped_kv = 0, total = 0;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         for (int k = 0; k < 300; k++) {
             sim_shape sh = { 0 };
             sh.N = tu_rand_range(&rng, 1, 300);
@@ -527,7 +527,7 @@ static void test_random_heads(void **state)
     uint64_t rng = 8080;
     int grouped = 0, total = 0;
     for (int k = 0; k < 240; k++) {
-        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        const sim_algo a = (sim_algo)(k % sim_algo_count());
         sim_shape sh = { 0 };
         sim_run_opts run = { 0 };
         sh.N = tu_rand_range(&rng, 1, 120);
@@ -653,7 +653,7 @@ static void test_random_backward(void **state)
     uint64_t rng = 9191;
     int two_pass = 0, windows = 0, total = 0;
     for (int k = 0; k < 450; k++) {
-        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        const sim_algo a = (sim_algo)(k % sim_algo_count());
         sim_shape sh = { 0 };
         const sim_run_opts run = { .pass = SIM_BWD };
         sh.N = tu_rand_range(&rng, 1, 200);
@@ -700,7 +700,7 @@ static void test_random_paged(void **state)
     uint64_t rng = 4242;
     int spanning = 0, total = 0;
     for (int k = 0; k < 600; k++) {
-        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        const sim_algo a = (sim_algo)(k % sim_algo_count());
         sim_shape sh = { 0 };
         sim_run_opts run = { .pass = k % 6 < 3 ? SIM_FWD : SIM_BWD };
         sh.N = tu_rand_range(&rng, 1, 120);
@@ -752,7 +752,7 @@ static void test_paged_boundaries(void **state)
                          .M = 64u << 20, .dtype = SIM_FP16 };
         sh.Nk = sh.N + tu_rand_range(&rng, 0, 2000);
         const sim_run_opts run = { .page = tu_rand_range(&rng, 1, sh.Nk < 300 ? sh.Nk : 300) };
-        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        const sim_algo a = (sim_algo)(k % sim_algo_count());
         sim_plan p;
         plan_with_room(a, &sh, &run, tu_rand_range(&rng, 1, sh.N), tu_rand_range(&rng, 1, sh.Nk),
                        &p);
@@ -840,7 +840,7 @@ static void test_full_window_is_causal(void **state)
         c.Nk = c.N + tu_rand_range(&rng, 0, 100);
         sim_shape w = c;
         w.window = c.Nk + tu_rand_range(&rng, 0, 3);
-        const sim_algo a = (sim_algo)(k % SIM_ALGO_COUNT);
+        const sim_algo a = (sim_algo)(k % sim_algo_count());
         sim_plan pc, pw;
         int64_t Br = tu_rand_range(&rng, 1, c.N), Bc = tu_rand_range(&rng, 1, c.Nk);
         assert_int_equal(sim_plan_make(a, &c, NULL, Br, Bc, SIM_PLAN_USER, &pc), 0);
@@ -914,7 +914,7 @@ static void test_compute_counts_equal_count_only(void **state)
         float *K = malloc(sizeof(float) * (size_t)(sh.N * sh.d));
         float *V = malloc(sizeof(float) * (size_t)(sh.N * sh.d));
         sim_random_inputs((uint64_t)k, sh.N, sh.d, sh.dtype, Q, K, V);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             sim_plan p;
             assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, tu_rand_range(&rng, 1, sh.N),
                                            tu_rand_range(&rng, 1, sh.N), SIM_PLAN_USER, &p), 0);

@@ -241,7 +241,7 @@ static void check_counters(sim_algo algo, int64_t N, int64_t d, int64_t B, int c
 static void test_counters_every_step(void **state)
 {
     (void)state;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         for (int causal = 0; causal < 2; causal++) {
             check_counters((sim_algo)a, 64, 16, 16, causal, 1);
             check_counters((sim_algo)a, 50, 8, 16, causal, 0);   /* partial blocks */
@@ -633,7 +633,7 @@ static void test_limits(void **state)
 static void test_backward_steps(void **state)
 {
     (void)state;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         viz_config c = small_cfg((sim_algo)a, 40, 8, 16, a == SIM_FA2);
         c.Bc = 8;
         c.run.pass = SIM_BWD;
@@ -744,13 +744,13 @@ static void test_split_steps(void **state)
 static void test_pseudocode_covers_lines(void **state)
 {
     (void)state;
-    for (int v = 0; v < 2 * SIM_ALGO_COUNT + 1; v++) {
-        const sim_algo a = v < 2 * SIM_ALGO_COUNT ? (sim_algo)(v % SIM_ALGO_COUNT) : SIM_FA2;
+    for (int v = 0; v < 2 * sim_algo_count() + 1; v++) {
+        const sim_algo a = v < 2 * sim_algo_count() ? (sim_algo)(v % sim_algo_count()) : SIM_FA2;
         viz_config c = small_cfg(a, 32, 8, 16, v % 2);
         c.Bc = 8;
-        if (v >= SIM_ALGO_COUNT && v < 2 * SIM_ALGO_COUNT)
+        if (v >= sim_algo_count() && v < 2 * sim_algo_count())
             c.run.pass = SIM_BWD;
-        else if (v == 2 * SIM_ALGO_COUNT)
+        else if (v == 2 * sim_algo_count())
             c.run.splits = 3;
         viz_model *m = build_ok(&c);
         int n;

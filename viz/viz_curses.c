@@ -266,6 +266,7 @@ static const char *const HELP[] = {
     "n, Right     one step forward        b, Left   one step back",
     "+ / -        faster / slower         g         go to a step",
     "Home / End   first / last step       PgUp/PgDn 100 steps",
+    /* draw_help puts the registry's loop orders in this line */
     "a            next loop order on the same inputs (naive, fa1, fa2)",
     "c            causal mask on / off    r         restart (step 1)",
     "mouse click  details of a tile       ?         this help",
@@ -276,6 +277,19 @@ static const char *const HELP[] = {
     "",
     "any key closes this help",
 };
+
+/* The help box, its line for 'a' naming the registry's loop orders. */
+static void draw_help(viz_canvas *c)
+{
+    enum { NHELP = (int)(sizeof HELP / sizeof HELP[0]) };
+    const char *text[NHELP];   /* not "lines": term.h takes that name */
+    char a_line[200], names[160];
+    snprintf(a_line, sizeof a_line, "a            next loop order on the same inputs (%s)",
+             sim_algo_names(names, sizeof names, ", "));
+    for (int k = 0; k < NHELP; k++)
+        text[k] = strncmp(HELP[k], "a ", 2) == 0 ? a_line : HELP[k];
+    viz_canvas_box(c, text, NHELP);
+}
 
 
 static void blit(const viz_canvas *c)
@@ -365,7 +379,7 @@ static void draw(view *v)
     }
     viz_layout_draw(v->m, &v->canvas, &o, &v->layout);
     if (v->help)
-        viz_canvas_box(&v->canvas, HELP, (int)(sizeof HELP / sizeof HELP[0]));
+        draw_help(&v->canvas);
     blit(&v->canvas);
 }
 
@@ -481,7 +495,7 @@ static int on_key(view *v, int ch)
         }
         break;
     case 'a': case 'A':
-        next.algo = (sim_algo)((next.algo + 1) % SIM_ALGO_COUNT);
+        next.algo = (sim_algo)((next.algo + 1) % sim_algo_count());
         rebuild(v, &next);
         break;
     case 'c': case 'C':

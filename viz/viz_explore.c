@@ -138,7 +138,8 @@ int viz_explore_init(viz_explore *e, const viz_explore_config *cfg, char *err,
                  "takes up to 1G)", (unsigned long long)sh->M);
         return -1;
     }
-    if ((unsigned)sh->dtype >= SIM_DTYPE_COUNT || (unsigned)cfg->view_algo >= SIM_ALGO_COUNT) {
+    if ((unsigned)sh->dtype >= SIM_DTYPE_COUNT ||
+        (unsigned)cfg->view_algo >= (unsigned)sim_algo_count()) {
         snprintf(err, errlen, "invalid dtype or loop order");
         return -1;
     }
@@ -281,7 +282,7 @@ static void make_chart(viz_explore *e)
             ch->mid = q;
         ch->N[q] = Nk;
         ch->lx[q] = log2((double)Nk);
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             viz_explore_row tmp;
             const viz_explore_row *r = &e->row[a];
             if (Nk != N) {
@@ -299,11 +300,11 @@ static void make_chart(viz_explore *e)
 void viz_explore_update(viz_explore *e)
 {
     const sim_shape *sh = &e->cfg.sh;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         make_row((sim_algo)a, sh, e->cfg.Br, e->cfg.Bc, &e->row[a]);
     e->bounds = sim_theory_bounds(sh);
     const viz_explore_row *nv = &e->row[SIM_NAIVE];
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         viz_explore_row *r = &e->row[a];
         if (r->status != VIZ_EX_OK)
             continue;
@@ -422,6 +423,11 @@ viz_explore_action viz_explore_key(viz_explore *e, int key)
         return VIZ_EX_KEY_DONE;
     }
     viz_explore_config *c = &e->cfg;
+    if (key >= '1' && key - '1' < sim_algo_count()) {   /* 1 naive, 2 fa1, 3 fa2, ... */
+        c->view_algo = (sim_algo)(key - '1');
+        MSG("v opens the view of %s", sim_algo_name(c->view_algo));
+        return VIZ_EX_KEY_DONE;
+    }
     switch (key) {
     case 'N':
         key_double(e, &c->sh.N, VIZ_EX_MAX_N, "N", "2^30");
@@ -474,15 +480,9 @@ viz_explore_action viz_explore_key(viz_explore *e, int key)
         break;
     case 'a':
     case 'A':
-        c->view_algo = (sim_algo)((c->view_algo + 1) % SIM_ALGO_COUNT);
+        c->view_algo = (sim_algo)((c->view_algo + 1) % sim_algo_count());
         MSG("v opens the view of %s", sim_algo_name(c->view_algo));
         return VIZ_EX_KEY_DONE;          /* nothing derived changes */
-    case '1':
-    case '2':
-    case '3':
-        c->view_algo = (sim_algo)(key - '1');
-        MSG("v opens the view of %s", sim_algo_name(c->view_algo));
-        return VIZ_EX_KEY_DONE;
     case 'v': {
         char cmd[160];
         viz_explore_command(e, 1, cmd, sizeof cmd);
@@ -638,13 +638,13 @@ static void draw_table(const viz_explore *e, viz_canvas *c, int y)
     const int nl = (int)strlen(note);
     if (W - nl >= (int)strlen(head) + 2)
         viz_canvas_text(c, W - nl, y, nl, VIZ_ST_HEAD, note);
-    char line[256];
+    char line[512];
     snprintf(line, sizeof line, "%c%s %-5s %10s %10s %10s %10s %6s %9s %5s %s", ' ', "#",
              "loop", "B_r x B_c", "read", "written", "total", "/naive", "SRAM peak", "of M",
              "fits");
     viz_canvas_text(c, 0, y + 1, W, VIZ_ST_DIM, line);
     const uint64_t M = e->cfg.sh.M;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         const viz_explore_row *r = &e->row[a];
         const char mark = a == (int)e->cfg.view_algo ? '>' : ' ';
         const char *name = sim_algo_name((sim_algo)a);
@@ -686,7 +686,7 @@ static void draw_table(const viz_explore *e, viz_canvas *c, int y)
     /* The exact totals: with commas when they fit, else plain digits. */
     for (int commas = 1; commas >= 0; commas--) {
         int n = snprintf(line, sizeof line, "  exact bytes:");
-        for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+        for (int a = 0; a < sim_algo_count(); a++) {
             const viz_explore_row *r = &e->row[a];
             char v[40];
             if (r->status != VIZ_EX_OK)
@@ -728,7 +728,7 @@ static void draw_bounds(const viz_explore *e, viz_canvas *c, int y)
     snprintf(i1, sizeof i1, "  Prop. 3: lower bound %s", s2);
     snprintf(i2, sizeof i2, "4 N d = %s", s3);
     int n = snprintf(i3, sizeof i3, "measured/Theta");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         if (e->row[a].status == VIZ_EX_OK && e->row[a].per_theta > 0)
             n += snprintf(i3 + n, sizeof i3 - (size_t)n, " %s %.2f",
                           sim_algo_name((sim_algo)a), e->row[a].per_theta);
@@ -742,17 +742,18 @@ static void draw_bounds(const viz_explore *e, viz_canvas *c, int y)
 
 char viz_explore_mark(sim_algo a)
 {
-    const sim_loop *l = sim_loop_of(a, SIM_FWD);
+    const sim_loop *l = sim_algo_loop(a);
     return l ? l->mark : '?';
 }
 
-/* The chart's style of a loop order's mark: each mark its own colour; a
- * mark not named here in the headers' style. */
+/* The chart's style of a loop order's mark, as its descriptor says: each
+ * built-in mark its own colour; by default the headers' style. */
 static viz_style mark_style(sim_algo a)
 {
-    switch (viz_explore_mark(a)) {
-    case 'n': return VIZ_ST_WRITTEN;
-    case '1': return VIZ_ST_READ;
+    const sim_loop *l = sim_algo_loop(a);
+    switch (l ? l->mark_style : SIM_MARK_HEAD) {
+    case SIM_MARK_WRITTEN: return VIZ_ST_WRITTEN;
+    case SIM_MARK_READ: return VIZ_ST_READ;
     default: return VIZ_ST_HEAD;
     }
 }
@@ -802,7 +803,7 @@ static void draw_side(const viz_explore *e, viz_canvas *c, int x, int y, int h, 
     char line[8][64];
     int n = 0, head2;
     snprintf(line[n++], sizeof line[0], "slope, N to 2N:");
-    for (int a = 0; a < SIM_ALGO_COUNT; a++) {
+    for (int a = 0; a < sim_algo_count(); a++) {
         double s;
         if (chart_slope(ch, a, &s))
             snprintf(line[n++], sizeof line[0], "  %-5s %6.3f", sim_algo_name((sim_algo)a), s);
@@ -822,6 +823,19 @@ static void draw_side(const viz_explore *e, viz_canvas *c, int x, int y, int h, 
                         line[k]);
 }
 
+/* "n naive  1 fa1  2 fa2  * several  . slope 2  : N": each loop order's
+ * mark and name, then the other marks. Returns buf. */
+static const char *chart_legend(char *buf, size_t len)
+{
+    size_t o = 0;
+    for (int a = 0; a < sim_algo_count() && o < len; a++)
+        o += (size_t)snprintf(buf + o, len - o, "%c %s  ", viz_explore_mark((sim_algo)a),
+                              sim_algo_name((sim_algo)a));
+    if (o < len)
+        snprintf(buf + o, len - o, "* several  . slope 2  : N");
+    return buf;
+}
+
 /* The chart in rows [y, y + h) of the canvas: a header, the plot, the axis
  * and its labels. */
 static void draw_chart(const viz_explore *e, viz_canvas *c, int y, int h, viz_explore_area *ar)
@@ -829,8 +843,8 @@ static void draw_chart(const viz_explore *e, viz_canvas *c, int y, int h, viz_ex
     const viz_explore_chart *ch = &e->chart;
     const int W = c->w;
     viz_canvas_text(c, 0, y, W, VIZ_ST_HEAD, "HBM BYTES vs N, log-log:");
-    const char *legend = "n naive  1 fa1  2 fa2  * several  . slope 2  : N";
-    viz_canvas_text(c, 26, y, W - 26, VIZ_ST_DIM, legend);
+    char legend[256];
+    viz_canvas_text(c, 26, y, W - 26, VIZ_ST_DIM, chart_legend(legend, sizeof legend));
     const int side_w = 17, label_w = 8;
     const int ph = h - 3;                  /* header, axis, labels */
     const int x0 = label_w + 1, pw = W - x0 - side_w - 1;
@@ -840,7 +854,7 @@ static void draw_chart(const viz_explore *e, viz_canvas *c, int y, int h, viz_ex
     }
     /* The y range: whole octaves around every point that has a count. */
     double lo = INFINITY, hi = -INFINITY;
-    for (int a = 0; a < SIM_ALGO_COUNT; a++)
+    for (int a = 0; a < sim_algo_count(); a++)
         for (int k = 0; k < ch->n; k++)
             if (ch->ok[a][k] && ch->bytes[a][k] > 0) {
                 const double ly = log2((double)ch->bytes[a][k]);
@@ -867,7 +881,7 @@ static void draw_chart(const viz_explore *e, viz_canvas *c, int y, int h, viz_ex
         viz_canvas_printf(c, 0, a.y0 + r, label_w, VIZ_ST_DIM, "%*s", label_w, lab);
     }
     /* The marks; two loop orders in one cell make '*'. */
-    for (int al = 0; al < SIM_ALGO_COUNT; al++)
+    for (int al = 0; al < sim_algo_count(); al++)
         for (int k = 0; k < ch->n; k++) {
             int cx, cy;
             if (!ch->ok[al][k] || !viz_explore_cell(&a, ch->N[k], ch->bytes[al][k], &cx, &cy))
@@ -953,9 +967,25 @@ static const char *const HELP[] = {
     "q         quit",
     "",
     "table: the closed forms of the plan the simulator would use",
+    /* draw_help puts the chart's own legend in this line */
     "chart: n naive  1 fa1  2 fa2  * several  . slope 2  : N",
     "any key closes this help",
 };
+
+/* The help box, its chart line with the legend of the chart itself. The
+ * line of the keys 1 2 3 names the built-in loop orders, which they choose
+ * in a column of their own; a registered one is chosen with a or its
+ * number. */
+static void draw_help(viz_canvas *c)
+{
+    enum { NHELP = (int)(sizeof HELP / sizeof HELP[0]) };
+    const char *lines[NHELP];
+    char chart[280], legend[256];
+    snprintf(chart, sizeof chart, "chart: %s", chart_legend(legend, sizeof legend));
+    for (int k = 0; k < NHELP; k++)
+        lines[k] = strncmp(HELP[k], "chart: ", 7) == 0 ? chart : HELP[k];
+    viz_canvas_box(c, lines, NHELP);
+}
 
 
 void viz_explore_draw(const viz_explore *e, viz_canvas *c, const char *status,
@@ -987,7 +1017,7 @@ void viz_explore_draw(const viz_explore *e, viz_canvas *c, const char *status,
     if (has_status)
         viz_canvas_text(c, 0, H - 1, c->w, VIZ_ST_STATUS, status);
     if (e->help)
-        viz_canvas_box(c, HELP, (int)(sizeof HELP / sizeof HELP[0]));
+        draw_help(c);
 }
 
 int viz_explore_text_frame(FILE *out, const viz_explore *e, int w, int h)

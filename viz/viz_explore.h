@@ -109,8 +109,8 @@ typedef struct {
     int mid;                                    /* index of the point at N */
     int64_t N[VIZ_EX_CHART_POINTS];             /* ascending, distinct, >= 1 */
     double lx[VIZ_EX_CHART_POINTS];             /* log2 of N[k] */
-    int ok[SIM_ALGO_COUNT][VIZ_EX_CHART_POINTS];    /* a plan fits, counts fit */
-    uint64_t bytes[SIM_ALGO_COUNT][VIZ_EX_CHART_POINTS];  /* closed-form totals */
+    int ok[SIM_ALGO_MAX][VIZ_EX_CHART_POINTS];          /* a plan fits, counts fit */
+    uint64_t bytes[SIM_ALGO_MAX][VIZ_EX_CHART_POINTS];  /* closed-form totals */
     double lx_lo, lx_hi;                        /* log2(N/8), log2(8N): the axis */
 } viz_explore_chart;
 
@@ -122,7 +122,7 @@ typedef struct viz_explore {
     int help;                  /* the help box is shown; the next key closes it */
     char msg[200];             /* what the last key did, one line */
     /* derived by viz_explore_update: */
-    viz_explore_row row[SIM_ALGO_COUNT];
+    viz_explore_row row[SIM_ALGO_MAX];
     sim_bounds bounds;
     viz_explore_chart chart;
 } viz_explore;

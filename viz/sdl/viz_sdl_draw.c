@@ -1128,14 +1128,17 @@ static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
 
 static void draw_help(ctx *c, int w, int h)
 {
-    static const char *const lines[] = {
+    char a_line[200], names[160];
+    snprintf(a_line, sizeof a_line, "a            next algorithm: %s",
+             sim_algo_names(names, sizeof names, ", "));
+    const char *const lines[] = {
         "space        play / pause",
         "n, Right     one step forward",
         "b, Left      one step back",
         "Home, End    first / last step",
         "+, -         speed x2 / x0.5",
         "g 123 Enter  go to step 123 (Esc cancels)",
-        "a            next algorithm: naive, fa1, fa2",
+        a_line,                                     /* the registry's loop orders */
         "c            causal mask on / off",
         "r            restart from step 1",
         "click        details of a tile",
