@@ -172,6 +172,15 @@ typedef struct sim_loop {
     void (*counts)(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out);
     /* Tile steps of one block of heads. */
     uint64_t (*steps)(sim_chk *k, const sim_plan *p, const sim_shape *sh);
+    /* The FLOPs of one head (sim_flops), closed forms derived from its
+     * pseudocode; NULL: none counted. The convention, the same for every
+     * loop order: a multiply-add of a matrix product is 2 FLOPs (matmul);
+     * outside the products (other) one exp, log, max, add, subtract,
+     * multiply or division is 1 FLOP, a reduction over n values (rowmax,
+     * rowsum) is n and a dot product of n terms 2n; the scale 1/sqrt(d) and
+     * the mask are left out, as the papers' listings leave them. Every
+     * element of a tile the loop nest computes counts, masked or not. */
+    void (*flops)(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out);
 } sim_loop;
 
 /* ---- the registry --------------------------------------------------------- */
