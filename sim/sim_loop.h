@@ -4,8 +4,8 @@
  * Everything fasim knows about one loop order and pass lives in one file,
  * sim/algo_*.c, which exports one sim_loop: its name and titles, the shapes
  * it serves, its SRAM buffers, its loop nest, the tensors it holds in HBM,
- * its closed-form counts and tile steps, and its pseudocode with what each
- * line means to a view. sim_registry.c lists them; sim_plan_make,
+ * its closed-form counts, tile steps and FLOPs, and its pseudocode with
+ * what each line means to a view. sim_registry.c lists them; sim_plan_make,
  * sim_theory_counts, sim_run and the views ask it (sim_loop_find) and never
  * switch on which loop order they hold. Adding a loop order is one new file
  * and one line in sim_registry.c.

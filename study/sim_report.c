@@ -1089,11 +1089,10 @@ static void roofline_text(FILE *out, const sim_report *rep)
         if (sim_plan_make(SIM_FA2, &s, p1->Br, p1->Bc, SIM_PLAN_USER, &p2) == 0 &&
             sim_theory_flops(&p2, &s, &same) == 0 && f1->flops.other > 0) {
             const double saved = f1->flops.other - same.other;
-            fprintf(out, "  non-matmul FLOPs, fa2 - fa1: %+.3g with their own plans; at fa1's\n",
+            fprintf(out, "  non-matmul FLOPs, fa2 against fa1: %+.3g with their own plans;\n",
                     f2->flops.other - f1->flops.other);
-            fprintf(out, "  B_r x B_c = %lld x %lld fa2 does %.3g fewer (%.1f%%)\n",
-                    (long long)p1->Br, (long long)p1->Bc, saved,
-                    100.0 * saved / f1->flops.other);
+            fprintf(out, "  %.3g fewer (%.1f%%) with fa1's B_r x B_c = %lld x %lld\n", saved,
+                    100.0 * saved / f1->flops.other, (long long)p1->Br, (long long)p1->Bc);
         }
     }
 }

@@ -236,6 +236,11 @@ static void gpu_presets(void **state)
 
     r = ok("--N 2048 --gpu a100 --count-only");
     HAS(r.out, "M = 163 KiB (166,912 B)");
+    HAS(r.out, "  matmul FLOPs ");
+    HAS(r.out, "  non-matmul FLOPs ");
+    HAS(r.out, "shown, not charged");
+    HAS(r.out, "non-matmul FLOPs, fa2 against fa1: ");
+    HAS(r.out, " fewer (");
     HAS(r.out, "ROOFLINE on NVIDIA A100 SXM4 80GB: HBM 2,039 GB/s");
     HAS(r.out, "binds");
     HAS(r.out, "memory");
