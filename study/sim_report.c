@@ -1073,28 +1073,30 @@ static void roofline_text(FILE *out, const sim_report *rep)
     fprintf(out, "  non-matmul at %.1f TFLOP/s (fp32, no tensor cores): shown, not charged\n",
             g->fp32_flops * 1e-12);
     /* FlashAttention-2's first claim against FlashAttention (section 3.1):
-     * fewer non-matmul FLOPs, O_i divided by l_i once instead of at every
-     * tile. Each plan's B_c sets how many tiles a row meets, so the claim
-     * is about one plan: FA2's closed form on FA1's block sizes. The
-     * comparison names the two loop orders, as a claim does. */
+     * fewer non-matmul FLOPs. Forward, O_i is divided by l_i once instead
+     * of rescaled and divided at every tile; backward, D_i is computed once
+     * and P_ij needs no division. Each plan's B_c sets how many tiles a row
+     * meets, so the claim is about one plan: FA2's closed form on FA1's
+     * block sizes. The comparison names the two loop orders, as a claim
+     * does. */
     const sim_report_run *f1 = find_run(rep, SIM_FA1), *f2 = find_run(rep, SIM_FA2);
+    if (!f1 || !f2 || !f1->has_flops || !f2->has_flops || f1->flops.other <= 0)
+        return;
     sim_shape s = rep->req.sh;
+    s.run.pass = f1->pass;
+    s.run.splits = 0;
+    s.run.group = 0;
+    const sim_plan *p1 = &f1->res.plan;
     sim_plan p2;
     sim_flops same;
-    if (f1 && f2 && f1->has_flops && f2->has_flops) {
-        s.run.pass = f1->pass;
-        s.run.splits = 0;
-        s.run.group = 0;
-        const sim_plan *p1 = &f1->res.plan;
-        if (sim_plan_make(SIM_FA2, &s, p1->Br, p1->Bc, SIM_PLAN_USER, &p2) == 0 &&
-            sim_theory_flops(&p2, &s, &same) == 0 && f1->flops.other > 0) {
-            const double saved = f1->flops.other - same.other;
-            fprintf(out, "  non-matmul FLOPs, fa2 against fa1: %+.3g with their own plans;\n",
-                    f2->flops.other - f1->flops.other);
-            fprintf(out, "  %.3g fewer (%.1f%%) with fa1's B_r x B_c = %lld x %lld\n", saved,
-                    100.0 * saved / f1->flops.other, (long long)p1->Br, (long long)p1->Bc);
-        }
-    }
+    if (sim_plan_make(SIM_FA2, &s, p1->Br, p1->Bc, SIM_PLAN_USER, &p2) != 0 ||
+        sim_theory_flops(&p2, &s, &same) != 0)
+        return;
+    const double saved = f1->flops.other - same.other;
+    fprintf(out, "  non-matmul FLOPs, fa2 against fa1: %+.3g with their own plans;\n",
+            f2->flops.other - f1->flops.other);
+    fprintf(out, "  %.3g fewer (%.1f%%) with fa1's B_r x B_c = %lld x %lld\n", saved,
+            100.0 * saved / f1->flops.other, (long long)p1->Br, (long long)p1->Bc);
 }
 
 /* ERROR vs float64: O's, or in the backward dQ's, dK's and dV's. */
