@@ -165,6 +165,22 @@ static uint64_t fa1_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
     return sim_th_visited(k, sh, p->Br, p->Bc);
 }
 
+/* At every visited pair, A scores over R query rows in all
+ * (sim_th_pair_scores). Line 9: S_ij = Q_i K_j^T and line 12's P~_ij V_j,
+ * 2 d per score each. Per row of a pair (sim_loop.flops's convention):
+ * line 10, rowmax (B_c), exp(S_ij - m~) (2 B_c), rowsum (B_c); line 11,
+ * m_new (1), l_new = e^(m_i - m_new) l_i + e^(m~ - m_new) l~ (7); line 12,
+ * l_i e^(m_i - m_new) (1) times O_i (d), e^(m~ - m_new) times P~_ij V_j (d),
+ * their sum (d) and the division by l_new (d): O_i is rescaled and divided
+ * at every pair, where FA2 divides once. */
+static void fa1_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out)
+{
+    uint64_t R;
+    const double A = sim_th_pair_scores(k, p, sh, &R), d = (double)sh->d;
+    out->matmul = 4.0 * d * A;
+    out->other = 4.0 * A + (4.0 * d + 9.0) * (double)R;
+}
+
 #define STEP (SIM_VIEW_STATS | SIM_VIEW_OUT | SIM_VIEW_AFTER | SIM_VIEW_NORM_BEFORE | \
               SIM_VIEW_NORM_AFTER)
 
@@ -226,4 +242,5 @@ const sim_loop sim_loop_fa1 = {
     .run = fa1_run,
     .counts = fa1_counts,
     .steps = fa1_steps,
+    .flops = fa1_flops,
 };

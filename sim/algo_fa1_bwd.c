@@ -192,6 +192,21 @@ static uint64_t fa1_bwd_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh
     return sim_th_visited(k, sh, p->Br, p->Bc);
 }
 
+/* At every visited pair, A scores over R query rows (sim_th_pair_scores):
+ * five products of 2 d per score, line 11's S_ij = Q_i K_j^T recomputed,
+ * 16 dV_j += P_ij^T dO_i, 17 dP_ij = dO_i V_j^T, 21 dQ_i += dS_ij K_j and
+ * 22 dK_j += dS_ij^T Q_i. Per score: line 13, P_ij = exp(S_ij - m_i) / l_i
+ * (3); line 20, dS_ij = P o (dP_ij - D_i) (2). Per row of a pair: line 19,
+ * D_i = rowsum(dO_i o O_i), recomputed at every pair (2 d). */
+static void fa1_bwd_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh,
+                          sim_flops *out)
+{
+    uint64_t R;
+    const double A = sim_th_pair_scores(k, p, sh, &R), d = (double)sh->d;
+    out->matmul = 10.0 * d * A;
+    out->other = 5.0 * A + 2.0 * d * (double)R;
+}
+
 /* FlashAttention's Algorithm 4, condensed. Its dropout lines (1, 14, 15,
  * 18) are identities without dropout and stay as comments; tau = 1/sqrt(d). */
 static const sim_code_line FA1_BWD_CODE[] = {
@@ -243,4 +258,5 @@ const sim_loop sim_loop_fa1_bwd = {
     .run = fa1_bwd_run,
     .counts = fa1_bwd_counts,
     .steps = fa1_bwd_steps,
+    .flops = fa1_bwd_flops,
 };

@@ -171,6 +171,21 @@ static uint64_t fa2_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
     return sim_th_visited(k, sh, p->Br, p->Bc);
 }
 
+/* At every visited pair, A scores over R query rows in all
+ * (sim_th_pair_scores). Line 8: S_ij = Q_i K_j^T and line 10's P~_ij V_j,
+ * 2 d per score each. Per row of a pair (sim_loop.flops's convention):
+ * line 9, m_new = max(m_i, rowmax S_ij) (B_c + 1), exp(S_ij - m_new)
+ * (2 B_c), l_i = e^(m_i - m_new) l_i + rowsum P~ (B_c + 4); line 10, O_i
+ * times e^(m_i - m_new) plus P~_ij V_j (2 d). Once per query row: line 12,
+ * the division by l_i (d); line 13, L_i = m_i + log l_i (2). */
+static void fa2_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out)
+{
+    uint64_t R;
+    const double A = sim_th_pair_scores(k, p, sh, &R), d = (double)sh->d;
+    out->matmul = 4.0 * d * A;
+    out->other = 4.0 * A + (2.0 * d + 5.0) * (double)R + (d + 2.0) * (double)sh->N;
+}
+
 #define SO (SIM_VIEW_STATS | SIM_VIEW_OUT)
 #define FA2_NOTE_12                                                                      \
     "line 12: O_i = diag(l_i)^-1 O_i, line 13: L_i = m_i + log l_i; no score tile"
@@ -240,4 +255,5 @@ const sim_loop sim_loop_fa2 = {
     .run = fa2_run,
     .counts = fa2_counts,
     .steps = fa2_steps,
+    .flops = fa2_flops,
 };

@@ -212,6 +212,21 @@ static uint64_t fa2_bwd_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh
     return sim_th_add(k, sim_th_visited(k, sh, p->Br, p->Bc), (uint64_t)p->Tr);
 }
 
+/* At every visited pair, A scores over R query rows (sim_th_pair_scores):
+ * five products of 2 d per score, line 10's S_ij = Q_i K_j^T recomputed,
+ * 12 dV_j += P_ij^T dO_i, 13 dP_ij = dO_i V_j^T, 15 dQ_i += dS_ij K_j and
+ * 16 dK_j += dS_ij^T Q_i. Per score: line 11, P_ij = exp(S_ij - L_i) (2);
+ * line 14, dS_ij = P o (dP_ij - D_i) (2). Once per query row: line 4,
+ * D = rowsum(dO o O) (2 d). */
+static void fa2_bwd_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh,
+                          sim_flops *out)
+{
+    uint64_t R;
+    const double A = sim_th_pair_scores(k, p, sh, &R), d = (double)sh->d;
+    out->matmul = 10.0 * d * A;
+    out->other = 4.0 * A + 2.0 * d * (double)sh->N;
+}
+
 /* FlashAttention-2's Algorithm 2, condensed; tau = 1/sqrt(d). */
 static const sim_code_line FA2_BWD_CODE[] = {
     SIM_CODE(1, 0, "Q -> T_r blocks; K,V -> T_c"),
@@ -258,4 +273,5 @@ const sim_loop sim_loop_fa2_bwd = {
     .run = fa2_bwd_run,
     .counts = fa2_bwd_counts,
     .steps = fa2_bwd_steps,
+    .flops = fa2_bwd_flops,
 };

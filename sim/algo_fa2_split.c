@@ -203,6 +203,21 @@ static uint64_t split_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
                       sim_th_mul(k, (uint64_t)sim_run_S(&p->run), (uint64_t)p->Tr));
 }
 
+/* Phase 1 visits FA2's pairs, split by split, with FA2's arithmetic per
+ * pair (algo_fa2.c's fa2_flops), but no division: each split writes its
+ * partial unnormalised. Phase 2, per query row, S merges (ref_merge) of
+ * m = max(m_a, m_b) (1), l = e^(m_a - m) l_a + e^(m_b - m) l_b (7) and
+ * O~ likewise (3 d), then O_i = O~ / l (d) and L_i = m + log l (2). */
+static void split_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out)
+{
+    uint64_t R;
+    const double A = sim_th_pair_scores(k, p, sh, &R), d = (double)sh->d;
+    const double S = (double)sim_run_S(&p->run);
+    out->matmul = 4.0 * d * A;
+    out->other = 4.0 * A + (2.0 * d + 5.0) * (double)R +
+                 (S * (3.0 * d + 8.0) + d + 2.0) * (double)sh->N;
+}
+
 #define SO (SIM_VIEW_STATS | SIM_VIEW_OUT)
 #define BA (SIM_VIEW_BEFORE | SIM_VIEW_AFTER)
 
@@ -250,4 +265,5 @@ const sim_loop sim_loop_fa2_split = {
     .run = split_run,
     .counts = split_counts,
     .steps = split_steps,
+    .flops = split_flops,
 };

@@ -252,6 +252,19 @@ static uint64_t naive_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
     return sim_naive_steps(k, p, sh, 2);
 }
 
+/* Every score, masked or not (sim_loop.flops's convention). Lines 1 and 3:
+ * S = Q K^T and O = P V, 2 N N_k d each. Line 2 per row of N_k scores: in
+ * one pass rowmax (N_k), exp(s - m) (2 N_k), rowsum (N_k) and the division
+ * by l (N_k); in three passes over tiles the maxima (N_k), then exp(s - m)
+ * and its sum (3 N_k), then exp(s - m) again and the division (3 N_k). */
+static void naive_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out)
+{
+    (void)k;
+    const double NN = (double)sh->N * (double)sim_shape_Nk(sh);
+    out->matmul = 4.0 * (double)sh->d * NN;
+    out->other = (p->softmax_passes == 1 ? 5.0 : 7.0) * NN;
+}
+
 /* The tiles in hand at each line, outlined by a view: line 1 works on Q, K
  * and S, line 2 on S and P, line 3 on P, V and O (the statistics' rows
  * always). Its backward (algo_naive_bwd.c) outlines the same. */
@@ -298,4 +311,5 @@ const sim_loop sim_loop_naive = {
     .run = naive_run,
     .counts = naive_counts,
     .steps = naive_steps,
+    .flops = naive_flops,
 };

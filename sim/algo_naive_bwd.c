@@ -292,6 +292,20 @@ static uint64_t naive_bwd_steps(sim_chk *k, const sim_plan *p, const sim_shape *
     return sim_naive_steps(k, p, sh, 4);
 }
 
+/* Every score, masked or not. Lines 1, 2, 4, 5: dV = P^T dO, dP = dO V^T,
+ * dQ = dS K, dK = dS^T Q, 2 N N_k d each. Line 3 per score, in one pass or
+ * two alike: D = rowsum(P o dP) (a multiply and an add) and
+ * dS = P o (dP - D) (a subtract and a multiply). */
+static void naive_bwd_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh,
+                            sim_flops *out)
+{
+    (void)k;
+    (void)p;
+    const double NN = (double)sh->N * (double)sim_shape_Nk(sh);
+    out->matmul = 8.0 * (double)sh->d * NN;
+    out->other = 4.0 * NN;
+}
+
 /* FlashAttention's Algorithm 3, condensed as the forward listings;
  * tau = 1/sqrt(d). The backward keeps no running statistics for a view. */
 /* The tiles a view outlines at each line: as the forward's lines 1-3
@@ -337,4 +351,5 @@ const sim_loop sim_loop_naive_bwd = {
     .run = naive_bwd_run,
     .counts = naive_bwd_counts,
     .steps = naive_bwd_steps,
+    .flops = naive_bwd_flops,
 };

@@ -364,6 +364,25 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out);
  * of S times its passes over them). Returns 0 or -1 on overflow. */
 int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps);
 
+/* The arithmetic of a run, in FLOPs, split as a GPU splits it: the matrix
+ * products (N x N_k x d, on tensor cores) and everything else (the softmax's
+ * exp, max and sums, the rescaling of O_i, the final division; on the
+ * CUDA cores and special-function units). Doubles: N N_k d leaves 64 bits
+ * long before fasim's limits on N do, and a FLOP count needs no last unit. */
+typedef struct {
+    double matmul;       /* 2 FLOPs per multiply-add of the products */
+    double other;        /* the non-matmul FLOPs, by the convention of
+                            sim_loop.flops (sim_loop.h): 1 per exp, log, max,
+                            add, subtract, multiply or divide */
+} sim_flops;
+
+/* The FLOPs of the plan's loop order over all B H heads, each product and
+ * each element-wise operation as its loop nest does it (standard attention
+ * computes every score, masked or not; FA1 and FA2 the tiles of the block
+ * pairs they visit). Returns 0, or -1 when the loop order gives no FLOP
+ * count or its visited pairs overflow 64 bits. O(1) in N. */
+int sim_theory_flops(const sim_plan *p, const sim_shape *sh, sim_flops *out);
+
 /* Number of (i, j) block pairs with at least one unmasked score under the
  * shape's mask (all T_r T_c when not causal); UINT64_MAX on overflow. */
 uint64_t sim_theory_visited(const sim_shape *sh, int64_t Br, int64_t Bc);

@@ -4,8 +4,8 @@
  * Everything fasim knows about one loop order and pass lives in one file,
  * sim/algo_*.c, which exports one sim_loop: its name and titles, the shapes
  * it serves, its SRAM buffers, its loop nest, the tensors it holds in HBM,
- * its closed-form counts and tile steps, and its pseudocode with what each
- * line means to a view. sim_registry.c lists them; sim_plan_make,
+ * its closed-form counts, tile steps and FLOPs, and its pseudocode with
+ * what each line means to a view. sim_registry.c lists them; sim_plan_make,
  * sim_theory_counts, sim_run and the views ask it (sim_loop_find) and never
  * switch on which loop order they hold. Adding a loop order is one new file
  * and one line in sim_registry.c: the layers above go over sim_algo_count()
@@ -184,6 +184,15 @@ typedef struct sim_loop {
     void (*counts)(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out);
     /* Tile steps of one block of heads. */
     uint64_t (*steps)(sim_chk *k, const sim_plan *p, const sim_shape *sh);
+    /* The FLOPs of one head (sim_flops), closed forms derived from its
+     * pseudocode; NULL: none counted. The convention, the same for every
+     * loop order: a multiply-add of a matrix product is 2 FLOPs (matmul);
+     * outside the products (other) one exp, log, max, add, subtract,
+     * multiply or division is 1 FLOP, a reduction over n values (rowmax,
+     * rowsum) is n and a dot product of n terms 2n; the scale 1/sqrt(d) and
+     * the mask are left out, as the papers' listings leave them. Every
+     * element of a tile the loop nest computes counts, masked or not. */
+    void (*flops)(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out);
 } sim_loop;
 
 /* ---- the registry --------------------------------------------------------- */

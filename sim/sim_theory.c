@@ -99,6 +99,23 @@ uint64_t sim_th_pair_rows(chk *k, const sim_plan *p, const sim_shape *sh, uint64
     return sim_th_mul(k, Br, *V_b) - (Br - br_last) * (uint64_t)(js.hi - js.lo + 1);
 }
 
+/* Each pair (i, j) holds br_i bc_j scores: B_c per query row of the pair,
+ * less B_c - bc_last for each row of a pair with the last key block. Every
+ * query block that visits key block T_c - 1 is a full B_r but the last
+ * (which always visits it: the last query row sees the last key). */
+double sim_th_pair_scores(chk *k, const sim_plan *p, const sim_shape *sh, uint64_t *rows)
+{
+    const uint64_t N = (uint64_t)sh->N, Br = (uint64_t)p->Br, Tr = (uint64_t)p->Tr;
+    const uint64_t Bc = (uint64_t)p->Bc, Tc = (uint64_t)p->Tc;
+    const uint64_t br_last = N - (Tr - 1) * Br;
+    const uint64_t bc_last = (uint64_t)sim_shape_Nk(sh) - (Tc - 1) * Bc;
+    uint64_t V_b;
+    *rows = sim_th_pair_rows(k, p, sh, &V_b);
+    const sim_range is = sim_block_is(sh, p->Tc - 1, p->Br, p->Bc);
+    const double last_rows = (double)Br * (double)(is.hi - is.lo + 1) - (double)(Br - br_last);
+    return (double)Bc * (double)*rows - (double)(Bc - bc_last) * last_rows;
+}
+
 uint64_t sim_th_kv_skip(const sim_plan *p, const sim_shape *sh)
 {
     return (uint64_t)sim_block_js(sh, 0, p->Br, p->Bc).lo;
@@ -224,6 +241,22 @@ int sim_theory_steps(const sim_plan *p, const sim_shape *sh, uint64_t *steps)
     const uint64_t blocks = sim_th_mul(&k, (uint64_t)sim_shape_B(sh),
                                 (uint64_t)(sim_shape_H(sh) / sim_run_hq(sh, &p->run)));
     *steps = sim_th_mul(&k, l->steps(&k, p, sh), blocks);
+    return k.overflow ? -1 : 0;
+}
+
+int sim_theory_flops(const sim_plan *p, const sim_shape *sh, sim_flops *out)
+{
+    chk k = { 0 };
+    out->matmul = out->other = 0.0;
+    const sim_loop *l = sim_loop_find(p->algo, &p->run);
+    if (!l || !l->flops)
+        return -1;
+    l->flops(&k, p, sh, out);
+    /* Every query head does its own arithmetic, grouped or not: B H times
+     * the one-head count. */
+    const double heads = (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
+    out->matmul *= heads;
+    out->other *= heads;
     return k.overflow ? -1 : 0;
 }
 

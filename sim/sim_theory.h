@@ -62,6 +62,12 @@ uint64_t sim_th_visited(sim_chk *k, const sim_shape *sh, int64_t Br, int64_t Bc)
  * block the last, partial, query block visits). *V_b gets the pairs. */
 uint64_t sim_th_pair_rows(sim_chk *k, const sim_plan *p, const sim_shape *sh, uint64_t *V_b);
 
+/* Over the visited block pairs of the plan: the scores of their tiles,
+ * B_r x B_c each, trimmed to N and N_k in the last blocks (the scores FA1
+ * and FA2 compute, masked ones included). *rows gets sim_th_pair_rows. A
+ * double, as sim_flops is. */
+double sim_th_pair_scores(sim_chk *k, const sim_plan *p, const sim_shape *sh, uint64_t *rows);
+
 /* The key blocks no query sees (those before row 0's first key under a
  * window), which loops over key blocks skip. */
 uint64_t sim_th_kv_skip(const sim_plan *p, const sim_shape *sh);

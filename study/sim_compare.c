@@ -28,7 +28,7 @@ int sim_compare_check(const sim_request *req, char *err, size_t errlen)
     const char *why = NULL;
     char names[160], one[256];
     snprintf(one, sizeof one, "compare takes one loop order a side: give --algo %s "
-             "(on one side, or on both)", sim_algo_names(names, sizeof names, "or"));
+             "(on one side, or on both)", sim_algo_names(names, sizeof names, " or "));
     if (req->model)
         why = "compare takes the problem options, not --preset (give its N, d, heads "
               "and batch instead)";

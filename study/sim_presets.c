@@ -213,18 +213,19 @@ void sim_model_print_table(FILE *out)
 
 /* ---- roofline ---------------------------------------------------------- */
 
-sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,
-                                   double bytes)
+sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, sim_flops f, double bytes)
 {
     sim_roofline r;
     double peak = sim_gpu_peak_flops(g, dt);
-    r.flops = flops;
+    r.flops = f.matmul;
+    r.other_flops = f.other;
     r.bytes = bytes;
     r.t_memory = bytes / g->hbm_bytes_per_s;
-    r.t_compute = flops / peak;
+    r.t_compute = f.matmul / peak;
+    r.t_other = f.other / g->fp32_flops;
     r.memory_bound = r.t_memory >= r.t_compute;
     r.t_estimate = r.memory_bound ? r.t_memory : r.t_compute;
-    r.intensity = bytes > 0 ? flops / bytes : 0.0;
+    r.intensity = bytes > 0 ? f.matmul / bytes : 0.0;
     r.balance = peak / g->hbm_bytes_per_s;
     return r;
 }
@@ -235,24 +236,10 @@ int sim_plan_stores_scores(const sim_plan *p)
     return l && (l->hbm & 1u << SIM_S) != 0;
 }
 
-double sim_run_flops(const sim_plan *p, const sim_shape *sh)
+sim_flops sim_run_flops(const sim_plan *p, const sim_shape *sh)
 {
-    const double N = (double)sh->N, N_k = (double)sim_shape_Nk(sh), d = (double)sh->d;
-    const double heads = (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
-    if (sim_plan_stores_scores(p) || !sh->causal)
-        return heads * 4.0 * d * N * N_k;
-    /* Masked FA1/FA2: row block i computes the tiles of the key blocks
-     * j_lo .. j_hi it visits (sim_block_js), keys trimmed to N_k at the end.
-     * One pass over the T_r row blocks. */
-    const int64_t Nk = sim_shape_Nk(sh);
-    double scores = 0.0;
-    for (int64_t i = 0; i < p->Tr; i++) {
-        int64_t r0 = i * p->Br;
-        int64_t r1 = r0 + p->Br < sh->N ? r0 + p->Br : sh->N;
-        sim_range js = sim_block_js(sh, i, p->Br, p->Bc);
-        int64_t k1 = (js.hi + 1) * p->Bc < Nk ? (js.hi + 1) * p->Bc : Nk;
-        int64_t keys = js.hi >= js.lo ? k1 - js.lo * p->Bc : 0;
-        scores += (double)(r1 - r0) * (double)keys;
-    }
-    return heads * 4.0 * d * scores;
+    sim_flops f;
+    if (sim_theory_flops(p, sh, &f) != 0)
+        f.matmul = f.other = 0.0;
+    return f;
 }

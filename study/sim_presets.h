@@ -83,26 +83,38 @@ void sim_model_print_table(FILE *out);
 
 /* ---- roofline ---------------------------------------------------------- */
 
+/* The estimate charges the matmul FLOPs at the peak (tensor cores for fp16
+ * and bf16). The non-matmul FLOPs (exp, max, sums, rescaling, division) run
+ * on the CUDA cores: their time at the fp32 rate is shown beside, not added
+ * to the estimate, which stays the classic two-ceiling bound. At that rate a
+ * non-matmul FLOP costs peak / fp32 rate matmul FLOPs (16 on A100:
+ * FlashAttention-2, section 3.1, from the same 312 and 19.5 TFLOP/s), and
+ * exp is slower still on the special-function units, so t_other is itself
+ * a lower bound on that work. */
 typedef struct {
-    double flops;                 /* arithmetic of the run */
+    double flops;                 /* matmul FLOPs of the run (sim_flops.matmul) */
+    double other_flops;           /* its non-matmul FLOPs (sim_flops.other) */
     double bytes;                 /* HBM bytes of the run */
     double t_memory;              /* s: bytes / bandwidth */
     double t_compute;             /* s: flops / peak */
-    double t_estimate;            /* s: the larger of the two */
+    double t_other;               /* s: other_flops / fp32 rate; not charged */
+    double t_estimate;            /* s: the larger of t_memory and t_compute */
     int memory_bound;             /* 1 when t_memory >= t_compute */
-    double intensity;             /* flops per HBM byte */
+    double intensity;             /* matmul flops per HBM byte */
     double balance;               /* the GPU's peak / bandwidth, flops per byte */
 } sim_roofline;
 
-sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, double flops,
-                                   double bytes);
+sim_roofline sim_roofline_estimate(const sim_gpu *g, sim_dtype dt, sim_flops f, double bytes);
 
-/* The arithmetic the roofline charges to a run of plan p: 4 d flops per score
- * computed (Q K^T and P V, 2 flops per multiply-add each). Standard attention
- * computes all N^2 scores, masked or not; FA1 and FA2 compute the B_r x B_c
- * tiles of the blocks they visit (skipping fully masked ones when causal),
- * trimmed to N at the edges. Softmax and rescaling are not counted. */
-double sim_run_flops(const sim_plan *p, const sim_shape *sh);
+/* The arithmetic of a run of plan p: its loop order's closed forms
+ * (sim_theory_flops) over the batch's heads, as that pass and loop order
+ * do it. Matmul: 4 d per score computed forward (Q K^T and P V), 8 d in
+ * standard attention's backward (four products) and 10 d in FA1's and
+ * FA2's (a fifth: S recomputed); standard attention computes all N N_k
+ * scores, masked or not, FA1 and FA2 the B_r x B_c tiles of the blocks they
+ * visit (skipping fully masked ones), trimmed to N and N_k at the edges.
+ * Zero when the loop order gives no count. */
+sim_flops sim_run_flops(const sim_plan *p, const sim_shape *sh);
 
 /* 1 when plan p's loop order holds S in HBM (its descriptor's hbm): it
  * computes and writes every score, masked or not, in whole rows; else 0. */

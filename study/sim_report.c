@@ -35,6 +35,7 @@ static void set_theory(sim_report_run *r, const sim_plan *p, const sim_shape *sh
 {
     sim_theory_counts(p, sh, &r->theory);
     r->theory_matches = sim_counts_equal(&r->theory, &r->res.counts);
+    r->has_flops = sim_theory_flops(p, sh, &r->flops) == 0;
     if (p->run.page > 0) {
         sim_plan flat = *p;
         flat.run.page = 0;
@@ -1030,7 +1031,18 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
     fputc('\n', out);
 }
 
-/* ROOFLINE on the --gpu preset: a lower bound on each run's time. */
+/* The run of algo a in rep (one pass's view), unsplit; NULL if none. */
+static const sim_report_run *find_run(const sim_report *rep, sim_algo a)
+{
+    for (int k = 0; k < rep->nruns; k++)
+        if (rep->runs[k].algo == a && rep->runs[k].splits <= 1)
+            return &rep->runs[k];
+    return NULL;
+}
+
+/* ROOFLINE on the --gpu preset: a lower bound on each run's time, from its
+ * matmul FLOPs at the peak; the non-matmul FLOPs' time at the fp32 rate
+ * beside it, not charged (sim_presets.h says why). */
 static void roofline_text(FILE *out, const sim_report *rep)
 {
     const sim_dtype dt = rep->req.sh.dtype;
@@ -1041,19 +1053,21 @@ static void roofline_text(FILE *out, const sim_report *rep)
             dt == SIM_FP32 ? "fp32" : "fp16/bf16 dense", sim_gpu_peak_flops(g, dt) * 1e-12);
     fprintf(out, "a lower bound on time: the whole GPU at peak rate and full bandwidth\n");
     runs_header(out, rep, "  estimate");
-    static const char *const rows[] = { "FLOPs, 4d per score", "HBM time, bytes/BW",
-                                        "math time, FLOPs/pk", "estimate, the larger",
-                                        "binds", "FLOP per HBM byte" };
-    for (int q = 0; q < 6; q++) {
+    static const char *const rows[] = { "matmul FLOPs", "non-matmul FLOPs",
+                                        "HBM time, bytes/BW", "matmul time, /peak",
+                                        "estimate, the larger", "binds",
+                                        "FLOP per HBM byte", "non-matmul, fp32 pk" };
+    for (int q = 0; q < 8; q++) {
         row_label(out, rows[q]);
         for (int k = 0; k < rep->nruns; k++) {
             const sim_roofline *rf = &rep->runs[k].roof;
-            double t = q == 1 ? rf->t_memory : q == 2 ? rf->t_compute : rf->t_estimate;
-            if (q == 0)
-                snprintf(b1, sizeof b1, "%.3g", rf->flops);
-            else if (q == 4)
-                snprintf(b1, sizeof b1, "%s", rf->memory_bound ? "memory" : "compute");
+            double t = q == 2 ? rf->t_memory : q == 3 ? rf->t_compute
+                     : q == 7 ? rf->t_other : rf->t_estimate;
+            if (q == 0 || q == 1)
+                snprintf(b1, sizeof b1, "%.3g", q == 0 ? rf->flops : rf->other_flops);
             else if (q == 5)
+                snprintf(b1, sizeof b1, "%s", rf->memory_bound ? "memory" : "compute");
+            else if (q == 6)
                 snprintf(b1, sizeof b1, "%.1f", rf->intensity);
             else if (t >= 1.0)
                 snprintf(b1, sizeof b1, "%.3g s", t);
@@ -1067,6 +1081,34 @@ static void roofline_text(FILE *out, const sim_report *rep)
     }
     fprintf(out, "  the GPU's balance: %.0f FLOP per byte; a run below it is memory-bound\n",
             rep->runs[0].roof.balance);
+    fprintf(out, "  non-matmul at %.1f TFLOP/s (fp32, no tensor cores): shown, not charged\n",
+            g->fp32_flops * 1e-12);
+    /* FlashAttention-2's first claim against FlashAttention (section 3.1):
+     * fewer non-matmul FLOPs. Forward, O_i is divided by l_i once instead
+     * of rescaled and divided at every tile; backward, D_i is computed once
+     * and P_ij needs no division. Each plan's B_c sets how many tiles a row
+     * meets, so the claim is about one plan: FA2's closed form on FA1's
+     * block sizes. The comparison names the two loop orders, as a claim
+     * does. */
+    const sim_report_run *f1 = find_run(rep, SIM_FA1), *f2 = find_run(rep, SIM_FA2);
+    if (!f1 || !f2 || !f1->has_flops || !f2->has_flops || f1->flops.other <= 0)
+        return;
+    const sim_shape *s = &rep->req.sh;
+    sim_run_opts run = rep->req.run;
+    run.pass = f1->pass;
+    run.splits = 0;
+    run.group = 0;
+    const sim_plan *p1 = &f1->res.plan;
+    sim_plan p2;
+    sim_flops same;
+    if (sim_plan_make(SIM_FA2, s, &run, p1->Br, p1->Bc, SIM_PLAN_USER, &p2) != 0 ||
+        sim_theory_flops(&p2, s, &same) != 0)
+        return;
+    const double saved = f1->flops.other - same.other;
+    fprintf(out, "  non-matmul FLOPs, fa2 against fa1: %+.3g with their own plans;\n",
+            f2->flops.other - f1->flops.other);
+    fprintf(out, "  %.3g fewer (%.1f%%) with fa1's B_r x B_c = %lld x %lld\n", saved,
+            100.0 * saved / f1->flops.other, (long long)p1->Br, (long long)p1->Bc);
 }
 
 /* ERROR vs float64: O's, or in the backward dQ's, dK's and dV's. */
@@ -1515,6 +1557,8 @@ void sim_report_json_roofline(sim_json *w, const char *key, const sim_roofline *
     sim_json_str(w, "bound", rf->memory_bound ? "memory" : "compute");
     sim_json_num(w, "intensity", rf->intensity);
     sim_json_num(w, "balance", rf->balance);
+    sim_json_num(w, "nonmatmul_flops", rf->other_flops);
+    sim_json_num(w, "nonmatmul_s", rf->t_other);
     sim_json_end(w);
 }
 
@@ -1529,6 +1573,13 @@ static void json_run(sim_json *w, const sim_report *rep, const sim_report_run *r
     sim_json_int(w, "splits", r->splits > 1 ? r->splits : 1);
     json_plan(w, r);
     sim_json_uint(w, "steps", r->res.steps);
+    if (r->has_flops) {
+        sim_json_obj(w, "flops");
+        sim_json_num(w, "matmul", r->flops.matmul);
+        sim_json_num(w, "nonmatmul", r->flops.other);
+        sim_json_num(w, "total", r->flops.matmul + r->flops.other);
+        sim_json_end(w);
+    }
     json_traffic(w, rep, r);
     if (r->has_error && r->pass == SIM_FWD) {
         json_error(w, "error", &r->err);

@@ -65,6 +65,8 @@ typedef struct {
     ref_error grad_err[3];          /* backward: dQ, dK, dV against the oracle's */
     double seconds;                 /* wall time of the run */
     sim_roofline roof;              /* when req.gpu: the roofline estimate */
+    int has_flops;                  /* the loop order gives its FLOPs: */
+    sim_flops flops;                /* sim_theory_flops of the run's plan */
 } sim_report_run;
 
 typedef struct {
@@ -111,8 +113,9 @@ void sim_report_json(FILE *out, const sim_report *rep);
  * object with sim_json_end and ends the line. */
 void sim_report_json_begin(sim_json *w, FILE *out);
 
-/* The roofline estimate as the JSON member key: flops, memory_s, compute_s,
- * estimate_s, bound, intensity, balance. The report's runs and the sweep's
+/* The roofline estimate as the JSON member key: flops (matmul), memory_s,
+ * compute_s, estimate_s, bound, intensity, balance, nonmatmul_flops,
+ * nonmatmul_s. The report's runs and the sweep's
  * points write it alike. */
 void sim_report_json_roofline(sim_json *w, const char *key, const sim_roofline *rf);
 

@@ -266,9 +266,10 @@ static void fill_run(sim_sweep_entry *r, sim_algo algo, const sim_shape *sh,
     r->elems = sim_counts_elems(&m->counts);
     r->capped = sim_reread_block(algo, m->plan.Br, m->plan.Bc) >= sh->N;
     r->softmax_passes = m->plan.softmax_passes;
-    r->flops = sim_run_flops(&m->plan, sh);
+    const sim_flops f = sim_run_flops(&m->plan, sh);
+    r->flops = f.matmul;
     if (gpu)
-        r->roof = sim_roofline_estimate(gpu, sh->dtype, r->flops, (double)r->bytes);
+        r->roof = sim_roofline_estimate(gpu, sh->dtype, f, (double)r->bytes);
 }
 
 static const char *shape_text(char *buf, size_t len, const sim_shape *sh)

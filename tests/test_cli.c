@@ -1898,7 +1898,8 @@ static void test_compare(void **state)
     static const struct { const char *args[8]; const char *key; } bad[] = {
         { { "compare", "--N", "256" }, "with 'vs'" },
         { { "compare", "vs", "--N", "256", "vs" }, "'vs' once" },
-        { { "compare", "--algo", "all", "vs" }, "one loop order a side" },
+        { { "compare", "--algo", "all", "vs" }, "one loop order a side: give --algo naive, "
+                                                 "fa1 or fa2" },
         { { "compare", "vs", "--pass", "both" }, "side B: compare takes one pass" },
         { { "compare", "--preset", "gpt2-small", "vs" }, "not --preset" },
         { { "compare", "--algo", "fa2", "vs", "--out", "x.npy" }, "--out is the report's" },

@@ -242,6 +242,11 @@ static void gpu_presets(void **state)
 
     r = ok("--N 2048 --gpu a100 --count-only");
     HAS(r.out, "M = 163 KiB (166,912 B)");
+    HAS(r.out, "  matmul FLOPs ");
+    HAS(r.out, "  non-matmul FLOPs ");
+    HAS(r.out, "shown, not charged");
+    HAS(r.out, "non-matmul FLOPs, fa2 against fa1: ");
+    HAS(r.out, " fewer (");
     HAS(r.out, "ROOFLINE on NVIDIA A100 SXM4 80GB: HBM 2,039 GB/s");
     HAS(r.out, "binds");
     HAS(r.out, "memory");
@@ -254,6 +259,24 @@ static void gpu_presets(void **state)
     HAS(r.out, "\"gpu\":\"h100\"");
     HAS(r.out, "\"roofline\":{\"flops\":");
     HAS(r.out, "\"bound\":\"");
+    su_free(&r);
+
+    /* the backward's matmul FLOPs, N = 256, d = 64: four products of
+     * 2 N^2 d for standard attention, five for FA1 and FA2 (S recomputed);
+     * each run also gives its FLOPs, matmul and not, without --gpu */
+    r = ok("--N 256 --d 64 --pass bwd --gpu a100 --count-only --json");
+    assert_true(su_json_valid(r.out));
+    const char *naive = strstr(r.out, "\"algo\":\"naive\"");
+    const char *fa1 = strstr(r.out, "\"algo\":\"fa1\"");
+    assert_non_null(naive);
+    assert_non_null(fa1);
+    assert_non_null(strstr(naive, "\"roofline\":{\"flops\":33554432,"));
+    assert_true(strstr(naive, "\"roofline\":{\"flops\":33554432,") < fa1);
+    assert_non_null(strstr(fa1, "\"roofline\":{\"flops\":41943040,"));
+    assert_non_null(strstr(r.out, "\"nonmatmul_s\":"));
+    su_free(&r);
+    r = ok("--N 256 --d 64 --pass bwd --algo fa2 --count-only --json");
+    HAS(r.out, "\"flops\":{\"matmul\":41943040,\"nonmatmul\":");
     su_free(&r);
 
     /* without --gpu: no roofline */

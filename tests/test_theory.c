@@ -19,23 +19,8 @@
 #include <string.h>
 
 #include "sim.h"
+#include "mask_util.h"
 #include "test_util.h"
-
-static int64_t min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
-/* Is key c visible to query row r? Written from the definition (the queries
- * are the last N positions of the N_k keys; causal: c <= r + off; a window W
- * also c > r + off - W), not from sim.h's interval arithmetic. */
-static int visible(const sim_shape *sh, int64_t r, int64_t c)
-{
-    const int64_t Nk = sh->Nk ? sh->Nk : sh->N, off = Nk - sh->N;
-    if (!sh->causal)
-        return 1;
-    return c <= r + off && (sh->window == 0 || c > r + off - sh->window);
-}
 
 /* Is block pair (i, j) visited: some row r of block i sees some key c of
  * block j. Row by row: row r's keys are the interval up to r + off. */
