@@ -291,8 +291,9 @@ static void test_sram_phases(void **state)
 /* ---- statistics ------------------------------------------------------------------ */
 
 /* FA2: replay Algorithm 1 for one row block with ref_tile.h and compare m_i,
- * l_i, alpha and the changed flags of every line-9 step, and at line 12 the
- * final m, l; at line 14 L, which must also equal the simulator's output. */
+ * l_i, alpha and the changed flags of every line-9 step, at lines 12 and 13
+ * the final m, l and L; at line 15 L, which must also equal the simulator's
+ * output. */
 static void check_fa2_stats(int64_t N, int64_t d, int64_t B, int causal)
 {
     viz_config c = small_cfg(SIM_FA2, N, d, B, causal);
@@ -340,14 +341,29 @@ static void check_fa2_stats(int64_t N, int64_t d, int64_t B, int causal)
                 changes += s->changed[r];
             }
         }
-        /* Line 12: before = the final m_i, l_i of the block; after, m_i holds
-         * L_i = m_i + log l_i (line 13). */
+        /* Line 12 divides O_i by l_i and leaves the final m_i, l_i of the
+         * block; line 13 turns m_i into L_i = m_i + log l_i. */
         uint64_t k;
         assert_int_equal(viz_model_find_step(m, 0, 12, i, -1, &k), 0);
         viz_model_seek(m, k);
         const viz_stats *s = &viz_model_state(m)->stats;
         assert_false(s->m_is_L_before);
+        assert_false(s->m_is_L_after);
+        assert_false(s->out_normalised_before);
+        assert_true(s->out_normalised);
+        assert_false(s->alpha_shown);
+        for (int64_t r = 0; r < br; r++) {
+            assert_memory_equal(&s->m_old[r], &mm[r], sizeof(float));
+            assert_memory_equal(&s->l_old[r], &ll[r], sizeof(float));
+            assert_memory_equal(&s->m_new[r], &mm[r], sizeof(float));
+            assert_memory_equal(&s->l_new[r], &ll[r], sizeof(float));
+        }
+        assert_int_equal(viz_model_find_step(m, 0, 13, i, -1, &k), 0);
+        viz_model_seek(m, k);
+        s = &viz_model_state(m)->stats;
+        assert_false(s->m_is_L_before);
         assert_true(s->m_is_L_after);
+        assert_true(s->out_normalised_before && s->out_normalised);
         assert_false(s->alpha_shown);
         for (int64_t r = 0; r < br; r++) {
             float L = ref_lse(mm[r], ll[r]);
