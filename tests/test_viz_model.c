@@ -887,6 +887,41 @@ static void test_values_change_on_their_lines(void **state)
  * and before lines 10 and 12 the O row is the same sum over key blocks
  * 1 .. j - 1 (0 before the first). fp32 inputs and outputs, so that only
  * the arithmetic differs. */
+/* Float64 over the keys k < upto that query row q sees (k <= q under the
+ * causal mask), s_k = q . k_k / sqrt(d): their largest score (-inf for
+ * none), sum_k e^(s_k - mx), and per column x < d <= 8 of V
+ * o[x] = sum_k e^(s_k - mx) v_kx and bound[x] = sum_k e^(s_k - mx) |v_kx|. */
+typedef struct {
+    double mx, sum, o[8], bound[8];
+} partial64;
+
+static partial64 partial_sum64(const float *Q, const float *K, const float *V, int64_t d,
+                               int64_t q, int64_t upto, int causal)
+{
+    partial64 p;
+    memset(&p, 0, sizeof p);
+    p.mx = -INFINITY;
+    double sc[64];
+    const int64_t n = causal && q + 1 < upto ? q + 1 : upto;
+    assert_true(n <= 64 && d <= 8);
+    for (int64_t k = 0; k < n; k++) {
+        double dot = 0.0;
+        for (int64_t x = 0; x < d; x++)
+            dot += (double)Q[q * d + x] * K[k * d + x];
+        sc[k] = dot / sqrt((double)d);
+        p.mx = fmax(p.mx, sc[k]);
+    }
+    for (int64_t k = 0; k < n; k++) {
+        const double e = exp(sc[k] - p.mx);
+        p.sum += e;
+        for (int64_t x = 0; x < d; x++) {
+            p.o[x] += e * V[k * d + x];
+            p.bound[x] += e * fabs(V[k * d + x]);
+        }
+    }
+    return p;
+}
+
 static void check_partial_sums(sim_algo algo, int causal)
 {
     const int64_t N = 40, d = 8, row = 3;
@@ -915,26 +950,13 @@ static void check_partial_sums(sim_algo algo, int causal)
             const viz_stats *s = &viz_model_state(m)->stats;
             assert_true(s->after_valid && s->nrows == (int)(N - r0 < 16 ? N - r0 : 16));
             for (int r = 0; r < s->nrows; r++) {
-                const int64_t q = r0 + r;
-                double mx = -INFINITY, sum = 0.0;
-                for (int64_t k = 0; k < keys && (!causal || k <= q); k++) {
-                    double dot = 0.0;
-                    for (int64_t x = 0; x < d; x++)
-                        dot += (double)Q[q * d + x] * K[k * d + x];
-                    mx = fmax(mx, dot / sqrt((double)d));
-                }
-                for (int64_t k = 0; k < keys && (!causal || k <= q); k++) {
-                    double dot = 0.0;
-                    for (int64_t x = 0; x < d; x++)
-                        dot += (double)Q[q * d + x] * K[k * d + x];
-                    sum += exp(dot / sqrt((double)d) - mx);
-                }
-                if (mx == -INFINITY) {
+                const partial64 p = partial_sum64(Q, K, V, d, r0 + r, keys, causal);
+                if (p.mx == -INFINITY) {
                     assert_true(s->m_new[r] == -REF_INF && s->l_new[r] == 0.0f);
                     continue;
                 }
-                assert_true(fabs(s->m_new[r] - mx) <= 1e-6 * fmax(1.0, fabs(mx)));
-                assert_true(fabs(s->l_new[r] - sum) <= 1e-5 * sum);
+                assert_true(fabs(s->m_new[r] - p.mx) <= 1e-6 * fmax(1.0, fabs(p.mx)));
+                assert_true(fabs(s->l_new[r] - p.sum) <= 1e-5 * p.sum);
             }
             const int64_t q = r0 + row;
             if (q >= N)
@@ -944,29 +966,14 @@ static void check_partial_sums(sim_algo algo, int causal)
             assert_true(s->out_shown && s->before_valid && s->after_valid && s->out_cols == d);
             /* Before the line: key blocks 1 .. j - 1; after it: 1 .. j. */
             for (int side = 0; side < 2; side++) {
-                const int64_t upto = side ? keys : keys_before;
-                double mx = -INFINITY, o[8] = { 0 }, bound[8] = { 0 }, sum = 0.0;
-                double sc[40];
-                for (int64_t k = 0; k < upto && (!causal || k <= q); k++) {
-                    double dot = 0.0;
-                    for (int64_t x = 0; x < d; x++)
-                        dot += (double)Q[q * d + x] * K[k * d + x];
-                    sc[k] = dot / sqrt((double)d);
-                    mx = fmax(mx, sc[k]);
-                }
-                for (int64_t k = 0; k < upto && (!causal || k <= q); k++) {
-                    const double p = exp(sc[k] - mx);
-                    sum += p;
-                    for (int64_t x = 0; x < d; x++) {
-                        o[x] += p * V[k * d + x];
-                        bound[x] += p * fabs(V[k * d + x]);
-                    }
-                }
+                const partial64 p =
+                    partial_sum64(Q, K, V, d, q, side ? keys : keys_before, causal);
                 const float *got = side ? s->out_new : s->out_old;
                 for (int64_t x = 0; x < d; x++) {
-                    const double want = sum == 0.0 ? 0.0 : algo == SIM_FA2 ? o[x] : o[x] / sum;
-                    const double scale = algo == SIM_FA2 ? bound[x] : bound[x] / sum;
-                    const double tol = sum == 0.0 ? 0.0 : 1e-5 * scale + 1e-7;
+                    /* FA2's O_i is unnormalised until line 12; FA1's is not. */
+                    const double div = algo == SIM_FA2 || p.sum == 0.0 ? 1.0 : p.sum;
+                    const double want = p.o[x] / div;
+                    const double tol = p.sum == 0.0 ? 0.0 : 1e-5 * p.bound[x] / div + 1e-7;
                     if (!(fabs(got[x] - want) <= tol))
                         fail_msg("%s%s: O row %lld %s line %d of (i, j) = (%lld, %lld), col "
                                  "%lld: %.9g, float64 %.9g", algo == SIM_FA2 ? "fa2" : "fa1",
