@@ -372,21 +372,56 @@ typedef struct {
     float l_new;    /* the new sum; 0 while nothing unmasked has been seen */
 } ref_fa1_weights;
 
+/* Line 10 for one row: s <- P~ = exp(s - m~), *l_t <- l~ = rowsum(P~);
+ * returns m~ = rowmax(s). */
+REF_HD static inline float ref_fa1_block_row(float *s, int bc, float *l_t)
+{
+    float m_t = ref_row_max(s, bc);
+    *l_t = ref_exp_shift_sum(s, bc, m_t);
+    return m_t;
+}
+
+/* Line 11 for one row, from its statistics so far (m, l) and the block's
+ * (m~, l~): *m_new <- max(m, m~), and the weights line 12 applies, l_new
+ * among them. A pure function of its arguments: line 12 may call it again
+ * for the same bits. */
+REF_HD static inline ref_fa1_weights ref_fa1_weights_row(float m, float l, float m_t,
+                                                         float l_t, float *m_new)
+{
+    ref_fa1_weights w;
+    float mn = m_t > m ? m_t : m;
+    float sh = ref_shift(mn);
+    float a = ref_exp(m - sh);
+    w.b = ref_exp(m_t - sh);
+    w.l_new = fmaf(w.b, l_t, a * l);
+    w.la = l * a;
+    *m_new = mn;
+    return w;
+}
+
+/* Line 12 for one row: o <- (la o + b P~ V_j) / l_new, p = P~ (bc) and V_j
+ * (bc, d); o stays 0 while nothing unmasked has been seen (l_new = 0). */
+REF_HD static inline void ref_fa1_out_row(float *o, int d, ref_fa1_weights w, const float *p,
+                                          const float *V_j, int bc)
+{
+    if (w.l_new == 0.0f)
+        return;
+    for (int c = 0; c < d; c++) {
+        float pv = 0.0f;
+        for (int k = 0; k < bc; k++)
+            pv = fmaf(p[k], V_j[(int64_t)k * d + c], pv);
+        o[c] = fmaf(w.b, pv, w.la * o[c]) / w.l_new;
+    }
+}
+
 /* Lines 10-11 for one row: s <- P~, *m <- m_new, *l <- l_new, and the
  * weights line 12 applies. Shared by ref_fa1_step_row and the kernels,
  * which read V_j from their own tile storage. */
 REF_HD static inline ref_fa1_weights ref_fa1_stats_row(float *s, int bc, float *m, float *l)
 {
-    ref_fa1_weights w;
-    float m_t = ref_row_max(s, bc);                        /* line 10 */
-    float l_t = ref_exp_shift_sum(s, bc, m_t);
-    float m_new = m_t > *m ? m_t : *m;                     /* line 11 */
-    float sh = ref_shift(m_new);
-    float a = ref_exp(*m - sh);
-    w.b = ref_exp(m_t - sh);
-    w.l_new = fmaf(w.b, l_t, a * *l);
-    w.la = *l * a;
-    *m = m_new;
+    float l_t;
+    float m_t = ref_fa1_block_row(s, bc, &l_t);
+    ref_fa1_weights w = ref_fa1_weights_row(*m, *l, m_t, l_t, m);
     *l = w.l_new;
     return w;
 }
@@ -395,15 +430,7 @@ REF_HD static inline void ref_fa1_step_row(float *s, int bc, const float *V_j,
                                            int d, float *o, float *m, float *l)
 {
     ref_fa1_weights w = ref_fa1_stats_row(s, bc, m, l);
-    float b = w.b, la = w.la, l_new = w.l_new;
-    if (l_new == 0.0f)                  /* nothing unmasked seen yet: O stays 0 */
-        d = 0;
-    for (int c = 0; c < d; c++) {                          /* line 12 */
-        float pv = 0.0f;
-        for (int k = 0; k < bc; k++)
-            pv = fmaf(s[k], V_j[(int64_t)k * d + c], pv);
-        o[c] = fmaf(b, pv, la * o[c]) / l_new;
-    }
+    ref_fa1_out_row(o, d, w, s, V_j, bc);                   /* line 12 */
 }
 
 /*

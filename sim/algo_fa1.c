@@ -31,10 +31,43 @@ enum {
     FA1_L8_LOAD_QOLM = 8,
     FA1_L9_SCORES = 9,
     FA1_L10_BLOCK_STATS = 10,
+    FA1_L11_NEW_STATS = 11,
     FA1_L12_WRITE_O = 12,
     FA1_L13_WRITE_LM = 13,
     FA1_L16_RETURN = 16
 };
+
+/* Line 10, row by row: m~_ij = rowmax(S_ij), S_ij <- P~_ij = exp(S_ij - m~_ij),
+ * l~_ij = rowsum(P~_ij). */
+static void fa1_line10(float *S_ij, float *mt_ij, float *lt_ij, int64_t br, int64_t bc)
+{
+    for (int64_t r = 0; r < br; r++)
+        mt_ij[r] = ref_fa1_block_row(S_ij + r * bc, (int)bc, &lt_ij[r]);
+}
+
+/* Line 11, row by row: m_new = max(m_i, m~_ij),
+ * l_new = e^(m_i - m_new) l_i + e^(m~_ij - m_new) l~_ij; m_i, l_i unchanged. */
+static void fa1_line11(const float *m_i, const float *l_i, const float *mt_ij,
+                       const float *lt_ij, float *m_new, float *l_new, int64_t br)
+{
+    for (int64_t r = 0; r < br; r++)
+        l_new[r] = ref_fa1_weights_row(m_i[r], l_i[r], mt_ij[r], lt_ij[r], &m_new[r]).l_new;
+}
+
+/* Line 12, row by row: O_i <- diag(l_new)^-1 (diag(l_i) e^(m_i - m_new) O_i
+ * + e^(m~_ij - m_new) P~_ij V_j), the weights those of line 11 (recomputed
+ * from the same values, so the same bits). */
+static void fa1_line12(const float *P_ij, const float *V_j, float *O_i, const float *m_i,
+                       const float *l_i, const float *mt_ij, const float *lt_ij, int64_t br,
+                       int64_t bc, int64_t d)
+{
+    for (int64_t r = 0; r < br; r++) {
+        float m_new;
+        const ref_fa1_weights w =
+            ref_fa1_weights_row(m_i[r], l_i[r], mt_ij[r], lt_ij[r], &m_new);
+        ref_fa1_out_row(O_i + r * d, (int)d, w, P_ij + r * bc, V_j, (int)bc);
+    }
+}
 
 static int fa1_run(sim_hier *h, const sim_plan *p)
 {
@@ -48,13 +81,12 @@ static int fa1_run(sim_hier *h, const sim_plan *p)
     float *S_ij = sim_sram_take(h, p, 1, SIM_BUF_S_ij);
     float *m_i = sim_sram_take(h, p, 1, SIM_BUF_m_i);
     float *l_i = sim_sram_take(h, p, 1, SIM_BUF_l_i);
-    /* m~_ij, l~_ij, m_new, l_new: the paper's on-chip vectors of lines 10-11.
-     * ref_fa1_step_row computes them one row at a time, so their storage is
-     * reserved (and charged) but the values pass through registers. */
-    (void)sim_sram_take(h, p, 1, SIM_BUF_mt_ij);
-    (void)sim_sram_take(h, p, 1, SIM_BUF_lt_ij);
-    (void)sim_sram_take(h, p, 1, SIM_BUF_m_new);
-    (void)sim_sram_take(h, p, 1, SIM_BUF_l_new);
+    /* m~_ij, l~_ij, m_new, l_new: the paper's on-chip vectors of lines 10-11;
+     * m_i, l_i take the new values at line 13. */
+    float *mt_ij = sim_sram_take(h, p, 1, SIM_BUF_mt_ij);
+    float *lt_ij = sim_sram_take(h, p, 1, SIM_BUF_lt_ij);
+    float *m_new = sim_sram_take(h, p, 1, SIM_BUF_m_new);
+    float *l_new = sim_sram_take(h, p, 1, SIM_BUF_l_new);
     if (h->failed)
         return -1;
 
@@ -97,15 +129,21 @@ static int fa1_run(sim_hier *h, const sim_plan *p)
                 sim_mask_tile(h, S_ij, br, bc, r0, c0);
             }
             sim_at(h, FA1_L10_BLOCK_STATS, i, j);
-            if (h->compute) {                                    /* 10, 11, 12 */
-                for (int64_t r = 0; r < br; r++)
-                    ref_fa1_step_row(S_ij + r * bc, (int)bc, V_j, (int)d,
-                                     O_i + r * d, &m_i[r], &l_i[r]);
-            }
+            if (h->compute)                                      /* 10 */
+                fa1_line10(S_ij, mt_ij, lt_ij, br, bc);
+            sim_at(h, FA1_L11_NEW_STATS, i, j);
+            if (h->compute)                                      /* 11 */
+                fa1_line11(m_i, l_i, mt_ij, lt_ij, m_new, l_new, br);
             sim_at(h, FA1_L12_WRITE_O, i, j);
-            sim_store(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);       /* 12 */
+            if (h->compute)                                      /* 12 */
+                fa1_line12(S_ij, V_j, O_i, m_i, l_i, mt_ij, lt_ij, br, bc, d);
+            sim_store(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
             sim_at(h, FA1_L13_WRITE_LM, i, j);
-            sim_store(h, SIM_l, SIM_BUF_l_i, l_i, r0, 0, br, 1);       /* 13 */
+            if (h->compute) {                                    /* 13 */
+                memcpy(l_i, l_new, (size_t)br * sizeof *l_i);
+                memcpy(m_i, m_new, (size_t)br * sizeof *m_i);
+            }
+            sim_store(h, SIM_l, SIM_BUF_l_i, l_i, r0, 0, br, 1);
             sim_store(h, SIM_m, SIM_BUF_m_i, m_i, r0, 0, br, 1);
         }                                                        /* 14 */
     }                                                            /* 15 */
@@ -185,8 +223,10 @@ static void fa1_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_fl
               SIM_VIEW_NORM_AFTER)
 
 /* Condensed as FA2's listing (algo_fa2.c). The view flags: 8 loads block
- * i's values from HBM; 9-13 update them (FA1 keeps O normalised). A heat map
- * shows S_ij at 9 and P~_ij against the block's own maximum at 10-13. */
+ * i's values from HBM; 9-13 work on them: 10 and 11 compute m~, l~, m_new,
+ * l_new beside m_i, l_i, 12 writes the new O_i (FA1 keeps O normalised) and
+ * 13 the new l_i, m_i. A heat map shows S_ij at 9 and P~_ij against the
+ * block's own maximum at 10-13. */
 static const sim_code_line FA1_CODE[] = {
     SIM_CODE(1, 0, "B_c = ceil(M/4d),"),
     SIM_CODE(0, 0, "B_r = min(ceil(M/4d), d)"),
@@ -206,8 +246,8 @@ static const sim_code_line FA1_CODE[] = {
       SIM_HEAT_P_BLOCK, NULL, 0 },
     SIM_CODE(0, 2, "P~ = exp(S_ij - m~)"),
     SIM_CODE(0, 2, "l~ = rowsum(P~)"),
-    { 11, 2, "m_new = max(m_i, m~)", STEP | SIM_VIEW_BEFORE | SIM_VIEW_ALPHA, SIM_HEAT_P_BLOCK,
-      NULL, 0 },
+    { FA1_L11_NEW_STATS, 2, "m_new = max(m_i, m~)", STEP | SIM_VIEW_BEFORE | SIM_VIEW_ALPHA,
+      SIM_HEAT_P_BLOCK, NULL, 0 },
     SIM_CODE(0, 2, "l_new = e^(m_i-m_new) l_i"),
     SIM_CODE(0, 2, "      + e^(m~-m_new) l~"),
     { FA1_L12_WRITE_O, 2, "write to HBM: O_i =", STEP | SIM_VIEW_BEFORE | SIM_VIEW_ALPHA,

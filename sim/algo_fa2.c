@@ -18,6 +18,9 @@
  * Shapes: Q, O (N, d); K, V (N_k, d); L (N); Q_i, O_i (B_r, d); K_j, V_j
  * (B_c, d); S_ij (B_r, B_c); m_i, l_i (B_r). Row-major throughout.
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "sim_hier.h"
 #include "sim_theory.h"
 
@@ -31,6 +34,7 @@ enum {
     FA2_L9_ONLINE = 9,
     FA2_L10_ACC = 10,
     FA2_L12_NORMALISE = 12,
+    FA2_L13_LSE = 13,
     FA2_L14_WRITE_O = 14,
     FA2_L15_WRITE_L = 15,
     FA2_L17_RETURN = 17
@@ -51,17 +55,22 @@ static SIM_NOINLINE void fa2_line8(const sim_hier *h, const float *Q_i, const fl
         sim_mask_tile(h, S_ij + k * br * bc, br, bc, r0, c0);
 }
 
-/* Lines 9-10, row by row: m_i, P~_ij = exp(S_ij - m_i), l_i, and
- * O_i <- diag(e^(m_old - m_i)) O_i + P~_ij V_j. */
-static SIM_NOINLINE void fa2_lines9_10(float *S_ij, const float *V_j, float *O_i,
-                                       float *m_i, float *l_i, int64_t br, int64_t bc,
-                                       int64_t d)
+/* Line 9, row by row: m_i <- max(m_i, rowmax S_ij), S_ij <- P~_ij =
+ * exp(S_ij - m_i), l_i <- e^(m_old - m_i) l_i + rowsum(P~_ij); alpha gets
+ * e^(m_old - m_i), the rescaling line 10 applies. */
+static SIM_NOINLINE void fa2_line9(float *S_ij, float *m_i, float *l_i, float *alpha,
+                                   int64_t br, int64_t bc)
 {
-    for (int64_t r = 0; r < br; r++) {
-        float *s = S_ij + r * bc;
-        float alpha = ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
-        ref_pv_acc_row(O_i + r * d, (int)d, alpha, s, V_j, (int)bc);
-    }
+    for (int64_t r = 0; r < br; r++)
+        alpha[r] = ref_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
+}
+
+/* Line 10, row by row: O_i <- diag(alpha) O_i + P~_ij V_j. */
+static SIM_NOINLINE void fa2_line10(const float *P_ij, const float *V_j, float *O_i,
+                                    const float *alpha, int64_t br, int64_t bc, int64_t d)
+{
+    for (int64_t r = 0; r < br; r++)
+        ref_pv_acc_row(O_i + r * d, (int)d, alpha[r], P_ij + r * bc, V_j, (int)bc);
 }
 
 static int fa2_run(sim_hier *h, const sim_plan *p)
@@ -76,11 +85,20 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
     float *O_i = sim_sram_take(h, p, 1, SIM_BUF_O_i);
     float *m_i = sim_sram_take(h, p, 1, SIM_BUF_m_i);
     float *l_i = sim_sram_take(h, p, 1, SIM_BUF_l_i);
-    if (h->failed)
-        return -1;
-
     const int64_t hq = h->hq;        /* query heads in the block; head k's rows
                                         start at k N in Q, O, L and at k br on chip */
+    /* e^(m_old - m_new) per row, from line 9 to line 10: a kernel keeps it in
+     * registers, so it takes no SRAM (compute mode only). */
+    float *alpha = NULL;
+    if (h->compute && !h->failed) {
+        alpha = malloc((size_t)(hq * B_r) * sizeof *alpha);
+        if (!alpha) {
+            h->failed = 1;
+            snprintf(h->err, h->errlen, "out of memory for the rescaling factors");
+        }
+    }
+    if (h->failed)
+        return -1;
 
     /* 1-2: Q, O, L in T_r blocks of B_r rows; K, V in T_c blocks of B_c rows. */
     for (int64_t i = 0; i < T_r; i++) {                          /* 3 */
@@ -102,17 +120,20 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
             if (h->compute)                                      /* 8 */
                 fa2_line8(h, Q_i, K_j, S_ij, br, bc, r0, c0);
             sim_at(h, FA2_L9_ONLINE, i, j);
-            if (h->compute)                                      /* 9, 10 */
-                fa2_lines9_10(S_ij, V_j, O_i, m_i, l_i, hq * br, bc, d);
+            if (h->compute)                                      /* 9 */
+                fa2_line9(S_ij, m_i, l_i, alpha, hq * br, bc);
             sim_at(h, FA2_L10_ACC, i, j);
+            if (h->compute)                                      /* 10 */
+                fa2_line10(S_ij, V_j, O_i, alpha, hq * br, bc, d);
         }                                                        /* 11 */
         sim_at(h, FA2_L12_NORMALISE, i, -1);
-        if (h->compute) {
-            for (int64_t r = 0; r < hq * br; r++) {
+        if (h->compute)
+            for (int64_t r = 0; r < hq * br; r++)
                 ref_normalise_row(O_i + r * d, (int)d, l_i[r]);  /* 12 */
+        sim_at(h, FA2_L13_LSE, i, -1);
+        if (h->compute)
+            for (int64_t r = 0; r < hq * br; r++)
                 m_i[r] = ref_lse(m_i[r], l_i[r]);                /* 13: L_i in m_i */
-            }
-        }
         sim_at(h, FA2_L14_WRITE_O, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 14 */
             sim_store(h, SIM_O, SIM_BUF_O_i, sim_buf_at(O_i, k * br * d), k * N + r0, 0, br, d);
@@ -122,6 +143,7 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
     }                                                            /* 16 */
     sim_at(h, FA2_L17_RETURN, -1, -1);
     sim_sram_release_all(h);
+    free(alpha);
     return 0;                                                    /* 17 */
 }
 
@@ -187,8 +209,8 @@ static void fa2_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_fl
 }
 
 #define SO (SIM_VIEW_STATS | SIM_VIEW_OUT)
-#define FA2_NOTE_12                                                                      \
-    "line 12: O_i = diag(l_i)^-1 O_i, line 13: L_i = m_i + log l_i; no score tile"
+#define FA2_NOTE_12 "line 12: O_i = diag(l_i)^-1 O_i; no score tile"
+#define FA2_NOTE_13 "line 13: L_i = m_i + log l_i; no score tile"
 #define BA (SIM_VIEW_BEFORE | SIM_VIEW_AFTER)
 
 /* Line 0 continues the numbered line above it. Each text with its indent
@@ -221,10 +243,11 @@ static const sim_code_line FA2_CODE[] = {
       NULL, 0 },
     SIM_CODE(0, 2, "      + P~ V_j; m_i = m_new"),
     { 11, 1, "end for", SO | BA, SIM_HEAT_NONE, NULL, 0 },
-    { FA2_L12_NORMALISE, 1, "O_i = diag(l_i)^-1 O_i",
-      SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER, SIM_HEAT_NONE, FA2_NOTE_12, 0 },
-    { 13, 1, "L_i = m_i + log(l_i)", SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_AFTER,
+    { FA2_L12_NORMALISE, 1, "O_i = diag(l_i)^-1 O_i", SO | BA | SIM_VIEW_NORM_AFTER,
       SIM_HEAT_NONE, FA2_NOTE_12, 0 },
+    { FA2_L13_LSE, 1, "L_i = m_i + log(l_i)",
+      SO | BA | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_BEFORE | SIM_VIEW_NORM_AFTER, SIM_HEAT_NONE,
+      FA2_NOTE_13, 0 },
     { FA2_L14_WRITE_O, 1, "write O_i to HBM",
       SO | BA | SIM_VIEW_L_BEFORE | SIM_VIEW_L_AFTER | SIM_VIEW_NORM_BEFORE |
           SIM_VIEW_NORM_AFTER, SIM_HEAT_WRITE, NULL, 0 },

@@ -102,9 +102,9 @@ static void test_view_and_resize(void **state)
     free(wait_for(S, "N = 64"));
     keys(S, "v");
     /* The view's first step of FA2 on this configuration (test_viz_tmux's). */
-    free(wait_for2(S, "fasim view  fa2  N=64", "step 1 of 277"));
+    free(wait_for2(S, "fasim view  fa2  N=64", "step 1 of 281"));
     keys(S, "n");
-    free(wait_for(S, "step 2 of 277"));
+    free(wait_for(S, "step 2 of 281"));
     keys(S, "q");
     char *s = wait_for(S, "back from the view of fa2");
     assert_non_null(strstr(s, "fasim explore  N = 64"));

@@ -291,8 +291,9 @@ static void test_sram_phases(void **state)
 /* ---- statistics ------------------------------------------------------------------ */
 
 /* FA2: replay Algorithm 1 for one row block with ref_tile.h and compare m_i,
- * l_i, alpha and the changed flags of every line-9 step, and at line 12 the
- * final m, l; at line 14 L, which must also equal the simulator's output. */
+ * l_i, alpha and the changed flags of every line-9 step, at lines 12 and 13
+ * the final m, l and L; at line 15 L, which must also equal the simulator's
+ * output. */
 static void check_fa2_stats(int64_t N, int64_t d, int64_t B, int causal)
 {
     viz_config c = small_cfg(SIM_FA2, N, d, B, causal);
@@ -340,14 +341,29 @@ static void check_fa2_stats(int64_t N, int64_t d, int64_t B, int causal)
                 changes += s->changed[r];
             }
         }
-        /* Line 12: before = the final m_i, l_i of the block; after, m_i holds
-         * L_i = m_i + log l_i (line 13). */
+        /* Line 12 divides O_i by l_i and leaves the final m_i, l_i of the
+         * block; line 13 turns m_i into L_i = m_i + log l_i. */
         uint64_t k;
         assert_int_equal(viz_model_find_step(m, 0, 12, i, -1, &k), 0);
         viz_model_seek(m, k);
         const viz_stats *s = &viz_model_state(m)->stats;
         assert_false(s->m_is_L_before);
+        assert_false(s->m_is_L_after);
+        assert_false(s->out_normalised_before);
+        assert_true(s->out_normalised);
+        assert_false(s->alpha_shown);
+        for (int64_t r = 0; r < br; r++) {
+            assert_memory_equal(&s->m_old[r], &mm[r], sizeof(float));
+            assert_memory_equal(&s->l_old[r], &ll[r], sizeof(float));
+            assert_memory_equal(&s->m_new[r], &mm[r], sizeof(float));
+            assert_memory_equal(&s->l_new[r], &ll[r], sizeof(float));
+        }
+        assert_int_equal(viz_model_find_step(m, 0, 13, i, -1, &k), 0);
+        viz_model_seek(m, k);
+        s = &viz_model_state(m)->stats;
+        assert_false(s->m_is_L_before);
         assert_true(s->m_is_L_after);
+        assert_true(s->out_normalised_before && s->out_normalised);
         assert_false(s->alpha_shown);
         for (int64_t r = 0; r < br; r++) {
             float L = ref_lse(mm[r], ll[r]);
@@ -737,6 +753,254 @@ static void test_split_steps(void **state)
     viz_model_free(m);
 }
 
+/* ---- each value changes on the line that changes it ------------------------------ */
+
+/* The lines of each loop order's pseudocode that change m_i, l_i, the chosen
+ * row of O_i, and that turn m_i into L_i = m_i + log l_i: bit L for line L.
+ * Written out from the papers here, not read from the loop orders' tables:
+ *   naive (FlashAttention, Algorithm 0): 2 computes P = softmax(S), its row
+ *     maxima and sums; 3 computes O = P V;
+ *   fa1 (FlashAttention, Algorithm 1): 10-11 compute m~, l~, m_new, l_new
+ *     beside m_i, l_i; 12 writes the new O_i; 13 writes l_i = l_new,
+ *     m_i = m_new;
+ *   fa2 (FlashAttention-2, Algorithm 1): 9 computes m_i, P~, l_i; 10
+ *     rescales and accumulates O_i; 12 divides O_i by l_i; 13 computes
+ *     L_i = m_i + log l_i;
+ *   fa2 split-KV (fasim's numbering): 2 runs FA2's lines 8-10 on the split's
+ *     O~, m, l; 4 merges a split into m, l, O; 5 divides O by l and turns m
+ *     into L;
+ *   the backward passes keep no running statistics: the view shows none. */
+typedef struct {
+    const char *what;          /* for failure messages */
+    sim_algo algo;
+    sim_pass pass;
+    int splits;
+    uint32_t m, l, o, L;
+} line_facts;
+
+#define LN(x) (1u << (x))
+
+static const line_facts LINE_FACTS[] = {
+    { "naive", SIM_NAIVE, SIM_FWD, 1, LN(2), LN(2), LN(3), 0 },
+    { "fa1", SIM_FA1, SIM_FWD, 1, LN(13), LN(13), LN(12), 0 },
+    { "fa2", SIM_FA2, SIM_FWD, 1, LN(9), LN(9), LN(10) | LN(12), LN(13) },
+    { "fa2 split-KV", SIM_FA2, SIM_FWD, 2, LN(2) | LN(4), LN(2) | LN(4),
+      LN(2) | LN(4) | LN(5), LN(5) },
+    { "naive bwd", SIM_NAIVE, SIM_BWD, 1, 0, 0, 0, 0 },
+    { "fa1 bwd", SIM_FA1, SIM_BWD, 1, 0, 0, 0, 0 },
+    { "fa2 bwd", SIM_FA2, SIM_BWD, 1, 0, 0, 0, 0 },
+};
+
+static int floats_differ(const float *a, const float *b, int n)
+{
+    return n > 0 && memcmp(a, b, (size_t)n * sizeof *a) != 0;
+}
+
+/* Walk every step of one run. Where the view shows a value before and after
+ * a step, it may differ only on a line whose pseudocode changes it; each
+ * such line where it is shown changes it at some step, and (without a
+ * mask, which may hide a whole key block from the chosen row) the O row at
+ * every step of its lines. (Naive's one-pass softmax computes a block's
+ * statistics from nothing: it shows them after line 2 only.) */
+static void check_lines(const line_facts *f, const viz_config *c)
+{
+    viz_model *m = build_ok(c);
+    const viz_info *in = viz_model_info(m);
+    enum { V_M, V_L, V_O, V_LSE, NV };
+    const char *const names[NV] = { "m_i", "l_i", "O row", "L_i" };
+    const uint32_t lines[NV] = { f->m, f->l, f->o, f->L };
+    uint32_t changed_at[NV] = { 0 }, steady_at[NV] = { 0 }, seen_at[NV] = { 0 };
+    uint64_t compared = 0;
+    for (uint64_t k = 0; k < in->nsteps; k++) {
+        assert_int_equal(viz_model_seek(m, k), 0);
+        const viz_state *st = viz_model_state(m);
+        const viz_stats *s = &st->stats;
+        if (!s->before_valid || !s->after_valid)
+            continue;
+        assert_true(st->line > 0 && st->line < 32);
+        int ch[NV] = { 0 };
+        if (s->shown) {
+            const int mv = floats_differ(s->m_old, s->m_new, s->nrows);
+            if (s->m_is_L_before != s->m_is_L_after || (mv && s->m_is_L_before))
+                ch[V_LSE] = 1;
+            else
+                ch[V_M] = mv;
+            ch[V_L] = floats_differ(s->l_old, s->l_new, s->nrows);
+        }
+        if (s->out_shown)
+            ch[V_O] = floats_differ(s->out_old, s->out_new, s->out_cols) ||
+                      s->out_normalised_before != s->out_normalised;
+        compared++;
+        const int shown[NV] = { s->shown, s->shown, s->out_shown, s->shown };
+        for (int v = 0; v < NV; v++) {
+            if (shown[v])
+                seen_at[v] |= LN(st->line);
+            if (ch[v] && !(lines[v] & LN(st->line)))
+                fail_msg("%s%s: %s changes at step %llu, line %d (i = %lld, j = %lld), "
+                         "which does not change it", f->what, c->sh.causal ? " causal" : "",
+                         names[v], (unsigned long long)k + 1, st->line, (long long)st->i,
+                         (long long)st->j);
+            if (ch[v])
+                changed_at[v] |= LN(st->line);
+            else if (v == V_O && s->out_shown)
+                steady_at[v] |= LN(st->line);
+        }
+    }
+    for (int v = 0; v < NV; v++) {
+        if ((changed_at[v] & lines[v] & seen_at[v]) != (lines[v] & seen_at[v]))
+            fail_msg("%s%s: %s never changes at some line of 0x%x (changed at 0x%x)",
+                     f->what, c->sh.causal ? " causal" : "", names[v], lines[v],
+                     changed_at[v]);
+    }
+    if (!c->sh.causal && (steady_at[V_O] & lines[V_O]))
+        fail_msg("%s: the O row stays the same at a step of a line that changes it (0x%x)",
+                 f->what, steady_at[V_O] & lines[V_O]);
+    assert_true(compared > 0 || (f->m | f->l | f->o | f->L) == 0);
+    viz_model_free(m);
+}
+
+static void test_values_change_on_their_lines(void **state)
+{
+    (void)state;
+    for (size_t x = 0; x < sizeof LINE_FACTS / sizeof LINE_FACTS[0]; x++)
+        for (int causal = 0; causal <= 1; causal++) {
+            const line_facts *f = &LINE_FACTS[x];
+            viz_config c = small_cfg(f->algo, 40, 8, 16, causal);
+            c.Bc = 8;
+            c.out_row = 3;
+            c.sh.run.pass = f->pass;
+            c.sh.run.splits = f->splits;
+            check_lines(f, &c);
+        }
+    /* The naive softmax in three passes over tiles (rows of S over M). */
+    viz_config c = small_cfg(SIM_NAIVE, 512, 8, 16, 0);
+    c.sh.M = 2000;
+    check_lines(&LINE_FACTS[0], &c);
+}
+
+/* The forward passes' values against float64: with s_k = q . k_k / sqrt(d)
+ * over the keys row r sees in key blocks 1 .. j, mx their maximum,
+ *   FA2 after line 9 of (i, j): m_i = mx, l_i = sum_k e^(s_k - mx);
+ *   FA2 after line 10:          O row = sum_k e^(s_k - mx) v_k;
+ *   FA1 after line 12:          O row = that sum / l_i;
+ *   FA1 after line 13:          m_i = mx, l_i = sum_k e^(s_k - mx);
+ * and before lines 10 and 12 the O row is the same sum over key blocks
+ * 1 .. j - 1 (0 before the first). fp32 inputs and outputs, so that only
+ * the arithmetic differs. */
+/* Float64 over the keys k < upto that query row q sees (k <= q under the
+ * causal mask), s_k = q . k_k / sqrt(d): their largest score (-inf for
+ * none), sum_k e^(s_k - mx), and per column x < d <= 8 of V
+ * o[x] = sum_k e^(s_k - mx) v_kx and bound[x] = sum_k e^(s_k - mx) |v_kx|. */
+typedef struct {
+    double mx, sum, o[8], bound[8];
+} partial64;
+
+static partial64 partial_sum64(const float *Q, const float *K, const float *V, int64_t d,
+                               int64_t q, int64_t upto, int causal)
+{
+    partial64 p;
+    memset(&p, 0, sizeof p);
+    p.mx = -INFINITY;
+    double sc[64];
+    const int64_t n = causal && q + 1 < upto ? q + 1 : upto;
+    assert_true(n <= 64 && d <= 8);
+    for (int64_t k = 0; k < n; k++) {
+        double dot = 0.0;
+        for (int64_t x = 0; x < d; x++)
+            dot += (double)Q[q * d + x] * K[k * d + x];
+        sc[k] = dot / sqrt((double)d);
+        p.mx = fmax(p.mx, sc[k]);
+    }
+    for (int64_t k = 0; k < n; k++) {
+        const double e = exp(sc[k] - p.mx);
+        p.sum += e;
+        for (int64_t x = 0; x < d; x++) {
+            p.o[x] += e * V[k * d + x];
+            p.bound[x] += e * fabs(V[k * d + x]);
+        }
+    }
+    return p;
+}
+
+static void check_partial_sums(sim_algo algo, int causal)
+{
+    const int64_t N = 40, d = 8, row = 3;
+    viz_config c = small_cfg(algo, N, d, 16, causal);
+    c.Bc = 8;
+    c.out_row = row;
+    c.sh.dtype = SIM_FP32;
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    float *Q = malloc((size_t)(N * d) * sizeof *Q), *K = malloc((size_t)(N * d) * sizeof *K);
+    float *V = malloc((size_t)(N * d) * sizeof *V);
+    assert_true(Q && K && V);
+    sim_random_inputs(c.seed, N, d, c.sh.dtype, Q, K, V);
+    const int out_line = algo == SIM_FA2 ? 10 : 12, stat_line = algo == SIM_FA2 ? 9 : 13;
+    int checked = 0;
+    for (int64_t i = 0; i < in->plan.Tr; i++) {
+        const int64_t r0 = i * in->plan.Br;
+        for (int64_t j = 0; j < in->plan.Tc; j++) {
+            uint64_t ko, ks;
+            if (viz_model_find_step(m, 0, out_line, i, j, &ko) != 0)
+                continue;                                /* a block the mask skips */
+            assert_int_equal(viz_model_find_step(m, 0, stat_line, i, j, &ks), 0);
+            const int64_t keys = (j + 1) * in->plan.Bc < N ? (j + 1) * in->plan.Bc : N;
+            const int64_t keys_before = j * in->plan.Bc;
+            viz_model_seek(m, ks);
+            const viz_stats *s = &viz_model_state(m)->stats;
+            assert_true(s->after_valid && s->nrows == (int)(N - r0 < 16 ? N - r0 : 16));
+            for (int r = 0; r < s->nrows; r++) {
+                const partial64 p = partial_sum64(Q, K, V, d, r0 + r, keys, causal);
+                if (p.mx == -INFINITY) {
+                    assert_true(s->m_new[r] == -REF_INF && s->l_new[r] == 0.0f);
+                    continue;
+                }
+                assert_true(fabs(s->m_new[r] - p.mx) <= 1e-6 * fmax(1.0, fabs(p.mx)));
+                assert_true(fabs(s->l_new[r] - p.sum) <= 1e-5 * p.sum);
+            }
+            const int64_t q = r0 + row;
+            if (q >= N)
+                continue;
+            viz_model_seek(m, ko);
+            s = &viz_model_state(m)->stats;
+            assert_true(s->out_shown && s->before_valid && s->after_valid && s->out_cols == d);
+            /* Before the line: key blocks 1 .. j - 1; after it: 1 .. j. */
+            for (int side = 0; side < 2; side++) {
+                const partial64 p =
+                    partial_sum64(Q, K, V, d, q, side ? keys : keys_before, causal);
+                const float *got = side ? s->out_new : s->out_old;
+                for (int64_t x = 0; x < d; x++) {
+                    /* FA2's O_i is unnormalised until line 12; FA1's is not. */
+                    const double div = algo == SIM_FA2 || p.sum == 0.0 ? 1.0 : p.sum;
+                    const double want = p.o[x] / div;
+                    const double tol = p.sum == 0.0 ? 0.0 : 1e-5 * p.bound[x] / div + 1e-7;
+                    if (!(fabs(got[x] - want) <= tol))
+                        fail_msg("%s%s: O row %lld %s line %d of (i, j) = (%lld, %lld), col "
+                                 "%lld: %.9g, float64 %.9g", algo == SIM_FA2 ? "fa2" : "fa1",
+                                 causal ? " causal" : "", (long long)q,
+                                 side ? "after" : "before", out_line, (long long)i + 1,
+                                 (long long)j + 1, (long long)x, (double)got[x], want);
+                }
+            }
+            checked++;
+        }
+    }
+    assert_true(checked > 0);
+    free(Q);
+    free(K);
+    free(V);
+    viz_model_free(m);
+}
+
+static void test_partial_sums(void **state)
+{
+    (void)state;
+    for (int causal = 0; causal <= 1; causal++) {
+        check_partial_sums(SIM_FA2, causal);
+        check_partial_sums(SIM_FA1, causal);
+    }
+}
+
 /* ---- helpers ----------------------------------------------------------------------- */
 
 /* Every line a run reaches is in its pseudocode, which fits the column:
@@ -804,6 +1068,8 @@ int main(void)
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_backward_steps),
         cmocka_unit_test(test_split_steps),
+        cmocka_unit_test(test_values_change_on_their_lines),
+        cmocka_unit_test(test_partial_sums),
         cmocka_unit_test(test_pseudocode_covers_lines),
         cmocka_unit_test(test_axis_cell),
     };

@@ -796,7 +796,8 @@ static void test_heat_fa2(void **state)
     check_fa2(1, SIM_FP32);
 }
 
-/* fa1: P~_ij = exp(S_ij - m~_ij) at line 10, through line 11's l_new =
+/* fa1: P~_ij = exp(S_ij - m~_ij) at lines 10-13, and at line 13, which
+ * stores l_i = l_new and m_i = m_new, line 11's l_new =
  * e^(m_old - m_new) l_old + e^(m~ - m_new) rowsum(P~), as ref_fa1_step_row
  * computes it, with m~ from the S_ij of line 9. */
 static void test_heat_fa1(void **state)
@@ -807,7 +808,7 @@ static void test_heat_fa1(void **state)
     viz_sdl_heat *h = viz_sdl_heat_new(NULL, NULL);
     viz_sdl_heat_probe(h, m);
     float *S = malloc((size_t)(in->plan.Br * in->plan.Bc) * sizeof *S);
-    int n10 = 0;
+    int n13 = 0;
     for (uint64_t k = 0; k < in->nsteps; k++) {
         assert_int_equal(viz_model_seek(m, k), 0);
         const viz_state *st = viz_model_state(m);
@@ -815,7 +816,9 @@ static void test_heat_fa1(void **state)
         if (st->line == 9) {
             assert_int_equal(v->kind, VIZ_SDL_HEAT_S);
             memcpy(S, v->v, (size_t)(v->rows * v->cols) * sizeof *S);
-        } else if (st->line == 10) {
+        } else if (st->line >= 10 && st->line <= 12) {
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
+        } else if (st->line == 13) {
             assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
             const viz_stats *s = &st->stats;
             assert_true(s->before_valid && s->after_valid);
@@ -831,10 +834,10 @@ static void test_heat_fa1(void **state)
                 for (int c = 0; c < v->cols; c++)     /* P~ <= 1, = 1 at the max */
                     assert_true(v->v[r * v->cols + c] <= 1.0f);
             }
-            n10++;
+            n13++;
         }
     }
-    assert_true(n10 > 0);
+    assert_true(n13 > 0);
     free(S);
     viz_sdl_heat_free(h);
     viz_model_free(m);
@@ -901,59 +904,101 @@ static void test_heat_naive(void **state)
     check_naive(256, 1024, 3);     /* a row (1 KiB) does not */
 }
 
+/* A run of algo from the caller's inputs (N = 64, d = 16, fp32, seed 99,
+ * not the view's seed): the model, and the inputs in *Q, *K, *V for the
+ * caller to free. */
+static viz_model *caller_model(sim_algo algo, float **Q, float **K, float **V)
+{
+    const int64_t N = 64, d = 16;
+    *Q = malloc((size_t)(N * d) * sizeof **Q);
+    *K = malloc((size_t)(N * d) * sizeof **K);
+    *V = malloc((size_t)(N * d) * sizeof **V);
+    assert_true(*Q && *K && *V);
+    sim_random_inputs(99, N, d, SIM_FP32, *Q, *K, *V);
+    viz_config cfg;
+    viz_config_default(&cfg);
+    cfg.algo = algo;
+    cfg.sh.N = N;
+    cfg.sh.d = d;
+    cfg.Q = *Q;
+    cfg.K = *K;
+    cfg.V = *V;
+    viz_model *m = NULL;
+    char err[2048];
+    assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
+    return m;
+}
+
+/* The probe on a run from the caller's inputs, at step s_step (an S_ij
+ * tile that cannot be compared itself): without the inputs the heat map is
+ * off there, with a note; with them it shows S_ij, and at p_step a P~_ij
+ * tile checked against the run's m_i. The model is left at p_step. */
+static void check_probe(viz_model *m, const float *Q, const float *K, uint64_t s_step,
+                        uint64_t p_step)
+{
+    viz_sdl_heat *blind = viz_sdl_heat_new(NULL, NULL);
+    viz_sdl_heat *told = viz_sdl_heat_new(Q, K);
+    assert_int_equal(viz_model_seek(m, s_step), 0);
+    viz_sdl_heat_probe(blind, m);
+    assert_int_equal(viz_model_state(m)->step, s_step);    /* left where it was */
+    const viz_sdl_heat_view *v = viz_sdl_heat_get(blind, m);
+    assert_int_equal(v->kind, VIZ_SDL_HEAT_NONE);
+    assert_non_null(strstr(v->note, "needs seeded inputs"));
+    viz_sdl_heat_probe(told, m);
+    assert_int_equal(viz_sdl_heat_get(told, m)->kind, VIZ_SDL_HEAT_S);
+    assert_int_equal(viz_model_seek(m, p_step), 0);
+    v = viz_sdl_heat_get(told, m);
+    assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
+    assert_true(v->checked);
+    viz_sdl_heat_free(blind);
+    viz_sdl_heat_free(told);
+}
+
 /* A run from the caller's inputs: without them the heat map says so (its
  * recomputed maxima disagree with the run's m_i); with them it is exact. */
 static void test_heat_caller_inputs(void **state)
 {
     (void)state;
-    const int64_t N = 64, d = 16;
-    float *Q = malloc((size_t)(N * d) * sizeof *Q), *K = malloc((size_t)(N * d) * sizeof *K);
-    float *V = malloc((size_t)(N * d) * sizeof *V);
-    sim_random_inputs(99, N, d, SIM_FP32, Q, K, V);
-    viz_config cfg;
-    viz_config_default(&cfg);
-    cfg.sh.N = N;
-    cfg.sh.d = d;
-    cfg.Q = Q;
-    cfg.K = K;
-    cfg.V = V;
-    viz_model *m = NULL;
-    char err[2048];
-    assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
+    float *Q, *K, *V;
+    viz_model *m = caller_model(SIM_FA2, &Q, &K, &V);
     uint64_t k9 = find(m, 9, 0, 0), k8 = find(m, 8, 0, 0), k8b = find(m, 8, 1, 0);
     assert_true(k8 < k9);
-    viz_sdl_heat *blind = viz_sdl_heat_new(NULL, NULL);
-    viz_sdl_heat *told = viz_sdl_heat_new(Q, K);
     /* Without the probe, the first S_ij (before any step that can be
      * compared) would be drawn from the seeded inputs; with it, it is not. */
+    check_probe(m, Q, K, k8, k9);
+    /* Once off, off for the run. */
+    viz_sdl_heat *blind = viz_sdl_heat_new(NULL, NULL);
     assert_int_equal(viz_model_seek(m, k8), 0);
     viz_sdl_heat_probe(blind, m);
-    assert_int_equal(viz_model_state(m)->step, k8);        /* left where it was */
-    const viz_sdl_heat_view *v = viz_sdl_heat_get(blind, m);
-    assert_int_equal(v->kind, VIZ_SDL_HEAT_NONE);
-    assert_non_null(strstr(v->note, "needs seeded inputs"));
     assert_int_equal(viz_model_seek(m, k9), 0);
     assert_int_equal(viz_sdl_heat_get(blind, m)->kind, VIZ_SDL_HEAT_NONE);
     assert_int_equal(viz_model_seek(m, k8b), 0);           /* sticky */
     assert_int_equal(viz_sdl_heat_get(blind, m)->kind, VIZ_SDL_HEAT_NONE);
-    /* The probe of the right inputs finds no fault. */
-    viz_sdl_heat_probe(told, m);
-    assert_int_equal(viz_sdl_heat_get(told, m)->kind, VIZ_SDL_HEAT_S);
-    assert_int_equal(viz_model_seek(m, k9), 0);
-    v = viz_sdl_heat_get(told, m);
-    assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
-    assert_true(v->checked);
+    viz_sdl_heat_free(blind);
     /* The screenshot path takes the inputs through the options. */
     viz_sdl_opts o;
     viz_sdl_opts_default(&o);
     o.Q = Q;
     o.K = K;
     o.V = V;
-    char path[512];
+    char path[512], err[2048];
     tu_path(path, sizeof path, "npy.bmp");
     assert_int_equal(viz_sdl_screenshot(m, &o, k9, path, 640, 400, err, sizeof err), 0);
-    viz_sdl_heat_free(blind);
-    viz_sdl_heat_free(told);
+    viz_model_free(m);
+    free(Q);
+    free(K);
+    free(V);
+}
+
+/* FA1 from the caller's inputs: the probe compares at line 13, where m_i
+ * takes the new maxima, so that the first S_ij (line 9) is not drawn from
+ * the seeded inputs either; with the inputs line 13's tile is checked. */
+static void test_heat_caller_inputs_fa1(void **state)
+{
+    (void)state;
+    float *Q, *K, *V;
+    viz_model *m = caller_model(SIM_FA1, &Q, &K, &V);
+    check_probe(m, Q, K, find(m, 9, 0, 0), find(m, 13, 0, 0));
     viz_model_free(m);
     free(Q);
     free(K);
@@ -1116,6 +1161,7 @@ int main(void)
         cmocka_unit_test(test_heat_fa1),
         cmocka_unit_test(test_heat_naive),
         cmocka_unit_test(test_heat_caller_inputs),
+        cmocka_unit_test(test_heat_caller_inputs_fa1),
         cmocka_unit_test(test_window_no_display),
         cmocka_unit_test(test_window),
     };

@@ -173,7 +173,7 @@ static const struct {
     int status;
 } CASES[] = {
     { "view-fa2-n32.txt", "--N 32 --d 8 --M 4K --algo fa2 --frames 5", 0 },
-    { "view-fa2-n32-end.txt", "--N 32 --d 8 --M 4K --algo fa2 --step 12 --frames 8", 0 },
+    { "view-fa2-n32-end.txt", "--N 32 --d 8 --M 4K --algo fa2 --step 13 --frames 9", 0 },
     { "view-fa1-n32.txt", "--N 32 --d 8 --M 4K --algo fa1 --step 6 --frames 4", 0 },
     { "view-naive-n32-causal.txt", "--N 32 --d 8 --M 4K --algo naive --causal --step 5 "
                                    "--frames 4", 0 },
@@ -324,7 +324,7 @@ static void test_cli_refused(void **state)
 static void test_cli_frames_cap(void **state)
 {
     (void)state;
-    /* 277 steps: 200 frames and a note on stderr. */
+    /* 281 steps: 200 frames and a note on stderr. */
     run_result r = run_view("--N 64 --M 8K");
     assert_int_equal(r.status, 0);
     int seps = 0;
@@ -336,8 +336,8 @@ static void test_cli_frames_cap(void **state)
     /* --frames past the end stops at the last step, without a note. */
     r = run_view("--N 64 --M 8K --step 270 --frames 100");
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "---- step 277 of 277"));
-    assert_null(strstr(r.out, "---- step 278"));
+    assert_non_null(strstr(r.out, "---- step 281 of 281"));
+    assert_null(strstr(r.out, "---- step 282"));
     assert_int_equal(r.err[0], '\0');
     check_format(r.out);
     run_free(&r);
@@ -354,10 +354,10 @@ static void test_cli_frames_cap(void **state)
 static void test_cli_large(void **state)
 {
     (void)state;
-    run_result r = run_view("--N 4096 --M 96K --Br 16 --Bc 16 --step 263425 --frames 1");
+    run_result r = run_view("--N 4096 --M 96K --Br 16 --Bc 16 --step 263681 --frames 1");
     assert_int_equal(r.status, 0);
     check_format(r.out);
-    assert_non_null(strstr(r.out, "step 263,425 of 263,425"));
+    assert_non_null(strstr(r.out, "step 263,681 of 263,681"));
     assert_non_null(strstr(r.out, "count-only"));
     assert_non_null(strstr(r.out, "STATISTICS  unavailable"));
     assert_non_null(strstr(r.out, "cell <= "));

@@ -64,25 +64,25 @@ static void test_step_and_quit(void **state)
     /* The key bar is the last line drawn: waiting for it too means the
      * capture holds a whole frame, not one caught mid-refresh on a busy
      * machine (CI once saw the header without the bar). */
-    char *a = wait_for2(S, "step 1 of 277", "spc:play");
+    char *a = wait_for2(S, "step 1 of 281", "spc:play");
     assert_non_null(strstr(a, "fasim view  fa2"));
     keys(S, "n");
-    char *b = wait_for2(S, "step 2 of 277", "spc:play");
+    char *b = wait_for2(S, "step 2 of 281", "spc:play");
     assert_true(strcmp(a, b) != 0);
     free(a);
     free(b);
     keys(S, "Right");
-    free(wait_for(S, "step 3 of 277"));
+    free(wait_for(S, "step 3 of 281"));
     keys(S, "b");
-    free(wait_for(S, "step 2 of 277"));
+    free(wait_for(S, "step 2 of 281"));
     keys(S, "Left");
-    free(wait_for(S, "step 1 of 277"));
+    free(wait_for(S, "step 1 of 281"));
     keys(S, "g 4 0 Enter");
-    free(wait_for(S, "step 40 of 277"));
+    free(wait_for(S, "step 40 of 281"));
     keys(S, "End");
-    free(wait_for(S, "step 277 of 277"));
+    free(wait_for(S, "step 281 of 281"));
     keys(S, "r");
-    free(wait_for(S, "step 1 of 277"));
+    free(wait_for(S, "step 1 of 281"));
     keys(S, "?");
     free(wait_for(S, "any key closes this help"));
     keys(S, "x");

@@ -337,13 +337,14 @@ static void set_mismatch(viz_sdl_heat *h, const run_key *k)
     h->mm_key = *k;
 }
 
-/* The first line of the run's pseudocode whose heat map is `heat`, or 0. */
-static int first_line(const viz_info *info, sim_heat heat)
+/* The last numbered line of the run's pseudocode whose heat map is `heat`,
+ * or 0. */
+static int last_line(const viz_info *info, sim_heat heat)
 {
     int n;
     const viz_code_line *code = viz_pseudocode(info, &n);
-    for (int q = 0; q < n; q++)
-        if (code[q].heat == heat)
+    for (int q = n - 1; q >= 0; q--)
+        if (code[q].heat == heat && code[q].line > 0)
             return code[q].line;
     return 0;
 }
@@ -399,7 +400,8 @@ static int fill_tile(viz_sdl_heat *h, const viz_info *info, const viz_state *st,
         snprintf(v->note, sizeof v->note, "m~_ij = rowmax(S_ij) of this block alone "
                  "(line 10); fp32 on chip");
         scores(h, &k, r0, rows, c0, cols, h->v);
-        const int check10 = can_check && st->line == first_line(info, SIM_HEAT_P_BLOCK) &&
+        /* The last line of the block's tile (FA1's 13) stores m_i = m_new. */
+        const int check13 = can_check && st->line == last_line(info, SIM_HEAT_P_BLOCK) &&
                             sx->before_valid;
         for (int64_t r = 0; r < rows; r++) {
             float *s = h->v + r * cols;
@@ -407,8 +409,8 @@ static int fill_tile(viz_sdl_heat *h, const viz_info *info, const viz_state *st,
             const float sh = ref_shift(mt);
             for (int64_t c = 0; c < cols; c++)
                 s[c] = ref_exp(s[c] - sh);
-            if (check10 && r < sx->nrows) {
-                const float want = mt > sx->m_old[r] ? mt : sx->m_old[r];   /* line 11 */
+            if (check13 && r < sx->nrows) {
+                const float want = mt > sx->m_old[r] ? mt : sx->m_old[r];   /* m_new */
                 *bad |= !(sx->m_new[r] == want);
             }
         }
@@ -530,7 +532,7 @@ const viz_sdl_heat_view *viz_sdl_heat_get(viz_sdl_heat *h, const viz_model *m)
     }
     v->checked = can_check && kind != SHOW_S && kind != SHOW_S_DT &&
                  (kind != SHOW_P_FA1 ||
-                  (st->line == first_line(info, SIM_HEAT_P_BLOCK) && sx->before_valid));
+                  (st->line == last_line(info, SIM_HEAT_P_BLOCK) && sx->before_valid));
     v->causal = k.causal;
     view_range(v, h->v, k.causal, r0, rows, c0, cols);
     h->key = k;
@@ -554,6 +556,9 @@ void viz_sdl_heat_probe(viz_sdl_heat *h, viz_model *m)
         if (code[q].heat == SIM_HEAT_P_RUNNING || code[q].heat == SIM_HEAT_P_BLOCK ||
             code[q].heat == SIM_HEAT_SOFTMAX)
             line = code[q].line;
+    /* FA1's m_i takes the new maxima at the last line of its P~_ij tile. */
+    if (line && viz_pseudocode_line(in, line)->heat == SIM_HEAT_P_BLOCK)
+        line = last_line(in, SIM_HEAT_P_BLOCK);
     uint64_t k;
     if (viz_model_find_step(m, 0, line, VIZ_ANY, VIZ_ANY, &k) != 0)
         return;
