@@ -868,8 +868,8 @@ static void test_values_change_on_their_lines(void **state)
             viz_config c = small_cfg(f->algo, 40, 8, 16, causal);
             c.Bc = 8;
             c.out_row = 3;
-            c.sh.run.pass = f->pass;
-            c.sh.run.splits = f->splits;
+            c.run.pass = f->pass;
+            c.run.splits = f->splits;
             check_lines(f, &c);
         }
     /* The naive softmax in three passes over tiles (rows of S over M). */
