@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_claims.h"
 #include "sim_parse.h"
 
 /* Closed-form HBM bytes of algo on blocks Br x Bc, causal or not; 0 on overflow. */
@@ -122,8 +123,8 @@ static void run(lesson *L)
     }
 
     lesson_step(L, "The saving is 2T/(T+1), not 2");
-    lesson_say(L, "The seed document (000, section 7.2) promises \"about 2x\" from skipping "
-               "the blocks above the diagonal, and blames the 1.5-1.8 seen in practice on "
+    lesson_say(L, "Section 7.2 of " SIM_ARTICLE_A " (docs/sources.md, quote 13) "
+               "promises \"about 2x\" from skipping the blocks above the diagonal, and blames the 1.5-1.8 seen in practice on "
                "checks during loading. The shortfall is simple arithmetic: the diagonal "
                "blocks are computed in full.");
     lesson_ask(L, "By what factor does skipping cut the number of blocks?",
@@ -173,7 +174,7 @@ static void run(lesson *L)
     lesson_say(L, "- A causal pass visits %s of the %s block pairs here; with square "
                "blocks that is always T(T+1)/2 of T^2.\n"
                "- The block saving is %.4f: for square blocks 2T/(T+1), below 2 for "
-               "every T. The seed's \"about 2x\" is only its limit, and the shortfall is "
+               "every T. The article's \"about 2x\" is only its limit, and the shortfall is "
                "the diagonal, not the loading code.\n"
                "- Bytes save less (FA2 %.4f x, FA1 %.4f x): Q in and O out (FA2), or K, "
                "V in and line 2's writes (FA1), do not shrink.", lesson_num(vis), lesson_num(all),

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_claims.h"
 #include "sim_parse.h"
 #include "sim_limits.h"
 
@@ -156,8 +157,8 @@ static void run(lesson *L)
     lesson_print(L, "  FA2 / standard, bytes: %.4f\n\n", (double)f2->bytes / (double)nv->bytes);
     lesson_say(L, "Each row was measured by running its loop nest (count-only: the counters "
                "move, no data does) with fasim's best plan, the one that fits M with the "
-               "fewest bytes. The closed forms of sim/sim_theory.c, derived from the "
-               "pseudocode, give the same counts tensor by tensor.");
+               "fewest bytes. fasim's closed forms, derived from the pseudocode, give "
+               "the same counts tensor by tensor.");
 
     lesson_step(L, "Theorem 2: the shape of the counts");
     lesson_say(L, "Theorem 2 of the paper: standard attention makes Theta(N d + N^2) HBM "
@@ -180,8 +181,9 @@ static void run(lesson *L)
     lesson_say(L, "Theta drops constant factors, so an expression is not a count: the "
                "measured count divided by it is the constant hidden in Theta for this "
                "configuration. What Theta does promise is how the counts grow.");
-    lesson_say(L, "The seed document (000, section 2.2) gives standard attention "
-               "O(N^2 d + N^2), and elsewhere Theta(N^2 d). Theorem 2 says Theta(N d + N^2): "
+    lesson_say(L, "Section 2.2 of " SIM_ARTICLE_A " (docs/sources.md, quotes 3 and 4) "
+               "gives standard attention O(N^2 d + N^2), and elsewhere Theta(N^2 d). "
+               "Theorem 2 says Theta(N d + N^2): "
                "the N^2 matrices S and P cost N^2 each, not N^2 d; d multiplies the flops, "
                "not the traffic.");
 
@@ -227,12 +229,13 @@ static void run(lesson *L)
         lesson_say(L, "Standard attention gains little: its S and P traffic is N^2 per "
                    "pass whatever M is; only its re-reads of K and V shrink.");
 
-    lesson_step(L, "What the expressions promise, and the seed's \"10x\"");
+    lesson_step(L, "What the expressions promise, and the article's \"10x\"");
     const double ratio = b.theta_flash / b.theta_standard;
     lesson_ask(L, "Divide the two expressions: (N^2 d^2 / M) / (N d + N^2). What is it?",
                ratio, 0);
-    lesson_say(L, "For N much larger than d this is about d^2 / M. The seed document (000, "
-               "section 2.2) takes d = 128 and M = 168 KB, computes d^2 / M = %.4f with M "
+    lesson_say(L, "For N much larger than d this is about d^2 / M. Section 2.2 of "
+               SIM_ARTICLE_A " (docs/sources.md, quote 5) takes d = 128 and M = 168 KB, "
+               "computes d^2 / M = %.4f with M "
                "in bytes and promises about 10x less IO. But the paper's M counts "
                "elements: in fp16, d^2 / M is %.4f. And Theta hides the constants, so the "
                "real ratio has to be measured for real block sizes.",

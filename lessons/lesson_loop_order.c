@@ -8,7 +8,7 @@
 *              and read, tensor by tensor, what each re-reads and re-writes.
 *   After it:  you can say which loop is outer in each paper's Algorithm 1;
 *              predict how often Q, K, V, O, l, m move for any T_r, T_c; say
-*              why FA2 writes O once; and put right the seed's claim that FA2
+*              why FA2 writes O once; and put right the article's claim that FA2
 *              moved K/V to the outer loop.
 *
 *   Options:   --N N       sequence length, 1 to 262144 (default 1024)
@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_claims.h"
 #include "sim_parse.h"
 #include "sim_limits.h"
 
@@ -195,9 +196,10 @@ static void run(lesson *L)
                "show the difference most: FA1 writes O T_c + 1 times, FA2 once. "
                "(\"times\" is the count over N d, or over N for m, l, L.)");
 
-    lesson_step(L, "The seed had the loops backwards");
-    lesson_say(L, "The seed document (000, section 6.1) says FA2 changed the loops to K/V "
-               "outer and Q inner, and that FA1 had Q outer; its FA2 sketch puts the K/V "
+    lesson_step(L, "The article had the loops backwards");
+    lesson_say(L, "Section 6.1 of " SIM_ARTICLE_A " (docs/sources.md, quote 12) says "
+               "FA2 changed the loops to K/V outer and Q inner, and that FA1 had Q outer; "
+               "its FA2 sketch puts the K/V "
                "loop outside. It is the reverse, and the counts show it: the order that "
                "reads K once is K/V outer, and that is FA1 (%s elements of K read, = N d), "
                "while FA2 reads K %s elements (T_r N d).", lesson_num(c1.read_elems[SIM_K]),
@@ -224,7 +226,7 @@ static void run(lesson *L)
                "and L are written once, K and V are read T_r times.\n"
                "- Here, with %lld x %lld blocks, FA1 moves %.2f times FA2's bytes and "
                "writes %.1f times as many.\n"
-               "- The seed's claim that FA2 moved K/V to the outer loop is the reverse "
+               "- The article's claim that FA2 moved K/V to the outer loop is the reverse "
                "of both papers.\n"
                "Next: lesson 9 (causal) counts the blocks a causal mask lets FA skip.",
                (long long)p1.Br, (long long)p1.Bc, ratio,

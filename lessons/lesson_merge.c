@@ -140,7 +140,7 @@ static void run(lesson *L)
     lesson_print(L, "  difference in O: %.3g\n\n", (double)(BA.acc / BA.l) - (AB.acc / AB.l));
     lesson_say(L, "max(m_a, m_b) is symmetric and so is a sum of two terms, so in exact "
                "arithmetic the two orders are equal. In float32 they can differ in the "
-               "last bit: ref_merge rounds one product before the fused multiply-add "
+               "last bit: fasim's merge rounds one product before the fused multiply-add "
                "takes the other, and swapping the sides swaps which one.");
 
     lesson_step(L, "A tree of merges equals a chain");

@@ -160,7 +160,7 @@ static void run(lesson *L)
                  "place)\n", (double)l - (double)l1, ulps(l, l1));
     lesson_print(L, "  relative error against float64:  blocks %.3g, whole %.3g\n",
                  fabs((double)l - ld) / ld, fabs((double)l1 - ld) / ld);
-    lesson_print(L, "  ref_softmax_online, the library's loop, gives the same bits: %s\n\n",
+    lesson_print(L, "  fasim's own online loop gives the same bits: %s\n\n",
                  ref_f2u(m2) == ref_f2u(m) && ref_f2u(l2) == ref_f2u(l) ? "yes" : "NO");
     lesson_say(L, "m is the same number either way: a maximum involves no rounding. For "
                "l, in exact arithmetic the two are equal: a term exp(x - m_1) that "

@@ -19,7 +19,7 @@
  *     from sim/ where the value is a search (fasim's best plan);
  *   - bad input: exit status 2, a message on stderr that names the problem,
  *     and nothing on stdout;
- *   - the checker proves itself: the seed's "about 2x" must fail the same
+ *   - the checker proves itself: the article's "about 2x" must fail the same
  *     comparison the exact 2T/(T+1) passes.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -309,7 +309,7 @@ static void test_tiling_random(void **state)
         check("block bytes", v[1], (double)sram_bytes(a, br, bc, d, e));
         check("SRAM for one block", labelled("SRAM for one block:"),
               (double)sram_bytes(a, br, bc, d, e));
-        check("the seed's sum", v[2], 128.0 * 128 * 2 + 3.0 * 128 * 128 * 2);
+        check("the article's sum", v[2], 128.0 * 128 * 2 + 3.0 * 128 * 128 * 2);
         check("line 1's B_c", v[3], (double)min64(cdiv(M_el, 4 * d), N));
         const int64_t b4 = min64(d, N);   /* M = 4 d^2: B_r = B_c = d */
         check("line 1 at M = 4d^2", v[4], (double)(4 * b4 * d + b4 * b4) / (4.0 * d * d));
@@ -491,9 +491,9 @@ static void test_bad_input(void **state)
 
 /* ---- the checker proves itself ---------------------------------------------- */
 
-/* At N = 1024 with 64 x 64 blocks the saving is 32/17; the seed's "about 2x"
+/* At N = 1024 with 64 x 64 blocks the saving is 32/17; the article's "about 2x"
  * must not pass the comparison that every random case above relies on. */
-static void test_checker_rejects_the_seed(void **state)
+static void test_checker_rejects_the_article(void **state)
 {
     (void)state;
     const char *args[] = { "--N", "1024", "--block", "64", NULL };
@@ -521,7 +521,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_loop_order_random),
         cmocka_unit_test(test_causal_random),
         cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_checker_rejects_the_seed),
+        cmocka_unit_test(test_checker_rejects_the_article),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@
  *     with values recomputed here from reference/ (bit for bit where the
  *     lesson prints float32 to 9 digits, to the printed precision otherwise);
  *     lesson 5's buggy update is recomputed independently in float64 from the
- *     seed's formula;
+ *     article's formula;
  *   - piped answers: right and wrong answers to lesson 2, and the feedback;
  *     b shows the previous step again, the same text; q quits with 0;
  *   - bad input: exit status 2, one message on stderr that names the
@@ -514,7 +514,7 @@ static void test_random_common_bug(void **state)
         snprintf(ba, sizeof ba, "%d", B);
         run_api("a-common-bug", (const char *[]){ "--x", xa, "--v", va, "--block", ba,
                 NULL });
-        /* the seed's recurrence, in float64, as its text writes it */
+        /* the article's recurrence, in float64, as its text writes it */
         double m = -INFINITY, l = 0, acc = 0, md = -INFINITY, ld = 0, od = 0;
         int part_at = 0;
         const int T = (n + B - 1) / B;
@@ -552,10 +552,10 @@ static void test_random_common_bug(void **state)
         p = after(sec, "  buggy:    ", 0);
         close_to("buggy l", field(p, "l"), l, 1e-5);
         if (fabs(field(p, "O") - acc / l) > 1e-5)
-            fail_msg("%s: buggy O %.9g, float64 of the seed's formula %.9g", g_cmd,
+            fail_msg("%s: buggy O %.9g, float64 of the article's formula %.9g", g_cmd,
                      field(p, "O"), acc / l);
         if (part_at && !(l < ld))
-            fail_msg("%s: the seed's l %.9g should be below the true %.9g", g_cmd, l, ld);
+            fail_msg("%s: the article's l %.9g should be below the true %.9g", g_cmd, l, ld);
         double a[4];
         assert_true(answers(a, 4) >= 1);
         assert_int_equal((int)a[0], part_at);
