@@ -127,8 +127,9 @@ static void run(lesson *L)
     lesson_show_vector(L, "x", xd, n, 0);
     lesson_show_vector(L, "v", vd, n, 0);
     lesson_print(L, "\n");
-    lesson_ask(L, "Read the code: after which block will its l first differ from the "
-               "correct l? (0 if never)", part_at, 0.5);
+    const lesson_question qp = { .answer = part_at, .discrete = 1 };
+    lesson_ask_q(L, &qp, "Read the code: after which block will its l first differ from the "
+                 "correct l? (0 if never)");
 
     state r = { -REF_INF, 0, 0 }, g = r;
     for (int j = 0; j < T; j++) {
@@ -158,20 +159,26 @@ static void run(lesson *L)
         lesson_show_vector(L, "block", xd + a, len, 0);
         lesson_print(L, "  m_prev = %.7g, m_curr = %.7g, m_new = %.7g\n", m_prev, m_curr,
                      r.m);
-        lesson_print(L, "  extra factor exp(m_curr - m_new) = %.9g\n\n", c);
+        /* Where the lesson asks for the factor, it shows it after the question. */
         if (j + 1 == part_at) {
+            lesson_print(L, "\n");
             lesson_say(L, "They part here. m_curr = %.7g is below m_new = %.7g, because "
                        "an earlier block held the larger maximum. P = exp(S - m_new) "
                        "already measures this block against m_new; the extra factor "
                        "measures it once more.", m_curr, r.m);
-            lesson_ask(L, "By what factor does the buggy code shrink this block's "
-                       "share of l?", c, 0.0);
-        } else if (c == 1.0f) {
-            lesson_say(L, "m_curr = m_new, so the extra factor is exp(0) = 1 and does "
-                       "nothing: the bug is there but invisible.");
+            const lesson_question q = { .answer = c, .known = {
+                { exp((double)r.m - (double)m_curr), 0, LESSON_WHY_FLIPPED_SIGN } } };
+            lesson_ask_q(L, &q, "By what factor does the buggy code shrink this block's "
+                         "share of l?");
+            lesson_print(L, "  extra factor exp(m_curr - m_new) = %.9g\n\n", c);
         } else {
-            lesson_say(L, "Again m_curr < m_new: this block too is counted %.7g times "
-                       "what it should be.", c);
+            lesson_print(L, "  extra factor exp(m_curr - m_new) = %.9g\n\n", c);
+            if (c == 1.0f)
+                lesson_say(L, "m_curr = m_new, so the extra factor is exp(0) = 1 and does "
+                           "nothing: the bug is there but invisible.");
+            else
+                lesson_say(L, "Again m_curr < m_new: this block too is counted %.7g times "
+                           "what it should be.", c);
         }
         show(L, "correct:", r);
         show(L, "buggy:", g);

@@ -134,8 +134,11 @@ static void run(lesson *L)
                "FlashAttention paper) writes S = QK^T and P = softmax(S) to HBM and reads "
                "them back. FlashAttention-1 and -2 keep S and P on chip, block by block.",
                (long long)sh.N, (long long)sh.d, sim_dtype_name(sh.dtype), lesson_num(sh.M));
-    lesson_askf(L, N * N * e, "S is N x N = %lld x %lld in %s, %d B an element. How many bytes "
-         "is one copy of S?", (long long)sh.N, (long long)sh.N, sim_dtype_name(sh.dtype), e);
+    const lesson_question qs = { .answer = N * N * e, .discrete = 1, .known = {
+        { N * N, 0, LESSON_WHY_ELEMENTS } } };
+    lesson_ask_q(L, &qs, "S is N x N = %lld x %lld in %s, %d B an element. How many bytes "
+                 "is one copy of S?", (long long)sh.N, (long long)sh.N,
+                 sim_dtype_name(sh.dtype), e);
     lesson_say(L, "Standard attention writes S and P and reads each back at least once: "
                "4 N^2 x %d B = %s B, before it has read Q, K, V or written O.", e,
                numd(4.0 * N * N * e));
@@ -175,9 +178,9 @@ static void run(lesson *L)
     lesson_ask(L, "What is N^2 d^2 / M for these numbers, M in elements?", b.theta_flash, 0);
     lesson_print(L, "  Theta(N d + N^2)   = %14s   standard measured: %.2f x that\n",
                  numd(b.theta_standard), (double)nv->elems / b.theta_standard);
-    lesson_print(L, "  Theta(N^2 d^2 / M) = %14s   FA1: %.2f x, FA2: %.2f x\n\n",
-                 numd(b.theta_flash), (double)now[1].elems / b.theta_flash,
-                 (double)f2->elems / b.theta_flash);
+    /* FA2's multiple is the next step's question: only FA1's here. */
+    lesson_print(L, "  Theta(N^2 d^2 / M) = %14s   FA1 measured: %.2f x that\n\n",
+                 numd(b.theta_flash), (double)now[1].elems / b.theta_flash);
     lesson_say(L, "Theta drops constant factors, so an expression is not a count: the "
                "measured count divided by it is the constant hidden in Theta for this "
                "configuration. What Theta does promise is how the counts grow.");
@@ -202,8 +205,14 @@ static void run(lesson *L)
                  (double)f2->elems / b.io_floor);
 
     lesson_step(L, "What grows when N doubles");
-    lesson_askf(L, twoN[0].ok ? (double)twoN[0].bytes / (double)nv->bytes : 0.0, "N doubles to "
-         "%s. By what factor does standard attention's byte count grow?", lesson_num(sN.N));
+    /* 4 is the concept (the N^2 terms); the N d terms keep the count below it. */
+    const lesson_question qn = {
+        .answer = twoN[0].ok ? (double)twoN[0].bytes / (double)nv->bytes : 0.0,
+        .known = { { 4.0, 1, twoN[0].ok ? "4 is what the N^2 terms do: S and P, written and "
+                     "read back, quadruple. Reading Q, K, V and writing O grow like N d and "
+                     "only double, so the whole count grows by a little less than 4." : NULL } } };
+    lesson_ask_q(L, &qn, "N doubles to %s. By what factor does standard attention's byte "
+                 "count grow?", lesson_num(sN.N));
     show_change(L, "bytes at 2N", now, twoN);
     lesson_say(L, "The N^2 terms quadruple: standard attention's S and P, and "
                "FlashAttention's repeated reads (K and V in FA2, Q and O in FA1), whose "
@@ -212,8 +221,16 @@ static void run(lesson *L)
                "factor that stays roughly constant as N grows.");
 
     lesson_step(L, "What shrinks when M doubles");
-    lesson_askf(L, twoM[2].ok ? (double)twoM[2].bytes / (double)f2->bytes : 0.0, "M doubles to "
-         "%s B. By what factor does FA2's byte count change?", lesson_num(sM.M));
+    /* 1/2 is the concept while FA2 re-reads K and V (T_r > 1); its once-only
+     * terms keep the count above it. */
+    const lesson_question qm = {
+        .answer = twoM[2].ok ? (double)twoM[2].bytes / (double)f2->bytes : 0.0,
+        .known = { { 0.5, 1, twoM[2].ok && f2->plan.Tr > 1 ? "1/2 is what N^2 d^2 / M "
+                     "does, and FA2's re-reads of K and V roughly follow it. Its once-only "
+                     "terms (Q in, O and L out) do not shrink, and block sizes move in "
+                     "steps, so the exact factor is not 1/2." : NULL } } };
+    lesson_ask_q(L, &qm, "M doubles to %s B. By what factor does FA2's byte count change?",
+                 lesson_num(sM.M));
     show_change(L, "bytes at 2M", now, twoM);
     if (f2->plan.Tr > 1)
         lesson_say(L, "N^2 d^2 / M halves, and FA2's re-reads of K and V roughly follow "

@@ -133,12 +133,14 @@ static void run(lesson *L)
                "accumulator O_i are fp32, 4 B an element, as real kernels keep them, and "
                "so are the row statistics m_i and l_i.", sim_algo_title(algo),
                (long long)p.Br, (long long)p.Bc, (long long)sh.d, sim_dtype_name(sh.dtype), e);
-    lesson_askf(L, (double)size_of(&p, "Q_i", 1), "Q_i is B_r x d = %lld x %lld elements of %d B. "
-         "How many bytes does it take?", (long long)p.Br, (long long)sh.d, e);
+    const lesson_question qq = { .answer = (double)size_of(&p, "Q_i", 1), .discrete = 1,
+        .known = { { (double)p.Br * (double)sh.d, 0, LESSON_WHY_ELEMENTS } } };
+    lesson_ask_q(L, &qq, "Q_i is B_r x d = %lld x %lld elements of %d B. How many bytes does "
+                 "it take?", (long long)p.Br, (long long)sh.d, e);
 
     lesson_step(L, "The whole list");
-    lesson_askf(L, (double)p.sram_peak, "Now add up every buffer. How many bytes does one "
-         "block need?");
+    const lesson_question qa = { .answer = (double)p.sram_peak, .discrete = 1 };
+    lesson_ask_q(L, &qa, "Now add up every buffer. How many bytes does one block need?");
     lesson_print(L, "  %-7s %13s  %-5s %9s  %s\n", "buffer", "rows x cols", "type", "bytes",
                  "holds");
     for (int k = 0; k < p.nbuf; k++) {
@@ -168,8 +170,11 @@ static void run(lesson *L)
                "2 B, and Q_i, K_j, V_j, three %lld x %lld tiles of 2 B. It writes "
                "%lld^2 x 2 + 3 x %lld x %lld x 2 = %s B, about 96 KB.", D, B, B, B, D, B, B,
                D, num(qkv));
-    lesson_askf(L, (double)(s16 + qkv), "Work it out yourself: what is %lld^2 x 2 + 3 x %lld x "
-         "%lld x 2, in bytes?", B, B, D);
+    const lesson_question qw = { .answer = (double)(s16 + qkv), .discrete = 1, .known = {
+        { (double)qkv, 0, "That is the article's own total, which is Q_i + K_j + V_j alone: "
+                          "the S_ij term fell out of its sum." } } };
+    lesson_ask_q(L, &qw, "Work it out yourself: what is %lld^2 x 2 + 3 x %lld x %lld x 2, in "
+                 "bytes?", B, B, D);
     lesson_say(L, "%s B = %s, not %s B. The article's %s B is Q_i + K_j + V_j alone: the "
                "S_ij term fell out of its total. Its own table also lists O_i "
                "(%lld x %lld), which the sum leaves out; with it, at 2 B, the block needs "
@@ -188,8 +193,11 @@ static void run(lesson *L)
                "line 1: B_c = ceil(M / 4d) and B_r = min(ceil(M / 4d), d). Its M counts "
                "elements, not bytes: M = %s B of %s is %s elements.", num(sh.M),
                sim_dtype_name(sh.dtype), num(M_el));
-    lesson_askf(L, (double)pp.Bc, "M = %s elements and d = %lld: what B_c does line 1 give?",
-         num(M_el), (long long)sh.d);
+    const lesson_question qc = { .answer = (double)pp.Bc, .discrete = 1, .known = {
+        { (double)pm.Bc, 0, pm.Bc != pp.Bc ? "That is line 1 fed the byte count; its M "
+                                             "counts elements." : NULL } } };
+    lesson_ask_q(L, &qc, "M = %s elements and d = %lld: what B_c does line 1 give?",
+                 num(M_el), (long long)sh.d);
     lesson_say(L, "So B_r = %lld and B_c = %lld%s. The reason: K_j and V_j take B_c d, "
                "about M/4, each, and Q_i and O_i take B_r d <= B_c d each, so the four "
                "d-wide tiles share M. The cap B_r <= d keeps the score tile "
@@ -226,8 +234,9 @@ static void run(lesson *L)
     lesson_say(L, "The easiest mistake here is to feed line 1 the byte count as if it "
                "counted elements. Then M = %s is taken as %s elements, %d times too many.",
                human(sh.M), num(sh.M), e);
-    lesson_askf(L, (double)pm.Bc, "If %s were a count of elements, what B_c would line 1 give?",
-         num(sh.M));
+    const lesson_question qm = { .answer = (double)pm.Bc, .discrete = 1 };
+    lesson_ask_q(L, &qm, "If %s were a count of elements, what B_c would line 1 give?",
+                 num(sh.M));
     lesson_print(L, "  misread: B_r = %lld, B_c = %lld, needs %s B = %.2f x M\n\n",
                  (long long)pm.Br, (long long)pm.Bc, num(pm.sram_peak),
                  (double)pm.sram_peak / (double)sh.M);
@@ -237,8 +246,9 @@ static void run(lesson *L)
 
     lesson_step(L, "What does fit");
     if (sq > 0) {
-        lesson_askf(L, (double)sq, "What is the largest square block B_r = B_c, a multiple of "
-             "16, whose buffers fit in M = %s B?", num(sh.M));
+        const lesson_question qb = { .answer = (double)sq, .discrete = 1 };
+        lesson_ask_q(L, &qb, "What is the largest square block B_r = B_c, a multiple of 16, "
+                     "whose buffers fit in M = %s B?", num(sh.M));
         lesson_print(L, "  largest square block: %lld x %lld\n", (long long)sq, (long long)sq);
         if (next.Br > 0)
             lesson_print(L, "  the next, %lld x %lld, needs %s B\n", (long long)next.Br,
