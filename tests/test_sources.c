@@ -134,21 +134,25 @@ static void assert_plain(const char *what, const char *text)
     }
 }
 
+/* fasim ARGS succeeds and says nothing a user cannot follow. */
+static void run_plain(const char *args)
+{
+    char what[96];
+    snprintf(what, sizeof what, "fasim %s", args);
+    su_run r = su_fasim(g_fasim, args);
+    if (r.code != 0)
+        fail_msg("%s: exit %d", what, r.code);
+    assert_plain(what, r.out);
+    su_free(&r);
+}
+
 static void test_words_a_user_can_follow(void **state)
 {
     (void)state;
-    su_run r = su_fasim(g_fasim, "claims");
-    assert_int_equal(r.code, 0);
-    assert_plain("fasim claims", r.out);
-    su_free(&r);
-    r = su_fasim(g_fasim, "claims --json");
-    assert_int_equal(r.code, 0);
-    assert_plain("fasim claims --json", r.out);
-    su_free(&r);
-
-    r = su_fasim(g_fasim, "lesson");
-    assert_int_equal(r.code, 0);
-    assert_plain("the lesson list", r.out);
+    run_plain("claims");
+    run_plain("claims --json");
+    run_plain("lesson");
+    su_run r = su_fasim(g_fasim, "lesson");
     int lessons = 0;
     for (const char *p = r.out; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n')) {
         int k, used = 0;
@@ -158,19 +162,11 @@ static void test_words_a_user_can_follow(void **state)
     su_free(&r);
     assert_true(lessons >= 9);
     for (int k = 1; k <= lessons; k++) {
-        char args[64], what[80];
+        char args[64];
         snprintf(args, sizeof args, "lesson %d --script", k);
-        snprintf(what, sizeof what, "fasim %s", args);
-        r = su_fasim(g_fasim, args);
-        assert_int_equal(r.code, 0);
-        assert_plain(what, r.out);
-        su_free(&r);
+        run_plain(args);
         snprintf(args, sizeof args, "lesson %d --help", k);
-        snprintf(what, sizeof what, "fasim %s", args);
-        r = su_fasim(g_fasim, args);
-        assert_int_equal(r.code, 0);
-        assert_plain(what, r.out);
-        su_free(&r);
+        run_plain(args);
     }
 }
 
