@@ -175,7 +175,11 @@ static void run(lesson *L)
         lesson_say(L, "Here d <= M <= N d does not hold (d = %lld, M = %s, N d = %s): the "
                    "theorem makes no claim, though every count below is still exact.",
                    (long long)sh.d, numd(b.M_elems), numd(N * d));
-    lesson_ask(L, "What is N^2 d^2 / M for these numbers, M in elements?", b.theta_flash, 0);
+    const lesson_question qt = { .answer = b.theta_flash, .known = {
+        { N * N * d * d / (double)sh.M, 0, "That takes M in bytes; the theorem's M counts "
+                                           "elements, so divide the bytes by the element "
+                                           "size first." } } };
+    lesson_ask_q(L, &qt, "What is N^2 d^2 / M for these numbers, M in elements?");
     lesson_print(L, "  Theta(N d + N^2)   = %14s   standard measured: %.2f x that\n",
                  numd(b.theta_standard), (double)nv->elems / b.theta_standard);
     /* FA2's multiple is the next step's question: only FA1's here. */

@@ -536,6 +536,12 @@ static void test_graded_answers(void **state)
     expect("Right in idea: ");
     expect(want);
 
+    /* io-complexity, step 3: N^2 d^2 / M with M = 98,304 B taken as elements
+     * is 1024^2 64^2 / 98304 = 43,690.7, half the answer. */
+    run_lesson_in("io-complexity", "\n\n\n\n43690.7\n", NULL);
+    assert_int_equal(g_code, 0);
+    expect("you said 43690.7. That takes M in bytes;");
+
     /* tiling-budget, step 1: Q_i of 64 x 64 fp16 is 8,192 B; 4,096 counts
      * elements. Step 3: the article's 98,304 B leaves S_ij out. */
     run_lesson_in("tiling-budget", "4096\n", NULL);
