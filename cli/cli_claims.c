@@ -1,6 +1,6 @@
 /*
- * cli_claims.c — `fasim claims [FILE]`: check the seed documents' numeric
- * claims (built in), or a user's claims file, and print each claim, its
+ * cli_claims.c — `fasim claims [FILE]`: check the two source articles'
+ * numeric claims (built in), or a user's claims file, and print each claim, its
  * configuration, what fasim measures and the verdict.
  *
  * The checks and the file format live in study/sim_claims.c; this file reads
@@ -122,13 +122,16 @@ static int run_builtins(int json, sim_engine engine)
             return rc;
         }
         t.n[o.verdict]++;
+        /* The quote says where; the row, which error of the article it is. */
         if (b[k].seed_row)
-            snprintf(src, sizeof src, "%s (docs/sources.md row %d); id %s", b[k].source,
-                     b[k].seed_row, b[k].id);
+            snprintf(src, sizeof src, "%s (docs/sources.md, quote %d; row %d); id %s",
+                     b[k].source, b[k].quote, b[k].seed_row, b[k].id);
         else
-            snprintf(src, sizeof src, "%s; id %s", b[k].source, b[k].id);
+            snprintf(src, sizeof src, "%s (docs/sources.md, quote %d); id %s", b[k].source,
+                     b[k].quote, b[k].id);
         if (json) {
-            sim_claim_json(&w, b[k].id, b[k].claim, b[k].source, b[k].seed_row, &o);
+            sim_claim_json(&w, b[k].id, b[k].claim, b[k].source, b[k].quote, b[k].seed_row,
+                           &o);
         } else {
             if (k)
                 putchar('\n');
@@ -230,7 +233,7 @@ static int run_file(const char *path, int json, sim_engine engine, uint64_t max_
         snprintf(src, sizeof src, "%s:%d", name, c->line);
         snprintf(id, sizeof id, "line-%d", c->line);
         if (json) {
-            sim_claim_json(&w, id, c->text, src, 0, &o);
+            sim_claim_json(&w, id, c->text, src, 0, 0, &o);
         } else {
             if (printed)
                 putchar('\n');

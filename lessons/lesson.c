@@ -813,13 +813,26 @@ void lesson_step(lesson *L, const char *title)
     fputs("\n\n", L->out);
 }
 
-static void judge(lesson *L, double guess, double answer, double tol, int *right)
+/* The known answer of q that guess is, or NULL. */
+static const lesson_known *known_answer(const lesson_question *q, double guess)
 {
+    for (int k = 0; k < LESSON_MAX_KNOWN && q->known[k].why; k++) {
+        const double v = q->known[k].value;
+        if (q->discrete || !isfinite(v) ? guess == v
+                                        : fabs(guess - v) <= fmax(0.005 * fabs(v), 1e-9))
+            return &q->known[k];
+    }
+    return NULL;
+}
+
+static void judge(lesson *L, double guess, const lesson_question *q, int *right)
+{
+    const double answer = q->answer, tol = q->discrete ? 0.0 : q->tol;
     char a[64], g[64], d[64];
     fmt_num(a, sizeof a, answer);
     fmt_num(g, sizeof g, guess);
     double diff = guess - answer;
-    double lim = tol > 0 ? tol : fmax(0.005 * fabs(answer), 1e-9);
+    double lim = q->discrete ? 0.0 : tol > 0 ? tol : fmax(0.005 * fabs(answer), 1e-9);
     if (isnan(answer) || isinf(answer))
         *right = isnan(answer) ? isnan(guess) : guess == answer;
     else
@@ -828,7 +841,24 @@ static void judge(lesson *L, double guess, double answer, double tol, int *right
         fprintf(L->out, "Right: %s.\n\n", a);
         return;
     }
-    if (!isfinite(diff)) {
+    const lesson_known *kn = *right ? NULL : known_answer(q, guess);
+    if (kn) {
+        /* The verdict, then the reason in the lesson's wrapped prose. */
+        char *t = malloc(strlen(kn->why) + 256);
+        if (!t)
+            fail_status(L, 1, "out of memory");
+        if (kn->right)
+            sprintf(t, "Right in idea: you said %s, and the exact answer is %s. %s", g, a,
+                    kn->why);
+        else
+            sprintf(t, "Not quite: the answer is %s; you said %s. %s", a, g, kn->why);
+        *right = kn->right;
+        wrap(L, t, 0);
+        fputs("\n", L->out);
+        free(t);
+        return;
+    }
+    if (!isfinite(diff) || q->discrete) {
         fprintf(L->out, "%s: the answer is %s; you said %s.\n\n",
                 *right ? "Right" : "Not quite", a, g);
         return;
@@ -850,8 +880,9 @@ static void judge(lesson *L, double guess, double answer, double tol, int *right
                 d, diff > 0 ? "high" : "low", rel);
 }
 
-int lesson_ask(lesson *L, const char *question, double answer, double tol)
+static int ask(lesson *L, const char *question, const lesson_question *qn)
 {
+    const double answer = qn->answer;
     int idx = L->nask++;
     int known = idx < LESSON_MAX_ASKS && L->ask_result[idx] >= 0;
     if (L->silent)
@@ -899,7 +930,7 @@ int lesson_ask(lesson *L, const char *question, double answer, double tol)
             }
             double g = strtod(t, &stop);
             if (stop != t && !*stop) {
-                judge(L, g, answer, tol, &right);
+                judge(L, g, qn, &right);
                 break;
             }
             fputs("That is not a number: type one (e.g. 0.25 or 1e-3), or press Enter "
@@ -1047,6 +1078,12 @@ int lesson_run(const lesson_def *def, const lesson_run_opts *opts)
     return status;
 }
 
+int lesson_ask(lesson *L, const char *question, double answer, double tol)
+{
+    const lesson_question q = { .answer = answer, .tol = tol };
+    return ask(L, question, &q);
+}
+
 int lesson_askf(lesson *L, double answer, const char *fmt, ...)
 {
     char q[512];
@@ -1055,6 +1092,16 @@ int lesson_askf(lesson *L, double answer, const char *fmt, ...)
     vsnprintf(q, sizeof q, fmt, ap);
     va_end(ap);
     return lesson_ask(L, q, answer, 0);
+}
+
+int lesson_ask_q(lesson *L, const lesson_question *q, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    return ask(L, text, q);
 }
 
 const char *lesson_num(uint64_t n)

@@ -137,6 +137,42 @@ int lesson_ask(lesson *L, const char *question, double answer, double tol);
 int lesson_askf(lesson *L, double answer, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* An answer a learner is likely to give that is not the exact one, and what
+ * it means. right = 1: the idealised answer of the concept asked about
+ * (4 when N doubles and the N^2 terms rule): it counts as right, and the
+ * learner then reads the exact value and why the two differ. right = 0: a
+ * common mistake (exp(m_new - m_old) for alpha): wrong, with its diagnosis.
+ * A guess is "this answer" when it is within 0.5% of value (equal to it
+ * for a discrete question). */
+typedef struct {
+    double value;
+    int right;
+    const char *why;             /* one or two sentences, shown after the verdict */
+} lesson_known;
+
+#define LESSON_MAX_KNOWN 4
+
+/* A question's answer and how a guess is judged. The exact value is what
+ * script mode shows and what a skipped question reveals. */
+typedef struct {
+    double answer;               /* the exact value */
+    double tol;                  /* as lesson_ask's; unused when discrete */
+    int discrete;                /* a count, a size in bytes, an index: right only
+                                    when equal, and a miss is not a percentage */
+    lesson_known known[LESSON_MAX_KNOWN];   /* the first with why == NULL ends it */
+} lesson_question;
+
+/* The diagnoses of the mistakes every lesson meets, for lesson_known.why. */
+#define LESSON_WHY_FLIPPED_SIGN "You flipped the sign: that is exp(new maximum - old " \
+    "maximum). The factor is exp(old - new), and the new maximum is never below the old " \
+    "one, so the exponent is never positive and the factor never above 1."
+#define LESSON_WHY_ELEMENTS "That counts elements; the question asks for bytes, so " \
+    "each element counts as many bytes as its type takes."
+
+/* lesson_ask judged as q says, the question built printf-style. */
+int lesson_ask_q(lesson *L, const lesson_question *q, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* n with thousands separators ("1,234,567"), in one of 16 rotating buffers
  * owned by the engine: valid until 16 more calls, enough for one printf. */
 const char *lesson_num(uint64_t n);

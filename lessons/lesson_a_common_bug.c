@@ -4,8 +4,8 @@
 *
 *   Level:     [★★☆] 2/3 intermediate              Minutes: about 10
 *
-*   Goal:      run a published online-softmax update (one of fasim's seed
-*              documents has it) beside the correct one on the same numbers,
+*   Goal:      run a published online-softmax update (one of fasim's two
+*              source articles has it) beside the correct one on the same numbers,
 *              and find where the two part: it computes P = exp(S - m_new) and
 *              then multiplies this block's sum and P V by exp(m_curr - m_new)
 *              as well, so the block is scaled twice whenever an earlier block
@@ -21,7 +21,7 @@
 *   Run:       fasim lesson a-common-bug --x 1,4,2,0,3,1 --block 2
 *
 *   Numbers:   float32 from reference/ref_tile.h (ref_online_step,
-*              ref_pv_acc_row; the seed's variant is built from ref_exp and
+*              ref_pv_acc_row; the article's variant is built from ref_exp and
 *              ref_exp_shift_sum); float64 for the check.
 *
 *******************************************************************************/
@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "lesson.h"
+#include "sim_claims.h"
 #include "ref_tile.h"
 
 #define DETAIL 6   /* blocks shown one by one; the rest share a table */
@@ -46,13 +47,13 @@ static void step_right(state *r, const float *x, const float *v, int len, float 
     ref_pv_acc_row(&r->acc, 1, alpha, s, v, len);
 }
 
-/* The seed's update: P = exp(S - m_new), then this block's sum and P V also
+/* The article's update: P = exp(S - m_new), then this block's sum and P V also
  * times exp(m_curr - m_new). It is written in the shape of the correct one
  * (the same fmaf order), so that with a factor of 1 it gives the same bits and
  * every difference seen is the bug, not rounding. With fix_a,
  * P = exp(S - m_curr) instead, which makes the factor right (FlashAttention-1,
  * Algorithm 1, lines 10-11). Returns the factor exp(m_curr - m_new). */
-static float step_seed(state *r, const float *x, const float *v, int len, float *s,
+static float step_article(state *r, const float *x, const float *v, int len, float *s,
                        int fix_a)
 {
     memcpy(s, x, (size_t)len * sizeof *s);
@@ -106,15 +107,15 @@ static void run(lesson *L)
     for (int j = 0; j < T && !part_at; j++) {
         const int a = j * B, len = n - a < B ? n - a : B;
         step_right(&R, x + a, v + a, len, s);
-        step_seed(&S, x + a, v + a, len, s, 0);
+        step_article(&S, x + a, v + a, len, s, 0);
         part_at = differ(R, S) ? j + 1 : 0;
     }
 
     /* ---- steps --------------------------------------------------------- */
     lesson_step(L, "The code under test");
-    lesson_say(L, "A popular derivation of FlashAttention (one of the documents fasim "
-               "grew from) gives this update for one block of scores S (one row here) "
-               "with values V, in Python-like notation:");
+    lesson_say(L, "Section 3.3 of " SIM_ARTICLE_A ", one of the two articles fasim grew "
+               "from (docs/sources.md, quote 6), gives this update for one block of scores "
+               "S (one row here) with values V, in Python-like notation:");
     lesson_print(L, "    m_curr = rowmax(S)\n"
                     "    m_new  = max(m_prev, m_curr)\n"
                     "    P      = exp(S - m_new)\n"
@@ -126,15 +127,16 @@ static void run(lesson *L)
     lesson_show_vector(L, "x", xd, n, 0);
     lesson_show_vector(L, "v", vd, n, 0);
     lesson_print(L, "\n");
-    lesson_ask(L, "Read the code: after which block will its l first differ from the "
-               "correct l? (0 if never)", part_at, 0.5);
+    const lesson_question qp = { .answer = part_at, .discrete = 1 };
+    lesson_ask_q(L, &qp, "Read the code: after which block will its l first differ from the "
+                 "correct l? (0 if never)");
 
     state r = { -REF_INF, 0, 0 }, g = r;
     for (int j = 0; j < T; j++) {
         const int a = j * B, len = n - a < B ? n - a : B;
         const float m_prev = r.m;
         step_right(&r, x + a, v + a, len, s);
-        const float c = step_seed(&g, x + a, v + a, len, s, 0);
+        const float c = step_article(&g, x + a, v + a, len, s, 0);
         const float m_curr = ref_row_max(x + a, len);
         if (j >= DETAIL) {
             if (j == DETAIL) {
@@ -157,20 +159,26 @@ static void run(lesson *L)
         lesson_show_vector(L, "block", xd + a, len, 0);
         lesson_print(L, "  m_prev = %.7g, m_curr = %.7g, m_new = %.7g\n", m_prev, m_curr,
                      r.m);
-        lesson_print(L, "  extra factor exp(m_curr - m_new) = %.9g\n\n", c);
+        /* Where the lesson asks for the factor, it shows it after the question. */
         if (j + 1 == part_at) {
+            lesson_print(L, "\n");
             lesson_say(L, "They part here. m_curr = %.7g is below m_new = %.7g, because "
                        "an earlier block held the larger maximum. P = exp(S - m_new) "
                        "already measures this block against m_new; the extra factor "
                        "measures it once more.", m_curr, r.m);
-            lesson_ask(L, "By what factor does the buggy code shrink this block's "
-                       "share of l?", c, 0.0);
-        } else if (c == 1.0f) {
-            lesson_say(L, "m_curr = m_new, so the extra factor is exp(0) = 1 and does "
-                       "nothing: the bug is there but invisible.");
+            const lesson_question q = { .answer = c, .known = {
+                { exp((double)r.m - (double)m_curr), 0, LESSON_WHY_FLIPPED_SIGN } } };
+            lesson_ask_q(L, &q, "By what factor does the buggy code shrink this block's "
+                         "share of l?");
+            lesson_print(L, "  extra factor exp(m_curr - m_new) = %.9g\n\n", c);
         } else {
-            lesson_say(L, "Again m_curr < m_new: this block too is counted %.7g times "
-                       "what it should be.", c);
+            lesson_print(L, "  extra factor exp(m_curr - m_new) = %.9g\n\n", c);
+            if (c == 1.0f)
+                lesson_say(L, "m_curr = m_new, so the extra factor is exp(0) = 1 and does "
+                           "nothing: the bug is there but invisible.");
+            else
+                lesson_say(L, "Again m_curr < m_new: this block too is counted %.7g times "
+                           "what it should be.", c);
         }
         show(L, "correct:", r);
         show(L, "buggy:", g);
@@ -181,7 +189,7 @@ static void run(lesson *L)
     state fa = { -REF_INF, 0, 0 };
     for (int j = 0; j < T; j++) {
         const int a = j * B, len = n - a < B ? n - a : B;
-        step_seed(&fa, x + a, v + a, len, s, 1);
+        step_article(&fa, x + a, v + a, len, s, 1);
     }
     double md = x[0], ld = 0.0, od = 0.0;
     for (int k = 1; k < n; k++)
@@ -205,7 +213,7 @@ static void run(lesson *L)
                "10-11).\n"
                "- (b) keep P = exp(S - m_new) and drop the factor: the old state alone "
                "is rescaled. This is FlashAttention-2 (Algorithm 1, line 9) and "
-               "ref_online_step, the 'correct' line above.");
+               "fasim's own update, the 'correct' line above.");
 
     lesson_step(L, "Why tests miss it");
     for (int k = 0; k < n; k++) {                  /* x sorted ascending, v along */
@@ -222,7 +230,7 @@ static void run(lesson *L)
     for (int j = 0; j < T; j++) {
         const int a = j * B, len = n - a < B ? n - a : B;
         step_right(&rs, xs + a, vs + a, len, s);
-        step_seed(&gs, xs + a, vs + a, len, s, 0);
+        step_article(&gs, xs + a, vs + a, len, s, 0);
     }
     lesson_say(L, "The extra factor is 1 whenever a block's maximum is the running "
                "maximum. So the bug hides when the block maxima never fall: one block "

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_claims.h"
 #include "sim_parse.h"
 #include "sim_limits.h"
 
@@ -133,8 +134,11 @@ static void run(lesson *L)
                "FlashAttention paper) writes S = QK^T and P = softmax(S) to HBM and reads "
                "them back. FlashAttention-1 and -2 keep S and P on chip, block by block.",
                (long long)sh.N, (long long)sh.d, sim_dtype_name(sh.dtype), lesson_num(sh.M));
-    lesson_askf(L, N * N * e, "S is N x N = %lld x %lld in %s, %d B an element. How many bytes "
-         "is one copy of S?", (long long)sh.N, (long long)sh.N, sim_dtype_name(sh.dtype), e);
+    const lesson_question qs = { .answer = N * N * e, .discrete = 1, .known = {
+        { N * N, 0, LESSON_WHY_ELEMENTS } } };
+    lesson_ask_q(L, &qs, "S is N x N = %lld x %lld in %s, %d B an element. How many bytes "
+                 "is one copy of S?", (long long)sh.N, (long long)sh.N,
+                 sim_dtype_name(sh.dtype), e);
     lesson_say(L, "Standard attention writes S and P and reads each back at least once: "
                "4 N^2 x %d B = %s B, before it has read Q, K, V or written O.", e,
                numd(4.0 * N * N * e));
@@ -156,8 +160,8 @@ static void run(lesson *L)
     lesson_print(L, "  FA2 / standard, bytes: %.4f\n\n", (double)f2->bytes / (double)nv->bytes);
     lesson_say(L, "Each row was measured by running its loop nest (count-only: the counters "
                "move, no data does) with fasim's best plan, the one that fits M with the "
-               "fewest bytes. The closed forms of sim/sim_theory.c, derived from the "
-               "pseudocode, give the same counts tensor by tensor.");
+               "fewest bytes. fasim's closed forms, derived from the pseudocode, give "
+               "the same counts tensor by tensor.");
 
     lesson_step(L, "Theorem 2: the shape of the counts");
     lesson_say(L, "Theorem 2 of the paper: standard attention makes Theta(N d + N^2) HBM "
@@ -171,17 +175,22 @@ static void run(lesson *L)
         lesson_say(L, "Here d <= M <= N d does not hold (d = %lld, M = %s, N d = %s): the "
                    "theorem makes no claim, though every count below is still exact.",
                    (long long)sh.d, numd(b.M_elems), numd(N * d));
-    lesson_ask(L, "What is N^2 d^2 / M for these numbers, M in elements?", b.theta_flash, 0);
+    const lesson_question qt = { .answer = b.theta_flash, .known = {
+        { N * N * d * d / (double)sh.M, 0, "That takes M in bytes; the theorem's M counts "
+                                           "elements, so divide the bytes by the element "
+                                           "size first." } } };
+    lesson_ask_q(L, &qt, "What is N^2 d^2 / M for these numbers, M in elements?");
     lesson_print(L, "  Theta(N d + N^2)   = %14s   standard measured: %.2f x that\n",
                  numd(b.theta_standard), (double)nv->elems / b.theta_standard);
-    lesson_print(L, "  Theta(N^2 d^2 / M) = %14s   FA1: %.2f x, FA2: %.2f x\n\n",
-                 numd(b.theta_flash), (double)now[1].elems / b.theta_flash,
-                 (double)f2->elems / b.theta_flash);
+    /* FA2's multiple is the next step's question: only FA1's here. */
+    lesson_print(L, "  Theta(N^2 d^2 / M) = %14s   FA1 measured: %.2f x that\n\n",
+                 numd(b.theta_flash), (double)now[1].elems / b.theta_flash);
     lesson_say(L, "Theta drops constant factors, so an expression is not a count: the "
                "measured count divided by it is the constant hidden in Theta for this "
                "configuration. What Theta does promise is how the counts grow.");
-    lesson_say(L, "The seed document (000, section 2.2) gives standard attention "
-               "O(N^2 d + N^2), and elsewhere Theta(N^2 d). Theorem 2 says Theta(N d + N^2): "
+    lesson_say(L, "Section 2.2 of " SIM_ARTICLE_A " (docs/sources.md, quotes 3 and 4) "
+               "gives standard attention O(N^2 d + N^2), and elsewhere Theta(N^2 d). "
+               "Theorem 2 says Theta(N d + N^2): "
                "the N^2 matrices S and P cost N^2 each, not N^2 d; d multiplies the flops, "
                "not the traffic.");
 
@@ -200,8 +209,14 @@ static void run(lesson *L)
                  (double)f2->elems / b.io_floor);
 
     lesson_step(L, "What grows when N doubles");
-    lesson_askf(L, twoN[0].ok ? (double)twoN[0].bytes / (double)nv->bytes : 0.0, "N doubles to "
-         "%s. By what factor does standard attention's byte count grow?", lesson_num(sN.N));
+    /* 4 is the concept (the N^2 terms); the N d terms keep the count below it. */
+    const lesson_question qn = {
+        .answer = twoN[0].ok ? (double)twoN[0].bytes / (double)nv->bytes : 0.0,
+        .known = { { 4.0, 1, twoN[0].ok ? "4 is what the N^2 terms do: S and P, written and "
+                     "read back, quadruple. Reading Q, K, V and writing O grow like N d and "
+                     "only double, so the whole count grows by a little less than 4." : NULL } } };
+    lesson_ask_q(L, &qn, "N doubles to %s. By what factor does standard attention's byte "
+                 "count grow?", lesson_num(sN.N));
     show_change(L, "bytes at 2N", now, twoN);
     lesson_say(L, "The N^2 terms quadruple: standard attention's S and P, and "
                "FlashAttention's repeated reads (K and V in FA2, Q and O in FA1), whose "
@@ -210,8 +225,16 @@ static void run(lesson *L)
                "factor that stays roughly constant as N grows.");
 
     lesson_step(L, "What shrinks when M doubles");
-    lesson_askf(L, twoM[2].ok ? (double)twoM[2].bytes / (double)f2->bytes : 0.0, "M doubles to "
-         "%s B. By what factor does FA2's byte count change?", lesson_num(sM.M));
+    /* 1/2 is the concept while FA2 re-reads K and V (T_r > 1); its once-only
+     * terms keep the count above it. */
+    const lesson_question qm = {
+        .answer = twoM[2].ok ? (double)twoM[2].bytes / (double)f2->bytes : 0.0,
+        .known = { { 0.5, 1, twoM[2].ok && f2->plan.Tr > 1 ? "1/2 is what N^2 d^2 / M "
+                     "does, and FA2's re-reads of K and V roughly follow it. Its once-only "
+                     "terms (Q in, O and L out) do not shrink, and block sizes move in "
+                     "steps, so the exact factor is not 1/2." : NULL } } };
+    lesson_ask_q(L, &qm, "M doubles to %s B. By what factor does FA2's byte count change?",
+                 lesson_num(sM.M));
     show_change(L, "bytes at 2M", now, twoM);
     if (f2->plan.Tr > 1)
         lesson_say(L, "N^2 d^2 / M halves, and FA2's re-reads of K and V roughly follow "
@@ -227,12 +250,13 @@ static void run(lesson *L)
         lesson_say(L, "Standard attention gains little: its S and P traffic is N^2 per "
                    "pass whatever M is; only its re-reads of K and V shrink.");
 
-    lesson_step(L, "What the expressions promise, and the seed's \"10x\"");
+    lesson_step(L, "What the expressions promise, and the article's \"10x\"");
     const double ratio = b.theta_flash / b.theta_standard;
     lesson_ask(L, "Divide the two expressions: (N^2 d^2 / M) / (N d + N^2). What is it?",
                ratio, 0);
-    lesson_say(L, "For N much larger than d this is about d^2 / M. The seed document (000, "
-               "section 2.2) takes d = 128 and M = 168 KB, computes d^2 / M = %.4f with M "
+    lesson_say(L, "For N much larger than d this is about d^2 / M. Section 2.2 of "
+               SIM_ARTICLE_A " (docs/sources.md, quote 5) takes d = 128 and M = 168 KB, "
+               "computes d^2 / M = %.4f with M "
                "in bytes and promises about 10x less IO. But the paper's M counts "
                "elements: in fp16, d^2 / M is %.4f. And Theta hides the constants, so the "
                "real ratio has to be measured for real block sizes.",

@@ -8,7 +8,7 @@
 *              and read, tensor by tensor, what each re-reads and re-writes.
 *   After it:  you can say which loop is outer in each paper's Algorithm 1;
 *              predict how often Q, K, V, O, l, m move for any T_r, T_c; say
-*              why FA2 writes O once; and put right the seed's claim that FA2
+*              why FA2 writes O once; and put right the article's claim that FA2
 *              moved K/V to the outer loop.
 *
 *   Options:   --N N       sequence length, 1 to 262144 (default 1024)
@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "sim_claims.h"
 #include "sim_parse.h"
 #include "sim_limits.h"
 
@@ -155,16 +156,20 @@ static void run(lesson *L)
                     "     12-13  normalise O_i; L_i = m_i + log l_i\n"
                     "     14-15  store O_i, L_i\n\n",
                  (long long)p2.Tr, (long long)p2.Tc);
-    lesson_ask(L, "In FA1, how many times is each row of Q read from HBM?",
-               (double)c1.read_elems[SIM_Q] / (double)Nd, 0);
+    const lesson_question q1 = { .answer = (double)c1.read_elems[SIM_Q] / (double)Nd,
+                                 .discrete = 1 };
+    lesson_ask_q(L, &q1, "In FA1, how many times is each row of Q read from HBM?");
     lesson_say(L, "T_c = %lld times: line 8 loads Q_i once for every outer step j, because "
                "the inner loop over i starts again each time.", (long long)p1.Tc);
 
     lesson_step(L, "FA1 keeps its running state in HBM");
     lesson_say(L, "With K/V outer, a row block's output O_i is finished only after the last "
                "j. Between two visits it waits in HBM, with its statistics l_i and m_i.");
-    lesson_askf(L, (double)c1.write_elems[SIM_O], "N d = %s and T_c = %lld. How many elements of "
-         "O does FA1 write in all?", lesson_num(Nd), (long long)p1.Tc);
+    const lesson_question q2 = { .answer = (double)c1.write_elems[SIM_O], .discrete = 1,
+        .known = { { (double)Nd * (double)p1.Tc, 0, "That is T_c N d, one write per step; "
+                     "line 2 also writes O's zeros once before the loop." } } };
+    lesson_ask_q(L, &q2, "N d = %s and T_c = %lld. How many elements of O does FA1 write in "
+                 "all?", lesson_num(Nd), (long long)p1.Tc);
     lesson_say(L, "%s = (T_c + 1) N d: line 2 writes zeros once, then line 12 writes every "
                "O_i again at each of the T_c outer steps, and line 8 reads it back T_c "
                "times. l and m do the same, N values each per pass; K and V are read once.",
@@ -176,8 +181,9 @@ static void run(lesson *L)
                "before moving on. O_i, m_i and l_i stay in SRAM the whole time; when the "
                "inner loop ends, O_i is final, so line 14 writes it once and line 15 writes "
                "its logsumexp L_i once. Nothing is read back.");
-    lesson_ask(L, "In FA2, how many times is K read from HBM?",
-               (double)c2.read_elems[SIM_K] / (double)Nd, 0);
+    const lesson_question q3 = { .answer = (double)c2.read_elems[SIM_K] / (double)Nd,
+                                 .discrete = 1 };
+    lesson_ask_q(L, &q3, "In FA2, how many times is K read from HBM?");
     lesson_say(L, "T_r = %lld times: K_j and V_j are what FA2 reloads at every inner "
                "step. O is written exactly once: %s elements = N d.", (long long)p2.Tr,
                lesson_num(c2.write_elems[SIM_O]));
@@ -195,15 +201,20 @@ static void run(lesson *L)
                "show the difference most: FA1 writes O T_c + 1 times, FA2 once. "
                "(\"times\" is the count over N d, or over N for m, l, L.)");
 
-    lesson_step(L, "The seed had the loops backwards");
-    lesson_say(L, "The seed document (000, section 6.1) says FA2 changed the loops to K/V "
-               "outer and Q inner, and that FA1 had Q outer; its FA2 sketch puts the K/V "
+    lesson_step(L, "The article had the loops backwards");
+    lesson_say(L, "Section 6.1 of " SIM_ARTICLE_A " (docs/sources.md, quote 12) says "
+               "FA2 changed the loops to K/V outer and Q inner, and that FA1 had Q outer; "
+               "its FA2 sketch puts the K/V "
                "loop outside. It is the reverse, and the counts show it: the order that "
                "reads K once is K/V outer, and that is FA1 (%s elements of K read, = N d), "
                "while FA2 reads K %s elements (T_r N d).", lesson_num(c1.read_elems[SIM_K]),
                lesson_num(c2.read_elems[SIM_K]));
-    lesson_askf(L, (double)Nd * 4.0, "Could a K/V-outer loop keep O on chip instead? All of O, "
-         "%lld x %lld in fp32, needs how many bytes?", (long long)sh.N, (long long)sh.d);
+    const lesson_question q4 = { .answer = (double)Nd * 4.0, .discrete = 1, .known = {
+        { (double)Nd, 0, LESSON_WHY_ELEMENTS },
+        { (double)Nd * 2.0, 0, "That is O in fp16, 2 B an element; the question keeps it in "
+                               "fp32, 4 B an element." } } };
+    lesson_ask_q(L, &q4, "Could a K/V-outer loop keep O on chip instead? All of O, %lld x %lld "
+                 "in fp32, needs how many bytes?", (long long)sh.N, (long long)sh.d);
     if (Nd * 4u > sh.M)
         lesson_say(L, "%s B, %.1f times M = %s B: it cannot stay on chip, so with K/V outer "
                    "O goes back to HBM after every step, which is FA1's extra traffic. Q "
@@ -224,7 +235,7 @@ static void run(lesson *L)
                "and L are written once, K and V are read T_r times.\n"
                "- Here, with %lld x %lld blocks, FA1 moves %.2f times FA2's bytes and "
                "writes %.1f times as many.\n"
-               "- The seed's claim that FA2 moved K/V to the outer loop is the reverse "
+               "- The article's claim that FA2 moved K/V to the outer loop is the reverse "
                "of both papers.\n"
                "Next: lesson 9 (causal) counts the blocks a causal mask lets FA skip.",
                (long long)p1.Br, (long long)p1.Bc, ratio,

@@ -118,7 +118,9 @@ static void run(lesson *L)
     const state AB = merge(A, Bs);
     lesson_ask(L, "What is the merged m?", AB.m, 0.0);
     const float fa = ref_exp(A.m - AB.m), fb = ref_exp(Bs.m - AB.m);
-    lesson_ask(L, "What factor multiplies l_a and acc_a?", fa, 0.0);
+    const lesson_question qa = { .answer = fa, .known = {
+        { exp((double)AB.m - (double)A.m), 0, LESSON_WHY_FLIPPED_SIGN } } };
+    lesson_ask_q(L, &qa, "What factor multiplies l_a and acc_a?");
     lesson_print(L, "  m   = max(%.9g, %.9g) = %.9g\n", A.m, Bs.m, AB.m);
     lesson_print(L, "  factors: exp(m_a - m) = %.9g, exp(m_b - m) = %.9g\n", fa, fb);
     lesson_print(L, "  l   = %.9g * %.9g + %.9g * %.9g = %.9g\n", fa, A.l, fb, Bs.l, AB.l);
@@ -140,7 +142,7 @@ static void run(lesson *L)
     lesson_print(L, "  difference in O: %.3g\n\n", (double)(BA.acc / BA.l) - (AB.acc / AB.l));
     lesson_say(L, "max(m_a, m_b) is symmetric and so is a sum of two terms, so in exact "
                "arithmetic the two orders are equal. In float32 they can differ in the "
-               "last bit: ref_merge rounds one product before the fused multiply-add "
+               "last bit: fasim's merge rounds one product before the fused multiply-add "
                "takes the other, and swapping the sides swaps which one.");
 
     lesson_step(L, "A tree of merges equals a chain");
@@ -172,7 +174,8 @@ static void run(lesson *L)
                "merges in a row. A tree merges neighbours in rounds: (1 + 2), (3 + 4), "
                "... and then the results, the same way, until one state is left.",
                P - 1);
-    lesson_ask(L, "How many rounds deep is the tree for your parts?", depth, 0.5);
+    const lesson_question qd = { .answer = depth, .discrete = 1 };
+    lesson_ask_q(L, &qd, "How many rounds deep is the tree for your parts?");
     show(L, "chain:", chain);
     show(L, "tree:", st[0]);
     lesson_print(L, "  difference in O, tree - chain: %.3g; tree - float64: %.3g\n\n",

@@ -140,9 +140,12 @@ static void run(lesson *L)
         lesson_step(L, title);
         lesson_show_vector_f(L, "s_j", sc + a, len, 0);
         lesson_print(L, "  before:  m = %.7g, l = %.7g\n\n", m_old, l_old);
-        if (j == 1)
-            lesson_ask(L, "What is the rescale factor alpha = exp(m_old - m_new) for this "
-                       "block?", alpha, 0.0);
+        if (j == 1) {
+            const lesson_question q = { .answer = alpha, .known = {
+                { exp((double)m2 - (double)m_old), 0, LESSON_WHY_FLIPPED_SIGN } } };
+            lesson_ask_q(L, &q, "What is the rescale factor alpha = exp(m_old - m_new) for "
+                         "this block?");
+        }
         lesson_print(L, "  m_new = %.7g, alpha = exp(m_old - m_new) = %.7g\n", m2, alpha);
         lesson_show_vector_f(L, "P~ = exp(s_j - m_new)", s, len, 0);
         lesson_print(L, "  l = alpha * l + rowsum(P~) = %.7g\n\n", l2);
@@ -195,8 +198,8 @@ static void run(lesson *L)
     lesson_print(L, "  fasim's simulator, same inputs and B_c: FA2 %s, FA1 %s\n\n",
                  same2 ? "the same bits" : "DIFFERENT bits",
                  same1 ? "the same bits" : "DIFFERENT bits");
-    lesson_ask(L, "How many divisions did FA1 make for this row (d per block)?",
-               (double)T * d, 0.5);
+    const lesson_question divs = { .answer = (double)T * d, .discrete = 1 };
+    lesson_ask_q(L, &divs, "How many divisions did FA1 make for this row (d per block)?");
     lesson_say(L, "FA1 divided %d values at each of %d blocks, %d in all; FA2 divided %d "
                "once. The reason is the loop order. Algorithm 1 of FlashAttention runs "
                "the K/V blocks in the outer loop and the Q blocks inside it, so between "

@@ -92,9 +92,11 @@ static void run(lesson *L)
                        "against the new maximum each must become exp(x - %.7g) = "
                        "exp(x - %.7g) * exp(%.7g - %.7g). One factor rescales the whole "
                        "sum.", m_old, m_new, m_old, m_old, m_new);
-            if (!asked_alpha++)
-                lesson_ask(L, "What is that factor, alpha = exp(m_old - m_new)?", alpha,
-                           0.0);
+            if (!asked_alpha++) {
+                const lesson_question q = { .answer = alpha, .known = {
+                    { exp((double)m_new - (double)m_old), 0, LESSON_WHY_FLIPPED_SIGN } } };
+                lesson_ask_q(L, &q, "What is that factor, alpha = exp(m_old - m_new)?");
+            }
             lesson_print(L, "  alpha = exp(%.7g - %.7g) = %.7g\n\n", m_old, m_new, alpha);
             lesson_say(L, "m_new = max(m_old, ...) is never below m_old, so the exponent "
                        "is never positive and alpha is never above 1: the old sum "
@@ -103,6 +105,9 @@ static void run(lesson *L)
             lesson_say(L, "The maximum did not grow, so alpha = exp(0) = %.7g and l_old "
                        "stands as it is.", alpha);
         }
+        /* The last block shown asks for l before the working that gives it. */
+        if (j == (T < DETAIL ? T : DETAIL) - 1 && j > 0)
+            lesson_ask(L, "What is l after this block?", l, 0.0);
         float sum = 0.0f;
         for (int k = 0; k < len; k++)
             sum = sum + s[k];
@@ -120,8 +125,6 @@ static void run(lesson *L)
         }
         lesson_print(L, "  l_new = alpha * l_old + terms = %.7g * %.7g + %.7g\n\n", alpha,
                      l_old, sum);
-        if (j == (T < DETAIL ? T : DETAIL) - 1 && j > 0)
-            lesson_ask(L, "What is l after this block?", l, 0.0);
         lesson_print(L, "  after block %d:  m = %.7g, l = %.7g\n\n", j + 1, m, l);
     }
     if (T > DETAIL) {
@@ -160,7 +163,7 @@ static void run(lesson *L)
                  "place)\n", (double)l - (double)l1, ulps(l, l1));
     lesson_print(L, "  relative error against float64:  blocks %.3g, whole %.3g\n",
                  fabs((double)l - ld) / ld, fabs((double)l1 - ld) / ld);
-    lesson_print(L, "  ref_softmax_online, the library's loop, gives the same bits: %s\n\n",
+    lesson_print(L, "  fasim's own online loop gives the same bits: %s\n\n",
                  ref_f2u(m2) == ref_f2u(m) && ref_f2u(l2) == ref_f2u(l) ? "yes" : "NO");
     lesson_say(L, "m is the same number either way: a maximum involves no rounding. For "
                "l, in exact arithmetic the two are equal: a term exp(x - m_1) that "

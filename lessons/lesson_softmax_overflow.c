@@ -96,7 +96,8 @@ static void run(lesson *L)
         n_inf += isinf(e[k]) != 0;
         n_zero += e[k] == 0.0f;
     }
-    lesson_ask(L, "How many of your logits have exp(x) = inf in float32?", n_inf, 0.5);
+    const lesson_question qi = { .answer = n_inf, .discrete = 1 };
+    lesson_ask_q(L, &qi, "How many of your logits have exp(x) = inf in float32?");
 
     lesson_step(L, "The naive softmax, computed");
     float sum = 0.0f;
@@ -160,8 +161,13 @@ static void run(lesson *L)
                "l = sum exp(x - m); pass 3 writes p = exp(x - m) / l. The naive one "
                "needed two (the sum, then the division), so safety costs one extra "
                "pass over the data.");
-    lesson_ask(L, "In float32 (4 bytes an entry), how many bytes do the three passes "
-               "read for your logits?", 3.0 * 4 * n, 0.5);
+    const lesson_question qb = { .answer = 3.0 * 4 * n, .discrete = 1, .known = {
+        { 3.0 * n, 0, LESSON_WHY_ELEMENTS },
+        { 4.0 * n, 0, "That is one pass; the safe softmax reads the logits three times." },
+        { 2.0 * 4 * n, 0, "That is the naive softmax's two passes; the safe one makes "
+                          "three." } } };
+    lesson_ask_q(L, &qb, "In float32 (4 bytes an entry), how many bytes do the three "
+                 "passes read for your logits?");
     lesson_print(L, "  safe:   3 reads of %d entries = %d B read, %d B written\n", n,
                  12 * n, 4 * n);
     lesson_print(L, "  naive:  2 reads of %d entries = %d B read, %d B written\n\n", n,

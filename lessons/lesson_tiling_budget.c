@@ -9,7 +9,7 @@
 *   After it:  you can size Q_i, K_j, V_j, S_ij, O_i and the statistics for any
 *              B_r, B_c, d and dtype; say why B_r = min(ceil(M/4d), d); say
 *              why line 1 can ask for 1.25 M; convert M from bytes to
-*              elements; and put right the seed's "96 KB" sum.
+*              elements; and put right the article's "96 KB" sum.
 *
 *   Options:   --N N       sequence length; blocks never exceed it (default 1024)
 *              --d D       head dimension (default 64)
@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "lesson.h"
+#include "sim_claims.h"
 #include "sim_parse.h"
 
 /* 1234567 -> "1,234,567" (num) and 131072 -> "128 KiB" (human), from a ring of
@@ -89,12 +90,12 @@ static void run(lesson *L)
         lesson_fail(L, "--M %llu: give between 1 B and 1 PiB", (unsigned long long)sh.M);
     const int e = sim_dtype_bytes(sh.dtype);
     const uint64_t M_el = sh.M / (uint64_t)e, d4 = 4u * (uint64_t)sh.d;
-    sim_plan p, pp, seed, p4, pm, t, next = { 0 };
+    sim_plan p, pp, art, p4, pm, t, next = { 0 };
     sim_plan_make(algo, &sh, NULL, Br, Bc, SIM_PLAN_USER, &p);   /* sizes >= 1: succeeds */
     paper_plan(L, algo, &sh, &pp);
-    /* The seed's example (000, section 4.1): d = B_r = B_c = 128, fp16. */
+    /* The article's example (docs/sources.md, quote 9): d = B_r = B_c = 128, fp16. */
     sim_shape ss = { .N = 1024, .d = 128, .M = sh.M, .dtype = SIM_FP16, .causal = 0 };
-    sim_plan_make(SIM_FA2, &ss, NULL, 128, 128, SIM_PLAN_USER, &seed);
+    sim_plan_make(SIM_FA2, &ss, NULL, 128, 128, SIM_PLAN_USER, &art);
     /* s4: M = 4 d^2 elements, where line 1 asks for exactly 1.25 M; sm: the
      * byte count of M misread as elements. */
     sim_shape s4 = sh, sm = sh;
@@ -133,12 +134,14 @@ static void run(lesson *L)
                "accumulator O_i are fp32, 4 B an element, as real kernels keep them, and "
                "so are the row statistics m_i and l_i.", sim_algo_title(algo),
                (long long)p.Br, (long long)p.Bc, (long long)sh.d, sim_dtype_name(sh.dtype), e);
-    lesson_askf(L, (double)size_of(&p, "Q_i", 1), "Q_i is B_r x d = %lld x %lld elements of %d B. "
-         "How many bytes does it take?", (long long)p.Br, (long long)sh.d, e);
+    const lesson_question qq = { .answer = (double)size_of(&p, "Q_i", 1), .discrete = 1,
+        .known = { { (double)p.Br * (double)sh.d, 0, LESSON_WHY_ELEMENTS } } };
+    lesson_ask_q(L, &qq, "Q_i is B_r x d = %lld x %lld elements of %d B. How many bytes does "
+                 "it take?", (long long)p.Br, (long long)sh.d, e);
 
     lesson_step(L, "The whole list");
-    lesson_askf(L, (double)p.sram_peak, "Now add up every buffer. How many bytes does one "
-         "block need?");
+    const lesson_question qa = { .answer = (double)p.sram_peak, .discrete = 1 };
+    lesson_ask_q(L, &qa, "Now add up every buffer. How many bytes does one block need?");
     lesson_print(L, "  %-7s %13s  %-5s %9s  %s\n", "buffer", "rows x cols", "type", "bytes",
                  "holds");
     for (int k = 0; k < p.nbuf; k++) {
@@ -158,38 +161,44 @@ static void run(lesson *L)
                    "this M and suggests sizes that fit.", num(p.sram_peak - sh.M),
                    (long long)p.Br, (long long)p.Bc);
 
-    lesson_step(L, "The seed's 96 KB, checked");
-    const uint64_t qkv = size_of(&seed, "Q_i", 1) + size_of(&seed, "K_j", 1) +
-                         size_of(&seed, "V_j", 1);
-    const uint64_t s16 = size_of(&seed, "S_ij", 0) * 2u, o16 = size_of(&seed, "O_i", 0) * 2u;
-    const long long B = (long long)seed.Br, D = (long long)ss.d;
-    lesson_say(L, "The seed document (000, section 4.1) sizes a block for d = %lld, "
-               "B_r = B_c = %lld in fp16. Its sum has two terms: S_ij, %lld^2 elements of "
+    lesson_step(L, "The article's 96 KB, checked");
+    const uint64_t qkv = size_of(&art, "Q_i", 1) + size_of(&art, "K_j", 1) +
+                         size_of(&art, "V_j", 1);
+    const uint64_t s16 = size_of(&art, "S_ij", 0) * 2u, o16 = size_of(&art, "O_i", 0) * 2u;
+    const long long B = (long long)art.Br, D = (long long)ss.d;
+    lesson_say(L, "Section 4.1 of " SIM_ARTICLE_A " (docs/sources.md, quote 9) sizes a "
+               "block for d = %lld, B_r = B_c = %lld in fp16. Its sum has two terms: S_ij, %lld^2 elements of "
                "2 B, and Q_i, K_j, V_j, three %lld x %lld tiles of 2 B. It writes "
                "%lld^2 x 2 + 3 x %lld x %lld x 2 = %s B, about 96 KB.", D, B, B, B, D, B, B,
                D, num(qkv));
-    lesson_askf(L, (double)(s16 + qkv), "Work it out yourself: what is %lld^2 x 2 + 3 x %lld x "
-         "%lld x 2, in bytes?", B, B, D);
-    lesson_say(L, "%s B = %s, not %s B. The seed's %s B is Q_i + K_j + V_j alone: the "
+    const lesson_question qw = { .answer = (double)(s16 + qkv), .discrete = 1, .known = {
+        { (double)qkv, 0, "That is the article's own total, which is Q_i + K_j + V_j alone: "
+                          "the S_ij term fell out of its sum." } } };
+    lesson_ask_q(L, &qw, "Work it out yourself: what is %lld^2 x 2 + 3 x %lld x %lld x 2, in "
+                 "bytes?", B, B, D);
+    lesson_say(L, "%s B = %s, not %s B. The article's %s B is Q_i + K_j + V_j alone: the "
                "S_ij term fell out of its total. Its own table also lists O_i "
                "(%lld x %lld), which the sum leaves out; with it, at 2 B, the block needs "
                "%s B = %s.", num(s16 + qkv), human(s16 + qkv), num(qkv), num(qkv), B, D,
                num(s16 + qkv + o16), human(s16 + qkv + o16));
     lesson_say(L, "fasim's list for the same block is longer still: S_ij and O_i are fp32 "
-               "and m_i, l_i add %s B. FA2 at the seed's sizes needs %s B = %s, "
-               "%.2f times the seed's figure; against M = %s B that is %.1f%%.",
-               num(size_of(&seed, "m_i", 1) + size_of(&seed, "l_i", 1)),
-               num(seed.sram_peak), human(seed.sram_peak),
-               (double)seed.sram_peak / (double)qkv, num(sh.M),
-               100.0 * (double)seed.sram_peak / (double)sh.M);
+               "and m_i, l_i add %s B. FA2 at the article's sizes needs %s B = "
+               "%s, %.2f times the article's figure; against M = %s B that is %.1f%%.",
+               num(size_of(&art, "m_i", 1) + size_of(&art, "l_i", 1)),
+               num(art.sram_peak), human(art.sram_peak),
+               (double)art.sram_peak / (double)qkv, num(sh.M),
+               100.0 * (double)art.sram_peak / (double)sh.M);
 
     lesson_step(L, "Line 1 of Algorithm 1, where M counts elements");
     lesson_say(L, "Algorithm 1 of FlashAttention (Dao et al. 2022) chooses the blocks in "
                "line 1: B_c = ceil(M / 4d) and B_r = min(ceil(M / 4d), d). Its M counts "
                "elements, not bytes: M = %s B of %s is %s elements.", num(sh.M),
                sim_dtype_name(sh.dtype), num(M_el));
-    lesson_askf(L, (double)pp.Bc, "M = %s elements and d = %lld: what B_c does line 1 give?",
-         num(M_el), (long long)sh.d);
+    const lesson_question qc = { .answer = (double)pp.Bc, .discrete = 1, .known = {
+        { (double)pm.Bc, 0, pm.Bc != pp.Bc ? "That is line 1 fed the byte count; its M "
+                                             "counts elements." : NULL } } };
+    lesson_ask_q(L, &qc, "M = %s elements and d = %lld: what B_c does line 1 give?",
+                 num(M_el), (long long)sh.d);
     lesson_say(L, "So B_r = %lld and B_c = %lld%s. The reason: K_j and V_j take B_c d, "
                "about M/4, each, and Q_i and O_i take B_r d <= B_c d each, so the four "
                "d-wide tiles share M. The cap B_r <= d keeps the score tile "
@@ -226,8 +235,9 @@ static void run(lesson *L)
     lesson_say(L, "The easiest mistake here is to feed line 1 the byte count as if it "
                "counted elements. Then M = %s is taken as %s elements, %d times too many.",
                human(sh.M), num(sh.M), e);
-    lesson_askf(L, (double)pm.Bc, "If %s were a count of elements, what B_c would line 1 give?",
-         num(sh.M));
+    const lesson_question qm = { .answer = (double)pm.Bc, .discrete = 1 };
+    lesson_ask_q(L, &qm, "If %s were a count of elements, what B_c would line 1 give?",
+                 num(sh.M));
     lesson_print(L, "  misread: B_r = %lld, B_c = %lld, needs %s B = %.2f x M\n\n",
                  (long long)pm.Br, (long long)pm.Bc, num(pm.sram_peak),
                  (double)pm.sram_peak / (double)sh.M);
@@ -237,8 +247,9 @@ static void run(lesson *L)
 
     lesson_step(L, "What does fit");
     if (sq > 0) {
-        lesson_askf(L, (double)sq, "What is the largest square block B_r = B_c, a multiple of "
-             "16, whose buffers fit in M = %s B?", num(sh.M));
+        const lesson_question qb = { .answer = (double)sq, .discrete = 1 };
+        lesson_ask_q(L, &qb, "What is the largest square block B_r = B_c, a multiple of 16, "
+                     "whose buffers fit in M = %s B?", num(sh.M));
         lesson_print(L, "  largest square block: %lld x %lld\n", (long long)sq, (long long)sq);
         if (next.Br > 0)
             lesson_print(L, "  the next, %lld x %lld, needs %s B\n", (long long)next.Br,
@@ -259,18 +270,18 @@ static void run(lesson *L)
     lesson_step(L, "Summary");
     lesson_say(L, "- One block holds Q_i, K_j, V_j in the dtype and S_ij, O_i, m_i, l_i in "
                "fp32: %s B here for %lld x %lld blocks.\n"
-               "- The seed's 128^2 x 2 + 3 x 128 x 128 x 2 is %s B, not %s; with O_i "
+               "- The article's 128^2 x 2 + 3 x 128 x 128 x 2 is %s B, not %s; with O_i "
                "%s, and %s with fasim's fp32 accumulators.\n"
                "- Line 1: B_c = ceil(M/4d), B_r = min(ceil(M/4d), d), M in elements "
                "(M bytes / %d); its tiles can need 1.25 M.\n"
                "Next: lesson 7 (io-complexity) shows how the block sizes set the HBM "
                "traffic.", num(p.sram_peak), (long long)p.Br, (long long)p.Bc,
-               num(s16 + qkv), num(qkv), human(s16 + qkv + o16), human(seed.sram_peak), e);
+               num(s16 + qkv), num(qkv), human(s16 + qkv + o16), human(art.sram_peak), e);
 }
 
 const lesson_def lesson_tiling_budget = {
     "tiling-budget", 6, "The SRAM budget of one block", "intermediate", 10,
-    "SRAM per block; the seed's 96 KB",
+    "SRAM per block; the article's 96 KB",
     "--N N       sequence length, up to 2^30; blocks never exceed it (default 1024)\n"
     "--d D       head dimension, up to 65536 (default 64)\n"
     "--M BYTES   SRAM of one thread block, in bytes: 98304, 96K (default 96K)\n"

@@ -1,5 +1,5 @@
 /*
- * sim_claims.c — the built-in claims of the seed documents, the claims-file
+ * sim_claims.c — the built-in claims of the two source articles, the claims-file
  * parser, and the checks (see sim_claims.h).
  *
  * Each built-in check reads only its inputs (c->in) and computes everything
@@ -643,29 +643,29 @@ static int check_speed(const sim_builtin_claim *c, sim_engine engine, sim_claim_
 #define NO_EXPO { NAN, NAN, NAN }
 
 static const sim_builtin_claim BUILTINS[] = {
-    { "s-size-000", "seeds/000, section 1", 1,
+    { "s-size-000", SIM_ARTICLE_A ", section 1", 1, 1,
       "S = QK^T at N = 128K (128,000), fp16, takes 31.25 GB",
       /* "31.25" has four significant digits: equal within 0.1%. */
       { .sh = SHAPE(128000, 128, 98304), .claimed = 31.25, .tol = 0.001, .expo = NO_EXPO },
       check_s_size },
-    { "s-size-001", "seeds/001, the memory wall", 1,
+    { "s-size-001", SIM_ARTICLE_B ", the part \"The memory wall\"", 15, 1,
       "128,000 x 128,000 x 2 bytes = 32 GB",
       /* "32" has two significant digits: equal within half a unit, 1.6%. */
       { .sh = SHAPE(128000, 128, 98304), .claimed = 32, .tol = 0.016, .expo = NO_EXPO },
       check_s_size },
-    { "io-std-n2d", "seeds/000, section 2.2", 2,
+    { "io-std-n2d", SIM_ARTICLE_A ", section 2.2", 4, 2,
       "standard attention's IO is IO_std = Theta(N^2 d)",
       { .sh = SHAPE(16384, 64, 98304), .algo = SIM_NAIVE, .expo = { NAN, 1.0, NAN },
         .range = { { 0, 0 }, { 32, 128 }, { 0, 0 } } },
       check_exponents },
-    { "io-std-form", "seeds/000, section 2.2", 2,
+    { "io-std-form", SIM_ARTICLE_A ", section 2.2", 3, 2,
       "standard attention is O(N^2 d + N^2) = O(N^2 max(Nd, N) / M), simplified to "
       "O(N^2 d / M)",
       /* max(Nd, N) = Nd: N^3 d / M, growing like N^3 and M^-1. */
       { .sh = SHAPE(16384, 64, 98304), .algo = SIM_NAIVE, .expo = { 3.0, NAN, -1.0 },
         .range = { { 4096, 65536 }, { 0, 0 }, { 32768, 262144 } } },
       check_exponents },
-    { "io-flash", "seeds/000, section 2.2", 2,
+    { "io-flash", SIM_ARTICLE_A ", section 2.2", 4, 2,
       "FlashAttention's IO is IO_flash = Theta(N^2 d^2 M^-1)",
       /* Large sizes: the exponents are asymptotic (docs/sweeps.md shows the
        * smaller ranges, where lower-order terms and SRAM that does not scale
@@ -673,53 +673,53 @@ static const sim_builtin_claim BUILTINS[] = {
       { .sh = SHAPE(65536, 64, 1048576), .algo = SIM_FA2, .expo = { 2.0, 2.0, -1.0 },
         .range = { { 131072, 1048576 }, { 128, 1024 }, { 65536, 1048576 } } },
       check_exponents },
-    { "d2-over-m", "seeds/000, section 2.2", 3,
+    { "d2-over-m", SIM_ARTICLE_A ", section 2.2", 5, 3,
       "with M = 168 KB and d = 128, d^2 M^-1 = 128^2 / (168 x 1024) ~ 0.095: about 10x "
       "less IO",
-      /* The seed's N for this section is its 128K; "about" allows 25%. */
+      /* The article's N for this section is its 128K; "about" allows 25%. */
       { .sh = SHAPE(128000, 128, 168 * 1024), .claimed = 10, .tol = 0.25, .expo = NO_EXPO },
       check_d2_over_m },
-    { "a100-sram-192", "seeds/000, section 4.1", 4,
+    { "a100-sram-192", SIM_ARTICLE_A ", section 4.1", 8, 4,
       "the A100 has 192 KB of configurable SRAM per SM (shared with L1)",
       { .gpu = "a100", .claimed = 192, .tol = 0.01, .expo = NO_EXPO },
       check_sram_per_sm },
-    { "a100-m-168", "seeds/000, section 2.2", 4,
+    { "a100-m-168", SIM_ARTICLE_A ", section 2.2", 5, 4,
       "M = 168 KB, the A100's SRAM per SM",
       { .gpu = "a100", .claimed = 168, .tol = 0.01, .expo = NO_EXPO },
       check_sram_per_sm },
-    { "a100-smem-bw", "seeds/000, section 1", 4,
+    { "a100-smem-bw", SIM_ARTICLE_A ", section 1", 2, 4,
       "A100 SRAM bandwidth 19 TB/s (about 19 TB/s per SM)",
       /* "about": 10%. */
       { .gpu = "a100", .claimed = 19e12, .tol = 0.1, .expo = NO_EXPO },
       check_smem_bw },
-    { "sram-20mb", "seeds/001, IO awareness table", 0,
+    { "sram-20mb", SIM_ARTICLE_B ", the part \"IO awareness\"", 16, 0,
       "SRAM (on chip): about 20 MB, about 19 TB/s",
       /* "~": 25%. */
       { .gpu = "a100", .claimed = 20e6, .claimed2 = 19e12, .tol = 0.25, .expo = NO_EXPO },
       check_sram_total },
-    { "sram-sum-96k", "seeds/000, section 4.1", 5,
+    { "sram-sum-96k", SIM_ARTICLE_A ", section 4.1", 9, 5,
       "d = 128, B_r = B_c = 128: 128^2 x 2 + 3 x 128 x 128 x 2 = 98,304 B ~ 96 KB",
       { .sh = SHAPE(4096, 128, 98304), .B = 128, .claimed = 98304, .expo = NO_EXPO },
       check_sram_sum },
-    { "loop-order", "seeds/000, section 6.1", 8,
+    { "loop-order", SIM_ARTICLE_A ", section 6.1", 12, 8,
       "FA2 changed the loops to K/V outer, Q inner (FA1 had Q outer)",
       { .sh = SHAPE(4096, 64, 98304), .algo = SIM_FA2, .expo = NO_EXPO },
       check_loop_order },
-    { "warps", "seeds/000, section 4.3", 9,
+    { "warps", SIM_ARTICLE_A ", section 4.3", 10, 9,
       "a 128-thread block's 4 warps own Q rows [0,7], [8,15], [16,23], [24,31]",
       { .B = 128, .count = 4, .claimed = 8, .expo = NO_EXPO },
       check_warps },
-    { "causal-2x", "seeds/000, section 7.2", 10,
+    { "causal-2x", SIM_ARTICLE_A ", section 7.2", 13, 10,
       "causal tiling saves about 2x (1.5-1.8x in practice)",
-      /* "about 2x": 10%; blocks of 128, the seed's tuning table. */
+      /* "about 2x": 10%; blocks of 128, the article's tuning table (quote 14). */
       { .sh = SHAPE(4096, 64, 98304), .B = 128, .claimed = 2, .tol = 0.1, .expo = NO_EXPO },
       check_causal },
-    { "memory-n2-to-n", "seeds/001, impact", 0,
+    { "memory-n2-to-n", SIM_ARTICLE_B ", the part \"Impact\"", 17, 0,
       "memory O(N^2) -> O(N)",
       { .sh = SHAPE(4096, 64, 98304), .claimed = 2, .claimed2 = 1, .expo = NO_EXPO,
         .range = { { 4096, 65536 }, { 0, 0 }, { 0, 0 } } },
       check_memory },
-    { "speed-2-4x", "seeds/001, title and impact", 0,
+    { "speed-2-4x", SIM_ARTICLE_B ", its title and the part \"Impact\"", 18, 0,
       "FlashAttention makes attention (and inference) 2-4x faster",
       { .sh = SHAPE(16384, 64, 98304), .gpu = "a100", .expo = NO_EXPO },
       check_speed },
@@ -1592,13 +1592,14 @@ void sim_claim_print(FILE *out, int k, const char *claim, const char *source,
 }
 
 void sim_claim_json(sim_json *w, const char *id, const char *claim, const char *source,
-                    int seed_row, const sim_claim_outcome *o)
+                    int quote, int seed_row, const sim_claim_outcome *o)
 {
     static const char *const V[] = { "holds", "wrong", "holds_if", "not_checkable" };
     sim_json_obj(w, NULL);
     sim_json_str(w, "id", id);
     sim_json_str(w, "claim", claim);
     sim_json_str(w, "source", source);
+    sim_json_int(w, "quote", quote);
     sim_json_int(w, "seed_row", seed_row);
     sim_json_str(w, "config", o->config);
     sim_json_str(w, "measured", o->measured);

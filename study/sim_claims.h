@@ -1,6 +1,6 @@
 /*
- * sim_claims.h — checking numeric claims: the seed documents' (built in) and a
- * user's own (a small line format).
+ * sim_claims.h — checking numeric claims: the two source articles' (built in)
+ * and a user's own (a small line format).
  *
  * Every verdict is computed when the check runs, from the simulator, the
  * closed forms, the sweeps' fits or the hardware presets; nothing is stored
@@ -75,11 +75,18 @@ typedef struct {
     const char *gpu;             /* a preset name, for hardware claims */
 } sim_claim_inputs;
 
+/* The two articles fasim grew from (docs/sources.md), named by what they
+ * are: neither gives an author, and both are in Chinese. The lessons cite
+ * them by these names too. */
+#define SIM_ARTICLE_A "a first-principles derivation of FlashAttention"
+#define SIM_ARTICLE_B "a popular introduction to FlashAttention"
+
 typedef struct sim_builtin_claim sim_builtin_claim;
 struct sim_builtin_claim {
     const char *id;              /* stable short name, e.g. "s-size-000" */
-    const char *source;          /* where the document says it */
-    int seed_row;                /* row of docs/sources.md, 0 if none */
+    const char *source;          /* the article and its section, in words */
+    int quote;                   /* the quote of docs/sources.md that says it */
+    int seed_row;                /* row of docs/sources.md's errors, 0 if none */
     const char *claim;           /* what the document says, in English */
     sim_claim_inputs in;
     /* Computes the verdict from c->in. Returns SIM_OK, or an error status
@@ -171,8 +178,9 @@ uint64_t sim_claims_sim_steps(const sim_claim_list *l, sim_engine engine);
 void sim_claim_print(FILE *out, int k, const char *claim, const char *source,
                      const sim_claim_outcome *o);
 
-/* One claim as a JSON object, the next element of w's open array. */
+/* One claim as a JSON object, the next element of w's open array; quote and
+ * seed_row are docs/sources.md's numbers (0 for none). */
 void sim_claim_json(sim_json *w, const char *id, const char *claim, const char *source,
-                    int seed_row, const sim_claim_outcome *o);
+                    int quote, int seed_row, const sim_claim_outcome *o);
 
 #endif /* FASIM_SIM_CLAIMS_H */

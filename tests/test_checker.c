@@ -2,10 +2,10 @@
  * test_checker.c — the checkers prove themselves: known-wrong results are fed
  * to the same comparisons the other tests use, and must be caught.
  *
- * The wrong attention is the online-softmax update of the seed document
- * (docs/ARCHITECTURE.md, errors row 6): P = exp(S - m_new) and then l and P V multiplied by
- * exp(m_curr - m_new) again, which scales the current block twice whenever an
- * earlier block held the larger maximum.
+ * The wrong attention is the online-softmax update of one of the source
+ * articles (docs/sources.md, quote 6, errors row 6): P = exp(S - m_new) and
+ * then l and P V multiplied by exp(m_curr - m_new) again, which scales the
+ * current block twice whenever an earlier block held the larger maximum.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,8 +25,8 @@
 enum { N = 64, D = 16, BLOCK = 16 };
 
 /* Online attention over key blocks of BLOCK, one query row at a time.
- * seed_bug = 1 reproduces the seed's double scaling. */
-static void online_attention(const float *Q, const float *K, const float *V, int seed_bug,
+ * article_bug = 1 reproduces the article's double scaling. */
+static void online_attention(const float *Q, const float *K, const float *V, int article_bug,
                              float *O)
 {
     const float scale = 1.0f / sqrtf((float)D);
@@ -38,7 +38,7 @@ static void online_attention(const float *Q, const float *K, const float *V, int
             float m_curr = ref_row_max(s, BLOCK);
             float m_new = m_curr > m ? m_curr : m;
             float alpha = ref_exp(m - ref_shift(m_new));          /* correction_old */
-            float beta = seed_bug ? ref_exp(m_curr - m_new) : 1.0f; /* correction_curr */
+            float beta = article_bug ? ref_exp(m_curr - m_new) : 1.0f; /* correction_curr */
             float sum = ref_exp_shift_sum(s, BLOCK, m_new);       /* P = exp(S - m_new) */
             l = alpha * l + beta * sum;
             for (int c = 0; c < D; c++) {
@@ -71,14 +71,14 @@ static void test_correct_online_passes(void **state)
 }
 
 /* The known-wrong result must fail the comparison every test relies on. */
-static void test_seed_bug_is_caught(void **state)
+static void test_article_bug_is_caught(void **state)
 {
     (void)state;
     float Q[N * D], K[N * D], V[N * D], O[N * D];
     double O_ref[N * D];
     inputs(Q, K, V, O_ref);
     online_attention(Q, K, V, 1, O);
-    int64_t bad = tu_compare_f64("seed's update (expected to differ)", O, O_ref, N * D, 1e-5);
+    int64_t bad = tu_compare_f64("the article's update (expected to differ)", O, O_ref, N * D, 1e-5);
     assert_true(bad > 0);
     ref_error e = ref_compare(O, O_ref, N * D);
     assert_true(e.max_abs > 1e-3);
@@ -139,7 +139,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_correct_online_passes),
-        cmocka_unit_test(test_seed_bug_is_caught),
+        cmocka_unit_test(test_article_bug_is_caught),
         cmocka_unit_test(test_corruption_is_caught),
         cmocka_unit_test(test_count_mismatch_is_caught),
     };

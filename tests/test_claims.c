@@ -1,6 +1,6 @@
 /*
  * test_claims.c — the claims engine through the library: every built-in
- * claim checks (and its verdict is the one the seed notes expect), changing
+ * claim checks (and its verdict is the one docs/sources.md expects), changing
  * one input flips a verdict, the two engines agree, and the claims-file
  * parser accepts the documented format and rejects malformed lines with the
  * line and column of the problem.

@@ -90,6 +90,26 @@ static void say_run(lesson *L)
     float tile[6] = { 1, 2, 3, 4, 5, 6 };
     lesson_show_tile(L, "T", tile, 2, 3, 0);
 }
+/* Questions judged beyond a tolerance: a concept's idealised answer, a
+ * known mistake, and a count that is right only when exact. */
+static void grade_run(lesson *L)
+{
+    lesson_step(L, "Growth");
+    const lesson_question grow = { .answer = 3.89189, .known = {
+        { 4.0, 1, "The N^2 terms quadruple; the rest only doubles." } } };
+    lesson_print(L, "grow returned %d\n", lesson_ask_q(L, &grow, "N doubles: by what %s?",
+                                                         "factor"));
+    const lesson_question alpha = { .answer = 0.135335283, .known = {
+        { 7.3890561, 0, LESSON_WHY_FLIPPED_SIGN }, { 0.5, 0, "Not this one." } } };
+    lesson_print(L, "alpha returned %d\n", lesson_ask_q(L, &alpha, "alpha?"));
+    const lesson_question count = { .answer = 2, .discrete = 1, .known = {
+        { 1024, 0, LESSON_WHY_ELEMENTS } } };
+    lesson_print(L, "count returned %d\n", lesson_ask_q(L, &count, "which block?"));
+}
+
+static const lesson_def GRADE = { "grade", 3, "Grade", "beginner", 1, "answers", "",
+                                  grade_run };
+
 static const lesson_def SAY = { "say", 2, "Say", "beginner", 1, "text", "", say_run };
 
 /* ---- running ---------------------------------------------------------------- */
@@ -311,6 +331,43 @@ static void test_answers(void **state)
     RUN(&TOY, "4\nwhat\n\n5\n\n\n", NULL);          /* junk at a step is asked again */
     expect_out("(an empty line goes on, b goes back, q quits)\n");
     expect_out("ask returned 1\n");
+}
+
+static void test_graded_answers(void **state)
+{
+    (void)state;
+    /* The concept's answer is right, and the exact value and the reason follow. */
+    RUN(&GRADE, "4\n\n\n\n", NULL);
+    assert_int_equal(g_res.rc, 0);
+    expect_out("Question: N doubles: by what factor?\n");
+    expect_out("Right in idea: you said 4, and the exact answer is 3.89189. The N^2 terms\n"
+               "quadruple; the rest only doubles.\n\ngrow returned 1\n");
+    /* Inside the tolerance stays plainly right; the exact answer stays right. */
+    RUN(&GRADE, "3.89\n\n\n\n", NULL);
+    expect_out("Right: the answer is 3.89189; you said 3.89: off by");
+    RUN(&GRADE, "3.89189\n\n\n\n", NULL);
+    expect_out("Right: 3.89189.\n\ngrow returned 1\n");
+    /* A known mistake is wrong, with its diagnosis; within 0.5% of it counts. */
+    RUN(&GRADE, "\n7.389\n\n\n", NULL);
+    expect_out("Not quite: the answer is 0.135335; you said 7.389. You flipped the sign: "
+               "that\nis exp(new maximum - old maximum).");
+    expect_out("alpha returned 0\n");
+    RUN(&GRADE, "\n0.5\n\n\n", NULL);
+    expect_out("you said 0.5. Not this one.\n");
+    /* Other wrong answers keep the distance. */
+    RUN(&GRADE, "\n0.2\n\n\n", NULL);
+    expect_out("Not quite: the answer is 0.135335; you said 0.2, 0.0647 too high (48% of the "
+               "answer).\n");
+    /* A discrete answer: exact, no percentage, and a near miss is wrong. */
+    RUN(&GRADE, "\n\n3\n\n", NULL);
+    expect_out("Not quite: the answer is 2; you said 3.\n\ncount returned 0\n");
+    RUN(&GRADE, "\n\n2.001\n\n", NULL);
+    expect_out("Not quite: the answer is 2; you said 2.001.\n");
+    RUN(&GRADE, "\n\n2\n\n", NULL);
+    expect_out("Right: 2.\n\ncount returned 1\n");
+    RUN(&GRADE, "\n\n1024\n\n", NULL);
+    expect_out("you said 1024. That counts elements;");
+    assert_null(strstr(g_res.out, "% of the answer"));
 }
 
 static void test_back(void **state)
@@ -587,6 +644,7 @@ int main(void)
         cmocka_unit_test_teardown(test_options, teardown),
         cmocka_unit_test_teardown(test_bad_options, teardown),
         cmocka_unit_test_teardown(test_answers, teardown),
+        cmocka_unit_test_teardown(test_graded_answers, teardown),
         cmocka_unit_test_teardown(test_back, teardown),
         cmocka_unit_test_teardown(test_quit_and_eof, teardown),
         cmocka_unit_test_teardown(test_wrap_and_show, teardown),

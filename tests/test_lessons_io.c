@@ -19,7 +19,7 @@
  *     from sim/ where the value is a search (fasim's best plan);
  *   - bad input: exit status 2, a message on stderr that names the problem,
  *     and nothing on stdout;
- *   - the checker proves itself: the seed's "about 2x" must fail the same
+ *   - the checker proves itself: the article's "about 2x" must fail the same
  *     comparison the exact 2T/(T+1) passes.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -62,16 +62,19 @@ static void slurp(const char *path, char *buf, size_t cap)
     buf[n] = '\0';
 }
 
-/* fasim lesson NAME --script ARGS...; args is NULL-terminated. */
-static void run_lesson(const char *name, const char *const *args)
+/* fasim lesson NAME --script ARGS... (args NULL-terminated), stdin empty; or,
+ * with input, fasim lesson NAME ARGS... answering from input through a pipe. */
+static void run_lesson_in(const char *name, const char *input, const char *const *args)
 {
     char *argv[MAX_ARGS + 5];
     int n = 0;
     argv[n++] = (char *)g_fasim;
     argv[n++] = "lesson";
     argv[n++] = (char *)name;
-    argv[n++] = "--script";
-    int off = snprintf(g_cmd, sizeof g_cmd, "fasim lesson %s --script", name);
+    if (!input)
+        argv[n++] = "--script";
+    int off = snprintf(g_cmd, sizeof g_cmd, "fasim lesson %s%s", name,
+                       input ? "" : " --script");
     for (int k = 0; args && args[k]; k++) {
         assert_true(n < MAX_ARGS + 4);
         argv[n++] = (char *)args[k];
@@ -79,15 +82,19 @@ static void run_lesson(const char *name, const char *const *args)
             off += snprintf(g_cmd + off, sizeof g_cmd - (size_t)off, " %s", args[k]);
     }
     argv[n] = NULL;
-    char outp[512], errp[512];
+    char outp[512], errp[512], inp[512] = "/dev/null";
     tu_path(outp, sizeof outp, "lesson.stdout");
     tu_path(errp, sizeof errp, "lesson.stderr");
+    if (input) {
+        tu_path(inp, sizeof inp, "lesson.stdin");
+        assert_int_equal(tu_write_file(inp, input, strlen(input)), 0);
+    }
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
+        int in = open(inp, O_RDONLY);
         int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
@@ -107,6 +114,11 @@ static void run_lesson(const char *name, const char *const *args)
     slurp(errp, g_err, sizeof g_err);
     if (g_code < 0)
         fail_msg("%s: killed by signal %d", g_cmd, WTERMSIG(st));
+}
+
+static void run_lesson(const char *name, const char *const *args)
+{
+    run_lesson_in(name, NULL, args);
 }
 
 /* Run and require success. */
@@ -309,7 +321,7 @@ static void test_tiling_random(void **state)
         check("block bytes", v[1], (double)sram_bytes(a, br, bc, d, e));
         check("SRAM for one block", labelled("SRAM for one block:"),
               (double)sram_bytes(a, br, bc, d, e));
-        check("the seed's sum", v[2], 128.0 * 128 * 2 + 3.0 * 128 * 128 * 2);
+        check("the article's sum", v[2], 128.0 * 128 * 2 + 3.0 * 128 * 128 * 2);
         check("line 1's B_c", v[3], (double)min64(cdiv(M_el, 4 * d), N));
         const int64_t b4 = min64(d, N);   /* M = 4 d^2: B_r = B_c = d */
         check("line 1 at M = 4d^2", v[4], (double)(4 * b4 * d + b4 * b4) / (4.0 * d * d));
@@ -489,11 +501,89 @@ static void test_bad_input(void **state)
     }
 }
 
+/* ---- grading the learner's answers ------------------------------------------ */
+
+static void expect(const char *needle)
+{
+    if (!strstr(g_out, needle))
+        fail_msg("%s: output lacks \"%s\"; it is:\n%s", g_cmd, needle, g_out);
+}
+
+/* The idealised answer of a concept counts as right and is explained; known
+ * mistakes (bytes counted as elements, the article's sum) are diagnosed; a
+ * count is judged exactly. The defaults: N = 1024, d = 64, M = 96K, fp16. */
+static void test_graded_answers(void **state)
+{
+    (void)state;
+    /* io-complexity, step 5: N doubles; 4 is the N^2 terms' factor. */
+    sim_shape sh = { .N = 1024, .d = 64, .M = 98304, .dtype = SIM_FP16 };
+    double b[2];
+    for (int k = 0; k < 2; k++) {
+        sim_shape s = sh;
+        s.N = k ? 2048 : 1024;
+        sim_plan p;
+        sim_counts c;
+        assert_int_equal(sim_plan_choose(SIM_NAIVE, &s, NULL, SIM_PLAN_AUTO, 0, 0, &p, NULL, 0), 0);
+        assert_int_equal(sim_theory_counts(&p, &s, &c), 0);
+        b[k] = (double)(sim_counts_read_bytes(&c, s.dtype) + sim_counts_write_bytes(&c, s.dtype));
+    }
+    assert_true(b[1] / b[0] < 4.0 && !near(b[1] / b[0], 4.0));
+    char want[256];
+    snprintf(want, sizeof want, "you said 4, and the exact answer is %.6g. 4 is what the N^2",
+             b[1] / b[0]);
+    run_lesson_in("io-complexity", "\n\n\n\n\n\n\n\n4\n", NULL);
+    assert_int_equal(g_code, 0);
+    expect("Right in idea: ");
+    expect(want);
+
+    /* io-complexity, step 3: N^2 d^2 / M with M = 98,304 B taken as elements
+     * is 1024^2 64^2 / 98304 = 43,690.7, half the answer. */
+    run_lesson_in("io-complexity", "\n\n\n\n43690.7\n", NULL);
+    assert_int_equal(g_code, 0);
+    expect("you said 43690.7. That takes M in bytes;");
+
+    /* tiling-budget, step 1: Q_i of 64 x 64 fp16 is 8,192 B; 4,096 counts
+     * elements. Step 3: the article's 98,304 B leaves S_ij out. */
+    run_lesson_in("tiling-budget", "4096\n", NULL);
+    assert_int_equal(g_code, 0);
+    expect("Not quite: the answer is 8192; you said 4096. That counts elements;");
+    run_lesson_in("tiling-budget", "\n\n\n\n98304\n", NULL);
+    assert_int_equal(g_code, 0);
+    expect("Not quite: the answer is 131072; you said 98304. That is the article's own\n"
+           "total, which is Q_i + K_j + V_j alone");
+
+    /* causal, step 1: T = 16 blocks a side visit T(T+1)/2 = 136 pairs; 137 is
+     * wrong, and not "0.74% of the answer". */
+    run_lesson_in("causal", "137\n", NULL);
+    assert_int_equal(g_code, 0);
+    expect("Not quite: the answer is 136; you said 137.\n");
+    if (strstr(g_out, "of the answer"))
+        fail_msg("%s: a count's miss given as a percentage:\n%s", g_cmd, g_out);
+}
+
+/* io-complexity, step 4 asks how many times the lower bound FA2 moves: no
+ * earlier line may show that multiple. */
+static void test_io_question_before_value(void **state)
+{
+    (void)state;
+    run_ok("io-complexity", NULL);
+    const char *q = strstr(g_out, "Question: How many times the lower bound");
+    assert_non_null(q);
+    double v;
+    assert_int_equal(sscanf(strstr(q, "Answer: "), "Answer: %lf", &v), 1);
+    char shown[32];
+    snprintf(shown, sizeof shown, "%.2f", v);
+    const char *at = strstr(g_out, shown);
+    if (at && at < q)
+        fail_msg("%s: the answer %s is shown before its question:\n%.*s", g_cmd, shown,
+                 (int)(q - g_out), g_out);
+}
+
 /* ---- the checker proves itself ---------------------------------------------- */
 
-/* At N = 1024 with 64 x 64 blocks the saving is 32/17; the seed's "about 2x"
+/* At N = 1024 with 64 x 64 blocks the saving is 32/17; the article's "about 2x"
  * must not pass the comparison that every random case above relies on. */
-static void test_checker_rejects_the_seed(void **state)
+static void test_checker_rejects_the_article(void **state)
 {
     (void)state;
     const char *args[] = { "--N", "1024", "--block", "64", NULL };
@@ -521,7 +611,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_loop_order_random),
         cmocka_unit_test(test_causal_random),
         cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_checker_rejects_the_seed),
+        cmocka_unit_test(test_checker_rejects_the_article),
+        cmocka_unit_test(test_graded_answers),
+        cmocka_unit_test(test_io_question_before_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@
  *     with values recomputed here from reference/ (bit for bit where the
  *     lesson prints float32 to 9 digits, to the printed precision otherwise);
  *     lesson 5's buggy update is recomputed independently in float64 from the
- *     seed's formula;
+ *     article's formula;
  *   - piped answers: right and wrong answers to lesson 2, and the feedback;
  *     b shows the previous step again, the same text; q quits with 0;
  *   - bad input: exit status 2, one message on stderr that names the
@@ -514,7 +514,7 @@ static void test_random_common_bug(void **state)
         snprintf(ba, sizeof ba, "%d", B);
         run_api("a-common-bug", (const char *[]){ "--x", xa, "--v", va, "--block", ba,
                 NULL });
-        /* the seed's recurrence, in float64, as its text writes it */
+        /* the article's recurrence, in float64, as its text writes it */
         double m = -INFINITY, l = 0, acc = 0, md = -INFINITY, ld = 0, od = 0;
         int part_at = 0;
         const int T = (n + B - 1) / B;
@@ -552,10 +552,10 @@ static void test_random_common_bug(void **state)
         p = after(sec, "  buggy:    ", 0);
         close_to("buggy l", field(p, "l"), l, 1e-5);
         if (fabs(field(p, "O") - acc / l) > 1e-5)
-            fail_msg("%s: buggy O %.9g, float64 of the seed's formula %.9g", g_cmd,
+            fail_msg("%s: buggy O %.9g, float64 of the article's formula %.9g", g_cmd,
                      field(p, "O"), acc / l);
         if (part_at && !(l < ld))
-            fail_msg("%s: the seed's l %.9g should be below the true %.9g", g_cmd, l, ld);
+            fail_msg("%s: the article's l %.9g should be below the true %.9g", g_cmd, l, ld);
         double a[4];
         assert_true(answers(a, 4) >= 1);
         assert_int_equal((int)a[0], part_at);
@@ -585,6 +585,61 @@ static void test_piped_answers(void **state)
     expect(want);
     expect("End of lesson");
     assert_int_equal(count(g_out, "[Enter: next step"), 5);
+}
+
+/* A known mistake gets its diagnosis; a count or an index is judged exactly,
+ * and a miss is not "a percentage of the answer". */
+static void test_graded_answers(void **state)
+{
+    (void)state;
+    /* online-softmax, block 2: m = max(3, 5); alpha with the sign flipped is
+     * exp(5 - 3) = 7.389. */
+    run_bin("\n\n5\n7.389\n", (const char *[]){ "lesson", "online-softmax", NULL });
+    assert_int_equal(g_code, 0);
+    char want[256];
+    snprintf(want, sizeof want, "Not quite: the answer is %.6g; you said 7.389. You flipped "
+             "the sign", exp(3.0 - 5.0));
+    expect(want);
+    /* a-common-bug's first question is a block index: block 2 is the first
+     * whose maximum (2) is below the running one (4), so l parts there. */
+    run_bin("3\n", (const char *[]){ "lesson", "a-common-bug", NULL });
+    assert_int_equal(g_code, 0);
+    expect("Not quite: the answer is 2; you said 3.\n");
+    assert_int_equal(count(g_out, "of the answer"), 0);
+    /* merge's depth is a count: 2.01 rounds is no near miss. */
+    run_bin("\n\n\n\n\n2.01\n", (const char *[]){ "lesson", "merge", "--parts", "3",
+            NULL });
+    assert_int_equal(g_code, 0);
+    expect("How many rounds deep is the tree for your parts?\nYour answer (a number; Enter "
+           "shows it): 2.01\nNot quite: the answer is 2; you said 2.01.\n");
+}
+
+/* In --script text the question comes before the line that shows its value,
+ * within the question's step. */
+static void asked_before_shown(const char *question, const char *shown)
+{
+    const char *q = strstr(g_out, question);
+    if (!q)
+        fail_msg("%s: no question \"%s\"", g_cmd, question);
+    const char *step = q;
+    while (step > g_out && strncmp(step, "\nStep ", 6) != 0)
+        step--;
+    const char *end = strstr(q, "\nStep "), *v = strstr(step, shown);
+    if (!v || v < q || (end && v > end))
+        fail_msg("%s: \"%s\" is not shown after the question \"%s\" in its step", g_cmd,
+                 shown, question);
+}
+
+static void test_question_before_value(void **state)
+{
+    (void)state;
+    run_bin(NULL, (const char *[]){ "lesson", "online-softmax", "--script", NULL });
+    assert_int_equal(g_code, 0);
+    asked_before_shown("Question: What is l after this block?", "l_new = alpha * l_old");
+    run_bin(NULL, (const char *[]){ "lesson", "a-common-bug", "--script", NULL });
+    assert_int_equal(g_code, 0);
+    asked_before_shown("Question: By what factor does the buggy code shrink",
+                       "extra factor exp(m_curr - m_new) =");
 }
 
 static void test_back_and_quit(void **state)
@@ -694,6 +749,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_random_online_attention),
         cmocka_unit_test(test_random_common_bug),
         cmocka_unit_test(test_piped_answers),
+        cmocka_unit_test(test_graded_answers),
+        cmocka_unit_test(test_question_before_value),
         cmocka_unit_test(test_back_and_quit),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_list_and_help),

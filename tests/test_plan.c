@@ -229,7 +229,7 @@ static void test_paper_plan(void **state)
 }
 
 /* docs/ARCHITECTURE.md, errors row 5: B_r = B_c = 128, d = 128, fp16. */
-static void test_seed_sram_sum(void **state)
+static void test_article_sram_sum(void **state)
 {
     (void)state;
     sim_shape sh = { .N = 4096, .d = 128, .M = 96 * 1024, .dtype = SIM_FP16 };
@@ -245,7 +245,7 @@ static void test_seed_sram_sum(void **state)
         if (!strcmp(p.buf[k].name, "O_i"))
             o = p.buf[k].bytes;
     }
-    assert_int_equal(qkv, 3u * 128 * 128 * 2);          /* 98,304 B: the seed's "96 KB" */
+    assert_int_equal(qkv, 3u * 128 * 128 * 2);          /* 98,304 B: the article's "96 KB" */
     /* ... plus S at fp16 is 131,072 B = 128 KiB, not 96 KB */
     assert_int_equal(qkv + 128u * 128 * 2, 131072u);
     assert_int_equal(s, 128u * 128 * 4);                 /* fp32 on chip */
@@ -534,7 +534,7 @@ int main(void)
         cmocka_unit_test(test_large_blocks_are_bounded_candidates),
         cmocka_unit_test(test_small_blocks_rescue_countability),
         cmocka_unit_test(test_paper_plan),
-        cmocka_unit_test(test_seed_sram_sum),
+        cmocka_unit_test(test_article_sram_sum),
         cmocka_unit_test(test_misfit_hint_works),
         cmocka_unit_test(test_events_match_counters),
         cmocka_unit_test(test_events_levels_blocks_time),
