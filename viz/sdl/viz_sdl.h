@@ -75,9 +75,9 @@ void viz_sdl_opts_default(viz_sdl_opts *o);
  * n or Right one step, b or Left one back, Home / End first / last step,
  * + / - speed x2 / x0.5, g then digits then Enter jump to a step (1-based, as
  * shown; Escape cancels), a switch algorithm (naive -> fa1 -> fa2) on the same
- * inputs, c toggle the causal mask, r restart from step 1, ? help, q / Escape
- * / closing the window quit, t switch the theme (light / dark). A left click on a tile shows viz_tile_describe()
- * in the status line.
+ * inputs, c toggle the causal mask, r restart from step 1, t light / dark
+ * theme, ? help, q / Escape / closing the window quit. A left click on a
+ * tile shows viz_tile_describe() in the status line.
  *
  * m stays the caller's: runs rebuilt for 'a' and 'c' are owned and freed
  * here; m is left at the step last shown of it. o may be NULL (defaults).

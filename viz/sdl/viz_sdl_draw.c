@@ -1,8 +1,8 @@
 /*
  * viz_sdl_draw.c — the SDL view's frame: layout, panels and colours.
  *
- * Layout (all sizes from the text scale s: cells of CW = 6 s by LH = 10 s
- * pixels):
+ * Layout (all sizes from the text face's metrics, viz_sdl_font_fit: cells
+ * of CW x LH pixels, and the unit s, about LH / 10, for borders and gaps):
  *
  *   +-- top bar: the run (algorithm, shape, plan), the step, line, i, j --------+
  *   | HBM tile grids          | heat map of S_ij / P~_ij  | pseudocode          |
@@ -11,8 +11,10 @@
  *   | SRAM buffers, by offset | m_i, l_i, alpha, O_i row  | HBM counters        |
  *   +-- status: what moved this step, a clicked tile; key hints ----------------+
  *
- * Everything is opaque fills, lines and the bitmap font: no blending, no
- * textures, so a software renderer gives the same pixels on every run.
+ * Everything is opaque fills and lines, and text: the bitmap font's fills or
+ * TrueType glyphs blended over them (viz_sdl_font.h). Nothing depends on
+ * time or on the machine's display, so a software renderer gives the same
+ * pixels on every run.
  * Block indices are shown 1-based, as the pseudocode counts (for i = 1 ..
  * T_r); element rows and columns 0-based, as the tile descriptions give them.
  */

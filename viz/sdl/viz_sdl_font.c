@@ -1,5 +1,7 @@
 /*
- * viz_sdl_font.c — the 5 x 7 glyphs of the SDL view and the text drawing.
+ * viz_sdl_font.c — the SDL view's text: the 5 x 7 glyphs and their drawing,
+ * and the face the view draws with (TrueType through SDL2_ttf, or those
+ * glyphs).
  *
  * The glyphs are drawn here as pictures, one row per string, so that a reader
  * can see (and fix) each one. Design rules: capitals and digits use the full

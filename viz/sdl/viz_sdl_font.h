@@ -39,8 +39,8 @@ int viz_sdl_text(SDL_Renderer *r, int x, int y, int scale, uint32_t rgb, const c
 int viz_sdl_text_clip(SDL_Renderer *r, int x, int y, int scale, uint32_t rgb,
                       const char *s, int max_w);
 
-/* The bitmap font's scale for a frame of w x h pixels: the largest s <= 4 with at least
- * 160 x 60 text cells of 6 s x 10 s pixels (the layout's columns need about
+/* The bitmap font's scale for a frame of w x h pixels: the largest s <= 4
+ * with at least 160 x 60 text cells of 6 s x 10 s pixels (the layout's columns need about
  * 150 characters side by side): 1 below 1920 x 1200, 2 from there. */
 int viz_sdl_scale_for(int w, int h);
 
