@@ -40,8 +40,8 @@ int viz_sdl_text_clip(SDL_Renderer *r, int x, int y, int scale, uint32_t rgb,
                       const char *s, int max_w);
 
 /* The bitmap font's scale for a frame of w x h pixels: the largest s <= 4
- * with at least 160 x 60 text cells of 6 s x 10 s pixels (the layout's columns need about
- * 150 characters side by side): 1 below 1920 x 1200, 2 from there. */
+ * with at least 160 x 60 text cells of 6 s x 10 s pixels: 1 below
+ * 1920 x 1200, 2 from there. */
 int viz_sdl_scale_for(int w, int h);
 
 /* ---- the view's text face --------------------------------------------------- */
@@ -73,7 +73,10 @@ const char *viz_sdl_font_file(const viz_sdl_font *f);
 /* Size the face for a frame of w x h pixels (cheap when the size is
  * unchanged) and return its metrics. TrueType: the largest pixel size whose
  * cells give at least VIZ_SDL_TEXT_COLS columns and VIZ_SDL_TEXT_ROWS lines
- * (what the layout needs side by side and stacked), at least 8 pixels.
+ * (the three columns' text side by side, about 40 characters each; the
+ * bars and the panels' lines stacked), at least 8 pixels: 16 pixels at
+ * 1280 x 800, 25 at 1920 x 1080 (DejaVu Sans Mono: 15 x 30 cells, capitals
+ * 18 pixels tall).
  * Bitmap: viz_sdl_scale_for(w, h). f NULL: the bitmap font. */
 #define VIZ_SDL_TEXT_COLS 120
 #define VIZ_SDL_TEXT_ROWS 36
