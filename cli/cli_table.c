@@ -134,6 +134,9 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "needs no display" },
     [CLI_O_SIZE] = { "size", "WxH", V,
         "size of the SDL2 window or screenshot (default 1280x800)" },
+    [CLI_O_THEME] = { "theme", "T", V,
+        "colours of the SDL2 window or screenshot: light (the default:\n"
+        "projectors wash out dark frames) or dark; 't' switches" },
     [CLI_O_SCRIPT] = { "script", NULL, L,
         NULL },
     [CLI_O_VARY] = { "vary", "P=LO..HI[STEP]", S,
@@ -271,6 +274,7 @@ static const cli_help_item HELP_VIEW[] = {
     ROW(CLI_O_SDL),
     ROW(CLI_O_SCREENSHOT),
     ROW(CLI_O_SIZE),
+    ROW(CLI_O_THEME),
     LINE("--help", NULL),
     PARA("\n"
          "Runs whose recording would exceed 256 MiB are refused with a hint.\n"

@@ -72,6 +72,7 @@ enum {
     CLI_O_SDL,
     CLI_O_SCREENSHOT,
     CLI_O_SIZE,
+    CLI_O_THEME,
     CLI_O_SCRIPT,
     CLI_O_VARY,
     CLI_O_ENGINE,

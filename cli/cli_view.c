@@ -42,6 +42,7 @@ typedef struct {
     int sdl;                   /* --sdl: the SDL2 window */
     const char *screenshot;    /* --screenshot FILE (.png or .bmp) */
     int64_t width, height;     /* --size WxH for the SDL2 outputs; 0: default */
+    int theme;                 /* --theme: 0 (not given), 1 light, 2 dark */
 } view_opts;
 
 static void usage(FILE *out)
@@ -136,6 +137,13 @@ static int view_option(view_parse *p, int id, const char *optname, const char *v
     case CLI_O_SCREENSHOT: o->screenshot = val; return 0;
     case CLI_O_SIZE:
         return parse_size(o, val, err, errlen);
+    case CLI_O_THEME:
+        if (strcmp(val, "light") != 0 && strcmp(val, "dark") != 0) {
+            ERR("--theme %s: expected light or dark", sim_shown(val).s);
+            return -1;
+        }
+        o->theme = !strcmp(val, "dark") ? 2 : 1;
+        return 0;
     case CLI_O_HELP: o->help = 1; return 0;
     }
     return 0;
@@ -164,6 +172,10 @@ static int view_combinations(view_opts *o, int compute, int count_only, char *er
     }
     if ((o->width || o->height) && !o->sdl && !o->screenshot) {
         ERR("--size applies to --sdl and --screenshot only");
+        return -1;
+    }
+    if (o->theme && !o->sdl && !o->screenshot) {
+        ERR("--theme applies to --sdl and --screenshot only");
         return -1;
     }
     const int nfiles = cli_check_data_options(compute, count_only, o->q_path, o->k_path,
@@ -271,6 +283,7 @@ static int run_sdl(viz_model *model, const view_opts *o, const sim_npy_matrix np
     so.V = npy[2].data;
     so.width = (int)o->width;
     so.height = (int)o->height;
+    so.theme = o->theme == 2 ? VIZ_SDL_THEME_DARK : VIZ_SDL_THEME_LIGHT;
     so.start_step = o->step ? (uint64_t)o->step - 1 : 0;
     if (!in->refused && so.start_step >= in->nsteps) {
         fprintf(stderr, "fasim view: --step %lld: the run has %llu steps\n",

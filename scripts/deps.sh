@@ -5,7 +5,9 @@
 set -euo pipefail
 
 # gnuplot-nox draws `fasim sweep --plot`, which the README's examples use.
-need=(cmake make gcc libcmocka-dev libncurses-dev tmux libsdl2-dev gnuplot-nox "$@")
+# libsdl2-ttf-dev and fonts-dejavu-core: the SDL view's scalable text.
+need=(cmake make gcc libcmocka-dev libncurses-dev tmux libsdl2-dev libsdl2-ttf-dev
+      fonts-dejavu-core gnuplot-nox "$@")
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sweep_util.h"
 #include "test_util.h"
 
 static const char *g_fasim;
@@ -105,6 +106,73 @@ static void test_screenshot_errors(void **state)
     assert_non_null(strstr(err, "--size"));
 }
 
+static size_t read_all(const char *path, unsigned char *buf, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len, f);
+    fclose(f);
+    return n;
+}
+
+/* --theme light|dark: the light theme is the default; the dark one draws
+ * other pixels; anything else, or without an SDL output, is a usage error
+ * in one line. */
+static void test_theme(void **state)
+{
+    (void)state;
+    char def[512], light[512], dark[512], err[2048];
+    tu_path(def, sizeof def, "t-default.png");
+    tu_path(light, sizeof light, "t-light.png");
+    tu_path(dark, sizeof dark, "t-dark.png");
+    const char *a_def[] = { "view", "--N", "64", "--d", "16", "--M", "8K", "--step", "9",
+                            "--size", "640x400", "--screenshot", def, NULL };
+    const char *a_light[] = { "view", "--N", "64", "--d", "16", "--M", "8K", "--step", "9",
+                              "--size", "640x400", "--theme", "light", "--screenshot", light,
+                              NULL };
+    const char *a_dark[] = { "view", "--N", "64", "--d", "16", "--M", "8K", "--step", "9",
+                             "--size", "640x400", "--theme=dark", "--screenshot", dark, NULL };
+    assert_int_equal(run(NULL, err, sizeof err, a_def), 0);
+    assert_int_equal(run(NULL, err, sizeof err, a_light), 0);
+    assert_int_equal(run(NULL, err, sizeof err, a_dark), 0);
+    static unsigned char d0[1 << 22], d1[1 << 22], d2[1 << 22];
+    size_t n0 = read_all(def, d0, sizeof d0), n1 = read_all(light, d1, sizeof d1);
+    size_t n2 = read_all(dark, d2, sizeof d2);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(d0, d1, n0);
+    assert_true(n2 != n1 || memcmp(d1, d2, n1) != 0);
+
+    const char *bad[] = { "view", "--screenshot", light, "--theme", "blue", NULL };
+    assert_int_equal(run(NULL, err, sizeof err, bad), 2);
+    assert_non_null(strstr(err, "--theme blue"));
+    assert_non_null(strstr(err, "light or dark"));
+    assert_int_equal(su_count_lines(err), 1);
+    const char *empty[] = { "view", "--screenshot", light, "--theme=", NULL };
+    assert_int_equal(run(NULL, err, sizeof err, empty), 2);
+    assert_int_equal(su_count_lines(err), 1);
+    const char *alone[] = { "view", "--theme", "dark", NULL };
+    assert_int_equal(run(NULL, err, sizeof err, alone), 2);
+    assert_non_null(strstr(err, "--theme applies to --sdl and --screenshot"));
+    assert_int_equal(su_count_lines(err), 1);
+}
+
+/* A font file that does not open: the view still draws, with its bitmap
+ * font, and says so in one line. */
+static void test_font_fallback(void **state)
+{
+    (void)state;
+    char path[512], err[2048];
+    tu_path(path, sizeof path, "fallback.png");
+    const char *args[] = { "view", "--N", "64", "--d", "16", "--M", "8K", "--size", "640x400",
+                           "--screenshot", path, NULL };
+    assert_int_equal(run("FASIM_FONT=/nonexistent-fasim-dir/none.ttf", err, sizeof err, args),
+                     0);
+    assert_non_null(strstr(err, "built-in 5 x 7 font"));
+    assert_int_equal(su_count_lines(err), 1);
+    static unsigned char d[1 << 22];
+    assert_true(read_all(path, d, sizeof d) > 100);
+}
+
 static void test_sdl_without_display(void **state)
 {
     (void)state;
@@ -122,6 +190,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_screenshot_png),
         cmocka_unit_test(test_screenshot_errors),
+        cmocka_unit_test(test_theme),
+        cmocka_unit_test(test_font_fallback),
         cmocka_unit_test(test_sdl_without_display),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * bytes, round trips through an inflate written here), screenshots (valid
  * PNG and BMP, deterministic, different steps differ where the loop moved),
  * the heat map's values against the run's own statistics, bad input, the
- * bitmap font, and the interactive loop driven by synthetic events on SDL's
+ * bitmap font, text readable at 1920 x 1080 (measured in the picture), the
+ * themes' contrast (WCAG 2) and tile marks, and the interactive loop driven by synthetic events on SDL's
  * "dummy" video driver (a software framebuffer, no display).
  *
  * Everything the test checks against is computed here independently: a
@@ -577,7 +578,7 @@ static void test_screenshot_png_valid(void **state)
     SDL_FreeSurface(b);
     free(img.rgb);
     free(f);
-    /* A slide-sized frame (text at 2x) is as valid. */
+    /* A slide-sized frame (larger text) is as valid. */
     assert_int_equal(viz_sdl_screenshot(m, NULL, k, path, 1920, 1200, err, sizeof err), 0);
     f = slurp(path, &n);
     assert_int_equal(png_decode(f, n, &img), 0);
@@ -594,13 +595,23 @@ static void test_screenshot_deterministic(void **state)
     viz_model *m = build(SIM_FA2, 64, 16, 8192, 0);
     const char *names[2][2] = { { "d1.png", "d2.png" }, { "d1.bmp", "d2.bmp" } };
     char err[1024];
-    for (int kind = 0; kind < 2; kind++) {
+    /* Both formats at 640 x 400; PNG also projected (1920 x 1080, the
+     * TrueType text) in both themes. */
+    for (int kind = 0; kind < 4; kind++) {
         char a[512], b[512];
-        tu_path(a, sizeof a, names[kind][0]);
-        tu_path(b, sizeof b, names[kind][1]);
-        assert_int_equal(viz_sdl_screenshot(m, NULL, 20, a, 640, 400, err, sizeof err), 0);
+        tu_path(a, sizeof a, names[kind & 1][0]);
+        tu_path(b, sizeof b, names[kind & 1][1]);
+        viz_sdl_opts o;
+        viz_sdl_opts_default(&o);
+        o.theme = kind == 3 ? VIZ_SDL_THEME_DARK : VIZ_SDL_THEME_LIGHT;
+        const int w = kind < 2 ? 640 : 1920, h = kind < 2 ? 400 : 1080;
+        if (kind == 3) {
+            tu_path(a, sizeof a, "d3.png");
+            tu_path(b, sizeof b, "d4.png");
+        }
+        assert_int_equal(viz_sdl_screenshot(m, &o, 20, a, w, h, err, sizeof err), 0);
         assert_int_equal(viz_model_seek(m, 3), 0);      /* elsewhere in between */
-        assert_int_equal(viz_sdl_screenshot(m, NULL, 20, b, 640, 400, err, sizeof err), 0);
+        assert_int_equal(viz_sdl_screenshot(m, &o, 20, b, w, h, err, sizeof err), 0);
         size_t na, nb;
         uint8_t *fa = slurp(a, &na), *fb = slurp(b, &nb);
         assert_int_equal(na, nb);
@@ -643,6 +654,164 @@ static void test_steps_differ(void **state)
     assert_int_equal(viz_sdl_hit(&lb, m, 0, 0, &t, &tr, &tc), 0);
     SDL_FreeSurface(a);
     SDL_FreeSurface(b);
+    viz_model_free(m);
+}
+
+/* The tile states differ in more than hue: on the frame of test_steps_differ,
+ * K's tile 1 being loaded has the state colour in its middle and the mark in
+ * its top-left corner; a tile being stored (O_i, at the end of a row block)
+ * has the mark in its bottom-right corner. */
+static void test_state_marks(void **state)
+{
+    (void)state;
+    const viz_sdl_palette *pal = viz_sdl_palette_of(VIZ_SDL_THEME_LIGHT);
+    viz_model *m = build(SIM_FA2, 64, 16, 8192, 0);
+    viz_sdl_layout la;
+    SDL_Surface *a = render(m, find(m, 7, 0, 1), 800, 500, &la);
+    const viz_sdl_grid_area *g = &la.grid[SIM_K];
+    const int y1 = g->area.y + (int)((int64_t)g->area.h / g->cells_r);  /* tile 1's top */
+    assert_int_equal(tile_pixel(a, &la, SIM_K, 1), pal->t_load);
+    assert_int_equal(pixel(a, g->area.x, y1), pal->mark);
+    assert_int_equal(pixel(a, g->area.x + g->area.w - 2, y1 + 1), pal->t_load);
+    SDL_FreeSurface(a);
+
+    /* The first step that stores to O. */
+    const uint64_t n = viz_model_info(m)->nsteps;
+    uint64_t k = n;
+    int64_t tr = -1;
+    for (uint64_t s = 0; s < n && k == n; s++) {
+        assert_int_equal(viz_model_seek(m, s), 0);
+        const viz_state *st = viz_model_state(m);
+        for (int x = 0; x < st->nxfer; x++)
+            if (st->xfer[x].kind == SIM_EV_STORE && st->xfer[x].tensor == SIM_O) {
+                k = s;
+                tr = st->xfer[x].r0 / viz_model_info(m)->tensor[SIM_O].tile_rows;
+            }
+    }
+    assert_true(k < n);
+    a = render(m, k, 800, 500, &la);
+    g = &la.grid[SIM_O];
+    int yb = g->area.y + (int)((int64_t)g->area.h * (tr + 1) / g->cells_r);  /* the next tile's top */
+    assert_int_equal(tile_pixel(a, &la, SIM_O, tr), pal->t_store);
+    /* The bottom-right corner, inside the one-pixel gap between tiles. */
+    assert_int_equal(pixel(a, g->area.x + g->area.w - 2, yb - 2), pal->mark);
+    assert_int_equal(pixel(a, g->area.x + 1, yb - 2), pal->t_store);
+    SDL_FreeSurface(a);
+    viz_model_free(m);
+}
+
+/* WCAG 2 relative luminance of an sRGB colour, and the contrast ratio. */
+static double srgb_linear(unsigned c8)
+{
+    const double c = c8 / 255.0;
+    return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
+}
+
+static double luminance(uint32_t rgb)
+{
+    return 0.2126 * srgb_linear((rgb >> 16) & 255u) + 0.7152 * srgb_linear((rgb >> 8) & 255u) +
+           0.0722 * srgb_linear(rgb & 255u);
+}
+
+static double contrast(uint32_t a, uint32_t b)
+{
+    double la = luminance(a), lb = luminance(b);
+    return la > lb ? (la + 0.05) / (lb + 0.05) : (lb + 0.05) / (la + 0.05);
+}
+
+/* Every text colour on every background it is drawn on: at least 4.5:1 in
+ * both themes (WCAG 2 level AA). The tile states and plot colours are
+ * Okabe-Ito's (the colour-blind-safe set: orange, sky blue, bluish green,
+ * yellow, blue, vermillion, reddish purple, black). */
+static void test_palette(void **state)
+{
+    (void)state;
+    /* The closed forms: black on white is 21:1, a colour on itself 1:1. */
+    assert_true(fabs(contrast(0x000000, 0xffffff) - 21.0) < 1e-9);
+    assert_true(fabs(contrast(0x777777, 0x777777) - 1.0) < 1e-12);
+    static const uint32_t okabe_ito[] = { 0xe69f00, 0x56b4e9, 0x009e73, 0xf0e442,
+                                          0x0072b2, 0xd55e00, 0xcc79a7, 0x000000 };
+    for (int t = 0; t < 2; t++) {
+        const viz_sdl_palette *p = viz_sdl_palette_of(t ? VIZ_SDL_THEME_DARK
+                                                        : VIZ_SDL_THEME_LIGHT);
+        const uint32_t fg[] = { p->text, p->dim, p->faint, p->title, p->good, p->bad, p->warn };
+        const uint32_t bg[] = { p->bg, p->panel };
+        for (size_t i = 0; i < sizeof fg / sizeof fg[0]; i++)
+            for (size_t j = 0; j < 2; j++) {
+                const double c = contrast(fg[i], bg[j]);
+                if (c < 4.5)
+                    fprintf(stderr, "theme %d: %06x on %06x is %.2f:1\n", t,
+                            (unsigned)fg[i], (unsigned)bg[j], c);
+                assert_true(c >= 4.5);
+            }
+        assert_true(contrast(p->code_text, p->hilite) >= 4.5);
+        assert_true(contrast(p->code_num, p->hilite) >= 4.5);
+        const uint32_t states[] = { p->t_read, p->t_written, p->t_both, p->t_load,
+                                    p->t_store, p->t_loadstore, p->after, p->changed };
+        for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
+            int found = 0;
+            for (size_t j = 0; j < sizeof okabe_ito / sizeof okabe_ito[0]; j++)
+                found |= states[i] == okabe_ito[j];
+            assert_true(found);
+            for (size_t j = 0; i < 6 && j < i; j++)      /* the six states are apart */
+                assert_int_not_equal(states[i], states[j]);
+        }
+        /* The marks show on the states they mark. */
+        assert_true(contrast(p->mark, p->t_load) >= 3.0);
+        assert_true(contrast(p->mark, p->t_store) >= 3.0);
+        assert_true(contrast(p->mark, p->t_loadstore) >= 3.0);
+    }
+}
+
+/* The first line of text in a 1920 x 1080 frame's top bar, from its first
+ * lit row to the first blank one, in the picture as saved: at least 18
+ * pixels (capitals about 18, ascenders a little more), readable from the
+ * back of a room when projected. Needs SDL2_ttf and a font: skipped without. */
+static void test_text_readable(void **state)
+{
+    (void)state;
+    viz_sdl_font *f = viz_sdl_font_open();
+    assert_non_null(f);
+    const int ttf = viz_sdl_font_file(f) != NULL;
+    if (ttf) {
+        viz_sdl_font_metrics fm = viz_sdl_font_fit(f, 1920, 1080);
+        assert_true(fm.cap_h >= 18);
+        assert_true(fm.cell_w * VIZ_SDL_TEXT_COLS <= 1920);
+        assert_true(fm.line_h * VIZ_SDL_TEXT_ROWS <= 1080);
+    }
+    viz_sdl_font_close(f);
+    if (!ttf)
+        skip();
+    viz_model *m = build(SIM_FA2, 256, 32, 16384, 1);
+    char path[512], err[1024];
+    tu_path(path, sizeof path, "projected.png");
+    for (int t = 0; t < 2; t++) {
+        viz_sdl_opts o;
+        viz_sdl_opts_default(&o);
+        o.theme = t ? VIZ_SDL_THEME_DARK : VIZ_SDL_THEME_LIGHT;
+        assert_int_equal(viz_sdl_screenshot(m, &o, 131, path, 1920, 1080, err, sizeof err), 0);
+        size_t n = 0;
+        uint8_t *file = slurp(path, &n);
+        png_image img;
+        assert_int_equal(png_decode(file, n, &img), 0);
+        const uint8_t *bg = img.rgb;                    /* pixel (0, 0): the bar */
+        int first = -1, end = -1;
+        for (int y = 0; y < img.h / 8 && end < 0; y++) {
+            int lit = 0;
+            for (int x = 0; x < 160 && !lit; x++)
+                lit = memcmp(img.rgb + ((size_t)y * (size_t)img.w + (size_t)x) * 3, bg, 3) != 0;
+            if (lit && first < 0)
+                first = y;
+            else if (!lit && first >= 0)
+                end = y;
+        }
+        assert_true(first >= 0 && end > first);
+        if (end - first < 18)
+            fprintf(stderr, "text %d pixels tall\n", end - first);
+        assert_true(end - first >= 18);
+        free(img.rgb);
+        free(file);
+    }
     viz_model_free(m);
 }
 
@@ -1125,9 +1294,10 @@ static void test_window(void **state)
     }
     assert_int_equal(rc, 0);
     assert_int_equal(viz_model_state(m)->step, 9);
-    /* Speed, help, play, a click, goto cancelled, then the algorithm switched
-     * three times (back to fa2, the caller's model) and the mask twice. */
-    assert_int_equal(run_script(m, "++-? ?  !g5\x1b" "aaacc r", err, sizeof err), 0);
+    /* Speed, help, play, a click, goto cancelled, the theme switched twice,
+     * then the algorithm switched three times (back to fa2, the caller's
+     * model) and the mask twice. */
+    assert_int_equal(run_script(m, "++-? ?  !g5\x1b" "tt" "aaacc r", err, sizeof err), 0);
     assert_int_equal(viz_model_state(m)->step, 0);
     viz_model_free(m);
 }
@@ -1155,6 +1325,9 @@ int main(void)
         cmocka_unit_test(test_screenshot_png_valid),
         cmocka_unit_test(test_screenshot_deterministic),
         cmocka_unit_test(test_steps_differ),
+        cmocka_unit_test(test_state_marks),
+        cmocka_unit_test(test_palette),
+        cmocka_unit_test(test_text_readable),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_heat_fa2),

@@ -32,15 +32,22 @@
 
 #include "viz_model.h"
 
-/* Frame size when the caller passes 0: 1280 x 800 pixels, which draws the
- * text at 1x (5 x 7 glyphs in 6 x 10 cells). 1920 x 1200 and larger draw it
- * at 2x, for slides (viz_sdl_scale_for in viz_sdl_draw.h). */
+/* Frame size when the caller passes 0: 1280 x 800 pixels. The text grows
+ * with the frame (viz_sdl_font_fit in viz_sdl_font.h): DejaVu Sans Mono at
+ * 16 pixels here, 25 at 1920 x 1080 (capitals 18 pixels tall, readable when
+ * projected); the built-in 5 x 7 font at 1x, 2x from 1920 x 1200, when the
+ * build lacks SDL2_ttf or no font file is found. */
 #define VIZ_SDL_DEFAULT_W 1280
 #define VIZ_SDL_DEFAULT_H 800
 /* Screenshot limits: 320 x 200 still shows every panel (cramped); 8192 keeps
  * one frame (8192^2 x 4 B = 256 MiB) within reason. */
 #define VIZ_SDL_MIN_SIZE  200
 #define VIZ_SDL_MAX_SIZE  8192
+
+/* Colour themes. Light is the default: a projector washes out a dark frame's
+ * dim greys, and light frames print and sit on slides; dark is for a screen
+ * in a dim room. */
+typedef enum { VIZ_SDL_THEME_LIGHT, VIZ_SDL_THEME_DARK } viz_sdl_theme;
 
 typedef struct {
     /* The (N, d) row-major float32 inputs the model was built from, when they
@@ -58,18 +65,19 @@ typedef struct {
     uint64_t start_step;        /* 0-based step shown first (clamped) */
     int play;                   /* 1: start playing */
     double steps_per_second;    /* playing speed; 0: 4 */
+    viz_sdl_theme theme;        /* colours; 0: light */
 } viz_sdl_opts;
 
-/* Zero inputs, default size, step 0, paused, 4 steps per second. */
+/* Zero inputs, default size, step 0, paused, 4 steps per second, light. */
 void viz_sdl_opts_default(viz_sdl_opts *o);
 
 /* The interactive window (`fasim view --sdl`). Keys: space play/pause,
  * n or Right one step, b or Left one back, Home / End first / last step,
  * + / - speed x2 / x0.5, g then digits then Enter jump to a step (1-based, as
  * shown; Escape cancels), a switch algorithm (naive -> fa1 -> fa2) on the same
- * inputs, c toggle the causal mask, r restart from step 1, ? help, q / Escape
- * / closing the window quit. A left click on a tile shows viz_tile_describe()
- * in the status line.
+ * inputs, c toggle the causal mask, r restart from step 1, t light / dark
+ * theme, ? help, q / Escape / closing the window quit. A left click on a
+ * tile shows viz_tile_describe() in the status line.
  *
  * m stays the caller's: runs rebuilt for 'a' and 'c' are owned and freed
  * here; m is left at the step last shown of it. o may be NULL (defaults).

@@ -1,8 +1,8 @@
 /*
  * viz_sdl_draw.c — the SDL view's frame: layout, panels and colours.
  *
- * Layout (all sizes from the text scale s: cells of CW = 6 s by LH = 10 s
- * pixels):
+ * Layout (all sizes from the text face's metrics, viz_sdl_font_fit: cells
+ * of CW x LH pixels, and the unit s, about LH / 10, for borders and gaps):
  *
  *   +-- top bar: the run (algorithm, shape, plan), the step, line, i, j --------+
  *   | HBM tile grids          | heat map of S_ij / P~_ij  | pseudocode          |
@@ -11,8 +11,10 @@
  *   | SRAM buffers, by offset | m_i, l_i, alpha, O_i row  | HBM counters        |
  *   +-- status: what moved this step, a clicked tile; key hints ----------------+
  *
- * Everything is opaque fills, lines and the bitmap font: no blending, no
- * textures, so a software renderer gives the same pixels on every run.
+ * Everything is opaque fills and lines, and text: the bitmap font's fills or
+ * TrueType glyphs blended over them (viz_sdl_font.h). Nothing depends on
+ * time or on the machine's display, so a software renderer gives the same
+ * pixels on every run.
  * Block indices are shown 1-based, as the pseudocode counts (for i = 1 ..
  * T_r); element rows and columns 0-based, as the tile descriptions give them.
  */
@@ -27,26 +29,47 @@
 
 /* ---- colours (0xRRGGBB) --------------------------------------------------- */
 
-enum {
-    C_BG = 0x14161b, C_PANEL = 0x1c1f26, C_BORDER = 0x363b47, C_TEXT = 0xd9dde5,
-    C_DIM = 0x8a909d, C_FAINT = 0x5a606c, C_TITLE = 0x78b8ff, C_HILITE = 0x2f4166,
-    C_GOOD = 0x7ed491, C_BAD = 0xff6b5e, C_WARN = 0xffc04d,
-    /* tile marks */
-    C_T_NONE = 0x2a2e37, C_T_READ = 0x2f6ea0, C_T_WRITTEN = 0x3f8f5b,
-    C_T_BOTH = 0x3f8f93, C_T_LOAD = 0xffd54f, C_T_STORE = 0xff7f4a,
-    C_T_LOADSTORE = 0xffa64a, C_T_CUR = 0xffffff,
-    /* plots */
-    C_BEFORE = 0x6b7180, C_AFTER = 0x78b8ff, C_CHANGED = 0xffd54f,
-    C_MASKED = 0x30333b
+static const viz_sdl_palette LIGHT = {
+    .bg = 0xf3f4f6, .panel = 0xffffff, .border = 0xb4bac4, .text = 0x15181d,
+    .dim = 0x454b56, .faint = 0x5d6470, .title = 0x0a4f8f, .hilite = 0xffe59a,
+    .code_text = 0x000000, .code_num = 0x6e3a00,
+    .good = 0x006b4b, .bad = 0xb02a1a, .warn = 0x8a4600,
+    .t_none = 0xdfe2e7, .t_read = 0x56b4e9, .t_written = 0x009e73, .t_both = 0x0072b2,
+    .t_load = 0xf0e442, .t_store = 0xd55e00, .t_loadstore = 0xe69f00, .t_cur = 0x000000,
+    .mark = 0x000000,
+    .before = 0x9aa0aa, .after = 0x0072b2, .changed = 0xe69f00, .masked = 0xd3d6dc,
+    .masked_line = 0xa3a8b0,
+    .s_neg = 0x0072b2, .s_zero = 0xf7f7f7, .s_pos = 0xd55e00,
 };
+
+static const viz_sdl_palette DARK = {
+    .bg = 0x14161b, .panel = 0x1c1f26, .border = 0x4a505c, .text = 0xe4e7ed,
+    .dim = 0xaeb4bf, .faint = 0x959ba7, .title = 0x78b8ff, .hilite = 0x2f4166,
+    .code_text = 0xffffff, .code_num = 0xffc04d,
+    .good = 0x7ed491, .bad = 0xff8a7e, .warn = 0xffc04d,
+    .t_none = 0x2a2e37, .t_read = 0x56b4e9, .t_written = 0x009e73, .t_both = 0x0072b2,
+    .t_load = 0xf0e442, .t_store = 0xd55e00, .t_loadstore = 0xe69f00, .t_cur = 0xffffff,
+    .mark = 0x000000,
+    .before = 0x6b7180, .after = 0x56b4e9, .changed = 0xe69f00, .masked = 0x30333b,
+    .masked_line = 0x4a4e58,
+    .s_neg = 0x0072b2, .s_zero = 0xeef0f4, .s_pos = 0xd55e00,
+};
+
+const viz_sdl_palette *viz_sdl_palette_of(viz_sdl_theme t)
+{
+    return t == VIZ_SDL_THEME_DARK ? &DARK : &LIGHT;
+}
 
 /* ---- drawing context -------------------------------------------------------- */
 
 typedef struct {
     SDL_Renderer *r;
-    int s;      /* text scale */
+    const viz_sdl_palette *pal;
+    viz_sdl_font *font;     /* NULL: the bitmap font at scale s */
+    int s;      /* the layout's unit: borders, gaps, markers */
     int cw;     /* character cell width */
-    int lh;     /* line height: the 9-row cell plus one row */
+    int lh;     /* line height */
+    int gh;     /* glyph height: a capital's, from the top of its cell */
     int pad;
 } ctx;
 
@@ -96,24 +119,31 @@ static int text(ctx *c, int x, int y, int max_w, uint32_t rgb, const char *fmt, 
     va_end(ap);
     if (max_w <= 0)
         return 0;
+    if (c->font)
+        return viz_sdl_font_draw(c->font, c->r, x, y, rgb, buf, max_w);
     return viz_sdl_text_clip(c->r, x, y, c->s, rgb, buf, max_w);
 }
 
+/* Monospace: every character advances one cell. */
 static int text_w(const ctx *c, const char *s)
 {
-    return viz_sdl_text_width(s, c->s);
+    return (int)strlen(s) * c->cw;
 }
 
-/* A panel: background, border, a title line; returns the area inside. */
+static int wrapped(ctx *c, int x, int y, int w, int max_lines, uint32_t rgb, const char *s);
+
+/* A panel: background, border, a title (on two lines when one is too
+ * narrow: large text leaves the columns fewer characters); returns the area
+ * inside. */
 static SDL_Rect panel(ctx *c, SDL_Rect a, const char *title, uint32_t title_rgb)
 {
-    fill(c, a.x, a.y, a.w, a.h, C_PANEL);
-    outline(c, a.x, a.y, a.w, a.h, 1, C_BORDER);
+    fill(c, a.x, a.y, a.w, a.h, c->pal->panel);
+    outline(c, a.x, a.y, a.w, a.h, 1, c->pal->border);
     SDL_Rect in = { a.x + c->pad, a.y + c->pad, a.w - 2 * c->pad, a.h - 2 * c->pad };
     if (title) {
-        text(c, in.x, in.y, in.w, title_rgb, "%s", title);
-        in.y += c->lh + c->pad / 2;
-        in.h -= c->lh + c->pad / 2;
+        int n = wrapped(c, in.x, in.y, in.w, 2, title_rgb, title);
+        in.y += n * c->lh + c->pad / 2;
+        in.h -= n * c->lh + c->pad / 2;
     }
     if (in.w < 0)
         in.w = 0;
@@ -169,19 +199,13 @@ static void short_bytes(char *buf, size_t len, uint64_t b)
         snprintf(buf, len, "%.1fG", (double)b / (1024.0 * 1024.0 * 1024.0));
 }
 
-int viz_sdl_scale_for(int w, int h)
-{
-    int s = w / 960 < h / 600 ? w / 960 : h / 600;
-    return s < 1 ? 1 : s > 4 ? 4 : s;
-}
-
 /* ---- top and bottom bars ---------------------------------------------------- */
 
 static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *ui)
 {
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
-    fill(c, a.x, a.y, a.w, a.h, C_BG);
+    fill(c, a.x, a.y, a.w, a.h, c->pal->bg);
     char M[32], plan[160];
     sim_format_bytes(M, sizeof M, in->sh.M);
     int n = snprintf(plan, sizeof plan, "B_r x B_c = %lld x %lld, T_r x T_c = %lld x %lld",
@@ -196,13 +220,17 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
     /* Line 1: the run. */
     int x = a.x + c->pad, y = a.y + c->pad;
     const int right = a.x + a.w - c->pad;
-    x += text(c, x, y, NOLIM, C_TITLE, "fasim view  ");
-    x += text(c, x, y, NOLIM, C_TEXT, "%s (%s)", viz_pseudocode_title(in),
+    x += text(c, x, y, NOLIM, c->pal->title, "fasim view  ");
+    x += text(c, x, y, NOLIM, c->pal->text, "%s (%s)", viz_pseudocode_title(in),
               sim_algo_name(in->algo));
-    x += text(c, x, y, right - x, C_DIM, "   N = %lld, d = %lld, %s, M = %s, %s",
+    x += text(c, x, y, right - x, c->pal->dim, "   N = %lld, d = %lld, %s, M = %s, %s",
               (long long)in->sh.N, (long long)in->sh.d, sim_dtype_name(in->sh.dtype), M,
               in->sh.causal ? "causal" : "not causal");
-    text(c, x, y, right - x, C_DIM, "   %s", plan);
+    /* The plan ends line 1 when it fits there, else line 2 (which is short
+     * but for a refusal). */
+    const int plan_here = x + text_w(c, plan) + 3 * c->cw <= right || in->refused;
+    if (plan_here)
+        text(c, x, y, right - x, c->pal->dim, "   %s", plan);
 
     /* Line 2: where the run is. */
     y += c->lh;
@@ -210,27 +238,29 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
     if (in->refused) {
         char need[32];
         sim_format_bytes(need, sizeof need, in->plan.sram_peak);
-        text(c, x, y, right - x, C_BAD, "PLAN REFUSED: it needs %s of SRAM, M is %s; "
+        text(c, x, y, right - x, c->pal->bad, "PLAN REFUSED: it needs %s of SRAM, M is %s; "
              "nothing runs", need, M);
         return;
     }
-    x += text(c, x, y, NOLIM, C_TEXT, "step %llu of %llu", (unsigned long long)(st->step + 1),
+    x += text(c, x, y, NOLIM, c->pal->text, "step %llu of %llu", (unsigned long long)(st->step + 1),
               (unsigned long long)in->nsteps);
-    x += text(c, x, y, NOLIM, C_WARN, "   line %d", st->line);
+    x += text(c, x, y, NOLIM, c->pal->warn, "   line %d", st->line);
     if (st->i >= 0)
-        x += text(c, x, y, right - x, C_TEXT, "   i = %lld of T_r = %lld",
+        x += text(c, x, y, right - x, c->pal->text, "   i = %lld of T_r = %lld",
                   (long long)(st->i + 1), (long long)in->plan.Tr);
     if (st->j >= 0)
-        x += text(c, x, y, right - x, C_TEXT, "   j = %lld of T_c = %lld",
+        x += text(c, x, y, right - x, c->pal->text, "   j = %lld of T_c = %lld",
                   (long long)(st->j + 1), (long long)in->plan.Tc);
     if (st->pass)
-        x += text(c, x, y, right - x, C_WARN, "   pass %d of 3 (%s)", st->pass,
+        x += text(c, x, y, right - x, c->pal->warn, "   pass %d of 3 (%s)", st->pass,
                   st->pass == 1 ? "row max" : st->pass == 2 ? "row sum" : "normalise");
     if (ui->interactive)
-        x += text(c, x, y, right - x, ui->playing ? C_GOOD : C_DIM, "   [%s, %g steps/s]",
+        x += text(c, x, y, right - x, ui->playing ? c->pal->good : c->pal->dim, "   [%s, %g steps/s]",
                   ui->playing ? "playing" : "paused", ui->speed);
     if (!in->computed)
-        text(c, x, y, right - x, C_DIM, "   count-only: no statistics");
+        x += text(c, x, y, right - x, c->pal->dim, "   count-only: no statistics");
+    if (!plan_here)
+        text(c, x, y, right - x, c->pal->dim, "   %s", plan);
 }
 
 static void describe_xfers(const viz_model *m, char *buf, size_t len)
@@ -268,45 +298,62 @@ static void describe_xfers(const viz_model *m, char *buf, size_t len)
 
 static void draw_bottom(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *ui)
 {
-    fill(c, a.x, a.y, a.w, a.h, C_BG);
-    line(c, a.x, a.y, a.x + a.w - 1, a.y, C_BORDER);
+    fill(c, a.x, a.y, a.w, a.h, c->pal->bg);
+    line(c, a.x, a.y, a.x + a.w - 1, a.y, c->pal->border);
     int x = a.x + c->pad, y = a.y + c->pad, w = a.w - 2 * c->pad;
     if (ui->prompt) {
-        text(c, x, y, w, C_WARN, "%s", ui->prompt);
+        text(c, x, y, w, c->pal->warn, "%s", ui->prompt);
     } else if (ui->status) {
-        text(c, x, y, w, C_TEXT, "%s", ui->status);
+        text(c, x, y, w, c->pal->text, "%s", ui->status);
     } else if (!viz_model_info(m)->refused) {
         char buf[1024];
         describe_xfers(m, buf, sizeof buf);
-        text(c, x, y, w, C_TEXT, "%s", buf);
+        text(c, x, y, w, c->pal->text, "%s", buf);
     }
     y += c->lh;
     if (ui->interactive)
-        text(c, x, y, w, C_DIM, "space play/pause  n/b or arrows step  +/- speed  "
+        text(c, x, y, w, c->pal->dim, "space play/pause  n/b or arrows step  +/- speed  "
              "g go to step  a algorithm  c causal  r restart  ? help  q quit  "
              "click a tile for details");
     else
-        text(c, x, y, w, C_DIM, "inputs: %s; block indices i, j count from 1 as in "
+        text(c, x, y, w, c->pal->dim, "inputs: %s; block indices i, j count from 1 as in "
              "the pseudocode, rows and columns from 0", ui->inputs ? ui->inputs : "seeded");
 }
 
 /* ---- tile grids ---------------------------------------------------------------- */
 
-static uint32_t mark_color(unsigned mk)
+static uint32_t mark_color(const ctx *c, unsigned mk)
 {
     if ((mk & VIZ_TILE_LOADING) && (mk & VIZ_TILE_STORING))
-        return C_T_LOADSTORE;
+        return c->pal->t_loadstore;
     if (mk & VIZ_TILE_LOADING)
-        return C_T_LOAD;
+        return c->pal->t_load;
     if (mk & VIZ_TILE_STORING)
-        return C_T_STORE;
+        return c->pal->t_store;
     if ((mk & VIZ_TILE_READ) && (mk & VIZ_TILE_WRITTEN))
-        return C_T_BOTH;
+        return c->pal->t_both;
     if (mk & VIZ_TILE_READ)
-        return C_T_READ;
+        return c->pal->t_read;
     if (mk & VIZ_TILE_WRITTEN)
-        return C_T_WRITTEN;
-    return C_T_NONE;
+        return c->pal->t_written;
+    return c->pal->t_none;
+}
+
+/* The marks that tell loading and storing apart without their colours: a
+ * square in the top-left corner of a tile being loaded, in the bottom-right
+ * corner of one being stored (both for both), a third of the smaller side;
+ * none on cells too small to show one. */
+static void state_marks(ctx *c, int x, int y, int w, int h, unsigned mk)
+{
+    int q = (w < h ? w : h) / 3;
+    if (q < 2)
+        return;
+    if (q > c->cw)
+        q = c->cw;
+    if (mk & VIZ_TILE_LOADING)
+        fill(c, x, y, q, q, c->pal->mark);
+    if (mk & VIZ_TILE_STORING)
+        fill(c, x + w - q, y + h - q, q, q, c->pal->mark);
 }
 
 /* Pixel span [*p0, *p1) of cell k of `cells` cells over `len` pixels. */
@@ -432,7 +479,7 @@ static void draw_grid(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a,
     out->area = a;
     out->cells_r = ay.cells;
     out->cells_c = ax.cells;
-    fill(c, a.x, a.y, a.w, a.h, C_PANEL);
+    fill(c, a.x, a.y, a.w, a.h, c->pal->panel);
     for (int64_t y = 0; y < ay.cells; y++) {
         int64_t r0, r1;
         int py0, py1;
@@ -444,7 +491,8 @@ static void draw_grid(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a,
             axis_cell(&ax, x, &px0, &px1, &c0, &c1);
             int gx = px1 - px0 >= 5 ? 1 : 0;
             unsigned mk = viz_tile_range_mark(m, t, r0, r1, c0, c1);
-            fill(c, px0, py0, px1 - px0 - gx, py1 - py0 - gy, mark_color(mk));
+            fill(c, px0, py0, px1 - px0 - gx, py1 - py0 - gy, mark_color(c, mk));
+            state_marks(c, px0, py0, px1 - px0 - gx, py1 - py0 - gy, mk);
         }
     }
     int64_t tr, tc;
@@ -455,20 +503,21 @@ static void draw_grid(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a,
         axis_cell(&ay, axis_cell_of_tile(&ay, tr), &py0, &py1, &u0, &u1);
         axis_cell(&ax, axis_cell_of_tile(&ax, tc), &px0, &px1, &u0, &u1);
         int th = c->s;
-        outline(c, px0 - th, py0 - th, px1 - px0 + 2 * th, py1 - py0 + 2 * th, th, C_T_CUR);
+        outline(c, px0 - th, py0 - th, px1 - px0 + 2 * th, py1 - py0 + 2 * th, th, c->pal->t_cur);
     }
 }
 
 static void legend_item(ctx *c, int *x, int y, uint32_t rgb, int outline_only,
-                        const char *label)
+                        unsigned mk, const char *label)
 {
     int b = c->cw + c->s;
     if (outline_only)
         outline(c, *x, y, b, b, c->s, rgb);
     else
         fill(c, *x, y, b, b, rgb);
+    state_marks(c, *x, y, b, b, mk);
     *x += b + c->cw / 2;
-    *x += text(c, *x, y + c->s, NOLIM, C_DIM, "%s", label) + c->cw;
+    *x += text(c, *x, y + c->s, NOLIM, c->pal->dim, "%s", label) + c->cw;
 }
 
 static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *lay)
@@ -482,19 +531,19 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
     else
         snprintf(title, sizeof title, "HBM tiles: T_r = %lld, T_c = %lld blocks",
                  (long long)in->plan.Tr, (long long)in->plan.Tc);
-    SDL_Rect r = panel(c, a, title, C_TITLE);
+    SDL_Rect r = panel(c, a, title, c->pal->title);
 
     /* Legend: two lines at the bottom. */
     int ly = r.y + r.h - 2 * c->lh;
     int lx = r.x;
-    legend_item(c, &lx, ly, C_T_NONE, 0, "untouched");
-    legend_item(c, &lx, ly, C_T_READ, 0, "read");
-    legend_item(c, &lx, ly, C_T_WRITTEN, 0, "written");
-    legend_item(c, &lx, ly, C_T_BOTH, 0, "both");
+    legend_item(c, &lx, ly, c->pal->t_none, 0, 0, "untouched");
+    legend_item(c, &lx, ly, c->pal->t_read, 0, 0, "read");
+    legend_item(c, &lx, ly, c->pal->t_written, 0, 0, "written");
+    legend_item(c, &lx, ly, c->pal->t_both, 0, 0, "both");
     lx = r.x;
-    legend_item(c, &lx, ly + c->lh, C_T_LOAD, 0, "loading now");
-    legend_item(c, &lx, ly + c->lh, C_T_STORE, 0, "storing now");
-    legend_item(c, &lx, ly + c->lh, C_T_CUR, 1, "block i / j");
+    legend_item(c, &lx, ly + c->lh, c->pal->t_load, 0, VIZ_TILE_LOADING, "loading");
+    legend_item(c, &lx, ly + c->lh, c->pal->t_store, 0, VIZ_TILE_STORING, "storing");
+    legend_item(c, &lx, ly + c->lh, c->pal->t_cur, 1, 0, "block i / j");
 
     /* Strips: (N, d) tensors 4 units wide, (N, 1) ones 2; (N, N) squares.
      * With squares (naive) a unit is half a character and every grid is
@@ -546,7 +595,7 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
         if (w < 2)
             continue;
         int tw = text_w(c, ti->name);
-        text(c, x + (w - tw) / 2, r.y, NOLIM, C_TEXT, "%s", ti->name);
+        text(c, x + (w - tw) / 2, r.y, NOLIM, c->pal->text, "%s", ti->name);
         SDL_Rect g = { x, top + c->s, w, gh - c->s };
         draw_grid(c, m, t, g, &lay->grid[t]);
         x += w + gap;
@@ -580,7 +629,7 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
     sim_format_bytes(peak, sizeof peak, in->sram_peak);
     snprintf(title, sizeof title, "SRAM: %s of M = %s in use (%.0f%%), peak %s", used, M,
              in->sh.M ? 100.0 * (double)st->sram_used / (double)in->sh.M : 0.0, peak);
-    SDL_Rect r = panel(c, a, title, C_TITLE);
+    SDL_Rect r = panel(c, a, title, c->pal->title);
     if (r.h < 2 * c->lh)
         return;
 
@@ -591,8 +640,8 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
             total = st->buf[k].offset + st->buf[k].bytes;
     if (total == 0)
         total = 1;
-    int bh = 2 * c->lh;
-    fill(c, r.x, r.y, r.w, bh, C_T_NONE);
+    int bh = c->lh + 2 * c->pad;
+    fill(c, r.x, r.y, r.w, bh, c->pal->t_none);
     for (int k = 0; k < st->nbuf; k++) {
         const viz_sram_entry *b = &st->buf[k];
         int x0 = r.x + (int)((double)r.w * (double)b->offset / (double)total);
@@ -601,21 +650,21 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
             x1 = x0 + 1;
         uint32_t col = buf_color(b->name);
         if (b->flags & VIZ_BUF_PENDING)
-            col = C_FAINT;
+            col = c->pal->faint;
         if (b->flags & VIZ_BUF_REFUSED)
-            col = C_BAD;
+            col = c->pal->bad;
         fill(c, x0, r.y, x1 - x0, bh, col);
         if (b->flags & (VIZ_BUF_LOADED | VIZ_BUF_STORED))
             outline(c, x0, r.y, x1 - x0, bh, c->s,
-                    (b->flags & VIZ_BUF_STORED) ? C_T_STORE : C_T_LOAD);
-        line(c, x1 - 1, r.y, x1 - 1, r.y + bh - 1, C_PANEL);
+                    (b->flags & VIZ_BUF_STORED) ? c->pal->t_store : c->pal->t_load);
+        line(c, x1 - 1, r.y, x1 - 1, r.y + bh - 1, c->pal->panel);
         if (text_w(c, b->name) + c->cw / 2 <= x1 - x0)
-            text(c, x0 + c->s * 2, r.y + (bh - 7 * c->s) / 2, x1 - x0, 0x101010, "%s",
+            text(c, x0 + c->s * 2, r.y + (bh - c->gh) / 2, x1 - x0, 0x101010, "%s",
                  b->name);
     }
     if (total > in->sh.M) {       /* where M ends */
         int xm = r.x + (int)((double)r.w * (double)in->sh.M / (double)total);
-        fill(c, xm - c->s, r.y - c->s, 2 * c->s, bh + 2 * c->s, C_BAD);
+        fill(c, xm - c->s, r.y - c->s, 2 * c->s, bh + 2 * c->s, c->pal->bad);
     }
 
     /* The list, in two columns when it is long. */
@@ -630,34 +679,34 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
         int x = r.x + (k / rows) * colw, yy = y + (k % rows) * c->lh;
         char bytes[32];
         sim_format_bytes(bytes, sizeof bytes, b->bytes);
-        fill(c, x, yy + c->s, c->cw, 7 * c->s, buf_color(b->name));
+        fill(c, x, yy + c->s, c->cw, c->gh, buf_color(b->name));
         int tx = x + c->cw + c->cw / 2;
         char shape[48];
         if (b->cols > 1)
             snprintf(shape, sizeof shape, "%lld x %lld", (long long)b->rows, (long long)b->cols);
         else
             snprintf(shape, sizeof shape, "%lld", (long long)b->rows);
-        tx += text(c, tx, yy, x + colw - tx, C_TEXT, "%-6s %-9s %dB %8s", b->name, shape,
+        tx += text(c, tx, yy, x + colw - tx, c->pal->text, "%-6s %-9s %dB %8s", b->name, shape,
                    b->elem_bytes, bytes);
         const char *flag = NULL;
-        uint32_t fc = C_DIM;
+        uint32_t fc = c->pal->dim;
         if (b->flags & VIZ_BUF_REFUSED) {
             flag = " does not fit";
-            fc = C_BAD;
+            fc = c->pal->bad;
         } else if (b->flags & VIZ_BUF_PENDING) {
             flag = " not reached";
         } else if (b->flags & VIZ_BUF_OVER) {
             flag = " past M";
-            fc = C_BAD;
+            fc = c->pal->bad;
         } else if ((b->flags & VIZ_BUF_LOADED) && (b->flags & VIZ_BUF_STORED)) {
             flag = " loaded+stored";
-            fc = C_T_LOADSTORE;
+            fc = c->pal->warn;
         } else if (b->flags & VIZ_BUF_LOADED) {
             flag = " loaded";
-            fc = C_T_LOAD;
+            fc = c->pal->warn;
         } else if (b->flags & VIZ_BUF_STORED) {
             flag = " stored";
-            fc = C_T_STORE;
+            fc = c->pal->warn;
         }
         if (flag)
             text(c, tx, yy, x + colw - tx, fc, "%s", flag);
@@ -678,11 +727,11 @@ static uint32_t lerp_rgb(uint32_t a, uint32_t b, double t)
 }
 
 /* Scores: diverging around 0 (blue negative, red positive), t in [-1, 1]. */
-static uint32_t color_s(double t)
+static uint32_t color_s(const ctx *c, double t)
 {
     if (t < 0)
-        return lerp_rgb(0xeef0f4, 0x2c5fd0, t < -1 ? 1 : -t);
-    return lerp_rgb(0xeef0f4, 0xd23a32, t > 1 ? 1 : t);
+        return lerp_rgb(c->pal->s_zero, c->pal->s_neg, t < -1 ? 1 : -t);
+    return lerp_rgb(c->pal->s_zero, c->pal->s_pos, t > 1 ? 1 : t);
 }
 
 /* Probabilities: dark to bright (a five-stop ramp), t in [0, 1]. */
@@ -698,14 +747,14 @@ static uint32_t color_p(double t)
     return lerp_rgb(stop[k], stop[k + 1], u - k);
 }
 
-static uint32_t heat_color(const viz_sdl_heat_view *v, float x)
+static uint32_t heat_color(const ctx *c, const viz_sdl_heat_view *v, float x)
 {
     if (x == -INFINITY)
-        return C_MASKED;
+        return c->pal->masked;
     if (v->kind == VIZ_SDL_HEAT_S) {
         double a = fabs((double)v->lo) > fabs((double)v->hi) ? fabs((double)v->lo)
                                                              : fabs((double)v->hi);
-        return color_s(a > 0 ? (double)x / a : 0);
+        return color_s(c, a > 0 ? (double)x / a : 0);
     }
     return color_p(v->hi > 0 ? (double)x / (double)v->hi : 0);
 }
@@ -715,7 +764,7 @@ static void draw_colorbar(ctx *c, int x, int y, int w, const viz_sdl_heat_view *
     int bh = c->lh - 2 * c->s;
     for (int k = 0; k < w; k++) {
         double t = w > 1 ? (double)k / (double)(w - 1) : 0;
-        uint32_t col = v->kind == VIZ_SDL_HEAT_S ? color_s(2 * t - 1) : color_p(t);
+        uint32_t col = v->kind == VIZ_SDL_HEAT_S ? color_s(c, 2 * t - 1) : color_p(t);
         fill(c, x + k, y, 1, bh, col);
     }
     double a = fabs((double)v->lo) > fabs((double)v->hi) ? fabs((double)v->lo)
@@ -729,10 +778,10 @@ static void draw_colorbar(ctx *c, int x, int y, int w, const viz_sdl_heat_view *
         snprintf(hi, sizeof hi, "%.3g", (double)v->hi);
     }
     int ty = y + bh + c->s;
-    text(c, x, ty, NOLIM, C_DIM, "%s", lo);
+    text(c, x, ty, NOLIM, c->pal->dim, "%s", lo);
     if (v->kind == VIZ_SDL_HEAT_S)
-        text(c, x + w / 2 - c->cw / 2, ty, NOLIM, C_DIM, "0");
-    text(c, x + w - text_w(c, hi), ty, NOLIM, C_DIM, "%s", hi);
+        text(c, x + w / 2 - c->cw / 2, ty, NOLIM, c->pal->dim, "0");
+    text(c, x + w - text_w(c, hi), ty, NOLIM, c->pal->dim, "%s", hi);
 }
 
 static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat)
@@ -750,15 +799,15 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
     } else {
         snprintf(title, sizeof title, "score tile S_ij / P~_ij");
     }
-    SDL_Rect r = panel(c, a, title, C_TITLE);
+    SDL_Rect r = panel(c, a, title, c->pal->title);
     if (in->refused) {
-        int n = wrapped(c, r.x, r.y, r.w, 2, C_BAD, "The plan does not fit in M, so "
+        int n = wrapped(c, r.x, r.y, r.w, 2, c->pal->bad, "The plan does not fit in M, so "
                         "nothing runs. The simulator says:");
-        wrapped(c, r.x, r.y + (n + 1) * c->lh, r.w, (r.h / c->lh) - n - 1, C_TEXT, in->refusal);
+        wrapped(c, r.x, r.y + (n + 1) * c->lh, r.w, (r.h / c->lh) - n - 1, c->pal->text, in->refusal);
         return;
     }
     if (!v || v->kind == VIZ_SDL_HEAT_NONE) {
-        wrapped(c, r.x, r.y + c->lh, r.w, 4, C_DIM,
+        wrapped(c, r.x, r.y + c->lh, r.w, 4, c->pal->dim,
                 v ? v->note : "heat map off: out of memory");
         return;
     }
@@ -766,11 +815,13 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
     char masked[64] = "";
     if (v->nmasked)
         snprintf(masked, sizeof masked, ", %lld masked (col > row)", (long long)v->nmasked);
-    text(c, r.x, r.y, r.w, C_DIM, "rows %lld-%lld, cols %lld-%lld (%d x %d)%s",
-         (long long)v->row0, (long long)(v->row0 + v->rows - 1), (long long)v->col0,
-         (long long)(v->col0 + v->cols - 1), v->rows, v->cols, masked);
-    wrapped(c, r.x, r.y + c->lh, r.w, 1, C_DIM, v->note);
-    int top = r.y + 2 * c->lh + c->pad;
+    char sub[256];
+    snprintf(sub, sizeof sub, "rows %lld-%lld, cols %lld-%lld (%d x %d)%s",
+             (long long)v->row0, (long long)(v->row0 + v->rows - 1), (long long)v->col0,
+             (long long)(v->col0 + v->cols - 1), v->rows, v->cols, masked);
+    int nl = wrapped(c, r.x, r.y, r.w, 2, c->pal->dim, sub);
+    nl += wrapped(c, r.x, r.y + nl * c->lh, r.w, nl > 1 ? 1 : 2, c->pal->dim, v->note);
+    int top = r.y + nl * c->lh + c->pad;
     int bottom = r.y + r.h - 2 * c->lh - c->pad;   /* colour bar below */
     int left = r.x + 2 * c->cw;                     /* room for row ticks */
     int aw = r.x + r.w - left, ah = bottom - top;
@@ -810,7 +861,7 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
         nc = v->cols < gw ? v->cols : gw;
     }
     int gap = (gw / nc >= 6 && gh / nr >= 6) ? 1 : 0;
-    fill(c, left, top, gw, gh, C_PANEL);
+    fill(c, left, top, gw, gh, c->pal->panel);
     for (int64_t y = 0; y < nr; y++) {
         int py0, py1;
         span(top, gh, nr, y, &py0, &py1);
@@ -822,9 +873,9 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
             float val = v->v[er * v->cols + ec];
             const int masked_here = v->causal && v->col0 + ec > v->row0 + er;
             fill(c, px0, py0, px1 - px0 - gap, py1 - py0 - gap,
-                 masked_here ? C_MASKED : heat_color(v, val));
+                 masked_here ? c->pal->masked : heat_color(c, v, val));
             if (masked_here && px1 - px0 >= 6)          /* masked: a diagonal */
-                line(c, px0 + 1, py0 + 1, px1 - gap - 2, py1 - gap - 2, 0x4a4e58);
+                line(c, px0 + 1, py0 + 1, px1 - gap - 2, py1 - gap - 2, c->pal->masked_line);
         }
     }
     /* Row ticks: the rows whose m_i rose at this step (the statistics). */
@@ -837,21 +888,21 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
             int py0, py1;
             span(top, gh, nr, y, &py0, &py1);
             int hh = py1 - py0 - gap > 1 ? py1 - py0 - gap : 1;
-            fill(c, left - c->cw - c->s, py0, c->cw, hh, C_CHANGED);
+            fill(c, left - c->cw - c->s, py0, c->cw, hh, c->pal->changed);
         }
     }
     int cbw = r.w / 2 > 10 * c->cw ? r.w / 2 : 10 * c->cw;
     draw_colorbar(c, r.x, bottom + c->pad, cbw, v);
     int tx = r.x + cbw + 2 * c->cw;
     if (sx->available && sx->shown && sx->nchanged && sx->row0 == v->row0) {
-        fill(c, tx, bottom + c->pad, c->cw, c->lh - 2 * c->s, C_CHANGED);
+        fill(c, tx, bottom + c->pad, c->cw, c->lh - 2 * c->s, c->pal->changed);
         tx += c->cw + c->cw / 2;
-        tx += text(c, tx, bottom + c->pad, r.x + r.w - tx, C_DIM, "m_i rose in %d row%s",
+        tx += text(c, tx, bottom + c->pad, r.x + r.w - tx, c->pal->dim, "m_i rose in %d row%s",
                    sx->nchanged, sx->nchanged == 1 ? "" : "s");
     }
     if (v->checked)
         text(c, r.x + cbw + 2 * c->cw, bottom + c->pad + c->lh, r.w - cbw - 2 * c->cw,
-             C_GOOD, "row maxima = the run's m_i");
+             c->pal->good, "row maxima = the run's m_i");
 }
 
 /* ---- statistics plots ---------------------------------------------------------- */
@@ -867,11 +918,11 @@ typedef struct {
 static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bars,
                  double fixed_lo, double fixed_hi)
 {
-    text(c, a.x, a.y, a.w, C_TEXT, "%s", title);
+    text(c, a.x, a.y, a.w, c->pal->text, "%s", title);
     SDL_Rect f = { a.x + 7 * c->cw, a.y + c->lh, a.w - 7 * c->cw, a.h - c->lh - c->s };
     if (f.w < 8 || f.h < 8 || s->n <= 0)
         return;
-    fill(c, f.x, f.y, f.w, f.h, C_BG);
+    fill(c, f.x, f.y, f.w, f.h, c->pal->bg);
     double lo = fixed_lo, hi = fixed_hi;
     int any = 0, ninf = 0;
     if (!(lo < hi)) {
@@ -905,27 +956,27 @@ static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bar
     char l1[32], l2[32];
     snprintf(l1, sizeof l1, "%.4g", hi);
     snprintf(l2, sizeof l2, "%.4g", lo);
-    text(c, a.x, f.y, 7 * c->cw - c->s, C_DIM, "%s", l1);
-    text(c, a.x, f.y + f.h - 7 * c->s, 7 * c->cw - c->s, C_DIM, "%s", l2);
+    text(c, a.x, f.y, 7 * c->cw - c->s, c->pal->dim, "%s", l1);
+    text(c, a.x, f.y + f.h - c->gh, 7 * c->cw - c->s, c->pal->dim, "%s", l2);
     const int n = s->n;
 #define YPIX(v) (f.y + f.h - 1 - (int)lround(((double)(v) - lo) / (hi - lo) * (f.h - 1)))
     if (bars && lo < 0 && hi > 0)
-        line(c, f.x, YPIX(0.0), f.x + f.w - 1, YPIX(0.0), C_BORDER);
+        line(c, f.x, YPIX(0.0), f.x + f.w - 1, YPIX(0.0), c->pal->border);
     for (int pass = 0; pass < 2; pass++) {
         const float *v = pass ? s->after : s->before;
         if (!v)
             continue;
-        uint32_t col = pass ? C_AFTER : C_BEFORE;
+        uint32_t col = pass ? c->pal->after : c->pal->before;
         int px = -1, py = -1;
         for (int k = 0; k < n; k++) {
             int x0, x1;
             span(f.x, f.w, n, k, &x0, &x1);
             int cx = (x0 + x1) / 2;
             if (s->mark && pass == 1 && s->mark[k])
-                fill(c, x0, f.y, x1 - x0 > 1 ? x1 - x0 - 1 : 1, 2 * c->s, C_CHANGED);
+                fill(c, x0, f.y, x1 - x0 > 1 ? x1 - x0 - 1 : 1, 2 * c->s, c->pal->changed);
             if (isinf(v[k])) {
                 fill(c, cx - c->s, f.y + f.h - 2 * c->s, 2 * c->s, 2 * c->s,
-                     pass ? C_BAD : C_FAINT);
+                     pass ? c->pal->bad : c->pal->faint);
                 px = -1;
                 continue;
             }
@@ -948,7 +999,7 @@ static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bar
     }
 #undef YPIX
     if (ninf)
-        text(c, f.x + c->s * 2, f.y + f.h - c->lh, NOLIM, C_DIM, "-inf at the bottom");
+        text(c, f.x + c->s * 2, f.y + f.h - c->lh, NOLIM, c->pal->dim, "-inf at the bottom");
 }
 
 static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
@@ -964,19 +1015,19 @@ static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
                  s->nrows < s->block_rows && s->shown ? " (first rows)" : "");
     else
         snprintf(title, sizeof title, "statistics m_i, l_i and the output row");
-    SDL_Rect r = panel(c, a, title, C_TITLE);
+    SDL_Rect r = panel(c, a, title, c->pal->title);
     if (in->refused)
         return;
     if (!s->available) {
-        wrapped(c, r.x, r.y, r.w, 3, C_DIM, in->mode_note[0] ? in->mode_note
+        wrapped(c, r.x, r.y, r.w, 3, c->pal->dim, in->mode_note[0] ? in->mode_note
                                                             : "statistics unavailable");
         return;
     }
     if (!s->shown && !s->out_shown) {
-        wrapped(c, r.x, r.y, r.w, 2, C_DIM, "no row block's statistics at this line");
+        wrapped(c, r.x, r.y, r.w, 2, c->pal->dim, "no row block's statistics at this line");
         return;
     }
-    text(c, r.x, r.y, r.w, C_DIM, "grey: before this step (line %d), blue: after", st->line);
+    text(c, r.x, r.y, r.w, c->pal->dim, "grey: before (line %d), blue: after", st->line);
     SDL_Rect g = { r.x, r.y + c->lh + c->pad, r.w, r.h - c->lh - c->pad };
     int hw = g.w / 2, hh = g.h / 2;
     SDL_Rect q[4] = {
@@ -996,21 +1047,21 @@ static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
         else if (s->m_is_L_after)
             snprintf(tm, sizeof tm, "L_i = m_i + log l_i (in m_i)");
         else
-            snprintf(tm, sizeof tm, "m_i: running row maximum");
+            snprintf(tm, sizeof tm, "m_i = running row max");
         plot(c, q[0], tm, &sm, 0, 0, 0);
-        plot(c, q[1], "l_i: running row sum of exp(S - m_i)", &sl, 0, 0, 0);
+        plot(c, q[1], "l_i = sum exp(S - m_i)", &sl, 0, 0, 0);
         if (s->alpha_shown) {
             series sa = { NULL, s->alpha, s->nrows, NULL };
-            plot(c, q[2], "alpha = exp(m_old - m_new)", &sa, 1, 0.0, 1.0);
+            plot(c, q[2], "alpha=e^(m_old-m_new)", &sa, 1, 0.0, 1.0);
         } else {
-            text(c, q[2].x, q[2].y, q[2].w, C_TEXT, "alpha = exp(m_old - m_new)");
-            wrapped(c, q[2].x, q[2].y + c->lh, q[2].w, 2, C_DIM,
+            text(c, q[2].x, q[2].y, q[2].w, c->pal->text, "alpha=e^(m_old-m_new)");
+            wrapped(c, q[2].x, q[2].y + c->lh, q[2].w, 2, c->pal->dim,
                     "not defined at this line (m_i is not rescaled here)");
         }
     } else if (s->shown) {
-        text(c, q[0].x, q[0].y, q[0].w, C_DIM, "m_i, l_i not resident at this line");
+        text(c, q[0].x, q[0].y, q[0].w, c->pal->dim, "m_i, l_i not resident at this line");
     } else {
-        wrapped(c, q[2].x, q[2].y, g.w, 2, C_DIM, "m_i, l_i are not used at this line");
+        wrapped(c, q[2].x, q[2].y, g.w, 2, c->pal->dim, "m_i, l_i are not used at this line");
     }
     if (!s->shown) {            /* the output row alone: give it the top half */
         q[3] = (SDL_Rect){ g.x, g.y, g.w, hh - c->s };
@@ -1023,7 +1074,7 @@ static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
                  s->out_cols - 1, s->out_normalised ? "" : " (not yet / l_i)");
         plot(c, q[3], to, &so, 1, 0, 0);
     } else if (s->out_shown) {
-        text(c, q[3].x, q[3].y, q[3].w, C_DIM, "O_i row: not resident");
+        text(c, q[3].x, q[3].y, q[3].w, c->pal->dim, "O_i row: not resident");
     }
 }
 
@@ -1035,7 +1086,7 @@ static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
     const viz_state *st = viz_model_state(m);
     int n;
     const viz_code_line *code = viz_pseudocode(in, &n);
-    SDL_Rect r = panel(c, a, viz_pseudocode_title(in), C_TITLE);
+    SDL_Rect r = panel(c, a, viz_pseudocode_title(in), c->pal->title);
     int cur = 0;     /* the paper line of the text line being drawn */
     for (int k = 0; k < n; k++) {
         int y = r.y + k * c->lh;
@@ -1045,13 +1096,13 @@ static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
             cur = code[k].line;
         int here = !in->refused && cur == st->line;
         if (here)
-            fill(c, r.x - c->s * 2, y - c->s, r.w + c->s * 4, c->lh, C_HILITE);
+            fill(c, r.x - c->s * 2, y - c->s, r.w + c->s * 4, c->lh, c->pal->hilite);
         char num[8] = "";
         if (code[k].line)
             snprintf(num, sizeof num, "%2d", code[k].line);
-        text(c, r.x, y, NOLIM, here ? C_WARN : C_FAINT, "%s", num);
+        text(c, r.x, y, NOLIM, here ? c->pal->code_num : c->pal->faint, "%s", num);
         int x = r.x + 4 * c->cw + code[k].indent * 2 * c->cw;
-        text(c, x, y, r.x + r.w - x, here ? 0xffffff : C_DIM, "%s", code[k].text);
+        text(c, x, y, r.x + r.w - x, here ? c->pal->code_text : c->pal->dim, "%s", code[k].text);
     }
     return n;
 }
@@ -1059,7 +1110,7 @@ static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
 static void draw_bar(ctx *c, int x, int y, int w, uint64_t part, uint64_t whole, uint32_t col)
 {
     int h = 5 * c->s;
-    fill(c, x, y + c->s, w, h, C_T_NONE);
+    fill(c, x, y + c->s, w, h, c->pal->t_none);
     if (whole > 0 && part > 0) {
         int f = (int)((double)w * (double)part / (double)whole);
         fill(c, x, y + c->s, f > 0 ? f : 1, h, col);
@@ -1070,14 +1121,14 @@ static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
 {
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
-    SDL_Rect r = panel(c, a, "HBM bytes so far / closed-form total", C_TITLE);
+    SDL_Rect r = panel(c, a, "HBM bytes so far / closed-form total", c->pal->title);
     if (in->refused)
         return;
     int y = r.y;
     int colw = (r.w - 3 * c->cw) / 2;
     int xr = r.x + 3 * c->cw, xw = xr + colw;
-    text(c, xr, y, colw, C_DIM, "read");
-    text(c, xw, y, colw, C_DIM, "written");
+    text(c, xr, y, colw, c->pal->dim, "read");
+    text(c, xw, y, colw, c->pal->dim, "written");
     y += c->lh;
     uint64_t sofar = 0, all = 0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
@@ -1096,14 +1147,14 @@ static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
         short_bytes(a2, sizeof a2, rf);
         short_bytes(b1, sizeof b1, wr);
         short_bytes(b2, sizeof b2, wf);
-        text(c, r.x, y, NOLIM, C_TEXT, "%s", ti->name);
+        text(c, r.x, y, NOLIM, c->pal->text, "%s", ti->name);
         int tw = 14 * c->cw;
-        text(c, xr, y, colw, rf ? C_TEXT : C_FAINT, "%6s/%-6s", a1, a2);
+        text(c, xr, y, colw, rf ? c->pal->text : c->pal->faint, "%6s/%-6s", a1, a2);
         if (colw - tw > 2 * c->cw)
-            draw_bar(c, xr + tw, y, colw - tw - c->cw, rd, rf, C_T_READ);
-        text(c, xw, y, colw, wf ? C_TEXT : C_FAINT, "%6s/%-6s", b1, b2);
+            draw_bar(c, xr + tw, y, colw - tw - c->cw, rd, rf, c->pal->t_read);
+        text(c, xw, y, colw, wf ? c->pal->text : c->pal->faint, "%6s/%-6s", b1, b2);
         if (colw - tw > 2 * c->cw)
-            draw_bar(c, xw + tw, y, colw - tw - c->cw, wr, wf, C_T_WRITTEN);
+            draw_bar(c, xw + tw, y, colw - tw - c->cw, wr, wf, c->pal->t_written);
         y += c->lh;
     }
     y += c->pad;
@@ -1111,16 +1162,16 @@ static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
     sim_format_bytes(b1, sizeof b1, sofar);
     sim_format_bytes(b2, sizeof b2, all);
     if (y + c->lh <= r.y + r.h)
-        text(c, r.x, y, r.w, C_TEXT, "total %s of %s (%.1f%%)", b1, b2,
+        text(c, r.x, y, r.w, c->pal->text, "total %s of %s (%.1f%%)", b1, b2,
              all ? 100.0 * (double)sofar / (double)all : 0.0);
     y += c->lh;
     sim_format_count(e1, sizeof e1, sim_counts_elems(&st->counts));
     sim_format_count(e2, sizeof e2, sim_counts_elems(&in->final_counts));
     if (y + c->lh <= r.y + r.h)
-        text(c, r.x, y, r.w, C_DIM, "elements %s of %s", e1, e2);
+        text(c, r.x, y, r.w, c->pal->dim, "elements %s of %s", e1, e2);
     y += c->lh;
     if (y + c->lh <= r.y + r.h)
-        text(c, r.x, y, r.w, in->theory_matches ? C_GOOD : C_BAD,
+        text(c, r.x, y, r.w, in->theory_matches ? c->pal->good : c->pal->bad,
              "measured = closed form at the end: %s", in->theory_matches ? "yes" : "NO");
 }
 
@@ -1142,22 +1193,24 @@ static void draw_help(ctx *c, int w, int h)
         "c            causal mask on / off",
         "r            restart from step 1",
         "click        details of a tile",
+        "t            light / dark theme",
         "?            this help",
         "q, Esc       quit",
         "",
-        "Tiles: blue read, green written, teal both,",
-        "yellow loading now, orange storing now;",
-        "white outline: the blocks i, j of this step.",
+        "Tiles: light blue read, green written, dark",
+        "blue both; yellow loading now (mark top left),",
+        "vermillion storing now (mark bottom right);",
+        "outline: the blocks i, j of this step.",
         "Heat map: S_ij or P~_ij of this step,",
         "recomputed with the run's primitives.",
     };
     const int n = (int)(sizeof lines / sizeof lines[0]);
     int pw = 48 * c->cw + 2 * c->pad, ph = (n + 2) * c->lh + 2 * c->pad;
     SDL_Rect a = { (w - pw) / 2, (h - ph) / 2, pw, ph };
-    SDL_Rect r = panel(c, a, "keys (press ? to close)", C_WARN);
-    outline(c, a.x, a.y, a.w, a.h, c->s, C_WARN);
+    SDL_Rect r = panel(c, a, "keys (press ? to close)", c->pal->warn);
+    outline(c, a.x, a.y, a.w, a.h, c->s, c->pal->warn);
     for (int k = 0; k < n; k++)
-        text(c, r.x, r.y + k * c->lh, r.w, C_TEXT, "%s", lines[k]);
+        text(c, r.x, r.y + k * c->lh, r.w, c->pal->text, "%s", lines[k]);
 }
 
 /* ---- the frame ------------------------------------------------------------------ */
@@ -1169,14 +1222,14 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     if (!lay)
         lay = &dummy;
     memset(lay, 0, sizeof *lay);
-    ctx c = { rend, viz_sdl_scale_for(w, h), 0, 0, 0 };
-    c.cw = VIZ_SDL_CELL_W * c.s;
-    c.lh = (VIZ_SDL_CELL_H + 1) * c.s;
-    c.pad = 4 * c.s;
+    const viz_sdl_font_metrics fm = viz_sdl_font_fit(ui->font, w, h);
+    ctx c = { rend, viz_sdl_palette_of(ui->theme), ui->font, fm.unit, fm.cell_w, fm.line_h,
+              fm.cap_h, 4 * fm.unit };
     lay->scale = c.s;
+    lay->text = fm;
     SDL_RenderSetViewport(rend, NULL);
     SDL_RenderSetClipRect(rend, NULL);
-    fill(&c, 0, 0, w, h, C_BG);
+    fill(&c, 0, 0, w, h, c.pal->bg);
 
     const int bar = 2 * c.lh + 2 * c.pad;
     SDL_Rect top = { 0, 0, w, bar };
@@ -1184,26 +1237,28 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     draw_top(&c, top, m, ui);
     draw_bottom(&c, bot, m, ui);
 
-    /* Columns: pseudocode and counters need about 48 characters; the tile
-     * grids about a third of what is left; the heat map the rest. */
+    /* Columns: the pseudocode's longest line (numbers, indents, text) and
+     * the counters' (about 40 characters); the tile grids about a third of
+     * what is left; the heat map the rest. */
     const int g = c.s * 2;
     const int y0 = bar, hh = h - 2 * bar;
-    int rw = 48 * c.cw + 2 * c.pad;
+    int code_cols = 40, ncode;
+    const viz_code_line *lines = viz_pseudocode(viz_model_info(m), &ncode);
+    for (int k = 0; k < ncode; k++) {
+        int n = 4 + 2 * lines[k].indent + (int)strlen(lines[k].text) + 1;
+        code_cols = n > code_cols ? n : code_cols;
+    }
+    int rw = code_cols * c.cw + 2 * c.pad + 2 * g;
     if (rw > w * 2 / 5)
         rw = w * 2 / 5;
     /* The naive order's S and P squares want a wider left column. */
     const sim_loop *l = viz_loop(viz_model_info(m));
     int lw = (w - rw) * (l && (l->flags & SIM_LOOP_TILE_S) ? 11 : 9) / 20;
     int cw = w - rw - lw;
-    int code_h;
-    {
-        int n;
-        (void)viz_pseudocode(viz_model_info(m), &n);
-        code_h = (n + 1) * c.lh + 3 * c.pad;
-    }
+    int code_h = (ncode + 1) * c.lh + 3 * c.pad;
     if (code_h > hh * 3 / 5)
         code_h = hh * 3 / 5;
-    const int tiles_h = hh * 3 / 5, heat_h = hh * 11 / 20;
+    const int tiles_h = hh * 11 / 20, heat_h = hh * 11 / 20;
     SDL_Rect tiles = { g, y0 + g, lw - 2 * g, tiles_h - 2 * g };
     SDL_Rect sram = { g, y0 + tiles_h, lw - 2 * g, hh - tiles_h - g };
     SDL_Rect heatr = { lw, y0 + g, cw - g, heat_h - 2 * g };

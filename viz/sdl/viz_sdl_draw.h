@@ -11,7 +11,27 @@
 #include <SDL.h>
 
 #include "viz_model.h"
+#include "viz_sdl.h"
+#include "viz_sdl_font.h"
 #include "viz_sdl_heat.h"
+
+/* One theme's colours (0xRRGGBB). Text colours (text, dim, faint, title,
+ * good, bad, warn) are read on bg and on panel, code_text and code_num on
+ * hilite: each pair has a contrast of at least 4.5:1 (WCAG 2). The tile
+ * states and the plots use the Okabe-Ito colours, which stay apart for the
+ * common colour-vision deficiencies; loading and storing tiles also carry a
+ * corner mark (mark: top-left loading, bottom-right storing), so that they
+ * differ in more than hue. */
+typedef struct {
+    uint32_t bg, panel, border, text, dim, faint, title, hilite, code_text, code_num;
+    uint32_t good, bad, warn;
+    uint32_t t_none, t_read, t_written, t_both, t_load, t_store, t_loadstore, t_cur, mark;
+    uint32_t before, after, changed, masked, masked_line;
+    uint32_t s_neg, s_zero, s_pos;  /* the score heat map: negative, 0, positive */
+} viz_sdl_palette;
+
+/* The colours of theme t (an unknown t gives light). Static storage. */
+const viz_sdl_palette *viz_sdl_palette_of(viz_sdl_theme t);
 
 /* What the frame shows beyond the model: the window's state. */
 typedef struct {
@@ -22,6 +42,8 @@ typedef struct {
     const char *status;     /* status line; NULL: this step's transfers */
     const char *prompt;     /* "go to step: 12_" while typing, else NULL */
     const char *inputs;     /* where the inputs came from ("seed 1", ".npy") */
+    viz_sdl_theme theme;    /* 0: light */
+    viz_sdl_font *font;     /* the text face; NULL: the bitmap font */
 } viz_sdl_ui;
 
 /* Where each tensor's tile grid was drawn, for viz_sdl_hit. */
@@ -32,14 +54,10 @@ typedef struct {
 } viz_sdl_grid_area;
 
 typedef struct {
-    int scale;
+    int scale;                  /* the layout's unit (the bitmap font's scale) */
+    viz_sdl_font_metrics text;  /* the text cells the frame was laid out in */
     viz_sdl_grid_area grid[SIM_TENSOR_COUNT];
 } viz_sdl_layout;
-
-/* Text scale for a frame of w x h pixels: the largest s <= 4 with at least
- * 160 x 60 text cells of 6 s x 10 s pixels (the layout's columns need about
- * 150 characters side by side): 1 below 1920 x 1200, 2 from there. */
-int viz_sdl_scale_for(int w, int h);
 
 /* Draw the frame of m's current step filling w x h pixels of r (every pixel
  * is drawn). heat may be NULL (the heat map then says it is off). lay, when

@@ -47,6 +47,8 @@ typedef struct {
     viz_model *own;         /* a rebuilt run ('a', 'c'), or NULL */
     viz_model *cur;         /* user or own */
     viz_sdl_heat *heat;
+    viz_sdl_font *font;
+    viz_sdl_theme theme;
     viz_sdl_layout lay;
     SDL_Window *win;
     SDL_Renderer *rend;
@@ -112,7 +114,7 @@ static void draw(run_state *s)
     viz_sdl_ui ui = {
         .interactive = 1, .playing = s->playing, .speed = s->speed, .help = s->help,
         .status = s->status[0] ? s->status : NULL, .prompt = s->typing ? s->prompt : NULL,
-        .inputs = s->inputs,
+        .inputs = s->inputs, .theme = s->theme, .font = s->font,
     };
     viz_sdl_draw(s->rend, w, h, s->cur, s->heat, &ui, &s->lay);
     SDL_RenderPresent(s->rend);
@@ -255,6 +257,10 @@ static void on_char(run_state *s, char ch)
         go(s, 0);
         restart_clock(s);
         s->status[0] = 0;
+        break;
+    case 't':
+        s->theme = s->theme == VIZ_SDL_THEME_DARK ? VIZ_SDL_THEME_LIGHT : VIZ_SDL_THEME_DARK;
+        s->dirty = 1;
         break;
     case '?': case 'h':
         s->help = !s->help;
@@ -449,7 +455,9 @@ int viz_sdl_run(viz_model *m, const viz_sdl_opts *o, char *err, size_t errlen)
     if (!s.rend)
         s.rend = SDL_CreateRenderer(s.win, -1, SDL_RENDERER_SOFTWARE);
     s.heat = viz_sdl_heat_new(o->Q, o->K);
-    if (!s.rend || !s.heat) {
+    s.font = viz_sdl_font_open();
+    s.theme = o->theme;
+    if (!s.rend || !s.heat || !s.font) {
         snprintf(err, errlen, "SDL view: cannot make a renderer: %s",
                  s.rend ? "out of memory" : SDL_GetError());
         goto out;
@@ -502,6 +510,7 @@ int viz_sdl_run(viz_model *m, const viz_sdl_opts *o, char *err, size_t errlen)
 out:
     SDL_StopTextInput();
     viz_sdl_heat_free(s.heat);
+    viz_sdl_font_close(s.font);
     if (s.own)
         viz_model_free(s.own);
     if (s.rend)

@@ -121,6 +121,7 @@ int viz_sdl_screenshot(viz_model *m, const viz_sdl_opts *o, uint64_t step,
     int rc = VIZ_EFAIL;
     SDL_Renderer *rend = NULL;
     viz_sdl_heat *heat = NULL;
+    viz_sdl_font *font = NULL;
     uint8_t *rgb = NULL;
     SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_RGB888);
     if (!surf) {
@@ -130,7 +131,8 @@ int viz_sdl_screenshot(viz_model *m, const viz_sdl_opts *o, uint64_t step,
     }
     rend = SDL_CreateSoftwareRenderer(surf);
     heat = viz_sdl_heat_new(o ? o->Q : NULL, o ? o->K : NULL);
-    if (!rend || !heat) {
+    font = viz_sdl_font_open();     /* the window's face, sized the same way */
+    if (!rend || !heat || !font) {
         snprintf(err, errlen, "screenshot: cannot make a software renderer: %s",
                  rend ? "out of memory" : SDL_GetError());
         goto out;
@@ -142,7 +144,8 @@ int viz_sdl_screenshot(viz_model *m, const viz_sdl_opts *o, uint64_t step,
     else
         snprintf(inputs, sizeof inputs, "seeded (seed %llu)",
                  (unsigned long long)viz_model_config(m)->seed);
-    viz_sdl_ui ui = { .inputs = inputs };
+    viz_sdl_ui ui = { .inputs = inputs, .theme = o ? o->theme : VIZ_SDL_THEME_LIGHT,
+                      .font = font };
     viz_sdl_draw(rend, w, h, m, heat, &ui, NULL);
     SDL_RenderFlush(rend);
 
@@ -162,6 +165,7 @@ int viz_sdl_screenshot(viz_model *m, const viz_sdl_opts *o, uint64_t step,
 out:
     free(rgb);
     viz_sdl_heat_free(heat);
+    viz_sdl_font_close(font);
     if (rend)
         SDL_DestroyRenderer(rend);
     SDL_FreeSurface(surf);
