@@ -74,9 +74,14 @@ static void lesson_usage(const lesson_def *def, FILE *out)
 {
     fprintf(out, "fasim lesson %s (lesson %d): %s\n", def->name, def->number, def->title);
     fprintf(out, "%s, about %d minutes. %s\n\n", def->level, def->minutes, def->summary);
-    fprintf(out, "usage: fasim lesson %s [--script] [options]\n", def->name);
-    fprintf(out, "       fasim lesson %d [--script] [options]\n\n", def->number);
-    fputs("  --script  print every step at once, questions with their answers\n", out);
+    fprintf(out, "usage: fasim lesson %s [--script|--worksheet|--answers] [options]\n",
+            def->name);
+    fprintf(out, "       fasim lesson %d [--script|--worksheet|--answers] [options]\n\n",
+            def->number);
+    fputs("  --script     print every step at once, questions with their answers\n"
+          "  --worksheet  a Markdown handout: the steps up to each question, no answers\n"
+          "  --answers    its answer key in Markdown: every step and answer, the common\n"
+          "               mistakes\n", out);
     if (def->options && *def->options) {
         const char *p = def->options;
         while (*p) {
@@ -95,6 +100,7 @@ static void lesson_usage(const lesson_def *def, FILE *out)
 int cli_lesson_main(int argc, char **argv, int first)
 {
     int script = 0, help = 0;
+    lesson_handout handout = LESSON_HANDOUT_NONE;
     const char *name = NULL;
     char **rest = calloc((size_t)(argc > 0 ? argc : 1), sizeof *rest);
     if (!rest) {
@@ -105,14 +111,27 @@ int cli_lesson_main(int argc, char **argv, int first)
     uint64_t given = 0;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--script")) {
+        const int mode = !strcmp(a, "--script")      ? CLI_O_SCRIPT
+                         : !strcmp(a, "--worksheet") ? CLI_O_WORKSHEET
+                         : !strcmp(a, "--answers")   ? CLI_O_ANSWERS
+                                                     : -1;
+        if (mode >= 0) {
             char err[128];
-            if (cli_given_twice(&given, CLI_O_SCRIPT, a, err, sizeof err) != 0) {
+            if (cli_given_twice(&given, mode, a, err, sizeof err) != 0) {
                 fprintf(stderr, "fasim lesson: %s\n", err);
                 free(rest);
                 return 2;
             }
-            script = 1;
+            if (script || handout) {
+                fprintf(stderr, "fasim lesson: %s: one of --script, --worksheet and "
+                        "--answers at a time\n", a);
+                free(rest);
+                return 2;
+            }
+            script = mode == CLI_O_SCRIPT;
+            handout = mode == CLI_O_WORKSHEET  ? LESSON_HANDOUT_WORKSHEET
+                      : mode == CLI_O_ANSWERS ? LESSON_HANDOUT_ANSWERS
+                                              : LESSON_HANDOUT_NONE;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             help = 1;
         } else if (!name) {
@@ -130,9 +149,11 @@ int cli_lesson_main(int argc, char **argv, int first)
     }
     int rc = 0;
     if (!name) {
-        if (script) {
-            fprintf(stderr, "fasim lesson: --script needs a lesson: fasim lesson NAME "
-                    "--script (run 'fasim lesson' to list them)\n");
+        if (script || handout) {
+            const char *o = script ? "--script" : handout == LESSON_HANDOUT_WORKSHEET
+                                                      ? "--worksheet" : "--answers";
+            fprintf(stderr, "fasim lesson: %s needs a lesson: fasim lesson NAME "
+                    "%s (run 'fasim lesson' to list them)\n", o, o);
             rc = 2;
         } else {
             if (help)
@@ -149,7 +170,7 @@ int cli_lesson_main(int argc, char **argv, int first)
         } else if (help) {
             lesson_usage(def, stdout);
         } else {
-            lesson_run_opts o = { script, stdin, stdout, nrest, rest };
+            lesson_run_opts o = { script, stdin, stdout, nrest, rest, handout };
             rc = lesson_run(def, &o);
         }
     }

@@ -139,6 +139,10 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "projectors wash out dark frames) or dark; 't' switches" },
     [CLI_O_SCRIPT] = { "script", NULL, L,
         NULL },
+    [CLI_O_WORKSHEET] = { "worksheet", NULL, L,
+        NULL },
+    [CLI_O_ANSWERS] = { "answers", NULL, L,
+        NULL },
     [CLI_O_VARY] = { "vary", "P=LO..HI[STEP]", S,
         "P is N, d or M. STEP is *K (multiply, default *2)\n"
         "or +K (add), e.g. N=256..64K, d=32..256+32, M=16K..1M*4;\n"
@@ -286,7 +290,12 @@ static const cli_help_item HELP_LESSON[] = {
     PARA("usage: fasim lesson                      list the lessons\n"
          "       fasim lesson NAME|NUMBER          run one, a step per key\n"
          "       fasim lesson NAME --script        every step at once, questions with\n"
-         "                                         their answers (for handouts)\n"
+         "                                         their answers\n"
+         "       fasim lesson NAME --worksheet     a handout in Markdown: the steps up to\n"
+         "                                         each question, room for the answer, no\n"
+         "                                         answers\n"
+         "       fasim lesson NAME --answers       its answer key in Markdown: every step,\n"
+         "                                         each answer, the common mistakes\n"
          "       fasim lesson NAME --help          the lesson's options\n"
          "\n"
          "Keys while a lesson runs: Enter or space for the next step, b to go back a\n"

@@ -74,6 +74,8 @@ enum {
     CLI_O_SIZE,
     CLI_O_THEME,
     CLI_O_SCRIPT,
+    CLI_O_WORKSHEET,
+    CLI_O_ANSWERS,
     CLI_O_VARY,
     CLI_O_ENGINE,
     CLI_O_PLOT,

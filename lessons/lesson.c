@@ -103,6 +103,12 @@ struct lesson {
     int nvec;
     int view_pending;          /* lesson_view on this step: v opens view_cfg */
     viz_config view_cfg;
+    lesson_handout handout;    /* a Markdown handout instead of the lesson */
+    int in_code;               /* handout: inside a ``` block of printed values */
+    int after_question;        /* worksheet: this step asked; the rest would tell */
+    int nask_total;            /* questions in the lesson (counted in pass 0) */
+    int after_last;            /* worksheet: the last question is asked; what
+                                  follows (the summary) tells the answers */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -206,6 +212,24 @@ static void fmt_num(char *buf, size_t len, double v)
         snprintf(buf, len, "%.0f", v);
     else
         snprintf(buf, len, "%.6g", v);
+}
+
+/* ---- handouts (Markdown) ------------------------------------------------- */
+
+/* Whether the output of this point is left out: a worksheet says nothing
+ * after a step's question, which the rest of the step answers. */
+static int handout_hides(const lesson *L)
+{
+    return L->handout == LESSON_HANDOUT_WORKSHEET && (L->after_question || L->after_last);
+}
+
+/* Printed values (vectors, tiles, tables) go in a ``` block; prose ends it. */
+static void handout_code(lesson *L, int open)
+{
+    if (L->handout == LESSON_HANDOUT_NONE || L->in_code == open)
+        return;
+    fputs(open ? "```\n" : "```\n\n", L->out);
+    L->in_code = open;
 }
 
 static char *trim(char *s)
@@ -682,8 +706,9 @@ static void free_blocks(lesson *L)
 
 void lesson_say(lesson *L, const char *fmt, ...)
 {
-    if (L->silent)
+    if (L->silent || handout_hides(L))
         return;
+    handout_code(L, 0);
     va_list ap;
     va_start(ap, fmt);
     char *s = vformat(L, fmt, ap);
@@ -695,8 +720,9 @@ void lesson_say(lesson *L, const char *fmt, ...)
 
 void lesson_print(lesson *L, const char *fmt, ...)
 {
-    if (L->silent)
+    if (L->silent || handout_hides(L))
         return;
+    handout_code(L, 1);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(L->out, fmt, ap);
@@ -708,8 +734,9 @@ void lesson_print(lesson *L, const char *fmt, ...)
 static void show_values(lesson *L, const char *label, const double *xd, const float *xf,
                         int n, int digits)
 {
-    if (L->silent)
+    if (L->silent || handout_hides(L))
         return;
+    handout_code(L, 1);
     if (digits <= 0)
         digits = 6;
     char head[128];
@@ -763,8 +790,9 @@ void lesson_show_vector_f(lesson *L, const char *label, const float *x, int n, i
 void lesson_show_tile(lesson *L, const char *label, const float *x, int rows, int cols,
                       int digits)
 {
-    if (L->silent)
+    if (L->silent || handout_hides(L))
         return;
+    handout_code(L, 1);
     if (digits <= 0)
         digits = 6;
     int width = 1;
@@ -806,6 +834,13 @@ void lesson_step(lesson *L, const char *title)
         snprintf(head, sizeof head, "Step %d of %d: %s", L->step, L->nsteps, title);
     else
         snprintf(head, sizeof head, "Step %d: %s", L->step, title);
+    if (L->handout != LESSON_HANDOUT_NONE) {
+        handout_code(L, 0);
+        L->after_question = 0;
+        if (!handout_hides(L))
+            fprintf(L->out, "## %s\n\n", head);
+        return;
+    }
     size_t c = cols_of(head, strlen(head));
     fprintf(L->out, "%s\n", head);
     for (size_t k = 0; k < c && k < LESSON_COLS; k++)
@@ -880,6 +915,32 @@ static void judge(lesson *L, double guess, const lesson_question *q, int *right)
                 d, diff > 0 ? "high" : "low", rel);
 }
 
+/* A handout's question: with room to answer (worksheet), or with the
+ * answer and the known answers, each with why (the key). */
+static void handout_ask(lesson *L, int number, const char *question,
+                        const lesson_question *qn, const char *answer)
+{
+    handout_code(L, 0);        /* a step's second question too: only the text
+                                  between them, which may answer the first, is left out */
+    fprintf(L->out, "**Question %d.** %s\n\n", number, question);
+    if (L->handout == LESSON_HANDOUT_WORKSHEET) {
+        fputs("Answer: ______________________\n\n", L->out);
+        L->after_question = 1;
+        L->after_last = number >= L->nask_total;
+        return;
+    }
+    fprintf(L->out, "**Answer: %s**%s\n\n", answer,
+            qn->discrete ? " (exactly)" : "");
+    for (int k = 0; k < LESSON_MAX_KNOWN && qn->known[k].why; k++) {
+        char v[64];
+        fmt_num(v, sizeof v, qn->known[k].value);
+        fprintf(L->out, "- %s %s: %s\n", qn->known[k].right ? "Also right:" : "A common mistake:",
+                v, qn->known[k].why);
+    }
+    if (qn->known[0].why)
+        fputc('\n', L->out);
+}
+
 static int ask(lesson *L, const char *question, const lesson_question *qn)
 {
     const double answer = qn->answer;
@@ -889,6 +950,10 @@ static int ask(lesson *L, const char *question, const lesson_question *qn)
         return known ? L->ask_result[idx] : 1;
     char a[64];
     fmt_num(a, sizeof a, answer);
+    if (L->handout != LESSON_HANDOUT_NONE) {
+        handout_ask(L, idx + 1, question, qn, a);
+        return 1;
+    }
     size_t ql = strlen(question) + 16;
     char *q = malloc(ql);
     if (!q)
@@ -1016,7 +1081,10 @@ int lesson_run(const lesson_def *def, const lesson_run_opts *opts)
     L->def = def;
     L->in = opts->in ? opts->in : stdin;
     L->out = opts->out ? opts->out : stdout;
-    L->input = opts->script ? IN_SCRIPT : isatty(fileno(L->in)) ? IN_TTY : IN_PIPE;
+    L->handout = opts->handout;
+    L->input = opts->script || opts->handout ? IN_SCRIPT
+               : isatty(fileno(L->in))      ? IN_TTY
+                                            : IN_PIPE;
     memset(L->ask_result, -1, sizeof L->ask_result);
     int status = split_options(L, opts->argc, opts->argv);
     if (status != 0) {
@@ -1027,6 +1095,7 @@ int lesson_run(const lesson_def *def, const lesson_run_opts *opts)
     int why = run_pass(L);
     if (why == J_DONE) {
         L->nsteps = L->step;
+        L->nask_total = L->nask;
         int w2 = setjmp(L->jb);
         if (w2 == 0)
             check_options(L);
@@ -1041,8 +1110,15 @@ int lesson_run(const lesson_def *def, const lesson_run_opts *opts)
     }
     int count;
     (void)lesson_all(&count);
-    fprintf(L->out, "Lesson %d of %d: %s\n(%s; %s; about %d minutes)\n", def->number, count,
-            def->title, def->name, def->level, def->minutes);
+    if (L->handout != LESSON_HANDOUT_NONE)
+        fprintf(L->out, "# Lesson %d of %d: %s%s\n\n*`fasim lesson %s`; %s; about %d "
+                "minutes; every number computed by fasim.*\n",
+                def->number, count, def->title,
+                L->handout == LESSON_HANDOUT_ANSWERS ? ": answer key" : "", def->name,
+                def->level, def->minutes);
+    else
+        fprintf(L->out, "Lesson %d of %d: %s\n(%s; %s; about %d minutes)\n", def->number,
+                count, def->title, def->name, def->level, def->minutes);
     if (L->input != IN_SCRIPT)
         fputs("Keys: Enter or space for the next step, b to go back a step, q to quit.\n",
               L->out);
@@ -1060,7 +1136,14 @@ int lesson_run(const lesson_def *def, const lesson_run_opts *opts)
         install_handlers(0);
     }
     status = why == J_DONE || why == J_QUIT ? 0 : (L->status ? L->status : 1);
-    if (why == J_DONE) {
+    handout_code(L, 0);
+    if (why == J_DONE && L->handout != LESSON_HANDOUT_NONE) {
+        int next = def->number;
+        const lesson_def *const *all = lesson_all(&count);
+        fputs("---\n\n", L->out);
+        if (next < count)
+            fprintf(L->out, "Next: `fasim lesson %s`\n", all[next]->name);
+    } else if (why == J_DONE) {
         int next = def->number;
         const lesson_def *const *all = lesson_all(&count);
         if (next < count)
@@ -1129,6 +1212,13 @@ void lesson_view(lesson *L, sim_algo algo, const sim_shape *sh, int64_t Br, int6
         snprintf(b1, sizeof b1, "%lld", (long long)Br);
         snprintf(b2, sizeof b2, "%lld", (long long)Bc);
         snprintf(cmd + n, sizeof cmd - (size_t)n, " --Br %s --Bc %s", b1, b2);
+    }
+    if (L->handout != LESSON_HANDOUT_NONE) {
+        if (!handout_hides(L)) {
+            handout_code(L, 0);
+            fprintf(L->out, "Step through this run: `%s`\n\n", cmd);
+        }
+        return;
     }
     fprintf(L->out, "  Step through this run:\n    %s\n", cmd);
     if (L->input == IN_TTY && isatty(fileno(L->out))) {

@@ -88,11 +88,24 @@ void lesson_print_list(FILE *out);
 
 /* ---- running -------------------------------------------------------------- */
 
+/* A handout: the lesson at once, as Markdown, for paper or a shared page. */
+typedef enum {
+    LESSON_HANDOUT_NONE,
+    LESSON_HANDOUT_WORKSHEET,    /* --worksheet: the steps up to each question and the
+                                    question with room to answer; what a step says
+                                    after its question (which gives the answer) is
+                                    left out, and so are the answers */
+    LESSON_HANDOUT_ANSWERS       /* --answers: the key: every step whole, each
+                                    question with its answer, the answers also taken
+                                    as right and the common mistakes, each with why */
+} lesson_handout;
+
 typedef struct {
     int script;                  /* --script: all steps, no prompts, answers shown */
     FILE *in, *out;              /* defaults: stdin, stdout */
     int argc;                    /* the lesson's own options (after its name) */
     char **argv;
+    lesson_handout handout;      /* a handout instead (implies no prompts) */
 } lesson_run_opts;
 
 /* Run a lesson. Returns 0 when it finished or the learner quit, 2 for bad

@@ -34,6 +34,8 @@ vg view --N 32 --d 8 --M 4K --algo fa1 --pass bwd --frames 3
 vg view --Nq 2 --Nk 96 --d 8 --M 4K --algo fa2 --splits 3 --frames 20
 vg lesson online-softmax --script
 vg lesson io-complexity --script
+vg lesson causal --worksheet
+vg lesson online-softmax --answers
 vg lesson online-softmax --x 1,nan
 vg sweep --vary N=256..2048 --d 16 --M 16K
 vg claims

@@ -1820,6 +1820,64 @@ static void test_causal(void **state)
     run_free(&r);
 }
 
+/* Lesson handouts: the worksheet asks every question the key answers, and
+ * shows no answer; the key shows each; the Markdown's code blocks close. */
+static void test_lesson_handouts(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "online-softmax", "a-common-bug", "io-complexity",
+                                         "causal" };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        run_res w, a;
+        RUN(&w, "lesson", names[k], "--worksheet");
+        RUN(&a, "lesson", names[k], "--answers");
+        expect_exit(&w, 0);
+        expect_exit(&a, 0);
+        int qw = 0, qa = 0, fences = 0;
+        for (const char *p = w.out; (p = strstr(p, "**Question ")) != NULL; p++)
+            qw++;
+        for (const char *p = a.out; (p = strstr(p, "**Question ")) != NULL; p++)
+            qa++;
+        CHECK(&w, qw > 0 && qw == qa, "%s: %d questions in the worksheet, %d in the key",
+              names[k], qw, qa);
+        CHECK(&w, strstr(w.out, "**Answer") == NULL && strstr(w.out, "\nAnswer: ") != NULL,
+              "%s: the worksheet shows an answer or has no room for one", names[k]);
+        for (const char *p = w.out; (p = strstr(p, "```")) != NULL; p += 3)
+            fences++;
+        CHECK(&w, fences % 2 == 0, "%s: an unclosed code block", names[k]);
+        /* After each question, nothing until the next step (or another
+         * question): the rest of a step tells the answer. */
+        for (const char *p = w.out; (p = strstr(p, "\nAnswer: ")) != NULL; p++) {
+            const char *e = strchr(p + 1, '\n');
+            CHECK(&w, e != NULL, "%s: the worksheet ends in an answer line", names[k]);
+            e += strspn(e, "\n");
+            CHECK(&w, !*e || !strncmp(e, "## Step", 7) || !strncmp(e, "**Question", 10) ||
+                      !strncmp(e, "---", 3),
+                  "%s: the worksheet goes on after a question: %.60s", names[k], e);
+        }
+        /* The answers of the lessons that measure (their numbers are their
+         * own) are nowhere in the worksheet. */
+        for (const char *p = a.out; k >= 2 && (p = strstr(p, "**Answer: ")) != NULL; p++) {
+            char v[64];
+            if (sscanf(p + 10, "%63[^*]", v) == 1 && strlen(v) >= 3)
+                CHECK(&w, strstr(w.out, v) == NULL, "%s: the worksheet gives away %s",
+                      names[k], v);
+        }
+        run_free(&w);
+        run_free(&a);
+    }
+    run_res r;
+    RUN(&r, "lesson", "causal", "--worksheet", "--answers");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "one of --script, --worksheet and --answers") != NULL,
+          "two handouts at once not refused");
+    run_free(&r);
+    RUN(&r, "lesson", "--worksheet");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "--worksheet needs a lesson") != NULL, "no lesson not refused");
+    run_free(&r);
+}
+
 /* The index of compare's JSON row named name, or -1. */
 static int compare_row(const run_res *r, const char *name)
 {
@@ -2091,6 +2149,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_bounds_decoding),
     cmocka_unit_test(test_bwd_default_computes),
     cmocka_unit_test(test_compare),
+    cmocka_unit_test(test_lesson_handouts),
     cmocka_unit_test(test_plan_paper),
     cmocka_unit_test(test_bug_overflow_message),
     cmocka_unit_test(test_bug_misfit_wraparound),

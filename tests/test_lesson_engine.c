@@ -156,7 +156,8 @@ static void run_def(const lesson_def *def, const char *input, int argc, const ch
         in = fopen("/dev/null", "r");
     FILE *out = open_memstream(&g_res.out, &g_res.out_len);
     assert_non_null(out);
-    lesson_run_opts o = { input == NULL, in, out, argc, (char **)argv };
+    lesson_run_opts o = { input == NULL, in, out, argc, (char **)argv,
+                          LESSON_HANDOUT_NONE };
     g_res.rc = lesson_run(def, &o);
     fclose(out);
     if (in)
@@ -570,7 +571,7 @@ static pid_t spawn_on_pty(int *master, int *slave)
     pid_t pid = fork();
     if (pid == 0) {
         FILE *in = fdopen(dup(*slave), "r"), *out = fdopen(dup(*slave), "w");
-        lesson_run_opts o = { 0, in, out, 0, NULL };
+        lesson_run_opts o = { 0, in, out, 0, NULL, LESSON_HANDOUT_NONE };
         _exit(lesson_run(&TOY, &o));
     }
     g_child = pid;

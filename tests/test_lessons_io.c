@@ -276,7 +276,7 @@ static void test_lesson_run_api(void **state)
         FILE *out = fopen(path, "w+b"), *in = fopen("/dev/null", "rb");
         assert_non_null(out);
         assert_non_null(in);
-        lesson_run_opts o = { 1, in, out, 0, NULL };
+        lesson_run_opts o = { 1, in, out, 0, NULL, LESSON_HANDOUT_NONE };
         int rc = lesson_run(lesson_find(NAMES[k]), &o);
         fclose(out);
         fclose(in);

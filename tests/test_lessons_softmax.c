@@ -120,7 +120,7 @@ static void run_api(const char *name, const char *const *args)
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     assert_non_null(out);
-    lesson_run_opts o = { 1, stdin, out, argc, (char **)args };
+    lesson_run_opts o = { 1, stdin, out, argc, (char **)args, LESSON_HANDOUT_NONE };
     const lesson_def *def = lesson_find(name);
     assert_non_null(def);
     g_code = lesson_run(def, &o);
@@ -727,7 +727,7 @@ static void test_list_and_help(void **state)
     expect("\n  2  online-softmax ");
     run_bin(NULL, (const char *[]){ "lesson", "2", "--help", NULL });
     assert_int_equal(g_code, 0);
-    expect("usage: fasim lesson online-softmax [--script] [options]");
+    expect("usage: fasim lesson online-softmax [--script|--worksheet|--answers] [options]");
     expect("  --block B   entries per block");
     run_bin(NULL, (const char *[]){ "lesson", "online-attention", "--help", NULL });
     expect("  --seed S");
