@@ -125,7 +125,8 @@ int cli_parse_algos(const char *s, int run[SIM_ALGO_MAX], char *err, size_t errl
             *next++ = '\0';
         if (!strcmp(tok, "all")) {
             for (int a = 0; a < sim_algo_count(); a++)
-                run[a] = 1;
+                if (!run[a])
+                    run[a] = SIM_ALGO_IF_SERVED;
             any = 1;
             continue;
         }
@@ -170,7 +171,7 @@ static void report_defaults(report_parse *p, cli_report_opts *o)
     r->sh.M = 96 * 1024;
     r->sh.dtype = SIM_FP16;
     for (int a = 0; a < sim_algo_count(); a++)
-        r->run_algo[a] = 1;
+        r->run_algo[a] = SIM_ALGO_IF_SERVED;        /* all, the default */
     r->run_pass[SIM_FWD] = 1;
     r->plan_kind = SIM_PLAN_AUTO;
     r->mode = SIM_MODE_AUTO;

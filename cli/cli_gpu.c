@@ -327,14 +327,17 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
 
 /* The kernels run one head of the forward pass with N_q = N_k, causal or
  * not: the report's variants (batches, heads, GQA, windows, decoding shapes,
- * the backward, split-KV, paged KV) are the simulator's alone. Returns 1 with
- * a message naming the option, or 0. */
-static int unsupported(const cli_report_opts *o, char *err, size_t errlen)
+ * the backward, split-KV, paged KV) are the simulator's alone. A loop order
+ * with no kernel is refused when named, and left out of "all". Returns 1
+ * with a message naming the option, or 0. */
+static int unsupported(cli_report_opts *o, char *err, size_t errlen)
 {
     const sim_shape *sh = &o->req.sh;
     const char *what = NULL;
     for (int a = 0; a < sim_algo_count(); a++)
-        if (o->req.run_algo[a] && !kern_serves((sim_algo)a)) {
+        if (o->req.run_algo[a] == SIM_ALGO_IF_SERVED && !kern_serves((sim_algo)a))
+            o->req.run_algo[a] = 0;              /* "all": every loop order with a kernel */
+        else if (o->req.run_algo[a] && !kern_serves((sim_algo)a)) {
             snprintf(err, errlen, "no kernel runs loop order %s (kernels/ has naive's, "
                      "fa1's and fa2's); choose them with --algo", sim_algo_name((sim_algo)a));
             return 1;

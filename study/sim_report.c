@@ -155,7 +155,15 @@ typedef struct {
     float *Q, *K, *V, *dO;
     double *O_ref, *dQ_ref, *dK_ref, *dV_ref;
     int64_t nd, nkd;
+    unsigned char left_out[SIM_PASS_COUNT][SIM_ALGO_MAX];   /* asked through "all", and
+                                       no loop order of it serves that pass */
 } build_ctx;
+
+/* Whether loop order a runs in pass q. */
+static int runs_in(const sim_request *req, const build_ctx *x, int q, int a)
+{
+    return req->run_algo[a] && !x->left_out[q][a];
+}
 
 static void build_free(build_ctx *x)
 {
@@ -196,6 +204,10 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
         for (int a = 0; a < sim_algo_count(); a++) {
             if (!req->run_algo[a])
                 continue;
+            if (req->run_algo[a] == SIM_ALGO_IF_SERVED && !sim_loop_find((sim_algo)a, &x->runs[q])) {
+                x->left_out[q][a] = 1;       /* "all": every loop order this pass has */
+                continue;
+            }
             char perr[1024];
             if (sim_plan_choose((sim_algo)a, sh, &x->runs[q], req->plan_kind, req->Br,
                                 req->Bc, &x->plans[q][a], perr, sizeof perr) != 0) {
@@ -412,7 +424,7 @@ static int run_all(const sim_request *req, sim_report *rep, const build_ctx *x, 
         if (!pass_on(req, (sim_pass)q))
             continue;
         for (int a = 0; a < sim_algo_count(); a++) {
-            if (!req->run_algo[a])
+            if (!runs_in(req, x, q, a))
                 continue;
             sim_report_run *r = &rep->runs[rep->nruns];
             const sim_plan *p = &x->plans[q][a];

@@ -28,12 +28,19 @@ typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
  * flops), and far from the model presets (3.7e12 for gpt2-medium). */
 #define SIM_AUTO_COMPUTE_FLOPS (4.0 * SIM_COMPUTE_FLOPS_PER_S)
 
+/* run_algo's value for a loop order "all" asked for: run it in the passes
+ * (and commands) that have it, leave it out of the others. */
+#define SIM_ALGO_IF_SERVED 2
+
 typedef struct {
     sim_shape sh;                   /* the problem */
     sim_run_opts run;               /* how it runs: split-KV, paged KV (run.pass is
                                        ignored: run_pass says which; run.page_seed
                                        is seed's) */
-    int run_algo[SIM_ALGO_MAX];   /* nonzero: run it */
+    int run_algo[SIM_ALGO_MAX];     /* 0: not run; 1: asked by name, refused for a
+                                       pass it has no loop order for;
+                                       SIM_ALGO_IF_SERVED: asked through "all", left
+                                       out of such a pass */
     int run_pass[SIM_PASS_COUNT];   /* nonzero: run that pass; none set: forward */
     sim_plan_kind plan_kind;        /* AUTO or PAPER; USER when Br/Bc set */
     int64_t Br, Bc;                 /* 0 = choose */

@@ -382,7 +382,7 @@ static void test_offered_by_the_cli(void **state)
         assert_int_equal(run[k], k == SIM_FA2 || k == (int)SM2_ALGO);
     assert_int_equal(cli_parse_algos("all", run, err, sizeof err), 0);
     for (int k = 0; k < SIM_ALGO_MAX; k++)
-        assert_int_equal(run[k], k <= (int)SM2_ALGO);
+        assert_int_equal(run[k], k <= (int)SM2_ALGO ? SIM_ALGO_IF_SERVED : 0);
     assert_int_equal(cli_parse_algos("fa2,softmax3", run, err, sizeof err), -1);
     assert_string_equal(err, "--algo fa2,softmax3: unknown loop order 'softmax3' "
                              "(naive, fa1, fa2, softmax2 or all)");
@@ -433,6 +433,43 @@ static void test_report_counts_it(void **state)
     assert_non_null(strstr(json, "\"softmax2\""));
     free(json);
     sim_report_free(rep);
+    free(rep);
+}
+
+/* "all" runs every loop order in the passes it has: the extra one, which
+ * has no backward pass, is left out of the backward, not refused; named,
+ * it is refused there. */
+static void test_all_leaves_out_unserved(void **state)
+{
+    (void)state;
+    sim_request req;
+    memset(&req, 0, sizeof req);
+    req.sh = (sim_shape){ .N = 64, .d = 16, .M = 64 * 1024, .dtype = SIM_FP16 };
+    int run[SIM_ALGO_MAX];
+    char err[2048];
+    assert_int_equal(cli_parse_algos("all", run, err, sizeof err), 0);
+    memcpy(req.run_algo, run, sizeof run);
+    req.run_pass[SIM_FWD] = req.run_pass[SIM_BWD] = 1;
+    req.mode = SIM_MODE_COUNT;
+    req.seed = 1;
+    sim_report *rep = calloc(1, sizeof *rep);
+    assert_non_null(rep);
+    assert_int_equal(sim_report_build(&req, rep, err, sizeof err), SIM_OK);
+    int fwd_sm2 = 0, bwd_sm2 = 0, bwd = 0;
+    for (int k = 0; k < rep->nruns; k++) {
+        fwd_sm2 += rep->runs[k].algo == SM2_ALGO && rep->runs[k].pass == SIM_FWD;
+        bwd_sm2 += rep->runs[k].algo == SM2_ALGO && rep->runs[k].pass == SIM_BWD;
+        bwd += rep->runs[k].pass == SIM_BWD;
+    }
+    assert_int_equal(fwd_sm2, 1);
+    assert_int_equal(bwd_sm2, 0);
+    assert_int_equal(bwd, (int)SM2_ALGO);            /* the built-ins' backwards */
+    sim_report_free(rep);
+    /* By name, in a pass it does not have: refused. */
+    assert_int_equal(cli_parse_algos("fa2,softmax2", run, err, sizeof err), 0);
+    memcpy(req.run_algo, run, sizeof run);
+    assert_int_equal(sim_report_build(&req, rep, err, sizeof err), SIM_EUSAGE);
+    assert_non_null(strstr(err, "softmax2"));
     free(rep);
 }
 
@@ -562,7 +599,7 @@ static void test_register_refusals(void **state)
     char err[512];
     assert_int_equal(cli_parse_algos("all", run, err, sizeof err), 0);
     for (int k = 0; k < SIM_ALGO_MAX; k++)
-        assert_int_equal(run[k], 1);
+        assert_int_equal(run[k], SIM_ALGO_IF_SERVED);
     sim_algo a;
     assert_int_equal(sim_algo_parse(names[SIM_ALGO_MAX - 1], &a), 0);
     assert_int_equal(a, SIM_ALGO_MAX - 1);
@@ -597,6 +634,7 @@ int main(void)
         cmocka_unit_test(test_kernels_agree_on_tensor_types),
         cmocka_unit_test_setup(test_offered_by_the_cli, setup),
         cmocka_unit_test_setup(test_report_counts_it, setup),
+        cmocka_unit_test_setup(test_all_leaves_out_unserved, setup),
         cmocka_unit_test_setup(test_sweep_and_plot, setup),
         cmocka_unit_test_setup(test_register_refusals, setup),   /* last: fills the registry */
     };
