@@ -68,8 +68,11 @@ int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const cha
             *p->plan = SIM_PLAN_AUTO;
         } else if (!strcmp(val, "paper")) {
             *p->plan = SIM_PLAN_PAPER;
+        } else if (!strcmp(val, "same") && p->plan_same) {
+            *p->plan = SIM_PLAN_SAME;
         } else {
-            ERR("--plan %s: unknown plan (best or paper)", sim_shown(val).s);
+            ERR("--plan %s: unknown plan (%s)", sim_shown(val).s,
+                p->plan_same ? "same, best or paper" : "best or paper");
             return -1;
         }
         return 1;
@@ -173,11 +176,12 @@ static void report_defaults(report_parse *p, cli_report_opts *o)
     for (int a = 0; a < sim_algo_count(); a++)
         r->run_algo[a] = SIM_ALGO_IF_SERVED;        /* all, the default */
     r->run_pass[SIM_FWD] = 1;
-    r->plan_kind = SIM_PLAN_AUTO;
+    r->plan_kind = SIM_PLAN_SAME;     /* the loop orders on the same tiles */
     r->mode = SIM_MODE_AUTO;
     r->seed = 1;
     p->o = o;
-    p->prob = (cli_problem){ .sh = &r->sh, .Br = &r->Br, .Bc = &r->Bc, .plan = &r->plan_kind };
+    p->prob = (cli_problem){ .sh = &r->sh, .Br = &r->Br, .Bc = &r->Bc, .plan = &r->plan_kind,
+                             .plan_same = 1 };
 }
 
 /* --preset NAME or list: the model, or -1 with the presets named. */
@@ -351,6 +355,8 @@ int cli_check_plan_options(int nfiles, int count_only, sim_plan_kind *kind, int6
         ERR("--count-only ignores data; drop it or drop --q/--k/--v");
         return -1;
     }
+    if (*kind == SIM_PLAN_SAME && (Br || Bc))
+        *kind = SIM_PLAN_USER;       /* the default gives way to sizes given */
     if (*kind == SIM_PLAN_PAPER && (Br || Bc)) {
         ERR("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
         return -1;

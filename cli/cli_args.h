@@ -37,6 +37,8 @@ typedef struct {
     int64_t *Br, *Bc;          /* NULL: the command takes no block sizes */
     int64_t max_block;         /* their bound; 0: SIM_MAX_N */
     sim_plan_kind *plan;       /* NULL: the command takes no --plan */
+    int plan_same;             /* --plan same is taken: the command compares loop
+                                  orders (the report's, compare's, gpu's) */
     int64_t Nq, Nk;            /* --Nq and --Nk as given; 0: not given */
 } cli_problem;
 

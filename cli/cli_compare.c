@@ -79,46 +79,69 @@ static void join(char *buf, size_t len, char **w, int n)
     }
 }
 
-/* One side: parse, check, load inputs, build. Returns SIM_OK with rep
- * built (the caller frees it and m), or an exit status with the message
- * printed and nothing left to free. */
-static int build_side(const char *which, int n, char **w, sim_report *rep, sim_npy_matrix m[4])
+/* One side's options: parsed and checked. Returns SIM_OK, or an exit
+ * status with the message printed. */
+static int parse_side(const char *which, int n, char **w, cli_report_opts *o)
 {
-    cli_report_opts o;
     char err[2048];
-    memset(m, 0, 4 * sizeof *m);
-    if (cli_parse_report(n, w, 1, &o, err, sizeof err) != 0) {
+    if (cli_parse_report(n, w, 1, o, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": side %s: %s\n", which, err);
         return SIM_EUSAGE;
     }
     if (!gives(w, 1, n, CLI_O_ALGO)) {
         for (int a = 0; a < sim_algo_count(); a++)
-            o.req.run_algo[a] = a == SIM_FA2;   /* one loop order a side: fa2 */
+            o->req.run_algo[a] = a == SIM_FA2;  /* one loop order a side: fa2 */
     }
     const char *why = NULL;
-    if (o.gpu_list || o.preset_list)
+    if (o->gpu_list || o->preset_list)
         why = "'list' is the report's: see 'fasim --gpu list' or 'fasim --preset list'";
-    else if (o.out_path)
+    else if (o->out_path)
         why = "--out is the report's: compare writes no arrays";
-    else if (o.version)
+    else if (o->version)
         why = "--version is the report's";
     if (why) {
         fprintf(stderr, PROG ": side %s: %s\n", which, why);
         return SIM_EUSAGE;
     }
-    if (sim_compare_check(&o.req, err, sizeof err) != 0) {
+    if (sim_compare_check(&o->req, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": side %s: %s\n", which, err);
         return SIM_EUSAGE;
     }
-    if (o.q_path) {
-        int rc = cli_inputs_load_report(&o, NULL, 0, m, err, sizeof err);
+    return SIM_OK;
+}
+
+/* --plan same (the default) on both sides: one square for both, the largest
+ * that fits each side's run, so that the two compare on the same tiles. */
+static void same_tiles_for_both(cli_report_opts *a, cli_report_opts *b)
+{
+    if (a->req.plan_kind != SIM_PLAN_SAME || b->req.plan_kind != SIM_PLAN_SAME)
+        return;
+    const int64_t ta = sim_report_same_tiles(&a->req), tb = sim_report_same_tiles(&b->req);
+    const int64_t t = ta < tb ? ta : tb;      /* -1 when either has none */
+    cli_report_opts *side[2] = { a, b };
+    for (int k = 0; k < 2; k++) {
+        side[k]->req.plan_kind = t > 0 ? SIM_PLAN_USER : SIM_PLAN_AUTO;
+        side[k]->req.Br = side[k]->req.Bc = t > 0 ? t : 0;
+    }
+}
+
+/* One side: load its inputs and build its report. Returns SIM_OK with rep
+ * built (the caller frees it and m), or an exit status with the message
+ * printed and nothing left to free. */
+static int build_side(const char *which, cli_report_opts *o, sim_report *rep,
+                      sim_npy_matrix m[4])
+{
+    char err[2048];
+    memset(m, 0, 4 * sizeof *m);
+    if (o->q_path) {
+        int rc = cli_inputs_load_report(o, NULL, 0, m, err, sizeof err);
         if (rc != SIM_OK) {
             fprintf(stderr, PROG ": side %s: %s\n", which, err);
             cli_inputs_free(m);
             return rc;
         }
     }
-    int rc = sim_report_build(&o.req, rep, err, sizeof err);
+    int rc = sim_report_build(&o->req, rep, err, sizeof err);
     if (rc != SIM_OK) {
         fprintf(stderr, PROG ": side %s: %s\n", which, err);
         cli_inputs_free(m);
@@ -165,9 +188,19 @@ int cli_compare_main(int argc, char **argv, int first)
 
     sim_report ra, rb;
     sim_npy_matrix ma[4], mb[4];
-    int rc = build_side("A", na, wa, &ra, ma);
+    cli_report_opts oa, ob;
+    int rc = parse_side("A", na, wa, &oa);
+    if (rc == SIM_OK)
+        rc = parse_side("B", nb, wb, &ob);
+    if (rc != SIM_OK) {
+        free(wa);
+        free(wb);
+        return rc;
+    }
+    same_tiles_for_both(&oa, &ob);
+    rc = build_side("A", &oa, &ra, ma);
     if (rc == SIM_OK) {
-        rc = build_side("B", nb, wb, &rb, mb);
+        rc = build_side("B", &ob, &rb, mb);
         if (rc != SIM_OK) {
             sim_report_free(&ra);
             cli_inputs_free(ma);

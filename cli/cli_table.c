@@ -47,9 +47,11 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_BC] = { "Bc", "B", R | V | S | E | G | X,
         NULL },
     [CLI_O_PLAN] = { "plan", "KIND", R | V | S | G | X,
-        "best (default): the fewest HBM bytes that fit M;\n"
-        "paper: Algorithm 1 line 1, B_c = ceil(M/4d), B_r =\n"
-        "min(B_c, d) with M in elements (may exceed M; shown)" },
+        "same (default): one square B_r = B_c for every loop order,\n"
+        "the largest of 128, 64, 32, 16 that fits M for all; best:\n"
+        "for each, the fewest HBM bytes that fit M; paper: Algorithm\n"
+        "1 line 1, B_c = ceil(M/4d), B_r = min(B_c, d) with M in\n"
+        "elements (may exceed M; shown)" },
     [CLI_O_CAUSAL] = { "causal", NULL, R | V | S | E | G | X,
         "causal mask: fully masked blocks skipped by FA1 and FA2" },
     [CLI_O_SEED] = { "seed", "S", R | V | G | X,
@@ -467,7 +469,9 @@ static const cli_help_item HELP_COMPARE[] = {
          "the configuration, the plan, the HBM traffic per tensor and in total, and\n"
          "the error against the float64 oracle when both computed; B / A for the\n"
          "numbers, and * on every row that differs. Each side runs one loop order\n"
-         "(--algo, default fa2) and one pass, on the same seeded inputs.\n"
+         "(--algo, default fa2) and one pass, on the same seeded inputs and, unless\n"
+         "a side says otherwise (--plan best, --Br, --Bc), on the same square tiles:\n"
+         "the largest of 128, 64, 32, 16 that fits both.\n"
          "Examples:\n"
          "  fasim compare --Br 64 --Bc 64 --algo fa1 vs --algo fa2   # loop orders\n"
          "  fasim compare --N 2048 --dtype fp16 vs --dtype bf16       # dtypes\n"

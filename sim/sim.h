@@ -282,7 +282,11 @@ typedef struct {
     const char *why;     /* a few words: "query block", "fp32 accumulator" */
 } sim_buffer;
 
-typedef enum { SIM_PLAN_AUTO, SIM_PLAN_PAPER, SIM_PLAN_USER } sim_plan_kind;
+/* How block sizes are chosen. SIM_PLAN_SAME is the report's: one square
+ * B_r = B_c for every loop order it compares (sim_report.h); the core sees
+ * it as the USER sizes the report resolves it to, and a plan keeps the kind
+ * only to say so. */
+typedef enum { SIM_PLAN_AUTO, SIM_PLAN_PAPER, SIM_PLAN_USER, SIM_PLAN_SAME } sim_plan_kind;
 
 typedef struct {
     sim_algo algo;

@@ -55,9 +55,12 @@ static int build_grouped(sim_report *rep, const float *Q, const float *K, const 
     g.splits = 0;
     sim_plan p;
     char perr[1024];
-    if (sim_plan_choose(SIM_FA2, sh, &g, rep->req.plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
-                                                                          : rep->req.plan_kind,
-                        rep->req.Br, rep->req.Bc, &p, perr, sizeof perr) != 0) {
+    /* Its own plan: the paper's and the same tiles are for the unsplit runs. */
+    const int own = rep->same_tiles > 0;
+    if (sim_plan_choose(SIM_FA2, sh, &g, rep->req.plan_kind == SIM_PLAN_PAPER || own
+                                             ? SIM_PLAN_AUTO : rep->req.plan_kind,
+                        own ? 0 : rep->req.Br, own ? 0 : rep->req.Bc, &p, perr,
+                        sizeof perr) != 0) {
         snprintf(rep->gqa_note, sizeof rep->gqa_note, "no grouped fa2 plan fits: %.480s", perr);
         return SIM_OK;
     }
@@ -157,6 +160,7 @@ typedef struct {
     int64_t nd, nkd;
     unsigned char left_out[SIM_PASS_COUNT][SIM_ALGO_MAX];   /* asked through "all", and
                                        no loop order of it serves that pass */
+    int same;                                  /* the plans are SIM_PLAN_SAME's */
 } build_ctx;
 
 /* Whether loop order a runs in pass q. */
@@ -214,6 +218,8 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
                 snprintf(err, errlen, "%s%s", q == SIM_BWD ? "backward: " : "", perr);
                 return SIM_EUSAGE;
             }
+            if (x->same)
+                x->plans[q][a].kind = SIM_PLAN_SAME;
             sim_counts c;
             uint64_t steps;
             /* Counted with K, V contiguous (O(1)): paged KV under a mask
@@ -264,6 +270,8 @@ static int plan_split(const sim_request *req, build_ctx *x, char *err, size_t er
         snprintf(err, errlen, "%s", perr);
         return SIM_EUSAGE;
     }
+    if (x->same)
+        x->splan.kind = SIM_PLAN_SAME;
     if (sim_theory_steps(&x->splan, sh, &steps) != 0 || steps > x->max_steps) {
         snprintf(err, errlen, "fa2 with %lld splits would take more tile steps than the "
                  "limit of %llu; raise --max-steps", (long long)req->run.splits,
@@ -288,9 +296,10 @@ static int check_total_steps(const sim_request *req, build_ctx *x, char *err, si
         sim_plan p;
         uint64_t steps;
         char perr[1024];
-        if (sim_plan_choose(SIM_FA2, sh, &g, req->plan_kind == SIM_PLAN_PAPER ? SIM_PLAN_AUTO
-                                                                              : req->plan_kind,
-                            req->Br, req->Bc, &p, perr, sizeof perr) == 0 &&
+        if (sim_plan_choose(SIM_FA2, sh, &g, req->plan_kind == SIM_PLAN_PAPER || x->same
+                                                 ? SIM_PLAN_AUTO : req->plan_kind,
+                            x->same ? 0 : req->Br, x->same ? 0 : req->Bc, &p, perr,
+                            sizeof perr) == 0 &&
             sim_theory_steps(&p, sh, &steps) == 0)
             add_steps(x, steps);
     }
@@ -501,6 +510,46 @@ static uint64_t compute_memory(const sim_shape *sh, int bwd, uint64_t mem)
     return need < mem ? UINT64_MAX : need;
 }
 
+int64_t sim_report_same_tiles(const sim_request *req)
+{
+    static const int64_t tiles[] = SIM_SAME_TILES;
+    for (size_t k = 0; k < sizeof tiles / sizeof tiles[0]; k++) {
+        int all = 1;
+        for (int q = 0; q < SIM_PASS_COUNT && all; q++) {
+            if (!pass_on(req, (sim_pass)q))
+                continue;
+            sim_run_opts run = req->run;       /* as sim_report_build runs the pass */
+            run.pass = (sim_pass)q;
+            run.splits = 0;
+            for (int a = 0; a < sim_algo_count() && all; a++) {
+                sim_plan p;
+                if (!req->run_algo[a] || !sim_loop_find((sim_algo)a, &run))
+                    continue;
+                all = sim_plan_make((sim_algo)a, &req->sh, &run, tiles[k], tiles[k],
+                                    SIM_PLAN_USER, &p) == 0 && p.fits;
+            }
+        }
+        if (all)
+            return tiles[k];
+    }
+    return -1;
+}
+
+/* SIM_PLAN_SAME asked: its tiles written into rep->req as USER sizes, or
+ * each loop order's best plan (AUTO) when none fits. */
+static void resolve_same_tiles(sim_report *rep, build_ctx *x)
+{
+    sim_request *rq = &rep->req;
+    if (rq->plan_kind != SIM_PLAN_SAME)
+        return;
+    rep->same_tiles = sim_report_same_tiles(rq);
+    rq->plan_kind = rep->same_tiles > 0 ? SIM_PLAN_USER : SIM_PLAN_AUTO;
+    if (rep->same_tiles > 0) {
+        rq->Br = rq->Bc = rep->same_tiles;
+        x->same = 1;
+    }
+}
+
 int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof *rep);
@@ -522,6 +571,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
             rc = SIM_EUSAGE;
     }
     x->max_steps = req->max_steps ? req->max_steps : SIM_DEFAULT_MAX_STEPS;
+    if (rc == SIM_OK)
+        resolve_same_tiles(rep, x);
     rep->bounds = sim_theory_bounds(sh);
     x->nd = sim_shape_B(sh) * sim_shape_H(sh) * sh->N * sh->d;
     x->nkd = sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_Nk(sh) * sh->d;
@@ -652,7 +703,10 @@ static void count_cell(FILE *out, uint64_t n)
 
 static const char *plan_kind_name(sim_plan_kind k)
 {
-    return k == SIM_PLAN_PAPER ? "paper" : k == SIM_PLAN_USER ? "user" : "best";
+    return k == SIM_PLAN_PAPER ? "paper"
+           : k == SIM_PLAN_USER ? "user"
+           : k == SIM_PLAN_SAME ? "same"
+                                : "best";
 }
 
 /* K and V reads of a run, in elements. */
@@ -1117,6 +1171,13 @@ static void roofline_text(FILE *out, const sim_report *rep)
         sim_theory_flops(&p2, s, &same) != 0)
         return;
     const double saved = f1->flops.other - same.other;
+    const sim_plan *pf2 = &f2->res.plan;
+    if (pf2->Br == p1->Br && pf2->Bc == p1->Bc) {      /* the same tiles: one line */
+        fprintf(out, "  non-matmul FLOPs: fa2 does %.3g fewer than fa1 (%.1f%%) on the same\n"
+                "  B_r x B_c = %lld x %lld\n", saved, 100.0 * saved / f1->flops.other,
+                (long long)p1->Br, (long long)p1->Bc);
+        return;
+    }
     fprintf(out, "  non-matmul FLOPs, fa2 against fa1: %+.3g with their own plans;\n",
             f2->flops.other - f1->flops.other);
     fprintf(out, "  %.3g fewer (%.1f%%) with fa1's B_r x B_c = %lld x %lld\n", saved,
@@ -1374,6 +1435,13 @@ void sim_report_text(FILE *out, const sim_report *rep)
                 rep->req.Q ? "inputs from .npy files" : "seeded random inputs");
     else
         fprintf(out, "count-only mode: no tensor data; counts are exact\n");
+    if (rep->same_tiles > 0)
+        fprintf(out, "tiles: B_r = B_c = %lld for every loop order, the largest square of 128,\n"
+                "64, 32, 16 that fits M for all (real kernels use 64 and 128); each loop\n"
+                "order's own best plan: --plan best\n", (long long)rep->same_tiles);
+    else if (rep->same_tiles < 0)
+        fprintf(out, "tiles: no square of 128, 64, 32 or 16 fits M for every loop order, so\n"
+                "each has its own best plan (--plan best)\n");
 
     int passes = 0;
     for (int k = 0; k < rep->nruns; k++)

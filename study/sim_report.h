@@ -95,7 +95,19 @@ typedef struct {
     sim_report_run gqa;             /* the grouped run (algo SIM_FA2), its error
                                        against the oracle in compute mode */
     char gqa_note[512];             /* why there is no grouped run, when G < H */
+    /* req.plan_kind SIM_PLAN_SAME asked: the one B_r = B_c every run uses,
+     * or -1 when none of SIM_SAME_TILES fits every run (each then has its
+     * best plan); 0: not asked. */
+    int64_t same_tiles;
 } sim_report;
+
+/* The square tiles SIM_PLAN_SAME tries, largest first: those of the released
+ * kernels. FlashAttention-2's forward uses 128 x 128, 128 x 64 or 64 x 64 by
+ * head dimension and GPU, its backward 64 x 128 and 128 x 128 (the launch
+ * templates of flash_fwd_launch_template.h and flash_bwd_launch_template.h,
+ * FlashAttention 2.x); fasim's one-level SRAM also holds the accumulators,
+ * so smaller squares follow. */
+#define SIM_SAME_TILES { 128, 64, 32, 16 }
 
 /* Plan, check limits, run and compare. Returns SIM_OK, or SIM_EUSAGE /
  * SIM_EFAIL with a message (one or more lines, no trailing newline) in err.
@@ -103,6 +115,10 @@ typedef struct {
 int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen);
 
 void sim_report_free(sim_report *rep);
+
+/* SIM_PLAN_SAME's tiles for req: the largest square of SIM_SAME_TILES whose
+ * plan fits M for every loop order and pass req runs, or -1 when none does. */
+int64_t sim_report_same_tiles(const sim_request *req);
 
 /* The bound of Theorem 2 that algo's traffic follows (its descriptor's);
  * SIM_BOUND_FLASH for an algo no descriptor serves. */

@@ -1101,7 +1101,7 @@ static void test_out_seeded(void **state)
     (void)state;
     run_res r;
     RUN(&r, "--algo", "fa2", "--N", "100", "--d", "16", "--M", "16K", "--seed", "7",
-        "--out", "@o_seed.npy", "--json");
+        "--plan", "best", "--out", "@o_seed.npy", "--json");
     expect_exit(&r, 0);
     CHECK(&r, r.err_len == 0, "stderr is not empty");
     CHECK(&r, json_is_one_object(r.out, r.out_len), "stdout is not one JSON object");
@@ -1820,6 +1820,64 @@ static void test_causal(void **state)
     run_free(&r);
 }
 
+/* The classroom report compares the loop orders on one square tile, the
+ * largest of 128, 64, 32, 16 that fits M for all three (found here with the
+ * planner directly), and says so; --plan best gives each its own. */
+static void test_same_tiles_default(void **state)
+{
+    (void)state;
+    static const struct { const char *N, *d, *M; } cfg[] = {
+        { "1024", "64", "96K" }, { "4096", "128", "228K" }, { "512", "32", "16K" } };
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        sim_shape sh = { .N = atoll(cfg[c].N), .d = atoll(cfg[c].d), .dtype = SIM_FP16 };
+        sh.M = (uint64_t)atoll(cfg[c].M) * 1024;
+        int64_t want = -1;
+        static const int64_t tiles[] = { 128, 64, 32, 16 };
+        for (int t = 0; t < 4 && want < 0; t++) {
+            int all = 1;
+            for (int a = 0; a < 3; a++) {
+                sim_plan p;
+                all &= sim_plan_make((sim_algo)a, &sh, NULL, tiles[t], tiles[t], SIM_PLAN_USER,
+                                     &p) == 0 && p.fits;
+            }
+            if (all)
+                want = tiles[t];
+        }
+        run_res r;
+        RUN(&r, "--N", cfg[c].N, "--d", cfg[c].d, "--M", cfg[c].M, "--count-only", "--json");
+        expect_exit(&r, 0);
+        char path[64];
+        for (int k = 0; k < 3; k++) {
+            snprintf(path, sizeof path, "runs.%d.plan.Br", k);
+            const uint64_t Br = jget_u64(&r, path);
+            snprintf(path, sizeof path, "runs.%d.plan.Bc", k);
+            const uint64_t Bc = jget_u64(&r, path);
+            CHECK(&r, want > 0 && Br == (uint64_t)want && Bc == (uint64_t)want,
+                  "N=%s: run %d on %llu x %llu, not the common %lld", cfg[c].N, k,
+                  (unsigned long long)Br, (unsigned long long)Bc, (long long)want);
+            snprintf(path, sizeof path, "runs.%d.plan.kind", k);
+            CHECK(&r, jis_str(&r, path, "same"), "run %d's plan kind is not same", k);
+        }
+        run_free(&r);
+    }
+    run_res r;
+    RUN(&r, "--N", "1024", "--M", "96K", "--count-only");
+    CHECK(&r, strstr(r.out, "tiles: B_r = B_c = 64 for every loop order") != NULL,
+          "the header does not say the tiles are shared");
+    run_free(&r);
+    /* --plan best: each loop order its own (FA2 then differs from FA1). */
+    RUN(&r, "--N", "1024", "--M", "96K", "--count-only", "--plan", "best", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, jis_str(&r, "runs.1.plan.kind", "best"), "--plan best not taken");
+    CHECK(&r, jget_u64(&r, "runs.1.plan.Bc") != jget_u64(&r, "runs.2.plan.Bc"),
+          "--plan best gave FA1 and FA2 the same B_c");
+    run_free(&r);
+    /* The view takes no same: it has one loop order. */
+    RUN(&r, "view", "--plan", "same");
+    expect_exit(&r, 2);
+    run_free(&r);
+}
+
 /* Lesson handouts: the worksheet asks every question the key answers, and
  * shows no answer; the key shows each; the Markdown's code blocks close. */
 static void test_lesson_handouts(void **state)
@@ -1945,6 +2003,18 @@ static void test_compare(void **state)
     CHECK(&r, marks == ndiffer, "%llu rows marked, the JSON says %llu differ",
           (unsigned long long)marks, (unsigned long long)ndiffer);
     check_80_columns(&r);
+    run_free(&r);
+
+    /* By default both sides run on one square tile, the largest that fits
+     * both (64 x 64 at the default M = 96K). */
+    RUN(&r, "compare", "--count-only", "--json", "--algo", "fa1", "vs", "--algo", "fa2");
+    expect_exit(&r, 0);
+    const int bb = compare_row(&r, "B_r x B_c");
+    CHECK(&r, bb >= 0, "no B_r x B_c row");
+    snprintf(path, sizeof path, "rows.%d.a", bb);
+    CHECK(&r, jis_str(&r, path, "64 x 64"), "side A not on 64 x 64");
+    snprintf(path, sizeof path, "rows.%d.b", bb);
+    CHECK(&r, jis_str(&r, path, "64 x 64"), "side B not on 64 x 64");
     run_free(&r);
 
     /* The same options on both sides: nothing differs. */
@@ -2150,6 +2220,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_bwd_default_computes),
     cmocka_unit_test(test_compare),
     cmocka_unit_test(test_lesson_handouts),
+    cmocka_unit_test(test_same_tiles_default),
     cmocka_unit_test(test_plan_paper),
     cmocka_unit_test(test_bug_overflow_message),
     cmocka_unit_test(test_bug_misfit_wraparound),

@@ -296,7 +296,8 @@ static void test_number_rule(void **state)
     /* T and TiB (2^40, the limit of N) like the other suffixes; TB ambiguous. */
     expect(2, ARGS("--N 2T", "at most 1099511627776"), ARGS("--N", "2T"));
     expect(2, ARGS("9007199254740992 tile steps"),     /* 2^40 rows parsed */
-           ARGS("--N", "1tib", "--d", "1", "--M", "1G", "--algo", "fa2", "--count-only"));
+           ARGS("--N", "1tib", "--d", "1", "--M", "1G", "--algo", "fa2", "--count-only",
+                "--plan", "best"));
     expect(2, ARGS("'TB' is ambiguous"), ARGS("--N", "1TB"));
     expect(2, ARGS("--N 0x100", "hexadecimal is not accepted"),
            ARGS("lesson", "causal", "--script", "--N", "0x100"));

@@ -245,6 +245,10 @@ static void gpu_presets(void **state)
     HAS(r.out, "  matmul FLOPs ");
     HAS(r.out, "  non-matmul FLOPs ");
     HAS(r.out, "shown, not charged");
+    HAS(r.out, "non-matmul FLOPs: fa2 does ");     /* the same tiles, by default */
+    HAS(r.out, " fewer than fa1 (");
+    su_free(&r);
+    r = ok("--N 2048 --gpu a100 --count-only --plan best");   /* each its own plan */
     HAS(r.out, "non-matmul FLOPs, fa2 against fa1: ");
     HAS(r.out, " fewer (");
     HAS(r.out, "ROOFLINE on NVIDIA A100 SXM4 80GB: HBM 2,039 GB/s");
