@@ -397,6 +397,38 @@ static int quiet_init(void)
     return rc;
 }
 
+/* One event of the window: closing, resizing, keys, clicks. */
+static void on_event(run_state *s, const SDL_Event *ev)
+{
+    switch (ev->type) {
+    case SDL_QUIT:
+        s->quit = 1;
+        break;
+    case SDL_WINDOWEVENT:
+        if (ev->window.event == SDL_WINDOWEVENT_CLOSE)
+            s->quit = 1;
+        else if (ev->window.event == SDL_WINDOWEVENT_SIZE_CHANGED ||
+                 ev->window.event == SDL_WINDOWEVENT_EXPOSED ||
+                 ev->window.event == SDL_WINDOWEVENT_RESTORED)
+            s->dirty = 1;
+        break;
+    case SDL_TEXTINPUT:
+        for (const char *p = ev->text.text; *p && !s->quit; p++)
+            if ((unsigned char)*p < 128)
+                on_char(s, *p);
+        break;
+    case SDL_KEYDOWN:
+        on_key(s, &ev->key);
+        break;
+    case SDL_MOUSEBUTTONDOWN:
+        if (ev->button.button == SDL_BUTTON_LEFT)
+            on_click(s, ev->button.x, ev->button.y);
+        break;
+    default:
+        break;
+    }
+}
+
 int viz_sdl_run(viz_model *m, const viz_sdl_opts *o, char *err, size_t errlen)
 {
     viz_sdl_opts defaults;
@@ -476,35 +508,9 @@ int viz_sdl_run(viz_model *m, const viz_sdl_opts *o, char *err, size_t errlen)
         SDL_Event ev;
         if (!SDL_WaitEventTimeout(&ev, wait_ms(&s)))
             continue;
-        do {
-            switch (ev.type) {
-            case SDL_QUIT:
-                s.quit = 1;
-                break;
-            case SDL_WINDOWEVENT:
-                if (ev.window.event == SDL_WINDOWEVENT_CLOSE)
-                    s.quit = 1;
-                else if (ev.window.event == SDL_WINDOWEVENT_SIZE_CHANGED ||
-                         ev.window.event == SDL_WINDOWEVENT_EXPOSED ||
-                         ev.window.event == SDL_WINDOWEVENT_RESTORED)
-                    s.dirty = 1;
-                break;
-            case SDL_TEXTINPUT:
-                for (const char *p = ev.text.text; *p && !s.quit; p++)
-                    if ((unsigned char)*p < 128)
-                        on_char(&s, *p);
-                break;
-            case SDL_KEYDOWN:
-                on_key(&s, &ev.key);
-                break;
-            case SDL_MOUSEBUTTONDOWN:
-                if (ev.button.button == SDL_BUTTON_LEFT)
-                    on_click(&s, ev.button.x, ev.button.y);
-                break;
-            default:
-                break;
-            }
-        } while (!s.quit && SDL_PollEvent(&ev));
+        do
+            on_event(&s, &ev);
+        while (!s.quit && SDL_PollEvent(&ev));
     }
     rc = 0;
 out:
