@@ -267,6 +267,7 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
     case CLI_O_V: o->v_path = val; return 0;
     case CLI_O_OUT: o->out_path = val; return 0;
     case CLI_O_JSON: o->json = 1; return 0;
+    case CLI_O_EXPLAIN: r->explain = 1; return 0;
     case CLI_O_COMPUTE: p->compute = 1; return 0;
     case CLI_O_COUNT_ONLY: p->count_only = 1; return 0;
     case CLI_O_HELP: o->help = 1; return 0;

@@ -69,6 +69,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_COMPUTE] = { "compute", NULL, R | V | G | X,
         "move real data and check the output (default when it takes\n"
         "about four seconds or less)" },
+    [CLI_O_EXPLAIN] = { "explain", NULL, R,
+        "each section's note in full: what its numbers mean and why" },
     [CLI_O_COUNT_ONLY] = { "count-only", NULL, R | V | X,
         "count transfers only (no tensor data; any N)" },
     [CLI_O_MAX_MEM] = { "max-mem", "BYTES", R | G | X,
@@ -214,6 +216,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_PAGE_SIZE),
     LINE("--Br B, --Bc B", "block sizes; one of them alone pins it and picks the other"),
     ROW(CLI_O_PLAN),
+    ROW(CLI_O_EXPLAIN),
     ROW(CLI_O_COMPUTE),
     ROW(CLI_O_COUNT_ONLY),
     ROW(CLI_O_SEED),

@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_report.h"
+#include "sim_text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -935,6 +936,89 @@ static void set_column_width(const sim_report *rep)
         COL_W = (80 - LABEL_W) / rep->nruns;
 }
 
+/* ---- the notes under the sections ------------------------------------------- */
+
+/* What each section's numbers mean, for a reader who has read the
+ * FlashAttention abstract: a brief note always, and with --explain more. */
+typedef struct {
+    const char *brief, *more;
+} section_note;
+
+static const section_note NOTE_PLAN = {
+    "B_r x B_c: the rows of Q, and of K and V, in one tile. Tile steps: the (Q block, "
+    "K/V block) pairs the loops visit. SRAM peak: the most bytes on chip at once.",
+    "T_r = ceil(N / B_r) and T_c = ceil(N_k / B_c) count the blocks. 'same' means every "
+    "loop order runs on one square tile, so the columns differ by the loop order alone; "
+    "--plan best gives each the tiles that make its own traffic smallest, and the "
+    "comparison then mixes the loop order with the tile shape.",
+};
+static const section_note NOTE_TRAFFIC = {
+    "Elements moved between HBM and SRAM, every re-read counted again; (2 B) and (4 B) "
+    "are the bytes of one element in HBM.",
+    "FA1 keeps K_j, V_j on chip and walks the Q blocks inside, so it reads and writes O, "
+    "l and m once per key block. FA2 keeps Q_i and O_i on chip and walks the key blocks "
+    "inside, so it reads K and V once per query block and writes O once. Standard "
+    "attention writes S and P (N x N_k) to HBM and reads them back: the N^2 terms.",
+};
+static const section_note NOTE_BOUNDS = {
+    "Theta(x) is 'about a constant times x': each figure is x alone, and measured / "
+    "Theta is this run's constant, not a distance from the best. The two theorems' "
+    "expressions differ, so the ratios do not compare across loop orders.",
+    "Theorem 2 of the FlashAttention paper: standard attention makes Theta(N d + N^2) "
+    "HBM accesses, FlashAttention Theta(N^2 d^2 / M), for d <= M <= N d with M in "
+    "elements. Proposition 3: no exact algorithm makes o(N^2 d^2 / M) for every such M. "
+    "Reading Q, K, V and writing O once is a floor for any algorithm.",
+};
+static const char ERROR_MORE[] =
+    "max |O - O_ref| is the largest difference of one entry; divided by max |O_ref| it "
+    "is relative to the output's size. Each loop order rounds its output to the dtype "
+    "in HBM.";
+
+/* The note under a section: "  note: ..." wrapped at 80 columns, and with
+ * --explain its second part. */
+static void note_text(FILE *out, const sim_report *rep, const section_note *n)
+{
+    sim_text_wrap_lead(out, "  note: ", 8, 80, n->brief);
+    if (rep->req.explain)
+        sim_text_wrap_lead(out, "        ", 8, 80, n->more);
+}
+
+/* The run of algo a in rep (one pass's view), unsplit; NULL if none. */
+static const sim_report_run *find_run(const sim_report *rep, sim_algo a)
+{
+    for (int k = 0; k < rep->nruns; k++)
+        if (rep->runs[k].algo == a && rep->runs[k].splits <= 1)
+            return &rep->runs[k];
+    return NULL;
+}
+
+/* The note under ERROR: what the error is against and, where the dtype
+ * rounds something a loop order stores in HBM, what; "largest" only where
+ * standard attention's error is the largest of the runs. */
+static void error_note(FILE *out, const sim_report *rep, sim_pass pass)
+{
+    char brief[640];
+    int n = snprintf(brief, sizeof brief, "Against attention computed in float64 from the "
+                     "same inputs.");
+    const sim_report_run *nv = find_run(rep, SIM_NAIVE), *f1 = find_run(rep, SIM_FA1);
+    if (nv && pass == SIM_FWD && rep->req.sh.dtype != SIM_FP32) {
+        int largest = 1;
+        for (int k = 0; k < rep->nruns; k++)
+            largest &= rep->runs[k].err.max_rel <= nv->err.max_rel;
+        n += snprintf(brief + n, sizeof brief - (size_t)n, " Standard attention rounds S and P "
+                      "to %s when it stores them in HBM, where FlashAttention keeps them in "
+                      "fp32 on chip%s", sim_dtype_name(rep->req.sh.dtype),
+                      largest ? ": that, not the method, makes its error the largest here."
+                              : ".");
+    }
+    if (f1 && pass == SIM_FWD && rep->req.sh.dtype != SIM_FP32 && n > 0 &&
+        (size_t)n < sizeof brief)
+        snprintf(brief + n, sizeof brief - (size_t)n, " FA1 rounds its running output O to "
+                 "%s in HBM at every key block.", sim_dtype_name(rep->req.sh.dtype));
+    const section_note note = { brief, ERROR_MORE };
+    note_text(out, rep, &note);
+}
+
 /* TILE PLAN: blocks, tiles, who chose them, steps, skipped blocks, SRAM. */
 static void plan_rows(FILE *out, const sim_report *rep)
 {
@@ -973,7 +1057,7 @@ static void plan_rows(FILE *out, const sim_report *rep)
         }
         fputc('\n', out);
     }
-    row_label(out, "SRAM peak, B");
+    row_label(out, "SRAM peak, bytes");
     for (int k = 0; k < rep->nruns; k++)
         count_cell(out, rep->runs[k].res.sram_peak);
     fputc('\n', out);
@@ -1095,15 +1179,6 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
         cell(out, b1);
     }
     fputc('\n', out);
-}
-
-/* The run of algo a in rep (one pass's view), unsplit; NULL if none. */
-static const sim_report_run *find_run(const sim_report *rep, sim_algo a)
-{
-    for (int k = 0; k < rep->nruns; k++)
-        if (rep->runs[k].algo == a && rep->runs[k].splits <= 1)
-            return &rep->runs[k];
-    return NULL;
 }
 
 /* ROOFLINE on the --gpu preset: a lower bound on each run's time, from its
@@ -1265,17 +1340,23 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     const int64_t H = sim_shape_H(&rep->req.sh), G = sim_shape_G(&rep->req.sh);
     set_column_width(rep);
     plan_rows(out, rep);
+    note_text(out, rep, &NOTE_PLAN);
     traffic_rows(out, rep);
+    note_text(out, rep, &NOTE_TRAFFIC);
     if (G < H && pass == SIM_FWD)
         gqa_text(out, rep);
     if (pass == SIM_FWD)
         split_text(out, rep);
     paged_text(out, rep);
     bounds_text(out, rep, pass);
+    if (sim_shape_Nk(&rep->req.sh) == rep->req.sh.N)   /* else no measured / Theta */
+        note_text(out, rep, &NOTE_BOUNDS);
     if (rep->req.gpu)
         roofline_text(out, rep);
-    if (rep->computed)
+    if (rep->computed) {
         error_text(out, rep, pass);
+        error_note(out, rep, pass);
+    }
     buffers_text(out, rep);
 }
 

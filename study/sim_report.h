@@ -53,6 +53,7 @@ typedef struct {
     uint64_t max_steps;             /* 0 = default */
     const sim_gpu *gpu;             /* a hardware preset, or NULL: with one, the
                                        report adds a roofline estimate per run */
+    int explain;                    /* --explain: each section's note in full */
     const sim_model *model;         /* a model preset, or NULL: with one, the
                                        report adds the traffic in GiB, per layer
                                        and for all the model's layers */

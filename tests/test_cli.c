@@ -850,8 +850,9 @@ static void check_closed_form_row(const run_res *r, int nruns)
     CHECK(r, no == NULL || no > end, "HBM TRAFFIC says NO: measured differs from closed form");
 }
 
-/* Every row of the table that starts at `title` (up to its blank line) is as
- * long as the title row, so the right-aligned cells line up. */
+/* Every row of the table that starts at `title` (up to its blank line, or
+ * the note under it) is as long as the title row, so the right-aligned cells
+ * line up. */
 static void check_table_aligned(const run_res *r, const char *title)
 {
     const char *sec = strstr(r->out, title);
@@ -859,7 +860,7 @@ static void check_table_aligned(const run_res *r, const char *title)
     const char *eol = strchr(sec, '\n');
     CHECK(r, eol != NULL, "section %s unterminated", title);
     size_t width = (size_t)(eol - sec);
-    for (const char *line = eol + 1; *line && *line != '\n';) {
+    for (const char *line = eol + 1; *line && *line != '\n' && strncmp(line, "  note: ", 8);) {
         const char *e = strchr(line, '\n');
         size_t len = e ? (size_t)(e - line) : strlen(line);
         if (len != width) {
@@ -1820,6 +1821,41 @@ static void test_causal(void **state)
     run_free(&r);
 }
 
+/* Every section of the report has a note a student can read; --explain
+ * expands them; the error note says "largest" only where it is. */
+static void test_report_notes(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--N", "1024", "--M", "96K");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "  note: B_r x B_c: the rows of Q") != NULL, "no note under TILE PLAN");
+    CHECK(&r, strstr(r.out, "  note: Elements moved between HBM") != NULL, "no traffic note");
+    CHECK(&r, strstr(r.out, "  note: Theta(x) is 'about a constant times x'") != NULL,
+          "no note on Theta");
+    CHECK(&r, strstr(r.out, "  note: Against attention computed in float64") != NULL,
+          "no note under ERROR");
+    CHECK(&r, strstr(r.out, "SRAM peak, bytes") != NULL, "SRAM peak's unit is still 'B'");
+    CHECK(&r, strstr(r.out, "Theorem 2 of the FlashAttention paper") == NULL,
+          "the full notes without --explain");
+    /* FA1 rounds its running output: here its error is above standard
+     * attention's, and the note does not call standard attention's the
+     * largest. */
+    CHECK(&r, strstr(r.out, "its error the largest") == NULL,
+          "the note calls an error the largest that is not");
+    run_free(&r);
+    RUN(&r, "--N", "1024", "--M", "96K", "--explain", "--count-only");
+    expect_exit(&r, 0);
+    check_80_columns(&r);
+    CHECK(&r, strstr(r.out, "Theorem 2 of the FlashAttention paper") != NULL,
+          "--explain does not expand the notes");
+    run_free(&r);
+    RUN(&r, "--N", "1024", "--M", "96K", "--algo", "naive,fa2");
+    CHECK(&r, strstr(r.out, "its error the largest here") != NULL,
+          "standard attention's largest error not explained");
+    run_free(&r);
+}
+
 /* The classroom report compares the loop orders on one square tile, the
  * largest of 128, 64, 32, 16 that fits M for all three (found here with the
  * planner directly), and says so; --plan best gives each its own. */
@@ -2221,6 +2257,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_compare),
     cmocka_unit_test(test_lesson_handouts),
     cmocka_unit_test(test_same_tiles_default),
+    cmocka_unit_test(test_report_notes),
     cmocka_unit_test(test_plan_paper),
     cmocka_unit_test(test_bug_overflow_message),
     cmocka_unit_test(test_bug_misfit_wraparound),
