@@ -81,7 +81,7 @@ static void lesson_usage(const lesson_def *def, FILE *out)
     fputs("  --script     print every step at once, questions with their answers\n"
           "  --worksheet  a Markdown handout: the steps up to each question, no answers\n"
           "  --answers    its answer key in Markdown: every step and answer, the common\n"
-          "               mistakes\n", out);
+          "               mistakes\n\n", out);
     if (def->options && *def->options) {
         const char *p = def->options;
         while (*p) {

@@ -97,9 +97,10 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "sliding window (implies --causal): each query sees the W\n"
         "keys before it, itself included; blocks outside skipped" },
     [CLI_O_BATCH] = { "batch", "B", R | G | X,
-        "sequences in the batch (default 1); counts are for all" },
+        "sequences in the batch (default 1); the counts are for all\n"
+        "B H heads of the batch" },
     [CLI_O_HEADS] = { "heads", "H", R | G | X,
-        "query heads per sequence (default 1)     B H heads" },
+        "query heads per sequence (default 1)" },
     [CLI_O_KV_HEADS] = { "kv-heads", "G", R | G | X,
         "key/value heads, G divides H (default H): GQA, MQA at G = 1;\n"
         "the report adds FA2 with a group's H/G heads in one block" },
@@ -220,9 +221,10 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_COMPUTE),
     ROW(CLI_O_COUNT_ONLY),
     ROW(CLI_O_SEED),
-    LINE("--q F --k F --v F", "inputs as .npy, shape (N, d), float32 or float64; N and d\n"
-        "then come from the files (implies compute mode; refused\n"
-        "past 7.2e10 flops, about a minute: --compute forces it)"),
+    LINE("--q F --k F --v F", "inputs as .npy, shape (N, d) or (B, H, N, d), float32 or\n"
+        "float64; the shape then comes from the files (implies\n"
+        "compute mode; refused past 7.2e10 flops, about a minute:\n"
+        "--compute forces it)"),
     ROW(CLI_O_DO),
     PARA("\n"
          "output\n"),

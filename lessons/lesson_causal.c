@@ -123,7 +123,7 @@ static void run(lesson *L)
         }
     }
 
-    lesson_step(L, "The saving is 2T/(T+1), not 2");
+    lesson_step(L, "How much skipping saves");
     lesson_say(L, "Section 7.2 of " SIM_ARTICLE_A " (docs/sources.md, quote 13) "
                "promises \"about 2x\" from skipping the blocks above the diagonal, and blames the 1.5-1.8 seen in practice on "
                "checks during loading. The shortfall is simple arithmetic: the diagonal "

@@ -1516,7 +1516,12 @@ void sim_report_text(FILE *out, const sim_report *rep)
                 rep->req.Q ? "inputs from .npy files" : "seeded random inputs");
     else
         fprintf(out, "count-only mode: no tensor data; counts are exact\n");
-    if (rep->same_tiles > 0)
+    if (rep->same_tiles > 0 && pass_on(&rep->req, SIM_FWD) && pass_on(&rep->req, SIM_BWD))
+        fprintf(out, "tiles: B_r = B_c = %lld for every loop order and both passes, the largest\n"
+                "square of 128, 64, 32, 16 that fits M for all (real kernels use 64 and\n"
+                "128); each loop order's own best plan: --plan best\n",
+                (long long)rep->same_tiles);
+    else if (rep->same_tiles > 0)
         fprintf(out, "tiles: B_r = B_c = %lld for every loop order, the largest square of 128,\n"
                 "64, 32, 16 that fits M for all (real kernels use 64 and 128); each loop\n"
                 "order's own best plan: --plan best\n", (long long)rep->same_tiles);
