@@ -110,21 +110,6 @@ static int parse_side(const char *which, int n, char **w, cli_report_opts *o)
     return SIM_OK;
 }
 
-/* --plan same (the default) on both sides: one square for both, the largest
- * that fits each side's run, so that the two compare on the same tiles. */
-static void same_tiles_for_both(cli_report_opts *a, cli_report_opts *b)
-{
-    if (a->req.plan_kind != SIM_PLAN_SAME || b->req.plan_kind != SIM_PLAN_SAME)
-        return;
-    const int64_t ta = sim_report_same_tiles(&a->req), tb = sim_report_same_tiles(&b->req);
-    const int64_t t = ta < tb ? ta : tb;      /* -1 when either has none */
-    cli_report_opts *side[2] = { a, b };
-    for (int k = 0; k < 2; k++) {
-        side[k]->req.plan_kind = t > 0 ? SIM_PLAN_USER : SIM_PLAN_AUTO;
-        side[k]->req.Br = side[k]->req.Bc = t > 0 ? t : 0;
-    }
-}
-
 /* One side: load its inputs and build its report. Returns SIM_OK with rep
  * built (the caller frees it and m), or an exit status with the message
  * printed and nothing left to free. */
@@ -197,7 +182,7 @@ int cli_compare_main(int argc, char **argv, int first)
         free(wb);
         return rc;
     }
-    same_tiles_for_both(&oa, &ob);
+    sim_compare_same_tiles(&oa.req, &ob.req);
     rc = build_side("A", &oa, &ra, ma);
     if (rc == SIM_OK) {
         rc = build_side("B", &ob, &rb, mb);

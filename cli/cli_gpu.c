@@ -473,20 +473,15 @@ static int gpu_plan(const gpu_opts *g, gpu_run runs[SIM_ALGO_MAX], int *nruns)
     const uint64_t max_steps = o->req.max_steps ? o->req.max_steps : SIM_DEFAULT_MAX_STEPS;
     /* The report's plans, so that --out compares byte for byte with the
      * report's: the same tiles for every loop order by default. */
-    sim_plan_kind kind = o->req.plan_kind;
-    int64_t Br = o->req.Br, Bc = o->req.Bc;
-    if (kind == SIM_PLAN_SAME) {
-        const int64_t t = sim_report_same_tiles(&o->req);
-        kind = t > 0 ? SIM_PLAN_USER : SIM_PLAN_AUTO;
-        Br = Bc = t > 0 ? t : 0;
-    }
+    sim_request req = o->req;
+    sim_report_resolve_same(&req);
     for (int a = 0; a < sim_algo_count(); a++) {
         if (!o->req.run_algo[a])
             continue;
         gpu_run *r = &runs[*nruns];
         r->algo = (sim_algo)a;
-        if (sim_plan_choose(r->algo, sh, &o->req.run, kind, Br, Bc, &r->plan, err,
-                            sizeof err) != 0) {
+        if (sim_plan_choose(r->algo, sh, &req.run, req.plan_kind, req.Br, req.Bc, &r->plan,
+                            err, sizeof err) != 0) {
             fprintf(stderr, "fasim: %s\n", err);
             return SIM_EUSAGE;
         }

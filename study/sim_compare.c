@@ -42,6 +42,16 @@ int sim_compare_check(const sim_request *req, char *err, size_t errlen)
     return -1;
 }
 
+void sim_compare_same_tiles(sim_request *a, sim_request *b)
+{
+    if (a->plan_kind != SIM_PLAN_SAME || b->plan_kind != SIM_PLAN_SAME)
+        return;
+    const int64_t ta = sim_report_same_tiles(a), tb = sim_report_same_tiles(b);
+    const int64_t t = ta < tb ? ta : tb;      /* -1 when either has none */
+    sim_report_use_tiles(a, t);
+    sim_report_use_tiles(b, t);
+}
+
 /* The run a side is about: its last (split-KV's, when asked, comes after
  * the unsplit one it is measured against). */
 static const sim_report_run *side_run(const sim_report *rep)

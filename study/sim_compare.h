@@ -49,6 +49,11 @@ const char *sim_cmp_section_name(sim_cmp_section s);
  * sim_compare_check says so first). Fills *c. */
 void sim_compare(const sim_report *a, const sim_report *b, sim_comparison *c);
 
+/* --plan same (the default) on both sides: one square for both, the largest
+ * that fits each side's run, so that the two compare on the same tiles.
+ * Either side asking for another plan leaves both as they are. */
+void sim_compare_same_tiles(sim_request *a, sim_request *b);
+
 /* Whether req asks for exactly one run (one loop order, one pass, no
  * split-KV or grouped extra). Returns 0, or -1 with a message naming the
  * option to change. */

@@ -538,17 +538,25 @@ int64_t sim_report_same_tiles(const sim_request *req)
 
 /* SIM_PLAN_SAME asked: its tiles written into rep->req as USER sizes, or
  * each loop order's best plan (AUTO) when none fits. */
+void sim_report_use_tiles(sim_request *req, int64_t t)
+{
+    req->plan_kind = t > 0 ? SIM_PLAN_USER : SIM_PLAN_AUTO;
+    req->Br = req->Bc = t > 0 ? t : 0;
+}
+
+int64_t sim_report_resolve_same(sim_request *req)
+{
+    if (req->plan_kind != SIM_PLAN_SAME)
+        return 0;
+    const int64_t t = sim_report_same_tiles(req);
+    sim_report_use_tiles(req, t);
+    return t;
+}
+
 static void resolve_same_tiles(sim_report *rep, build_ctx *x)
 {
-    sim_request *rq = &rep->req;
-    if (rq->plan_kind != SIM_PLAN_SAME)
-        return;
-    rep->same_tiles = sim_report_same_tiles(rq);
-    rq->plan_kind = rep->same_tiles > 0 ? SIM_PLAN_USER : SIM_PLAN_AUTO;
-    if (rep->same_tiles > 0) {
-        rq->Br = rq->Bc = rep->same_tiles;
-        x->same = 1;
-    }
+    rep->same_tiles = sim_report_resolve_same(&rep->req);
+    x->same = rep->same_tiles > 0;
 }
 
 int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t errlen)

@@ -121,6 +121,15 @@ void sim_report_free(sim_report *rep);
  * plan fits M for every loop order and pass req runs, or -1 when none does. */
 int64_t sim_report_same_tiles(const sim_request *req);
 
+/* Make req's plan those tiles: USER t x t for t > 0, else each loop
+ * order's best plan (AUTO). */
+void sim_report_use_tiles(sim_request *req, int64_t t);
+
+/* Resolve req's SIM_PLAN_SAME (the report, fasim gpu): its tiles, applied
+ * as sim_report_use_tiles does. Returns them, -1 when none fits, or 0 (and
+ * req untouched) when req asks for another plan. */
+int64_t sim_report_resolve_same(sim_request *req);
+
 /* The bound of Theorem 2 that algo's traffic follows (its descriptor's);
  * SIM_BOUND_FLASH for an algo no descriptor serves. */
 sim_bound sim_report_bound(sim_algo algo);
