@@ -102,12 +102,16 @@ typedef struct {
     int64_t same_tiles;
 } sim_report;
 
-/* The square tiles SIM_PLAN_SAME tries, largest first: those of the released
- * kernels. FlashAttention-2's forward uses 128 x 128, 128 x 64 or 64 x 64 by
- * head dimension and GPU, its backward 64 x 128 and 128 x 128 (the launch
- * templates of flash_fwd_launch_template.h and flash_bwd_launch_template.h,
- * FlashAttention 2.x); fasim's one-level SRAM also holds the accumulators,
- * so smaller squares follow. */
+/* The square tiles SIM_PLAN_SAME tries, largest first. The released
+ * FlashAttention-2 kernels (csrc/flash_attn/src/flash_fwd_launch_template.h,
+ * 2.x, commit 01afd16) use B_r x B_c = 128 x 128 forward for d <= 64;
+ * 128 x 64 for d = 96 .. 192 on A100 and H100 (64 x 64 causal, 128 x 32 not,
+ * on sm86/sm89); 128 x 64 (A100) or 64 x 64 (H100) for d = 256. Backward at
+ * d = 64 (flash_bwd_launch_template.h): 128 x 128 with 144 KB of shared
+ * memory per block, else 64 x 128, in earlier 2.x releases; 64 x 64 in later
+ * ones. So 128 and 64 are real kernels' squares; fasim's one-level SRAM
+ * also holds the fp32 accumulators (which real kernels keep in registers),
+ * so smaller squares follow for small M. */
 #define SIM_SAME_TILES { 128, 64, 32, 16 }
 
 /* Plan, check limits, run and compare. Returns SIM_OK, or SIM_EUSAGE /
