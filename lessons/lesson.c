@@ -893,9 +893,12 @@ static void judge(lesson *L, double guess, const lesson_question *q, int *right)
         free(t);
         return;
     }
+    char verdict[512];
     if (!isfinite(diff) || q->discrete) {
-        fprintf(L->out, "%s: the answer is %s; you said %s.\n\n",
-                *right ? "Right" : "Not quite", a, g);
+        snprintf(verdict, sizeof verdict, "%s: the answer is %s; you said %s.",
+                 *right ? "Right" : "Not quite", a, g);
+        wrap(L, verdict, 0);
+        fputs("\n", L->out);
         return;
     }
     snprintf(d, sizeof d, "%.3g", fabs(diff));
@@ -908,11 +911,13 @@ static void judge(lesson *L, double guess, const lesson_question *q, int *right)
     else if (answer != 0)
         snprintf(rel, sizeof rel, " (%.2g%% of the answer)", pct);
     if (*right)
-        fprintf(L->out, "Right: the answer is %s; you said %s: off by %s%s, within %s.\n\n",
-                a, g, d, rel, tol > 0 ? "the tolerance" : "0.5%");
+        snprintf(verdict, sizeof verdict, "Right: the answer is %s; you said %s: off by %s%s, "
+                 "within %s.", a, g, d, rel, tol > 0 ? "the tolerance" : "0.5%");
     else
-        fprintf(L->out, "Not quite: the answer is %s; you said %s, %s too %s%s.\n\n", a, g,
-                d, diff > 0 ? "high" : "low", rel);
+        snprintf(verdict, sizeof verdict, "Not quite: the answer is %s; you said %s, %s too "
+                 "%s%s.", a, g, d, diff > 0 ? "high" : "low", rel);
+    wrap(L, verdict, 0);           /* at most LESSON_COLS, as the lesson's prose */
+    fputs("\n", L->out);
 }
 
 /* A handout's question: with room to answer (worksheet), or with the

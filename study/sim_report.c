@@ -953,8 +953,9 @@ typedef struct {
 } section_note;
 
 static const section_note NOTE_PLAN = {
-    "B_r x B_c: the rows of Q, and of K and V, in one tile. Tile steps: the (Q block, "
-    "K/V block) pairs the loops visit. SRAM peak: the most bytes on chip at once.",
+    "B_r x B_c: the rows of Q, and of K and V, in one tile. Tile steps: the tiles the "
+    "loops visit (standard attention's softmax passes over S count too). SRAM peak: the "
+    "most bytes on chip at once.",
     "T_r = ceil(N / B_r) and T_c = ceil(N_k / B_c) count the blocks. 'same' means every "
     "loop order runs on one square tile, so the columns differ by the loop order alone; "
     "--plan best gives each the tiles that make its own traffic smallest, and the "

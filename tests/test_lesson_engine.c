@@ -319,7 +319,9 @@ static void test_answers(void **state)
     expect_out("Not quite: the answer is 5; you said 4, 1 too low (20% of the answer).\n");
     expect_out("ask returned 0\n");
     RUN(&TOY, "4\n\n5.01\n\n\n", NULL);
-    expect_out("Right: the answer is 5; you said 5.01: off by 0.01 (0.2% of the answer), within 0.5%.\n");
+    /* Wrapped at the lesson's 78 columns, as its prose is. */
+    expect_out("Right: the answer is 5; you said 5.01: off by 0.01 (0.2% of the answer),\n"
+               "within 0.5%.\n");
     expect_out("ask returned 1\n");
     RUN(&TOY, "4\n\n7.5\n\n\n", NULL);
     expect_out("you said 7.5, 2.5 too high (50% of the answer).\n");
@@ -357,7 +359,7 @@ static void test_graded_answers(void **state)
     expect_out("you said 0.5. Not this one.\n");
     /* Other wrong answers keep the distance. */
     RUN(&GRADE, "\n0.2\n\n\n", NULL);
-    expect_out("Not quite: the answer is 0.135335; you said 0.2, 0.0647 too high (48% of the "
+    expect_out("Not quite: the answer is 0.135335; you said 0.2, 0.0647 too high (48% of the\n"
                "answer).\n");
     /* A discrete answer: exact, no percentage, and a near miss is wrong. */
     RUN(&GRADE, "\n\n3\n\n", NULL);
