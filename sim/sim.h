@@ -401,9 +401,12 @@ uint64_t sim_theory_visited_blocks(int64_t N, int64_t Br, int64_t Bc, int causal
  *   lower_bound    = N^2 d^2 / M_elems     (Proposition 3: no o() of it for all
  *                                           M in [d, N d])
  *   io_floor       = 4 N d                 (read Q, K, V and write O once)
+ *   io_floor_bwd   = 8 N d                 (the backward: read Q, K, V, O, dO
+ *                                           and write dQ, dK, dV once; the
+ *                                           N statistics are left out)
  * The theorems take N_q = N_k = N. With longer keys fasim writes N d as
- * max(N, N_k) d, N^2 as N N_k and 4 N d as 2 (N + N_k) d (read Q, K, V and
- * write O once); the regime is d <= M_elems <= max(N, N_k) d. The theorems
+ * max(N, N_k) d, N^2 as N N_k, 4 N d as 2 (N + N_k) d (read Q, K, V and
+ * write O once) and 8 N d as 4 (N + N_k) d; the regime is d <= M_elems <= max(N, N_k) d. The theorems
  * are per head: each expression is multiplied by the B H heads of a batch.
  */
 typedef struct {
@@ -412,6 +415,7 @@ typedef struct {
     double theta_flash;
     double lower_bound;
     double io_floor;
+    double io_floor_bwd;
     int in_regime;          /* d <= M_elems <= N d */
 } sim_bounds;
 

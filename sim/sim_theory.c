@@ -274,6 +274,9 @@ sim_bounds sim_theory_bounds(const sim_shape *sh)
     b.theta_flash = b.M_elems > 0 ? heads * N * N_k * d * d / b.M_elems : 0.0;
     b.lower_bound = b.theta_flash;
     b.io_floor = heads * 2.0 * (N + N_k) * d;
+    /* Q, O, dO read and dQ written: 4 N d; K, V read and dK, dV written:
+     * 4 N_k d. */
+    b.io_floor_bwd = heads * 4.0 * (N + N_k) * d;
     b.in_regime = d <= b.M_elems && b.M_elems <= N_max * d;
     return b;
 }

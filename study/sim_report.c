@@ -1160,8 +1160,9 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
     if (!square)
         fprintf(out, "  the theorems are about N_q = N_k = N: they do not speak about N_q = %lld,\n"
                 "  N_k = %lld. Their formulas below, for reference only, take N d as\n"
-                "  max(N_q, N_k) d, N^2 as N_q N_k and 4 N d as 2 (N_q + N_k) d\n",
-                (long long)sh->N, (long long)sim_shape_Nk(sh));
+                "  max(N_q, N_k) d, N^2 as N_q N_k and %s\n",
+                (long long)sh->N, (long long)sim_shape_Nk(sh),
+                pass == SIM_BWD ? "8 N d as 4 (N_q + N_k) d" : "4 N d as 2 (N_q + N_k) d");
     else if (bd->in_regime)
         fprintf(out, "  d <= M <= N d holds: the theorems speak about this configuration\n");
     else
@@ -1172,8 +1173,13 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
     sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_flash));
     fprintf(out, "  Theorem 2, FlashAttention:  Theta(N^2 d^2 / M) = %s\n", b1);
     fprintf(out, "  Proposition 3, lower bound: Omega(N^2 d^2 / M) = %s\n", b1);
-    sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->io_floor));
-    fprintf(out, "  read Q, K, V and write O once:          4 N d = %s\n", b1);
+    if (pass == SIM_BWD) {
+        sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->io_floor_bwd));
+        fprintf(out, "  read Q, K, V, O, dO, write dQ, dK, dV once: 8 N d = %s\n", b1);
+    } else {
+        sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->io_floor));
+        fprintf(out, "  read Q, K, V and write O once:          4 N d = %s\n", b1);
+    }
     if (!square) {
         /* A ratio to a bound that does not hold here would read as a
          * distance from theory. */
@@ -1653,6 +1659,7 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_num(w, "theta_flash_elems", bd->theta_flash);
     sim_json_num(w, "lower_bound_elems", bd->lower_bound);
     sim_json_num(w, "io_floor_elems", bd->io_floor);
+    sim_json_num(w, "io_floor_bwd_elems", bd->io_floor_bwd);
     sim_json_bool(w, "in_regime", bd->in_regime);
     sim_json_bool(w, "theorems_apply", bd->in_regime && sim_shape_Nk(&rep->req.sh) == rep->req.sh.N);
     sim_json_end(w);

@@ -947,7 +947,13 @@ static void test_bounds(void **state)
     assert_true(b.theta_standard == 1024.0 * 64 + 1024.0 * 1024);
     assert_true(fabs(b.theta_flash - 1024.0 * 1024 * 64 * 64 / 49152.0) < 1e-6);
     assert_true(b.io_floor == 4.0 * 1024 * 64);
+    /* The backward reads Q, K, V, O, dO and writes dQ, dK, dV: eight N x d. */
+    assert_true(b.io_floor_bwd == 8.0 * 1024 * 64);
     assert_true(b.in_regime);
+    sim_shape dec = { .N = 1, .Nk = 256, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16 };
+    sim_bounds bd = sim_theory_bounds(&dec);
+    assert_true(bd.io_floor == 2.0 * (1 + 256) * 64);      /* q, o; k, v */
+    assert_true(bd.io_floor_bwd == 4.0 * (1 + 256) * 64);  /* q, o, do, dq; k, v, dk, dv */
     sh.M = 1u << 30;                                           /* M > N d: outside */
     assert_false(sim_theory_bounds(&sh).in_regime);
     sh.dtype = SIM_FP32;
