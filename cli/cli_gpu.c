@@ -217,7 +217,7 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
                     sh->dtype == SIM_FP32 ? "" : " (2-byte tiles)");
         else
             fprintf(out, "  shared   %s B per block, the plan's %s B: DIFFERS\n", c1, c2);
-        fprintf(out, "  %-8s %-15s %-15s %-15s %-15s\n", "HBM", "kernel reads",
+        fprintf(out, "  %-8s %-15s %-15s %-15s %s\n", "HBM", "kernel reads",
                 "sim reads", "kernel writes", "sim writes");
         for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
             const sim_counts *kc = &r->kern.counts, *sc = &r->sim.counts;
