@@ -5,12 +5,15 @@
  *      its memory does not grow with N: FA2 at N = 2^16 .. 2^20, d = 128,
  *      M = 228K, reporting steps per second and the process's peak RSS.
  *   2. Compute mode at N = 4096, d = 64 (fp32) for naive, FA1 and FA2:
- *      seconds and GFLOP/s (4 N^2 d flops), beside the float64 oracle (a
- *      plain row-by-row triple loop) in the same run. Ratios, not absolute
+ *      seconds and GFLOP/s (4 N^2 d flops), beside the float64 oracle (row
+ *      by row, in double) in the same run. Ratios, not absolute
  *      times, are what carries over between runs of a noisy machine.
  *   3. Paged KV beside contiguous K, V in the same run: count-only FA2 and
  *      naive at N = 2^18, d = 64, M = 96 KiB, pages of 16 rows (tiles that
  *      span pages, the page-table transfer per tile), seconds and the ratio.
+ *   4. The float64 oracle's loop order against its specification, the plain
+ *      loops (ref_oracle_attention_plain), at N = 4096 and 8192, d = 64, not
+ *      causal and causal: seconds, the ratio, and that the doubles are equal.
  *
  * Build: cmake --build build --target bench_sim;  run: ./build/bench/bench_sim
  * Options: --quick (smaller sizes, for a smoke run).
@@ -157,6 +160,46 @@ static void paged(int quick)
     }
 }
 
+static void oracle_order(int quick)
+{
+    printf("\nfloat64 oracle: ordered loops against the plain loops, d = 64\n");
+    printf("  %6s %7s %12s %12s %8s %14s\n", "N", "causal", "plain s", "oracle s", "ratio",
+           "same doubles");
+    const int64_t d = 64;
+    for (int64_t N = quick ? 512 : 4096; N <= (quick ? 1024 : 8192); N *= 2) {
+        float *Q = malloc((size_t)(N * d) * sizeof *Q), *K = malloc((size_t)(N * d) * sizeof *K);
+        float *V = malloc((size_t)(N * d) * sizeof *V);
+        double *O = malloc((size_t)(N * d) * sizeof *O), *Op = malloc((size_t)(N * d) * sizeof *Op);
+        if (!Q || !K || !V || !O || !Op) {
+            fprintf(stderr, "bench_sim: out of memory\n");
+            exit(1);
+        }
+        uint64_t x = 0x9e3779b97f4a7c15u;
+        for (int64_t i = 0; i < N * d; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            Q[i] = (float)((double)(x >> 40) / (double)(1u << 24) - 0.5);
+            K[i] = (float)((double)((x >> 16) & 0xffffff) / (double)(1u << 24) - 0.5);
+            V[i] = (float)((double)(x & 0xffffff) / (double)(1u << 24) - 0.5);
+        }
+        for (int causal = 0; causal <= 1; causal++) {
+            const ref_mask mk = { causal, 0, 0 };
+            double t0 = now();
+            ref_oracle_attention_plain(Q, K, V, N, N, d, &mk, Op, NULL);
+            double t1 = now();
+            ref_oracle_attention_masked(Q, K, V, N, N, d, &mk, O, NULL);
+            double t2 = now();
+            printf("  %6lld %7s %12.3f %12.3f %7.2fx %14s\n", (long long)N, causal ? "yes" : "no",
+                   t1 - t0, t2 - t1, (t1 - t0) / (t2 - t1),
+                   memcmp(O, Op, (size_t)(N * d) * sizeof *O) == 0 ? "yes" : "NO");
+        }
+        free(Q);
+        free(K);
+        free(V);
+        free(O);
+        free(Op);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -167,5 +210,6 @@ int main(int argc, char **argv)
     count_only(quick);
     compute(quick);
     paged(quick);
+    oracle_order(quick);
     return 0;
 }

@@ -9,14 +9,37 @@
 #define AT(p, i) (is_float ? (double)((const float *)(p))[i] : ((const double *)(p))[i])
 
 /* Row r's scaled scores s[c] = scale q_r . k_c, -inf where masked; returns
- * their maximum (-inf when the row sees no key). */
+ * their maximum (-inf when the row sees no key). Each dot product sums over t
+ * in increasing t; four keys are summed side by side, independent chains that
+ * the CPU overlaps, and each keeps its own order, so every s[c] is the double
+ * a one-key loop gives. */
 static double score_row(const void *Qv, const void *Kv, int is_float, int64_t r, int64_t Nk,
                         int64_t d, const ref_mask *mk, double scale, double *s)
 {
     double m = -INFINITY;
-    for (int64_t c = 0; c < Nk; c++) {
-        if (!ref_mask_visible(mk, r, c)) {
-            s[c] = -INFINITY;
+    int64_t c = 0;
+    while (c < Nk) {
+        if (c + 4 <= Nk && ref_mask_visible(mk, r, c) && ref_mask_visible(mk, r, c + 1) &&
+            ref_mask_visible(mk, r, c + 2) && ref_mask_visible(mk, r, c + 3)) {
+            double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
+            for (int64_t t = 0; t < d; t++) {
+                const double q = AT(Qv, r * d + t);
+                d0 += q * AT(Kv, (c + 0) * d + t);
+                d1 += q * AT(Kv, (c + 1) * d + t);
+                d2 += q * AT(Kv, (c + 2) * d + t);
+                d3 += q * AT(Kv, (c + 3) * d + t);
+            }
+            s[c + 0] = scale * d0;
+            s[c + 1] = scale * d1;
+            s[c + 2] = scale * d2;
+            s[c + 3] = scale * d3;
+            for (int k = 0; k < 4; k++, c++)
+                if (s[c] > m)
+                    m = s[c];
+            continue;
+        }
+        if (!ref_mask_visible(mk, r, c)) {    /* one key at a time near a mask's edge */
+            s[c++] = -INFINITY;
             continue;
         }
         double dot = 0.0;
@@ -25,6 +48,7 @@ static double score_row(const void *Qv, const void *Kv, int is_float, int64_t r,
         s[c] = scale * dot;
         if (s[c] > m)
             m = s[c];
+        c++;
     }
     return m;
 }
@@ -44,11 +68,52 @@ static int oracle(const void *Qv, const void *Kv, const void *Vv, int is_float,
             s[c] = s[c] == -INFINITY ? 0.0 : exp(s[c] - m);
             l += s[c];
         }
-        for (int64_t t = 0; t < d; t++) {         /* O_r = sum_c P_rc v_c */
+        /* O_r = sum_c P_rc v_c. Each O_rt sums over c in increasing c, as a
+         * loop over c inside one over t would; walking V by rows (c outside)
+         * reads it in memory order. */
+        double *o = O + r * d;
+        for (int64_t t = 0; t < d; t++)
+            o[t] = 0.0;
+        for (int64_t c = 0; c < Nk; c++) {
+            const double p = s[c];
+            for (int64_t t = 0; t < d; t++)
+                o[t] += p * AT(Vv, c * d + t);
+        }
+        for (int64_t t = 0; t < d; t++)
+            o[t] = l > 0.0 ? o[t] / l : 0.0;      /* no key seen: 0 */
+        if (L)
+            L[r] = l > 0.0 ? m + log(l) : -INFINITY;
+    }
+    free(s);
+    return 0;
+}
+
+int ref_oracle_attention_plain(const float *Q, const float *K, const float *V,
+                               int64_t Nq, int64_t Nk, int64_t d, const ref_mask *mk,
+                               double *O, double *L)
+{
+    double *s = malloc((size_t)(Nk > 0 ? Nk : 1) * sizeof *s);
+    if (!s)
+        return -1;
+    const double scale = 1.0 / sqrt((double)d);
+    for (int64_t r = 0; r < Nq; r++) {
+        double m = -INFINITY, l = 0.0;
+        for (int64_t c = 0; c < Nk; c++) {
+            double dot = 0.0;
+            for (int64_t t = 0; t < d; t++)
+                dot += (double)Q[r * d + t] * (double)K[c * d + t];
+            s[c] = ref_mask_visible(mk, r, c) ? scale * dot : -INFINITY;
+            m = s[c] > m ? s[c] : m;
+        }
+        for (int64_t c = 0; c < Nk; c++) {
+            s[c] = s[c] == -INFINITY ? 0.0 : exp(s[c] - m);
+            l += s[c];
+        }
+        for (int64_t t = 0; t < d; t++) {
             double acc = 0.0;
             for (int64_t c = 0; c < Nk; c++)
-                acc += s[c] * AT(Vv, c * d + t);
-            O[r * d + t] = l > 0.0 ? acc / l : 0.0;   /* no key seen: 0 */
+                acc += s[c] * (double)V[c * d + t];
+            O[r * d + t] = l > 0.0 ? acc / l : 0.0;
         }
         if (L)
             L[r] = l > 0.0 ? m + log(l) : -INFINITY;

@@ -37,6 +37,15 @@ int ref_oracle_attention_masked(const float *Q, const float *K, const float *V,
                                 int64_t Nq, int64_t Nk, int64_t d, const ref_mask *mk,
                                 double *O, double *L);
 
+/* The specification of the oracle's arithmetic: the plain loops, one key at
+ * a time (score_rc = scale sum_t q_rt k_ct in increasing t; O_rt = sum_c
+ * P_rc v_ct in increasing c, then / l_r). The oracle orders its loops for
+ * speed and must produce these doubles bit for bit; tests and bench/ hold it
+ * to that. Same contract as ref_oracle_attention_masked, slower. */
+int ref_oracle_attention_plain(const float *Q, const float *K, const float *V,
+                               int64_t Nq, int64_t Nk, int64_t d, const ref_mask *mk,
+                               double *O, double *L);
+
 /* ref_oracle_attention_masked from double inputs (used where inputs are
  * perturbed by less than a float can hold, as in finite differences). */
 int ref_oracle_attention_masked_d(const double *Q, const double *K, const double *V,

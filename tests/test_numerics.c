@@ -298,6 +298,38 @@ static void test_oracle_mask_is_slicing(void **state)
     }
 }
 
+/* The oracle's loops are ordered for speed (four keys' dot products side by
+ * side, V walked by rows), but each double must be the one the plain loops
+ * give (ref_oracle_attention_plain, the specification): masked and not, key
+ * counts that are and are not multiples of four, bit for bit. */
+static void test_oracle_is_the_plain_loops(void **state)
+{
+    (void)state;
+    uint64_t rng = 907;
+    for (int k = 0; k < 30; k++) {
+        const int64_t Nq = tu_rand_range(&rng, 1, 37), Nk = Nq + tu_rand_range(&rng, 0, 41);
+        const int64_t d = tu_rand_range(&rng, 1, 70);
+        const int causal = (int)tu_rand_range(&rng, 0, 1);
+        const ref_mask mk = { causal, Nk - Nq, causal && tu_rand_range(&rng, 0, 1)
+                                                   ? tu_rand_range(&rng, 1, Nk) : 0 };
+        float *q = random_rows(300u + (uint64_t)k, Nq, d);
+        float *kv = random_rows(400u + (uint64_t)k, Nk, d);
+        const float *K = kv, *V = kv + Nk * d;
+        const size_t on = (size_t)(Nq * d) * sizeof(double), ln = (size_t)Nq * sizeof(double);
+        double *O = malloc(on), *L = malloc(ln), *Op = malloc(on), *Lp = malloc(ln);
+        assert_int_equal(ref_oracle_attention_masked(q, K, V, Nq, Nk, d, &mk, O, L), 0);
+        assert_int_equal(ref_oracle_attention_plain(q, K, V, Nq, Nk, d, &mk, Op, Lp), 0);
+        assert_memory_equal(O, Op, on);
+        assert_memory_equal(L, Lp, ln);
+        free(q);
+        free(kv);
+        free(O);
+        free(L);
+        free(Op);
+        free(Lp);
+    }
+}
+
 /* Longer keys than queries and sliding windows: every loop order against the
  * float64 oracle in fp32 (1e-5, as above), on random shapes and blocks. */
 static void test_masks_against_oracle(void **state)
@@ -842,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_bitwise_reproducible),
         cmocka_unit_test(test_output_is_of_dtype),
         cmocka_unit_test(test_oracle_mask_is_slicing),
+        cmocka_unit_test(test_oracle_is_the_plain_loops),
         cmocka_unit_test(test_masks_against_oracle),
         cmocka_unit_test(test_full_window_same_bits),
         cmocka_unit_test(test_heads_against_oracle),
