@@ -9,7 +9,8 @@
  * --Bc --plan --causal --seed --q --k --v --out --json --gpu --max-mem), plus
  *   --backend cpu|cuda   cuda (default) needs a CUDA build and a device;
  *                        cpu runs the same kernel source on the CPU path
- *   --repeat K           timed runs after the counted one (median; default 5)
+ *   --repeat K           timed runs after the counted one (median; default 5
+ *                        on CUDA, 1 on the CPU, whose times are no GPU's)
  *   --threads T          threads per block (default 4 on the CPU, 128 on CUDA;
  *                        at most 64 on the CPU, 1024 on CUDA)
  *   --lock F             hold a lock on file F (created) while the kernels run,
@@ -42,14 +43,15 @@
 #include "sim_parse.h"
 
 #define GPU_DEFAULT_REPEAT 5
+#define GPU_DEFAULT_REPEAT_CPU 1 /* the CPU path's time is not a GPU's: one check of races */
 #define GPU_MAX_REPEAT 1000      /* a median of more says nothing new */
 #define GPU_MAX_THREADS 1024     /* CUDA's bound; the CPU path's is KERN_CPU_MAX_THREADS */
 
 static void usage(FILE *out)
 {
-    const int nums[] = { GPU_DEFAULT_REPEAT, KERN_CPU_DEFAULT_THREADS,
+    const int nums[] = { GPU_DEFAULT_REPEAT, GPU_DEFAULT_REPEAT_CPU, KERN_CPU_DEFAULT_THREADS,
                          KERN_CUDA_DEFAULT_THREADS, KERN_CPU_MAX_THREADS, GPU_MAX_THREADS };
-    cli_usage(out, CLI_CMD_GPU, nums, 5);
+    cli_usage(out, CLI_CMD_GPU, nums, 6);
 }
 
 typedef struct {
@@ -377,7 +379,7 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
 {
     char err[2048];
     g->backend = KERN_CUDA;
-    g->repeat = GPU_DEFAULT_REPEAT;
+    g->repeat = 0;                    /* unset: chosen by the backend below */
     g->threads = 0;
     g->lock_path = NULL;
     int nrest = 0;
@@ -412,6 +414,8 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
         fprintf(stderr, "fasim: gpu runs the kernels on real data; drop --count-only\n");
         return SIM_EUSAGE;
     }
+    if (g->repeat == 0)
+        g->repeat = g->backend == KERN_CPU ? GPU_DEFAULT_REPEAT_CPU : GPU_DEFAULT_REPEAT;
     if (g->backend == KERN_CPU && g->threads > KERN_CPU_MAX_THREADS) {
         fprintf(stderr, "fasim: --threads %d: the CPU path (--backend cpu) runs at most %d "
                 "threads per block (CUDA up to %d)\n", g->threads, KERN_CPU_MAX_THREADS,

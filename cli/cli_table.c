@@ -179,7 +179,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "are real threads with a real barrier)" },
     [CLI_O_REPEAT] = { "repeat", "K", G,
         "timed runs after one counted run; the median is shown\n"
-        "(default %d)" },
+        "(default %d on CUDA, %d on the CPU)" },
     [CLI_O_THREADS] = { "threads", "T", G,
         "threads per block (default %d on the CPU, %d on CUDA;\n"
         "at most %d on the CPU, %d on CUDA)" },

@@ -180,6 +180,12 @@ static void test_cpu_json(void **state)
     assert_non_null(strstr(r.out, "\"backend\": \"cpu\""));
     assert_int_equal(count_of(r.out, "\"speedup_vs_naive\": null"), 3);
     run_free(&r);
+    /* Without --repeat the CPU path times one run: its times are not a GPU's,
+     * so five would only cost five times as long. */
+    r = run("gpu", "--N", "64", "--d", "8", "--M", "8K", "--backend", "cpu", "--json", NULL);
+    assert_int_equal(r.code, 0);
+    assert_int_equal(count_of(r.out, "\"timed_runs\": 1,"), 3);
+    run_free(&r);
 }
 
 static int same_file(const char *a, const char *b)
