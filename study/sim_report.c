@@ -1879,6 +1879,12 @@ void sim_report_json(FILE *out, const sim_report *rep)
     for (int k = 0; k < rep->nruns; k++)
         json_run(&w, rep, &rep->runs[k]);
     sim_json_end(&w);
+    if (rep->computed) {
+        /* Apart from runs[].seconds, which time the loop orders alone. */
+        sim_json_obj(&w, "oracle");
+        sim_json_num(&w, "seconds", rep->oracle_seconds);
+        sim_json_end(&w);
+    }
     if (rep->req.model)
         json_preset(&w, rep);
     if (rep->req.run.page > 0) {

@@ -985,6 +985,9 @@ static void check_json_runs(const run_res *r, int compute, int64_t N, uint64_t M
     CHECK(r, jget_u64(r, "config.N") == (uint64_t)N, "config.N");
     CHECK(r, jget_u64(r, "config.M_bytes") == M, "config.M_bytes");
     CHECK(r, jis_str(r, "config.mode", compute ? "compute" : "count-only"), "config.mode");
+    /* The oracle's time apart from the runs' (compute mode only). */
+    CHECK(r, jhas(r, "oracle.seconds") == compute, "oracle.seconds in %s mode",
+          compute ? "compute" : "count-only");
     char p[128];
     for (int k = 0; k < 3; k++) {
 #define P(suffix) (snprintf(p, sizeof p, "runs.%d.%s", k, suffix), p)
