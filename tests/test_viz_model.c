@@ -163,26 +163,32 @@ static void test_fa2_line7_tiles(void **state)
             assert_false(mk & (VIZ_TILE_WRITTEN | VIZ_TILE_STORING));
         }
     }
-    /* Q: tiles 0 and 1 read, 2 and 3 untouched; O: tile 0 written only. */
+    /* Q: tiles 0 and 1 read, 2 and 3 untouched; O: tile 0 written only.
+     * Block i = 1 is in hand: Q_1 (in SRAM), O_1 and L_1 (on chip, not yet
+     * in HBM), and K_2, V_2. */
     assert_int_equal(viz_tile_mark(m, SIM_Q, 0, 0), VIZ_TILE_READ);
-    assert_int_equal(viz_tile_mark(m, SIM_Q, 1, 0), VIZ_TILE_READ);
+    assert_int_equal(viz_tile_mark(m, SIM_Q, 1, 0), VIZ_TILE_READ | VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_mark(m, SIM_Q, 2, 0), 0);
     assert_int_equal(viz_tile_mark(m, SIM_O, 0, 0), VIZ_TILE_WRITTEN);
-    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0), 0);
+    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0), VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_mark(m, SIM_L, 0, 0), VIZ_TILE_WRITTEN);
+    assert_int_equal(viz_tile_mark(m, SIM_L, 1, 0), VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_mark(m, SIM_S, 0, 0), 0);          /* not present */
     assert_int_equal(viz_tile_range_mark(m, SIM_K, 0, 4, 0, 1),
-                     VIZ_TILE_READ | VIZ_TILE_LOADING);
+                     VIZ_TILE_READ | VIZ_TILE_LOADING | VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_range_mark(m, SIM_Q, 2, 4, 0, 1), 0);
-    /* The next step (line 8) moves nothing: no highlight. */
+    /* The next step (line 8) moves nothing: no load or store marked, but
+     * K_2 is still the tile in hand. */
     assert_int_equal(viz_model_seek(m, k + 1), 0);
     assert_int_equal(viz_model_state(m)->line, 8);
     assert_int_equal(viz_model_state(m)->nxfer, 0);
-    assert_int_equal(viz_tile_mark(m, SIM_K, 2, 0), VIZ_TILE_READ);
+    assert_int_equal(viz_tile_mark(m, SIM_K, 2, 0), VIZ_TILE_READ | VIZ_TILE_CURRENT);
+    assert_int_equal(viz_tile_mark(m, SIM_K, 1, 0), VIZ_TILE_READ);
     /* Line 14 stores O tile i, line 15 L tile i. */
     assert_int_equal(viz_model_find_step(m, 0, 14, 1, -1, &k), 0);
     viz_model_seek(m, k);
-    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0), VIZ_TILE_WRITTEN | VIZ_TILE_STORING);
+    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0),
+                     VIZ_TILE_WRITTEN | VIZ_TILE_STORING | VIZ_TILE_CURRENT);
     assert_int_equal(viz_model_state(m)->xfer[0].tensor, SIM_O);
     char buf[256];
     assert_int_equal(viz_tile_describe(m, SIM_K, 2, 0, buf, sizeof buf), 0);

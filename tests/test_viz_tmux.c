@@ -119,9 +119,16 @@ static void test_mouse_and_resize(void **state)
     for (char *p = s; p < line + 1; p++)
         y += *p == '\n';
     const int x = (int)(strchr(line + 1, 'K') - (line + 1));
+    /* The grid rows below the names: each begins with a tile's mark (' ',
+     * '*', '>', '<', '=') or an untouched tile's '.'. T_c = 4 tiles on gh
+     * rows: tile 3 begins at row 2 gh / 4. */
+    int gh = 0;
+    for (const char *r = strchr(line + 1, '\n'); r && strchr(" *><=.", r[1]);
+         r = strchr(r + 1, '\n'))
+        gh++;
+    assert_true(gh >= 4);
     free(s);
-    /* T_c = 4 tiles on the grid rows below the names: tile 3 is row 5 or 6. */
-    const int gy = y + 1 + 5;
+    const int gy = y + 1 + 2 * gh / 4;
     /* xterm X10 mouse reports, press then release: ESC [ M, then the button
      * + 32 (0 pressed, 3 released), x + 33, y + 33; sent as hex bytes. */
     char seq[96];
