@@ -969,9 +969,12 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
     hbm_cols hc;
     arrange_hbm(m, lw, &hc);
     const int buf_lines = draw_buffers(m, c, x1, 0, rw, 0, 0);
-    /* The least the top part needs: grids of 4 rows; 5 lines of code. */
+    /* The least the top part needs: the legend, the names and grids of 4
+     * rows beside the counters, 6 above them (the statistics give up rows
+     * first: the grids and the block grid are the picture); 5 lines of
+     * code. */
     int top_min = hc.side ? 3 + (hc.counter_lines > 4 ? hc.counter_lines : 4)
-                          : 3 + 4 + hc.counter_lines;
+                          : 3 + 6 + hc.counter_lines;
     if (1 + 5 + 2 + buf_lines > top_min)
         top_min = 1 + 5 + 2 + buf_lines;
     const int top = body_top(m, nbody, top_min);

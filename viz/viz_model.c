@@ -144,9 +144,9 @@ void viz_config_default(viz_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->algo = SIM_FA2;
-    cfg->sh.N = 64;
-    cfg->sh.d = 64;
-    cfg->sh.M = 8 * 1024;
+    cfg->sh.N = VIZ_DEFAULT_N;
+    cfg->sh.d = VIZ_DEFAULT_D;
+    cfg->sh.M = VIZ_DEFAULT_M;
     cfg->sh.dtype = SIM_FP16;
     cfg->plan_kind = SIM_PLAN_AUTO;
     cfg->seed = 1;

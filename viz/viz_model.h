@@ -122,7 +122,14 @@ typedef struct {
     uint64_t max_log_bytes;    /* 0: VIZ_DEFAULT_MAX_LOG */
 } viz_config;
 
-/* Defaults: FA2, N = 64, d = 64, M = 8K, fp16, not causal, best plan, seed 1,
+/* The view's default problem: N several times d, so that S and P (N x N)
+ * look larger than Q (N x d), and an M whose best FA2 plan (B_r = 64,
+ * B_c = 16) gives a T_r x T_c = 4 x 16 block grid and a run of 281 steps. */
+#define VIZ_DEFAULT_N 256
+#define VIZ_DEFAULT_D 32
+#define VIZ_DEFAULT_M (20 * 1024)
+
+/* Defaults: FA2, VIZ_DEFAULT_N, _D, _M, fp16, not causal, best plan, seed 1,
  * auto mode, out_row 0. */
 void viz_config_default(viz_config *cfg);
 
