@@ -1354,13 +1354,10 @@ static int in_grid(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
     return tr >= 0 && tc >= 0 && tr < ti->grid_rows && tc < ti->grid_cols;
 }
 
-/* The tile of tensor t in hand at this step: row tile i of the query-side
- * tensors, j of the key-side ones, (i, j) of the N x N_k ones. Returns 0
- * when t has none here: outside the loops, in naive's row-wise softmax
- * (its i counts B_s rows), in a naive phase that does not move t, and for
- * split-KV's partials. */
-static int current_tile(const viz_model *m, sim_tensor t, int64_t *tr, int64_t *tc)
+int viz_tile_current(const viz_model *m, sim_tensor t, int64_t *tr, int64_t *tc)
 {
+    if ((int)t < 0 || t >= SIM_TENSOR_COUNT || !m->info.tensor[t].present || m->nsteps == 0)
+        return 0;
     const viz_state *st = &m->st;
     const viz_tensor_info *ti = &m->info.tensor[t];
     const unsigned v = line_view(&m->info, st->line);
@@ -1408,7 +1405,7 @@ unsigned viz_tile_mark(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
             bits |= v->kind == SIM_EV_LOAD ? VIZ_TILE_LOADING : VIZ_TILE_STORING;
     }
     int64_t ca, cc;
-    if (current_tile(m, t, &ca, &cc) && ca == tr && cc == tc)
+    if (viz_tile_current(m, t, &ca, &cc) && ca == tr && cc == tc)
         bits |= VIZ_TILE_CURRENT;
     return bits;
 }
@@ -1440,7 +1437,7 @@ unsigned viz_tile_range_mark(const viz_model *m, sim_tensor t, int64_t tr0, int6
             bits |= v->kind == SIM_EV_LOAD ? VIZ_TILE_LOADING : VIZ_TILE_STORING;
     }
     int64_t ca, cc;
-    if (current_tile(m, t, &ca, &cc) && ca >= tr0 && ca < tr1 && cc >= tc0 && cc < tc1)
+    if (viz_tile_current(m, t, &ca, &cc) && ca >= tr0 && ca < tr1 && cc >= tc0 && cc < tc1)
         bits |= VIZ_TILE_CURRENT;
     return bits;
 }

@@ -315,6 +315,13 @@ unsigned viz_tile_mark(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
 unsigned viz_tile_range_mark(const viz_model *m, sim_tensor t, int64_t tr0, int64_t tr1,
                              int64_t tc0, int64_t tc1);
 
+/* The tile of t in hand at this step (the one VIZ_TILE_CURRENT marks): row
+ * tile i of the query-side tensors, j of the key-side ones, (i, j) of the
+ * N x N_k ones. Returns 1 with *tr, *tc set, or 0 when t has none here:
+ * outside the loops, in naive's row-wise softmax (its i counts B_s rows), in
+ * a naive phase whose line does not move t, for split-KV's partials. */
+int viz_tile_current(const viz_model *m, sim_tensor t, int64_t *tr, int64_t *tc);
+
 /* How many times tiles [tr0, tr1) x [tc0, tc1) were read and written up to
  * and including this step (its transfers counted): the largest count among
  * them, so that a cell standing for several tiles shows the busiest. Both 0
