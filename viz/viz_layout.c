@@ -345,10 +345,13 @@ static int draw_grids(const viz_model *m, viz_canvas *c, int y0, int gh,
 /* The block grid: row i for Q_i, column j for K_j, V_j, one character per
  * block or per bh x bw blocks: '#' done, '*' now, '.' to come, '-' skipped
  * (fully masked); a character standing for done and coming blocks ':'. */
+static const char BLOCKS_HEAD[] = "blocks";
+enum { BLOCKS_W = sizeof BLOCKS_HEAD - 1 };
+
 static void draw_blocks(const viz_model *m, viz_canvas *c, int x0, int y0, int bh, int bw)
 {
     const sim_plan *p = &viz_model_info(m)->plan;
-    viz_canvas_text(c, x0, y0, bw + 8, VIZ_ST_HEAD, "blocks");
+    viz_canvas_text(c, x0, y0, BLOCKS_W, VIZ_ST_HEAD, BLOCKS_HEAD);
     for (int r = 0; r < bh; r++) {
         int64_t i0, i1;
         viz_axis_cell(p->Tr, 1, bh, r, &i0, &i1);
@@ -777,14 +780,17 @@ static void arrange_hbm(const viz_model *m, int lw, hbm_cols *hc)
     }
     /* Counters beside: when the grids, the whole block grid and the widest
      * exact counter item fit. */
-    const int bfull = in->blocks ? GAP + (int)in->plan.Tc + 1 : 0;
+    const int bfull = in->blocks ? GAP + (int)(in->plan.Tc > BLOCKS_W ? in->plan.Tc : BLOCKS_W) + 1
+                                 : 0;
     int cw = counter_width(m, 1, lw);
     if (cw < (int)strlen(COUNTER_HEAD))
         cw = (int)strlen(COUNTER_HEAD);
     const int side = gw + bfull + GAP + cw <= lw;
     if (side) {
         hc->bw = block_cols(in, lw - cw - GAP, gw);
-        cw = lw - (gw + (hc->bw ? GAP + hc->bw : 0)) - GAP;
+        /* The block grid's column is at least as wide as its heading. */
+        const int bcol = hc->bw ? GAP + (hc->bw > BLOCKS_W ? hc->bw : BLOCKS_W) : 0;
+        cw = lw - (gw + bcol) - GAP;
         hc->nitems = counter_items(m, 1, cw, hc->items);
         hc->counter_lines = 1 + hc->nitems;
     } else {
