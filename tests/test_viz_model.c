@@ -1075,13 +1075,21 @@ static void check_counts_at(viz_model *m, sim_algo algo, int64_t i, int64_t j)
     assert_int_equal(r, (uint32_t)(algo == SIM_FA2 ? i + 1 : j + 1));
 }
 
+/* The runs of these tests: N = 64, d = 16, B_r = B_c = 16, a 4 x 4 grid. */
+static const sim_algo FA_ALGOS[2] = { SIM_FA2, SIM_FA1 };
+
+static viz_model *build_4x4(sim_algo algo, int causal)
+{
+    viz_config c = small_cfg(algo, 64, 16, 16, causal);
+    return build_ok(&c);
+}
+
 static void test_tile_counts(void **state)
 {
     (void)state;
-    const sim_algo algos[2] = { SIM_FA2, SIM_FA1 };
+    const sim_algo *algos = FA_ALGOS;
     for (int a = 0; a < 2; a++) {
-        viz_config c = small_cfg(algos[a], 64, 16, 16, 0);
-        viz_model *m = build_ok(&c);
+        viz_model *m = build_4x4(algos[a], 0);
         const viz_info *in = viz_model_info(m);
         /* The run's largest counts: T_r = 4 reads of a K tile (FA2), of a
          * Q tile (FA1); FA1 writes each O tile T_c times, after line 2's
@@ -1104,10 +1112,8 @@ static void test_tile_counts(void **state)
 static void test_current_tiles(void **state)
 {
     (void)state;
-    const sim_algo algos[2] = { SIM_FA2, SIM_FA1 };
     for (int a = 0; a < 2; a++) {
-        viz_config c = small_cfg(algos[a], 64, 16, 16, 0);
-        viz_model *m = build_ok(&c);
+        viz_model *m = build_4x4(FA_ALGOS[a], 0);
         const viz_info *in = viz_model_info(m);
         int compute_steps = 0;
         for (uint64_t k = 0; k < in->nsteps; k++) {
@@ -1136,8 +1142,7 @@ static void test_current_tiles(void **state)
  * masked and never reached (skipped); naive and split-KV have none. */
 static void check_blocks(sim_algo algo, int causal)
 {
-    viz_config c = small_cfg(algo, 64, 16, 16, causal);
-    viz_model *m = build_ok(&c);
+    viz_model *m = build_4x4(algo, causal);
     const viz_info *in = viz_model_info(m);
     assert_true(in->blocks);
     int seen = 0;
@@ -1172,12 +1177,11 @@ static void check_blocks(sim_algo algo, int causal)
 static void test_block_grid(void **state)
 {
     (void)state;
-    check_blocks(SIM_FA2, 0);
-    check_blocks(SIM_FA2, 1);
-    check_blocks(SIM_FA1, 0);
-    check_blocks(SIM_FA1, 1);
-    viz_config c = small_cfg(SIM_NAIVE, 64, 16, 16, 0);
-    viz_model *m = build_ok(&c);
+    for (int a = 0; a < 2; a++) {
+        check_blocks(FA_ALGOS[a], 0);
+        check_blocks(FA_ALGOS[a], 1);
+    }
+    viz_model *m = build_4x4(SIM_NAIVE, 0);
     assert_false(viz_model_info(m)->blocks);
     assert_int_equal(viz_block_range(m, 0, 4, 0, 4), 0);
     viz_model_free(m);
