@@ -252,16 +252,22 @@ static const cli_help_item HELP_VIEW[] = {
          "One run of one loop order, step by step: the tiles of Q, K, V, O (S, P for\n"
          "naive; l, m for fa1; L for fa2) in HBM, the buffers in SRAM, the statistics\n"
          "m_i, l_i of the current row block, and the pseudocode line reached.\n"
-         "Example: fasim view --N 64 --M 8K --algo fa2\n"
+         "Example: fasim view --N 256 --d 32 --M 20K --algo fa2\n"
+         "\n"
+         "The grids count each tile's moves so far: 2r read twice, 1w written once,\n"
+         "2r1w both, 9+ past nine (in a narrow cell one digit: reads + writes);\n"
+         "> being loaded, < being stored, * in hand at this step. fa1 and fa2 add\n"
+         "the T_r x T_c blocks (i, j): # done, * now, . to come, - skipped (fully\n"
+         "masked): row by row for fa2 (i outer), column by column for fa1.\n"
          "\n"
          "On a terminal the view is interactive (space play/pause, n/b step, g go to,\n"
          "a next loop order, c causal, ? help, q quit). When stdout is not a terminal\n"
          "the frames are printed as plain text.\n"
          "\n"
          "problem (as in the report; see 'fasim --help')\n"),
-    LINE("--N N", "sequence length (default 64)"),
-    ROW(CLI_O_D),
-    LINE("--M BYTES", "SRAM in bytes: 8192, 8K, 1.5MiB (default 8K)"),
+    LINE("--N N", "sequence length (default 256)"),
+    LINE("--d D", "head dimension (default 32)"),
+    LINE("--M BYTES", "SRAM in bytes: 20480, 20K, 1.5MiB (default 20K)"),
     LINE("--dtype T", "fp16 (default), bf16 or fp32"),
     LINE("--Nq N, --Nk N", "query and key lengths when they differ (decoding:\n"
         "--Nq 1 --Nk 256)"),

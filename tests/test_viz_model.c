@@ -163,26 +163,32 @@ static void test_fa2_line7_tiles(void **state)
             assert_false(mk & (VIZ_TILE_WRITTEN | VIZ_TILE_STORING));
         }
     }
-    /* Q: tiles 0 and 1 read, 2 and 3 untouched; O: tile 0 written only. */
+    /* Q: tiles 0 and 1 read, 2 and 3 untouched; O: tile 0 written only.
+     * Block i = 1 is in hand: Q_1 (in SRAM), O_1 and L_1 (on chip, not yet
+     * in HBM), and K_2, V_2. */
     assert_int_equal(viz_tile_mark(m, SIM_Q, 0, 0), VIZ_TILE_READ);
-    assert_int_equal(viz_tile_mark(m, SIM_Q, 1, 0), VIZ_TILE_READ);
+    assert_int_equal(viz_tile_mark(m, SIM_Q, 1, 0), VIZ_TILE_READ | VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_mark(m, SIM_Q, 2, 0), 0);
     assert_int_equal(viz_tile_mark(m, SIM_O, 0, 0), VIZ_TILE_WRITTEN);
-    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0), 0);
+    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0), VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_mark(m, SIM_L, 0, 0), VIZ_TILE_WRITTEN);
+    assert_int_equal(viz_tile_mark(m, SIM_L, 1, 0), VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_mark(m, SIM_S, 0, 0), 0);          /* not present */
     assert_int_equal(viz_tile_range_mark(m, SIM_K, 0, 4, 0, 1),
-                     VIZ_TILE_READ | VIZ_TILE_LOADING);
+                     VIZ_TILE_READ | VIZ_TILE_LOADING | VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_range_mark(m, SIM_Q, 2, 4, 0, 1), 0);
-    /* The next step (line 8) moves nothing: no highlight. */
+    /* The next step (line 8) moves nothing: no load or store marked, but
+     * K_2 is still the tile in hand. */
     assert_int_equal(viz_model_seek(m, k + 1), 0);
     assert_int_equal(viz_model_state(m)->line, 8);
     assert_int_equal(viz_model_state(m)->nxfer, 0);
-    assert_int_equal(viz_tile_mark(m, SIM_K, 2, 0), VIZ_TILE_READ);
+    assert_int_equal(viz_tile_mark(m, SIM_K, 2, 0), VIZ_TILE_READ | VIZ_TILE_CURRENT);
+    assert_int_equal(viz_tile_mark(m, SIM_K, 1, 0), VIZ_TILE_READ);
     /* Line 14 stores O tile i, line 15 L tile i. */
     assert_int_equal(viz_model_find_step(m, 0, 14, 1, -1, &k), 0);
     viz_model_seek(m, k);
-    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0), VIZ_TILE_WRITTEN | VIZ_TILE_STORING);
+    assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0),
+                     VIZ_TILE_WRITTEN | VIZ_TILE_STORING | VIZ_TILE_CURRENT);
     assert_int_equal(viz_model_state(m)->xfer[0].tensor, SIM_O);
     char buf[256];
     assert_int_equal(viz_tile_describe(m, SIM_K, 2, 0, buf, sizeof buf), 0);
@@ -561,6 +567,9 @@ static void test_refused_plan(void **state)
     (void)state;
     viz_config c;
     viz_config_default(&c);
+    c.sh.N = 64;
+    c.sh.d = 64;
+    c.sh.M = 8 * 1024;
     c.Br = c.Bc = 64;           /* needs 57,856 B; M = 8 KiB */
     c.plan_kind = SIM_PLAN_USER;
     viz_model *m = NULL;
@@ -1033,6 +1042,166 @@ static void test_pseudocode_covers_lines(void **state)
     }
 }
 
+/* ---- how many times each tile moved; the tiles in hand; the block grid ---- */
+
+/* FA2 (i outer) and FA1 (j outer), N = 64, B_r = B_c = 16 (T_r = T_c = 4):
+ * at the step of line 9 at block (i, j), 0-based, the counts follow from
+ * the loop order alone. FA2 loads Q_i once per i and K_j, V_j once per
+ * (i, j): K tile q was read i + 1 times if q <= j, else i. FA1 loads K_j,
+ * V_j once per j and Q_i once per (j, i): Q tile q was read j + 1 times if
+ * q <= i, else j. Seeking backwards and forwards gives the same counts. */
+static void check_counts_at(viz_model *m, sim_algo algo, int64_t i, int64_t j)
+{
+    uint64_t k;
+    assert_int_equal(viz_model_find_step(m, 0, 9, i, j, &k), 0);
+    assert_int_equal(viz_model_seek(m, k), 0);
+    for (int64_t q = 0; q < 4; q++) {
+        uint32_t kr, kw, qr, qw;
+        viz_tile_range_counts(m, SIM_K, q, q + 1, 0, 1, &kr, &kw);
+        viz_tile_range_counts(m, SIM_Q, q, q + 1, 0, 1, &qr, &qw);
+        assert_int_equal(kw, 0);
+        assert_int_equal(qw, 0);
+        if (algo == SIM_FA2) {
+            assert_int_equal(kr, (uint32_t)(q <= j ? i + 1 : i));
+            assert_int_equal(qr, (uint32_t)(q <= i ? 1 : 0));
+        } else {
+            assert_int_equal(kr, (uint32_t)(q <= j ? 1 : 0));
+            assert_int_equal(qr, (uint32_t)(q <= i ? j + 1 : j));
+        }
+    }
+    /* A range answers with its busiest tile. */
+    uint32_t r, w;
+    viz_tile_range_counts(m, algo == SIM_FA2 ? SIM_K : SIM_Q, 0, 4, 0, 1, &r, &w);
+    assert_int_equal(r, (uint32_t)(algo == SIM_FA2 ? i + 1 : j + 1));
+}
+
+/* The runs of these tests: N = 64, d = 16, B_r = B_c = 16, a 4 x 4 grid. */
+static const sim_algo FA_ALGOS[2] = { SIM_FA2, SIM_FA1 };
+
+static viz_model *build_4x4(sim_algo algo, int causal)
+{
+    viz_config c = small_cfg(algo, 64, 16, 16, causal);
+    return build_ok(&c);
+}
+
+static void test_tile_counts(void **state)
+{
+    (void)state;
+    const sim_algo *algos = FA_ALGOS;
+    for (int a = 0; a < 2; a++) {
+        viz_model *m = build_4x4(algos[a], 0);
+        const viz_info *in = viz_model_info(m);
+        /* The run's largest counts: T_r = 4 reads of a K tile (FA2), of a
+         * Q tile (FA1); FA1 writes each O tile T_c times, after line 2's
+         * zeroing: 5. */
+        assert_int_equal(in->tensor[SIM_K].max_reads, algos[a] == SIM_FA2 ? 4 : 1);
+        assert_int_equal(in->tensor[SIM_Q].max_reads, algos[a] == SIM_FA2 ? 1 : 4);
+        assert_int_equal(in->tensor[SIM_O].max_writes, algos[a] == SIM_FA2 ? 1 : 5);
+        check_counts_at(m, algos[a], 2, 1);
+        check_counts_at(m, algos[a], 0, 3);      /* backwards */
+        check_counts_at(m, algos[a], 3, 2);
+        check_counts_at(m, algos[a], 1, 0);
+        viz_model_free(m);
+    }
+}
+
+/* On every step inside both loops the tiles in hand are marked, moving or
+ * not: Q_i, O_i (and FA2's L_i, FA1's m_i, l_i) and K_j, V_j, and no other
+ * tile of those tensors; outside the inner loop (FA1's lines 5-6, FA2's
+ * line 4) only the loop's own side. */
+static void test_current_tiles(void **state)
+{
+    (void)state;
+    for (int a = 0; a < 2; a++) {
+        viz_model *m = build_4x4(FA_ALGOS[a], 0);
+        const viz_info *in = viz_model_info(m);
+        int compute_steps = 0;
+        for (uint64_t k = 0; k < in->nsteps; k++) {
+            assert_int_equal(viz_model_seek(m, k), 0);
+            const viz_state *st = viz_model_state(m);
+            const sim_tensor qside[2] = { SIM_Q, SIM_O }, kside[2] = { SIM_K, SIM_V };
+            for (int x = 0; x < 2; x++)
+                for (int64_t q = 0; q < 4; q++) {
+                    assert_int_equal(!!(viz_tile_mark(m, qside[x], q, 0) & VIZ_TILE_CURRENT),
+                                     st->i == q);
+                    assert_int_equal(!!(viz_tile_mark(m, kside[x], q, 0) & VIZ_TILE_CURRENT),
+                                     st->j == q);
+                }
+            if (st->line == 9 && st->nxfer == 0) {
+                assert_true(st->i >= 0 && st->j >= 0);
+                compute_steps++;
+            }
+        }
+        assert_int_equal(compute_steps, 16);     /* line 9 at each (i, j) */
+        viz_model_free(m);
+    }
+}
+
+/* The block grid: FA2 visits the blocks row by row, FA1 column by column;
+ * under --causal the blocks (i, j) with j B_c > i B_r + B_r - 1 are fully
+ * masked and never reached (skipped); naive and split-KV have none. */
+static void check_blocks(sim_algo algo, int causal)
+{
+    viz_model *m = build_4x4(algo, causal);
+    const viz_info *in = viz_model_info(m);
+    assert_true(in->blocks);
+    int seen = 0;
+    for (uint64_t k = 0; k < in->nsteps; k++) {
+        viz_model_seek(m, k);
+        const viz_state *st = viz_model_state(m);
+        if (st->i < 0 || st->j < 0)
+            continue;
+        seen++;
+        for (int64_t i = 0; i < 4; i++)
+            for (int64_t j = 0; j < 4; j++) {
+                const int masked = causal && j * 16 > i * 16 + 15;
+                const int before = algo == SIM_FA2
+                                       ? (i < st->i || (i == st->i && j < st->j))
+                                       : (j < st->j || (j == st->j && i < st->i));
+                unsigned want = i == st->i && j == st->j ? VIZ_BLOCK_NOW
+                                : masked                 ? VIZ_BLOCK_SKIPPED
+                                : before                 ? VIZ_BLOCK_DONE
+                                                         : VIZ_BLOCK_TODO;
+                assert_int_equal(viz_block_range(m, i, i + 1, j, j + 1), want);
+            }
+    }
+    assert_true(seen > 0);
+    /* After the last step every block is done or skipped. */
+    viz_model_seek(m, in->nsteps - 1);
+    const unsigned all = viz_block_range(m, 0, 4, 0, 4);
+    assert_int_equal(all & ~(unsigned)(VIZ_BLOCK_DONE | VIZ_BLOCK_SKIPPED), 0);
+    assert_int_equal(!!(all & VIZ_BLOCK_SKIPPED), causal);
+    viz_model_free(m);
+}
+
+static void test_block_grid(void **state)
+{
+    (void)state;
+    for (int a = 0; a < 2; a++) {
+        check_blocks(FA_ALGOS[a], 0);
+        check_blocks(FA_ALGOS[a], 1);
+    }
+    viz_model *m = build_4x4(SIM_NAIVE, 0);
+    assert_false(viz_model_info(m)->blocks);
+    assert_int_equal(viz_block_range(m, 0, 4, 0, 4), 0);
+    viz_model_free(m);
+}
+
+/* The view's default problem has N several times d (S, P are N x N). */
+static void test_default_shape(void **state)
+{
+    (void)state;
+    viz_config c;
+    viz_config_default(&c);
+    assert_true(c.sh.N >= 4 * c.sh.d);
+    viz_model *m = build_ok(&c);
+    const viz_info *in = viz_model_info(m);
+    /* A few by several blocks, a few hundred steps. */
+    assert_true(in->plan.Tr >= 2 && in->plan.Tc >= 2 * in->plan.Tr);
+    assert_true(in->nsteps >= 100 && in->nsteps <= 1000);
+    viz_model_free(m);
+}
+
 static void test_axis_cell(void **state)
 {
     (void)state;
@@ -1072,6 +1241,10 @@ int main(void)
         cmocka_unit_test(test_partial_sums),
         cmocka_unit_test(test_pseudocode_covers_lines),
         cmocka_unit_test(test_axis_cell),
+        cmocka_unit_test(test_tile_counts),
+        cmocka_unit_test(test_current_tiles),
+        cmocka_unit_test(test_block_grid),
+        cmocka_unit_test(test_default_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

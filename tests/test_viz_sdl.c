@@ -1089,6 +1089,7 @@ static viz_model *caller_model(sim_algo algo, float **Q, float **K, float **V)
     cfg.algo = algo;
     cfg.sh.N = N;
     cfg.sh.d = d;
+    cfg.sh.M = 8 * 1024;
     cfg.Q = *Q;
     cfg.K = *K;
     cfg.V = *V;

@@ -182,6 +182,8 @@ static const struct {
                           "--frames 3", 0 },
     { "view-naive-bwd.txt", "--N 32 --d 8 --M 4K --algo naive --pass bwd --step 4 "
                             "--frames 3", 0 },
+    { "view-fa2-causal.txt", "--N 64 --d 16 --M 64K --Br 16 --Bc 16 --algo fa2 --causal "
+                             "--step 40 --frames 2", 0 },
     { "view-fa2-split.txt", "--Nq 2 --Nk 96 --d 8 --M 4K --algo fa2 --splits 3 --Bc 16 "
                             "--causal --step 8 --frames 5", 0 },
 };
@@ -312,7 +314,7 @@ static void test_cli_usage(void **state)
 static void test_cli_refused(void **state)
 {
     (void)state;
-    run_result r = run_view("--N 64 --M 8K --Br 64 --Bc 64");
+    run_result r = run_view("--N 64 --d 64 --M 8K --Br 64 --Bc 64");
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "does not fit in M = 8,192 B"));
     assert_non_null(strstr(r.err, "hint"));
@@ -325,7 +327,7 @@ static void test_cli_frames_cap(void **state)
 {
     (void)state;
     /* 281 steps: 200 frames and a note on stderr. */
-    run_result r = run_view("--N 64 --M 8K");
+    run_result r = run_view("--N 64 --d 64 --M 8K");
     assert_int_equal(r.status, 0);
     int seps = 0;
     for (const char *p = r.out; (p = strstr(p, "---- step ")) != NULL; p++)
@@ -334,7 +336,7 @@ static void test_cli_frames_cap(void **state)
     assert_non_null(strstr(r.err, "--frames K prints more"));
     run_free(&r);
     /* --frames past the end stops at the last step, without a note. */
-    r = run_view("--N 64 --M 8K --step 270 --frames 100");
+    r = run_view("--N 64 --d 64 --M 8K --step 270 --frames 100");
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "---- step 281 of 281"));
     assert_null(strstr(r.out, "---- step 282"));
@@ -354,7 +356,7 @@ static void test_cli_frames_cap(void **state)
 static void test_cli_large(void **state)
 {
     (void)state;
-    run_result r = run_view("--N 4096 --M 96K --Br 16 --Bc 16 --step 263681 --frames 1");
+    run_result r = run_view("--N 4096 --d 64 --M 96K --Br 16 --Bc 16 --step 263681 --frames 1");
     assert_int_equal(r.status, 0);
     check_format(r.out);
     assert_non_null(strstr(r.out, "step 263,681 of 263,681"));
@@ -362,12 +364,244 @@ static void test_cli_large(void **state)
     assert_non_null(strstr(r.out, "STATISTICS  unavailable"));
     assert_non_null(strstr(r.out, "cell <= "));
     /* FA2, B_r = B_c = 16: K read T_r = 256 times, 4096 x 64 x 2 B each:
-     * 128 MiB (shortened to fit 80 columns). */
-    assert_non_null(strstr(r.out, "K  r 128 MiB/128 MiB"));
+     * 134,217,728 B (the counters packed below the grids have room for
+     * the exact numbers), each K tile 256 times ("9+r"). */
+    assert_non_null(strstr(r.out, "K  r 134,217,728/134,217,728"));
+    assert_non_null(strstr(r.out, " 9+r "));
     run_free(&r);
     r = run_view("--N 1024 --M 96K --algo naive --frames 1 --step 200");
     assert_int_equal(r.status, 0);
     check_format(r.out);
+    run_free(&r);
+}
+
+/* ---- what the grids say: counts, tiles in hand, blocks, legend ----------- */
+
+enum { FL_MAX = 64, FL_W = 128 };
+
+/* The lines of the frame whose "where" line (its third line) contains
+ * `where`, or the last frame when where is NULL. Returns the number of
+ * lines (0: no such frame). */
+static int frame_lines(const char *out, const char *where, char lines[FL_MAX][FL_W])
+{
+    const char *f = NULL;
+    for (const char *p = strstr(out, "---- "); p; p = strstr(p + 1, "\n---- ")) {
+        const char *start = *p == '\n' ? p + 1 : p;
+        const char *end = strstr(start + 1, "\n---- ");
+        const char *w = where ? strstr(start, where) : start;
+        if (w && (!end || w < end)) {
+            f = start;
+            if (where)
+                break;
+        }
+    }
+    if (!f)
+        return 0;
+    f = strchr(f, '\n') + 1;                       /* past the separator */
+    int n = 0;
+    while (*f && strncmp(f, "---- ", 5) != 0 && n < FL_MAX) {
+        const int len = (int)strcspn(f, "\n");
+        snprintf(lines[n++], FL_W, "%.*s", len < FL_W - 1 ? len : FL_W - 1, f);
+        f += len + (f[len] == '\n');
+    }
+    return n;
+}
+
+/* The row of tensor names (the first that begins "Q "); -1 if none. */
+static int names_row(char lines[FL_MAX][FL_W], int n)
+{
+    for (int y = 0; y < n; y++)
+        if (!strncmp(lines[y], "Q ", 2))
+            return y;
+    return -1;
+}
+
+/* The grid rows under the names: each begins with a tile's mark or '.',
+ * and Q's cell is not blank. */
+static int grid_rows(char lines[FL_MAX][FL_W], int n, int ny)
+{
+    int gh = 0;
+    for (const char *r; ny + 1 + gh < n; gh++) {
+        r = lines[ny + 1 + gh];
+        if (!r[0] || !strchr(" *><=.", r[0]) || strspn(r, " ") >= 3)
+            break;
+    }
+    return gh;
+}
+
+/* The cell text at column x of a grid row, up to the next space after it. */
+static void cell_at(const char *row, int x, char *buf, size_t len)
+{
+    const int n = (int)strlen(row);
+    int e = x + 1;
+    while (e < n && row[e] != ' ')
+        e++;
+    snprintf(buf, len, "%.*s", x < n ? e - x : 0, x < n ? row + x : "");
+}
+
+/* FA2 at line 9 of block i = 3, j = 2 (1-based) of a 4 x 4 grid: K_q was read
+ * i times for q <= j and i - 1 after (once per query block so far); the
+ * current Q_i is marked '*' though nothing moves; K_j too. */
+static void test_cli_counts_and_marks(void **state)
+{
+    (void)state;
+    run_result r = run_view("--N 64 --d 16 --M 64K --Br 16 --Bc 16 --algo fa2 --frames 100");
+    assert_int_equal(r.status, 0);
+    char lines[FL_MAX][FL_W];
+    const int n = frame_lines(r.out, "line 9   i = 3 of T_r = 4   j = 2 of T_c = 4", lines);
+    assert_true(n > 0);
+    assert_non_null(strstr(r.out, "moved: nothing (on-chip work)"));
+    const int ny = names_row(lines, n);
+    assert_true(ny > 0);
+    const int gh = grid_rows(lines, n, ny);
+    assert_true(gh >= 4 && gh % 4 == 0);
+    const int kx = (int)(strchr(lines[ny] + 1, 'K') - lines[ny]);
+    const int i = 3, j = 2;
+    for (int t = 0; t < 4; t++) {
+        for (int y = t * gh / 4; y < (t + 1) * gh / 4; y++) {
+            const char *row = lines[ny + 1 + y];
+            char cell[32], want[8];
+            cell_at(row, kx, cell, sizeof cell);
+            snprintf(want, sizeof want, "%dr", t + 1 <= j ? i : i - 1);
+            if (!strstr(cell, want))
+                fprintf(stderr, "K tile %d: cell '%s', want '%s'\n", t + 1, cell, want);
+            assert_non_null(strstr(cell, want));
+            assert_int_equal(cell[0] == '*', t + 1 == j);        /* K_j in hand */
+            assert_int_equal(row[0] == '*', t + 1 == i);         /* Q_i in hand */
+        }
+    }
+    run_free(&r);
+}
+
+/* The block grid under the "blocks" heading: row i for Q_i, column j for
+ * K_j. FA2 at block (2, 2) has done row 1 and block (2, 1); FA1 (j outer)
+ * has done column 1 and block (1, 2). After a causal run the blocks above
+ * the diagonal (j B_c > i B_r + B_r - 1) are skipped, the rest done. */
+static void check_block_rows(const char *args, const char *where, int ci, int cj, int fa1,
+                             int causal)
+{
+    run_result r = run_view(args);
+    assert_int_equal(r.status, 0);
+    char lines[FL_MAX][FL_W];
+    const int n = frame_lines(r.out, where, lines);
+    assert_true(n > 0);
+    const int ny = names_row(lines, n);
+    assert_true(ny > 0);
+    const char *h = strstr(lines[ny], "blocks");
+    assert_non_null(h);
+    const int bx = (int)(h - lines[ny]);
+    for (int i = 1; i <= 4; i++) {
+        char want[8] = "";
+        for (int j = 1; j <= 4; j++) {
+            const int masked = causal && (j - 1) * 16 > (i - 1) * 16 + 15;
+            const int before = ci < 0 ? 1
+                               : fa1 ? (j < cj || (j == cj && i < ci))
+                                     : (i < ci || (i == ci && j < cj));
+            want[j - 1] = i == ci && j == cj ? '*' : masked ? '-' : before ? '#' : '.';
+        }
+        if (strncmp(lines[ny + i] + bx, want, 4) != 0)
+            fprintf(stderr, "%s: block row %d is '%.4s', want '%s'\n", args, i,
+                    lines[ny + i] + bx, want);
+        assert_memory_equal(lines[ny + i] + bx, want, 4);
+    }
+    run_free(&r);
+}
+
+static void test_cli_block_grid(void **state)
+{
+    (void)state;
+    const char *where = "line 9   i = 2 of T_r = 4   j = 2 of T_c = 4";
+    check_block_rows("--N 64 --d 16 --M 64K --Br 16 --Bc 16 --algo fa2 --frames 100", where,
+                     2, 2, 0, 0);
+    check_block_rows("--N 64 --d 16 --M 64K --Br 16 --Bc 16 --algo fa1 --frames 200", where,
+                     2, 2, 1, 0);
+    check_block_rows("--N 64 --d 16 --M 64K --Br 16 --Bc 16 --algo fa2 --causal --frames 100",
+                     NULL, -1, -1, 0, 1);
+    check_block_rows("--N 64 --d 16 --M 64K --Br 16 --Bc 16 --algo fa1 --causal --frames 200",
+                     NULL, -1, -1, 1, 1);
+}
+
+/* The legend (the lines between the position line and the names) uses no
+ * symbol that is the name of a tensor the loop order moves. */
+static void test_cli_legend_symbols(void **state)
+{
+    (void)state;
+    static const char *const runs[] = {
+        "--N 64 --d 16 --M 64K --algo fa2 --frames 1",
+        "--N 64 --d 16 --M 64K --algo fa1 --frames 1",
+        "--N 64 --d 16 --M 8K --algo naive --frames 1",
+        "--N 32 --d 8 --M 4K --algo fa2 --pass bwd --frames 1",
+        "--N 32 --d 8 --M 4K --algo naive --pass bwd --frames 1",
+        "--Nq 2 --Nk 96 --d 8 --M 4K --algo fa2 --splits 3 --frames 1",
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        run_result r = run_view(runs[k]);
+        assert_int_equal(r.status, 0);
+        char lines[FL_MAX][FL_W];
+        const int n = frame_lines(r.out, NULL, lines);
+        const int ny = names_row(lines, n);
+        assert_true(ny >= 3);
+        /* The tensor names: the names row up to the first lower-case word
+         * longer than a name ("blocks", "bytes"). */
+        char names[32][8];
+        int nn = 0;
+        char row[FL_W];
+        snprintf(row, sizeof row, "%.*s", (int)strcspn(lines[ny], "|"), lines[ny]);
+        for (char *tok = strtok(row, " |"); tok && nn < 32; tok = strtok(NULL, " |")) {
+            if (strlen(tok) > 2)
+                break;
+            snprintf(names[nn++], sizeof names[0], "%s", tok);
+        }
+        assert_true(nn >= 4);
+        for (int y = 2; y < ny; y++) {
+            char leg[FL_W];
+            snprintf(leg, sizeof leg, "%.*s", (int)strcspn(lines[y], "|"), lines[y]);
+            for (char *tok = strtok(leg, " :;,"); tok; tok = strtok(NULL, " :;,"))
+                for (int q = 0; q < nn; q++)
+                    if (!strcmp(tok, names[q])) {
+                        fprintf(stderr, "%s: legend symbol '%s' names a tensor:\n%s\n",
+                                runs[k], tok, lines[y]);
+                        fail();
+                    }
+        }
+        run_free(&r);
+    }
+}
+
+/* One wording for the byte counters' header, at every width and layout. */
+static void test_cli_counter_header(void **state)
+{
+    (void)state;
+    static const char *const runs[] = {
+        "--N 64 --d 16 --M 64K --algo fa2 --frames 1",
+        "--N 64 --d 64 --M 8K --algo fa1 --frames 1",
+        "--N 64 --d 64 --M 8K --algo naive --frames 1",
+        "--N 32 --d 8 --M 4K --Br 32 --Bc 32",
+        "--Nq 2 --Nk 96 --d 8 --M 4K --algo fa2 --splits 3 --frames 1",
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        run_result r = run_view(runs[k]);
+        if (!strstr(r.out, "bytes so far / total"))
+            fprintf(stderr, "%s: no 'bytes so far / total' in\n%s\n", runs[k], r.out);
+        assert_non_null(strstr(r.out, "bytes so far / total"));
+        assert_null(strstr(r.out, "now/total"));
+        assert_null(strstr(r.out, "so far/total"));
+        run_free(&r);
+    }
+}
+
+/* The default problem: N several times d, so that S and P (N x N) do not
+ * look the size of Q (N x d). */
+static void test_cli_default_shape(void **state)
+{
+    (void)state;
+    run_result r = run_view("--frames 1");
+    assert_int_equal(r.status, 0);
+    const char *t = strstr(r.out, " N=");
+    assert_non_null(t);
+    long N = 0, d = 0;
+    assert_int_equal(sscanf(t, " N=%ld d=%ld", &N, &d), 2);
+    assert_true(N >= 4 * d);
     run_free(&r);
 }
 
@@ -387,6 +621,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cli_refused),
         cmocka_unit_test(test_cli_frames_cap),
         cmocka_unit_test(test_cli_large),
+        cmocka_unit_test(test_cli_counts_and_marks),
+        cmocka_unit_test(test_cli_block_grid),
+        cmocka_unit_test(test_cli_legend_symbols),
+        cmocka_unit_test(test_cli_counter_header),
+        cmocka_unit_test(test_cli_default_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

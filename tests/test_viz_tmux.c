@@ -60,7 +60,7 @@ static void test_step_and_quit(void **state)
 {
     (void)state;
     const char *S = "steps";
-    start(S, "", "--N 64 --M 8K --algo fa2");
+    start(S, "", "--N 64 --d 64 --M 8K --algo fa2");
     /* The key bar is the last line drawn: waiting for it too means the
      * capture holds a whole frame, not one caught mid-refresh on a busy
      * machine (CI once saw the header without the bar). */
@@ -110,7 +110,7 @@ static void test_mouse_and_resize(void **state)
 {
     (void)state;
     const char *S = "mouse";
-    start(S, "", "--N 64 --M 16K --algo fa2 --Br 16 --Bc 16");
+    start(S, "", "--N 64 --d 64 --M 16K --algo fa2 --Br 16 --Bc 16");
     char *s = wait_for(S, "step 1 of");
     /* Find the K grid: the column of "K" in the names row. */
     char *line = strstr(s, "\nQ ");
@@ -119,9 +119,16 @@ static void test_mouse_and_resize(void **state)
     for (char *p = s; p < line + 1; p++)
         y += *p == '\n';
     const int x = (int)(strchr(line + 1, 'K') - (line + 1));
+    /* The grid rows below the names: each begins with a tile's mark (' ',
+     * '*', '>', '<', '=') or an untouched tile's '.'. T_c = 4 tiles on gh
+     * rows: tile 3 begins at row 2 gh / 4. */
+    int gh = 0;
+    for (const char *r = strchr(line + 1, '\n'); r && strchr(" *><=.", r[1]);
+         r = strchr(r + 1, '\n'))
+        gh++;
+    assert_true(gh >= 4);
     free(s);
-    /* T_c = 4 tiles on the grid rows below the names: tile 3 is row 5 or 6. */
-    const int gy = y + 1 + 5;
+    const int gy = y + 1 + 2 * gh / 4;
     /* xterm X10 mouse reports, press then release: ESC [ M, then the button
      * + 32 (0 pressed, 3 released), x + 33, y + 33; sent as hex bytes. */
     char seq[96];
@@ -162,7 +169,7 @@ static void test_ctrl_c(void **state)
 {
     (void)state;
     const char *S = "ctrlc";
-    start(S, "", "--N 64 --M 8K");
+    start(S, "", "--N 64 --d 64 --M 8K");
     free(wait_for(S, "step 1 of"));
     keys(S, "Space");
     free(wait_for(S, "playing"));
@@ -176,7 +183,7 @@ static void test_sigterm(void **state)
 {
     (void)state;
     const char *S = "term";
-    start(S, "", "--N 64 --M 8K");
+    start(S, "", "--N 64 --d 64 --M 8K");
     free(wait_for(S, "step 1 of"));
     /* The pane runs sh; fasim is its child. */
     const long pid = pane_child(S);
@@ -232,7 +239,7 @@ static void fatal_signal_cases(const char *prefix, const char *cmdline, const ch
 static void test_fatal_signals(void **state)
 {
     (void)state;
-    fatal_signal_cases("fatal", "view --N 64 --M 8K", "step 1 of", 1);
+    fatal_signal_cases("fatal", "view --N 64 --d 64 --M 8K", "step 1 of", 1);
 }
 
 /* A lesson waiting for a key (raw mode) gives the tty back on the same signals. */
@@ -246,7 +253,7 @@ static void test_vt100_no_color(void **state)
 {
     (void)state;
     const char *S = "vt100";
-    start(S, "TERM=vt100 NO_COLOR=1", "--N 64 --M 8K --algo naive");
+    start(S, "TERM=vt100 NO_COLOR=1", "--N 64 --d 64 --M 8K --algo naive");
     free(wait_for(S, "step 1 of"));
     keys(S, "n");
     free(wait_for(S, "step 2 of"));
@@ -261,7 +268,7 @@ static void test_refused(void **state)
 {
     (void)state;
     const char *S = "refused";
-    start(S, "", "--N 64 --M 8K --Br 64 --Bc 64");
+    start(S, "", "--N 64 --d 64 --M 8K --Br 64 --Bc 64");
     free(wait_for(S, "PLAN REFUSED"));
     keys(S, "q");
     char *s = wait_for(S, "EXIT=2");

@@ -21,11 +21,12 @@ typedef enum {
     VIZ_ST_DIM,          /* secondary text, "not reached" */
     VIZ_ST_TITLE,        /* the top lines */
     VIZ_ST_HEAD,         /* section headers */
-    VIZ_ST_READ,         /* tile read so far ('r') */
-    VIZ_ST_WRITTEN,      /* tile written so far ('w') */
-    VIZ_ST_BOTH,         /* read and written ('x') */
-    VIZ_ST_LOAD,         /* being loaded this step ('L'), buffer loaded */
-    VIZ_ST_STORE,        /* being stored this step ('S'), buffer stored */
+    VIZ_ST_READ,         /* tile read so far ("2r") */
+    VIZ_ST_WRITTEN,      /* tile written so far ("1w") */
+    VIZ_ST_BOTH,         /* read and written ("2r1w") */
+    VIZ_ST_LOAD,         /* being loaded this step ('>'), buffer loaded */
+    VIZ_ST_STORE,        /* being stored this step ('<'), buffer stored */
+    VIZ_ST_CURRENT,      /* a tile or block in hand at this step ('*') */
     VIZ_ST_CURLINE,      /* the pseudocode line reached */
     VIZ_ST_CHANGED,      /* a statistics row whose maximum just changed */
     VIZ_ST_BAR,          /* the filled part of the SRAM bar */

@@ -194,6 +194,7 @@ static void setup_styles(void)
     g_attr[VIZ_ST_BOTH] = A_BOLD;
     g_attr[VIZ_ST_LOAD] = A_REVERSE | A_BOLD;
     g_attr[VIZ_ST_STORE] = A_REVERSE | A_BOLD;
+    g_attr[VIZ_ST_CURRENT] = A_REVERSE;
     g_attr[VIZ_ST_CURLINE] = A_REVERSE;
     g_attr[VIZ_ST_CHANGED] = A_BOLD | A_UNDERLINE;
     g_attr[VIZ_ST_OVER] = A_REVERSE | A_BOLD;
@@ -208,11 +209,13 @@ static void setup_styles(void)
     init_pair(5, COLOR_BLACK, COLOR_YELLOW);   /* storing */
     init_pair(6, COLOR_CYAN, -1);      /* headers */
     init_pair(7, COLOR_WHITE, COLOR_RED);      /* over M */
+    init_pair(8, COLOR_BLACK, COLOR_WHITE);    /* in hand now */
     g_attr[VIZ_ST_READ] = COLOR_PAIR(1);
     g_attr[VIZ_ST_WRITTEN] = COLOR_PAIR(2) | A_BOLD;
     g_attr[VIZ_ST_BOTH] = COLOR_PAIR(3) | A_BOLD;
     g_attr[VIZ_ST_LOAD] = COLOR_PAIR(4) | A_BOLD;
     g_attr[VIZ_ST_STORE] = COLOR_PAIR(5) | A_BOLD;
+    g_attr[VIZ_ST_CURRENT] = COLOR_PAIR(8) | A_BOLD;
     g_attr[VIZ_ST_HEAD] = COLOR_PAIR(6) | A_BOLD;
     g_attr[VIZ_ST_CHANGED] = COLOR_PAIR(2) | A_BOLD;
     g_attr[VIZ_ST_BAR] = COLOR_PAIR(1);
@@ -272,7 +275,9 @@ static const char *const HELP[] = {
     "mouse click  details of a tile       ?         this help",
     "q            quit",
     "",
-    "tiles: . untouched  r read  w written  x both  L loading  S storing",
+    "tiles: 2r read twice  1w written once  9+ past nine  . untouched",
+    "       > loading  < storing  * in hand at this step (reverse video)",
+    "blocks (i, j): # done  * now  . to come  - skipped (fully masked)",
     "SRAM: * moved this step  ! over M    statistics: * max changed",
     "",
     "any key closes this help",

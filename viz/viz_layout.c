@@ -153,90 +153,129 @@ static int is_wide(sim_tensor t)
     return t == SIM_S || t == SIM_P || t == SIM_dP || t == SIM_dS;
 }
 
-static int is_vector(sim_tensor t)
+/* A count as a cell shows it: "3" up to nine, "9+" past it. */
+static int fmt_times(char *buf, size_t len, uint32_t n)
 {
-    return t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D;
+    return n > 9 ? snprintf(buf, len, "9+") : snprintf(buf, len, "%u", n);
 }
 
-static void cell_glyph(unsigned bits, char *ch, viz_style *st)
+/* How often a tile moved, in a few characters: "3r" read three times, "1w"
+ * written once, "2r1w" both, "." never. The marks of the grid legend: no
+ * letter that names a tensor (r and w name none). */
+static int count_text(char *buf, size_t len, uint32_t r, uint32_t w)
 {
-    if ((bits & VIZ_TILE_LOADING) && (bits & VIZ_TILE_STORING)) {
-        *ch = '*';
-        *st = VIZ_ST_STORE;
-    } else if (bits & VIZ_TILE_LOADING) {
-        *ch = 'L';
-        *st = VIZ_ST_LOAD;
-    } else if (bits & VIZ_TILE_STORING) {
-        *ch = 'S';
-        *st = VIZ_ST_STORE;
-    } else if ((bits & VIZ_TILE_READ) && (bits & VIZ_TILE_WRITTEN)) {
-        *ch = 'x';
-        *st = VIZ_ST_BOTH;
-    } else if (bits & VIZ_TILE_WRITTEN) {
-        *ch = 'w';
-        *st = VIZ_ST_WRITTEN;
-    } else if (bits & VIZ_TILE_READ) {
-        *ch = 'r';
-        *st = VIZ_ST_READ;
-    } else {
-        *ch = '.';
-        *st = VIZ_ST_DIM;
+    char a[8] = "", b[8] = "";
+    if (r) {
+        fmt_times(a, sizeof a, r);
+        strcat(a, "r");
     }
+    if (w) {
+        fmt_times(b, sizeof b, w);
+        strcat(b, "w");
+    }
+    return snprintf(buf, len, "%s%s", r || w ? a : ".", b);
+}
+
+/* The mark of a tile this step: '>' being loaded, '<' being stored, '='
+ * both, '*' in hand (in SRAM or being worked on), ' ' none. */
+static char tile_mark(unsigned bits, viz_style *st)
+{
+    const unsigned ld = bits & VIZ_TILE_LOADING, sto = bits & VIZ_TILE_STORING;
+    *st = ld ? VIZ_ST_LOAD : sto ? VIZ_ST_STORE : VIZ_ST_CURRENT;
+    if (ld && sto)
+        return '=';
+    if (ld)
+        return '>';
+    if (sto)
+        return '<';
+    return bits & VIZ_TILE_CURRENT ? '*' : ' ';
+}
+
+/* One cell of w columns for a tile (or the tiles a cell stands for): its
+ * mark, then its counts ("*2r"); where they do not fit, the mark and the
+ * digit of its moves (reads + writes, '+' past nine); in one column, the
+ * mark if it has one, else that digit. */
+static void draw_cell(viz_canvas *c, int x, int y, int w, unsigned bits, uint32_t r,
+                      uint32_t wr)
+{
+    viz_style ms, ts = r && wr ? VIZ_ST_BOTH : wr ? VIZ_ST_WRITTEN : r ? VIZ_ST_READ
+                                                                       : VIZ_ST_DIM;
+    const char mark = tile_mark(bits, &ms);
+    if (bits & VIZ_TILE_CURRENT)
+        ts = VIZ_ST_CURRENT;
+    char txt[16];
+    const uint32_t n = r + wr;
+    const int len = count_text(txt, sizeof txt, r, wr);
+    if (w < 1 + len) {
+        txt[0] = n == 0 ? '.' : n > 9 ? '+' : (char)('0' + n);
+        txt[1] = '\0';
+    }
+    if (w == 1 && mark != ' ') {
+        viz_canvas_fill(c, x, y, 1, mark, ms);
+    } else if (w == 1) {
+        viz_canvas_text(c, x, y, 1, ts, txt);
+    } else {
+        viz_canvas_fill(c, x, y, w, ' ', ts);
+        viz_canvas_fill(c, x, y, 1, mark, mark == ' ' ? ts : ms);
+        viz_canvas_text(c, x + 1, y, w - 1, ts, txt);
+    }
+}
+
+/* The columns a tile's counts need at most in this run (mark included). */
+static int cell_need(const viz_tensor_info *ti)
+{
+    char txt[16];
+    return 1 + count_text(txt, sizeof txt, ti->max_reads, ti->max_writes);
 }
 
 enum { GAP = 2 };      /* columns between two grids (1 when space is short) */
 
-/* Cell widths of the grids within `avail` columns: wd for the (N, d)
- * tensors, ws for S and P (N, N), 1 for the vectors. S and P get widths in
- * proportion to N / d where they can; wd stays within [3, 8]. Returns the
- * total width. */
-static int grid_widths(const viz_info *in, int avail, int gap, int *wd_out, int *ws_out)
+/* The grids' widths within `avail` columns, in w[] per tensor: each cell as
+ * wide as its counts need (cell_need), or one column each (digits) when
+ * that does not fit; S and P (N x N_k) share what is left, whole cells per
+ * tile column where they can. Returns the total width. */
+static int grid_widths(const viz_info *in, int avail, int gap, int w[SIM_TENSOR_COUNT])
 {
-    int nd = 0, nw = 0, nv = 0;
-    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!in->tensor[t].present)
-            continue;
-        if (is_wide((sim_tensor)t))
-            nw++;
-        else if (is_vector((sim_tensor)t))
-            nv++;
-        else
-            nd++;
+    int nw = 0, ntens = 0, fixed = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        nw = ntens = fixed = 0;
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+            w[t] = 0;
+            if (!in->tensor[t].present)
+                continue;
+            ntens++;
+            if (is_wide((sim_tensor)t))
+                nw++;
+            else
+                fixed += w[t] = pass ? 1 : cell_need(&in->tensor[t]);
+        }
+        if (fixed + gap * (ntens - 1) + 4 * nw <= avail)
+            break;
     }
-    const int ntens = nd + nw + nv;
-    const int room = avail - gap * (ntens - 1) - nv;
-    int wd, ws = 0;
+    int total = fixed + gap * (ntens > 0 ? ntens - 1 : 0);
     if (nw) {
-        const viz_tensor_info *S = NULL;      /* the first N x N_k tensor shown */
-        for (int t = 0; t < SIM_TENSOR_COUNT && !S; t++)
-            if (in->tensor[t].present && is_wide((sim_tensor)t))
-                S = &in->tensor[t];
-        const double ratio = (double)sim_shape_Nk(&in->sh) / (double)in->sh.d;
-        wd = (int)(room / (nd + nw * ratio));
-        wd = wd < 3 ? 3 : wd > 8 ? 8 : wd;
-        ws = (room - nd * wd) / nw;
-        if (ws > (int)(wd * ratio + 0.5))
-            ws = (int)(wd * ratio + 0.5);
+        int ws = (avail - total) / nw;
         if (ws < 1)
             ws = 1;
-        if (S->grid_cols <= ws)          /* whole cells per tile column */
-            ws = (int)(S->grid_cols * (ws / S->grid_cols));
-    } else {
-        wd = room / (nd ? nd : 1);
-        wd = wd < 1 ? 1 : wd > 8 ? 8 : wd;
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+            if (in->tensor[t].present && is_wide((sim_tensor)t)) {
+                const viz_tensor_info *ti = &in->tensor[t];
+                const int need = cell_need(ti);
+                int wt = ws;
+                if (ti->grid_cols * need <= wt)          /* counts in every cell */
+                    wt = (int)(ti->grid_cols * (wt / ti->grid_cols));
+                else if (ti->grid_cols <= wt)            /* whole cells per tile */
+                    wt = (int)(ti->grid_cols * (wt / ti->grid_cols));
+                w[t] = wt;
+                total += wt;
+            }
     }
-    *wd_out = wd;
-    *ws_out = ws;
-    return nd * wd + nw * ws + nv + gap * (ntens - 1);
-}
-
-static int cell_width(sim_tensor t, int wd, int ws)
-{
-    return is_wide(t) ? ws : is_vector(t) ? 1 : wd;
+    return total;
 }
 
 /* The largest number of tiles one cell stands for, rows and columns. */
-static void grid_scale(const viz_info *in, int gh, int ws, int *sr, int *sc)
+static void grid_scale(const viz_info *in, int gh, const int w[SIM_TENSOR_COUNT], int *sr,
+                       int *sc)
 {
     *sr = *sc = 1;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
@@ -249,19 +288,20 @@ static void grid_scale(const viz_info *in, int gh, int ws, int *sr, int *sc)
             if (b - a > *sr)
                 *sr = (int)(b - a);
         }
-        if (is_wide((sim_tensor)t) && ws > 0)
-            for (int q = 0; q < ws; q++) {
+        if (is_wide((sim_tensor)t) && w[t] > 0)
+            for (int q = 0; q < w[t]; q++) {
                 int64_t a, b;
-                viz_axis_cell(ti->cols, ti->tile_cols, ws, q, &a, &b);
+                viz_axis_cell(ti->cols, ti->tile_cols, w[t], q, &a, &b);
                 if (b - a > *sc)
                     *sc = (int)(b - a);
             }
     }
 }
 
-/* Draws the grids: names in row y0, then gh rows of cells. */
-static void draw_grids(const viz_model *m, viz_canvas *c, int y0, int gh, int wd, int ws,
-                       int gap, viz_layout *out)
+/* Draws the grids: names in row y0, then gh rows of cells. A run of
+ * columns standing for the same tiles is one cell. Returns the width. */
+static int draw_grids(const viz_model *m, viz_canvas *c, int y0, int gh,
+                      const int w[SIM_TENSOR_COUNT], int gap, viz_layout *out)
 {
     const viz_info *in = viz_model_info(m);
     int x = 0;
@@ -269,19 +309,23 @@ static void draw_grids(const viz_model *m, viz_canvas *c, int y0, int gh, int wd
         const viz_tensor_info *ti = &in->tensor[t];
         if (!ti->present)
             continue;
-        const int w = cell_width((sim_tensor)t, wd, ws);
-        viz_canvas_text(c, x, y0, w + 1, VIZ_ST_HEAD, ti->name);
+        viz_canvas_text(c, x, y0, w[t] + 1, VIZ_ST_HEAD, ti->name);
         for (int r = 0; r < gh; r++) {
             int64_t tr0, tr1;
             viz_axis_cell(ti->rows, ti->tile_rows, gh, r, &tr0, &tr1);
-            for (int q = 0; q < w; q++) {
-                int64_t tc0, tc1;
-                viz_axis_cell(ti->cols, ti->tile_cols, w, q, &tc0, &tc1);
-                unsigned bits = viz_tile_range_mark(m, (sim_tensor)t, tr0, tr1, tc0, tc1);
-                char ch;
-                viz_style st;
-                cell_glyph(bits, &ch, &st);
-                viz_canvas_fill(c, x + q, y0 + 1 + r, 1, ch, st);
+            for (int q = 0; q < w[t];) {
+                int64_t tc0, tc1, a, b;
+                viz_axis_cell(ti->cols, ti->tile_cols, w[t], q, &tc0, &tc1);
+                int n = 1;
+                while (q + n < w[t] &&
+                       (viz_axis_cell(ti->cols, ti->tile_cols, w[t], q + n, &a, &b),
+                        a == tc0 && b == tc1))
+                    n++;
+                const unsigned bits = viz_tile_range_mark(m, (sim_tensor)t, tr0, tr1, tc0, tc1);
+                uint32_t nr, nw;
+                viz_tile_range_counts(m, (sim_tensor)t, tr0, tr1, tc0, tc1, &nr, &nw);
+                draw_cell(c, x + q, y0 + 1 + r, n, bits, nr, nw);
+                q += n;
             }
         }
         if (out) {
@@ -289,24 +333,63 @@ static void draw_grids(const viz_model *m, viz_canvas *c, int y0, int gh, int wd
             g->present = 1;
             g->x = x;
             g->y = y0 + 1;
-            g->w = w;
+            g->w = w[t];
             g->h = gh;
             g->tensor = (sim_tensor)t;
         }
-        x += w + gap;
+        x += w[t] + gap;
+    }
+    return x - gap;
+}
+
+/* The block grid: row i for Q_i, column j for K_j, V_j, one character per
+ * block or per bh x bw blocks: '#' done, '*' now, '.' to come, '-' skipped
+ * (fully masked); a character standing for done and coming blocks ':'. */
+static const char BLOCKS_HEAD[] = "blocks";
+enum { BLOCKS_W = sizeof BLOCKS_HEAD - 1 };
+
+static void draw_blocks(const viz_model *m, viz_canvas *c, int x0, int y0, int bh, int bw)
+{
+    const sim_plan *p = &viz_model_info(m)->plan;
+    viz_canvas_text(c, x0, y0, BLOCKS_W, VIZ_ST_HEAD, BLOCKS_HEAD);
+    for (int r = 0; r < bh; r++) {
+        int64_t i0, i1;
+        viz_axis_cell(p->Tr, 1, bh, r, &i0, &i1);
+        for (int q = 0; q < bw; q++) {
+            int64_t j0, j1;
+            viz_axis_cell(p->Tc, 1, bw, q, &j0, &j1);
+            const unsigned b = viz_block_range(m, i0, i1, j0, j1);
+            char ch = '.';
+            viz_style st = VIZ_ST_DIM;
+            if (b & VIZ_BLOCK_NOW) {
+                ch = '*';
+                st = VIZ_ST_CURRENT;
+            } else if ((b & VIZ_BLOCK_DONE) && (b & VIZ_BLOCK_TODO)) {
+                ch = ':';
+                st = VIZ_ST_READ;
+            } else if (b & VIZ_BLOCK_DONE) {
+                ch = '#';
+                st = VIZ_ST_READ;
+            } else if (!(b & VIZ_BLOCK_TODO)) {
+                ch = '-';
+            }
+            viz_canvas_fill(c, x0 + q, y0 + 1 + r, 1, ch, st);
+        }
     }
 }
 
-/* The byte counters as items "Q r 2,048/8,192 B": bytes so far / the closed
- * form's total. split: a tensor both read and written gives two items, and
- * the unit is left to a header ("bytes: so far/total").
+/* The byte counters as items "Q r 2,048/8,192": bytes so far / the closed
+ * form's total, under the one header COUNTER_HEAD. split: a tensor both
+ * read and written gives two items.
  * Numbers are exact when the item, with the totals in both places, fits maxw,
  * else shortened ("1.50 MiB"); deciding on the totals keeps the layout the
  * same at every step. */
 enum { MAX_ITEMS = 2 * SIM_TENSOR_COUNT };
 
+static const char COUNTER_HEAD[] = "bytes so far / total";
+
 static int format_items(const char *name, const uint64_t v[4], int split, int compact,
-                        int unit, char items[][192])
+                        char items[][192])
 {
     char f[4][32];
     for (int q = 0; q < 4; q++) {
@@ -315,16 +398,15 @@ static int format_items(const char *name, const uint64_t v[4], int split, int co
         else
             fmt_count(f[q], sizeof f[q], v[q]);
     }
-    const char *u = compact || !unit ? "" : " B";
     const int rd = v[1] > 0, wr = v[3] > 0 || !rd;
     int k = 0;
     if (rd && wr && !split) {
-        snprintf(items[k++], 192, "%-2.2s r %s/%s w %s/%s%s", name, f[0], f[1], f[2], f[3], u);
+        snprintf(items[k++], 192, "%-2.2s r %s/%s w %s/%s", name, f[0], f[1], f[2], f[3]);
     } else {
         if (rd)
-            snprintf(items[k++], 192, "%-2.2s r %s/%s%s", name, f[0], f[1], u);
+            snprintf(items[k++], 192, "%-2.2s r %s/%s", name, f[0], f[1]);
         if (wr)
-            snprintf(items[k++], 192, "%-2.2s w %s/%s%s", rd ? "" : name, f[2], f[3], u);
+            snprintf(items[k++], 192, "%-2.2s w %s/%s", rd ? "" : name, f[2], f[3]);
     }
     return k;
 }
@@ -343,11 +425,11 @@ static int counter_items(const viz_model *m, int split, int maxw, char items[][1
                                   viz_bytes_written(m, (sim_tensor)t), fw };
         char probe[2][192];
         int compact = 0;
-        int k = format_items(in->tensor[t].name, fin, split, 0, !split, probe);
+        int k = format_items(in->tensor[t].name, fin, split, 0, probe);
         for (int q = 0; q < k; q++)
             if ((int)strlen(probe[q]) > maxw)
                 compact = 1;
-        n += format_items(in->tensor[t].name, now, split, compact, !split, items + n);
+        n += format_items(in->tensor[t].name, now, split, compact, items + n);
     }
     return n;
 }
@@ -364,11 +446,11 @@ static int counter_width(const viz_model *m, int split, int maxw)
         const uint64_t fw = viz_final_bytes_written(m, (sim_tensor)t);
         const uint64_t fin[4] = { fr, fr, fw, fw };
         char probe[2][192];
-        int k = format_items(in->tensor[t].name, fin, split, 0, !split, probe), over = 0;
+        int k = format_items(in->tensor[t].name, fin, split, 0, probe), over = 0;
         for (int q = 0; q < k; q++)
             over |= (int)strlen(probe[q]) > maxw;
         if (over)
-            k = format_items(in->tensor[t].name, fin, split, 1, !split, probe);
+            k = format_items(in->tensor[t].name, fin, split, 1, probe);
         for (int q = 0; q < k; q++)
             if ((int)strlen(probe[q]) > w)
                 w = (int)strlen(probe[q]);
@@ -658,135 +740,171 @@ static void draw_moved(const viz_model *m, viz_canvas *c, int y, int w)
 
 /* ---- the whole frame ------------------------------------------------------ */
 
-/* The HBM column's arrangement: the counters beside the grids when the
- * grids are narrow (FA1, FA2: T_r x 1 and T_c x 1 tiles), else below them
- * (naive: S and P are N x N). */
+/* The HBM column's arrangement: the tile grids, the block grid beside them
+ * (FA1, FA2), and the counters beside both when there is room (wide
+ * windows), else packed below them after their header. */
 typedef struct {
-    char items[MAX_ITEMS][192];
+    char items[MAX_ITEMS + 1][192];
     int nitems;
-    int wd, ws;                /* grid widths (grid_widths) */
+    int w[SIM_TENSOR_COUNT];   /* grid widths (grid_widths) */
+    int bw;                    /* the block grid's columns (0: none) */
     int side;                  /* 1: counters beside the grids */
     int cw;                    /* their width when beside */
     int gap;
     int counter_lines;
 } hbm_cols;
 
+/* The block grid's columns beside tile grids of width gw in lw columns (a
+ * space kept before what follows): one per block up to T_c, at least 4 (or
+ * T_c), else none. */
+static int block_cols(const viz_info *in, int lw, int gw)
+{
+    if (!in->blocks)
+        return 0;
+    int bw = lw - gw - GAP - 1;
+    if (bw > in->plan.Tc)
+        bw = (int)in->plan.Tc;
+    return bw >= 4 || (bw > 0 && bw == in->plan.Tc) ? bw : 0;
+}
+
 static void arrange_hbm(const viz_model *m, int lw, hbm_cols *hc)
 {
     const viz_info *in = viz_model_info(m);
-    char (*items)[192] = hc->items;
-    int wd, ws, side = 0, nitems, cw = 0;
-    /* Counters beside the grids get what the narrowest grids (3 columns,
-     * gaps of 1) leave; longer numbers are shortened ("11.0 MiB"). */
-    int nd = 0, nv = 0, nt = 0;
-    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
-        if (in->tensor[t].present) {
-            nt++;
-            nd += !is_vector((sim_tensor)t);
-            nv += is_vector((sim_tensor)t);
-        }
-    const int side_budget = lw - (3 * nd + nv + nt - 1) - GAP;
-    cw = counter_width(m, 1, side_budget);
-    nitems = counter_items(m, 1, side_budget, items);
-    int gap = GAP, any_wide = 0;
-    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
-        any_wide |= in->tensor[t].present && is_wide((sim_tensor)t);
-    if (!any_wide) {
-        int gw = grid_widths(in, lw - cw - GAP, gap, &wd, &ws);
-        side = wd >= 3 && gw + GAP + cw <= lw;
-        if (!side) {
-            gap = 1;
-            gw = grid_widths(in, lw - cw - GAP, gap, &wd, &ws);
-            side = wd >= 3 && gw + GAP + cw <= lw;
-        }
-        if (side && gw + GAP + cw < lw) {
-            /* Give spare columns to the counters, which may then be exact. */
-            cw = lw - gw - GAP;
-            nitems = counter_items(m, 1, cw, items);
-        }
+    /* The block grid wants at least 4 columns (or T_c) beside the tiles. */
+    const int bmin = in->blocks ? GAP + (int)(in->plan.Tc < 4 ? in->plan.Tc : 4) + 1 : 0;
+    int gap = GAP;
+    int gw = grid_widths(in, lw - bmin, gap, hc->w);
+    if (gw > lw - bmin) {
+        gap = 1;
+        gw = grid_widths(in, lw - bmin, gap, hc->w);
     }
-    int counter_lines;
+    /* Counters beside: when the grids, the whole block grid and the widest
+     * exact counter item fit. */
+    const int bfull = in->blocks ? GAP + (int)(in->plan.Tc > BLOCKS_W ? in->plan.Tc : BLOCKS_W) + 1
+                                 : 0;
+    int cw = counter_width(m, 1, lw);
+    if (cw < (int)strlen(COUNTER_HEAD))
+        cw = (int)strlen(COUNTER_HEAD);
+    const int side = gw + bfull + GAP + cw <= lw;
     if (side) {
-        counter_lines = nitems;
+        hc->bw = block_cols(in, lw - cw - GAP, gw);
+        /* The block grid's column is at least as wide as its heading. */
+        const int bcol = hc->bw ? GAP + (hc->bw > BLOCKS_W ? hc->bw : BLOCKS_W) : 0;
+        cw = lw - (gw + bcol) - GAP;
+        hc->nitems = counter_items(m, 1, cw, hc->items);
+        hc->counter_lines = 1 + hc->nitems;
     } else {
-        gap = GAP;
-        grid_widths(in, lw, gap, &wd, &ws);
-        nitems = counter_items(m, 0, lw, items);
-        /* Pack the items into lines of lw columns. */
-        counter_lines = 0;
-        for (int k = 0, x = 0; k < nitems; k++) {
-            int len = (int)strlen(items[k]);
+        hc->bw = block_cols(in, lw, gw);
+        /* Packed into lines of lw columns after their header. */
+        snprintf(hc->items[0], sizeof hc->items[0], "%s:", COUNTER_HEAD);
+        hc->nitems = 1 + counter_items(m, 0, lw, hc->items + 1);
+        hc->counter_lines = 0;
+        for (int k = 0, x = 0; k < hc->nitems; k++) {
+            const int len = (int)strlen(hc->items[k]);
             if (k == 0 || x + GAP + len > lw) {
-                counter_lines++;
+                hc->counter_lines++;
                 x = len;
             } else {
                 x += GAP + len;
             }
         }
     }
-    hc->nitems = nitems;
-    hc->wd = wd;
-    hc->ws = ws;
     hc->side = side;
     hc->cw = cw;
     hc->gap = gap;
-    hc->counter_lines = counter_lines;
 }
 
-/* The HBM column: the grids in gh rows, a row saying how many tiles a cell
- * stands for when it is more than one, and the counters. */
+/* The two legend lines of the HBM column: what a cell's counts and marks
+ * mean. No mark is the letter of a tensor (the loop orders move Q, K, V, O,
+ * S, P, m, l, L, O~ and the backward's dO, dQ, dK, dV, D, dP, dS). */
+static void draw_legend(const viz_model *m, viz_canvas *c, int y, int lw, const hbm_cols *hc)
+{
+    const viz_info *in = viz_model_info(m);
+    int digits = 0, counts = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        const viz_tensor_info *ti = &in->tensor[t];
+        if (!ti->present)
+            continue;
+        const int64_t per_tile = is_wide((sim_tensor)t) ? hc->w[t] / ti->grid_cols : hc->w[t];
+        if (per_tile < cell_need(ti))
+            digits = 1;
+        else
+            counts = 1;
+    }
+    viz_canvas_text(c, 0, y, lw, VIZ_ST_HEAD,
+                    !digits  ? "HBM  2r1w: read twice, written once"
+                    : counts ? "HBM  2r1w read twice, written once; 3 in all"
+                             : "HBM  3: tile read or written 3 times");
+    viz_canvas_text(c, 0, y + 1, lw, VIZ_ST_DIM,
+                    hc->bw ? "> load  < store  * now  # done  - skipped"
+                           : "> load  < store  * in hand now");
+}
+
+/* The HBM column: the legend, the grids in gh rows, a row saying how many
+ * tiles (blocks) a cell stands for when it is more than one, and the
+ * counters. */
 static void draw_hbm(const viz_model *m, viz_canvas *c, int body0, int top, int lw,
                      const hbm_cols *hc, viz_layout *out)
 {
     const viz_info *in = viz_model_info(m);
-    const int side = hc->side, counter_lines = hc->counter_lines, nitems = hc->nitems;
+    const int side = hc->side, nitems = hc->nitems;
     const int cw = hc->cw;
-    int gh = top - 2 - (side ? 0 : counter_lines);
+    int gh = top - 3 - (side ? 0 : hc->counter_lines);
     int maxg = 1;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         if (in->tensor[t].present && in->tensor[t].grid_rows > maxg)
             maxg = (int)(in->tensor[t].grid_rows < 1000 ? in->tensor[t].grid_rows : 1000);
+    if (hc->bw && in->plan.Tr > maxg)
+        maxg = (int)(in->plan.Tr < 1000 ? in->plan.Tr : 1000);
     if (gh > 4 * maxg)
         gh = 4 * maxg;
     int sr, sc;
-    grid_scale(in, gh < 1 ? 1 : gh, hc->ws, &sr, &sc);
-    const int note = sr > 1 || sc > 1;
+    grid_scale(in, gh < 1 ? 1 : gh, hc->w, &sr, &sc);
+    const int note = sr > 1 || sc > 1 || (hc->bw && (in->plan.Tr > gh || in->plan.Tc > hc->bw));
     if (note)
         gh--;
-    const int lo = side ? counter_lines - note : 1;
+    const int lo = side ? hc->counter_lines - note : 1;
     if (gh < 1)
         gh = 1;
     gh = pick_grid_height(in, gh, lo);
-    grid_scale(in, gh, hc->ws, &sr, &sc);
-    viz_canvas_text(c, 0, body0, lw, VIZ_ST_HEAD, "HBM  r read w written x both L load S store");
-    draw_grids(m, c, body0 + 1, gh, hc->wd, hc->ws, hc->gap, out);
-    int y = body0 + 2 + gh;
-    if (sr > 1 || sc > 1) {
-        /* Beside the last counter line, if one reaches this row. */
-        const int nw = side && nitems > gh ? lw - cw - GAP : lw;
+    grid_scale(in, gh, hc->w, &sr, &sc);
+    draw_legend(m, c, body0, lw, hc);
+    const int gx = draw_grids(m, c, body0 + 2, gh, hc->w, hc->gap, out);
+    const int bh = hc->bw ? (int)(in->plan.Tr < gh ? in->plan.Tr : gh) : 0;
+    if (hc->bw)
+        draw_blocks(m, c, gx + GAP, body0 + 2, bh, hc->bw);
+    int y = body0 + 3 + gh;
+    if (note) {
+        char buf[160] = "";
+        int n = 0;
         if (sc > 1)
-            viz_canvas_printf(c, 0, y, nw, VIZ_ST_DIM, "cell <= %dx%d tiles", sr, sc);
-        else
-            viz_canvas_printf(c, 0, y, nw, VIZ_ST_DIM, "cell <= %d tiles", sr);
+            n = snprintf(buf, sizeof buf, "cell <= %dx%d tiles", sr, sc);
+        else if (sr > 1)
+            n = snprintf(buf, sizeof buf, "cell <= %d tiles", sr);
+        if (bh && (in->plan.Tr > bh || in->plan.Tc > hc->bw))
+            snprintf(buf + n, sizeof buf - (size_t)n, "%sblock char <= %lldx%lld",
+                     n ? ", " : "", (long long)((in->plan.Tr + bh - 1) / bh),
+                     (long long)((in->plan.Tc + hc->bw - 1) / hc->bw));
+        /* Beside the last counter line, if one reaches this row. */
+        const int nw = side && hc->counter_lines > gh + 1 ? lw - cw - GAP : lw;
+        viz_canvas_text(c, 0, y, nw, VIZ_ST_DIM, buf);
         y++;
     }
     if (side) {
         const int cx = lw - cw;
-        viz_canvas_text(c, cx, body0 + 1, cw, VIZ_ST_DIM,
-                        cw >= 19 ? "bytes: so far/total" : cw >= 16 ? "bytes: now/total"
-                                                          : "now/total B");
+        viz_canvas_text(c, cx, body0 + 2, cw, VIZ_ST_DIM, COUNTER_HEAD);
         for (int k = 0; k < nitems; k++)
-            viz_canvas_text(c, cx, body0 + 2 + k, cw, VIZ_ST_NORMAL, hc->items[k]);
+            viz_canvas_text(c, cx, body0 + 3 + k, cw, VIZ_ST_NORMAL, hc->items[k]);
     } else {
         for (int k = 0, x = 0; k < nitems; k++) {
-            int len = (int)strlen(hc->items[k]);
+            const int len = (int)strlen(hc->items[k]);
             if (k > 0 && x + GAP + len > lw) {
                 y++;
                 x = 0;
             } else if (k > 0) {
                 x += GAP;
             }
-            viz_canvas_text(c, x, y, lw - x, VIZ_ST_NORMAL, hc->items[k]);
+            viz_canvas_text(c, x, y, lw - x, k ? VIZ_ST_NORMAL : VIZ_ST_DIM, hc->items[k]);
             x += len;
         }
     }
@@ -857,9 +975,12 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
     hbm_cols hc;
     arrange_hbm(m, lw, &hc);
     const int buf_lines = draw_buffers(m, c, x1, 0, rw, 0, 0);
-    /* The least the top part needs: grids of 4 rows; 5 lines of code. */
-    int top_min = hc.side ? 2 + (hc.counter_lines > 4 ? hc.counter_lines : 4)
-                          : 2 + 4 + hc.counter_lines;
+    /* The least the top part needs: the legend, the names and grids of 4
+     * rows beside the counters, 6 above them (the statistics give up rows
+     * first: the grids and the block grid are the picture); 5 lines of
+     * code. */
+    int top_min = hc.side ? 3 + (hc.counter_lines > 4 ? hc.counter_lines : 4)
+                          : 3 + 6 + hc.counter_lines;
     if (1 + 5 + 2 + buf_lines > top_min)
         top_min = 1 + 5 + 2 + buf_lines;
     const int top = body_top(m, nbody, top_min);

@@ -18,7 +18,12 @@
  *     may have changed and kept only when they did;
  *   - first_read[] / first_write[] per tensor tile: the first step that read
  *     or wrote it. Marks are monotone, so "read by step k" is one compare and
- *     needs no replay.
+ *     needs no replay;
+ *   - nread[] / nwrite[] per tensor tile: how many times it moved, kept for
+ *     the current step (a seek forwards counts the new events, backwards
+ *     counts again from the start: at most the whole log, milliseconds);
+ *   - block_first[] per block (i, j): the first step at it, for the block
+ *     grid (done, now, to come, skipped).
  *
  * The SRAM buffers' contents are read through the data pointers of their
  * ALLOC events: they stay valid until the FREE event of the same buffer
@@ -115,6 +120,19 @@ struct viz_model {
     int nbufs;
     uint32_t *first_read[SIM_TENSOR_COUNT];
     uint32_t *first_write[SIM_TENSOR_COUNT];
+    /* Per tile, the reads and writes of events ev[0 .. counted): brought up
+     * to the current step by viz_model_seek (forwards: the new events only;
+     * backwards: recounted from the start). */
+    uint32_t *nread[SIM_TENSOR_COUNT];
+    uint32_t *nwrite[SIM_TENSOR_COUNT];
+    size_t counted;
+    /* T_r x T_c, row-major: the first step at block (i, j), NONE32 when the
+     * run never reaches it (a masked block); NULL when the run has no block
+     * grid (viz_info.blocks). */
+    uint32_t *block_first;
+    /* Per pseudocode line, the tensors (bit t) its steps move: naive's
+     * phases each work on their own tensors. */
+    uint32_t line_tensors[256];
 
     viz_transfer *xfer;        /* the current step's transfers */
     size_t xfer_cap;
@@ -126,9 +144,9 @@ void viz_config_default(viz_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->algo = SIM_FA2;
-    cfg->sh.N = 64;
-    cfg->sh.d = 64;
-    cfg->sh.M = 8 * 1024;
+    cfg->sh.N = VIZ_DEFAULT_N;
+    cfg->sh.d = VIZ_DEFAULT_D;
+    cfg->sh.M = VIZ_DEFAULT_M;
     cfg->sh.dtype = SIM_FP16;
     cfg->plan_kind = SIM_PLAN_AUTO;
     cfg->seed = 1;
@@ -305,6 +323,21 @@ static void tile_span(const viz_tensor_info *ti, int64_t r0, int64_t c0, int64_t
         *tc1 = ti->grid_cols;
 }
 
+/* Count a load or store in the per-tile reads or writes of every tile it
+ * overlaps. */
+static void tally(viz_model *m, const rec_ev *x)
+{
+    const viz_tensor_info *ti = &m->info.tensor[x->tensor];
+    uint32_t *n = x->kind == SIM_EV_LOAD ? m->nread[x->tensor] : m->nwrite[x->tensor];
+    if (!n)
+        return;
+    int64_t tr0, tr1, tc0, tc1;
+    tile_span(ti, x->r0, x->c0, x->rows, x->cols, &tr0, &tr1, &tc0, &tc1);
+    for (int64_t a = tr0; a < tr1; a++)
+        for (int64_t c = tc0; c < tc1; c++)
+            n[a * ti->grid_cols + c]++;
+}
+
 /* An ALLOC or FREE: the start of a run of them remembers the state before. */
 static void begin_mem_run(recorder *r)
 {
@@ -359,6 +392,12 @@ static void record_line(recorder *r, const sim_event *e)
     s.split = (int32_t)e->split;
     s.line = (uint8_t)e->line;
     s.snap_before = s.snap_after = NONE32;
+    const sim_plan *p = &m->info.plan;
+    if (m->block_first && e->i >= 0 && e->j >= 0 && e->i < p->Tr && e->j < p->Tc) {
+        uint32_t *f = &m->block_first[e->i * p->Tc + e->j];
+        if (*f == NONE32)
+            *f = (uint32_t)r->steps.n;
+    }
     rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
     if ((line_view(&m->info, e->line) & SIM_VIEW_SOFTMAX) &&
         m->info.plan.softmax_passes == 3) {
@@ -501,6 +540,9 @@ static int record_transfer(recorder *r, const sim_event *e, rec_ev *x)
                     *f = (uint32_t)step;
             }
     }
+    tally(m, x);
+    if (r->steps.n)
+        m->line_tensors[((const rec_step *)r->steps.p)[step].line] |= 1u << e->tensor;
     if (++r->cur_xfer > r->max_xfer)
         r->max_xfer = r->cur_xfer;
     return 0;
@@ -642,7 +684,10 @@ static void free_parts(viz_model *m)
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         free(m->first_read[t]);
         free(m->first_write[t]);
+        free(m->nread[t]);
+        free(m->nwrite[t]);
     }
+    free(m->block_first);
 }
 
 void viz_model_free(viz_model *m)
@@ -786,6 +831,16 @@ static int choose_mode(viz_model *m, const viz_config *cfg, char *err, size_t er
     return VIZ_OK;
 }
 
+/* The block grid is drawn for the loop orders whose steps name a block
+ * (i, j) of Q_i against K_j, V_j: FA1 and FA2, forward and backward, not
+ * split. Naive's S and P grids are that grid already; split-KV's blocks are
+ * per split. */
+static int has_blocks(const viz_info *info)
+{
+    return info->algo != SIM_NAIVE && sim_run_S(&info->run) == 1 && info->plan.Tr > 0 &&
+           info->plan.Tc > 0;
+}
+
 /* 3. The size of the recording, bounded before anything runs. Upper
  * bounds: at most 5 lines per tile step (FA1) plus the outer lines; the
  * transfers are the closed form's; a snapshot at most twice per tile step
@@ -809,7 +864,7 @@ static int check_log_size(const viz_model *m, uint64_t *cells_out, char *err, si
     uint64_t lines = sat_add(sat_mul(5, info->tile_steps), sat_add(sat_mul(4, T_rc), 8));
     uint64_t events = sat_add(ops, 6 * SIM_MAX_BUFFERS);
     uint64_t snaps = compute ? sat_add(sat_mul(2, info->tile_steps), sat_mul(3, T_rc)) : 0;
-    uint64_t cells = 0;
+    uint64_t cells = has_blocks(info) ? sat_mul((uint64_t)p->Tr, (uint64_t)p->Tc) / 4 : 0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         if (info->tensor[t].present)
             cells = sat_add(cells, sat_mul((uint64_t)info->tensor[t].grid_rows,
@@ -818,7 +873,7 @@ static int check_log_size(const viz_model *m, uint64_t *cells_out, char *err, si
                                    sat_mul(events, sizeof(rec_ev))),
                            sat_add(sat_mul(snaps, sizeof(rec_snap) + 4 *
                                            (2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS)),
-                                   sat_mul(cells, 8)));
+                                   sat_mul(cells, 16)));
     est = sat_add(est, sat_mul(lines / VIZ_CHECKPOINT_STEPS + 1, sizeof(rec_cp)));
     const uint64_t max_log = cfg->max_log_bytes ? cfg->max_log_bytes : VIZ_DEFAULT_MAX_LOG;
     if (est > max_log || lines > UINT32_MAX || events > UINT32_MAX) {
@@ -838,11 +893,13 @@ static int check_log_size(const viz_model *m, uint64_t *cells_out, char *err, si
     return VIZ_OK;
 }
 
-/* The per-tile first read and write steps, none yet. Returns VIZ_OK or
+
+/* The per-tile first read and write steps, none yet; the per-tile counts,
+ * zero; the first step of each block, none yet. Returns VIZ_OK or
  * VIZ_EFAIL. */
 static int alloc_marks(viz_model *m)
 {
-    const viz_info *info = &m->info;
+    viz_info *info = &m->info;
     int rc = VIZ_OK;
     for (int t = 0; t < SIM_TENSOR_COUNT && rc == VIZ_OK; t++) {
         const viz_tensor_info *ti = &info->tensor[t];
@@ -851,14 +908,47 @@ static int alloc_marks(viz_model *m)
         size_t n = (size_t)(ti->grid_rows * ti->grid_cols);
         m->first_read[t] = malloc(n * sizeof(uint32_t));
         m->first_write[t] = malloc(n * sizeof(uint32_t));
-        if (!m->first_read[t] || !m->first_write[t])
+        m->nread[t] = calloc(n, sizeof(uint32_t));
+        m->nwrite[t] = calloc(n, sizeof(uint32_t));
+        if (!m->first_read[t] || !m->first_write[t] || !m->nread[t] || !m->nwrite[t])
             rc = VIZ_EFAIL;
         else {
             memset(m->first_read[t], 0xff, n * sizeof(uint32_t));
             memset(m->first_write[t], 0xff, n * sizeof(uint32_t));
         }
     }
+    if (rc == VIZ_OK && has_blocks(info)) {
+        const size_t n = (size_t)(info->plan.Tr * info->plan.Tc);
+        m->block_first = malloc(n * sizeof(uint32_t));
+        if (!m->block_first)
+            rc = VIZ_EFAIL;
+        else
+            memset(m->block_first, 0xff, n * sizeof(uint32_t));
+        info->blocks = m->block_first != NULL;
+    }
     return rc;
+}
+
+/* After the recording the per-tile counts are the run's totals: keep each
+ * tensor's largest (a renderer sizes its cells on them), then start the
+ * counting over for viz_model_seek. */
+static void keep_count_maxima(viz_model *m)
+{
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        viz_tensor_info *ti = &m->info.tensor[t];
+        if (!m->nread[t])
+            continue;
+        const size_t n = (size_t)(ti->grid_rows * ti->grid_cols);
+        for (size_t k = 0; k < n; k++) {
+            if (m->nread[t][k] > ti->max_reads)
+                ti->max_reads = m->nread[t][k];
+            if (m->nwrite[t][k] > ti->max_writes)
+                ti->max_writes = m->nwrite[t][k];
+        }
+        memset(m->nread[t], 0, n * sizeof(uint32_t));
+        memset(m->nwrite[t], 0, n * sizeof(uint32_t));
+    }
+    m->counted = 0;
 }
 
 /* The inputs of a compute-mode run: the caller's Q, K, V or the seeded
@@ -1009,6 +1099,7 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
         viz_model_free(m);
         return VIZ_EFAIL;
     }
+    keep_count_maxima(m);
     rec_step *last = &m->steps[m->nsteps - 1];
     last->snap_after = r.snap_in_step != NONE32 ? r.snap_in_step : last->snap_before;
     info->nsteps = m->nsteps;
@@ -1021,7 +1112,7 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
     }
     info->log_bytes = r.steps.cap * sizeof(rec_step) + r.ev.cap * sizeof(rec_ev) +
                       r.cps.cap * sizeof(rec_cp) + r.snaps.cap * sizeof(rec_snap) +
-                      r.pool.cap * sizeof(float) + cells * 8 +
+                      r.pool.cap * sizeof(float) + cells * 16 +
                       m->xfer_cap * sizeof *m->xfer;
     viz_model_seek(m, 0);
     *out = m;
@@ -1167,6 +1258,20 @@ int viz_model_seek(viz_model *m, uint64_t k)
             break;
         }
     }
+    /* The per-tile counts through this step's last event. */
+    if (m->counted > to) {
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+            if (m->nread[t]) {
+                const size_t n = (size_t)(m->info.tensor[t].grid_rows *
+                                          m->info.tensor[t].grid_cols);
+                memset(m->nread[t], 0, n * sizeof(uint32_t));
+                memset(m->nwrite[t], 0, n * sizeof(uint32_t));
+            }
+        m->counted = 0;
+    }
+    for (; m->counted < to; m->counted++)
+        if (m->ev[m->counted].kind == SIM_EV_LOAD || m->ev[m->counted].kind == SIM_EV_STORE)
+            tally(m, &m->ev[m->counted]);
     const rec_step *s = &m->steps[k];
     st->step = k;
     st->line = s->line;
@@ -1249,6 +1354,40 @@ static int in_grid(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
     return tr >= 0 && tc >= 0 && tr < ti->grid_rows && tc < ti->grid_cols;
 }
 
+int viz_tile_current(const viz_model *m, sim_tensor t, int64_t *tr, int64_t *tc)
+{
+    if ((int)t < 0 || t >= SIM_TENSOR_COUNT || !m->info.tensor[t].present || m->nsteps == 0)
+        return 0;
+    const viz_state *st = &m->st;
+    const viz_tensor_info *ti = &m->info.tensor[t];
+    const unsigned v = line_view(&m->info, st->line);
+    if ((v & SIM_VIEW_SOFTMAX) && m->info.plan.softmax_passes == 1)
+        return 0;
+    /* Naive's phases (S = Q K^T; the softmax; O = P V, and the backward's
+     * five) name their blocks i, j too, but each holds only the tensors its
+     * line moves. */
+    if (m->info.algo == SIM_NAIVE && !(m->line_tensors[st->line] & (1u << t)))
+        return 0;
+    int64_t a = -1, c = 0;
+    switch (t) {
+    case SIM_K: case SIM_V: case SIM_dK: case SIM_dV:
+        a = st->j;
+        break;
+    case SIM_S: case SIM_P: case SIM_dP: case SIM_dS:
+        a = st->j >= 0 ? st->i : -1;
+        c = st->j;
+        break;
+    default:               /* Q, O, dO, dQ, m, l, L, D; the partials O~ */
+        a = ti->rows == m->info.sh.N ? st->i : -1;
+        break;
+    }
+    if (a < 0 || a >= ti->grid_rows || c < 0 || c >= ti->grid_cols)
+        return 0;
+    *tr = a;
+    *tc = c;
+    return 1;
+}
+
 unsigned viz_tile_mark(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
 {
     if (!in_grid(m, t, tr, tc) || m->nsteps == 0)
@@ -1265,6 +1404,9 @@ unsigned viz_tile_mark(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
         if (v->tensor == t && tr >= v->tr0 && tr < v->tr1 && tc >= v->tc0 && tc < v->tc1)
             bits |= v->kind == SIM_EV_LOAD ? VIZ_TILE_LOADING : VIZ_TILE_STORING;
     }
+    int64_t ca, cc;
+    if (viz_tile_current(m, t, &ca, &cc) && ca == tr && cc == tc)
+        bits |= VIZ_TILE_CURRENT;
     return bits;
 }
 
@@ -1294,6 +1436,56 @@ unsigned viz_tile_range_mark(const viz_model *m, sim_tensor t, int64_t tr0, int6
         if (v->tensor == t && v->tr0 < tr1 && tr0 < v->tr1 && v->tc0 < tc1 && tc0 < v->tc1)
             bits |= v->kind == SIM_EV_LOAD ? VIZ_TILE_LOADING : VIZ_TILE_STORING;
     }
+    int64_t ca, cc;
+    if (viz_tile_current(m, t, &ca, &cc) && ca >= tr0 && ca < tr1 && cc >= tc0 && cc < tc1)
+        bits |= VIZ_TILE_CURRENT;
+    return bits;
+}
+
+void viz_tile_range_counts(const viz_model *m, sim_tensor t, int64_t tr0, int64_t tr1,
+                           int64_t tc0, int64_t tc1, uint32_t *reads, uint32_t *writes)
+{
+    *reads = *writes = 0;
+    if ((int)t < 0 || t >= SIM_TENSOR_COUNT || !m->nread[t] || m->nsteps == 0)
+        return;
+    const viz_tensor_info *ti = &m->info.tensor[t];
+    if (tr0 < 0) tr0 = 0;
+    if (tc0 < 0) tc0 = 0;
+    if (tr1 > ti->grid_rows) tr1 = ti->grid_rows;
+    if (tc1 > ti->grid_cols) tc1 = ti->grid_cols;
+    for (int64_t a = tr0; a < tr1; a++)
+        for (int64_t c = tc0; c < tc1; c++) {
+            const int64_t cell = a * ti->grid_cols + c;
+            if (m->nread[t][cell] > *reads)
+                *reads = m->nread[t][cell];
+            if (m->nwrite[t][cell] > *writes)
+                *writes = m->nwrite[t][cell];
+        }
+}
+
+unsigned viz_block_range(const viz_model *m, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+    if (!m->block_first || m->nsteps == 0)
+        return 0;
+    const sim_plan *p = &m->info.plan;
+    if (i0 < 0) i0 = 0;
+    if (j0 < 0) j0 = 0;
+    if (i1 > p->Tr) i1 = p->Tr;
+    if (j1 > p->Tc) j1 = p->Tc;
+    const viz_state *st = &m->st;
+    unsigned bits = 0;
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t j = j0; j < j1; j++) {
+            const uint32_t f = m->block_first[i * p->Tc + j];
+            if (i == st->i && j == st->j)
+                bits |= VIZ_BLOCK_NOW;
+            else if (f == NONE32)
+                bits |= VIZ_BLOCK_SKIPPED;
+            else if (f <= st->step)
+                bits |= VIZ_BLOCK_DONE;
+            else
+                bits |= VIZ_BLOCK_TODO;
+        }
     return bits;
 }
 

@@ -22,8 +22,13 @@
  *                      row block before and after this step;
  *   viz_tile_mark() / viz_tile_range_mark()
  *                      per tile of a tensor: read, written, being loaded or
- *                      stored now (a range query for grids where one screen
- *                      cell stands for many tiles);
+ *                      stored now, in hand now (a range query for grids
+ *                      where one screen cell stands for many tiles);
+ *   viz_tile_range_counts()
+ *                      how many times a tile was read and written so far
+ *                      (FA2 reads each K_j, V_j once per i: T_r times);
+ *   viz_block_range()  the T_r x T_c blocks (i, j): done, now, to come, or
+ *                      skipped (fully masked), in the loop order's order;
  *   viz_tile_describe() a one-line description of one tile (mouse clicks);
  *   viz_pseudocode()   the loop order's pseudocode, with the paper's line
  *                      numbers, so that the state's `line` can be highlighted.
@@ -117,7 +122,14 @@ typedef struct {
     uint64_t max_log_bytes;    /* 0: VIZ_DEFAULT_MAX_LOG */
 } viz_config;
 
-/* Defaults: FA2, N = 64, d = 64, M = 8K, fp16, not causal, best plan, seed 1,
+/* The view's default problem: N several times d, so that S and P (N x N)
+ * look larger than Q (N x d), and an M whose best FA2 plan (B_r = 64,
+ * B_c = 16) gives a T_r x T_c = 4 x 16 block grid and a run of 281 steps. */
+#define VIZ_DEFAULT_N 256
+#define VIZ_DEFAULT_D 32
+#define VIZ_DEFAULT_M (20 * 1024)
+
+/* Defaults: FA2, VIZ_DEFAULT_N, _D, _M, fp16, not causal, best plan, seed 1,
  * auto mode, out_row 0. */
 void viz_config_default(viz_config *cfg);
 
@@ -131,6 +143,10 @@ typedef struct {
     int64_t tile_rows, tile_cols;   /* elements per tile (last ones partial) */
     int64_t grid_rows, grid_cols;   /* tiles: e.g. T_r x 1, T_c x 1, T_r x T_c */
     int elem_bytes;            /* bytes of one element in HBM */
+    uint32_t max_reads;        /* the most times any one tile is read in the
+                                  whole run, and written: a renderer sizes
+                                  its cells on them, so they stay put */
+    uint32_t max_writes;
 } viz_tensor_info;
 
 typedef struct {
@@ -153,6 +169,8 @@ typedef struct {
     uint64_t sram_peak;        /* measured peak, bytes */
     uint64_t log_bytes;        /* memory held by the recording */
     int64_t out_row;           /* the recorded output row within a block */
+    int blocks;                /* 1: the run has a T_r x T_c block grid
+                                  (viz_block_range): FA1, FA2, not split */
     viz_tensor_info tensor[SIM_TENSOR_COUNT];
 } viz_info;
 
@@ -280,7 +298,12 @@ enum {
     VIZ_TILE_READ = 1,         /* loaded at least once up to this step */
     VIZ_TILE_WRITTEN = 2,      /* stored at least once up to this step */
     VIZ_TILE_LOADING = 4,      /* being loaded during this step */
-    VIZ_TILE_STORING = 8       /* being stored during this step */
+    VIZ_TILE_STORING = 8,      /* being stored during this step */
+    VIZ_TILE_CURRENT = 16      /* in hand at this step, moving or not: tile i
+                                  of Q, O, m, l, L (and dO, dQ, D), tile j of
+                                  K, V (dK, dV), tile (i, j) of S, P (dP, dS);
+                                  none outside the loops, in naive's row-wise
+                                  softmax and for split-KV's partials */
 };
 
 /* The VIZ_TILE_* bits of tile (tr, tc) of tensor t; 0 when untouched, when t
@@ -291,6 +314,36 @@ unsigned viz_tile_mark(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
  * for a screen cell standing for several tiles. Cost: the number of tiles. */
 unsigned viz_tile_range_mark(const viz_model *m, sim_tensor t, int64_t tr0, int64_t tr1,
                              int64_t tc0, int64_t tc1);
+
+/* The tile of t in hand at this step (the one VIZ_TILE_CURRENT marks): row
+ * tile i of the query-side tensors, j of the key-side ones, (i, j) of the
+ * N x N_k ones. Returns 1 with *tr, *tc set, or 0 when t has none here:
+ * outside the loops, in naive's row-wise softmax (its i counts B_s rows), in
+ * a naive phase whose line does not move t, for split-KV's partials. */
+int viz_tile_current(const viz_model *m, sim_tensor t, int64_t *tr, int64_t *tc);
+
+/* How many times tiles [tr0, tr1) x [tc0, tc1) were read and written up to
+ * and including this step (its transfers counted): the largest count among
+ * them, so that a cell standing for several tiles shows the busiest. Both 0
+ * out of range or when t is not present. Cost: the number of tiles. */
+void viz_tile_range_counts(const viz_model *m, sim_tensor t, int64_t tr0, int64_t tr1,
+                           int64_t tc0, int64_t tc1, uint32_t *reads, uint32_t *writes);
+
+/* ---- the block grid: T_r x T_c blocks (i, j) ------------------------------- */
+
+enum {
+    VIZ_BLOCK_DONE = 1,        /* reached at an earlier step */
+    VIZ_BLOCK_NOW = 2,         /* the block (i, j) of this step */
+    VIZ_BLOCK_TODO = 4,        /* reached at a later step */
+    VIZ_BLOCK_SKIPPED = 8      /* never reached: fully masked (causal, window) */
+};
+
+/* The OR of the VIZ_BLOCK_* states of blocks [i0, i1) x [j0, j1), clamped to
+ * T_r x T_c; 0 when the run has no block grid (viz_info.blocks). The order
+ * in which the blocks turn DONE is the loop order's: row by row for FA2's
+ * forward (i outer), column by column for FA1 and the backward (j outer).
+ * Cost: the number of blocks. */
+unsigned viz_block_range(const viz_model *m, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
 
 /* One line about tile (tr, tc) of t up to the current step: its element
  * range, how often it was read and written so far and when first and last.

@@ -437,36 +437,6 @@ static int64_t axis_cell_at(const axis *x, int p)
 
 /* The tiles the loop is working on at this step (the current block row i,
  * block column j), outlined on the grids: -1 when none. */
-static void current_tiles(const viz_model *m, sim_tensor t, int64_t *tr, int64_t *tc)
-{
-    const viz_info *in = viz_model_info(m);
-    const viz_state *st = viz_model_state(m);
-    *tr = *tc = -1;
-    const viz_code_line *code = viz_pseudocode_line(in, st->line);
-    if (code && (code->view & SIM_VIEW_SOFTMAX) && in->plan.softmax_passes == 1)
-        return;                 /* i counts blocks of B_s rows, not tiles */
-    if (code && code->tiles && !(code->tiles & (1u << t)))
-        return;                 /* the line works on other tensors */
-    switch (t) {
-    case SIM_Q: case SIM_O: case SIM_m: case SIM_l: case SIM_L:
-        *tr = st->i;
-        *tc = st->i >= 0 ? 0 : -1;
-        break;
-    case SIM_K: case SIM_V:
-        *tr = st->j;
-        *tc = st->j >= 0 ? 0 : -1;
-        break;
-    case SIM_S: case SIM_P:
-        if (st->i >= 0 && st->j >= 0) {
-            *tr = st->i;
-            *tc = st->j;
-        }
-        break;
-    default:
-        break;
-    }
-}
-
 static void draw_grid(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a,
                       viz_sdl_grid_area *out)
 {
@@ -496,8 +466,7 @@ static void draw_grid(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a,
         }
     }
     int64_t tr, tc;
-    current_tiles(m, t, &tr, &tc);
-    if (tr >= 0 && tc >= 0 && tr < ti->grid_rows && tc < ti->grid_cols) {
+    if (viz_tile_current(m, t, &tr, &tc)) {
         int py0, py1, px0, px1;
         int64_t u0, u1;
         axis_cell(&ay, axis_cell_of_tile(&ay, tr), &py0, &py1, &u0, &u1);
