@@ -1456,8 +1456,8 @@ static void buffers_text(FILE *out, const sim_report *rep)
         sim_format_count(b2, sizeof b2, p->reg_peak);
         char b3[32];
         sim_format_count(b3, sizeof b3, p->reg_limit);
-        fprintf(out, "  %s: SRAM %s B of M; registers %s B of %s B (%d warps x 32 threads)\n",
-                run_label(&rep->runs[k], lb, sizeof lb), b1, b2, b3, p->warps);
+        fprintf(out, "  %s: SRAM %s B; registers %s B of %s B (%d warps, %d threads)\n",
+                run_label(&rep->runs[k], lb, sizeof lb), b1, b2, b3, p->warps, 32 * p->warps);
     }
     for (int k = 0; k < rep->nruns; k++) {
         const sim_plan *p = &rep->runs[k].res.plan;
