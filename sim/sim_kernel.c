@@ -102,47 +102,44 @@ static int fa2_split(const sim_shape *sh, const sim_kernel_target *t, sim_kernel
     return 0;
 }
 
-/* FA2's backward [FA2-BWD], by max_smem_per_block (the opt-in limit). */
+/* FA2's backward [FA2-BWD]: 8 warps at every head dim; where the template
+ * tests max_smem_per_block (the opt-in limit) against 144 KB, the choice at
+ * or above it, then the one below. The other thresholds it tests (104 KB at
+ * d = 32, 116 KB at 96 and 160, 136 KB at 192) change only whether V is kept
+ * in registers or double-buffered, not the tiles. */
+static const struct {
+    int64_t d;
+    int split_144k;               /* 1: the tiles depend on 144 KB per block */
+    int64_t Br, Bc, Br_less, Bc_less;
+    const char *source;
+} FA2_BWD[] = {
+    /* run_mha_bwd_hdim32: <32, 128, 128, 8> */
+    { 32, 0, 128, 128, 128, 128, "flash_bwd_launch_template.h, run_mha_bwd_hdim32" },
+    /* run_mha_bwd_hdim64: >= 144 KB <64, 128, 128, 8>; else <64, 64, 128, 8> */
+    { 64, 1, 128, 128, 64, 128, "flash_bwd_launch_template.h, run_mha_bwd_hdim64" },
+    /* run_mha_bwd_hdim96: <96, 64, 128, 8> */
+    { 96, 0, 64, 128, 64, 128, "flash_bwd_launch_template.h, run_mha_bwd_hdim96" },
+    /* run_mha_bwd_hdim128: >= 144 KB <128, 64, 128, 8>; else <128, 64, 64, 8> */
+    { 128, 1, 64, 128, 64, 64, "flash_bwd_launch_template.h, run_mha_bwd_hdim128" },
+    /* run_mha_bwd_hdim160: <160, 64, 64, 8> */
+    { 160, 0, 64, 64, 64, 64, "flash_bwd_launch_template.h, run_mha_bwd_hdim160" },
+    /* run_mha_bwd_hdim192: <192, 64, 64, 8> */
+    { 192, 0, 64, 64, 64, 64, "flash_bwd_launch_template.h, run_mha_bwd_hdim192" },
+    /* run_mha_bwd_hdim256: >= 144 KB (A100; H100 at >= 176 KB the same tiles)
+     * <256, 64, 64, 8>; else, without dropout, <256, 64, 32, 8> */
+    { 256, 1, 64, 64, 64, 32, "flash_bwd_launch_template.h, run_mha_bwd_hdim256" },
+};
+
 static int fa2_bwd(const sim_shape *sh, const sim_kernel_target *t, sim_kernel_choice *c)
 {
-    const uint64_t smem = t->smem_per_block;
-    switch (sh->d) {
-    case 32:   /* run_mha_bwd_hdim32: <32, 128, 128, 8> on both sides of 104 KB */
-        set(c, 128, 128, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim32", NULL);
-        return 0;
-    case 64:   /* run_mha_bwd_hdim64: >= 144 KB: <64, 128, 128, 8>; else <64, 64, 128, 8> */
-        if (smem >= KB(144))
-            set(c, 128, 128, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim64",
-                "shared memory: 144 KiB per block or more");
-        else
-            set(c, 64, 128, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim64",
-                "shared memory: under 144 KiB per block");
-        return 0;
-    case 96:   /* run_mha_bwd_hdim96: <96, 64, 128, 8> on both sides of 116 KB */
-        set(c, 64, 128, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim96", NULL);
-        return 0;
-    case 128:  /* run_mha_bwd_hdim128: >= 144 KB: <128, 64, 128, 8>; else <128, 64, 64, 8> */
-        if (smem >= KB(144))
-            set(c, 64, 128, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim128",
-                "shared memory: 144 KiB per block or more");
-        else
-            set(c, 64, 64, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim128",
-                "shared memory: under 144 KiB per block");
-        return 0;
-    case 160:  /* run_mha_bwd_hdim160: <160, 64, 64, 8> on both sides of 116 KB */
-        set(c, 64, 64, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim160", NULL);
-        return 0;
-    case 192:  /* run_mha_bwd_hdim192: <192, 64, 64, 8> on both sides of 136 KB */
-        set(c, 64, 64, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim192", NULL);
-        return 0;
-    case 256:  /* run_mha_bwd_hdim256: >= 144 KB (A100, H100): <256, 64, 64, 8>; else,
-                  without dropout, <256, 64, 32, 8> */
-        if (smem >= KB(144))
-            set(c, 64, 64, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim256",
-                "shared memory: 144 KiB per block or more");
-        else
-            set(c, 64, 32, 8, "flash_bwd_launch_template.h, run_mha_bwd_hdim256",
-                "shared memory: under 144 KiB per block");
+    for (size_t k = 0; k < sizeof FA2_BWD / sizeof FA2_BWD[0]; k++) {
+        if (FA2_BWD[k].d != sh->d)
+            continue;
+        const int big = t->smem_per_block >= KB(144);
+        set(c, big ? FA2_BWD[k].Br : FA2_BWD[k].Br_less, big ? FA2_BWD[k].Bc : FA2_BWD[k].Bc_less,
+            8, FA2_BWD[k].source, !FA2_BWD[k].split_144k ? NULL
+            : big ? "shared memory: 144 KiB per block or more"
+                  : "shared memory: under 144 KiB per block");
         return 0;
     }
     return -1;

@@ -241,6 +241,51 @@ static void test_counts_do_not_depend_on_the_level(void **state)
     }
 }
 
+/* Events of a kernel plan name the level of their buffer: FA1 loads m_i,
+ * l_i and O_i from HBM into registers and Q_i into SRAM, and SRAM in use
+ * never passes the plan's shared memory. */
+typedef struct {
+    int to_reg, to_sram, alloc_reg, bad;
+    uint64_t sram_max;
+} level_count;
+
+static void on_event(void *ctx, const sim_event *ev)
+{
+    level_count *c = ctx;
+    if (ev->sram_used > c->sram_max)
+        c->sram_max = ev->sram_used;
+    if (ev->kind == SIM_EV_LOAD) {
+        const int reg = !strcmp(ev->buf, "m_i") || !strcmp(ev->buf, "l_i") ||
+                        !strcmp(ev->buf, "O_i");
+        c->to_reg += ev->to == SIM_LEVEL_REG;
+        c->to_sram += ev->to == SIM_LEVEL_SRAM;
+        c->bad += ev->from != SIM_LEVEL_HBM || ev->to != (reg ? SIM_LEVEL_REG : SIM_LEVEL_SRAM);
+    } else if (ev->kind == SIM_EV_ALLOC) {
+        c->alloc_reg += ev->to == SIM_LEVEL_REG;
+        c->bad += ev->from != ev->to;
+    }
+}
+
+static void test_events_name_the_level(void **state)
+{
+    (void)state;
+    const sim_kernel_target t = target("a100");
+    sim_shape sh = { .N = 512, .d = 64, .M = 163 * 1024, .dtype = SIM_FP16 };
+    sim_plan p;
+    char err[512];
+    assert_int_equal(sim_plan_kernel(SIM_FA1, &sh, NULL, &t, 0, 0, &p, err, sizeof err), 0);
+    level_count c = { 0 };
+    const sim_observer obs = { on_event, &c };
+    sim_result res;
+    assert_int_equal(sim_run(SIM_FA1, &sh, &p, NULL, NULL, NULL, &obs, &res, err, sizeof err), 0);
+    assert_int_equal(c.bad, 0);
+    assert_true(c.to_reg > 0 && c.to_sram > 0);
+    /* O_i, S_ij, m_i, l_i, m~, l~, m_new, l_new: 8 register buffers, taken once */
+    assert_int_equal(c.alloc_reg, 8);
+    assert_int_equal(c.sram_max, p.sram_peak);
+    sim_result_free(&res);
+}
+
 /* The paper's plans stay one level: no buffer in registers. */
 static void test_paper_plans_stay_one_level(void **state)
 {
@@ -300,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_kernel_tiles_match_the_launch_code),
         cmocka_unit_test(test_kernel_tiles_follow_sm86_and_causal),
         cmocka_unit_test(test_counts_do_not_depend_on_the_level),
+        cmocka_unit_test(test_events_name_the_level),
         cmocka_unit_test(test_paper_plans_stay_one_level),
         cmocka_unit_test(test_refusals),
     };
