@@ -1007,6 +1007,15 @@ static const section_note NOTE_PLAN = {
     "--plan best gives each the tiles that make its own traffic smallest, and the "
     "comparison then mixes the loop order with the tile shape.",
 };
+/* --plan kernel's: two levels on chip. */
+static const section_note NOTE_PLAN_KERNEL = {
+    "B_r x B_c: the rows of Q, and of K and V, in one tile, as the released kernel "
+    "launches it. SRAM peak: the most bytes in shared memory at once; registers: the "
+    "accumulators and statistics, against the budget of the block's warps.",
+    "The budget is min(255 registers a thread x 32 threads x warps, 65,536 a block) x 4 B. "
+    "Where a buffer lives moves no byte between HBM and the chip: the traffic is that of "
+    "the same tiles with every buffer in SRAM.",
+};
 static const section_note NOTE_TRAFFIC = {
     "Elements moved between HBM and SRAM, every re-read counted again; (2 B) and (4 B) "
     "are the bytes of one element in HBM.",
@@ -1478,7 +1487,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     const int64_t H = sim_shape_H(&rep->req.sh), G = sim_shape_G(&rep->req.sh);
     set_column_width(rep);
     plan_rows(out, rep);
-    note_text(out, rep, &NOTE_PLAN);
+    note_text(out, rep, any_registers(rep) ? &NOTE_PLAN_KERNEL : &NOTE_PLAN);
     traffic_rows(out, rep);
     note_text(out, rep, &NOTE_TRAFFIC);
     if (G < H && pass == SIM_FWD)
