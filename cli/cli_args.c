@@ -70,9 +70,11 @@ int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const cha
             *p->plan = SIM_PLAN_PAPER;
         } else if (!strcmp(val, "same") && p->plan_same) {
             *p->plan = SIM_PLAN_SAME;
+        } else if (!strcmp(val, "kernel") && p->plan_same) {
+            *p->plan = SIM_PLAN_KERNEL;
         } else {
             ERR("--plan %s: unknown plan (%s)", sim_shown(val).s,
-                p->plan_same ? "same, best or paper" : "best or paper");
+                p->plan_same ? "same, best, paper or kernel" : "best or paper");
             return -1;
         }
         return 1;
@@ -362,8 +364,8 @@ int cli_check_plan_options(int nfiles, int count_only, sim_plan_kind *kind, int6
         ERR("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
         return -1;
     }
-    if (Br || Bc)
-        *kind = SIM_PLAN_USER;
+    if ((Br || Bc) && *kind != SIM_PLAN_KERNEL)
+        *kind = SIM_PLAN_USER;       /* a kernel plan keeps its warps and registers */
     return 0;
 }
 

@@ -410,6 +410,11 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
                 "itself\n");
         return SIM_EUSAGE;
     }
+    if (o->req.plan_kind == SIM_PLAN_KERNEL) {
+        fprintf(stderr, "fasim: gpu: --plan kernel is the report's: these kernels keep every "
+                "buffer in shared memory (--plan same, best or paper)\n");
+        return SIM_EUSAGE;
+    }
     if (o->req.mode == SIM_MODE_COUNT) {
         fprintf(stderr, "fasim: gpu runs the kernels on real data; drop --count-only\n");
         return SIM_EUSAGE;

@@ -51,7 +51,9 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "the largest of 128, 64, 32, 16 that fits M for all; best:\n"
         "for each, the fewest HBM bytes that fit M; paper: Algorithm\n"
         "1 line 1, B_c = ceil(M/4d), B_r = min(B_c, d) with M in\n"
-        "elements (may exceed M; shown)" },
+        "elements (may exceed M; shown); kernel (the report): the\n"
+        "released kernels' tiles and warps for d and --gpu (A100\n"
+        "without), accumulators in registers, tiles in SRAM" },
     [CLI_O_CAUSAL] = { "causal", NULL, R | V | S | E | G | X,
         "causal mask: fully masked blocks skipped by FA1 and FA2" },
     [CLI_O_SEED] = { "seed", "S", R | V | G | X,

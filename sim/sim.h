@@ -270,8 +270,11 @@ static inline sim_range sim_split_js(int64_t s, int64_t S, int64_t Tc)
 
 #define SIM_MAX_BUFFERS 20
 
-/* One SRAM buffer of a plan. `phase` tells which step of the loop order holds
- * it (the naive order has three phases that reuse SRAM; FA1 and FA2 one). */
+/* One on-chip buffer of a plan. `phase` tells which step of the loop order
+ * holds it (the naive order has three phases that reuse SRAM; FA1 and FA2
+ * one); `level` where it lives: SIM_LEVEL_SRAM (shared memory, M bytes) for
+ * every buffer of the paper's one-level plans, SIM_LEVEL_REG for a kernel
+ * plan's accumulators and statistics (sim_plan_kernel). */
 typedef struct {
     const char *name;    /* "Q_i", "K_j", "S_ij", ... */
     int id;              /* its sim_buf_id (sim_loop.h) */
@@ -280,13 +283,17 @@ typedef struct {
     int elem_bytes;
     uint64_t bytes;
     const char *why;     /* a few words: "query block", "fp32 accumulator" */
+    int level;           /* sim_level: SIM_LEVEL_SRAM or SIM_LEVEL_REG */
 } sim_buffer;
 
 /* How block sizes are chosen. SIM_PLAN_SAME is the report's: one square
  * B_r = B_c for every loop order it compares (sim_report.h); the core sees
  * it as the USER sizes the report resolves it to, and a plan keeps the kind
- * only to say so. */
-typedef enum { SIM_PLAN_AUTO, SIM_PLAN_PAPER, SIM_PLAN_USER, SIM_PLAN_SAME } sim_plan_kind;
+ * only to say so. SIM_PLAN_KERNEL: the block sizes and warps the released
+ * kernels launch with, accumulators in registers (sim_plan_kernel). */
+typedef enum {
+    SIM_PLAN_AUTO, SIM_PLAN_PAPER, SIM_PLAN_USER, SIM_PLAN_SAME, SIM_PLAN_KERNEL
+} sim_plan_kind;
 
 typedef struct {
     sim_algo algo;
@@ -305,8 +312,15 @@ typedef struct {
     int nbuf;
     sim_buffer buf[SIM_MAX_BUFFERS];
     int nphases;
-    uint64_t sram_peak;  /* bytes: the largest phase's sum */
-    int fits;            /* sram_peak <= M */
+    uint64_t sram_peak;  /* bytes: the largest phase's sum of buffers in SRAM
+                            (shared memory, against M) */
+    /* The register level: zero in the paper's one-level plans. A kernel plan
+     * (sim_plan_kernel) keeps its accumulators and statistics in the
+     * registers of its `warps` warps, reg_limit bytes in all. */
+    int warps;           /* warps per thread block; 0: one-level plan */
+    uint64_t reg_limit;  /* bytes of registers the block may hold */
+    uint64_t reg_peak;   /* bytes: the largest phase's sum of buffers in registers */
+    int fits;            /* sram_peak <= M and reg_peak <= reg_limit */
 } sim_plan;
 
 /* The plan of `algo` for problem sh run with run (NULL: the plain forward
@@ -330,6 +344,51 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
 int sim_plan_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
                     sim_plan_kind kind, int64_t Br_fixed, int64_t Bc_fixed, sim_plan *out,
                     char *err, size_t errlen);
+
+/* ---- kernel plans: the released kernels' launch choices ----------------- */
+
+/* The GPU a kernel plan is for: what the released kernels' launch code asks
+ * of the device (compute capability, shared memory opt-in per block and per
+ * SM), and the register file's limits per thread block. */
+typedef struct {
+    int cc_major, cc_minor;       /* compute capability */
+    uint64_t smem_per_block;      /* bytes: cudaDevAttrMaxSharedMemoryPerBlockOptin */
+    uint64_t smem_per_sm;         /* bytes: cudaDevAttrMaxSharedMemoryPerMultiprocessor */
+    uint32_t regs_per_block;      /* 32-bit registers one thread block may use */
+    uint32_t regs_per_thread;     /* 32-bit registers one thread may use */
+    const char *name;             /* "a100": for messages */
+} sim_kernel_target;
+
+/* One launch choice of a released kernel. */
+typedef struct {
+    int64_t Br, Bc;               /* kBlockM (query rows), kBlockN (key rows) */
+    int warps;                    /* kNWarps: threads per block = 32 warps */
+    const char *source;           /* "flash_fwd_launch_template.h, run_mha_fwd_hdim128" */
+    const char *depends;          /* what the choice depends on here, or NULL */
+} sim_kernel_choice;
+
+/* The launch choice of the released kernel of algo's loop order for run (its
+ * pass, split-KV) at head dimension sh->d on target t (sh->causal read where
+ * the choice depends on it; no dropout: fasim has none). Returns 0, or -1
+ * with a one-line message (the head dims the kernel serves, or that no
+ * released kernel runs this loop order). */
+int sim_kernel_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                      const sim_kernel_target *t, sim_kernel_choice *out,
+                      char *err, size_t errlen);
+
+/* Registers of a block of `warps` warps on t, in bytes: min(regs_per_thread x
+ * 32 warps, regs_per_block) x 4. */
+uint64_t sim_kernel_reg_bytes(const sim_kernel_target *t, int warps);
+
+/* A kernel plan: the launch choice of sim_kernel_choose (Br_fixed / Bc_fixed
+ * nonzero replace its block sizes), its accumulators and statistics in
+ * registers, the tiles loaded from HBM in shared memory (M). Returns 0 with
+ * *out set and fitting, or -1 with a one-line message: the kernel's choice
+ * unknown here, shared memory over M, or a register buffer over the budget
+ * (naming it and the bytes over). */
+int sim_plan_kernel(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                    const sim_kernel_target *t, int64_t Br_fixed, int64_t Bc_fixed,
+                    sim_plan *out, char *err, size_t errlen);
 
 /* Write a refusal for a plan that does not fit: the buffers, the overflow,
  * and the best plan that fits with the same pinned sizes (if any), run as
@@ -437,12 +496,14 @@ typedef enum {
  * unbounded, which holds the tensors, and the SRAM of one thread block, M
  * bytes, which holds a plan's buffers. The hierarchy (sim_hier.h) keeps each
  * level's capacity and use in an array indexed by these; events name the two
- * levels of a transfer. A level between them (an L2 shared by the SMs) or
- * below SRAM (registers) is one more entry here, its name in sim_level_name,
- * and its capacity in the hierarchy: nothing that reads events changes. */
-typedef enum { SIM_LEVEL_HBM, SIM_LEVEL_SRAM, SIM_LEVEL_COUNT } sim_level;
+ * levels of a transfer. Registers are the level below SRAM: a kernel plan
+ * (sim_plan_kernel) keeps its accumulators and statistics there, and a tile
+ * loaded into one moves HBM -> registers. A level between them (an L2 shared
+ * by the SMs) is one more entry here, its name in sim_level_name, and its
+ * capacity in the hierarchy: nothing that reads events changes. */
+typedef enum { SIM_LEVEL_HBM, SIM_LEVEL_SRAM, SIM_LEVEL_REG, SIM_LEVEL_COUNT } sim_level;
 
-const char *sim_level_name(sim_level l);         /* "HBM", "SRAM" */
+const char *sim_level_name(sim_level l);         /* "HBM", "SRAM", "registers" */
 
 typedef struct {
     sim_event_kind kind;
@@ -478,6 +539,7 @@ typedef struct {
     sim_plan plan;
     sim_counts counts;          /* measured by the hierarchy */
     uint64_t sram_peak;         /* measured: the most SRAM allocated at once */
+    uint64_t reg_peak;          /* measured: the most register bytes at once */
     uint64_t steps;             /* tile steps executed */
     int computed;               /* 1 in compute mode */
     float *O;                   /* compute mode: (B, H, N, d), owned; values of dtype

@@ -7,6 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The level of the live buffer called name (a plan's buffers are SRAM's or
+ * the registers'; one not found is SRAM's). */
+static sim_level buf_level(const sim_hier *h, const char *name)
+{
+    for (int k = h->nbufs - 1; name && k >= 0; k--)
+        if (h->bufs[k].name == name || !strcmp(h->bufs[k].name, name))
+            return (sim_level)h->bufs[k].level;
+    return SIM_LEVEL_SRAM;
+}
+
 void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
               int64_t c0, int64_t rows, int64_t cols, const char *buf,
               uint64_t bytes, const float *data)
@@ -15,12 +25,12 @@ void sim_emit(sim_hier *h, sim_event_kind kind, sim_tensor t, int64_t r0,
     sim_level from = SIM_LEVEL_COUNT, to = SIM_LEVEL_COUNT;
     if (kind == SIM_EV_LOAD) {
         from = SIM_LEVEL_HBM;
-        to = SIM_LEVEL_SRAM;
+        to = buf_level(h, buf);
     } else if (kind == SIM_EV_STORE) {
-        from = SIM_LEVEL_SRAM;
+        from = buf_level(h, buf);
         to = SIM_LEVEL_HBM;
     } else if (kind == SIM_EV_ALLOC || kind == SIM_EV_FREE) {
-        from = to = SIM_LEVEL_SRAM;
+        from = to = buf_level(h, buf);
     }
     sim_event ev = {
         .kind = kind, .line = h->line, .head = h->head, .i = h->i, .j = h->j,
@@ -104,24 +114,26 @@ void sim_load_paged(sim_hier *h, sim_tensor t, sim_buf_id buf, float *dst, int64
     }
 }
 
-float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
-                      int elem_bytes)
+/* Allocate a buffer charged to `level` (SRAM or the registers). */
+static float *alloc_at(sim_hier *h, const char *name, int64_t rows, int64_t cols,
+                       int elem_bytes, sim_level level)
 {
     uint64_t bytes = (uint64_t)rows * (uint64_t)cols * (uint64_t)elem_bytes;
     if (h->failed)
         return NULL;
-    sim_level_use *sram = &h->lv[SIM_LEVEL_SRAM];
+    sim_level_use *sram = &h->lv[level];
     if (h->nbufs == SIM_MAX_BUFFERS || sram->used + bytes > sram->limit) {
         snprintf(h->err, h->errlen,
-                 "internal: SRAM buffer %s (%llu B) does not fit: %llu of %llu B in use",
-                 name, (unsigned long long)bytes, (unsigned long long)sram->used,
-                 (unsigned long long)sram->limit);
+                 "internal: %s buffer %s (%llu B) does not fit: %llu of %llu B in use",
+                 sim_level_name(level), name, (unsigned long long)bytes,
+                 (unsigned long long)sram->used, (unsigned long long)sram->limit);
         h->failed = 1;
         return NULL;
     }
     sim_sram_buf *b = &h->bufs[h->nbufs++];
     b->name = name;
     b->id = SIM_BUF_COUNT;
+    b->level = level;
     b->bytes = bytes;
     b->live = 1;
     b->data = NULL;
@@ -142,10 +154,16 @@ float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
     return b->data;
 }
 
+float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
+                      int elem_bytes)
+{
+    return alloc_at(h, name, rows, cols, elem_bytes, SIM_LEVEL_SRAM);
+}
+
 /* Allocate a plan's buffer b, known by its id from then on. */
 static float *take_buf(sim_hier *h, const sim_buffer *b)
 {
-    float *data = sim_sram_alloc(h, b->name, b->rows, b->cols, b->elem_bytes);
+    float *data = alloc_at(h, b->name, b->rows, b->cols, b->elem_bytes, (sim_level)b->level);
     if (!h->failed)
         h->bufs[h->nbufs - 1].id = b->id;
     return data;
@@ -190,7 +208,7 @@ void sim_sram_release_all(sim_hier *h)
 {
     for (int k = h->nbufs - 1; k >= 0; k--) {
         sim_sram_buf *b = &h->bufs[k];
-        h->lv[SIM_LEVEL_SRAM].used -= b->bytes;
+        h->lv[b->level].used -= b->bytes;
         if (h->obs)
             sim_emit(h, SIM_EV_FREE, SIM_TENSOR_COUNT, 0, 0, 0, 0, b->name, b->bytes,
                      NULL);

@@ -32,6 +32,8 @@ typedef struct {
     float *data;                /* compute mode only */
     int live;
     int id;                     /* sim_buf_id of a plan's buffer, else SIM_BUF_COUNT */
+    int level;                  /* sim_level it is charged to: SRAM, or REG (a
+                                   kernel plan's accumulators) */
 } sim_sram_buf;
 
 /* One level's bytes: its capacity (0: unbounded), in use now, and the most
@@ -65,8 +67,8 @@ typedef struct sim_hier {
      * between HBM and SRAM (a second boundary, an L2's, counts beside it). */
     sim_counts c;
     /* Each level's capacity in bytes (0: unbounded), bytes in use, and the
-     * most in use at once. SRAM's limit is the plan's M; HBM's use is the
-     * tensors', not tracked. */
+     * most in use at once. SRAM's limit is the plan's M, the registers' its
+     * register budget; HBM's use is the tensors', not tracked. */
     sim_level_use lv[SIM_LEVEL_COUNT];
     int64_t block;              /* the thread block in hand (sim_event.block) */
     double clock;               /* seconds since the run began: every event's time
@@ -102,7 +104,8 @@ float *sim_sram_alloc(sim_hier *h, const char *name, int64_t rows, int64_t cols,
                       int elem_bytes);
 
 /* Allocate the plan's buffer `id` of phase `phase` (the plan is the single
- * source of SRAM sizes). Same return convention as sim_sram_alloc. */
+ * source of SRAM sizes), at the level the plan puts it (SRAM or registers).
+ * Same return convention as sim_sram_alloc. */
 float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, sim_buf_id id);
 
 /* Release every SRAM buffer (the end of a phase). */

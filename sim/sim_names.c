@@ -110,7 +110,7 @@ const char *sim_dtype_name(sim_dtype t)
 
 const char *sim_level_name(sim_level l)
 {
-    static const char *const NAMES[SIM_LEVEL_COUNT] = { "HBM", "SRAM" };
+    static const char *const NAMES[SIM_LEVEL_COUNT] = { "HBM", "SRAM", "registers" };
     return (unsigned)l < SIM_LEVEL_COUNT ? NAMES[l] : "?";
 }
 

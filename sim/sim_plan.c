@@ -34,6 +34,7 @@ void sim_plan_add(sim_plan *p, sim_buf_id id, int phase, int64_t rows, int64_t c
         __builtin_mul_overflow(n, (uint64_t)elem_bytes, &b->bytes))
         b->bytes = UINT64_MAX;
     b->why = why;
+    b->level = SIM_LEVEL_SRAM;
 }
 
 int64_t sim_plan_rows(const sim_shape *sh, uint64_t key_bytes, uint64_t row_bytes)
@@ -68,20 +69,34 @@ static void add_page_entries(sim_plan *p)
             }
 }
 
-/* The SRAM peak: the largest phase's sum of buffers (saturating). */
-static uint64_t plan_peak(const sim_plan *p)
+/* Phase ph's sum of the buffers at `level` (saturating). */
+static uint64_t phase_bytes(const sim_plan *p, int ph, int level)
+{
+    uint64_t sum = 0;
+    for (int k = 0; k < p->nbuf; k++)
+        if (p->buf[k].phase == ph && p->buf[k].level == level &&
+            __builtin_add_overflow(sum, p->buf[k].bytes, &sum))
+            sum = UINT64_MAX;
+    return sum;
+}
+
+/* A level's peak: the largest phase's sum of its buffers. */
+static uint64_t plan_peak(const sim_plan *p, int level)
 {
     uint64_t peak = 0;
     for (int ph = 1; ph <= p->nphases; ph++) {
-        uint64_t sum = 0;
-        for (int k = 0; k < p->nbuf; k++)
-            if (p->buf[k].phase == ph &&
-                __builtin_add_overflow(sum, p->buf[k].bytes, &sum))
-                sum = UINT64_MAX;
+        uint64_t sum = phase_bytes(p, ph, level);
         if (sum > peak)
             peak = sum;
     }
     return peak;
+}
+
+static void plan_sum(sim_plan *p, uint64_t M)
+{
+    p->sram_peak = plan_peak(p, SIM_LEVEL_SRAM);
+    p->reg_peak = plan_peak(p, SIM_LEVEL_REG);
+    p->fits = p->sram_peak <= M && p->reg_peak <= p->reg_limit;
 }
 
 /* The buffers themselves are the loop order's (its descriptor's plan, in
@@ -113,8 +128,7 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
     l->plan(p, sh, sim_dtype_bytes(sh->dtype));
     if (run->page > 0)
         add_page_entries(p);
-    p->sram_peak = plan_peak(p);
-    p->fits = p->sram_peak <= sh->M;
+    plan_sum(p, sh->M);
     return 0;
 }
 
@@ -518,4 +532,108 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
                  sim_dtype_name(sh->dtype), (unsigned long long)small.sram_peak);
     }
     return -1;
+}
+
+/* ---- kernel plans ---------------------------------------------------------
+ * Where a kernel keeps each buffer: what the block computes and accumulates
+ * lives in registers, spread over the MMA fragments of its threads (the
+ * scores S_ij and dP_ij, the fp32 accumulators O_i, O~_i, dQ_i, dK_j, dV_j,
+ * and the rows' statistics m, l, L, D, which each thread keeps for its own
+ * rows); what is loaded from HBM and read by several warps lives in shared
+ * memory (Q_i, K_j, V_j, dO_i, and the backward's O_i, a tile it reads for
+ * D_i). A model: real kernels also hold addresses and loop counters in
+ * registers, and stage P and dS through shared memory for the second
+ * products; fasim charges neither. */
+static int in_registers(const sim_plan *p, const sim_buffer *b)
+{
+    switch (b->id) {
+    case SIM_BUF_S_ij: case SIM_BUF_dP_ij:
+    case SIM_BUF_Ot_i: case SIM_BUF_dQ_i: case SIM_BUF_dK_j: case SIM_BUF_dV_j:
+    case SIM_BUF_m_i: case SIM_BUF_l_i: case SIM_BUF_L_i: case SIM_BUF_D_i:
+    case SIM_BUF_mt_ij: case SIM_BUF_lt_ij: case SIM_BUF_m_new: case SIM_BUF_l_new:
+        return 1;
+    case SIM_BUF_O_i:
+        return p->run.pass == SIM_FWD;
+    default:
+        return 0;
+    }
+}
+
+/* One line: the first register buffer of phase ph that takes the phase past
+ * the budget, and by how much the phase is over. */
+static void explain_registers(const sim_plan *p, int ph, const sim_kernel_target *t,
+                              char *err, size_t errlen)
+{
+    uint64_t sum = 0;
+    const sim_buffer *over = NULL;
+    for (int k = 0; k < p->nbuf && !over; k++) {
+        const sim_buffer *b = &p->buf[k];
+        if (b->phase != ph || b->level != SIM_LEVEL_REG)
+            continue;
+        if (__builtin_add_overflow(sum, b->bytes, &sum))
+            sum = UINT64_MAX;
+        if (sum > p->reg_limit)
+            over = b;
+    }
+    if (!over || !err || !errlen)
+        return;
+    char c1[32], c2[32], c3[32], c4[32];
+    sim_format_count(c1, sizeof c1, over->bytes);
+    sim_format_count(c2, sizeof c2, phase_bytes(p, ph, SIM_LEVEL_REG) - p->reg_limit);
+    sim_format_count(c3, sizeof c3, p->reg_limit);
+    sim_format_count(c4, sizeof c4, t->regs_per_block);
+    snprintf(err, errlen, "%s kernel plan B_r = %lld, B_c = %lld: register buffer %s "
+             "(%lldx%lld fp32, %s B) leaves the registers %s B over their budget of %s B "
+             "(%d warps x 32 threads x %u registers x 4 B, at most %s registers a block); "
+             "use a smaller --Br or --Bc", sim_algo_name(p->algo), (long long)p->Br,
+             (long long)p->Bc, over->name, (long long)over->rows, (long long)over->cols, c1,
+             c2, c3, p->warps, t->regs_per_thread, c4);
+}
+
+int sim_plan_kernel(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                    const sim_kernel_target *t, int64_t Br_fixed, int64_t Bc_fixed,
+                    sim_plan *out, char *err, size_t errlen)
+{
+    const sim_run_opts plain = { 0 };
+    if (!run)
+        run = &plain;
+    if (err && errlen)
+        err[0] = '\0';
+    if (!sh || !t || sh->N < 1 || sh->d < 1 || Br_fixed < 0 || Bc_fixed < 0) {
+        if (err)
+            snprintf(err, errlen, "invalid shape or block size");
+        return -1;
+    }
+    if (sim_check(sh, run, err, errlen) != 0 ||
+        sim_run_opts_check(algo, run, err, errlen) != 0)
+        return -1;
+    sim_kernel_choice c;
+    if (sim_kernel_choose(algo, sh, run, t, &c, err, errlen) != 0)
+        return -1;
+    if (sim_plan_make(algo, sh, run, Br_fixed ? Br_fixed : c.Br, Bc_fixed ? Bc_fixed : c.Bc,
+                      SIM_PLAN_KERNEL, out) != 0)
+        return -1;
+    out->warps = c.warps;
+    out->reg_limit = sim_kernel_reg_bytes(t, c.warps);
+    for (int k = 0; k < out->nbuf; k++)
+        out->buf[k].level = in_registers(out, &out->buf[k]) ? SIM_LEVEL_REG : SIM_LEVEL_SRAM;
+    plan_sum(out, sh->M);
+    if (out->sram_peak > sh->M) {
+        char c1[32], c2[32], c3[32];
+        sim_format_count(c1, sizeof c1, out->sram_peak);
+        sim_format_count(c2, sizeof c2, out->sram_peak - sh->M);
+        sim_format_count(c3, sizeof c3, sh->M);
+        if (err)
+            snprintf(err, errlen, "%s kernel plan B_r = %lld, B_c = %lld needs %s B of shared "
+                     "memory, %s B over M = %s B; raise --M, or give --gpu (its shared "
+                     "memory per block)", sim_algo_name(algo), (long long)out->Br,
+                     (long long)out->Bc, c1, c2, c3);
+        return -1;
+    }
+    for (int ph = 1; ph <= out->nphases; ph++)
+        if (phase_bytes(out, ph, SIM_LEVEL_REG) > out->reg_limit) {
+            explain_registers(out, ph, t, err, errlen);
+            return -1;
+        }
+    return splits_fit(out, sh, err, errlen);
 }

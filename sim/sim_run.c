@@ -205,6 +205,7 @@ static int forward_first(sim_algo algo, sim_hier *h, const sim_plan *p)
     memset(&h->c, 0, sizeof h->c);
     h->steps = 0;
     h->lv[SIM_LEVEL_SRAM].peak = 0;
+    h->lv[SIM_LEVEL_REG].peak = 0;
     h->line = 0;
     h->i = h->j = -1;
     return rc;
@@ -330,6 +331,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     h->mask.offset = sim_shape_Nk(sh) - sh->N;
     h->mask.window = sh->window;
     h->lv[SIM_LEVEL_SRAM].limit = p->sram_peak > sh->M ? p->sram_peak : sh->M;
+    h->lv[SIM_LEVEL_REG].limit = p->reg_limit;
     h->obs = (obs && obs->on_event) ? obs : NULL;
     h->err = err;
     h->errlen = errlen;
@@ -348,6 +350,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     res->plan = *p;
     res->counts = h->c;
     res->sram_peak = h->lv[SIM_LEVEL_SRAM].peak;
+    res->reg_peak = h->lv[SIM_LEVEL_REG].peak;
     res->steps = h->steps;
     res->computed = h->compute;
     if (h->compute) {

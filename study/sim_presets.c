@@ -37,6 +37,10 @@ static const sim_gpu PRESETS[] = {
         .fp16_flops = 312e12,                     /* [DS-A100]: FP16/BF16 tensor 312 TFLOPS
                                                      dense (624 with sparsity) */
         .fp32_flops = 19.5e12,                    /* [DS-A100]: FP32 19.5 TFLOPS */
+        .cc_major = 8, .cc_minor = 0,             /* [CUDA-PG]: compute capability 8.0 */
+        .regs_per_block = 65536,                  /* [CUDA-PG] cc 8.0: 64K 32-bit registers
+                                                     per thread block (and per SM: [WP-A100] 256 KB register file per SM) */
+        .regs_per_thread = 255,                   /* [CUDA-PG] cc 8.0: at most 255 per thread */
     },
     {
         .name = "h100",
@@ -55,6 +59,10 @@ static const sim_gpu PRESETS[] = {
         .fp16_flops = 989.4e12,                   /* [WP-H100]: 989.4 TFLOPS dense
                                                      ([DS-H100]: 1,979 with sparsity) */
         .fp32_flops = 66.9e12,                    /* [WP-H100]: 66.9 ([DS-H100]: 67) */
+        .cc_major = 9, .cc_minor = 0,             /* [CUDA-PG]: compute capability 9.0 */
+        .regs_per_block = 65536,                  /* [CUDA-PG] cc 9.0: 64K 32-bit registers
+                                                     per thread block (and per SM: [WP-H100] 256 KB per SM) */
+        .regs_per_thread = 255,                   /* [CUDA-PG] cc 9.0: at most 255 per thread */
     },
     {
         .name = "h200",
@@ -70,6 +78,10 @@ static const sim_gpu PRESETS[] = {
         .hbm_capacity = UINT64_C(141) * 1000000000u, /* [DS-H200]: 141 GB */
         .fp16_flops = 989.4e12,                   /* [DS-H200]: 1,979 with sparsity, as H100 */
         .fp32_flops = 66.9e12,                    /* [DS-H200]: 67, as H100 */
+        .cc_major = 9, .cc_minor = 0,             /* [CUDA-PG]: compute capability 9.0 */
+        .regs_per_block = 65536,                  /* [CUDA-PG] cc 9.0: 64K 32-bit registers
+                                                     per thread block (and per SM: as H100) */
+        .regs_per_thread = 255,                   /* [CUDA-PG] cc 9.0: at most 255 per thread */
     },
 };
 #define NPRESETS (int)(sizeof PRESETS / sizeof PRESETS[0])
@@ -89,6 +101,17 @@ const sim_gpu *sim_gpu_find(const char *name)
         if (!strcasecmp(name, PRESETS[k].name))
             return &PRESETS[k];
     return NULL;
+}
+
+sim_kernel_target sim_gpu_kernel_target(const sim_gpu *g)
+{
+    sim_kernel_target t = {
+        .cc_major = g->cc_major, .cc_minor = g->cc_minor,
+        .smem_per_block = g->smem_per_block, .smem_per_sm = g->smem_per_sm,
+        .regs_per_block = g->regs_per_block, .regs_per_thread = g->regs_per_thread,
+        .name = g->name,
+    };
+    return t;
 }
 
 double sim_gpu_smem_bandwidth(const sim_gpu *g)

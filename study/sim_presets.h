@@ -32,6 +32,9 @@ typedef struct {
     uint64_t hbm_capacity;        /* bytes of HBM */
     double fp16_flops;            /* dense fp16/bf16 tensor-core peak, fp32 accumulate */
     double fp32_flops;            /* fp32 peak without tensor cores */
+    int cc_major, cc_minor;       /* compute capability (what kernels' launch code tests) */
+    uint32_t regs_per_block;      /* 32-bit registers one thread block may use */
+    uint32_t regs_per_thread;     /* 32-bit registers one thread may use */
 } sim_gpu;
 
 /* The presets, in a fixed order; *n is set to their count. */
@@ -39,6 +42,9 @@ const sim_gpu *sim_gpu_presets(int *n);
 
 /* The preset called name (case-insensitive), or NULL. */
 const sim_gpu *sim_gpu_find(const char *name);
+
+/* What a kernel plan (sim_plan_kernel) needs to know of g. */
+sim_kernel_target sim_gpu_kernel_target(const sim_gpu *g);
 
 /* Shared-memory bandwidth of all SMs together, bytes/s (an estimate:
  * SMs x bytes per clock x clock). */

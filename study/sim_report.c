@@ -56,9 +56,11 @@ static int build_grouped(sim_report *rep, const float *Q, const float *K, const 
     g.splits = 0;
     sim_plan p;
     char perr[1024];
-    /* Its own plan: the paper's and the same tiles are for the unsplit runs. */
+    /* Its own plan: the paper's, the same tiles and the kernels' are for the
+     * unsplit runs (no released FA2 kernel puts several heads in a block). */
     const int own = rep->same_tiles > 0;
-    if (sim_plan_choose(SIM_FA2, sh, &g, rep->req.plan_kind == SIM_PLAN_PAPER || own
+    if (sim_plan_choose(SIM_FA2, sh, &g, rep->req.plan_kind == SIM_PLAN_PAPER || own ||
+                                             rep->req.plan_kind == SIM_PLAN_KERNEL
                                              ? SIM_PLAN_AUTO : rep->req.plan_kind,
                         own ? 0 : rep->req.Br, own ? 0 : rep->req.Bc, &p, perr,
                         sizeof perr) != 0) {
@@ -197,11 +199,37 @@ static void add_steps(build_ctx *x, uint64_t steps)
         x->total_steps = UINT64_MAX;
 }
 
+/* The GPU a kernel plan is for: --gpu's, or the A100 the released kernels
+ * were tuned on. */
+static sim_kernel_target kernel_target(const sim_request *req)
+{
+    return sim_gpu_kernel_target(req->gpu ? req->gpu : sim_gpu_find("a100"));
+}
+
+/* The plan of loop order a run as run: the kernel's (--plan kernel) or one
+ * sim_plan_choose makes. Returns 0, -1 with the reason in err, or -2 (and the
+ * reason) when a kernel plan is asked of a loop order and d no released
+ * kernel runs. */
+static int choose_plan(const sim_request *req, sim_algo a, const sim_run_opts *run,
+                       sim_plan *out, char *err, size_t errlen)
+{
+    if (req->plan_kind != SIM_PLAN_KERNEL)
+        return sim_plan_choose(a, &req->sh, run, req->plan_kind, req->Br, req->Bc, out, err,
+                               errlen);
+    const sim_kernel_target t = kernel_target(req);
+    sim_kernel_choice c;
+    if (sim_kernel_choose(a, &req->sh, run, &t, &c, err, errlen) != 0)
+        return -2;
+    return sim_plan_kernel(a, &req->sh, run, &t, req->Br, req->Bc, out, err, errlen);
+}
+
 /* 1. Every run's plan, and the limits they imply, before anything runs.
  * Returns SIM_OK, or SIM_EUSAGE with the reason in err. */
 static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t errlen)
 {
     const sim_shape *sh = &req->sh;
+    char kernel_err[1024] = "";
+    int planned = 0;
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         if (!pass_on(req, (sim_pass)q))
             continue;
@@ -214,8 +242,16 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
                 continue;
             }
             char perr[1024];
-            if (sim_plan_choose((sim_algo)a, sh, &x->runs[q], req->plan_kind, req->Br,
-                                req->Bc, &x->plans[q][a], perr, sizeof perr) != 0) {
+            const int rc = choose_plan(req, (sim_algo)a, &x->runs[q], &x->plans[q][a], perr,
+                                       sizeof perr);
+            if (rc == -2 && req->run_algo[a] == SIM_ALGO_IF_SERVED) {
+                /* "all": every loop order a released kernel runs at this d */
+                x->left_out[q][a] = 1;
+                snprintf(kernel_err, sizeof kernel_err, "%s%.1000s",
+                             q == SIM_BWD ? "backward: " : "", perr);
+                continue;
+            }
+            if (rc != 0) {
                 snprintf(err, errlen, "%s%s", q == SIM_BWD ? "backward: " : "", perr);
                 return SIM_EUSAGE;
             }
@@ -244,7 +280,12 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
             }
             add_cost(x, (sim_algo)a, sh, &x->runs[q]);
             add_steps(x, steps);
+            planned++;
         }
+    }
+    if (!planned && kernel_err[0]) {
+        snprintf(err, errlen, "%s", kernel_err);
+        return SIM_EUSAGE;
     }
     return SIM_OK;
 }
@@ -266,8 +307,7 @@ static int plan_split(const sim_request *req, build_ctx *x, char *err, size_t er
     x->srun.splits = req->run.splits;
     char perr[1024];
     uint64_t steps;
-    if (sim_plan_choose(SIM_FA2, sh, &x->srun, req->plan_kind, req->Br, req->Bc, &x->splan,
-                        perr, sizeof perr) != 0) {
+    if (choose_plan(req, SIM_FA2, &x->srun, &x->splan, perr, sizeof perr) != 0) {
         snprintf(err, errlen, "%s", perr);
         return SIM_EUSAGE;
     }
@@ -297,7 +337,8 @@ static int check_total_steps(const sim_request *req, build_ctx *x, char *err, si
         sim_plan p;
         uint64_t steps;
         char perr[1024];
-        if (sim_plan_choose(SIM_FA2, sh, &g, req->plan_kind == SIM_PLAN_PAPER || x->same
+        if (sim_plan_choose(SIM_FA2, sh, &g, req->plan_kind == SIM_PLAN_PAPER || x->same ||
+                                             req->plan_kind == SIM_PLAN_KERNEL
                                                  ? SIM_PLAN_AUTO : req->plan_kind,
                             x->same ? 0 : req->Br, x->same ? 0 : req->Bc, &p, perr,
                             sizeof perr) == 0 &&
@@ -487,8 +528,12 @@ static void naive_bytes(const sim_request *req, sim_report *rep, const build_ctx
             sim_plan np;
             sim_counts c;
             char e2[8];
-            if (sim_plan_choose(SIM_NAIVE, &req->sh, &x->runs[q], req->plan_kind, req->Br,
-                                req->Bc, &np, e2, sizeof e2) == 0 &&
+            /* A kernel plan: no released kernel runs standard attention, so
+             * its best plan. */
+            const int kern = req->plan_kind == SIM_PLAN_KERNEL;
+            if (sim_plan_choose(SIM_NAIVE, &req->sh, &x->runs[q],
+                                kern ? SIM_PLAN_AUTO : req->plan_kind, kern ? 0 : req->Br,
+                                kern ? 0 : req->Bc, &np, e2, sizeof e2) == 0 &&
                 sim_theory_counts(&np, &req->sh, &c) == 0) {
                 rep->have_naive_pass[q] = 1;
                 rep->naive_pass_bytes[q] = total_bytes(&c, dt);
@@ -715,6 +760,7 @@ static const char *plan_kind_name(sim_plan_kind k)
     return k == SIM_PLAN_PAPER ? "paper"
            : k == SIM_PLAN_USER ? "user"
            : k == SIM_PLAN_SAME ? "same"
+           : k == SIM_PLAN_KERNEL ? "kernel"
                                 : "best";
 }
 
@@ -961,6 +1007,15 @@ static const section_note NOTE_PLAN = {
     "--plan best gives each the tiles that make its own traffic smallest, and the "
     "comparison then mixes the loop order with the tile shape.",
 };
+/* --plan kernel's: two levels on chip. */
+static const section_note NOTE_PLAN_KERNEL = {
+    "B_r x B_c: the rows of Q, and of K and V, in one tile, as the released kernel "
+    "launches it. SRAM peak: the most bytes in shared memory at once; registers: the "
+    "accumulators and statistics, against the budget of the block's warps.",
+    "The budget is min(255 registers a thread x 32 threads x warps, 65,536 a block) x 4 B. "
+    "Where a buffer lives moves no byte between HBM and the chip: the traffic is that of "
+    "the same tiles with every buffer in SRAM.",
+};
 static const section_note NOTE_TRAFFIC = {
     "Elements moved between HBM and SRAM, every re-read counted again; (2 B) and (4 B) "
     "are the bytes of one element in HBM.",
@@ -1028,7 +1083,53 @@ static void error_note(FILE *out, const sim_report *rep, sim_pass pass)
     note_text(out, rep, &note);
 }
 
-/* TILE PLAN: blocks, tiles, who chose them, steps, skipped blocks, SRAM. */
+static int64_t sim_min(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* --plan kernel: the GPU, and each run's launch choice and its source. */
+static void kernel_lines(FILE *out, const sim_report *rep)
+{
+    const sim_kernel_target t = kernel_target(&rep->req);
+    char text[320];
+    snprintf(text, sizeof text, "the released kernels' launch choices for %s (compute "
+             "capability %d.%d%s); accumulators and statistics in registers, the tiles "
+             "loaded from HBM in SRAM (shared memory)", t.name, t.cc_major, t.cc_minor,
+             rep->req.gpu ? "" : ", as without --gpu");
+    sim_text_wrap_lead(out, "tiles: ", 0, 80, text);
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_report_run *r = &rep->runs[k];
+        const sim_plan *p = &r->res.plan;
+        sim_kernel_choice c;
+        char lb[32];
+        if (!p->warps || sim_kernel_choose(r->algo, &rep->req.sh, &p->run, &t, &c, NULL, 0))
+            continue;
+        char given[64] = "";
+        if (p->Br != sim_min(c.Br, p->sh.N) || p->Bc != sim_min(c.Bc, sim_shape_Nk(&p->sh)))
+            snprintf(given, sizeof given, "; --Br/--Bc: %lld x %lld", (long long)p->Br,
+                     (long long)p->Bc);
+        char lead[48];
+        snprintf(lead, sizeof lead, "  %s%s: ", run_label(r, lb, sizeof lb),
+                 r->pass == SIM_BWD ? " backward" : "");
+        snprintf(text, sizeof text, "%lld x %lld, %d warps: %s%s%s%s%s", (long long)c.Br,
+                 (long long)c.Bc, c.warps, c.source, c.depends ? " (" : "",
+                 c.depends ? c.depends : "", c.depends ? ")" : "", given);
+        sim_text_wrap_lead(out, lead, 6, 80, text);
+    }
+}
+
+/* Whether a run of rep has a kernel plan (a register level). */
+static int any_registers(const sim_report *rep)
+{
+    for (int k = 0; k < rep->nruns; k++)
+        if (rep->runs[k].res.plan.warps > 0)
+            return 1;
+    return 0;
+}
+
+/* TILE PLAN: blocks, tiles, who chose them, steps, skipped blocks, SRAM
+ * (shared memory), and with a kernel plan the warps and registers. */
 static void plan_rows(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
@@ -1075,6 +1176,26 @@ static void plan_rows(FILE *out, const sim_report *rep)
         double f = sh->M ? (double)rep->runs[k].res.sram_peak / (double)sh->M : 0.0;
         snprintf(b1, sizeof b1, "%.1f%%%s", 100.0 * f, f > 1.0 ? " OVER" : "");
         cell(out, b1);
+    }
+    fputc('\n', out);
+    if (!any_registers(rep))
+        return;
+    row_label(out, "warps per block");
+    for (int k = 0; k < rep->nruns; k++) {
+        snprintf(b1, sizeof b1, "%d", rep->runs[k].res.plan.warps);
+        cell(out, rep->runs[k].res.plan.warps ? b1 : "-");
+    }
+    fputc('\n', out);
+    row_label(out, "registers, bytes");
+    for (int k = 0; k < rep->nruns; k++)
+        count_cell(out, rep->runs[k].res.reg_peak);
+    fputc('\n', out);
+    row_label(out, "registers / budget");
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_plan *p = &rep->runs[k].res.plan;
+        double f = p->reg_limit ? (double)rep->runs[k].res.reg_peak / (double)p->reg_limit : 0;
+        snprintf(b1, sizeof b1, "%.1f%%", 100.0 * f);
+        cell(out, p->reg_limit ? b1 : "-");
     }
     fputc('\n', out);
 }
@@ -1306,7 +1427,12 @@ static void buffers_text(FILE *out, const sim_report *rep)
 {
     const sim_shape *sh = &rep->req.sh;
     char b1[80], b2[80], lb[32];
-    fprintf(out, "\nSRAM BUFFERS, bytes (fp32 accumulators and statistics at 4 B)\n");
+    const int regs = any_registers(rep);
+    if (regs)
+        fprintf(out, "\nON-CHIP BUFFERS, bytes (fp32 accumulators and statistics at 4 B); "
+                "[reg]: in\nregisters, the others in SRAM (shared memory)\n");
+    else
+        fprintf(out, "\nSRAM BUFFERS, bytes (fp32 accumulators and statistics at 4 B)\n");
     for (int k = 0; k < rep->nruns; k++) {
         const sim_plan *p = &rep->runs[k].res.plan;
         for (int ph = 1; ph <= p->nphases; ph++) {
@@ -1321,12 +1447,13 @@ static void buffers_text(FILE *out, const sim_report *rep)
                     continue;
                 char item[96];
                 sim_format_count(b2, sizeof b2, b->bytes);
+                const char *at = b->level == SIM_LEVEL_REG ? " [reg]" : "";
                 if (b->cols == 1)
-                    snprintf(item, sizeof item, " %s %lld = %s", b->name,
-                             (long long)b->rows, b2);
+                    snprintf(item, sizeof item, " %s %lld = %s%s", b->name,
+                             (long long)b->rows, b2, at);
                 else
-                    snprintf(item, sizeof item, " %s %lldx%lld = %s", b->name,
-                             (long long)b->rows, (long long)b->cols, b2);
+                    snprintf(item, sizeof item, " %s %lldx%lld = %s%s", b->name,
+                             (long long)b->rows, (long long)b->cols, b2, at);
                 if (col + (int)strlen(item) + 1 > 79) {
                     fprintf(out, "\n       ");
                     col = 7;
@@ -1335,6 +1462,17 @@ static void buffers_text(FILE *out, const sim_report *rep)
             }
             fputc('\n', out);
         }
+    }
+    for (int k = 0; k < rep->nruns && regs; k++) {
+        const sim_plan *p = &rep->runs[k].res.plan;
+        if (!p->warps)
+            continue;
+        sim_format_count(b1, sizeof b1, p->sram_peak);
+        sim_format_count(b2, sizeof b2, p->reg_peak);
+        char b3[32];
+        sim_format_count(b3, sizeof b3, p->reg_limit);
+        fprintf(out, "  %s: SRAM %s B; registers %s B of %s B (%d warps, %d threads)\n",
+                run_label(&rep->runs[k], lb, sizeof lb), b1, b2, b3, p->warps, 32 * p->warps);
     }
     for (int k = 0; k < rep->nruns; k++) {
         const sim_plan *p = &rep->runs[k].res.plan;
@@ -1355,7 +1493,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     const int64_t H = sim_shape_H(&rep->req.sh), G = sim_shape_G(&rep->req.sh);
     set_column_width(rep);
     plan_rows(out, rep);
-    note_text(out, rep, &NOTE_PLAN);
+    note_text(out, rep, any_registers(rep) ? &NOTE_PLAN_KERNEL : &NOTE_PLAN);
     traffic_rows(out, rep);
     note_text(out, rep, &NOTE_TRAFFIC);
     if (G < H && pass == SIM_FWD)
@@ -1543,6 +1681,8 @@ void sim_report_text(FILE *out, const sim_report *rep)
     else if (rep->same_tiles < 0)
         fprintf(out, "tiles: no square of 128, 64, 32 or 16 fits M for every loop order, so\n"
                 "each has its own best plan (--plan best)\n");
+    if (rep->req.plan_kind == SIM_PLAN_KERNEL)
+        kernel_lines(out, rep);
 
     int passes = 0;
     for (int k = 0; k < rep->nruns; k++)
@@ -1677,6 +1817,11 @@ static void json_plan(sim_json *w, const sim_report_run *r)
     sim_json_int(w, "Tc", p->Tc);
     sim_json_uint(w, "sram_peak_bytes", r->res.sram_peak);
     sim_json_bool(w, "fits", p->fits);
+    if (p->warps) {                        /* a kernel plan: the register level */
+        sim_json_int(w, "warps", p->warps);
+        sim_json_uint(w, "reg_peak_bytes", r->res.reg_peak);
+        sim_json_uint(w, "reg_limit_bytes", p->reg_limit);
+    }
     if (sim_plan_stores_scores(p))
         sim_json_int(w, "softmax_passes", p->softmax_passes);
     sim_json_arr(w, "buffers");
@@ -1689,6 +1834,8 @@ static void json_plan(sim_json *w, const sim_report_run *r)
         sim_json_int(w, "cols", b->cols);
         sim_json_int(w, "elem_bytes", b->elem_bytes);
         sim_json_uint(w, "bytes", b->bytes);
+        if (p->warps)
+            sim_json_str(w, "level", b->level == SIM_LEVEL_REG ? "registers" : "sram");
         sim_json_end(w);
     }
     sim_json_end(w);

@@ -2081,6 +2081,76 @@ static void test_compare(void **state)
     }
 }
 
+/* --plan kernel: the released kernels' tiles and warps, the accumulators in
+ * registers, at the head dims they serve on the A100 and the H100 (figures
+ * from their launch code, as test_kernel_plan reads it); the refusals are
+ * one line each, exit 2. */
+static void test_plan_kernel(void **state)
+{
+    (void)state;
+    run_res r;
+    static const struct { const char *gpu; const char *d; int64_t Br, Bc, warps; } fa2[] = {
+        { "a100", "32", 128, 128, 4 },  { "a100", "64", 128, 128, 4 },
+        { "a100", "96", 128, 64, 4 },   { "a100", "128", 128, 64, 4 },
+        { "a100", "192", 128, 64, 8 },  { "a100", "256", 128, 64, 8 },
+        { "h100", "32", 128, 128, 4 },  { "h100", "64", 128, 128, 4 },
+        { "h100", "96", 128, 64, 4 },   { "h100", "128", 128, 64, 4 },
+        { "h100", "192", 128, 64, 8 },  { "h100", "256", 64, 64, 4 },
+    };
+    for (size_t k = 0; k < sizeof fa2 / sizeof fa2[0]; k++) {
+        RUN(&r, "--plan", "kernel", "--gpu", fa2[k].gpu, "--d", fa2[k].d, "--N", "2048",
+            "--algo", "fa2", "--count-only", "--json");
+        expect_exit(&r, 0);
+        CHECK(&r, jis_str(&r, "runs.0.plan.kind", "kernel"), "kind is not kernel");
+        CHECK(&r, jget_u64(&r, "runs.0.plan.Br") == (uint64_t)fa2[k].Br, "B_r");
+        CHECK(&r, jget_u64(&r, "runs.0.plan.Bc") == (uint64_t)fa2[k].Bc, "B_c");
+        CHECK(&r, jget_u64(&r, "runs.0.plan.warps") == (uint64_t)fa2[k].warps, "warps");
+        /* min(255 x 32 x warps, 65,536) registers of 4 B */
+        const uint64_t regs = 255u * 32u * (uint64_t)fa2[k].warps;
+        CHECK(&r, jget_u64(&r, "runs.0.plan.reg_limit_bytes") == (regs < 65536 ? regs : 65536) * 4,
+              "register budget");
+        CHECK(&r, jget_u64(&r, "runs.0.plan.reg_peak_bytes") <=
+                  jget_u64(&r, "runs.0.plan.reg_limit_bytes"), "registers over the budget");
+        CHECK(&r, jget_u64(&r, "runs.0.plan.sram_peak_bytes") <= jget_u64(&r, "config.M_bytes"),
+              "shared memory over M");
+        CHECK(&r, jis_str(&r, "runs.0.plan.buffers.0.level", "sram"), "Q_i not in SRAM");
+        CHECK(&r, jis_str(&r, "runs.0.plan.buffers.3.level", "registers"), "S_ij not in registers");
+        run_free(&r);
+    }
+    /* The text: the launch choice and its source, the registers, [reg]. */
+    RUN(&r, "--plan", "kernel", "--gpu", "a100", "--d", "128", "--count-only", "--pass", "both");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "fa2: 128 x 64, 4 warps: flash_fwd_launch_template.h") != NULL,
+          "no forward launch choice");
+    CHECK(&r, strstr(r.out, "fa2 backward: 64 x 128, 8 warps: flash_bwd_launch_template.h") != NULL,
+          "no backward launch choice");
+    CHECK(&r, strstr(r.out, "fa1: 16 x 128, 4 warps: fmha_fwd_hdim128.cu") != NULL,
+          "no FA1 launch choice");
+    CHECK(&r, strstr(r.out, "S_ij 128x64 = 32,768 [reg]") != NULL, "S_ij not marked");
+    CHECK(&r, strstr(r.out, "registers / budget") != NULL, "no register row");
+    check_80_columns(&r);
+    run_free(&r);
+
+    static const struct { const char *args[14]; const char *key; } bad[] = {
+        { { "--plan", "nope" }, "same, best, paper or kernel" },
+        { { "--plan", "kernel", "--d", "80" }, "serve d = 32, 64, 96, 128, 192 and 256, not d = 80" },
+        { { "--plan", "kernel", "--algo", "naive" }, "no released kernel of naive" },
+        { { "--plan", "kernel", "--gpu", "a100", "--d", "128", "--algo", "fa2", "--Br", "256",
+            "--Bc", "128" }, "register buffer S_ij (256x128 fp32, 131,072 B) leaves the "
+                             "registers 133,632 B over" },
+        { { "--plan", "kernel", "--d", "256", "--algo", "fa2" }, "32,768 B over M = 98,304 B" },
+        { { "gpu", "--plan", "kernel" }, "--plan kernel is the report's" },
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        run_fasim(&r, bad[k].args);
+        expect_exit(&r, 2);
+        CHECK(&r, strstr(r.err, bad[k].key) != NULL, "case %zu: stderr lacks '%s'", k,
+              bad[k].key);
+        CHECK(&r, strchr(r.err, '\n') == r.err + r.err_len - 1, "case %zu: not one line", k);
+        run_free(&r);
+    }
+}
+
 /* The classroom's backward commands show the gradient check at the
  * defaults (N = 1024, d = 64): auto mode computes them. */
 static void test_bwd_default_computes(void **state)
@@ -2262,6 +2332,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_same_tiles_default),
     cmocka_unit_test(test_report_notes),
     cmocka_unit_test(test_plan_paper),
+    cmocka_unit_test(test_plan_kernel),
     cmocka_unit_test(test_bug_overflow_message),
     cmocka_unit_test(test_bug_misfit_wraparound),
     cmocka_unit_test(test_bug_bounds_line_width),

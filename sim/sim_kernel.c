@@ -1,0 +1,208 @@
+/*
+ * sim_kernel.c — the released kernels' launch choices: block sizes and warps
+ * by loop order, pass, head dimension and GPU, as their launch code picks
+ * them. sim_plan_kernel (sim_plan.c) turns a choice into a plan.
+ *
+ * Sources, one per figure below:
+ *   [FA2-FWD] flash-attention 2.x, csrc/flash_attn/src/flash_fwd_launch_template.h
+ *             (commit 01afd16): run_mha_fwd_hdim{32,64,96,128,192,256} and
+ *             run_mha_fwd_splitkv_dispatch, Flash_fwd_kernel_traits<Headdim,
+ *             kBlockM, kBlockN, kNWarps, ...>.
+ *   [FA2-BWD] flash-attention 2.x, csrc/flash_attn/src/flash_bwd_launch_template.h
+ *             (commit 073afd5): run_mha_bwd_hdim{32,64,96,128,160,192,256},
+ *             Flash_bwd_kernel_traits<Headdim, kBlockM, kBlockN, kNWarps, ...>.
+ *   [FA1-FWD] flash-attention 1.x, csrc/flash_attn/src/fmha_fwd_hdim{32,64,128}.cu:
+ *             FMHA_kernel_traits<S, D, STEP, WARPS_M, WARPS_N, ...>, S keys per
+ *             block (the outer loop), STEP = 16 query rows per inner step,
+ *             WARPS_M x WARPS_N = 1 x 4 warps.
+ * kBlockM is B_r (query rows per block), kBlockN is B_c (key rows). fasim has
+ * no dropout, so the choices are those without it (DROPOUT_SWITCH's false
+ * side); where causal masking or the GPU changes the choice, so does fasim.
+ */
+#include "sim.h"
+
+#include <stdio.h>
+
+uint64_t sim_kernel_reg_bytes(const sim_kernel_target *t, int warps)
+{
+    uint64_t regs = (uint64_t)t->regs_per_thread * 32u * (uint64_t)warps;
+    if (regs > t->regs_per_block)
+        regs = t->regs_per_block;
+    return regs * 4u;
+}
+
+#define KB(x) ((uint64_t)(x) * 1024u)
+
+static void set(sim_kernel_choice *c, int64_t Br, int64_t Bc, int warps, const char *source,
+                const char *depends)
+{
+    c->Br = Br;
+    c->Bc = Bc;
+    c->warps = warps;
+    c->source = source;
+    c->depends = depends;
+}
+
+/* FA2's forward [FA2-FWD]. sm8x is compute capability 8.x other than 8.0
+ * (sm86, sm89), as get_compute_capability tests it. */
+static int fa2_fwd(const sim_shape *sh, const sim_kernel_target *t, sim_kernel_choice *c)
+{
+    const int sm8x = t->cc_major == 8 && t->cc_minor > 0;
+    switch (sh->d) {
+    case 32:   /* run_mha_fwd_hdim32: <32, 128, 128, 4> */
+        set(c, 128, 128, 4, "flash_fwd_launch_template.h, run_mha_fwd_hdim32", NULL);
+        return 0;
+    case 64:   /* run_mha_fwd_hdim64, !Is_dropout: <64, 128, 128, 4> */
+        set(c, 128, 128, 4, "flash_fwd_launch_template.h, run_mha_fwd_hdim64", NULL);
+        return 0;
+    case 96:   /* run_mha_fwd_hdim96: sm8x causal <96, 64, 64, 4>; else <96, 128, 64, 4> */
+        if (sm8x && sh->causal)
+            set(c, 64, 64, 4, "flash_fwd_launch_template.h, run_mha_fwd_hdim96",
+                "sm86/sm89, causal");
+        else
+            set(c, 128, 64, 4, "flash_fwd_launch_template.h, run_mha_fwd_hdim96",
+                sm8x ? "sm86/sm89, not causal" : NULL);
+        return 0;
+    case 128:  /* run_mha_fwd_hdim128, !Is_dropout: sm8x: <128, 128, 32, 4> not causal,
+                  <128, 64, 64, 4> causal; otherwise (A100, H100) <128, 128, 64, 4> */
+        if (sm8x)
+            set(c, sh->causal ? 64 : 128, sh->causal ? 64 : 32, 4,
+                "flash_fwd_launch_template.h, run_mha_fwd_hdim128",
+                sh->causal ? "sm86/sm89, causal" : "sm86/sm89, not causal");
+        else
+            set(c, 128, 64, 4, "flash_fwd_launch_template.h, run_mha_fwd_hdim128", NULL);
+        return 0;
+    case 192:  /* run_mha_fwd_hdim192, !Is_dropout: <192, 128, 64, 8> */
+        set(c, 128, 64, 8, "flash_fwd_launch_template.h, run_mha_fwd_hdim192", NULL);
+        return 0;
+    case 256:  /* run_mha_fwd_hdim256: <256, 128, 64, 8> when max_smem_per_block >=
+                  2 * 256 * (128 + 2 * 64) and max_smem_per_sm < 4 * 256 * (64 + 2 * 64)
+                  (A100), else <256, 64, 64, 4> (H100: two blocks per SM) */
+        if (t->smem_per_block >= 2u * 256u * (128u + 2u * 64u) &&
+            t->smem_per_sm < 4u * 256u * (64u + 2u * 64u))
+            set(c, 128, 64, 8, "flash_fwd_launch_template.h, run_mha_fwd_hdim256",
+                "shared memory: 128 KiB per block, under 192 KiB per SM");
+        else
+            set(c, 64, 64, 4, "flash_fwd_launch_template.h, run_mha_fwd_hdim256",
+                "shared memory: 192 KiB per SM or more, or under 128 KiB per block");
+        return 0;
+    }
+    return -1;
+}
+
+/* FA2's split-KV forward [FA2-FWD], run_mha_fwd_splitkv_dispatch: kBlockM =
+ * 64, kBlockN = 256 for d <= 64, 128 for d <= 128, else 64; 4 warps. Its
+ * head dims are the forward's. */
+static int fa2_split(const sim_shape *sh, const sim_kernel_target *t, sim_kernel_choice *c)
+{
+    if (fa2_fwd(sh, t, c) != 0)
+        return -1;
+    set(c, 64, sh->d <= 64 ? 256 : sh->d <= 128 ? 128 : 64, 4,
+        "flash_fwd_launch_template.h, run_mha_fwd_splitkv_dispatch", NULL);
+    return 0;
+}
+
+/* FA2's backward [FA2-BWD]: 8 warps at every head dim; where the template
+ * tests max_smem_per_block (the opt-in limit) against 144 KB, the choice at
+ * or above it, then the one below. The other thresholds it tests (104 KB at
+ * d = 32, 116 KB at 96 and 160, 136 KB at 192) change only whether V is kept
+ * in registers or double-buffered, not the tiles. */
+static const struct {
+    int64_t d;
+    int split_144k;               /* 1: the tiles depend on 144 KB per block */
+    int64_t Br, Bc, Br_less, Bc_less;
+    const char *source;
+} FA2_BWD[] = {
+    /* run_mha_bwd_hdim32: <32, 128, 128, 8> */
+    { 32, 0, 128, 128, 128, 128, "flash_bwd_launch_template.h, run_mha_bwd_hdim32" },
+    /* run_mha_bwd_hdim64: >= 144 KB <64, 128, 128, 8>; else <64, 64, 128, 8> */
+    { 64, 1, 128, 128, 64, 128, "flash_bwd_launch_template.h, run_mha_bwd_hdim64" },
+    /* run_mha_bwd_hdim96: <96, 64, 128, 8> */
+    { 96, 0, 64, 128, 64, 128, "flash_bwd_launch_template.h, run_mha_bwd_hdim96" },
+    /* run_mha_bwd_hdim128: >= 144 KB <128, 64, 128, 8>; else <128, 64, 64, 8> */
+    { 128, 1, 64, 128, 64, 64, "flash_bwd_launch_template.h, run_mha_bwd_hdim128" },
+    /* run_mha_bwd_hdim160: <160, 64, 64, 8> */
+    { 160, 0, 64, 64, 64, 64, "flash_bwd_launch_template.h, run_mha_bwd_hdim160" },
+    /* run_mha_bwd_hdim192: <192, 64, 64, 8> */
+    { 192, 0, 64, 64, 64, 64, "flash_bwd_launch_template.h, run_mha_bwd_hdim192" },
+    /* run_mha_bwd_hdim256: >= 144 KB (A100; H100 at >= 176 KB the same tiles)
+     * <256, 64, 64, 8>; else, without dropout, <256, 64, 32, 8> */
+    { 256, 1, 64, 64, 64, 32, "flash_bwd_launch_template.h, run_mha_bwd_hdim256" },
+};
+
+static int fa2_bwd(const sim_shape *sh, const sim_kernel_target *t, sim_kernel_choice *c)
+{
+    for (size_t k = 0; k < sizeof FA2_BWD / sizeof FA2_BWD[0]; k++) {
+        if (FA2_BWD[k].d != sh->d)
+            continue;
+        const int big = t->smem_per_block >= KB(144);
+        set(c, big ? FA2_BWD[k].Br : FA2_BWD[k].Br_less, big ? FA2_BWD[k].Bc : FA2_BWD[k].Bc_less,
+            8, FA2_BWD[k].source, !FA2_BWD[k].split_144k ? NULL
+            : big ? "shared memory: 144 KiB per block or more"
+                  : "shared memory: under 144 KiB per block");
+        return 0;
+    }
+    return -1;
+}
+
+/* FA1's forward [FA1-FWD]: B_r = STEP = 16, 1 x 4 warps; B_c = S: for d = 32
+ * and 64, 128 when seqlen_k == 128 and 256 when seqlen_k >= 256; for d = 128
+ * always 128. fmha_fwd_hdim{32,64}.cu launch nothing for other lengths below
+ * 256: fasim takes 128 up to 128 keys and 256 above. */
+static int fa1_fwd(const sim_shape *sh, sim_kernel_choice *c)
+{
+    const int64_t Nk = sim_shape_Nk(sh);
+    switch (sh->d) {
+    case 32:   /* fmha_fwd_hdim32.cu: <128 or 256, 32, 16, 1, 4> */
+        set(c, 16, Nk <= 128 ? 128 : 256, 4, "fmha_fwd_hdim32.cu, run_fmha_fwd_hdim32",
+            "the key length");
+        return 0;
+    case 64:   /* fmha_fwd_hdim64.cu: <128 or 256, 64, 16, 1, 4> */
+        set(c, 16, Nk <= 128 ? 128 : 256, 4, "fmha_fwd_hdim64.cu, run_fmha_fwd_hdim64",
+            "the key length");
+        return 0;
+    case 128:  /* fmha_fwd_hdim128.cu: <128, 128, 16, 1, 4> */
+        set(c, 16, 128, 4, "fmha_fwd_hdim128.cu, run_fmha_fwd_hdim128", NULL);
+        return 0;
+    }
+    return -1;
+}
+
+int sim_kernel_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
+                      const sim_kernel_target *t, sim_kernel_choice *out,
+                      char *err, size_t errlen)
+{
+    const sim_run_opts plain = { 0 };
+    if (!run)
+        run = &plain;
+    const int bwd = run->pass == SIM_BWD;
+    const char *pass = bwd ? " backward" : "";
+    if (err && errlen)
+        err[0] = '\0';
+    if (algo == SIM_FA2 && !bwd && sim_run_S(run) > 1) {
+        if (fa2_split(sh, t, out) == 0)
+            return 0;
+    } else if (algo == SIM_FA2 && !bwd) {
+        if (fa2_fwd(sh, t, out) == 0)
+            return 0;
+    } else if (algo == SIM_FA2) {
+        if (fa2_bwd(sh, t, out) == 0)
+            return 0;
+    } else if (algo == SIM_FA1 && !bwd) {
+        if (fa1_fwd(sh, out) == 0)
+            return 0;
+    } else {
+        if (err)
+            snprintf(err, errlen, "--plan kernel: fasim knows no released kernel of %s%s "
+                     "(FlashAttention-2 forward and backward, FlashAttention-1 forward)",
+                     sim_algo_name(algo), pass);
+        return -2;
+    }
+    if (err)
+        snprintf(err, errlen, "--plan kernel: the released %s%s kernels serve d = %s, not "
+                 "d = %lld", sim_algo_name(algo), pass,
+                 algo == SIM_FA1 ? "32, 64 and 128"
+                 : bwd ? "32, 64, 96, 128, 160, 192 and 256" : "32, 64, 96, 128, 192 and 256",
+                 (long long)sh->d);
+    return -1;
+}
