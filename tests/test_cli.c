@@ -1838,11 +1838,27 @@ static void test_report_notes(void **state)
     CHECK(&r, strstr(r.out, "SRAM peak, bytes") != NULL, "SRAM peak's unit is still 'B'");
     CHECK(&r, strstr(r.out, "Theorem 2 of the FlashAttention paper") == NULL,
           "the full notes without --explain");
-    /* FA1 rounds its running output: here its error is above standard
-     * attention's, and the note does not call standard attention's the
-     * largest. */
+    /* FA1 keeps its running output in fp32, as the released kernel does:
+     * standard attention's error is the largest, and the note says so and
+     * why FA1's is not. */
+    CHECK(&r, strstr(r.out, "its error the largest") != NULL,
+          "the note does not call standard attention's error the largest");
+    CHECK(&r, strstr(r.out, "in fp32 (O_acc)") != NULL, "the note misses FA1's fp32 O_acc");
+    run_free(&r);
+    /* With the paper's intermediates FA1 rounds its running output at every
+     * step: its error passes standard attention's, and the note does not
+     * call standard attention's the largest. */
+    RUN(&r, "--N", "1024", "--M", "96K", "--intermediates", "paper");
+    expect_exit(&r, 0);
     CHECK(&r, strstr(r.out, "its error the largest") == NULL,
           "the note calls an error the largest that is not");
+    CHECK(&r, strstr(r.out, "at every key block") != NULL, "the note misses FA1's rounding");
+    run_free(&r);
+    /* A choice that is neither: one line, exit 2. */
+    RUN(&r, "--intermediates", "fp32");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "--intermediates fp32: unknown choice (kernel or paper)") != NULL,
+          "no one-line refusal of a bad --intermediates");
     run_free(&r);
     RUN(&r, "--N", "1024", "--M", "96K", "--explain", "--count-only");
     expect_exit(&r, 0);
