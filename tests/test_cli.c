@@ -1144,6 +1144,35 @@ static void assert_same_file(const char *name1, const char *name2, size_t min_le
     free(f2);
 }
 
+/* --intermediates from the command line: the JSON's config says which, and
+ * FA1's running output moves as fp32 O_acc (kernel, the default) or as O in
+ * the dtype (paper), with the counts worked out here: N = 256, B_c = 16,
+ * T_c = 16; O_acc read T_c N d and written T_c N d (line 2 and all steps
+ * but the last), 4 bytes each; O written N d, or (T_c + 1) N d. */
+static void test_intermediates_report(void **state)
+{
+    (void)state;
+    const uint64_t Nd = 256 * 16, Tc = 16;
+    run_res r;
+    RUN(&r, "--N", "256", "--d", "16", "--M", "64K", "--Br", "16", "--Bc", "16", "--algo",
+        "fa1", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "\"intermediates\":\"kernel\"") != NULL, "config.intermediates");
+    CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.O_acc.read_elems") == Tc * Nd, "O_acc read");
+    CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.O_acc.write_bytes") == 4 * Tc * Nd,
+          "O_acc written, 4 bytes an element");
+    CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.O.write_elems") == Nd, "O written once");
+    run_free(&r);
+    RUN(&r, "--N", "256", "--d", "16", "--M", "64K", "--Br", "16", "--Bc", "16", "--algo",
+        "fa1", "--json", "--intermediates", "paper");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "\"intermediates\":\"paper\"") != NULL, "config.intermediates");
+    CHECK(&r, strstr(r.out, "\"O_acc\"") == NULL, "O_acc moved with the paper's intermediates");
+    CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.O.write_elems") == (Tc + 1) * Nd,
+          "O written T_c + 1 times");
+    run_free(&r);
+}
+
 /* Paged KV from the command line: the section and the JSON keys, a count
  * worked out here (FA1 loads each key block once, one transfer per page it
  * touches), and the output of paged KV byte for byte that of contiguous. */
@@ -2259,6 +2288,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_json_auto_count_note),
     cmocka_unit_test(test_out_seeded),
     cmocka_unit_test(test_paged_report),
+    cmocka_unit_test(test_intermediates_report),
     cmocka_unit_test(test_presets),
     cmocka_unit_test(test_out_from_npy),
     cmocka_unit_test(test_npy_4d),
