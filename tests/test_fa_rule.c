@@ -45,44 +45,25 @@ static float to_dt(float x, sim_dtype dt)
     return dt == SIM_FP16 ? ref_round_fp16(x) : dt == SIM_BF16 ? ref_round_bf16(x) : x;
 }
 
-/* C (n, m) = scale A B^T in fp32, stored in the dtype: A (n, k), B (m, k). */
-static void mm_nt(const float *A, const float *B, int64_t n, int64_t m, int64_t k, float scale,
-                  sim_dtype dt, float *C)
+/* C (n, m) = scale A B in fp32, stored in the dtype, where A's element
+ * (r, t) is A[r ar + t at] and B's (t, c) is B[c bc + t bt]: one loop for
+ * A B^T, A B and A^T B by their strides. */
+static void mm(const float *A, int64_t ar, int64_t at, const float *B, int64_t bc, int64_t bt,
+               int64_t n, int64_t m, int64_t k, float scale, sim_dtype dt, float *C)
 {
     for (int64_t r = 0; r < n; r++)
         for (int64_t c = 0; c < m; c++) {
             float acc = 0.0f;
             for (int64_t t = 0; t < k; t++)
-                acc += A[r * k + t] * B[c * k + t];
+                acc += A[r * ar + t * at] * B[c * bc + t * bt];
             C[r * m + c] = to_dt(scale * acc, dt);
         }
 }
 
-/* C (n, m) = scale A B in fp32, stored in the dtype: A (n, k), B (k, m). */
-static void mm_nn(const float *A, const float *B, int64_t n, int64_t m, int64_t k, float scale,
-                  sim_dtype dt, float *C)
-{
-    for (int64_t r = 0; r < n; r++)
-        for (int64_t c = 0; c < m; c++) {
-            float acc = 0.0f;
-            for (int64_t t = 0; t < k; t++)
-                acc += A[r * k + t] * B[t * m + c];
-            C[r * m + c] = to_dt(scale * acc, dt);
-        }
-}
-
-/* C (n, m) = scale A^T B in fp32, stored in the dtype: A (k, n), B (k, m). */
-static void mm_tn(const float *A, const float *B, int64_t n, int64_t m, int64_t k, float scale,
-                  sim_dtype dt, float *C)
-{
-    for (int64_t r = 0; r < n; r++)
-        for (int64_t c = 0; c < m; c++) {
-            float acc = 0.0f;
-            for (int64_t t = 0; t < k; t++)
-                acc += A[t * n + r] * B[t * m + c];
-            C[r * m + c] = to_dt(scale * acc, dt);
-        }
-}
+/* A (n, k) B^T, B (m, k); A (n, k) B, B (k, m); A^T B, A (k, n), B (k, m). */
+#define mm_nt(A, B, n, m, k, s, dt, C) mm((A), (k), 1, (B), (k), 1, (n), (m), (k), (s), (dt), (C))
+#define mm_nn(A, B, n, m, k, s, dt, C) mm((A), (k), 1, (B), 1, (m), (n), (m), (k), (s), (dt), (C))
+#define mm_tn(A, B, n, m, k, s, dt, C) mm((A), 1, (n), (B), 1, (m), (n), (m), (k), (s), (dt), (C))
 
 typedef struct {
     int64_t N, Nk, d;
