@@ -150,7 +150,6 @@ done:
 static int run_upload(cuda_run *c, const float *const in[3], char *err, size_t errlen)
 {
     int rc = 0;
-    const int64_t N = c->sh->N, d = c->sh->d;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         if (!kern_uses(c->a, (sim_tensor)t))
             continue;
