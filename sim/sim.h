@@ -41,7 +41,8 @@ int sim_algo_count(void);
 typedef enum { SIM_FWD, SIM_BWD, SIM_PASS_COUNT } sim_pass;
 typedef enum { SIM_FP16, SIM_BF16, SIM_FP32, SIM_DTYPE_COUNT } sim_dtype;
 
-/* The tensors that live in HBM. m, l, L and D are always fp32; the others
+/* The tensors that live in HBM. m, l, L, D, O~, the page table and the
+ * accumulators O_acc, dQ_acc are always fp32; the others
  * take the run's dtype (docs/ARCHITECTURE.md, "The IO model"). The backward pass adds
  * the gradients dO (its input), dQ, dK, dV, standard attention's dP and dS
  * (N x N_k), and D = rowsum(dO o O) (N). Split-KV decoding adds O~, the S
