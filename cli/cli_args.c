@@ -205,6 +205,17 @@ static int parse_preset(cli_report_opts *o, const char *val, char *err, size_t e
     return 0;
 }
 
+int cli_parse_intermediates(const char *s, int *out, char *err, size_t errlen)
+{
+    sim_inter x;
+    if (sim_inter_parse(s, &x) != 0) {
+        ERR("--intermediates %s: unknown choice (kernel or paper)", sim_shown(s).s);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
 /* --pass fwd, bwd or both into run_pass. */
 static int parse_pass(sim_request *r, const char *val, char *err, size_t errlen)
 {
@@ -256,6 +267,8 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->run.splits, err, errlen);
     case CLI_O_PAGE_SIZE:
         return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->run.page, err, errlen);
+    case CLI_O_INTERMEDIATES:
+        return cli_parse_intermediates(val, &r->run.intermediates, err, errlen);
     case CLI_O_MAX_MEM:
         return cli_parse_size(optname, val, &r->max_mem, err, errlen);
     case CLI_O_MAX_STEPS:

@@ -25,6 +25,10 @@ int cli_parse_size(const char *opt, const char *s, uint64_t *out, char *err, siz
 /* An SRAM size (--M): a size as above, at most SIM_MAX_M. */
 int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, size_t errlen);
 
+/* --intermediates kernel or paper (sim_inter) into *out. Returns 0, or -1
+ * with a one-line message. */
+int cli_parse_intermediates(const char *s, int *out, char *err, size_t errlen);
+
 /* A positive integer in [lo, hi], with the same suffixes as sizes (so
  * --N 64K means 65536). */
 int cli_parse_count(const char *opt, const char *s, int64_t lo, int64_t hi,

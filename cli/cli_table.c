@@ -120,6 +120,13 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "paged KV: K and V in pages of P <= N_k rows placed by a page\n"
         "table (seeded by --seed); counts the table's reads and the\n"
         "tiles that span pages, against contiguous K, V" },
+    [CLI_O_INTERMEDIATES] = { "intermediates", "K", R | V | G | X,
+        "kernel (default): FA1's running O and the backwards' dQ\n"
+        "summed in fp32 HBM buffers (O_acc, dQ_acc) and written in\n"
+        "the dtype once, P~ rounded to the dtype before P~ V, as\n"
+        "the released kernels do; paper: O and dQ stored in the\n"
+        "dtype at every step and P~ kept in fp32, as the listings\n"
+        "read (less accurate in fp16 and bf16)" },
     [CLI_O_PRESET] = { "preset", "NAME", R | G,
         "a real model's attention layer (list: the presets): N, d,\n"
         "H, G, batch, window, causal, fp16, passes; options given\n"
@@ -217,6 +224,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_SPLITS),
     ROW(CLI_O_PRESET),
     ROW(CLI_O_PAGE_SIZE),
+    ROW(CLI_O_INTERMEDIATES),
     LINE("--Br B, --Bc B", "block sizes; one of them alone pins it and picks the other"),
     ROW(CLI_O_PLAN),
     ROW(CLI_O_EXPLAIN),
@@ -279,6 +287,8 @@ static const cli_help_item HELP_VIEW[] = {
         "3, fa1: Algorithm 4 of FlashAttention; fa2: Algorithm 2 of\n"
         "FlashAttention-2), dO seeded"),
     LINE("--splits S", "fa2's split-KV: partials per split, then the merge"),
+    LINE("--intermediates K", "kernel (default) or paper: the precision of FA1's running\n"
+        "O, the backwards' dQ and P~ (see 'fasim --help')"),
     LINE("--Br B, --Bc B", "block sizes (default: the best plan that fits M)"),
     LINE("--plan KIND", "best (default) or paper (Algorithm 1, line 1)"),
     ROW(CLI_O_SEED),
@@ -459,7 +469,7 @@ static const cli_help_item HELP_GPU[] = {
     PARA("\n"
          "and the report's options: --N --d --M --dtype --algo --Br --Bc --plan\n"
          "--causal --seed --q --k --v --json --gpu --max-mem --max-steps --compute\n"
-         "(see 'fasim --help'); --out F writes the kernel's O (one --algo), byte for\n"
+         "--intermediates (see 'fasim --help'); --out F writes the kernel's O (one --algo), byte for\n"
          "byte comparable with 'fasim --algo A --compute --out F'. The kernels run one\n"
          "head of the forward pass with N_q = N_k, causal or not; --batch, --heads,\n"
          "--kv-heads, --Nq/--Nk, --window, --pass, --splits, --page-size and --preset\n"
@@ -493,7 +503,7 @@ static const cli_help_item HELP_COMPARE[] = {
          "options, on either side, as the report takes them (see 'fasim --help'):\n"
          "--N --d --M --dtype --algo --Br --Bc --plan --causal --seed --q --k --v\n"
          "--compute --count-only --max-mem --max-steps --gpu --Nq --Nk --window --batch\n"
-         "--heads --kv-heads --pass --dO --splits --page-size\n"
+         "--heads --kv-heads --pass --dO --splits --page-size --intermediates\n"
          "\n"),
     LINE("--json", "one JSON object: both sides' options and the rows (keys in\n"
         "README.md); on either side"),

@@ -65,6 +65,7 @@ enum {
     CLI_O_DO,
     CLI_O_SPLITS,
     CLI_O_PAGE_SIZE,
+    CLI_O_INTERMEDIATES,
     CLI_O_PRESET,
     CLI_O_STEP,
     CLI_O_FRAMES,

@@ -117,6 +117,8 @@ static int view_option(view_parse *p, int id, const char *optname, const char *v
         return 0;
     case CLI_O_SPLITS:
         return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &c->run.splits, err, errlen);
+    case CLI_O_INTERMEDIATES:
+        return cli_parse_intermediates(val, &c->run.intermediates, err, errlen);
     case CLI_O_SEED:
         if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
             return -1;

@@ -150,11 +150,10 @@ done:
 static int run_upload(cuda_run *c, const float *const in[3], char *err, size_t errlen)
 {
     int rc = 0;
-    const int64_t N = c->sh->N, d = c->sh->d;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         if (!kern_uses(c->a, (sim_tensor)t))
             continue;
-        c->nT[t] = (t == SIM_S || t == SIM_P) ? N * N : (t <= SIM_O ? N * d : N);
+        c->nT[t] = kern_tensor_elems(c->sh, (sim_tensor)t);
         CK(cudaMalloc((void **)&c->dT[t], (size_t)c->nT[t] * sizeof(float)));
     }
     for (int t = 0; t < 3; t++)
@@ -163,15 +162,7 @@ static int run_upload(cuda_run *c, const float *const in[3], char *err, size_t e
     CK(cudaEventCreate(&c->e0));
     CK(cudaEventCreate(&c->e1));
     c->kp = kern_params_make(c->sh, c->p);
-    c->kp.Q = c->dT[SIM_Q];
-    c->kp.K = c->dT[SIM_K];
-    c->kp.V = c->dT[SIM_V];
-    c->kp.O = c->dT[SIM_O];
-    c->kp.S = c->dT[SIM_S];
-    c->kp.P = c->dT[SIM_P];
-    c->kp.m = c->dT[SIM_m];
-    c->kp.l = c->dT[SIM_l];
-    c->kp.L = c->dT[SIM_L];
+    kern_params_bind(&c->kp, c->dT, &c->p->run);
 done:
     return rc;
 }

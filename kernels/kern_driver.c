@@ -91,6 +91,7 @@ kern_params kern_params_make(const sim_shape *sh, const sim_plan *p)
     k.causal = sh->causal;
     k.dtype = sh->dtype;
     k.scale = 1.0f / sqrtf((float)sh->d);    /* as sim_run computes it */
+    k.p_round = sim_inter_p_round(sh, &p->run);
     return k;
 }
 
@@ -291,10 +292,30 @@ int kern_uses(sim_algo a, sim_tensor t)
     switch (t) {
     case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
     case SIM_S: case SIM_P: return a == SIM_NAIVE;
-    case SIM_m: case SIM_l: return a == SIM_FA1;
+    case SIM_m: case SIM_l: case SIM_Oacc: return a == SIM_FA1;
     case SIM_L: return a == SIM_FA2;
     default: return 0;
     }
+}
+
+int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t)
+{
+    const int64_t N = sh->N, d = sh->d;
+    return (t == SIM_S || t == SIM_P) ? N * N : (t <= SIM_O || t == SIM_Oacc) ? N * d : N;
+}
+
+void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const sim_run_opts *run)
+{
+    k->Q = t[SIM_Q];
+    k->K = t[SIM_K];
+    k->V = t[SIM_V];
+    k->O = t[SIM_O];
+    k->S = t[SIM_S];
+    k->P = t[SIM_P];
+    k->m = t[SIM_m];
+    k->l = t[SIM_l];
+    k->L = t[SIM_L];
+    k->Oacc = sim_inter_acc(run, SIM_O) == SIM_Oacc ? t[SIM_Oacc] : NULL;
 }
 
 static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh, const float *Q,
@@ -305,7 +326,7 @@ static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh, const fl
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         if (!kern_uses(a, (sim_tensor)t))
             continue;
-        h->n[t] = (t == SIM_S || t == SIM_P) ? N * N : (t <= SIM_O ? N * d : N);
+        h->n[t] = kern_tensor_elems(sh, (sim_tensor)t);
         h->t[t] = malloc((size_t)h->n[t] * sizeof(float));
         if (!h->t[t]) {
             snprintf(err, errlen, "out of memory for tensor %s of the kernel run",
@@ -322,18 +343,6 @@ static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh, const fl
     return 0;
 }
 
-static void host_params(const host_tensors *h, kern_params *k)
-{
-    k->Q = h->t[SIM_Q];
-    k->K = h->t[SIM_K];
-    k->V = h->t[SIM_V];
-    k->O = h->t[SIM_O];
-    k->S = h->t[SIM_S];
-    k->P = h->t[SIM_P];
-    k->m = h->t[SIM_m];
-    k->l = h->t[SIM_l];
-    k->L = h->t[SIM_L];
-}
 
 static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t errlen)
 {
@@ -366,7 +375,7 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
     if (host_alloc(&h, a, sh, Q, K, V, err, errlen))
         return -1;
     kern_params kp = kern_params_make(sh, p);
-    host_params(&h, &kp);
+    kern_params_bind(&kp, h.t, &p->run);
     double *times = malloc((size_t)repeat * sizeof *times);
     out->O = malloc((size_t)nO * sizeof(float));
     out->L = a == SIM_FA2 ? malloc((size_t)sh->N * sizeof(float)) : NULL;

@@ -54,11 +54,14 @@ typedef struct {
 typedef struct {
     const float *Q, *K, *V;
     float *O, *S, *P, *m, *l, *L;
+    float *Oacc;             /* FA1's running output between key blocks, fp32
+                                (sim_inter_acc); NULL: O itself, as the paper */
     int64_t N, d, Br, Bc, Tr, Tc;
     int64_t Bs_r;            /* naive one-pass softmax: rows per block */
     int causal;
     sim_dtype dtype;         /* storage type of Q, K, V, O, S, P in HBM */
     float scale;             /* 1 / sqrt(d), rounded once to float on the host */
+    int p_round;             /* REF_ROUND_* of P~ before P~ V (sim_inter_p_round) */
     kern_counts *cnt;        /* NULL: do not count (the timed runs) */
 } kern_params;
 
@@ -162,13 +165,15 @@ KERN_DEVICE int64_t kern_causal_first_i(int64_t j, int64_t Br, int64_t Bc)
 }
 
 /* The value an HBM element of tensor t holds: the fp32 tensors of sim's
- * tensor table (sim_tensor_about: m, l, L, D, O~ and the page table) keep
+ * tensor table (sim_tensor_about: m, l, L, D, O~, the page table, O_acc
+ * and dQ_acc) keep
  * it; the others take the run's dtype, rounded to nearest even. Device code
  * cannot read that table, so tests/test_registry.c checks that the two
  * agree for every tensor. */
 KERN_DEVICE float kern_hbm_round(sim_dtype dt, sim_tensor t, float x)
 {
     if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_D || t == SIM_Ot || t == SIM_PT ||
+        t == SIM_Oacc || t == SIM_dQacc ||
         dt == SIM_FP32)
         return x;
     return dt == SIM_FP16 ? ref_round_fp16(x) : ref_round_bf16(x);

@@ -50,6 +50,10 @@ KERN_GLOBAL kern_fa1(kern_params p)
     void *Q_i = kern_carve(&sm, "Q_i", B_r * d * e);
     const kern_tv Qv = kern_tv_make(Q_i, dt), Kv = kern_tv_make(K_j, dt),
                   Vv = kern_tv_make(V_j, dt);
+    /* The running output between key blocks: fp32 O_acc (flash-attn v1's
+     * o_tmp) or, with the paper's intermediates, O itself (sim_inter). */
+    float *O_run = p.Oacc ? p.Oacc : p.O;
+    const sim_tensor T_run = p.Oacc ? SIM_Oacc : SIM_O;
 
     /* 2: O = 0, l = 0, m = -inf in HBM, written block by block from SRAM. */
     for (int64_t i = 0; i < T_r; i++) {
@@ -62,7 +66,7 @@ KERN_GLOBAL kern_fa1(kern_params p)
             m_i[r] = -REF_INF;
         }
         KERN_SYNC();
-        kern_store(p.cnt, p.dtype, SIM_O, p.O, d, r0, 0, br, d, O_i);
+        kern_store(p.cnt, p.dtype, T_run, O_run, d, r0, 0, br, d, O_i);
         kern_store(p.cnt, p.dtype, SIM_l, p.l, 1, r0, 0, br, 1, l_i);
         kern_store(p.cnt, p.dtype, SIM_m, p.m, 1, r0, 0, br, 1, m_i);
     }
@@ -79,7 +83,7 @@ KERN_GLOBAL kern_fa1(kern_params p)
                                    and the writes of line 2 are visible (a block
                                    sees its own global writes after a barrier) */
             kern_load_tile(p.cnt, SIM_Q, dt, Q_i, p.Q, d, r0, 0, br, d);  /* 8 */
-            kern_load(p.cnt, SIM_O, O_i, p.O, d, r0, 0, br, d);
+            kern_load(p.cnt, T_run, O_i, O_run, d, r0, 0, br, d);
             kern_load(p.cnt, SIM_l, l_i, p.l, 1, r0, 0, br, 1);
             kern_load(p.cnt, SIM_m, m_i, p.m, 1, r0, 0, br, 1);
             KERN_SYNC();
@@ -89,10 +93,13 @@ KERN_GLOBAL kern_fa1(kern_params p)
                 if (p.causal)
                     ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
                 kern_fa1_step_row(s, (int)bc, Vv, (int)d, O_i + r * d,            /* 10-12 */
-                                 &m_i[r], &l_i[r]);
+                                 &m_i[r], &l_i[r], p.p_round);
             }
             KERN_SYNC();
-            kern_store(p.cnt, p.dtype, SIM_O, p.O, d, r0, 0, br, d, O_i);       /* 12 */
+            /* the last key block block i sees writes O in the dtype */
+            const int last = j == (p.causal ? kern_causal_last_j(i, N, B_r, B_c) : T_c - 1);
+            kern_store(p.cnt, p.dtype, last ? SIM_O : T_run, last ? p.O : O_run, d, r0, 0,
+                       br, d, O_i);                                                /* 12 */
             kern_store(p.cnt, p.dtype, SIM_l, p.l, 1, r0, 0, br, 1, l_i);       /* 13 */
             kern_store(p.cnt, p.dtype, SIM_m, p.m, 1, r0, 0, br, 1, m_i);
         }                                                        /* 14 */

@@ -71,6 +71,7 @@ KERN_GLOBAL kern_fa2(kern_params p)
             if (p.causal)
                 ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
             float alpha = ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);        /* 9 */
+            ref_round_row(s, bc, p.p_round);     /* P~ as line 10's product takes it */
 #ifdef KERN_BUG_SKIP_RESCALE
             alpha = 1.0f;
 #endif

@@ -106,6 +106,15 @@ int kern_cuda_probe(char *err, size_t errlen);
 /* Helpers the backends share (kern_driver.c). */
 /* 1 when loop order a keeps tensor t in global memory (sim_run's list). */
 int kern_uses(sim_algo a, sim_tensor t);
+
+/* Elements of tensor t of loop order a's run of one head of sh (N^2 for S,
+ * P; N d for the matrices and O_acc; N for the statistics). */
+int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
+
+/* The tensors t[] (host or device copies, NULL where unused) into the
+ * kernels' parameters; Oacc only where the run's intermediates keep the
+ * running output there (sim_inter_acc). */
+void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const sim_run_opts *run);
 double kern_now_seconds(void);
 double kern_median(double *x, int n);              /* sorts x */
 void kern_counts_to_sim(const kern_counts *k, sim_counts *s);

@@ -108,9 +108,10 @@ KERN_DEVICE void kern_pv_acc_row(float *o, int d, float alpha, kern_tv P, int64_
 /* ref_fa1_step_row (FA1 lines 10-12 for one row) with V_j read as a tile view;
  * s (bc floats) is the fp32 row of S_ij, P~ on return. */
 KERN_DEVICE void kern_fa1_step_row(float *s, int bc, kern_tv V, int d, float *o, float *m,
-                                   float *l)
+                                   float *l, int p_round)
 {
     ref_fa1_weights w = ref_fa1_stats_row(s, bc, m, l);     /* lines 10-11 */
+    ref_round_row(s, bc, p_round);      /* P~ as the product takes it, after l~ */
     if (w.l_new == 0.0f)                /* nothing unmasked seen yet: O stays 0 */
         d = 0;
     for (int c = 0; c < d; c++) {                          /* line 12 */

@@ -23,12 +23,16 @@
 *   Run:       fasim lesson loop-order --N 2048 --block 32
 *
 *   Numbers:   count-only runs (sim_run) of sim/algo_fa1.c and sim/algo_fa2.c
-*              on the same block sizes.
+*              on the same block sizes; FA1's errors with both intermediates
+*              (sim_inter) against the float64 oracle, on seeded inputs.
 *
 *******************************************************************************/
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "lesson.h"
+#include "ref_oracle.h"
 #include "sim_claims.h"
 #include "sim_parse.h"
 #include "sim_limits.h"
@@ -36,6 +40,73 @@
 static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
 {
     return sim_counts_read_bytes(c, dt) + sim_counts_write_bytes(c, dt);
+}
+
+/* The largest |O - O_ref| of FA1 on blocks Br x Bc with intermediates x,
+ * on seed 1's inputs rounded to the dtype; O_ref is attention in float64. */
+static double fa1_error(lesson *L, const sim_shape *sh, int64_t Br, int64_t Bc, sim_inter x,
+                        const float *Q, const float *K, const float *V, const double *O_ref)
+{
+    const sim_run_opts run = { .intermediates = (int)x };
+    sim_plan p;
+    sim_result res;
+    char err[1024];
+    sim_plan_make(SIM_FA1, sh, &run, Br, Bc, SIM_PLAN_USER, &p);
+    if (sim_run(SIM_FA1, sh, &p, Q, K, V, NULL, &res, err, sizeof err) != 0)
+        lesson_fail(L, "%s", err);
+    double e = 0.0;
+    for (int64_t k = 0; k < sh->N * sh->d; k++) {
+        const double a = fabs((double)res.O[k] - O_ref[k]);
+        e = a > e ? a : e;
+    }
+    sim_result_free(&res);
+    return e;
+}
+
+/* The step on what FA1's running output is kept in: both errors, live,
+ * where the run is small enough to compute in a moment. */
+static void precision_step(lesson *L, const sim_shape *sh, int64_t Br, int64_t Bc)
+{
+    lesson_step(L, "What the running output is kept in");
+    lesson_say(L, "Line 12 writes O_i to HBM at every step. Stored there in %s, it would "
+               "be rounded T_c times, and the roundings add up. The released FA1 kernel "
+               "keeps O_i between key blocks in an fp32 buffer in HBM (its o_tmp; fasim's "
+               "O_acc, 4 bytes an element, as counted above) and writes O in %s once, "
+               "at the last step.", sim_dtype_name(sh->dtype), sim_dtype_name(sh->dtype));
+    const double nnd = (double)sh->N * (double)sh->N * (double)sh->d;
+    if (nnd > (double)(1 << 27)) {
+        lesson_say(L, "(At N = %lld, d = %lld the lesson does not compute the outputs; "
+                   "--N 1024 --d 64 shows both errors in a moment.)", (long long)sh->N,
+                   (long long)sh->d);
+        return;
+    }
+    const size_t n = (size_t)(sh->N * sh->d);
+    float *Q = malloc(n * sizeof *Q), *K = malloc(n * sizeof *K), *V = malloc(n * sizeof *V);
+    double *O_ref = malloc(n * sizeof *O_ref);
+    if (!Q || !K || !V || !O_ref)
+        lesson_fail(L, "out of memory for the inputs");
+    sim_random_inputs(1, sh->N, sh->d, sh->dtype, Q, K, V);
+    if (ref_oracle_attention_f(Q, K, V, sh->N, sh->d, 0, O_ref, NULL) != 0)
+        lesson_fail(L, "out of memory for the float64 reference");
+    const double e_k = fa1_error(L, sh, Br, Bc, SIM_INTER_KERNEL, Q, K, V, O_ref);
+    const double e_p = fa1_error(L, sh, Br, Bc, SIM_INTER_PAPER, Q, K, V, O_ref);
+    char stored[64];
+    snprintf(stored, sizeof stored, "O_i stored in %s at every step", sim_dtype_name(sh->dtype));
+    lesson_print(L, "  FA1 on seed 1's inputs, max |O - O_ref| against float64:\n"
+                    "    %-42s %.3e\n    %-42s %.3e\n\n",
+                 "O_i in fp32 between steps (the kernel's)", e_k, stored, e_p);
+    if (sh->dtype == SIM_FP32)
+        lesson_say(L, "In fp32 the two keep the same values, up to P~, which the kernel's "
+                   "way rounds to the dtype before P~ V as tensor cores take it.");
+    else
+        lesson_say(L, "The per-step rounding costs %.1f times the error. (The kernel's way "
+                   "also rounds P~ to %s before P~ V, as tensor cores take it.) fasim "
+                   "computes the kernel's way by default; --intermediates paper computes "
+                   "the listing's.", e_k > 0.0 ? e_p / e_k : 0.0, sim_dtype_name(sh->dtype));
+    free(Q);
+    free(K);
+    free(V);
+    free(O_ref);
 }
 
 /* A count-only run of algo on blocks Br x Bc; ends the lesson if they do not
@@ -86,11 +157,11 @@ static int64_t largest_square(const sim_shape *sh)
 static void show_counts(lesson *L, const sim_counts *c1, const sim_counts *c2,
                         const sim_shape *sh)
 {
-    static const sim_tensor T[] = { SIM_Q, SIM_K, SIM_V, SIM_O, SIM_m, SIM_l, SIM_L };
+    static const sim_tensor T[] = { SIM_Q, SIM_K, SIM_V, SIM_O, SIM_Oacc, SIM_m, SIM_l, SIM_L };
     const double Nd = (double)sh->N * (double)sh->d, N = (double)sh->N;
-    lesson_print(L, "  %-10s %15s %8s %15s %8s\n", "elements", "FA1", "times", "FA2", "times");
-    for (int k = 0; k < 7; k++) {
-        const double unit = T[k] <= SIM_O ? Nd : N;
+    lesson_print(L, "  %-12s %15s %8s %15s %8s\n", "elements", "FA1", "times", "FA2", "times");
+    for (int k = 0; k < 8; k++) {
+        const double unit = T[k] <= SIM_O || T[k] == SIM_Oacc ? Nd : N;
         for (int w = 0; w < 2; w++) {
             uint64_t a = w ? c1->write_elems[T[k]] : c1->read_elems[T[k]];
             uint64_t b = w ? c2->write_elems[T[k]] : c2->read_elems[T[k]];
@@ -98,11 +169,11 @@ static void show_counts(lesson *L, const sim_counts *c1, const sim_counts *c2,
                 continue;
             char what[24];
             snprintf(what, sizeof what, "%s %s", sim_tensor_name(T[k]), w ? "write" : "read");
-            lesson_print(L, "  %-10s %15s %8.2f %15s %8.2f\n", what, lesson_num(a), (double)a / unit,
+            lesson_print(L, "  %-12s %15s %8.2f %15s %8.2f\n", what, lesson_num(a), (double)a / unit,
                          lesson_num(b), (double)b / unit);
         }
     }
-    lesson_print(L, "  %-10s %15s %8s %15s\n\n", "bytes", lesson_num(total_bytes(c1, sh->dtype)), "",
+    lesson_print(L, "  %-12s %15s %8s %15s\n\n", "bytes", lesson_num(total_bytes(c1, sh->dtype)), "",
                  lesson_num(total_bytes(c2, sh->dtype)));
 }
 
@@ -165,15 +236,21 @@ static void run(lesson *L)
     lesson_step(L, "FA1 keeps its running state in HBM");
     lesson_say(L, "With K/V outer, a row block's output O_i is finished only after the last "
                "j. Between two visits it waits in HBM, with its statistics l_i and m_i.");
-    const lesson_question q2 = { .answer = (double)c1.write_elems[SIM_O], .discrete = 1,
+    /* The running output: O itself in the paper's listing, fp32 O_acc between
+     * visits and O at the last as the released kernel keeps it (sim_inter). */
+    const uint64_t O_wr = c1.write_elems[SIM_O] + c1.write_elems[SIM_Oacc];
+    const lesson_question q2 = { .answer = (double)O_wr, .discrete = 1,
         .known = { { (double)Nd * (double)p1.Tc, 0, "That is T_c N d, one write per step; "
                      "line 2 also writes O's zeros once before the loop." } } };
     lesson_ask_q(L, &q2, "N d = %s and T_c = %lld. How many elements of O does FA1 write in "
                  "all?", lesson_num(Nd), (long long)p1.Tc);
     lesson_say(L, "%s = (T_c + 1) N d: line 2 writes zeros once, then line 12 writes every "
                "O_i again at each of the T_c outer steps, and line 8 reads it back T_c "
-               "times. l and m do the same, N values each per pass; K and V are read once.",
-               lesson_num(c1.write_elems[SIM_O]));
+               "times. l and m do the same, N values each per pass; K and V are read once. "
+               "Between visits the released kernel keeps O_i in fp32 (O_acc, 4 bytes an "
+               "element) and writes O in the dtype only at the last step, so that rounding "
+               "O_i at every step does not add up.",
+               lesson_num(O_wr));
     lesson_view(L, SIM_FA1, &sh, Br, Bc);
 
     lesson_step(L, "FA2 keeps it on chip");
@@ -200,6 +277,8 @@ static void run(lesson *L)
                "elements, plus 4 N of statistics); FA2 re-reads K and V (2 N d). Writes "
                "show the difference most: FA1 writes O T_c + 1 times, FA2 once. "
                "(\"times\" is the count over N d, or over N for m, l, L.)");
+
+    precision_step(L, &sh, Br, Bc);
 
     lesson_step(L, "The article had the loops backwards");
     lesson_say(L, "Section 6.1 of " SIM_ARTICLE_A " (docs/sources.md, quote 12) says "

@@ -199,6 +199,27 @@ REF_HD static inline float ref_round_bf16(float x)
     return ref_u2f(u);
 }
 
+/* The storage types a value may be rounded to on chip, where fasim's
+ * vocabulary (sim.h's dtypes) is not in reach: none (fp32), fp16, bf16. */
+enum { REF_ROUND_NONE, REF_ROUND_FP16, REF_ROUND_BF16 };
+
+/* x rounded to `kind` (REF_ROUND_*), as float. */
+REF_HD static inline float ref_round_to(float x, int kind)
+{
+    return kind == REF_ROUND_FP16 ? ref_round_fp16(x)
+           : kind == REF_ROUND_BF16 ? ref_round_bf16(x) : x;
+}
+
+/* x[0..n-1] rounded in place to `kind`: the probabilities a tensor-core
+ * product takes in the input's type (P~ before P~ V). */
+REF_HD static inline void ref_round_row(float *x, int64_t n, int kind)
+{
+    if (kind == REF_ROUND_NONE)
+        return;
+    for (int64_t k = 0; k < n; k++)
+        x[k] = ref_round_to(x[k], kind);
+}
+
 /* ---- tile primitives --------------------------------------------------- */
 
 /* S_ij = scale * Q_i K_j^T.  Q_i (br, d), K_j (bc, d), S (br, bc) row-major.

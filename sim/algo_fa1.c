@@ -6,8 +6,14 @@
  * output and statistics live in HBM: line 2 initialises O, l, m there, line 8
  * loads Q_i, O_i, l_i, m_i at every inner step and lines 12-13 write O_i, l_i,
  * m_i back. So K and V are read once, while Q is read and O, l, m are read and
- * written T_c times. O is stored in the run's dtype each time, as the output
- * tensor is; l and m are fp32.
+ * written T_c times. l and m are fp32. The running output between key
+ * blocks is kept as the run's intermediates say (sim.h, sim_inter): by
+ * default in fp32, in HBM tensor O_acc (flash-attn v1's o_tmp), and O is
+ * written in the dtype once, at line 12 of the last key block that query
+ * block i sees; with the paper's intermediates O itself is stored in the
+ * dtype at every step, as Algorithm 1 reads. Likewise P~_ij is rounded to
+ * the dtype before line 12's P~_ij V_j (after line 10's row sum l~, taken
+ * from the fp32 values), or kept in fp32.
  *
  * Line 1's block sizes are the plan's (sim_plan_choose, "paper" kind gives
  * line 1 literally). The softmax scale 1/sqrt(d) is applied to S_ij (the paper
@@ -56,11 +62,13 @@ static void fa1_line11(const float *m_i, const float *l_i, const float *mt_ij,
 
 /* Line 12, row by row: O_i <- diag(l_new)^-1 (diag(l_i) e^(m_i - m_new) O_i
  * + e^(m~_ij - m_new) P~_ij V_j), the weights those of line 11 (recomputed
- * from the same values, so the same bits). */
-static void fa1_line12(const float *P_ij, const float *V_j, float *O_i, const float *m_i,
+ * from the same values, so the same bits). P~_ij is first rounded as the
+ * product takes it (p_round, sim_inter_p_round). */
+static void fa1_line12(float *P_ij, const float *V_j, float *O_i, const float *m_i,
                        const float *l_i, const float *mt_ij, const float *lt_ij, int64_t br,
-                       int64_t bc, int64_t d)
+                       int64_t bc, int64_t d, int p_round)
 {
+    ref_round_row(P_ij, br * bc, p_round);
     for (int64_t r = 0; r < br; r++) {
         float m_new;
         const ref_fa1_weights w =
@@ -73,6 +81,8 @@ static int fa1_run(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr, T_c = p->Tc;
+    /* The running output between key blocks: O_acc (fp32) or O itself. */
+    const sim_tensor O_run = sim_inter_acc(&h->run, SIM_O);
 
     float *K_j = sim_sram_take(h, p, 1, SIM_BUF_K_j);
     float *V_j = sim_sram_take(h, p, 1, SIM_BUF_V_j);
@@ -90,7 +100,8 @@ static int fa1_run(sim_hier *h, const sim_plan *p)
     if (h->failed)
         return -1;
 
-    /* 2: O = 0, l = 0, m = -inf in HBM, written block by block from SRAM. */
+    /* 2: O = 0 (its running value's tensor), l = 0, m = -inf in HBM,
+     * written block by block from SRAM. */
     sim_at(h, FA1_L2_INIT, -1, -1);
     for (int64_t i = 0; i < T_r; i++) {
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
@@ -102,7 +113,7 @@ static int fa1_run(sim_hier *h, const sim_plan *p)
                 m_i[r] = -REF_INF;
             }
         }
-        sim_store(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
+        sim_store(h, O_run, SIM_BUF_O_i, O_i, r0, 0, br, d);
         sim_store(h, SIM_l, SIM_BUF_l_i, l_i, r0, 0, br, 1);
         sim_store(h, SIM_m, SIM_BUF_m_i, m_i, r0, 0, br, 1);
     }
@@ -119,7 +130,7 @@ static int fa1_run(sim_hier *h, const sim_plan *p)
             const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
             sim_at(h, FA1_L8_LOAD_QOLM, i, j);
             sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i, r0, 0, br, d);        /* 8 */
-            sim_load(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
+            sim_load(h, O_run, SIM_BUF_O_i, O_i, r0, 0, br, d);
             sim_load(h, SIM_l, SIM_BUF_l_i, l_i, r0, 0, br, 1);
             sim_load(h, SIM_m, SIM_BUF_m_i, m_i, r0, 0, br, 1);
             h->steps++;
@@ -136,8 +147,10 @@ static int fa1_run(sim_hier *h, const sim_plan *p)
                 fa1_line11(m_i, l_i, mt_ij, lt_ij, m_new, l_new, br);
             sim_at(h, FA1_L12_WRITE_O, i, j);
             if (h->compute)                                      /* 12 */
-                fa1_line12(S_ij, V_j, O_i, m_i, l_i, mt_ij, lt_ij, br, bc, d);
-            sim_store(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
+                fa1_line12(S_ij, V_j, O_i, m_i, l_i, mt_ij, lt_ij, br, bc, d, h->p_round);
+            /* The last key block block i sees leaves O in the dtype. */
+            const int last = j == sim_visit_js(h, p, i).hi;
+            sim_store(h, last ? SIM_O : O_run, SIM_BUF_O_i, O_i, r0, 0, br, d);
             sim_at(h, FA1_L13_WRITE_LM, i, j);
             if (h->compute) {                                    /* 13 */
                 memcpy(l_i, l_new, (size_t)br * sizeof *l_i);
@@ -174,8 +187,10 @@ static void fa1_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_c
     const uint64_t N = (uint64_t)sh->N, N_k = (uint64_t)sim_shape_Nk(sh), d = (uint64_t)sh->d;
     const uint64_t Bc = (uint64_t)p->Bc, Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc;
     const uint64_t Nd = sim_th_mul(k, N, d);
-    /* Line 2: O, l, m initialised in HBM, one block of each per i. */
-    sim_th_put(out, SIM_O, SIM_WR, Nd, Tr, k);
+    const sim_tensor O_run = sim_inter_acc(&p->run, SIM_O);
+    /* Line 2: O (its running value's tensor), l, m initialised in HBM, one
+     * block of each per i. */
+    sim_th_put(out, O_run, SIM_WR, Nd, Tr, k);
     sim_th_put(out, SIM_l, SIM_WR, N, Tr, k);
     sim_th_put(out, SIM_m, SIM_WR, N, Tr, k);
     /* Line 6: K_j, V_j once per j that some query sees: all of them but
@@ -184,15 +199,19 @@ static void fa1_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_c
     const uint64_t kv = sim_th_mul(k, N_k - j_skip * Bc, d);
     sim_th_put(out, SIM_K, SIM_RD, kv, Tc - j_skip, k);
     sim_th_put(out, SIM_V, SIM_RD, kv, Tc - j_skip, k);
-    /* Lines 8, 12, 13 at every visited (i, j): rows of Q_i, O_i, l_i, m_i. */
+    /* Lines 8, 12, 13 at every visited (i, j): rows of Q_i, O_i, l_i, m_i.
+     * Every query block sees some key, so line 12 at the last key block of
+     * each writes all N d of O, T_r transfers; the running value's tensor
+     * takes the other visits' writes (O itself: all of them). */
     uint64_t V_b;
     const uint64_t rows = sim_th_pair_rows(k, p, sh, &V_b);
     const uint64_t rows_d = sim_th_mul(k, rows, d);
     sim_th_put(out, SIM_Q, SIM_RD, rows_d, V_b, k);
-    sim_th_put(out, SIM_O, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, O_run, SIM_RD, rows_d, V_b, k);
     sim_th_put(out, SIM_l, SIM_RD, rows, V_b, k);
     sim_th_put(out, SIM_m, SIM_RD, rows, V_b, k);
-    sim_th_put(out, SIM_O, SIM_WR, rows_d, V_b, k);
+    sim_th_put(out, SIM_O, SIM_WR, Nd, Tr, k);
+    sim_th_put(out, O_run, SIM_WR, rows_d - Nd, V_b - Tr, k);
     sim_th_put(out, SIM_l, SIM_WR, rows, V_b, k);
     sim_th_put(out, SIM_m, SIM_WR, rows, V_b, k);
 }
@@ -271,7 +290,8 @@ const sim_loop sim_loop_fa1 = {
     .code_title = "FlashAttention, Algorithm 1",
     .code = FA1_CODE,
     .ncode = (int)(sizeof FA1_CODE / sizeof FA1_CODE[0]),
-    .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_m | 1u << SIM_l,
+    .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_m | 1u << SIM_l |
+           1u << SIM_Oacc,
     .kv_loads = SIM_KV_ONCE,
     .bound = SIM_BOUND_FLASH,
     .reread = SIM_BLOCK_C,

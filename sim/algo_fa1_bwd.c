@@ -10,7 +10,13 @@
  * P = diag(l_i)^-1 exp(S_ij - m_i), not an online softmax: docs/ARCHITECTURE.md, errors row 12),
  * D_i = rowsum(dO_i o O_i) is recomputed on chip (line 19), and line 21
  * writes dQ_i back to HBM at every step. Line 5 initialises dQ, dK and dV to
- * zero in HBM (writes, as the forward's line 2 is counted).
+ * zero in HBM (writes, as the forward's line 2 is counted). dQ's running
+ * sum is kept as the run's intermediates say (sim.h, sim_inter): by
+ * default in fp32, in HBM tensor dQ_acc (flash-attn v1's dq_tmp), and line
+ * 21 of the last key block query block i sees writes dQ_i in the dtype (as
+ * v1's last loop step does); with the paper's, dQ in the dtype every time.
+ * P_ij is rounded to the dtype before line 16's product and dS_ij before
+ * lines 21-22's, line 20 taking the fp32 P_ij.
  *
  * Masking (sim.h): the inner loop runs over the query blocks that see key
  * block j; a key block no query sees is skipped (its dK_j, dV_j stay line 5's
@@ -37,7 +43,9 @@ enum {
 };
 
 /* Lines 11-20 on chip for one block pair: S_ij, the mask, P_ij (in S_ij's
- * place), dV_j += P_ij^T dO_i, dP_ij, D_i, and dS_ij (in dP_ij's place). */
+ * place), dV_j += P_ij^T dO_i, dP_ij, D_i, and dS_ij (in dP_ij's place).
+ * Line 16 comes after 20: dS_ij takes the fp32 P_ij, which is then rounded
+ * for line 16's product (h->p_round), and dS_ij for lines 21-22's. */
 static SIM_NOINLINE void fa1_bwd_lines11_20(const sim_hier *h, const float *Q_i,
                                             const float *K_j, const float *V_j,
                                             const float *O_i, const float *dO_i,
@@ -51,17 +59,21 @@ static SIM_NOINLINE void fa1_bwd_lines11_20(const sim_hier *h, const float *Q_i,
     for (int64_t r = 0; r < br; r++)                                         /* 13 */
         ref_exp_normalise(S_ij + r * bc, S_ij + r * bc, (int)bc, m_i[r],
                           l_i[r] > 0.0f ? 1.0f / l_i[r] : 0.0f);
-    ref_tile_acc_tn(dV_j, S_ij, dO_i, (int)br, (int)bc, (int)d, 1.0f);       /* 16 */
     ref_tile_scores(dO_i, V_j, (int)br, (int)bc, (int)d, 1.0f, dP_ij);       /* 17 */
     for (int64_t r = 0; r < br; r++)                                         /* 19 */
         D_i[r] = ref_row_dot(dO_i + r * d, O_i + r * d, (int)d);
     ref_tile_ds(S_ij, dP_ij, D_i, (int)br, (int)bc, dP_ij);                  /* 20 */
+    ref_round_row(S_ij, br * bc, h->p_round);
+    ref_tile_acc_tn(dV_j, S_ij, dO_i, (int)br, (int)bc, (int)d, 1.0f);       /* 16 */
+    ref_round_row(dP_ij, br * bc, h->p_round);
 }
 
 static int fa1_bwd_run(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr, T_c = p->Tc;
+    /* dQ's running sum between key blocks: dQ_acc (fp32) or dQ itself. */
+    const sim_tensor dQ_run = sim_inter_acc(&h->run, SIM_dQ);
 
     float *K_j = sim_sram_take(h, p, 1, SIM_BUF_K_j);
     float *V_j = sim_sram_take(h, p, 1, SIM_BUF_V_j);
@@ -89,7 +101,7 @@ static int fa1_bwd_run(sim_hier *h, const sim_plan *p)
             dK_j[x] = dV_j[x] = 0.0f;
     }
     for (int64_t i = 0; i < T_r; i++)
-        sim_store(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, i * B_r, 0, sim_min64(B_r, N - i * B_r), d);
+        sim_store(h, dQ_run, SIM_BUF_dQ_i, dQ_i, i * B_r, 0, sim_min64(B_r, N - i * B_r), d);
     for (int64_t j = 0; j < T_c; j++) {
         sim_store(h, SIM_dK, SIM_BUF_dK_j, dK_j, j * B_c, 0, sim_min64(B_c, N_k - j * B_c), d);
         sim_store(h, SIM_dV, SIM_BUF_dV_j, dV_j, j * B_c, 0, sim_min64(B_c, N_k - j * B_c), d);
@@ -112,7 +124,7 @@ static int fa1_bwd_run(sim_hier *h, const sim_plan *p)
             sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i, r0, 0, br, d);            /* 10 */
             sim_load(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
             sim_load(h, SIM_dO, SIM_BUF_dO_i, dO_i, r0, 0, br, d);
-            sim_load(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
+            sim_load(h, dQ_run, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
             sim_load(h, SIM_l, SIM_BUF_l_i, l_i, r0, 0, br, 1);
             sim_load(h, SIM_m, SIM_BUF_m_i, m_i, r0, 0, br, 1);
             h->steps++;
@@ -123,7 +135,9 @@ static int fa1_bwd_run(sim_hier *h, const sim_plan *p)
             sim_at(h, FA1B_L21_DQ, i, j);
             if (h->compute)                                          /* 21 */
                 ref_tile_acc_nn(dQ_i, dP_ij, K_j, (int)br, (int)bc, (int)d, h->scale);
-            sim_store(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
+            /* The last key block block i sees leaves dQ in the dtype. */
+            const int last = j == sim_visit_js(h, p, i).hi;
+            sim_store(h, last ? SIM_dQ : dQ_run, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
             sim_at(h, FA1B_L22_DK, i, j);
             if (h->compute)                                          /* 22 */
                 ref_tile_acc_tn(dK_j, dP_ij, Q_i, (int)br, (int)bc, (int)d, h->scale);
@@ -168,19 +182,23 @@ static void fa1_bwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
     const uint64_t Nd = sim_th_mul(k, N, d), Nkd = sim_th_mul(k, N_k, d);
     uint64_t V_b;
     const uint64_t rows = sim_th_pair_rows(k, p, sh, &V_b), rows_d = sim_th_mul(k, rows, d);
+    const sim_tensor dQ_run = sim_inter_acc(&p->run, SIM_dQ);
     const uint64_t kv = sim_bwd_kv_counts(k, p, sh, out);          /* 7 */
-    /* 5: dQ, dK, dV = 0 in HBM, block by block */
-    sim_th_put(out, SIM_dQ, SIM_WR, Nd, Tr, k);
+    /* 5: dQ (its running sum's tensor), dK, dV = 0 in HBM, block by block */
+    sim_th_put(out, dQ_run, SIM_WR, Nd, Tr, k);
     sim_th_put(out, SIM_dK, SIM_WR, Nkd, Tc, k);
     sim_th_put(out, SIM_dV, SIM_WR, Nkd, Tc, k);
-    /* 10, 21 at every visited pair: Q_i, O_i, dO_i, dQ_i, l_i, m_i in; dQ_i out */
+    /* 10, 21 at every visited pair: Q_i, O_i, dO_i, dQ_i, l_i, m_i in; dQ_i
+     * out, to dQ at the last key block of each query block (every one sees
+     * some key: N d in T_r transfers), to the running sum's tensor else */
     sim_th_put(out, SIM_Q, SIM_RD, rows_d, V_b, k);
     sim_th_put(out, SIM_O, SIM_RD, rows_d, V_b, k);
     sim_th_put(out, SIM_dO, SIM_RD, rows_d, V_b, k);
-    sim_th_put(out, SIM_dQ, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, dQ_run, SIM_RD, rows_d, V_b, k);
     sim_th_put(out, SIM_l, SIM_RD, rows, V_b, k);
     sim_th_put(out, SIM_m, SIM_RD, rows, V_b, k);
-    sim_th_put(out, SIM_dQ, SIM_WR, rows_d, V_b, k);
+    sim_th_put(out, SIM_dQ, SIM_WR, Nd, Tr, k);
+    sim_th_put(out, dQ_run, SIM_WR, rows_d - Nd, V_b - Tr, k);
     /* 24: dK_j, dV_j out for the key blocks visited */
     sim_th_put(out, SIM_dK, SIM_WR, kv, Tc - j_skip, k);
     sim_th_put(out, SIM_dV, SIM_WR, kv, Tc - j_skip, k);
@@ -249,6 +267,7 @@ const sim_loop sim_loop_fa1_bwd = {
     .no_stats = "the backward recomputes P from the forward's statistics",
     .no_stats_detail = "P_ij = diag(l_i)^-1 exp(S_ij - m_i), l and m from the forward",
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_m | 1u << SIM_l |
+           1u << SIM_Oacc | 1u << SIM_dQacc |
            1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV,
     .kv_loads = SIM_KV_ONCE,
     .bound = SIM_BOUND_FLASH,

@@ -57,12 +57,16 @@ static SIM_NOINLINE void fa2_line8(const sim_hier *h, const float *Q_i, const fl
 
 /* Line 9, row by row: m_i <- max(m_i, rowmax S_ij), S_ij <- P~_ij =
  * exp(S_ij - m_i), l_i <- e^(m_old - m_i) l_i + rowsum(P~_ij); alpha gets
- * e^(m_old - m_i), the rescaling line 10 applies. */
+ * e^(m_old - m_i), the rescaling line 10 applies. The row sum is taken
+ * from the fp32 P~_ij; then P~_ij is rounded as line 10's product takes it
+ * (p_round: sim_inter_p_round, the dtype by default). */
 static SIM_NOINLINE void fa2_line9(float *S_ij, float *m_i, float *l_i, float *alpha,
-                                   int64_t br, int64_t bc)
+                                   int64_t br, int64_t bc, int p_round)
 {
-    for (int64_t r = 0; r < br; r++)
+    for (int64_t r = 0; r < br; r++) {
         alpha[r] = ref_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
+        ref_round_row(S_ij + r * bc, bc, p_round);
+    }
 }
 
 /* Line 10, row by row: O_i <- diag(alpha) O_i + P~_ij V_j. */
@@ -121,7 +125,7 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
                 fa2_line8(h, Q_i, K_j, S_ij, br, bc, r0, c0);
             sim_at(h, FA2_L9_ONLINE, i, j);
             if (h->compute)                                      /* 9 */
-                fa2_line9(S_ij, m_i, l_i, alpha, hq * br, bc);
+                fa2_line9(S_ij, m_i, l_i, alpha, hq * br, bc, h->p_round);
             sim_at(h, FA2_L10_ACC, i, j);
             if (h->compute)                                      /* 10 */
                 fa2_line10(S_ij, V_j, O_i, alpha, hq * br, bc, d);

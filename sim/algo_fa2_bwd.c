@@ -15,6 +15,13 @@
  *     (D_i stands in for it); fasim does not load it;
  *   - line 9 lists dQ_i and line 15 loads it again; fasim loads it once, at
  *     line 15 where it is updated.
+ * dQ's running sum lives where the run's intermediates say (sim.h,
+ * sim_inter): by default in fp32, in HBM tensor dQ_acc (the released
+ * kernel's dq_accum), which a last pass after the loops reads and writes
+ * to dQ in the dtype (its convert_dQ, counted as the traffic it is); with
+ * the paper's intermediates dQ itself, in the dtype, at every step. P_ij
+ * is rounded to the dtype before line 12's product and dS_ij before lines
+ * 15-16's, line 14 taking the fp32 P_ij, as the kernel's gemms take them.
  * And one addition for masking (sim.h): the inner loop runs over the query
  * blocks that see key block j; a key block no query sees is neither loaded
  * nor computed, but its dK_j, dV_j are still written (as zeros: line 7's
@@ -43,7 +50,9 @@ enum {
 };
 
 /* Lines 10-14 on chip for one block pair: S_ij, P_ij (in S_ij's place),
- * dV_j += P_ij^T dO_i, dP_ij, and dS_ij (in dP_ij's place). */
+ * dV_j += P_ij^T dO_i, dP_ij, and dS_ij (in dP_ij's place). Lines 13-14
+ * come before 12: dS_ij takes the fp32 P_ij, which is then rounded for
+ * line 12's product (h->p_round), and dS_ij is rounded for lines 15-16's. */
 static SIM_NOINLINE void fa2_bwd_lines10_14(const sim_hier *h, const float *Q_i,
                                             const float *K_j, const float *V_j,
                                             const float *dO_i, const float *L_i,
@@ -56,14 +65,18 @@ static SIM_NOINLINE void fa2_bwd_lines10_14(const sim_hier *h, const float *Q_i,
     sim_mask_tile(h, S_ij, br, bc, r0, c0);
     for (int64_t r = 0; r < br; r++)                                         /* 11 */
         ref_exp_lse_row(S_ij + r * bc, (int)bc, L_i[r]);
-    ref_tile_acc_tn(dV_j, S_ij, dO_i, (int)br, (int)bc, (int)d, 1.0f);       /* 12 */
     ref_tile_scores(dO_i, V_j, (int)br, (int)bc, (int)d, 1.0f, dP_ij);       /* 13 */
     ref_tile_ds(S_ij, dP_ij, D_i, (int)br, (int)bc, dP_ij);                  /* 14 */
+    ref_round_row(S_ij, br * bc, h->p_round);
+    ref_tile_acc_tn(dV_j, S_ij, dO_i, (int)br, (int)bc, (int)d, 1.0f);       /* 12 */
+    ref_round_row(dP_ij, br * bc, h->p_round);
 }
 
-/* Lines 3-4: dQ = 0 in HBM; D = rowsum(dO o O), one row block at a time. */
+/* Lines 3-4: dQ = 0 in HBM (its running sum's tensor); D = rowsum(dO o O),
+ * one row block at a time. */
 static int lines3_4(sim_hier *h, const sim_plan *p)
 {
+    const sim_tensor dQ_run = sim_inter_acc(&h->run, SIM_dQ);
     const int64_t N = h->sh.N, d = h->sh.d, B_r = p->Br;
     float *O_i = sim_sram_take(h, p, 1, SIM_BUF_O_i);
     float *dO_i = sim_sram_take(h, p, 1, SIM_BUF_dO_i);
@@ -76,7 +89,7 @@ static int lines3_4(sim_hier *h, const sim_plan *p)
         for (int64_t x = 0; x < B_r * d; x++)
             O_i[x] = 0.0f;
     for (int64_t i = 0; i < p->Tr; i++)
-        sim_store(h, SIM_dQ, SIM_BUF_O_i, O_i, i * B_r, 0, sim_min64(B_r, N - i * B_r), d);
+        sim_store(h, dQ_run, SIM_BUF_O_i, O_i, i * B_r, 0, sim_min64(B_r, N - i * B_r), d);
     for (int64_t i = 0; i < p->Tr; i++) {
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
         sim_at(h, FA2B_L4_D, i, -1);
@@ -96,6 +109,7 @@ static int fa2_bwd_run(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc, T_c = p->Tc;
+    const sim_tensor dQ_run = sim_inter_acc(&h->run, SIM_dQ);
 
     /* 1-2: Q, O, dO, L in T_r blocks of B_r rows; K, V in T_c blocks of B_c. */
     if (lines3_4(h, p) != 0)
@@ -138,10 +152,10 @@ static int fa2_bwd_run(sim_hier *h, const sim_plan *p)
                 fa2_bwd_lines10_14(h, Q_i, K_j, V_j, dO_i, L_i, D_i, S_ij, dP_ij, dV_j, br,
                                    bc, r0, c0);
             sim_at(h, FA2B_L15_DQ, i, j);
-            sim_load(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);         /* 15 */
+            sim_load(h, dQ_run, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);         /* 15 */
             if (h->compute)
                 ref_tile_acc_nn(dQ_i, dP_ij, K_j, (int)br, (int)bc, (int)d, h->scale);
-            sim_store(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
+            sim_store(h, dQ_run, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
             sim_at(h, FA2B_L16_DK, i, j);
             if (h->compute)                                          /* 16 */
                 ref_tile_acc_tn(dK_j, dP_ij, Q_i, (int)br, (int)bc, (int)d, h->scale);
@@ -151,6 +165,14 @@ static int fa2_bwd_run(sim_hier *h, const sim_plan *p)
         sim_store(h, SIM_dV, SIM_BUF_dV_j, dV_j, c0, 0, bc, d);
     }                                                                /* 19 */
     sim_at(h, FA2B_L20_RETURN, -1, -1);
+    /* 20: the fp32 accumulator becomes dQ in the dtype, block by block (the
+     * released kernel's convert_dQ); nothing to do when dQ was the sum. */
+    if (dQ_run != SIM_dQ)
+        for (int64_t i = 0; i < p->Tr; i++) {
+            const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
+            sim_load(h, dQ_run, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
+            sim_store(h, SIM_dQ, SIM_BUF_dQ_i, dQ_i, r0, 0, br, d);
+        }
     sim_sram_release_all(h);
     return 0;                                                        /* 20 */
 }
@@ -188,9 +210,11 @@ static void fa2_bwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
     const uint64_t Nd = sim_th_mul(k, N, d), Nkd = sim_th_mul(k, N_k, d);
     uint64_t V_b;
     const uint64_t rows = sim_th_pair_rows(k, p, sh, &V_b), rows_d = sim_th_mul(k, rows, d);
+    const sim_tensor dQ_run = sim_inter_acc(&p->run, SIM_dQ);
     (void)sim_bwd_kv_counts(k, p, sh, out);                     /* 6 */
-    /* 3: dQ = 0 in HBM; 4: D = rowsum(dO o O), block by block */
-    sim_th_put(out, SIM_dQ, SIM_WR, Nd, Tr, k);
+    /* 3: dQ = 0 in HBM (its running sum's tensor); 4: D = rowsum(dO o O),
+     * block by block */
+    sim_th_put(out, dQ_run, SIM_WR, Nd, Tr, k);
     sim_th_put(out, SIM_O, SIM_RD, Nd, Tr, k);
     sim_th_put(out, SIM_dO, SIM_RD, Nd, Tr, k);
     sim_th_put(out, SIM_D, SIM_WR, N, Tr, k);
@@ -199,8 +223,13 @@ static void fa2_bwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
     sim_th_put(out, SIM_dO, SIM_RD, rows_d, V_b, k);
     sim_th_put(out, SIM_L, SIM_RD, rows, V_b, k);
     sim_th_put(out, SIM_D, SIM_RD, rows, V_b, k);
-    sim_th_put(out, SIM_dQ, SIM_RD, rows_d, V_b, k);
-    sim_th_put(out, SIM_dQ, SIM_WR, rows_d, V_b, k);
+    sim_th_put(out, dQ_run, SIM_RD, rows_d, V_b, k);
+    sim_th_put(out, dQ_run, SIM_WR, rows_d, V_b, k);
+    /* 20: an fp32 accumulator is read once more and written to dQ */
+    if (dQ_run != SIM_dQ) {
+        sim_th_put(out, dQ_run, SIM_RD, Nd, Tr, k);
+        sim_th_put(out, SIM_dQ, SIM_WR, Nd, Tr, k);
+    }
     /* 18: dK_j, dV_j out for every key block (zeros where no query sees it) */
     sim_th_put(out, SIM_dK, SIM_WR, Nkd, Tc, k);
     sim_th_put(out, SIM_dV, SIM_WR, Nkd, Tc, k);
@@ -250,6 +279,7 @@ static const sim_code_line FA2_BWD_CODE[] = {
     SIM_CODE(FA2B_L18_WRITE_DKV, 1, "write dK_j, dV_j to HBM"),
     SIM_CODE(19, 0, "end for"),
     SIM_CODE(FA2B_L20_RETURN, 0, "return dQ, dK, dV"),
+    SIM_CODE(0, 0, "  (dQ from fp32 dQ_acc)"),
 };
 
 const sim_loop sim_loop_fa2_bwd = {
@@ -264,7 +294,8 @@ const sim_loop sim_loop_fa2_bwd = {
     .no_stats_detail = "P_ij = exp(S_ij - L_i), L = m + log l from the forward: no running "
                        "max here",
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_L |
-           1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV | 1u << SIM_D,
+           1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV | 1u << SIM_D |
+           1u << SIM_dQacc,
     .kv_loads = SIM_KV_ONCE,
     .bound = SIM_BOUND_FLASH,
     .reread = SIM_BLOCK_C,

@@ -57,6 +57,7 @@ static SIM_NOINLINE void split_step(const sim_hier *h, const float *Q_i, const f
     sim_mask_tile(h, S_ij, br, bc, r0, c0);
     for (int64_t r = 0; r < br; r++) {
         float alpha = ref_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
+        ref_round_row(S_ij + r * bc, bc, h->p_round);      /* P~ as line 10 takes it */
         ref_pv_acc_row(O_i + r * d, (int)d, alpha, S_ij + r * bc, V_j, (int)bc);
     }
 }

@@ -41,7 +41,8 @@ int sim_algo_count(void);
 typedef enum { SIM_FWD, SIM_BWD, SIM_PASS_COUNT } sim_pass;
 typedef enum { SIM_FP16, SIM_BF16, SIM_FP32, SIM_DTYPE_COUNT } sim_dtype;
 
-/* The tensors that live in HBM. m, l, L and D are always fp32; the others
+/* The tensors that live in HBM. m, l, L, D, O~, the page table and the
+ * accumulators O_acc, dQ_acc are always fp32; the others
  * take the run's dtype (docs/ARCHITECTURE.md, "The IO model"). The backward pass adds
  * the gradients dO (its input), dQ, dK, dV, standard attention's dP and dS
  * (N x N_k), and D = rowsum(dO o O) (N). Split-KV decoding adds O~, the S
@@ -52,6 +53,8 @@ typedef enum {
     SIM_dO, SIM_dQ, SIM_dK, SIM_dV, SIM_dP, SIM_dS, SIM_D,
     SIM_Ot,   /* "O~": split-KV's partial outputs, unnormalised, fp32 */
     SIM_PT,   /* paged KV: the page table, one 4-byte entry per page of K, V */
+    SIM_Oacc, /* "O_acc": FA1's running output between key blocks, fp32 (sim_inter) */
+    SIM_dQacc,/* "dQ_acc": the backwards' dQ accumulator, fp32 (sim_inter) */
     SIM_TENSOR_COUNT
 } sim_tensor;
 
@@ -120,7 +123,43 @@ typedef struct {
     int64_t page;        /* paged KV: K and V in pages of this many rows, placed
                             in a pool by a page table; 0: contiguous */
     uint64_t page_seed;  /* the seed of the pages' random placement */
+    int intermediates;   /* a sim_inter: the precision of the intermediates
+                            (SIM_INTER_KERNEL, 0, by default) */
 } sim_run_opts;
+
+/* ---- intermediate precisions -----------------------------------------------
+ * What the values between the papers' lines are kept in, where the listings
+ * leave it open and a half-precision run must choose. SIM_INTER_KERNEL (the
+ * default) keeps them as the released kernels do; SIM_INTER_PAPER as the
+ * listings read literally, every value stored to HBM in the tensor's dtype
+ * and P~ exact, which costs accuracy (a lesson shows by how much). The
+ * choices, each with its source, are made in one place (sim_names.c):
+ *   - FA1's running output O_i between key blocks: fp32, in HBM tensor O_acc
+ *     (flash-attn v1's o_tmp), O written in the dtype once, at the last key
+ *     block a query block sees; paper: O in the dtype at every step;
+ *   - the backward's dQ: accumulated in fp32, in HBM tensor dQ_acc (v1's
+ *     dq_tmp; v2's dq_accum), converted to the dtype once: FA1 at the last
+ *     key block (as v1's last loop step), FA2 by a pass of its own after
+ *     the loops (v2's convert_dQ); paper: dQ in the dtype at every
+ *     read-modify-write;
+ *   - P~ rounded to the dtype before the product P~ V (forward) and P
+ *     before dV = P^T dO, dS before dQ = dS K and dK = dS^T Q (backward),
+ *     as tensor cores take them; the row sums l and dS itself come from the
+ *     fp32 values; paper: all of them fp32. fp32 runs round nothing. */
+typedef enum { SIM_INTER_KERNEL, SIM_INTER_PAPER, SIM_INTER_COUNT } sim_inter;
+
+const char *sim_inter_name(sim_inter x);          /* "kernel", "paper"; "?" */
+int sim_inter_parse(const char *s, sim_inter *out);   /* 0, or -1: unknown name */
+
+/* The tensor in HBM that holds the running value of t (SIM_O, SIM_dQ)
+ * between key blocks: its fp32 accumulator (O_acc, dQ_acc) under
+ * SIM_INTER_KERNEL, t itself under SIM_INTER_PAPER; t for any other. */
+sim_tensor sim_inter_acc(const sim_run_opts *run, sim_tensor t);
+
+/* 1 when a run with these options holds tensor t at all: 0 for an fp32
+ * accumulator the options do not use. */
+int sim_inter_holds(const sim_run_opts *run, sim_tensor t);
+
 
 /* One attention problem: queries (N, d), keys and values (N_k, d), the
  * mask, the batch and heads, on an SRAM of M bytes. How it is run is not
@@ -144,6 +183,11 @@ typedef struct {
     int64_t kv_heads;    /* G key/value heads (GQA; MQA is G = 1), G divides H;
                             query head h reads key/value head h / (H / G); 0: H */
 } sim_shape;
+
+/* How the probabilities entering a matrix product are rounded (P~ before
+ * P~ V; P and dS in the backward): a REF_ROUND_* of ref_tile.h, NONE for
+ * fp32 runs and SIM_INTER_PAPER. */
+int sim_inter_p_round(const sim_shape *sh, const sim_run_opts *run);
 
 /* The size of dimension dim of a tensor of sh run with run (sim_tensor_info:
  * S N and the pages are the run's). */

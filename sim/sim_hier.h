@@ -47,6 +47,8 @@ typedef struct sim_hier {
     sim_run_opts run;           /* how it runs: the plan's (sim_plan.run) */
     int compute;                /* 1: real data and arithmetic */
     float scale;                /* 1 / sqrt(d), rounded once to float */
+    int p_round;                /* REF_ROUND_* of the probabilities entering a
+                                   product (sim_inter_p_round) */
     ref_mask mask;              /* the shape's mask, for the tile primitives */
     float *hbm[SIM_TENSOR_COUNT];       /* compute mode: tensor data */
     int64_t hbm_ld[SIM_TENSOR_COUNT];   /* row length of each tensor */

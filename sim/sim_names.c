@@ -3,6 +3,7 @@
  */
 #include "sim.h"
 #include "sim_loop.h"
+#include "ref_tile.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +33,63 @@ static const sim_tensor_info TENSORS[SIM_TENSOR_COUNT] = {
     [SIM_D] = { "D", 1, 0, SIM_DIM_N, SIM_DIM_1 },
     [SIM_Ot] = { "O~", 1, 0, SIM_DIM_SN, SIM_DIM_d },
     [SIM_PT] = { "PT", 1, 1, SIM_DIM_PAGES, SIM_DIM_1 },
+    [SIM_Oacc] = { "O_acc", 1, 0, SIM_DIM_N, SIM_DIM_d },
+    [SIM_dQacc] = { "dQ_acc", 1, 0, SIM_DIM_N, SIM_DIM_d },
 };
+
+/* ---- intermediate precisions (sim.h, sim_inter) ---------------------------
+ * The one place that says what each intermediate is kept in. Sources, in
+ * the released FlashAttention kernels:
+ *   - O_acc: flash-attn v1 (csrc/flash_attn/fmha_api.cpp, o_tmp: a float
+ *     workspace of total_q x heads x d when the keys take more than one
+ *     block; fmha_fprop_kernel_1xdma.h reads and writes it between key
+ *     blocks and writes O, in the element type, at the last);
+ *   - dQ_acc: v1's dq_tmp (fmha_api.cpp, float, converted by the last loop
+ *     step or by a copy into dq), v2's dq_accum (csrc/flash_attn/
+ *     flash_api.cpp, float; flash_bwd_kernel.h adds into it and
+ *     convert_dQ writes dQ in the element type);
+ *   - P: v2's flash_fwd_kernel.h converts the fp32 scores to the element
+ *     type before the gemm with V (convert_type<Element>(scores)), after
+ *     the row sums are taken from the fp32 values (softmax_rescale_o);
+ *     flash_bwd_kernel.h converts P before dV = P^T dO and dS before the
+ *     gemms of dQ and dK, dS = P o (dP - D) computed from the fp32 P.
+ *     v1 does the same in its fragments (fmha_fprop_kernel_1xdma.h packs
+ *     the softmax to the element type before the second gemm). */
+static const char *const INTER_NAMES[SIM_INTER_COUNT] = { "kernel", "paper" };
+
+const char *sim_inter_name(sim_inter x)
+{
+    return (unsigned)x < SIM_INTER_COUNT ? INTER_NAMES[x] : "?";
+}
+
+int sim_inter_parse(const char *s, sim_inter *out)
+{
+    for (int k = 0; k < SIM_INTER_COUNT; k++)
+        if (strcmp(s, INTER_NAMES[k]) == 0) {
+            *out = (sim_inter)k;
+            return 0;
+        }
+    return -1;
+}
+
+sim_tensor sim_inter_acc(const sim_run_opts *run, sim_tensor t)
+{
+    if (run->intermediates == SIM_INTER_PAPER)
+        return t;
+    return t == SIM_O ? SIM_Oacc : t == SIM_dQ ? SIM_dQacc : t;
+}
+
+int sim_inter_holds(const sim_run_opts *run, sim_tensor t)
+{
+    return (t != SIM_Oacc && t != SIM_dQacc) || run->intermediates != SIM_INTER_PAPER;
+}
+
+int sim_inter_p_round(const sim_shape *sh, const sim_run_opts *run)
+{
+    if (run->intermediates == SIM_INTER_PAPER || sh->dtype == SIM_FP32)
+        return REF_ROUND_NONE;
+    return sh->dtype == SIM_FP16 ? REF_ROUND_FP16 : REF_ROUND_BF16;
+}
 
 static const char *const BUF_NAMES[SIM_BUF_COUNT] = {
     [SIM_BUF_Q_i] = "Q_i", [SIM_BUF_K_j] = "K_j", [SIM_BUF_V_j] = "V_j",

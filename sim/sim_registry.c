@@ -125,6 +125,8 @@ int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, 
               "key";
     else if (run->splits > sim_shape_Nk(sh))
         why = "--splits S must not exceed N_k: each split needs at least one key";
+    else if ((unsigned)run->intermediates >= SIM_INTER_COUNT)
+        why = "--intermediates must be kernel or paper";
     if (!why)
         return 0;
     if (err && errlen)

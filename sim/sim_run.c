@@ -68,10 +68,11 @@ static void tensor_shape(const sim_shape *sh, const sim_run_opts *run, sim_tenso
 }
 
 /* The tensors a run holds in HBM: its loop order's (the forward's, and for
- * the backward also dO, the gradients, and its own intermediates). */
-static int needs(const sim_loop *l, sim_tensor t)
+ * the backward also dO, the gradients, and its own intermediates), less an
+ * fp32 accumulator the run's intermediates do not use. */
+static int needs(const sim_loop *l, const sim_run_opts *run, sim_tensor t)
 {
-    return (l->hbm >> t) & 1u;
+    return ((l->hbm >> t) & 1u) && sim_inter_holds(run, t);
 }
 
 /* The loop order of run options, or for options none serves (a split
@@ -87,7 +88,7 @@ uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh, const sim_run_op
     double bytes = 0.0;                    /* every tensor the run holds, as floats */
     const sim_loop *l = loop_or_plain(algo, run);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!l || !needs(l, (sim_tensor)t))
+        if (!l || !needs(l, run, (sim_tensor)t))
             continue;
         int64_t dims[2];
         tensor_shape(sh, run, (sim_tensor)t, dims);
@@ -259,7 +260,7 @@ static int place_tensors(sim_hier *h, const sim_loop *l, int64_t n_el[SIM_TENSOR
         h->hbm_ld[t] = dims[1];
         /* Sizes only where data is held: count-only shapes may be far too
          * large for a product of them (the counts are checked, not these). */
-        if (!h->compute || !needs(l, (sim_tensor)t))
+        if (!h->compute || !needs(l, run, (sim_tensor)t))
             continue;
         n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
         if (run->page > 0 && (t == SIM_K || t == SIM_V))         /* the pool: whole pages */
@@ -327,6 +328,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     h->run = p->run;
     h->compute = compute;
     h->scale = 1.0f / sqrtf((float)sh->d);
+    h->p_round = sim_inter_p_round(sh, &p->run);
     h->mask.causal = sh->causal;
     h->mask.offset = sim_shape_Nk(sh) - sh->N;
     h->mask.window = sh->window;

@@ -1077,8 +1077,14 @@ static void error_note(FILE *out, const sim_report *rep, sim_pass pass)
     }
     if (f1 && pass == SIM_FWD && rep->req.sh.dtype != SIM_FP32 && n > 0 &&
         (size_t)n < sizeof brief)
-        snprintf(brief + n, sizeof brief - (size_t)n, " FA1 rounds its running output O to "
-                 "%s in HBM at every key block.", sim_dtype_name(rep->req.sh.dtype));
+        snprintf(brief + n, sizeof brief - (size_t)n,
+                 rep->req.run.intermediates == SIM_INTER_PAPER
+                     ? " FA1 rounds its running output O to %s in HBM at every key block "
+                       "(--intermediates paper)."
+                     : " FA1 keeps its running output in fp32 (O_acc) between key blocks "
+                       "and rounds P~ to %s before P~ V, as the released kernels do; "
+                       "--intermediates paper rounds O at every step instead.",
+                 sim_dtype_name(rep->req.sh.dtype));
     const section_note note = { brief, ERROR_MORE };
     note_text(out, rep, &note);
 }
@@ -1784,6 +1790,7 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_int(w, "heads", sim_shape_H(sh));
     sim_json_int(w, "kv_heads", sim_shape_G(sh));
     sim_json_int(w, "page_size", rep->req.run.page);
+    sim_json_str(w, "intermediates", sim_inter_name((sim_inter)rep->req.run.intermediates));
     sim_json_str(w, "pass", pass_on(&rep->req, SIM_BWD)
                                 ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd");
     sim_json_str(w, "mode", rep->computed ? "compute" : "count-only");

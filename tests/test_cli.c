@@ -1147,6 +1147,35 @@ static void assert_same_file(const char *name1, const char *name2, size_t min_le
     free(f2);
 }
 
+/* --intermediates from the command line: the JSON's config says which, and
+ * FA1's running output moves as fp32 O_acc (kernel, the default) or as O in
+ * the dtype (paper), with the counts worked out here: N = 256, B_c = 16,
+ * T_c = 16; O_acc read T_c N d and written T_c N d (line 2 and all steps
+ * but the last), 4 bytes each; O written N d, or (T_c + 1) N d. */
+static void test_intermediates_report(void **state)
+{
+    (void)state;
+    const uint64_t Nd = 256 * 16, Tc = 16;
+    run_res r;
+    RUN(&r, "--N", "256", "--d", "16", "--M", "64K", "--Br", "16", "--Bc", "16", "--algo",
+        "fa1", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "\"intermediates\":\"kernel\"") != NULL, "config.intermediates");
+    CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.O_acc.read_elems") == Tc * Nd, "O_acc read");
+    CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.O_acc.write_bytes") == 4 * Tc * Nd,
+          "O_acc written, 4 bytes an element");
+    CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.O.write_elems") == Nd, "O written once");
+    run_free(&r);
+    RUN(&r, "--N", "256", "--d", "16", "--M", "64K", "--Br", "16", "--Bc", "16", "--algo",
+        "fa1", "--json", "--intermediates", "paper");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "\"intermediates\":\"paper\"") != NULL, "config.intermediates");
+    CHECK(&r, strstr(r.out, "\"O_acc\"") == NULL, "O_acc moved with the paper's intermediates");
+    CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.O.write_elems") == (Tc + 1) * Nd,
+          "O written T_c + 1 times");
+    run_free(&r);
+}
+
 /* Paged KV from the command line: the section and the JSON keys, a count
  * worked out here (FA1 loads each key block once, one transfer per page it
  * touches), and the output of paged KV byte for byte that of contiguous. */
@@ -1841,11 +1870,27 @@ static void test_report_notes(void **state)
     CHECK(&r, strstr(r.out, "SRAM peak, bytes") != NULL, "SRAM peak's unit is still 'B'");
     CHECK(&r, strstr(r.out, "Theorem 2 of the FlashAttention paper") == NULL,
           "the full notes without --explain");
-    /* FA1 rounds its running output: here its error is above standard
-     * attention's, and the note does not call standard attention's the
-     * largest. */
+    /* FA1 keeps its running output in fp32, as the released kernel does:
+     * standard attention's error is the largest, and the note says so and
+     * why FA1's is not. */
+    CHECK(&r, strstr(r.out, "its error the largest") != NULL,
+          "the note does not call standard attention's error the largest");
+    CHECK(&r, strstr(r.out, "in fp32 (O_acc)") != NULL, "the note misses FA1's fp32 O_acc");
+    run_free(&r);
+    /* With the paper's intermediates FA1 rounds its running output at every
+     * step: its error passes standard attention's, and the note does not
+     * call standard attention's the largest. */
+    RUN(&r, "--N", "1024", "--M", "96K", "--intermediates", "paper");
+    expect_exit(&r, 0);
     CHECK(&r, strstr(r.out, "its error the largest") == NULL,
           "the note calls an error the largest that is not");
+    CHECK(&r, strstr(r.out, "at every key block") != NULL, "the note misses FA1's rounding");
+    run_free(&r);
+    /* A choice that is neither: one line, exit 2. */
+    RUN(&r, "--intermediates", "fp32");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "--intermediates fp32: unknown choice (kernel or paper)") != NULL,
+          "no one-line refusal of a bad --intermediates");
     run_free(&r);
     RUN(&r, "--N", "1024", "--M", "96K", "--explain", "--count-only");
     expect_exit(&r, 0);
@@ -2316,6 +2361,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_json_auto_count_note),
     cmocka_unit_test(test_out_seeded),
     cmocka_unit_test(test_paged_report),
+    cmocka_unit_test(test_intermediates_report),
     cmocka_unit_test(test_presets),
     cmocka_unit_test(test_out_from_npy),
     cmocka_unit_test(test_npy_4d),

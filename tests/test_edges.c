@@ -292,9 +292,11 @@ static void check_one_block(int64_t N, int64_t Br, int64_t Bc)
             assert_int_equal(c->write_elems[SIM_P], NN);
             assert_int_equal(c->read_elems[SIM_P], NN);
             break;
-        case SIM_FA1:
-            assert_int_equal(c->read_elems[SIM_O], Nd);
-            assert_int_equal(c->write_elems[SIM_O], 2 * Nd);
+        case SIM_FA1:       /* one key block: O_acc's zeros read once, O written once */
+            assert_int_equal(c->read_elems[SIM_Oacc], Nd);
+            assert_int_equal(c->write_elems[SIM_Oacc], Nd);
+            assert_int_equal(c->read_elems[SIM_O], 0);
+            assert_int_equal(c->write_elems[SIM_O], Nd);
             assert_int_equal(c->read_elems[SIM_l], n);
             assert_int_equal(c->write_elems[SIM_l], 2 * n);
             assert_int_equal(c->read_elems[SIM_m], n);

@@ -37,6 +37,10 @@ static void random_cases(sim_algo algo, uint64_t seed)
     for (int k = 0; k < KC_CASES; k++) {
         kc_case c;
         kc_random_case(&st, algo, &c);
+        if (k % 3 == 1) {   /* the paper's intermediates: the kernels follow them too */
+            const sim_run_opts paper = { .intermediates = SIM_INTER_PAPER };
+            sim_plan_make(algo, &c.sh, &paper, c.plan.Br, c.plan.Bc, c.plan.kind, &c.plan);
+        }
         double t0 = kern_now_seconds();
         kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
         char desc[256];

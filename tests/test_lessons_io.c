@@ -198,8 +198,10 @@ static uint64_t sram_bytes(sim_algo a, int64_t Br, int64_t Bc, int64_t d, int e)
 static double fa_bytes(sim_algo a, int64_t N, int64_t d, int64_t Br, int64_t Bc, int e)
 {
     double Nd = (double)N * (double)d, Tr = (double)cdiv(N, Br), Tc = (double)cdiv(N, Bc);
-    if (a == SIM_FA1)
-        return e * (2 * Nd + 2 * Tc * Nd + (Tc + 1) * Nd) + 4.0 * N * (2 * Tc + 2 * (Tc + 1));
+    if (a == SIM_FA1)   /* Q T_c times, K, V, O once; the running O in fp32 O_acc,
+                           read T_c times and written T_c (line 2 and all but the last) */
+        return e * (2 * Nd + Tc * Nd + Nd) + 4.0 * 2 * Tc * Nd +
+               4.0 * N * (2 * Tc + 2 * (Tc + 1));
     return e * (Nd + 2 * Tr * Nd + Nd) + 4.0 * N;
 }
 

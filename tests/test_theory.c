@@ -41,6 +41,25 @@ static int pair_visible(const sim_shape *sh, int64_t Br, int64_t Bc, int64_t i, 
 static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                             sim_counts *c);
 
+/* The last key block query block i sees, found pair by pair. */
+static int64_t last_j(const sim_shape *sh, int64_t Br, int64_t Bc, int64_t i, int64_t Tc)
+{
+    int64_t j = Tc - 1;
+    while (j > 0 && !pair_visible(sh, Br, Bc, i, j))
+        j--;
+    return j;
+}
+
+/* Where a run keeps the running value of O or dQ between key blocks: with
+ * the kernels' intermediates (the default) an fp32 tensor of its own, O_acc
+ * or dQ_acc; with the paper's, the tensor itself. */
+static sim_tensor running(const sim_plan *p, sim_tensor t)
+{
+    if (p->run.intermediates == SIM_INTER_PAPER)
+        return t;
+    return t == SIM_O ? SIM_Oacc : SIM_dQacc;
+}
+
 /* A load of rows c0 .. c0 + bc - 1 of K or V: one transfer; with paged KV
  * one transfer per page those rows fall in (found row by row) and one read
  * of those pages' table entries. */
@@ -111,9 +130,10 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
             WR(SIM_O, br * d);
         }
     } else if (algo == SIM_FA1) {
+        const sim_tensor Oa = running(p, SIM_O);
         for (int64_t i = 0; i < Tr; i++) {
             int64_t br = min64(Br, N - i * Br);
-            WR(SIM_O, br * d);
+            WR(Oa, br * d);
             WR(SIM_l, br);
             WR(SIM_m, br);
         }
@@ -130,10 +150,10 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                     continue;
                 int64_t br = min64(Br, N - i * Br);
                 RD(SIM_Q, br * d);
-                RD(SIM_O, br * d);
+                RD(Oa, br * d);
                 RD(SIM_l, br);
                 RD(SIM_m, br);
-                WR(SIM_O, br * d);
+                WR(j == last_j(sh, Br, Bc, i, Tc) ? SIM_O : Oa, br * d);
                 WR(SIM_l, br);
                 WR(SIM_m, br);
             }
@@ -276,16 +296,17 @@ static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *
             WR(SIM_dK, BC(j) * d);
         }
     } else {
+        const sim_tensor dQa = running(p, SIM_dQ);
         if (algo == SIM_FA1) {                                    /* 5: zeros */
             for (int64_t i = 0; i < Tr; i++)
-                WR(SIM_dQ, BR(i) * d);
+                WR(dQa, BR(i) * d);
             for (int64_t j = 0; j < Tc; j++) {
                 WR(SIM_dK, BC(j) * d);
                 WR(SIM_dV, BC(j) * d);
             }
         } else {                                                  /* 3, 4 */
             for (int64_t i = 0; i < Tr; i++)
-                WR(SIM_dQ, BR(i) * d);
+                WR(dQa, BR(i) * d);
             for (int64_t i = 0; i < Tr; i++) {
                 RD(SIM_O, BR(i) * d);
                 RD(SIM_dO, BR(i) * d);
@@ -307,22 +328,29 @@ static void enum_counts_bwd(sim_algo algo, const sim_shape *sh, const sim_plan *
                 if (algo == SIM_FA1) {
                     RD(SIM_O, BR(i) * d);
                     RD(SIM_dO, BR(i) * d);
-                    RD(SIM_dQ, BR(i) * d);
+                    RD(dQa, BR(i) * d);
                     RD(SIM_l, BR(i));
                     RD(SIM_m, BR(i));
+                    /* the last key block of i writes dQ itself */
+                    WR(j == last_j(sh, Br, Bc, i, Tc) ? SIM_dQ : dQa, BR(i) * d);
                 } else {
                     RD(SIM_dO, BR(i) * d);
                     RD(SIM_L, BR(i));
                     RD(SIM_D, BR(i));
-                    RD(SIM_dQ, BR(i) * d);
+                    RD(dQa, BR(i) * d);
+                    WR(dQa, BR(i) * d);
                 }
-                WR(SIM_dQ, BR(i) * d);
             }
             if (any || algo == SIM_FA2) {
                 WR(SIM_dK, BC(j) * d);
                 WR(SIM_dV, BC(j) * d);
             }
         }
+        if (algo == SIM_FA2 && dQa != SIM_dQ)                     /* 20: the conversion */
+            for (int64_t i = 0; i < Tr; i++) {
+                RD(dQa, BR(i) * d);
+                WR(SIM_dQ, BR(i) * d);
+            }
     }
 #undef RD
 #undef WR
@@ -343,8 +371,20 @@ static void plan_with_room(sim_algo a, sim_shape *sh, const sim_run_opts *run, i
     }
 }
 
-/* One configuration: count-only run vs closed form vs enumeration. */
+/* One configuration: count-only run vs closed form vs enumeration, with
+ * the plan's intermediates (check_config_as) and then the other choice. */
+static void check_config_as(sim_algo algo, const sim_shape *sh, const sim_plan *p);
+
 static void check_config(sim_algo algo, const sim_shape *sh, const sim_plan *p)
+{
+    check_config_as(algo, sh, p);
+    sim_plan other = *p;
+    other.run.intermediates = p->run.intermediates == SIM_INTER_PAPER ? SIM_INTER_KERNEL
+                                                                      : SIM_INTER_PAPER;
+    check_config_as(algo, sh, &other);
+}
+
+static void check_config_as(sim_algo algo, const sim_shape *sh, const sim_plan *p)
 {
     sim_result res;
     char err[512];
@@ -354,9 +394,10 @@ static void check_config(sim_algo algo, const sim_shape *sh, const sim_plan *p)
     enum_counts(algo, sh, p, &en);
     if (!sim_counts_equal(&res.counts, &th) || !sim_counts_equal(&th, &en)) {
         fprintf(stderr, "mismatch: %s N=%lld Nk=%lld d=%lld Br=%lld Bc=%lld causal=%d "
-                "W=%lld M=%llu\n", sim_algo_name(algo), (long long)sh->N, (long long)sh->Nk,
+                "W=%lld M=%llu %s\n", sim_algo_name(algo), (long long)sh->N, (long long)sh->Nk,
                 (long long)sh->d, (long long)p->Br, (long long)p->Bc, sh->causal,
-                (long long)sh->window, (unsigned long long)sh->M);
+                (long long)sh->window, (unsigned long long)sh->M,
+                sim_inter_name((sim_inter)p->run.intermediates));
         print_counts_diff("measured/theory", &res.counts, &th);
         print_counts_diff("theory/enumerated", &th, &en);
     }
@@ -783,8 +824,21 @@ static void test_backward_signatures(void **state)
     assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
     assert_int_equal(r.counts.read_elems[SIM_K], N * d);
     assert_int_equal(r.counts.read_elems[SIM_V], N * d);
+    /* dQ summed in fp32 dQ_acc, then the conversion pass: read once more,
+     * dQ written once */
+    assert_int_equal(r.counts.read_elems[SIM_dQacc], (Tc + 1) * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_dQacc], (Tc + 1) * N * d);
+    assert_int_equal(r.counts.read_elems[SIM_dQ], 0);
+    assert_int_equal(r.counts.write_elems[SIM_dQ], N * d);
+    sim_result_free(&r);
+    /* The paper's intermediates: dQ itself, in the dtype, at every step. */
+    sim_run_opts paper = run;
+    paper.intermediates = SIM_INTER_PAPER;
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, &paper, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_run(SIM_FA2, &sh, &p, NULL, NULL, NULL, NULL, &r, NULL, 0), 0);
     assert_int_equal(r.counts.read_elems[SIM_dQ], Tc * N * d);
     assert_int_equal(r.counts.write_elems[SIM_dQ], (Tc + 1) * N * d);
+    assert_int_equal(r.counts.read_elems[SIM_dQacc] + r.counts.write_elems[SIM_dQacc], 0);
     assert_int_equal(r.counts.write_elems[SIM_dK], N * d);
     assert_int_equal(r.counts.read_elems[SIM_O], N * d);          /* line 4 only */
     assert_int_equal(r.counts.read_elems[SIM_dO], (Tc + 1) * N * d);
@@ -797,6 +851,11 @@ static void test_backward_signatures(void **state)
     assert_int_equal(r.counts.write_elems[SIM_dK], 2 * N * d);
     assert_int_equal(r.counts.read_elems[SIM_m], Tc * N);
     assert_int_equal(r.counts.write_elems[SIM_D], 0);
+    /* dQ_acc: line 5's zeros and T_c - 1 steps; dQ at the last key block */
+    assert_int_equal(r.counts.read_elems[SIM_dQacc], Tc * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_dQacc], Tc * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_dQ], N * d);
+    assert_int_equal(r.counts.read_elems[SIM_dQ], 0);
     sim_result_free(&r);
     assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, &run, 128, 64, SIM_PLAN_USER, &p), 0);
     assert_int_equal(p.softmax_passes, 1);
@@ -865,12 +924,30 @@ static void test_loop_order_signatures(void **state)
     assert_int_equal(r.counts.read_elems[SIM_K], N * d);
     assert_int_equal(r.counts.read_elems[SIM_V], N * d);
     assert_int_equal(r.counts.read_elems[SIM_Q], Tc * N * d);
-    assert_int_equal(r.counts.read_elems[SIM_O], Tc * N * d);
-    assert_int_equal(r.counts.write_elems[SIM_O], (Tc + 1) * N * d);
+    /* The running O in fp32 O_acc: line 2's zeros and T_c - 1 steps; O, in
+     * the dtype, at the last key block. */
+    assert_int_equal(r.counts.read_elems[SIM_Oacc], Tc * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_Oacc], Tc * N * d);
+    assert_int_equal(r.counts.read_elems[SIM_O], 0);
+    assert_int_equal(r.counts.write_elems[SIM_O], N * d);
     assert_int_equal(r.counts.read_elems[SIM_l], Tc * N);
     assert_int_equal(r.counts.write_elems[SIM_l], (Tc + 1) * N);
     assert_int_equal(r.counts.read_elems[SIM_m], Tc * N);
     assert_int_equal(r.counts.write_elems[SIM_m], (Tc + 1) * N);
+    /* Bytes: Q T_c times, K, V and O once in the dtype; O_acc read and
+     * written T_c times at 4 bytes; l, m as before. */
+    assert_int_equal(sim_counts_read_bytes(&r.counts, SIM_FP16) +
+                     sim_counts_write_bytes(&r.counts, SIM_FP16),
+                     2 * (Tc * N * d + 2 * N * d + N * d) + 4 * (2 * Tc * N * d) +
+                     4 * (4 * Tc + 2) * N);
+    sim_result_free(&r);
+    /* The paper's intermediates: O itself, in the dtype, at every step. */
+    const sim_run_opts paper = { .intermediates = SIM_INTER_PAPER };
+    assert_int_equal(sim_plan_make(SIM_FA1, &sh, &paper, 128, 64, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_run(SIM_FA1, &sh, &p, NULL, NULL, NULL, NULL, &r, err, sizeof err), 0);
+    assert_int_equal(r.counts.read_elems[SIM_O], Tc * N * d);
+    assert_int_equal(r.counts.write_elems[SIM_O], (Tc + 1) * N * d);
+    assert_int_equal(r.counts.read_elems[SIM_Oacc] + r.counts.write_elems[SIM_Oacc], 0);
     sim_result_free(&r);
 
     assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, NULL, 128, 64, SIM_PLAN_USER, &p), 0);
