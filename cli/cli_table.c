@@ -114,6 +114,11 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_SPLITS] = { "splits", "S", R | V | G | X,
         "split-KV decoding: fa2 once more with the key blocks in S\n"
         "splits, partials (O~, m, l) to HBM and a merge; S <= T_c" },
+    [CLI_O_SOFTMAX] = { "softmax", "FORM", R | G | X,
+        "naive's softmax: auto (default) one pass over whole rows\n"
+        "of S when a row fits M, else two over tiles (m and l\n"
+        "online, then P), as real kernels do; 1pass, 2pass, or\n"
+        "3pass (max, sum, normalise) name one. FA has its own" },
     [CLI_O_PAGE_SIZE] = { "page-size", "P", R | G | X,
         "paged KV: K and V in pages of P <= N_k rows placed by a page\n"
         "table (seeded by --seed); counts the table's reads and the\n"
@@ -212,6 +217,7 @@ static const cli_help_item HELP_REPORT[] = {
          "what to run\n"),
     ROW(CLI_O_ALGO),
     ROW(CLI_O_PASS),
+    ROW(CLI_O_SOFTMAX),
     ROW(CLI_O_SPLITS),
     ROW(CLI_O_PRESET),
     ROW(CLI_O_PAGE_SIZE),

@@ -193,6 +193,10 @@ typedef struct sim_loop {
      * the mask are left out, as the papers' listings leave them. Every
      * element of a tile the loop nest computes counts, masked or not. */
     void (*flops)(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out);
+    /* 1: its plan offers the softmax forms of sim_softmax and reads
+     * run.softmax (standard attention's forward); 0: it has its own softmax,
+     * and its plans keep run.softmax AUTO whatever was asked. */
+    int softmax_forms;
 } sim_loop;
 
 /* ---- the registry --------------------------------------------------------- */

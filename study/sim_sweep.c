@@ -541,7 +541,7 @@ static void explain(const sim_sweep_result *res, int s, sim_param p, const int *
             char v[32];
             param_text(v, sizeof v, p, switch_at);
             snprintf(f->note, sizeof f->note,
-                     "the softmax changes between one pass over whole rows of S and three "
+                     "the softmax changes between one pass over whole rows of S and two "
                      "passes over tiles at %s = %s (whether a row of S fits in M): a "
                      "step in the constant, not in the exponent", sim_param_name(p), v);
         } else if (p != SIM_PARAM_N) {

@@ -130,7 +130,7 @@ typedef struct {
     uint64_t steps;
     uint64_t read_bytes, write_bytes, bytes, elems;
     int capped;                      /* the re-read block is N: nothing re-read */
-    int softmax_passes;              /* naive: 1 or 3 (sim_plan); 0 otherwise */
+    int softmax_passes;              /* naive: 1 or 2 (sim_plan); 0 otherwise */
     double flops;                    /* matmul FLOPs (sim_run_flops) */
     sim_roofline roof;               /* when spec.gpu */
     double seconds;                  /* simulation time, 0 for closed forms */
