@@ -154,10 +154,12 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_ANSWERS] = { "answers", NULL, L,
         NULL },
     [CLI_O_VARY] = { "vary", "P=LO..HI[STEP]", S,
-        "P is N, d or M. STEP is *K (multiply, default *2)\n"
-        "or +K (add), e.g. N=256..64K, d=32..256+32, M=16K..1M*4;\n"
-        "or a list: N=1K,4K,16K. Two or three of them (one\n"
-        "per parameter): a grid of every combination." },
+        "P is N, d, M, Br or Bc. STEP is *K (multiply, default\n"
+        "*2) or +K (add), e.g. N=256..64K, d=32..256+32,\n"
+        "M=16K..1M*4, Bc=16..512; or a list: N=1K,4K,16K. Br,\n"
+        "Bc: the block size, the shape fixed; blocks over M are\n"
+        "marked. Two or more (one per parameter): a grid of\n"
+        "every combination." },
     [CLI_O_ENGINE] = { "engine", "E", S | C,
         "auto (default): the simulator when the sweep is at most\n"
         "2^29 tile steps (a few seconds), else closed forms;\n"
