@@ -382,12 +382,10 @@ static int softmax_served(const sim_request *r, char *err, size_t errlen)
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         sim_run_opts run = r->run;
         run.pass = (sim_pass)q;
-        for (int a = 0; a < sim_algo_count(); a++) {
-            const sim_loop *l = r->run_algo[a] ? sim_loop_find((sim_algo)a, &run) : NULL;
-            if (l && l->softmax_forms && (r->run_pass[q] || (q == SIM_FWD &&
-                                                             !r->run_pass[SIM_BWD])))
+        const int on = r->run_pass[q] || (q == SIM_FWD && !r->run_pass[SIM_BWD]);
+        for (int a = 0; a < sim_algo_count(); a++)
+            if (on && r->run_algo[a] && sim_loop_softmax_forms((sim_algo)a, &run))
                 return 0;
-        }
     }
     ERR("--softmax %s names a form of standard attention's forward softmax: run naive "
         "(--algo) forward; fa1 and fa2 have their own online softmax",

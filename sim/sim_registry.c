@@ -54,6 +54,12 @@ const sim_loop *sim_loop_find(sim_algo algo, const sim_run_opts *run)
     return lookup(algo, run->pass, sim_run_S(run) > 1, run->group != 0);
 }
 
+int sim_loop_softmax_forms(sim_algo algo, const sim_run_opts *run)
+{
+    const sim_loop *l = sim_loop_find(algo, run);
+    return l && l->softmax_forms;
+}
+
 const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass)
 {
     return lookup(algo, pass, 0, 0);

@@ -1710,8 +1710,7 @@ static void json_plan(sim_json *w, const sim_report_run *r)
     sim_json_bool(w, "fits", p->fits);
     if (sim_plan_stores_scores(p)) {
         sim_json_int(w, "softmax_passes", p->softmax_passes);
-        const sim_loop *l = sim_loop_of(p->algo, p->run.pass);
-        if (l && l->softmax_forms)
+        if (sim_loop_softmax_forms(p->algo, &p->run))
             sim_json_str(w, "softmax", sim_softmax_name(p->run.softmax));
     }
     sim_json_arr(w, "buffers");
