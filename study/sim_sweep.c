@@ -258,13 +258,18 @@ static void set_param(sim_sweep_point *pt, sim_param p, int64_t v)
     }
 }
 
+static int is_varied(const sim_sweep_spec *sp, sim_param p)
+{
+    for (int a = 0; a < sp->naxes; a++)
+        if (sp->axes[a].param == p)
+            return 1;
+    return 0;
+}
+
 /* Whether the sweep varies a block size. */
 static int varies_block(const sim_sweep_spec *sp)
 {
-    for (int a = 0; a < sp->naxes; a++)
-        if (sim_param_is_block(sp->axes[a].param))
-            return 1;
-    return 0;
+    return is_varied(sp, SIM_PARAM_BR) || is_varied(sp, SIM_PARAM_BC);
 }
 
 /* A point of a block sweep whose blocks do not fit M: kept, marked, with the
@@ -764,9 +769,11 @@ static void joint_fits(const sim_sweep_result *res, int s, const int *active, in
 
 /* A block size's fit: Theorem 2 sizes the blocks itself (to M / d), so it
  * has no exponent in them to compare with; the note says what moves. */
-static void block_note(int s, sim_param p, sim_sweep_fit *f)
+static void block_note(const sim_sweep_spec *sp, int s, sim_param p, sim_sweep_fit *f)
 {
     f->has_theory = 0;
+    const int pinned = p == SIM_PARAM_BC ? sp->Br || is_varied(sp, SIM_PARAM_BR)
+                                         : sp->Bc || is_varied(sp, SIM_PARAM_BC);
     const int rereads = (p == SIM_PARAM_BC) == (reread_of((sim_algo)s) == SIM_BLOCK_C);
     const char *b = p == SIM_PARAM_BC ? "B_c" : "B_r";
     if (standard_subject(s) && rereads)
@@ -777,6 +784,10 @@ static void block_note(int s, sim_param p, sim_sweep_fit *f)
         snprintf(f->note, sizeof f->note, "the other operand is re-read N / %s times, so "
                  "traffic falls as %s grows, until the tensors moved once (~4 N d) weigh "
                  "(FlashAttention, Figure 2 middle)", b, b);
+    else if (pinned)
+        snprintf(f->note, sizeof f->note, "re-reads across %s, not %s, and %s is pinned "
+                 "here: %s only cuts the inner loop", block_name((sim_algo)s), b,
+                 block_name((sim_algo)s), b);
     else
         snprintf(f->note, sizeof f->note, "re-reads across %s, not %s: %s moves the bytes "
                  "only through the %s that fits beside it (pin that with --%s)",
@@ -805,7 +816,7 @@ static void judge_axis(sim_sweep_result *res, int s, int a, int q, const fit_wor
     if (s == SIM_SUBJECT_BOUND)
         return;
     if (sim_param_is_block(p)) {
-        block_note(s, p, f);
+        block_note(&res->spec, s, p, f);
         return;
     }
     /* FlashAttention: Theorem 2's N^2 d^2 / M assumes blocks sized to M/d. */
@@ -904,14 +915,6 @@ static void axis_heading(char *buf, size_t len, const sim_axis *ax)
                  ax->n);
 }
 
-static int is_varied(const sim_sweep_spec *sp, sim_param p)
-{
-    for (int a = 0; a < sp->naxes; a++)
-        if (sp->axes[a].param == p)
-            return 1;
-    return 0;
-}
-
 static const char *plan_words(const sim_sweep_spec *sp)
 {
     if (varies_block(sp))
@@ -985,7 +988,14 @@ static void text_heading(FILE *out, const sim_sweep_result *res)
     fputc('\n', out);
     if (varies_block(sp))
         blocks_heading(out, sp);
-    if (res->simulated)
+    int over = 0;
+    for (int k = 0; k < res->npoints; k++)
+        for (int a = 0; a < sim_algo_count(); a++)
+            over += sp->run_algo[a] && res->pts[k].run[a].misfit;
+    if (res->simulated && over)
+        fprintf(out, "count-only: the simulator ran every run whose blocks fit M, and its "
+                "counts equal\nthe closed forms\n");
+    else if (res->simulated)
         fprintf(out, "count-only: the simulator ran every configuration (%d), and its counts "
                 "equal\nthe closed forms\n", res->npoints);
     else
