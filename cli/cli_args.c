@@ -265,6 +265,12 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         return parse_pass(r, val, err, errlen);
     case CLI_O_SPLITS:
         return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->run.splits, err, errlen);
+    case CLI_O_SOFTMAX:
+        if (sim_softmax_parse(val, &r->run.softmax) != 0) {
+            ERR("--softmax %s: unknown form (auto, 1pass, 2pass or 3pass)", sim_shown(val).s);
+            return -1;
+        }
+        return 0;
     case CLI_O_PAGE_SIZE:
         return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->run.page, err, errlen);
     case CLI_O_INTERMEDIATES:
@@ -382,6 +388,26 @@ int cli_check_plan_options(int nfiles, int count_only, sim_plan_kind *kind, int6
     return 0;
 }
 
+/* A softmax form named needs a loop order and pass that has forms (naive's
+ * forward); the FlashAttention loop orders have their own online softmax. */
+static int softmax_served(const sim_request *r, char *err, size_t errlen)
+{
+    if (r->run.softmax == SIM_SOFTMAX_AUTO)
+        return 0;
+    for (int q = 0; q < SIM_PASS_COUNT; q++) {
+        sim_run_opts run = r->run;
+        run.pass = (sim_pass)q;
+        const int on = r->run_pass[q] || (q == SIM_FWD && !r->run_pass[SIM_BWD]);
+        for (int a = 0; a < sim_algo_count(); a++)
+            if (on && r->run_algo[a] && sim_loop_softmax_forms((sim_algo)a, &run))
+                return 0;
+    }
+    ERR("--softmax %s names a form of standard attention's forward softmax: run naive "
+        "(--algo) forward; fa1 and fa2 have their own online softmax",
+        sim_softmax_name(r->run.softmax));
+    return -1;
+}
+
 /* Options that contradict each other, and the mode. */
 static int report_combinations(report_parse *p, char *err, size_t errlen)
 {
@@ -405,6 +431,8 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
     }
     if (cli_check_plan_options(nfiles, p->count_only, &r->plan_kind, r->Br, r->Bc, err,
                                errlen) != 0)
+        return -1;
+    if (softmax_served(r, err, errlen) != 0)
         return -1;
     if (o->out_path) {
         int n_algos = 0;

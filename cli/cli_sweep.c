@@ -34,7 +34,7 @@ static void usage(FILE *out)
 
 #define ERRF(...) do { snprintf(err, errlen, __VA_ARGS__); } while (0)
 
-/* One value of parameter p: a count for N and d, a size for M. */
+/* One value of parameter p: a count for N, d, B_r and B_c, a size for M. */
 static int parse_value(sim_param p, const char *opt, const char *s, int64_t *out, char *err,
                        size_t errlen)
 {
@@ -45,7 +45,7 @@ static int parse_value(sim_param p, const char *opt, const char *s, int64_t *out
         *out = (int64_t)v;
         return 0;
     }
-    return cli_parse_count(opt, s, 1, p == SIM_PARAM_N ? SIM_MAX_N : SIM_MAX_D, out, err,
+    return cli_parse_count(opt, s, 1, p == SIM_PARAM_D ? SIM_MAX_D : SIM_MAX_N, out, err,
                            errlen);
 }
 
@@ -137,14 +137,14 @@ static int parse_vary(const char *spec, sim_axis *ax, char *err, size_t errlen)
 {
     const char *eq = strchr(spec, '=');
     if (!eq) {
-        ERRF("--vary %s: expected P=LO..HI (e.g. N=256..65536, M=16K..256K, d=32..256+32)",
+        ERRF("--vary %s: expected P=LO..HI (e.g. N=256..65536, M=16K..256K, d=32..256+32, Bc=16..512)",
              sim_shown(spec).s);
         return -1;
     }
     char name[16];
     size_t nl = (size_t)(eq - spec);
     if (nl == 0 || nl >= sizeof name) {
-        ERRF("--vary %s: unknown parameter '%s' (N, d or M)", sim_shown(spec).s,
+        ERRF("--vary %s: unknown parameter '%s' (N, d, M, Br or Bc)", sim_shown(spec).s,
              sim_shown_n(spec, nl).s);
         return -1;
     }
@@ -152,7 +152,7 @@ static int parse_vary(const char *spec, sim_axis *ax, char *err, size_t errlen)
     name[nl] = '\0';
     sim_param p;
     if (sim_param_parse(name, &p) != 0) {
-        ERRF("--vary %s: unknown parameter '%s' (N, d or M)", sim_shown(spec).s,
+        ERRF("--vary %s: unknown parameter '%s' (N, d, M, Br or Bc)", sim_shown(spec).s,
              sim_shown(name).s);
         return -1;
     }
@@ -218,7 +218,7 @@ static int scan_option(int argc, char **argv, int *k, const char **val, char *er
 static int add_axis(sim_sweep_spec *sp, const char *val, char *err, size_t errlen)
 {
     if (sp->naxes == SIM_PARAM_COUNT) {
-        ERRF("--vary: at most %d parameters (N, d, M)", SIM_PARAM_COUNT);
+        ERRF("--vary: at most %d parameters (N, d, M, Br, Bc)", SIM_PARAM_COUNT);
         return -1;
     }
     if (parse_vary(val, &sp->axes[sp->naxes], err, errlen) != 0)
@@ -295,6 +295,12 @@ static int sweep_combinations(sweep_opts *o, char *err, size_t errlen)
         ERRF("--plan paper sets B_r and B_c itself; drop --Br/--Bc or the --plan");
         return -1;
     }
+    for (int a = 0; a < sp->naxes; a++)
+        if (sim_param_is_block(sp->axes[a].param) && sp->plan_kind == SIM_PLAN_PAPER) {
+            ERRF("--plan paper sets B_r and B_c itself; drop --vary %s or the --plan",
+                 sim_param_name(sp->axes[a].param));
+            return -1;
+        }
     if (sp->Br || sp->Bc)
         sp->plan_kind = SIM_PLAN_USER;
     if (sp->gpu && !o->fixed_set[SIM_PARAM_M])
@@ -347,6 +353,8 @@ static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err
         o->fixed_set[SIM_PARAM_N] |= id == CLI_O_N;
         o->fixed_set[SIM_PARAM_D] |= id == CLI_O_D;
         o->fixed_set[SIM_PARAM_M] |= id == CLI_O_M;
+        o->fixed_set[SIM_PARAM_BR] |= id == CLI_O_BR;
+        o->fixed_set[SIM_PARAM_BC] |= id == CLI_O_BC;
     }
     if (o->help || o->gpu_list)
         return 0;

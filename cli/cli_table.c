@@ -116,6 +116,11 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_SPLITS] = { "splits", "S", R | V | G | X,
         "split-KV decoding: fa2 once more with the key blocks in S\n"
         "splits, partials (O~, m, l) to HBM and a merge; S <= T_c" },
+    [CLI_O_SOFTMAX] = { "softmax", "FORM", R | G | X,
+        "naive's softmax: auto (default) one pass over whole rows\n"
+        "of S when a row fits M, else two over tiles (m and l\n"
+        "online, then P), as real kernels do; 1pass, 2pass, or\n"
+        "3pass (max, sum, normalise) name one. FA has its own" },
     [CLI_O_PAGE_SIZE] = { "page-size", "P", R | G | X,
         "paged KV: K and V in pages of P <= N_k rows placed by a page\n"
         "table (seeded by --seed); counts the table's reads and the\n"
@@ -158,10 +163,12 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_ANSWERS] = { "answers", NULL, L,
         NULL },
     [CLI_O_VARY] = { "vary", "P=LO..HI[STEP]", S,
-        "P is N, d or M. STEP is *K (multiply, default *2)\n"
-        "or +K (add), e.g. N=256..64K, d=32..256+32, M=16K..1M*4;\n"
-        "or a list: N=1K,4K,16K. Two or three of them (one\n"
-        "per parameter): a grid of every combination." },
+        "P is N, d, M, Br or Bc. STEP is *K (multiply, default\n"
+        "*2) or +K (add), e.g. N=256..64K, d=32..256+32,\n"
+        "M=16K..1M*4, Bc=16..512; or a list: N=1K,4K,16K. Br,\n"
+        "Bc: the block size, the shape fixed; blocks over M are\n"
+        "marked. Two or more (one per parameter): a grid of\n"
+        "every combination." },
     [CLI_O_ENGINE] = { "engine", "E", S | C,
         "auto (default): the simulator when the sweep is at most\n"
         "2^29 tile steps (a few seconds), else closed forms;\n"
@@ -221,6 +228,7 @@ static const cli_help_item HELP_REPORT[] = {
          "what to run\n"),
     ROW(CLI_O_ALGO),
     ROW(CLI_O_PASS),
+    ROW(CLI_O_SOFTMAX),
     ROW(CLI_O_SPLITS),
     ROW(CLI_O_PRESET),
     ROW(CLI_O_PAGE_SIZE),

@@ -21,7 +21,7 @@ set offsets 0, 0, 0, graph 0.45
 # Theorem 2's slopes as guides, over the in-regime range [lo, hi] of the data.
 lo = 16
 hi = 1024
-g0(x) = (x >= lo && x <= hi) ? 1.489481236e+11 * (x / 16)**(0) : 1/0
+g0(x) = (x >= lo && x <= hi) ? 1.317682545e+11 * (x / 16)**(0) : 1/0
 g1(x) = (x >= lo && x <= hi) ? 3.436825805e+10 * (x / 16)**(-1) : 1/0
 
 plot \

@@ -26,6 +26,7 @@ const kern_cpu_table KERN_TABLE_NAME = {
     {
         [KERN_K_NAIVE_SCORES] = kern_naive_scores,
         [KERN_K_NAIVE_SOFTMAX_ROWS] = kern_naive_softmax_rows,
+        [KERN_K_NAIVE_SOFTMAX_2PASS] = kern_naive_softmax_2pass,
         [KERN_K_NAIVE_SOFTMAX_3PASS] = kern_naive_softmax_3pass,
         [KERN_K_NAIVE_PV] = kern_naive_pv,
         [KERN_K_FA1] = kern_fa1,

@@ -34,6 +34,7 @@ static cuda_kernel_fn cuda_kernel(kern_kernel k)
     switch (k) {
     case KERN_K_NAIVE_SCORES: return kern_naive_scores;
     case KERN_K_NAIVE_SOFTMAX_ROWS: return kern_naive_softmax_rows;
+    case KERN_K_NAIVE_SOFTMAX_2PASS: return kern_naive_softmax_2pass;
     case KERN_K_NAIVE_SOFTMAX_3PASS: return kern_naive_softmax_3pass;
     case KERN_K_NAIVE_PV: return kern_naive_pv;
     case KERN_K_FA1: return kern_fa1;

@@ -33,8 +33,8 @@ int kern_backend_parse(const char *s, kern_backend *out)
 const char *kern_kernel_name(kern_kernel k)
 {
     static const char *names[KERN_K_COUNT] = {
-        "kern_naive_scores", "kern_naive_softmax_rows", "kern_naive_softmax_3pass",
-        "kern_naive_pv", "kern_fa1", "kern_fa2",
+        "kern_naive_scores", "kern_naive_softmax_rows", "kern_naive_softmax_2pass",
+        "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa2",
     };
     return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
 }
@@ -123,6 +123,7 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
     case KERN_K_NAIVE_SOFTMAX_ROWS:
         F("S_rows", Bs, N); F("m", Bs, 1); F("l", Bs, 1);
         break;
+    case KERN_K_NAIVE_SOFTMAX_2PASS:
     case KERN_K_NAIVE_SOFTMAX_3PASS:
         F("S_ij", Br, Bc); F("m_i", Br, 1); F("l_i", Br, 1);
         break;
@@ -234,7 +235,9 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
             s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SOFTMAX_ROWS,
                                           (sh->N + p->Bs_r - 1) / p->Bs_r, 2, 0 };
         else
-            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SOFTMAX_3PASS, p->Tr, 2, 0 };
+            s->l[s->n++] = (kern_launch){ p->softmax_passes == 2 ? KERN_K_NAIVE_SOFTMAX_2PASS
+                                                                : KERN_K_NAIVE_SOFTMAX_3PASS,
+                                          p->Tr, 2, 0 };
         s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_PV, p->Tr, 3, 0 };
         break;
     case SIM_FA1:

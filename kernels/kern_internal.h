@@ -15,8 +15,8 @@ extern "C" {
 
 /* The kernels of the three loop orders. */
 typedef enum {
-    KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_3PASS,
-    KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_COUNT
+    KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_2PASS,
+    KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_COUNT
 } kern_kernel;
 
 const char *kern_kernel_name(kern_kernel k);

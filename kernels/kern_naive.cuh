@@ -3,18 +3,19 @@
  * three kernels, beside sim/algo_naive.c, with its line numbers:
  *
  *   1: kern_naive_scores    S = Q K^T / sqrt(d), written to HBM (global memory)
- *   2: kern_naive_softmax_rows or kern_naive_softmax_3pass
+ *   2: kern_naive_softmax_rows, kern_naive_softmax_2pass or
+ *      kern_naive_softmax_3pass
  *                           P = softmax(S), read from and written to HBM
  *   3: kern_naive_pv        O = P V
  *
  * S and P live in global memory in the run's dtype, as the simulator keeps
- * them. The softmax takes one pass over whole rows when the plan says a row
- * of S fits in SRAM (plan->softmax_passes == 1, B_s rows per block), else the
- * three passes (max, sum, normalise) over B_r x B_c tiles, exactly as the
- * simulator does; both give the same bits.
+ * them. The softmax takes the plan's passes (plan->softmax_passes): one over
+ * whole rows (B_s rows per block), two over B_r x B_c tiles (m and l online,
+ * then P) or three (max, sum, normalise), exactly as the simulator does,
+ * with its bits.
  *
  * Grids, each the simulator's outer loop: T_r blocks for lines 1 and 3 and
- * the three-pass softmax (block i owns rows of Q_i), ceil(N / B_s) blocks for
+ * the tiled softmax (block i owns rows of Q_i), ceil(N / B_s) blocks for
  * the one-pass softmax. Threads split rows; each row's arithmetic is the
  * simulator's, in its order.
  *
@@ -91,10 +92,12 @@ KERN_GLOBAL kern_naive_softmax_rows(kern_params p)
     kern_store(p.cnt, p.dtype, SIM_P, p.P, N, r0, 0, rows, N, S_rows);
 }
 
-/* Line 2, three passes over the B_r x B_c tiles of row block i, when a row
- * of S does not fit: row maxima, row sums against them, normalise. */
-KERN_GLOBAL kern_naive_softmax_3pass(kern_params p)
+/* Line 2 over the B_r x B_c tiles of row block i, in `passes` passes as
+ * sim/algo_naive.c makes them: two (m_i and l_i online, then P) or three
+ * (row maxima, row sums against them, then P). */
+KERN_DEVICE void naive_softmax_tiles(const kern_params *pp, int passes)
 {
+    const kern_params p = *pp;
     const int64_t N = p.N, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t i = kern_block_x();
@@ -109,7 +112,7 @@ KERN_GLOBAL kern_naive_softmax_3pass(kern_params p)
         m_i[r] = -REF_INF;
         l_i[r] = 0.0f;
     }
-    for (int pass = 1; pass <= 3; pass++) {
+    for (int pass = 1; pass <= passes; pass++) {
         for (int64_t j = 0; j < T_c; j++) {
             const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
             KERN_SYNC();        /* every row (and the last store) is done with S_ij */
@@ -117,21 +120,35 @@ KERN_GLOBAL kern_naive_softmax_3pass(kern_params p)
             KERN_SYNC();
             for (int64_t r = tid; r < br; r += nt) {
                 float *s = S_ij + r * bc;
-                if (pass == 1) {                 /* row maxima */
+                if (pass == passes) {            /* normalise */
+                    ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
+                } else if (passes == 2) {        /* m and l online; s is read again */
+                    ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
+                } else if (pass == 1) {          /* row maxima */
                     float mb = ref_row_max(s, (int)bc);
                     m_i[r] = mb > m_i[r] ? mb : m_i[r];
-                } else if (pass == 2) {          /* row sums against the max */
+                } else {                         /* row sums against the max */
                     l_i[r] = ref_exp_sum(s, (int)bc, m_i[r], l_i[r]);
-                } else {                         /* normalise */
-                    ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
                 }
             }
-            if (pass == 3) {
+            if (pass == passes) {
                 KERN_SYNC();
                 kern_store(p.cnt, p.dtype, SIM_P, p.P, N, r0, c0, br, bc, S_ij);
             }
         }
     }
+}
+
+/* Line 2, two passes: when a row of S does not fit (the default form). */
+KERN_GLOBAL kern_naive_softmax_2pass(kern_params p)
+{
+    naive_softmax_tiles(&p, 2);
+}
+
+/* Line 2, three passes: max, sum, normalise (--softmax 3pass). */
+KERN_GLOBAL kern_naive_softmax_3pass(kern_params p)
+{
+    naive_softmax_tiles(&p, 3);
 }
 
 /* Line 3: O = P V, block i accumulating O_i in fp32 in shared memory. */

@@ -7,9 +7,15 @@
  *   3: Load P and V by blocks from HBM, compute O = P V, write O to HBM.
  *
  * The matrix products are tiled (B_r x B_c) so that SRAM is respected. The
- * softmax reads whole rows of S when one fits in SRAM (one pass); otherwise it
- * makes the three passes real code needs: row maxima, row sums, normalise.
- * Both give the same bits: the sum runs over the row in the same order.
+ * softmax takes the form the run asks (sim_softmax). By default it reads whole
+ * rows of S when one fits in SRAM (one pass); otherwise it makes the two
+ * passes over tiles that real softmax kernels make, with the online
+ * normaliser of Milakov and Gimelshein (2018): the first computes each row's
+ * m and l together, rescaling l whenever m grows, the second writes
+ * P = exp(S - m) / l. The three passes of the textbook form (row maxima, row
+ * sums, normalise) stay one option away. One pass and three give the same
+ * bits (the sum runs over the row in the same order); two passes round l
+ * differently (it is rescaled as m grows), within the oracle's tolerance.
  * With causal masking, S and P are still materialised in full (masked scores
  * are -inf, their probabilities 0), as standard implementations do.
  *
@@ -91,8 +97,11 @@ static int line2_rows(sim_hier *h, const sim_plan *p)
     return 0;
 }
 
-/* Line 2, three passes over B_r x B_c tiles when a row does not fit. */
-static int line2_three_pass(sim_hier *h, const sim_plan *p)
+/* Line 2, two or three passes (p->softmax_passes) over B_r x B_c tiles.
+ * Two: the online normaliser, m_i and l_i of each row together (l_i
+ * rescaled by exp(m_old - m_new) as m_i grows, ref_online_step), then P.
+ * Three: row maxima, row sums against them, then P. */
+static int line2_tiles(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), B_r = p->Br, B_c = p->Bc;
     float *S_ij = sim_sram_take(h, p, 2, SIM_BUF_S_ij);
@@ -100,9 +109,10 @@ static int line2_three_pass(sim_hier *h, const sim_plan *p)
     float *l_i = sim_sram_take(h, p, 2, SIM_BUF_l_i);
     if (h->failed)
         return -1;
+    const int passes = p->softmax_passes;
     for (int64_t i = 0; i < p->Tr; i++) {
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
-        for (int pass = 1; pass <= 3; pass++) {
+        for (int pass = 1; pass <= passes; pass++) {
             if (h->compute && pass == 1)
                 for (int64_t r = 0; r < br; r++) {
                     m_i[r] = -REF_INF;
@@ -116,17 +126,19 @@ static int line2_three_pass(sim_hier *h, const sim_plan *p)
                 if (h->compute) {
                     for (int64_t r = 0; r < br; r++) {
                         float *s = S_ij + r * bc;
-                        if (pass == 1) {             /* row maxima */
+                        if (pass == passes) {        /* normalise */
+                            ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
+                        } else if (passes == 2) {    /* m and l online; s is read again */
+                            ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
+                        } else if (pass == 1) {      /* row maxima */
                             float mb = ref_row_max(s, (int)bc);
                             m_i[r] = mb > m_i[r] ? mb : m_i[r];
-                        } else if (pass == 2) {      /* row sums against the max */
+                        } else {                     /* row sums against the max */
                             l_i[r] = ref_exp_sum(s, (int)bc, m_i[r], l_i[r]);
-                        } else {                     /* normalise */
-                            ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
                         }
                     }
                 }
-                if (pass == 3)
+                if (pass == passes)
                     sim_store(h, SIM_P, SIM_BUF_S_ij, S_ij, r0, c0, br, bc);
             }
         }
@@ -171,7 +183,7 @@ static int naive_run(sim_hier *h, const sim_plan *p)
 {
     if (line1_scores(h, p) != 0)
         return -1;
-    if ((p->softmax_passes == 1 ? line2_rows(h, p) : line2_three_pass(h, p)) != 0)
+    if ((p->softmax_passes == 1 ? line2_rows(h, p) : line2_tiles(h, p)) != 0)
         return -1;
     if (line3_output(h, p) != 0)
         return -1;
@@ -186,18 +198,19 @@ static void naive_plan(sim_plan *p, const sim_shape *sh, int e)
     sim_plan_add(p, SIM_BUF_Q_i, 1, Br, d, e, "query block");
     sim_plan_add(p, SIM_BUF_K_j, 1, Bc, d, e, "key block");
     sim_plan_add(p, SIM_BUF_S_ij, 1, Br, Bc, 4, "fp32 accumulator of Q_i K_j^T");
-    /* Line 2: P = softmax(S). A row of S in fp32 plus its m and l: if one
-     * fits, whole rows are processed in one pass (read S once); if not,
-     * real code needs three passes over tiles: max, sum, normalise. */
-    p->Bs_r = sim_plan_rows(sh, 4, 8);
-    if (p->Bs_r > 0) {
-        p->softmax_passes = 1;
+    /* Line 2: P = softmax(S), of the form the run asks (sim_naive_softmax):
+     * one pass over B_s whole rows of S in fp32 plus their m and l (read S
+     * once), or two or three over tiles. A one-pass plan whose row does not
+     * fit keeps one row, so that it does not fit either. */
+    const int64_t B_s = sim_plan_rows(sh, 4, 8);
+    p->softmax_passes = sim_naive_softmax(p->run.softmax, B_s);
+    if (p->softmax_passes == 1) {
+        p->Bs_r = B_s > 0 ? B_s : 1;
         sim_plan_add(p, SIM_BUF_S_rows, 2, p->Bs_r, N_k, 4,
                      "whole rows of S, fp32; P in place");
         sim_plan_add(p, SIM_BUF_m, 2, p->Bs_r, 1, 4, "row maxima");
         sim_plan_add(p, SIM_BUF_l, 2, p->Bs_r, 1, 4, "row sums");
     } else {
-        p->softmax_passes = 3;
         sim_plan_add(p, SIM_BUF_S_ij, 2, Br, Bc, 4, "tile of S, fp32; P in place");
         sim_plan_add(p, SIM_BUF_m_i, 2, Br, 1, 4, "row maxima");
         sim_plan_add(p, SIM_BUF_l_i, 2, Br, 1, 4, "row sums");
@@ -222,19 +235,31 @@ static void naive_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim
     sim_th_put(out, SIM_Q, SIM_RD, Nd, Tr, k);
     sim_th_put(out, SIM_K, SIM_RD, sim_th_mul(k, Tr, Nkd), TT, k);
     sim_th_put(out, SIM_S, SIM_WR, NN, TT, k);
-    /* Line 2: softmax, 1 pass over whole rows or 3 passes over tiles */
+    /* Line 2: softmax, 1 pass over whole rows or 2 or 3 passes over tiles,
+     * each reading S; the last writes P */
     if (p->softmax_passes == 1) {
         uint64_t T_s = (N + (uint64_t)p->Bs_r - 1) / (uint64_t)p->Bs_r;
         sim_th_put(out, SIM_S, SIM_RD, NN, T_s, k);
         sim_th_put(out, SIM_P, SIM_WR, NN, T_s, k);
     } else {
-        sim_th_put(out, SIM_S, SIM_RD, sim_th_mul(k, 3, NN), sim_th_mul(k, 3, TT), k);
+        const uint64_t passes = (uint64_t)p->softmax_passes;
+        sim_th_put(out, SIM_S, SIM_RD, sim_th_mul(k, passes, NN), sim_th_mul(k, passes, TT), k);
         sim_th_put(out, SIM_P, SIM_WR, NN, TT, k);
     }
     /* Line 3: for i { for j { load P_ij; load V_j } store O_i } */
     sim_th_put(out, SIM_P, SIM_RD, NN, TT, k);
     sim_th_put(out, SIM_V, SIM_RD, sim_th_mul(k, Tr, Nkd), TT, k);
     sim_th_put(out, SIM_O, SIM_WR, Nd, Tr, k);
+}
+
+int sim_naive_softmax(sim_softmax f, int64_t B_s)
+{
+    switch (f) {
+    case SIM_SOFTMAX_1PASS: return 1;
+    case SIM_SOFTMAX_2PASS: return 2;
+    case SIM_SOFTMAX_3PASS: return 3;
+    default: return B_s > 0 ? 1 : 2;
+    }
 }
 
 uint64_t sim_naive_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh, int tiled_lines)
@@ -246,7 +271,7 @@ uint64_t sim_naive_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh, int
     return sim_th_add(k, sim_th_mul(k, (uint64_t)tiled_lines, TT), sm);
 }
 
-/* Lines 1 and 3 tile by tile, line 2 in 1 or 3 passes. */
+/* Lines 1 and 3 tile by tile, line 2 in 1, 2 or 3 passes. */
 static uint64_t naive_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
 {
     return sim_naive_steps(k, p, sh, 2);
@@ -256,13 +281,19 @@ static uint64_t naive_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
  * S = Q K^T and O = P V, 2 N N_k d each. Line 2 per row of N_k scores: in
  * one pass rowmax (N_k), exp(s - m) (2 N_k), rowsum (N_k) and the division
  * by l (N_k); in three passes over tiles the maxima (N_k), then exp(s - m)
- * and its sum (3 N_k), then exp(s - m) again and the division (3 N_k). */
+ * and its sum (3 N_k), then exp(s - m) again and the division (3 N_k). In
+ * two, the first is FA2's line 9 on each of a row's T_c tiles of b_c
+ * scores: m_new = max(m, rowmax) (b_c + 1), exp(s - m_new) (2 b_c),
+ * l = e^(m - m_new) l + rowsum (b_c + 4), so 4 N_k + 5 T_c per row; the
+ * second as three's third (3 N_k). */
 static void naive_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out)
 {
     (void)k;
     const double NN = (double)sh->N * (double)sim_shape_Nk(sh);
     out->matmul = 4.0 * (double)sh->d * NN;
-    out->other = (p->softmax_passes == 1 ? 5.0 : 7.0) * NN;
+    out->other = p->softmax_passes == 1   ? 5.0 * NN
+                 : p->softmax_passes == 2 ? 7.0 * NN + 5.0 * (double)sh->N * (double)p->Tc
+                                          : 7.0 * NN;
 }
 
 /* The tiles in hand at each line, outlined by a view: line 1 works on Q, K
@@ -277,8 +308,8 @@ static const sim_code_line NAIVE_CODE[] = {
     { NAIVE_L1_SCORES, 0, "load Q_i, K_j by blocks,", 0, SIM_HEAT_S,
       "line 1: Q_i arrives; the tiles S_ij follow", NAIVE_TILES_1 },
     SIM_CODE(0, 0, "  S = Q K^T, write S to HBM"),
-    /* three passes: m_i, l_i are initialised before the first tile; one
-     * pass: computed from scratch for each block of rows */
+    /* two or three passes: m_i, l_i are initialised before the first
+     * tile; one pass: computed from scratch for each block of rows */
     { NAIVE_L2_SOFTMAX, 0, "read S, P = softmax(S),",
       SIM_VIEW_STATS | SIM_VIEW_AFTER | SIM_VIEW_BEFORE_TILED | SIM_VIEW_SOFTMAX,
       SIM_HEAT_SOFTMAX, NULL, NAIVE_TILES_2 },
@@ -312,4 +343,5 @@ const sim_loop sim_loop_naive = {
     .counts = naive_counts,
     .steps = naive_steps,
     .flops = naive_flops,
+    .softmax_forms = 1,
 };

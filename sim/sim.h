@@ -41,6 +41,18 @@ int sim_algo_count(void);
 typedef enum { SIM_FWD, SIM_BWD, SIM_PASS_COUNT } sim_pass;
 typedef enum { SIM_FP16, SIM_BF16, SIM_FP32, SIM_DTYPE_COUNT } sim_dtype;
 
+/* The form of standard attention's forward softmax (Algorithm 0, line 2),
+ * as a run asks for it. AUTO: one pass over whole rows of S when one fits
+ * in SRAM, else the two passes over tiles real softmax kernels make (the
+ * online normaliser of Milakov and Gimelshein 2018: m and l together, then
+ * P). The others name one form: 1PASS needs a row of S in SRAM; 2PASS and
+ * 3PASS (row maxima, row sums, normalise) go over B_r x B_c tiles. The
+ * FlashAttention loop orders have their own online softmax and no form. */
+typedef enum {
+    SIM_SOFTMAX_AUTO, SIM_SOFTMAX_1PASS, SIM_SOFTMAX_2PASS, SIM_SOFTMAX_3PASS,
+    SIM_SOFTMAX_COUNT
+} sim_softmax;
+
 /* The tensors that live in HBM. m, l, L, D, O~, the page table and the
  * accumulators O_acc, dQ_acc are always fp32; the others
  * take the run's dtype (docs/ARCHITECTURE.md, "The IO model"). The backward pass adds
@@ -91,12 +103,14 @@ const char *sim_algo_title(sim_algo a);           /* "standard (Algorithm 0)", .
 char *sim_algo_names(char *buf, size_t len, const char *last);
 const char *sim_pass_name(sim_pass p);            /* "fwd", "bwd" */
 const char *sim_dtype_name(sim_dtype t);          /* "fp16", "bf16", "fp32" */
+const char *sim_softmax_name(sim_softmax f);      /* "auto", "1pass", "2pass", "3pass" */
 const char *sim_tensor_name(sim_tensor t);        /* "Q", ..., "m", "l", "L" */
 int sim_dtype_bytes(sim_dtype t);                 /* 2, 2, 4 */
 int sim_tensor_bytes(sim_tensor t, sim_dtype dt); /* bytes of one element in HBM */
 /* Parse a name; returns 0 and sets *out, or -1 for an unknown name. */
 int sim_algo_parse(const char *s, sim_algo *out);
 int sim_dtype_parse(const char *s, sim_dtype *out);
+int sim_softmax_parse(const char *s, sim_softmax *out);
 
 /* "96 KiB", "1.50 MiB", "512 B": a byte count for people. */
 void sim_format_bytes(char *buf, size_t len, uint64_t bytes);
@@ -125,6 +139,8 @@ typedef struct {
     uint64_t page_seed;  /* the seed of the pages' random placement */
     int intermediates;   /* a sim_inter: the precision of the intermediates
                             (SIM_INTER_KERNEL, 0, by default) */
+    sim_softmax softmax; /* naive forward: the softmax's form; AUTO (0) by default.
+                            Loop orders without forms leave it unread */
 } sim_run_opts;
 
 /* ---- intermediate precisions -----------------------------------------------
@@ -345,13 +361,15 @@ typedef struct {
     sim_run_opts run;    /* and how it is run: its pass, grouping, splits, pages */
     sim_plan_kind kind;
     int64_t Br, Bc, Tr, Tc;
-    /* The naive order's softmax (Algorithm 0, line 2): one pass over row
-     * blocks of Bs_r whole rows when a row of S fits in SRAM, otherwise three
-     * passes (max, sum, normalise) over the B_r x B_c tiles of S. Its
+    /* The naive order's softmax (Algorithm 0, line 2), of the form run.softmax
+     * asks: one pass over row blocks of Bs_r whole rows (by default when a row
+     * of S fits in SRAM), or passes over the B_r x B_c tiles of S: two (m and
+     * l online, then P; by default when a row does not fit) or three (max,
+     * sum, normalise). Its
      * backward's line 3 (dS from P and dP, which needs the row sums of
      * P o dP) likewise: one pass over whole rows of P and dP, or two over
      * tiles (the sums, then dS). */
-    int softmax_passes;  /* naive only: 1 or 3 forward, 1 or 2 backward; 0 for FA */
+    int softmax_passes;  /* naive only: 1, 2 or 3 forward, 1 or 2 backward; 0 for FA */
     int64_t Bs_r;        /* naive, 1 pass: rows per transfer */
     int nbuf;
     sim_buffer buf[SIM_MAX_BUFFERS];

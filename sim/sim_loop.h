@@ -193,6 +193,10 @@ typedef struct sim_loop {
      * the mask are left out, as the papers' listings leave them. Every
      * element of a tile the loop nest computes counts, masked or not. */
     void (*flops)(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out);
+    /* 1: its plan offers the softmax forms of sim_softmax and reads
+     * run.softmax (standard attention's forward); 0: it has its own softmax,
+     * and its plans keep run.softmax AUTO whatever was asked. */
+    int softmax_forms;
 } sim_loop;
 
 /* ---- the registry --------------------------------------------------------- */
@@ -213,6 +217,13 @@ const sim_loop *sim_loop_find(sim_algo algo, const sim_run_opts *run);
  * 0, or -1 with a one-line message naming the options (err may be NULL). */
 int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, size_t errlen);
 int sim_run_opts_check(sim_algo algo, const sim_run_opts *run, char *err, size_t errlen);
+
+/* Whether loop order algo, run as run says (its pass, split, grouping),
+ * offers the softmax forms of sim_softmax (standard attention's forward):
+ * 1, or 0 when it has its own softmax (its plans keep run.softmax AUTO) or
+ * no loop order serves the options. A form named with none that offers it
+ * is the caller's to refuse. */
+int sim_loop_softmax_forms(sim_algo algo, const sim_run_opts *run);
 
 /* The loop order of algo and pass for unsplit shapes (names, titles). */
 const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass);

@@ -10,6 +10,8 @@
 #include <string.h>
 
 static const char *const DTYPE_NAMES[SIM_DTYPE_COUNT] = { "fp16", "bf16", "fp32" };
+static const char *const SOFTMAX_NAMES[SIM_SOFTMAX_COUNT] = { "auto", "1pass", "2pass",
+                                                              "3pass" };
 
 /* The softmax statistics, the logsumexp, the backward's D, split-KV's partial
  * outputs and the page table are fp32 in every FlashAttention implementation;
@@ -165,6 +167,11 @@ const char *sim_dtype_name(sim_dtype t)
     return (unsigned)t < SIM_DTYPE_COUNT ? DTYPE_NAMES[t] : "?";
 }
 
+const char *sim_softmax_name(sim_softmax f)
+{
+    return (unsigned)f < SIM_SOFTMAX_COUNT ? SOFTMAX_NAMES[f] : "?";
+}
+
 const char *sim_level_name(sim_level l)
 {
     static const char *const NAMES[SIM_LEVEL_COUNT] = { "HBM", "SRAM", "registers" };
@@ -240,6 +247,17 @@ int sim_dtype_parse(const char *s, sim_dtype *out)
     for (int t = 0; t < SIM_DTYPE_COUNT; t++) {
         if (strcmp(s, DTYPE_NAMES[t]) == 0) {
             *out = (sim_dtype)t;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int sim_softmax_parse(const char *s, sim_softmax *out)
+{
+    for (int f = 0; f < SIM_SOFTMAX_COUNT; f++) {
+        if (strcmp(s, SOFTMAX_NAMES[f]) == 0) {
+            *out = (sim_softmax)f;
             return 0;
         }
     }

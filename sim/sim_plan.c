@@ -120,6 +120,8 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
     p->algo = algo;
     p->sh = *sh;
     p->run = *run;
+    if (!l->softmax_forms)
+        p->run.softmax = SIM_SOFTMAX_AUTO;   /* its own softmax: no form was used */
     p->kind = kind;
     p->Br = Br < N ? Br : N;
     p->Bc = Bc < N_k ? Bc : N_k;

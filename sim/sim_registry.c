@@ -54,6 +54,12 @@ const sim_loop *sim_loop_find(sim_algo algo, const sim_run_opts *run)
     return lookup(algo, run->pass, sim_run_S(run) > 1, run->group != 0);
 }
 
+int sim_loop_softmax_forms(sim_algo algo, const sim_run_opts *run)
+{
+    const sim_loop *l = sim_loop_find(algo, run);
+    return l && l->softmax_forms;
+}
+
 const sim_loop *sim_loop_of(sim_algo algo, sim_pass pass)
 {
     return lookup(algo, pass, 0, 0);
@@ -127,6 +133,16 @@ int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, 
         why = "--splits S must not exceed N_k: each split needs at least one key";
     else if ((unsigned)run->intermediates >= SIM_INTER_COUNT)
         why = "--intermediates must be kernel or paper";
+    else if ((unsigned)run->softmax >= SIM_SOFTMAX_COUNT)
+        why = "--softmax must be auto, 1pass, 2pass or 3pass";
+    else if (run->softmax == SIM_SOFTMAX_1PASS && sim_plan_rows(sh, 4, 8) == 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "--softmax 1pass reads whole rows of S: one row of N_k = "
+                     "%lld fp32 scores with its m and l takes %llu B, more than M = %llu B; "
+                     "use 2pass or 3pass", (long long)sim_shape_Nk(sh),
+                     (unsigned long long)sim_shape_Nk(sh) * 4 + 8, (unsigned long long)sh->M);
+        return -1;
+    }
     if (!why)
         return 0;
     if (err && errlen)

@@ -82,6 +82,11 @@ uint64_t sim_bwd_kv_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
  * its split form (algo_fa2_split.c) shares. */
 void sim_fa2_kv_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out);
 
+/* The passes of standard attention's forward softmax for form f when B_s
+ * whole rows of S fit in SRAM (sim_plan_rows; 0: not one): 1, 2 or 3;
+ * AUTO is 1 when a row fits, else 2. */
+int sim_naive_softmax(sim_softmax f, int64_t B_s);
+
 /* Standard attention's tile steps (algo_naive.c): tiled_lines lines tile by
  * tile (2 forward, 4 backward) and the softmax line in its passes. */
 uint64_t sim_naive_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh, int tiled_lines);

@@ -178,7 +178,7 @@ static int check_exponents(const sim_builtin_claim *c, sim_engine engine,
                            sim_algo_name(in->algo));
     int all_fit = 1, first_bad = -1, nparts = 0;
     double bad_a = 0, bad_t = 0;
-    for (int p = 0; p < SIM_PARAM_COUNT; p++) {
+    for (int p = 0; p < SIM_PARAM_BR; p++) {   /* the shape's parameters */
         if (isnan(in->expo[p]))
             continue;
         sim_sweep_result r;

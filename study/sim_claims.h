@@ -68,8 +68,9 @@ typedef struct {
     double claimed;              /* the document's number (unit in the claim's text) */
     double claimed2;             /* a second number, where the claim gives two */
     double tol;                  /* relative tolerance of "equal" / "about" */
-    double expo[SIM_PARAM_COUNT];        /* claimed growth exponents (NAN: none) */
-    int64_t range[SIM_PARAM_COUNT][2];   /* sweep ranges (x2) for those exponents */
+    double expo[SIM_PARAM_BR];           /* claimed growth exponents in N, d, M
+                                            (NAN: none) */
+    int64_t range[SIM_PARAM_BR][2];      /* sweep ranges (x2) for those exponents */
     int64_t B;                   /* a block size, where the claim names one */
     int count;                   /* a small count (warps), where the claim names one */
     const char *gpu;             /* a preset name, for hardware claims */

@@ -107,6 +107,8 @@ static const char *param_label(sim_param p)
     switch (p) {
     case SIM_PARAM_N: return "N, sequence length (rows)";
     case SIM_PARAM_D: return "d, head dimension";
+    case SIM_PARAM_BR: return "B_r, query rows per block";
+    case SIM_PARAM_BC: return "B_c, key/value rows per block";
     default: return "M, SRAM per thread block (KiB)";
     }
 }
@@ -134,7 +136,9 @@ static void write_data(FILE *f, const sim_sweep_result *res, sim_param p, int eb
         const sim_sweep_point *pt = &res->pts[k];
         fprintf(f, "%.10g", plot_x(pt, p));
         for (int a = 0; a < sim_algo_count(); a++)
-            if (sp->run_algo[a])
+            if (sp->run_algo[a] && pt->run[a].misfit)
+                fprintf(f, " ?");              /* the blocks do not fit M there */
+            else if (sp->run_algo[a])
                 fprintf(f, " %llu", (unsigned long long)pt->run[a].bytes);
         if (pt->bounds.in_regime)
             fprintf(f, " %.10g 1\n", pt->bounds.lower_bound * eb);
@@ -191,7 +195,7 @@ static void write_settings(FILE *f, const sim_sweep_spec *sp, sim_param p, const
      * key's side) keeps every line below (above) the key, which is six rows,
      * about a quarter of the height: without it the guides and the naive
      * curve ran under the key over part of the range. */
-    if (p == SIM_PARAM_M)
+    if (p == SIM_PARAM_M || sim_param_is_block(p))
         fprintf(f, "set key bottom left Left reverse box opaque spacing 1.2\n"
                 "set offsets 0, 0, 0, graph 0.45\n\n");
     else
@@ -224,7 +228,10 @@ static void write_plot(FILE *f, const sim_sweep_result *res, sim_param p, int eb
         }
     fprintf(f, "# Theorem 2's slopes as guides, over the in-regime range [lo, hi] of "
             "the data.\n");
-    if (isfinite(lo))
+    if (sim_param_is_block(p)) {     /* Theorem 2 sizes the blocks itself */
+        fprintf(f, "# a block size is varied: Theorem 2 has no slope in it, no guides\n");
+        anchor = NULL;
+    } else if (isfinite(lo))
         fprintf(f, "lo = %.10g\nhi = %.10g\n", lo, hi);
     else
         fprintf(f, "# no point is in regime (d <= M <= N d): no guides\n");

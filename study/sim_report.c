@@ -1134,6 +1134,43 @@ static int any_registers(const sim_report *rep)
     return 0;
 }
 
+/* The note on standard attention's forward softmax, under its traffic:
+ * which form the run used, and why (the row of S against M, or the form
+ * asked). */
+static const char SOFTMAX_MORE[] =
+    "A row of S that fits in SRAM is read once: its maximum, sum and the division "
+    "happen on chip. A row that does not fit is read twice, as real softmax kernels read "
+    "it (Milakov and Gimelshein 2018): the first pass keeps each row's m and l, scaling l "
+    "by exp(m_old - m_new) whenever m grows, the second writes P = exp(S - m) / l. The "
+    "textbook's three passes (max, sum, normalise) read S once more. --softmax 1pass, "
+    "2pass or 3pass runs one form.";
+
+static void softmax_note(FILE *out, const sim_report *rep)
+{
+    const sim_report_run *nv = find_run(rep, SIM_NAIVE);
+    if (!nv || nv->pass != SIM_FWD)
+        return;
+    const sim_plan *p = &nv->res.plan;
+    const uint64_t row = (uint64_t)sim_shape_Nk(&rep->req.sh) * 4 + 8;
+    const char *form = p->softmax_passes == 1   ? "one pass over whole rows of S"
+                       : p->softmax_passes == 2 ? "two passes over tiles of S (m and l "
+                                                  "online, then P)"
+                                                : "three passes over tiles of S (max, sum, "
+                                                  "normalise)";
+    char bytes[32], brief[320];
+    sim_format_count(bytes, sizeof bytes, row);
+    if (p->run.softmax != SIM_SOFTMAX_AUTO)
+        snprintf(brief, sizeof brief, "Standard attention's softmax: %s, as --softmax %s "
+                 "asks; a row in fp32 with its m and l takes %s B.", form,
+                 sim_softmax_name(p->run.softmax), bytes);
+    else
+        snprintf(brief, sizeof brief, "Standard attention's softmax: %s, since a row in "
+                 "fp32 with its m and l (%s B) %s M.", form, bytes,
+                 row <= rep->req.sh.M ? "fits" : "does not fit");
+    const section_note note = { brief, SOFTMAX_MORE };
+    note_text(out, rep, &note);
+}
+
 /* TILE PLAN: blocks, tiles, who chose them, steps, skipped blocks, SRAM
  * (shared memory), and with a kernel plan the warps and registers. */
 static void plan_rows(FILE *out, const sim_report *rep)
@@ -1502,6 +1539,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     note_text(out, rep, any_registers(rep) ? &NOTE_PLAN_KERNEL : &NOTE_PLAN);
     traffic_rows(out, rep);
     note_text(out, rep, &NOTE_TRAFFIC);
+    softmax_note(out, rep);
     if (G < H && pass == SIM_FWD)
         gqa_text(out, rep);
     if (pass == SIM_FWD)
@@ -1829,8 +1867,11 @@ static void json_plan(sim_json *w, const sim_report_run *r)
         sim_json_uint(w, "reg_peak_bytes", r->res.reg_peak);
         sim_json_uint(w, "reg_limit_bytes", p->reg_limit);
     }
-    if (sim_plan_stores_scores(p))
+    if (sim_plan_stores_scores(p)) {
         sim_json_int(w, "softmax_passes", p->softmax_passes);
+        if (sim_loop_softmax_forms(p->algo, &p->run))
+            sim_json_str(w, "softmax", sim_softmax_name(p->run.softmax));
+    }
     sim_json_arr(w, "buffers");
     for (int q = 0; q < p->nbuf; q++) {
         const sim_buffer *b = &p->buf[q];

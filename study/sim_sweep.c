@@ -41,7 +41,7 @@ static double now_seconds(void)
 
 /* ---- axes ----------------------------------------------------------------- */
 
-static const char *const PARAM_NAMES[SIM_PARAM_COUNT] = { "N", "d", "M" };
+static const char *const PARAM_NAMES[SIM_PARAM_COUNT] = { "N", "d", "M", "Br", "Bc" };
 
 const char *sim_param_name(sim_param p)
 {
@@ -50,6 +50,10 @@ const char *sim_param_name(sim_param p)
 
 int sim_param_parse(const char *s, sim_param *out)
 {
+    if (s && (!strcmp(s, "Br") || !strcmp(s, "Bc"))) {
+        *out = s[1] == 'r' ? SIM_PARAM_BR : SIM_PARAM_BC;
+        return 0;
+    }
     if (!s || !s[0] || s[1])
         return -1;
     switch (s[0]) {
@@ -236,17 +240,53 @@ int64_t sim_point_param(const sim_sweep_point *pt, sim_param p)
     case SIM_PARAM_N: return pt->sh.N;
     case SIM_PARAM_D: return pt->sh.d;
     case SIM_PARAM_M: return (int64_t)pt->sh.M;
+    case SIM_PARAM_BR: return pt->Br;
+    case SIM_PARAM_BC: return pt->Bc;
     default: return 0;
     }
 }
 
-static void set_param(sim_shape *sh, sim_param p, int64_t v)
+static void set_param(sim_sweep_point *pt, sim_param p, int64_t v)
 {
     switch (p) {
-    case SIM_PARAM_N: sh->N = v; break;
-    case SIM_PARAM_D: sh->d = v; break;
-    case SIM_PARAM_M: sh->M = (uint64_t)v; break;
+    case SIM_PARAM_N: pt->sh.N = v; break;
+    case SIM_PARAM_D: pt->sh.d = v; break;
+    case SIM_PARAM_M: pt->sh.M = (uint64_t)v; break;
+    case SIM_PARAM_BR: pt->Br = v; break;
+    case SIM_PARAM_BC: pt->Bc = v; break;
     default: break;
+    }
+}
+
+static int is_varied(const sim_sweep_spec *sp, sim_param p)
+{
+    for (int a = 0; a < sp->naxes; a++)
+        if (sp->axes[a].param == p)
+            return 1;
+    return 0;
+}
+
+/* Whether the sweep varies a block size. */
+static int varies_block(const sim_sweep_spec *sp)
+{
+    return is_varied(sp, SIM_PARAM_BR) || is_varied(sp, SIM_PARAM_BC);
+}
+
+/* A point of a block sweep whose blocks do not fit M: kept, marked, with the
+ * smallest plan of the blocks asked (the other one 1 when not pinned), whose
+ * SRAM peak says by how much. */
+static void mark_misfit(sim_sweep_entry *r, sim_algo algo, const sim_shape *sh, int64_t Br,
+                        int64_t Bc)
+{
+    sim_plan p;
+    memset(r, 0, sizeof *r);
+    r->misfit = 1;
+    if (sim_plan_make(algo, sh, NULL, Br ? Br : 1, Bc ? Bc : 1, SIM_PLAN_USER, &p) == 0) {
+        r->Br = p.Br;
+        r->Bc = p.Bc;
+        r->Tr = p.Tr;
+        r->Tc = p.Tc;
+        r->sram_peak = p.sram_peak;
     }
 }
 
@@ -339,17 +379,22 @@ static int plan_grid(sim_sweep_result *res, sim_measurement *meas, worst_run *wo
         int rest = k;
         for (int a = spec->naxes - 1; a >= 0; a--) {
             const sim_axis *ax = &spec->axes[a];
-            set_param(&pt->sh, ax->param, ax->values[rest % ax->n]);
+            set_param(pt, ax->param, ax->values[rest % ax->n]);
             rest /= ax->n;
         }
         pt->bounds = sim_theory_bounds(&pt->sh);
+        const int64_t Br = pt->Br ? pt->Br : spec->Br, Bc = pt->Bc ? pt->Bc : spec->Bc;
+        const sim_plan_kind kind = Br || Bc ? SIM_PLAN_USER : spec->plan_kind;
         for (int a = 0; a < sim_algo_count(); a++) {
             if (!spec->run_algo[a])
                 continue;
             char e2[1200], where[96];
             sim_measurement *m = &meas[k * sim_algo_count() + a];
-            int rc = plan_and_count((sim_algo)a, &pt->sh, spec->plan_kind, spec->Br,
-                                    spec->Bc, m, e2, sizeof e2);
+            int rc = plan_and_count((sim_algo)a, &pt->sh, kind, Br, Bc, m, e2, sizeof e2);
+            if (rc == SIM_EUSAGE && varies_block(spec) && !m->plan.fits) {
+                mark_misfit(&pt->run[a], (sim_algo)a, &pt->sh, Br, Bc);
+                continue;
+            }
             if (rc != SIM_OK) {
                 ERR("at %s: %s", shape_text(where, sizeof where, &pt->sh), e2);
                 return rc;
@@ -401,6 +446,8 @@ static int run_grid(sim_sweep_result *res, sim_measurement *meas, int sim, char 
             if (!spec->run_algo[a])
                 continue;
             sim_measurement *m = &meas[k * sim_algo_count() + a];
+            if (pt->run[a].misfit)
+                continue;
             if (sim) {
                 int rc = simulate((sim_algo)a, &pt->sh, m, err, errlen);
                 if (rc != SIM_OK)
@@ -541,7 +588,7 @@ static void explain(const sim_sweep_result *res, int s, sim_param p, const int *
             char v[32];
             param_text(v, sizeof v, p, switch_at);
             snprintf(f->note, sizeof f->note,
-                     "the softmax changes between one pass over whole rows of S and three "
+                     "the softmax changes between one pass over whole rows of S and two "
                      "passes over tiles at %s = %s (whether a row of S fits in M): a "
                      "step in the constant, not in the exponent", sim_param_name(p), v);
         } else if (p != SIM_PARAM_N) {
@@ -579,14 +626,19 @@ typedef struct {
     int out, above, below;       /* out of regime: all, M > N d, M < d */
     int out_capped;              /* out of regime with the blocks at their caps too */
     int cap;                     /* in regime, blocks at their caps */
+    int nofit;                   /* a block sweep's blocks do not fit M */
 } fit_tally;
 
 /* use[k] = 1 for the points subject s's fits can use; the others counted. */
 static fit_tally usable_points(const sim_sweep_result *res, int s, int *use)
 {
-    fit_tally t = { 0, 0, 0, 0, 0, 0 };
+    fit_tally t = { 0, 0, 0, 0, 0, 0, 0 };
     for (int k = 0; k < res->npoints; k++) {
         const sim_sweep_point *pt = &res->pts[k];
+        if (s != SIM_SUBJECT_BOUND && pt->run[s].misfit) {
+            t.nofit++;
+            continue;
+        }
         if (!pt->bounds.in_regime) {
             t.out++;
             t.out_capped += s != SIM_SUBJECT_BOUND && pt->run[s].capped;
@@ -634,7 +686,11 @@ static int active_axes(const sim_sweep_result *res, const int *use, int active[S
  * points along it, because of the regime, the caps, or one value only. */
 static void unfitted_note(sim_sweep_fit *f, int s, sim_param p, const fit_tally *t, int n)
 {
-    if (t->out >= t->cap && t->out > 0) {
+    if (t->nofit > 0 && t->nofit >= t->out && t->nofit >= t->cap) {
+        f->status = SIM_FIT_FAILED;
+        snprintf(f->note, sizeof f->note, "the blocks do not fit M at %d of %d points: too "
+                 "few left to fit", t->nofit, n);
+    } else if (t->out >= t->cap && t->out > 0) {
         f->status = SIM_FIT_OUT_OF_REGIME;
         char capped[96] = "";
         if (t->out_capped)
@@ -711,6 +767,34 @@ static void joint_fits(const sim_sweep_result *res, int s, const int *active, in
         w->ok_b = sim_fit_power_law(m, nact, w->x, w->yb, &w->fb) == 0;
 }
 
+/* A block size's fit: Theorem 2 sizes the blocks itself (to M / d), so it
+ * has no exponent in them to compare with; the note says what moves. */
+static void block_note(const sim_sweep_spec *sp, int s, sim_param p, sim_sweep_fit *f)
+{
+    f->has_theory = 0;
+    const int pinned = p == SIM_PARAM_BC ? sp->Br || is_varied(sp, SIM_PARAM_BR)
+                                         : sp->Bc || is_varied(sp, SIM_PARAM_BC);
+    const int rereads = (p == SIM_PARAM_BC) == (reread_of((sim_algo)s) == SIM_BLOCK_C);
+    const char *b = p == SIM_PARAM_BC ? "B_c" : "B_r";
+    if (standard_subject(s) && rereads)
+        snprintf(f->note, sizeof f->note, "S and P (N x N_k, written and read back) do not "
+                 "depend on %s; only the tiled products' reads of K and V, N / %s times, "
+                 "fall as it grows", b, b);
+    else if (rereads)
+        snprintf(f->note, sizeof f->note, "the other operand is re-read N / %s times, so "
+                 "traffic falls as %s grows, until the tensors moved once (~4 N d) weigh "
+                 "(FlashAttention, Figure 2 middle)", b, b);
+    else if (pinned)
+        snprintf(f->note, sizeof f->note, "re-reads across %s, not %s, and %s is pinned "
+                 "here: %s only cuts the inner loop", block_name((sim_algo)s), b,
+                 block_name((sim_algo)s), b);
+    else
+        snprintf(f->note, sizeof f->note, "re-reads across %s, not %s: %s moves the bytes "
+                 "only through the %s that fits beside it (pin that with --%s)",
+                 block_name((sim_algo)s), b, b, block_name((sim_algo)s),
+                 p == SIM_PARAM_BC ? "Br" : "Bc");
+}
+
 /* Axis a's fit from the joint fits (its exponent is column q), then the
  * verdict: fixed blocks, agreement with Theorem 2, or why not (explain). */
 static void judge_axis(sim_sweep_result *res, int s, int a, int q, const fit_work *w,
@@ -731,6 +815,10 @@ static void judge_axis(sim_sweep_result *res, int s, int a, int q, const fit_wor
         end_slope(res, s, p, w->use, f);
     if (s == SIM_SUBJECT_BOUND)
         return;
+    if (sim_param_is_block(p)) {
+        block_note(&res->spec, s, p, f);
+        return;
+    }
     /* FlashAttention: Theorem 2's N^2 d^2 / M assumes blocks sized to M/d. */
     if (!standard_subject(s) && p != SIM_PARAM_N && f->has_block &&
         fabs(f->block_exponent) < FIXED_BLOCK_TOL) {
@@ -827,16 +915,10 @@ static void axis_heading(char *buf, size_t len, const sim_axis *ax)
                  ax->n);
 }
 
-static int is_varied(const sim_sweep_spec *sp, sim_param p)
-{
-    for (int a = 0; a < sp->naxes; a++)
-        if (sp->axes[a].param == p)
-            return 1;
-    return 0;
-}
-
 static const char *plan_words(const sim_sweep_spec *sp)
 {
+    if (varies_block(sp))
+        return "blocks below";
     if (sp->Br || sp->Bc)
         return "your blocks";
     return sp->plan_kind == SIM_PLAN_PAPER ? "paper plans" : "best plans";
@@ -856,6 +938,20 @@ static const char *regime_word(const sim_sweep_point *pt)
 static void wrap_print(FILE *out, const char *lead, int indent, const char *text)
 {
     sim_text_wrap_lead(out, lead, (size_t)indent, 78, text);
+}
+
+/* A block sweep's blocks: the one varied and the other, pinned or chosen. */
+static void blocks_heading(FILE *out, const sim_sweep_spec *sp)
+{
+    const int vr = is_varied(sp, SIM_PARAM_BR), vc = is_varied(sp, SIM_PARAM_BC);
+    if (vr && vc)
+        fprintf(out, "blocks: B_r and B_c as varied\n");
+    else if (vr ? sp->Bc : sp->Br)
+        fprintf(out, "blocks: %s as varied, %s = %lld\n", vr ? "B_r" : "B_c",
+                vr ? "B_c" : "B_r", (long long)(vr ? sp->Bc : sp->Br));
+    else
+        fprintf(out, "blocks: %s as varied, %s for each the one with the fewest HBM bytes "
+                "that fits\n", vr ? "B_r" : "B_c", vr ? "B_c" : "B_r");
 }
 
 /* The heading: the axes, the fixed parameters, and the engine. */
@@ -883,14 +979,23 @@ static void text_heading(FILE *out, const sim_sweep_result *res)
     }
     fprintf(out, " %s, %s, %s", sim_dtype_name(sp->base.dtype),
             sp->base.causal ? "causal" : "not causal", plan_words(sp));
-    if (sp->Br)
+    if (sp->Br && !varies_block(sp))
         fprintf(out, " (B_r = %lld)", (long long)sp->Br);
-    if (sp->Bc)
+    if (sp->Bc && !varies_block(sp))
         fprintf(out, " (B_c = %lld)", (long long)sp->Bc);
     if (sp->gpu)
         fprintf(out, ", %s", sp->gpu->name);
     fputc('\n', out);
-    if (res->simulated)
+    if (varies_block(sp))
+        blocks_heading(out, sp);
+    int over = 0;
+    for (int k = 0; k < res->npoints; k++)
+        for (int a = 0; a < sim_algo_count(); a++)
+            over += sp->run_algo[a] && res->pts[k].run[a].misfit;
+    if (res->simulated && over)
+        fprintf(out, "count-only: the simulator ran every run whose blocks fit M, and its "
+                "counts equal\nthe closed forms\n");
+    else if (res->simulated)
         fprintf(out, "count-only: the simulator ran every configuration (%d), and its counts "
                 "equal\nthe closed forms\n", res->npoints);
     else
@@ -907,6 +1012,15 @@ typedef struct {
     int regime_col, first_algo_col, first_ratio_col;
     int any_cap;                 /* some run had its block at the cap */
 } bytes_table;
+
+/* A run's bytes in the table, or why there are none. */
+static void cell_bytes(char *b, size_t len, const sim_sweep_entry *r)
+{
+    if (r->misfit)
+        snprintf(b, len, "over M");
+    else
+        sim_format_bytes(b, len, r->bytes);
+}
 
 /* Name the columns and size them to their contents. */
 static void table_columns(const sim_sweep_result *res, bytes_table *t)
@@ -952,7 +1066,7 @@ static void table_columns(const sim_sweep_result *res, bytes_table *t)
         int q = t->first_algo_col;
         for (int a = 0; a < sim_algo_count(); a++)
             if (sp->run_algo[a]) {
-                sim_format_bytes(b, sizeof b, pt->run[a].bytes);
+                cell_bytes(b, sizeof b, &pt->run[a]);
                 int w = (int)strlen(b) + 1;
                 if (w > t->width[q])
                     t->width[q] = w;
@@ -975,7 +1089,7 @@ static void table_row(FILE *out, const sim_sweep_spec *sp, const bytes_table *t,
     int q = t->first_algo_col;
     for (int a = 0; a < sim_algo_count(); a++)
         if (sp->run_algo[a]) {
-            sim_format_bytes(b, sizeof b, pt->run[a].bytes);
+            cell_bytes(b, sizeof b, &pt->run[a]);
             if (pt->run[a].capped)
                 strcat(b, "*");
             else
@@ -986,11 +1100,32 @@ static void table_row(FILE *out, const sim_sweep_spec *sp, const bytes_table *t,
     if (sp->run_algo[SIM_NAIVE])
         for (int a = 0; a < sim_algo_count(); a++)
             if (a != SIM_NAIVE && sp->run_algo[a]) {
-                snprintf(b, sizeof b, "%.4f",
-                         (double)pt->run[a].bytes / (double)pt->run[SIM_NAIVE].bytes);
+                if (pt->run[a].misfit || pt->run[SIM_NAIVE].misfit)
+                    snprintf(b, sizeof b, "-");
+                else
+                    snprintf(b, sizeof b, "%.4f",
+                             (double)pt->run[a].bytes / (double)pt->run[SIM_NAIVE].bytes);
                 fprintf(out, "%*s", t->width[q++] + 2, b);
             }
     fputc('\n', out);
+}
+
+/* Under the table: each run whose blocks do not fit M, with its SRAM. */
+static void misfit_text(FILE *out, const sim_sweep_result *res)
+{
+    const sim_sweep_spec *sp = &res->spec;
+    for (int k = 0; k < res->npoints; k++)
+        for (int a = 0; a < sim_algo_count(); a++) {
+            const sim_sweep_entry *r = &res->pts[k].run[a];
+            if (!sp->run_algo[a] || !r->misfit)
+                continue;
+            char need[32], M[32];
+            sim_format_count(need, sizeof need, r->sram_peak);
+            sim_format_count(M, sizeof M, res->pts[k].sh.M);
+            fprintf(out, "  over M: %s with B_r x B_c = %lld x %lld needs %s B of SRAM, "
+                    "M = %s B\n", sim_algo_name((sim_algo)a), (long long)r->Br,
+                    (long long)r->Bc, need, M);
+        }
 }
 
 /* HBM BYTES: one row per point, and what the marks in it mean. */
@@ -1007,6 +1142,7 @@ static void bytes_text(FILE *out, const sim_sweep_result *res)
         table_row(out, sp, &t, &res->pts[k]);
     if (t.any_cap)
         fprintf(out, "  * the re-read block is at its cap (B = N): nothing is re-read\n");
+    misfit_text(out, res);
     int n_out = 0;
     for (int k = 0; k < res->npoints; k++)
         n_out += !res->pts[k].bounds.in_regime;
@@ -1035,6 +1171,8 @@ static void fit_row(FILE *out, const sim_sweep_fit *f, int s)
             snprintf(th, sizeof th, "%.3f", f->theory);
         if (f->status == SIM_FIT_FIXED_BLOCKS)
             snprintf(verdict, sizeof verdict, "fixed blocks");
+        else if (s != SIM_SUBJECT_BOUND && !f->has_theory)
+            snprintf(verdict, sizeof verdict, "see the note");   /* a block size */
         else if (s != SIM_SUBJECT_BOUND) {
             double dd = f->exponent - f->theory;
             if (fabs(dd) <= AGREE_TOL)
@@ -1156,7 +1294,8 @@ static void json_entry(sim_json *w, const sim_sweep_spec *sp, const sim_sweep_po
     sim_json_uint(w, "total_bytes", r->bytes);
     sim_json_uint(w, "total_elems", r->elems);
     sim_json_bool(w, "capped", r->capped);
-    if (sp->run_algo[SIM_NAIVE])
+    sim_json_bool(w, "fits", !r->misfit);
+    if (sp->run_algo[SIM_NAIVE] && !r->misfit && !pt->run[SIM_NAIVE].misfit)
         sim_json_num(w, "ratio_to_naive", (double)r->bytes / (double)pt->run[SIM_NAIVE].bytes);
     else
         sim_json_null(w, "ratio_to_naive");
@@ -1276,11 +1415,21 @@ void sim_sweep_csv(FILE *out, const sim_sweep_result *res)
             if (!sp->run_algo[a])
                 continue;
             const sim_sweep_entry *r = &pt->run[a];
+            if (r->misfit) {            /* the blocks asked, and empty counts */
+                fprintf(out, ",%lld,%lld,,,,,,", (long long)r->Br, (long long)r->Bc);
+                if (sp->run_algo[SIM_NAIVE] && a != SIM_NAIVE)
+                    fprintf(out, ",");
+                if (sp->gpu)
+                    fprintf(out, ",,,");
+                continue;
+            }
             fprintf(out, ",%lld,%lld,%llu,%llu,%llu,%llu,%llu,%d", (long long)r->Br,
                     (long long)r->Bc, (unsigned long long)r->steps,
                     (unsigned long long)r->read_bytes, (unsigned long long)r->write_bytes,
                     (unsigned long long)r->bytes, (unsigned long long)r->elems, r->capped);
-            if (sp->run_algo[SIM_NAIVE] && a != SIM_NAIVE)
+            if (sp->run_algo[SIM_NAIVE] && a != SIM_NAIVE && pt->run[SIM_NAIVE].misfit)
+                fprintf(out, ",");
+            else if (sp->run_algo[SIM_NAIVE] && a != SIM_NAIVE)
                 fprintf(out, ",%.6g", (double)r->bytes / (double)pt->run[SIM_NAIVE].bytes);
             if (sp->gpu)
                 fprintf(out, ",%.6g,%s,%.6g", r->roof.t_estimate,

@@ -30,11 +30,24 @@
 
 /* ---- axes --------------------------------------------------------------- */
 
-typedef enum { SIM_PARAM_N, SIM_PARAM_D, SIM_PARAM_M, SIM_PARAM_COUNT } sim_param;
+/* The shape's N, d and M, then the block sizes B_r and B_c: a sweep over a
+ * block size keeps the shape fixed and plans every point with the blocks
+ * asked (the other one pinned by --Br/--Bc, or the best for it), as the
+ * FlashAttention paper's Figure 2 (middle) varies the block size. A point
+ * whose blocks do not fit M is kept and marked (sim_sweep_entry.misfit). */
+typedef enum {
+    SIM_PARAM_N, SIM_PARAM_D, SIM_PARAM_M, SIM_PARAM_BR, SIM_PARAM_BC, SIM_PARAM_COUNT
+} sim_param;
 
-const char *sim_param_name(sim_param p);          /* "N", "d", "M" */
-/* "N"/"n", "d"/"D", "M"/"m"; returns 0 and sets *out, or -1. */
+const char *sim_param_name(sim_param p);          /* "N", "d", "M", "Br", "Bc" */
+/* "N"/"n", "d"/"D", "M"/"m", "Br", "Bc"; returns 0 and sets *out, or -1. */
 int sim_param_parse(const char *s, sim_param *out);
+
+/* 1 for B_r and B_c, the plan's parameters; 0 for the shape's. */
+static inline int sim_param_is_block(sim_param p)
+{
+    return p == SIM_PARAM_BR || p == SIM_PARAM_BC;
+}
 
 #define SIM_AXIS_MAX_VALUES 1024     /* per axis: far more than a plot shows */
 #define SIM_SWEEP_MAX_POINTS 4096    /* per sweep: a grid of 64 x 64 */
@@ -130,7 +143,11 @@ typedef struct {
     uint64_t steps;
     uint64_t read_bytes, write_bytes, bytes, elems;
     int capped;                      /* the re-read block is N: nothing re-read */
-    int softmax_passes;              /* naive: 1 or 3 (sim_plan); 0 otherwise */
+    int softmax_passes;              /* naive: 1 or 2 (sim_plan); 0 otherwise */
+    int misfit;                      /* a sweep over block sizes: these blocks do not
+                                        fit M here, so nothing was counted; Br, Bc,
+                                        Tr, Tc and sram_peak are the smallest such
+                                        plan's, the rest 0 */
     double flops;                    /* matmul FLOPs (sim_run_flops) */
     sim_roofline roof;               /* when spec.gpu */
     double seconds;                  /* simulation time, 0 for closed forms */
@@ -138,6 +155,7 @@ typedef struct {
 
 typedef struct {
     sim_shape sh;
+    int64_t Br, Bc;                  /* a block axis's values here; 0: the spec's */
     sim_bounds bounds;
     sim_sweep_entry run[SIM_ALGO_MAX];   /* by algo; valid where spec.run_algo */
 } sim_sweep_point;

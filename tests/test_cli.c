@@ -1064,6 +1064,60 @@ static void test_json_auto_count_note(void **state)
     run_free(&r);
 }
 
+/* Standard attention's softmax at the classroom M = 96K: a row of S in fp32
+ * with its m and l is 4 N + 8 B, which fits up to N = 24,574. The default
+ * reads S once there and twice past it (the online normaliser), three times
+ * only when asked; the note under the traffic says which and why, and the
+ * JSON the form and its passes. S read = passes x N^2; P written once. */
+static void test_softmax_forms(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *N, *form;
+        uint64_t n;
+        int passes;
+        const char *note;
+    } C[] = {
+        { "24560", NULL, 24560, 1, "one pass over whole rows of S, since a row" },
+        { "24600", NULL, 24600, 2, "two passes over tiles of S (m and l" },
+        { "24600", "3pass", 24600, 3, "three passes over tiles of S (max, sum," },
+        { "24560", "2pass", 24560, 2, "as --softmax 2pass" },
+    };
+    for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+        run_res r;
+        if (C[k].form)
+            RUN(&r, "--algo", "naive", "--count-only", "--N", C[k].N, "--softmax", C[k].form);
+        else
+            RUN(&r, "--algo", "naive", "--count-only", "--N", C[k].N);
+        expect_exit(&r, 0);
+        CHECK(&r, strstr(r.out, C[k].note) != NULL, "no note '%s'", C[k].note);
+        run_free(&r);
+        if (C[k].form)
+            RUN(&r, "--json", "--algo", "naive", "--count-only", "--N", C[k].N, "--softmax",
+                C[k].form);
+        else
+            RUN(&r, "--json", "--algo", "naive", "--count-only", "--N", C[k].N);
+        expect_exit(&r, 0);
+        const uint64_t NN = C[k].n * C[k].n;
+        CHECK(&r, jget_u64(&r, "runs.0.plan.softmax_passes") == (uint64_t)C[k].passes,
+              "softmax_passes");
+        CHECK(&r, jis_str(&r, "runs.0.plan.softmax", C[k].form ? C[k].form : "auto"),
+              "plan.softmax");
+        CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.S.read_elems") == (uint64_t)C[k].passes * NN,
+              "S read");
+        CHECK(&r, jget_u64(&r, "runs.0.hbm.tensors.P.write_elems") == NN, "P written");
+        run_free(&r);
+    }
+    /* With every loop order the form is naive's; FA1 and FA2 run their own. */
+    run_res r;
+    RUN(&r, "--json", "--count-only", "--N", "24600", "--softmax", "3pass");
+    expect_exit(&r, 0);
+    CHECK(&r, json_array_len(r.out, r.out_len, "runs") == 3, "three runs");
+    CHECK(&r, jget_u64(&r, "runs.0.plan.softmax_passes") == 3, "naive in three passes");
+    CHECK(&r, !jhas(&r, "runs.2.plan.softmax"), "fa2 has a softmax form");
+    run_free(&r);
+}
+
 /* ---- 3. --out ------------------------------------------------------------- */
 
 /* Run the library as fasim would and compare its O with the file's, bit for
@@ -1643,6 +1697,15 @@ static bad_case BAD[] = {
       { "--count-only", "--q" }, 0 },
     { "bad: --plan paper with --Br", { "--plan", "paper", "--Br", "16" }, 2,
       { "--plan paper", "--Br" }, 0 },
+    { "bad: --softmax form unknown", { "--softmax", "4pass" }, 2,
+      { "--softmax", "4pass", "2pass" }, 0 },
+    { "bad: --softmax with FA only", { "--softmax", "3pass", "--algo", "fa2" }, 2,
+      { "--softmax 3pass", "naive", "online softmax" }, 0 },
+    { "bad: --softmax with naive backward only",
+      { "--softmax", "2pass", "--algo", "naive", "--pass", "bwd" }, 2,
+      { "--softmax 2pass", "forward" }, 0 },
+    { "bad: --softmax 1pass over M", { "--softmax", "1pass", "--N", "24600", "--count-only" },
+      2, { "--softmax 1pass", "98408 B", "M = 98304 B", "2pass" }, 0 },
     /* .npy inputs */
     { "npy: missing file", { Q3("@ok_8x4.npy", "@missing.npy", "@ok_8x4.npy") }, 1,
       { "--k", "missing.npy", "cannot open" }, 0 },
@@ -2379,6 +2442,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_report_notes),
     cmocka_unit_test(test_plan_paper),
     cmocka_unit_test(test_plan_kernel),
+    cmocka_unit_test(test_softmax_forms),
     cmocka_unit_test(test_bug_overflow_message),
     cmocka_unit_test(test_bug_misfit_wraparound),
     cmocka_unit_test(test_bug_bounds_line_width),

@@ -57,6 +57,9 @@ static sim_flops enum_flops(sim_algo algo, sim_pass pass, const sim_shape *sh,
                               + 2.0 * sc * d;     /* line 3: O = P V */
                     if (p->softmax_passes == 1)   /* max; exp(s - m); sum; / l */
                         f.other += sc * (1.0 + 2.0 + 1.0 + 1.0);
+                    else if (p->softmax_passes == 2)   /* FA2's line 9 | exp, / l */
+                        f.other += sc * (1.0 + 2.0 + 1.0) + br * (1.0 + 3.0 + 1.0) +
+                                   sc * 3.0;
                     else                          /* max | exp, sum | exp, / l */
                         f.other += sc * (1.0 + 3.0 + 3.0);
                 } else {
@@ -104,10 +107,11 @@ static sim_flops enum_flops(sim_algo algo, sim_pass pass, const sim_shape *sh,
     return f;
 }
 
-static void check(sim_algo algo, sim_pass pass, sim_shape sh, int64_t splits, int64_t Br,
-                  int64_t Bc)
+static void check_run(sim_algo algo, sim_shape sh, const sim_run_opts run, int64_t Br,
+                      int64_t Bc)
 {
-    const sim_run_opts run = { .pass = pass, .splits = splits };
+    const sim_pass pass = run.pass;
+    const int64_t splits = run.splits;
     sim_plan p;
     char err[256];
     if (sim_check(&sh, &run, err, sizeof err) != 0)
@@ -126,6 +130,13 @@ static void check(sim_algo algo, sim_pass pass, sim_shape sh, int64_t splits, in
                  (long long)sh.Nk, (long long)sh.d, (long long)p.Br, (long long)p.Bc,
                  sh.causal, (long long)sh.window, (long long)splits, got.matmul,
                  want.matmul, got.other, want.other);
+}
+
+static void check(sim_algo algo, sim_pass pass, sim_shape sh, int64_t splits, int64_t Br,
+                  int64_t Bc)
+{
+    const sim_run_opts run = { .pass = pass, .splits = splits };
+    check_run(algo, sh, run, Br, Bc);
 }
 
 /* Every loop order and pass, causal or not, windows, longer keys, partial
@@ -154,6 +165,12 @@ static void closed_forms_equal_enumeration(void **state)
                                 check((sim_algo)al, (sim_pass)ps, sh, 0, Bs[c][0], Bs[c][1]);
                                 n++;
                             }
+                        /* standard attention's softmax over tiles, as asked */
+                        for (int f = SIM_SOFTMAX_2PASS; f <= SIM_SOFTMAX_3PASS; f++) {
+                            const sim_run_opts run = { .softmax = (sim_softmax)f };
+                            check_run(SIM_NAIVE, sh, run, Bs[c][0], Bs[c][1]);
+                            n++;
+                        }
                         /* split-KV: FA2's forward only, S <= N_k */
                         const int64_t splits = min64(3, sh.Nk ? sh.Nk : sh.N);
                         if (splits > 1)
@@ -162,16 +179,22 @@ static void closed_forms_equal_enumeration(void **state)
     assert_true(n > 1000);
 }
 
-/* Standard attention's softmax over tiles (three passes) when no whole row
- * fits: it computes exp twice. */
+/* Standard attention's softmax over tiles when no whole row fits: two
+ * passes by default, whose first is FA2's line 9 on every tile (4 per score
+ * and 5 per row of a tile), and three asked for; each computes exp twice. */
 static void naive_three_passes(void **state)
 {
     (void)state;
     sim_shape sh = { .N = 4096, .d = 16, .M = 16384, .dtype = SIM_FP16 };
     sim_plan p;
     assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, NULL, 16, 16, SIM_PLAN_USER, &p), 0);
-    assert_int_equal(p.softmax_passes, 3);
+    assert_int_equal(p.softmax_passes, 2);
     sim_flops f;
+    assert_int_equal(sim_theory_flops(&p, &sh, &f), 0);
+    assert_true(f.other == 7.0 * 4096.0 * 4096.0 + 5.0 * 4096.0 * (4096.0 / 16.0));
+    const sim_run_opts three = { .softmax = SIM_SOFTMAX_3PASS };
+    assert_int_equal(sim_plan_make(SIM_NAIVE, &sh, &three, 16, 16, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(p.softmax_passes, 3);
     assert_int_equal(sim_theory_flops(&p, &sh, &f), 0);
     assert_true(f.other == 7.0 * 4096.0 * 4096.0);
     sh.M = 1u << 24;

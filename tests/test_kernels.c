@@ -32,7 +32,7 @@ extern const kern_cpu_table kern_cpu_bug_reload_q;
 static void random_cases(sim_algo algo, uint64_t seed)
 {
     uint64_t st = seed;
-    int partial = 0, causal = 0, plain = 0, one_pass = 0, three_pass = 0;
+    int partial = 0, causal = 0, plain = 0, one_pass = 0, two_pass = 0, three_pass = 0;
     int dtypes[SIM_DTYPE_COUNT] = { 0 };
     for (int k = 0; k < KC_CASES; k++) {
         kc_case c;
@@ -56,6 +56,7 @@ static void random_cases(sim_algo algo, uint64_t seed)
         dtypes[c.sh.dtype]++;
         if (algo == SIM_NAIVE) {
             one_pass += c.plan.softmax_passes == 1;
+            two_pass += c.plan.softmax_passes == 2;
             three_pass += c.plan.softmax_passes == 3;
         }
     }
@@ -67,6 +68,7 @@ static void random_cases(sim_algo algo, uint64_t seed)
         assert_true(dtypes[t] >= 1);
     if (algo == SIM_NAIVE) {
         assert_true(one_pass >= 1);
+        assert_true(two_pass >= 1);
         assert_true(three_pass >= 1);
     }
 }
@@ -216,14 +218,17 @@ static void test_carve_is_the_layout(void **state)
     const sim_dtype dts[] = { SIM_FP16, SIM_BF16, SIM_FP32 };
     for (size_t q = 0; q < 3; q++)
         for (int a = 0; a < sim_algo_count(); a++)
-            for (int pass = 0; pass < (a == SIM_NAIVE ? 2 : 1); pass++) {
+            for (int pass = 0; pass < (a == SIM_NAIVE ? 3 : 1); pass++) {
                 kc_case c = fixed_case((sim_algo)a, 45, pass ? 3 : 7, 5, 3, 1, dts[q], 3);
-                if (pass) {   /* M = the plan's peak, under a row of S: three passes */
+                if (pass) {   /* M = the plan's peak, under a row of S: two passes,
+                                 or three asked for */
+                    const sim_run_opts run = { .softmax = pass == 2 ? SIM_SOFTMAX_3PASS
+                                                                    : SIM_SOFTMAX_AUTO };
                     c.sh.M = 1;
-                    sim_plan_make(c.algo, &c.sh, NULL, 5, 3, SIM_PLAN_USER, &c.plan);
+                    sim_plan_make(c.algo, &c.sh, &run, 5, 3, SIM_PLAN_USER, &c.plan);
                     c.sh.M = c.plan.sram_peak;
-                    sim_plan_make(c.algo, &c.sh, NULL, 5, 3, SIM_PLAN_USER, &c.plan);
-                    assert_int_equal(c.plan.softmax_passes, 3);
+                    sim_plan_make(c.algo, &c.sh, &run, 5, 3, SIM_PLAN_USER, &c.plan);
+                    assert_int_equal(c.plan.softmax_passes, pass + 1);
                 }
                 kern_carve_log log;
                 memset(&log, 0, sizeof log);

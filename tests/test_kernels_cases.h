@@ -4,8 +4,8 @@
  *
  * A case is one loop order on one problem: N, d, B_r, B_c (N often not a
  * multiple of either), causal or not, fp16/bf16/fp32, M either the plan's own
- * peak or larger, which moves the naive softmax between its one-pass and
- * three-pass forms. Inputs are seeded bell-shaped values, never zero.
+ * peak or larger, which moves the naive softmax between its one-pass form
+ * and its forms over tiles (two passes, or three asked for). Inputs are seeded bell-shaped values, never zero.
  *
  * kc_compare runs the simulator in compute mode and a kernel run on the same
  * inputs and plan, and reports whether O (and L) are bit-identical and the
@@ -51,8 +51,9 @@ static void kc_random_case(uint64_t *st, sim_algo algo, kc_case *c)
     /* M: random; if the plan does not fit, exactly its peak (which then fits:
      * phases 1 and 3 do not depend on M, and phase 2 only shrinks or keeps).
      * One draw in four takes tiny tiles and the smallest M that holds them, so
-     * that a row of S (4N + 8 bytes) does not fit and the naive softmax takes
-     * its three passes. */
+     * that a row of S (4N + 8 bytes) does not fit and the naive softmax goes
+     * over tiles: in two passes by default, in three for half of them. */
+    sim_run_opts run = { 0 };
     c->sh.M = (uint64_t)tu_rand_range(st, 256, 64 * 1024);
     if (tu_rand_range(st, 0, 3) == 0) {
         c->sh.N = tu_rand_range(st, 48, 120);    /* 4N + 8 > the largest tiny plan, 192 B */
@@ -60,23 +61,25 @@ static void kc_random_case(uint64_t *st, sim_algo algo, kc_case *c)
         Br = tu_rand_range(st, 1, 4);
         Bc = tu_rand_range(st, 1, 4);
         c->sh.M = 1;
+        run.softmax = tu_rand_range(st, 0, 1) ? SIM_SOFTMAX_3PASS : SIM_SOFTMAX_AUTO;
     }
-    sim_plan_make(algo, &c->sh, NULL, Br, Bc, SIM_PLAN_USER, &c->plan);
+    sim_plan_make(algo, &c->sh, &run, Br, Bc, SIM_PLAN_USER, &c->plan);
     if (!c->plan.fits) {
         c->sh.M = c->plan.sram_peak;
-        sim_plan_make(algo, &c->sh, NULL, Br, Bc, SIM_PLAN_USER, &c->plan);
+        sim_plan_make(algo, &c->sh, &run, Br, Bc, SIM_PLAN_USER, &c->plan);
     }
 }
 
 static void kc_describe(const kc_case *c, char *buf, size_t len)
 {
+    char form[24] = "";
+    if (c->algo == SIM_NAIVE)
+        snprintf(form, sizeof form, " softmax=%dpass", c->plan.softmax_passes);
     snprintf(buf, len, "%s N=%lld d=%lld Br=%lld Bc=%lld M=%llu %s%s seed=%llu threads=%d%s",
              sim_algo_name(c->algo), (long long)c->sh.N, (long long)c->sh.d,
              (long long)c->plan.Br, (long long)c->plan.Bc, (unsigned long long)c->sh.M,
              sim_dtype_name(c->sh.dtype), c->sh.causal ? " causal" : "",
-             (unsigned long long)c->seed, c->threads,
-             c->algo == SIM_NAIVE ? (c->plan.softmax_passes == 1 ? " softmax=1pass"
-                                                                 : " softmax=3pass") : "");
+             (unsigned long long)c->seed, c->threads, form);
 }
 
 typedef struct {

@@ -265,6 +265,76 @@ static void fixed_blocks(void **state)
     done(sp, r);
 }
 
+/* A sweep over B_c with B_r pinned, N and M fixed (the FlashAttention
+ * paper's Figure 2, middle): at every point that fits, the simulator's
+ * bytes equal the closed forms worked out here, with T_r = ceil(N / B_r),
+ * T_c = ceil(N / B_c) and 2-byte Q, K, V, O. FA1, with its running output
+ * in the fp32 O_acc as the kernels keep it (line 2 initialises O_acc, l, m
+ * in HBM; K_j, V_j once each; for every query block of every key block Q_i,
+ * O_acc_i, l_i, m_i read and l_i, m_i written, O_acc_i written back except
+ * at the last key block, which writes O_i in the dtype once):
+ * e (N d + 2 N d + T_c N d) + 4 (N d + T_c N d + (T_c - 1) N d)
+ * + 4 (2 N + 4 T_c N), falling as B_c grows. FA2 (K_j, V_j for
+ * every query block, Q and O once, L written): e (2 N d + 2 T_r N d) +
+ * 4 N, the same at every B_c. Blocks over M are kept, marked, and left out
+ * of the fits. */
+static void block_sweep(void **state)
+{
+    (void)state;
+    const int64_t N = 1000, d = 64, Br = 32;
+    const uint64_t M = 96 * 1024;
+    sim_sweep_spec *sp = new_spec(N, d, M);
+    sp->run_algo[SIM_NAIVE] = 0;
+    sp->Br = Br;
+    sp->plan_kind = SIM_PLAN_USER;
+    sp->engine = SIM_ENGINE_SIM;
+    add_axis(sp, SIM_PARAM_BC, 16, 512);
+    sim_sweep_result *r = run(sp);
+    assert_true(r->simulated);
+    assert_int_equal(r->npoints, 6);
+    int over = 0;
+    uint64_t last = UINT64_MAX;
+    for (int k = 0; k < r->npoints; k++) {
+        const sim_sweep_point *pt = &r->pts[k];
+        const int64_t Bc = 16 << k, Tr = (N + Br - 1) / Br, Tc = (N + Bc - 1) / Bc;
+        assert_int_equal(pt->Bc, Bc);
+        assert_int_equal(pt->sh.N, N);
+        assert_int_equal(pt->sh.M, M);
+        for (int a = SIM_FA1; a <= SIM_FA2; a++) {
+            const sim_sweep_entry *e = &pt->run[a];
+            assert_int_equal(e->Br, Br);
+            assert_int_equal(e->Bc, Bc);
+            if (e->misfit) {
+                assert_true(e->sram_peak > M);
+                assert_int_equal(e->bytes, 0);
+                over++;
+                continue;
+            }
+            assert_true(e->sram_peak <= M);
+            const uint64_t want = a == SIM_FA1
+                ? (uint64_t)(2 * (3 * N * d + Tc * N * d) +
+                             4 * (N * d + Tc * N * d + (Tc - 1) * N * d) + 4 * (2 * N + 4 * Tc * N))
+                : (uint64_t)(2 * (2 * N * d + 2 * Tr * N * d) + 4 * N);
+            assert_int_equal(e->bytes, want);
+        }
+        if (!pt->run[SIM_FA1].misfit) {
+            assert_true(pt->run[SIM_FA1].bytes < last);
+            last = pt->run[SIM_FA1].bytes;
+        }
+    }
+    assert_true(r->pts[r->npoints - 1].run[SIM_FA1].misfit);   /* K_j, V_j alone are 128 KiB */
+    assert_true(over >= 2);
+    const sim_sweep_fit *f1 = &r->fits[SIM_FA1][0], *f2 = &r->fits[SIM_FA2][0];
+    assert_int_equal(f1->status, SIM_FIT_OK);
+    assert_false(f1->has_theory);
+    assert_int_equal(f1->used + over / 2, r->npoints);
+    assert_true(f1->exponent < -0.8);
+    assert_non_null(strstr(f1->note, "Figure 2"));
+    assert_true(fabs(f2->exponent) < 1e-9);
+    assert_non_null(strstr(f2->note, "re-reads across B_r"));
+    done(sp, r);
+}
+
 /* The simulator engine and the closed forms agree at every point of a grid,
  * and the simulated sweep says it simulated. */
 static void engines_agree(void **state)
@@ -568,6 +638,7 @@ int main(void)
         cmocka_unit_test(out_of_regime),
         cmocka_unit_test(partly_out_of_regime),
         cmocka_unit_test(fixed_blocks),
+        cmocka_unit_test(block_sweep),
         cmocka_unit_test(engines_agree),
         cmocka_unit_test(auto_engine),
         cmocka_unit_test(grid_joint_fit),

@@ -104,6 +104,17 @@ static void sweep_json_csv(void **state)
     HAS(r.out, "\"status\":\"out of regime\",\"exponent\":null");
     su_free(&r);
 
+    /* A block sweep: the blocks that do not fit M are marked, not dropped. */
+    r = ok("sweep --vary Bc=16..512 --Br 32 --N 1000 --algo fa1");
+    HAS(r.out, "blocks: B_c as varied, B_r = 32");
+    HAS(r.out, "over M: fa1 with B_r x B_c = 32 x 512 needs");
+    HAS(r.out, "Figure 2");
+    su_free(&r);
+    r = ok("sweep --vary Bc=16..512 --Br 32 --N 1000 --algo fa1 --json");
+    HAS(r.out, "\"fits\":false");
+    HAS(r.out, "\"fits\":true");
+    su_free(&r);
+
     r = ok("sweep --vary M=16K..256K --N 16384 --d 128 --csv");
     assert_int_equal(su_count_lines(r.out), 1 + 5);
     HAS(r.out, "N,d,M_bytes,M_elems,dtype,causal,in_regime,naive_Br,");
@@ -119,7 +130,10 @@ static void sweep_bad_input(void **state)
         { "sweep --vary N", "expected P=LO..HI" },
         { "sweep --vary N=", "no values after '='" },
         { "sweep --vary N=256..", "a range needs both ends" },
-        { "sweep --vary X=1..4", "unknown parameter 'X' (N, d or M)" },
+        { "sweep --vary X=1..4", "unknown parameter 'X' (N, d, M, Br or Bc)" },
+        { "sweep --vary Bc=16..64 --Bc 32", "--Bc is fixed but also varied" },
+        { "sweep --vary Br=16..64 --plan paper", "drop --vary Br or the --plan" },
+        { "sweep --vary Bc=0..64", "--vary Bc" },
         { "sweep --vary N=1000..10", "empty range" },
         { "sweep --vary N=1..4*1", "step *1 never reaches the end" },
         { "sweep --vary N=1..64/2", "unknown suffix" },

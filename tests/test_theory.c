@@ -110,13 +110,13 @@ static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                 RD(SIM_S, min64(p->Bs_r, N - r0) * Nk);
                 WR(SIM_P, min64(p->Bs_r, N - r0) * Nk);
             }
-        } else {
+        } else {                        /* 2 or 3 passes over tiles; the last writes P */
             for (int64_t i = 0; i < Tr; i++)
-                for (int pass = 0; pass < 3; pass++)
+                for (int pass = 1; pass <= p->softmax_passes; pass++)
                     for (int64_t j = 0; j < Tc; j++) {
                         int64_t n = min64(Br, N - i * Br) * min64(Bc, Nk - j * Bc);
                         RD(SIM_S, n);
-                        if (pass == 2)
+                        if (pass == p->softmax_passes)
                             WR(SIM_P, n);
                     }
         }
@@ -716,6 +716,88 @@ static void test_random_backward(void **state)
     assert_true(two_pass > 20 && windows > 50);
 }
 
+/* Standard attention's softmax in every form over random shapes, half of
+ * them with a row of S (N_k fp32 scores and its m, l: 4 N_k + 8 B) over M:
+ * measured = closed form = enumeration, and the passes each form takes,
+ * worked out here from the row against M: auto is one pass when the row
+ * fits and two when it does not; 1pass is refused when it does not. */
+static void test_random_softmax_forms(void **state)
+{
+    (void)state;
+    uint64_t rng = 2018;
+    int fit = 0, over = 0;
+    for (int k = 0; k < 120; k++) {
+        sim_shape sh = { 0 };
+        sh.N = tu_rand_range(&rng, 1, 300);
+        sh.Nk = tu_rand_range(&rng, 0, 2) == 0 ? sh.N + tu_rand_range(&rng, 0, 120) : 0;
+        sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+        sh.causal = (int)tu_rand_range(&rng, 0, 1);
+        const int64_t Nk = sh.Nk ? sh.Nk : sh.N;
+        int64_t Br = tu_rand_range(&rng, 1, sh.N + 3), Bc = tu_rand_range(&rng, 1, Nk + 3);
+        sh.d = tu_rand_range(&rng, 1, 64);
+        sh.M = 64u << 20;
+        if (k % 2) {        /* a row over M; tiles small enough to fit under it */
+            sh.d = tu_rand_range(&rng, 1, 4);
+            Br = tu_rand_range(&rng, 1, 4);
+            Bc = tu_rand_range(&rng, 1, 4);
+            sh.Nk = sh.N + 40 + tu_rand_range(&rng, 0, 100);
+            sh.M = (uint64_t)((sh.N + 40) * 4 + 7);
+        }
+        const uint64_t row = (uint64_t)(sh.Nk ? sh.Nk : sh.N) * 4 + 8;
+        for (int f = 0; f < SIM_SOFTMAX_COUNT; f++) {
+            sim_shape s = sh;
+            const sim_run_opts run = { .softmax = (sim_softmax)f };
+            sim_plan p;
+            if (f == SIM_SOFTMAX_1PASS && row > s.M) {
+                char err[256];
+                assert_int_equal(sim_plan_make(SIM_NAIVE, &s, &run, Br, Bc, SIM_PLAN_USER, &p),
+                                 -1);
+                assert_int_equal(sim_check(&s, &run, err, sizeof err), -1);
+                assert_non_null(strstr(err, "--softmax 1pass reads whole rows of S"));
+                continue;
+            }
+            plan_with_room(SIM_NAIVE, &s, &run, Br, Bc, &p);
+            const int fits = row <= s.M;
+            const int want = f == SIM_SOFTMAX_AUTO ? (fits ? 1 : 2) : f;
+            assert_int_equal(p.softmax_passes, want);
+            assert_int_equal(p.run.softmax, f);
+            check_config(SIM_NAIVE, &s, &p);
+            /* Line 2 by itself: S read once per pass, P written once. */
+            sim_counts th;
+            assert_int_equal(sim_theory_counts(&p, &s, &th), 0);
+            const uint64_t NN = (uint64_t)s.N * (uint64_t)(s.Nk ? s.Nk : s.N);
+            assert_int_equal(th.read_elems[SIM_S], (uint64_t)want * NN);
+            assert_int_equal(th.write_elems[SIM_P], NN);
+            if (f == SIM_SOFTMAX_AUTO) {
+                fit += fits;
+                over += !fits;
+            }
+        }
+    }
+    printf("  120 shapes in 4 forms: auto in one pass %d times, in two %d times\n", fit, over);
+    assert_true(fit > 40 && over > 40);
+}
+
+/* The FlashAttention loop orders have no softmax forms: their plans keep
+ * run.softmax at auto whatever was asked, and count the same. */
+static void test_softmax_forms_leave_fa(void **state)
+{
+    (void)state;
+    const sim_shape sh = { .N = 300, .d = 32, .M = 32u << 10, .dtype = SIM_FP16 };
+    for (int a = SIM_FA1; a < sim_algo_count(); a++) {
+        sim_plan p0, p3;
+        const sim_run_opts three = { .softmax = SIM_SOFTMAX_3PASS };
+        assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, 32, 32, SIM_PLAN_USER, &p0), 0);
+        assert_int_equal(sim_plan_make((sim_algo)a, &sh, &three, 32, 32, SIM_PLAN_USER, &p3), 0);
+        assert_int_equal(p3.run.softmax, SIM_SOFTMAX_AUTO);
+        assert_int_equal(p3.softmax_passes, 0);
+        sim_counts c0, c3;
+        assert_int_equal(sim_theory_counts(&p0, &sh, &c0), 0);
+        assert_int_equal(sim_theory_counts(&p3, &sh, &c3), 0);
+        assert_true(sim_counts_equal(&c0, &c3));
+    }
+}
+
 /* Paged KV: measured = closed form = enumeration (which finds each tile's
  * pages row by row) for every loop order and both passes, with masks, longer
  * keys, batches, grouped heads and split-KV among them, and page sizes below,
@@ -1043,6 +1125,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_block_sizes),
         cmocka_unit_test(test_random_auto_plans),
+        cmocka_unit_test(test_random_softmax_forms),
+        cmocka_unit_test(test_softmax_forms_leave_fa),
         cmocka_unit_test(test_visited_blocks),
         cmocka_unit_test(test_random_masks),
         cmocka_unit_test(test_full_window_is_causal),

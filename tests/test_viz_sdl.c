@@ -1013,11 +1013,22 @@ static void test_heat_fa1(void **state)
 }
 
 /* naive: the softmax rows of line 2 sum to 1 and their maxima are the run's
- * m; line 3's P_ij tiles are those rows rounded to fp16 as stored. Both
- * one-pass (a row of S fits) and three-pass (it does not) plans. */
-static void check_naive(int64_t N, uint64_t M, int passes)
+ * m; line 3's P_ij tiles are those rows rounded to fp16 as stored. One-pass
+ * (a row of S fits), two-pass (it does not) and three-pass (asked) plans. */
+static void check_naive(int64_t N, uint64_t M, sim_softmax form, int passes)
 {
-    viz_model *m = build(SIM_NAIVE, N, 16, M, 0);
+    viz_config cfg;
+    viz_config_default(&cfg);
+    cfg.sh.dtype = SIM_FP16;
+    cfg.algo = SIM_NAIVE;
+    cfg.sh.N = N;
+    cfg.sh.d = 16;
+    cfg.sh.M = M;
+    cfg.run.softmax = form;
+    cfg.mode = VIZ_MODE_COMPUTE;
+    viz_model *m = NULL;
+    char err[2048];
+    assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
     const viz_info *in = viz_model_info(m);
     assert_int_equal(in->plan.softmax_passes, passes);
     viz_sdl_heat *h = viz_sdl_heat_new(NULL, NULL);
@@ -1030,7 +1041,7 @@ static void check_naive(int64_t N, uint64_t M, int passes)
         const viz_sdl_heat_view *v = viz_sdl_heat_get(h, m);
         if (st->line == 1 && st->j >= 0)
             assert_int_equal(v->kind, VIZ_SDL_HEAT_S);
-        if (st->line == 2 && (passes == 1 || st->pass == 3)) {
+        if (st->line == 2 && (passes == 1 || st->pass == passes)) {
             assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
             nchecked += v->checked;
             for (int r = 0; r < v->rows; r++) {
@@ -1045,7 +1056,7 @@ static void check_naive(int64_t N, uint64_t M, int passes)
                 }
             }
         } else if (st->line == 2) {
-            assert_int_equal(v->kind, VIZ_SDL_HEAT_S);      /* passes 1, 2 read S */
+            assert_int_equal(v->kind, VIZ_SDL_HEAT_S);      /* earlier passes read S */
         }
         if (st->line == 3 && st->j >= 0) {
             assert_int_equal(v->kind, VIZ_SDL_HEAT_P);
@@ -1069,8 +1080,9 @@ static void check_naive(int64_t N, uint64_t M, int passes)
 static void test_heat_naive(void **state)
 {
     (void)state;
-    check_naive(64, 8192, 1);      /* a row of S (256 B) fits */
-    check_naive(256, 1024, 3);     /* a row (1 KiB) does not */
+    check_naive(64, 8192, SIM_SOFTMAX_AUTO, 1);      /* a row of S (256 B) fits */
+    check_naive(256, 1024, SIM_SOFTMAX_AUTO, 2);     /* a row (1 KiB) does not */
+    check_naive(256, 1024, SIM_SOFTMAX_3PASS, 3);
 }
 
 /* A run of algo from the caller's inputs (N = 64, d = 16, fp32, seed 99,

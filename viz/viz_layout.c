@@ -116,8 +116,12 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "   j = %lld of T_c = %lld",
                       (long long)st->j + 1, (long long)in->plan.Tc);
     if (st->pass)
-        snprintf(buf + n, sizeof buf - (size_t)n, "   pass %d of 3 (%s)", st->pass,
-                 st->pass == 1 ? "row max" : st->pass == 2 ? "row sum" : "normalise");
+        snprintf(buf + n, sizeof buf - (size_t)n, "   pass %d of %d (%s)", st->pass,
+                 in->plan.softmax_passes,
+                 st->pass == in->plan.softmax_passes ? "normalise"
+                 : in->plan.softmax_passes == 2      ? "m, l online"
+                 : st->pass == 1                     ? "row max"
+                                                     : "row sum");
     viz_canvas_text(c, 0, 1, maxw, VIZ_ST_TITLE, buf);
 }
 

@@ -400,7 +400,7 @@ static void record_line(recorder *r, const sim_event *e)
     }
     rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
     if ((line_view(&m->info, e->line) & SIM_VIEW_SOFTMAX) &&
-        m->info.plan.softmax_passes == 3) {
+        m->info.plan.softmax_passes > 1) {
         if (prev && prev->line == e->line && prev->i == s.i)
             s.pass = (uint8_t)(prev->pass + (s.j == 0 ? 1 : 0));
         else

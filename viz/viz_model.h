@@ -245,7 +245,7 @@ typedef struct {
     int line;                  /* the paper's pseudocode line */
     int64_t i, j;              /* block indices, -1 outside that loop */
     int64_t split;             /* split-KV: the split s in hand (0-based), else -1 */
-    int pass;                  /* naive three-pass softmax: 1..3; else 0 */
+    int pass;                  /* naive softmax over tiles: 1 .. its passes; else 0 */
     int nxfer;                 /* transfers during this step */
     const viz_transfer *xfer;  /* (owned by the model) */
     sim_counts counts;         /* running totals after this step */

@@ -215,7 +215,8 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
         snprintf(plan + n, sizeof plan - (size_t)n, ", softmax in 1 pass of B_s = %lld rows",
                  (long long)in->plan.Bs_r);
     else if (in->plan.softmax_passes)
-        snprintf(plan + n, sizeof plan - (size_t)n, ", softmax in 3 passes");
+        snprintf(plan + n, sizeof plan - (size_t)n, ", softmax in %d passes",
+                 in->plan.softmax_passes);
 
     /* Line 1: the run. */
     int x = a.x + c->pad, y = a.y + c->pad;

@@ -234,8 +234,9 @@ static int fa2_running_max(viz_sdl_heat *h, const run_key *k, int64_t i, int64_t
 }
 
 /* naive: row maximum and sum of exp of rows [r0, r0 + n) of S as stored in
- * HBM (dtype), as line 2 computes them (ref_row_max over the row; the sum in
- * column order, which both the one-pass and the three-pass softmax keep). */
+ * HBM (dtype), as line 2 computes them: ref_row_max over the row and the sum
+ * in column order, which the one-pass and the three-pass softmax keep; in two
+ * passes m and l online, tile after tile of B_c (ref_online_step). */
 static int naive_row_stats(viz_sdl_heat *h, const run_key *k, int64_t r0, int64_t n,
                            char *note, size_t notelen)
 {
@@ -257,6 +258,14 @@ static int naive_row_stats(viz_sdl_heat *h, const run_key *k, int64_t r0, int64_
         float *row = h->tile;
         scores(h, k, r0 + r, 1, 0, k->N, row);
         sim_round_to_dtype(row, k->N, k->dt);          /* S as stored in HBM */
+        if (k->passes == 2) {
+            h->rs_m[r] = -REF_INF;
+            h->rs_l[r] = 0.0f;
+            for (int64_t c0 = 0; c0 < k->N; c0 += k->Bc)
+                ref_online_step(row + c0, (int)min64(k->Bc, k->N - c0), &h->rs_m[r],
+                                &h->rs_l[r]);
+            continue;
+        }
         h->rs_m[r] = ref_row_max(row, (int)k->N);
         h->rs_l[r] = ref_exp_sum(row, (int)k->N, h->rs_m[r], 0.0f);
     }
@@ -302,7 +311,7 @@ static show_kind classify(const viz_info *info, const viz_state *st, int pass,
             *cols = N;
             kind = SHOW_P_ROWS;
         } else if (pair) {
-            kind = pass == 3 ? SHOW_P_TILE : SHOW_S_DT;
+            kind = pass == p->softmax_passes ? SHOW_P_TILE : SHOW_S_DT;
         }
         break;
     case SIM_HEAT_P_STORED:
@@ -430,8 +439,8 @@ static int fill_tile(viz_sdl_heat *h, const viz_info *info, const viz_state *st,
         } else {
             snprintf(v->title, sizeof v->title, "P_ij = softmax(S)_ij");
             if (kind == SHOW_P_TILE)
-                snprintf(v->note, sizeof v->note, "pass 3: normalised with the row's m "
-                         "and l; fp32 before it is written");
+                snprintf(v->note, sizeof v->note, "pass %d: normalised with the row's m "
+                         "and l; fp32 before it is written", k.passes);
             else
                 snprintf(v->note, sizeof v->note, "P_ij read back from HBM (%s)", dt);
         }
@@ -562,8 +571,8 @@ void viz_sdl_heat_probe(viz_sdl_heat *h, viz_model *m)
     uint64_t k;
     if (viz_model_find_step(m, 0, line, VIZ_ANY, VIZ_ANY, &k) != 0)
         return;
-    /* The naive three-pass softmax records its maxima for the third pass:
-     * at most 2 T_c steps on. */
+    /* The naive softmax over tiles records its statistics for its last
+     * pass: at most 2 T_c steps on. */
     for (uint64_t end = k + 2 * (uint64_t)in->plan.Tc + 1; k < end && k < in->nsteps; k++) {
         if (viz_model_seek(m, k) != 0)
             break;
@@ -571,7 +580,7 @@ void viz_sdl_heat_probe(viz_sdl_heat *h, viz_model *m)
         if (st->line != line)
             break;
         if (viz_pseudocode_line(in, line)->heat != SIM_HEAT_SOFTMAX ||
-            in->plan.softmax_passes == 1 || st->pass == 3) {
+            in->plan.softmax_passes == 1 || st->pass == in->plan.softmax_passes) {
             (void)viz_sdl_heat_get(h, m);       /* sets the mismatch, if any */
             break;
         }
