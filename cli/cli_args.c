@@ -2,6 +2,7 @@
  * cli_args.c — see cli_args.h.
  */
 #include "cli_args.h"
+#include "sim_loop.h"
 #include "sim_parse.h"
 
 #include <stdio.h>
@@ -173,8 +174,8 @@ static void report_defaults(report_parse *p, cli_report_opts *o)
     r->sh.d = 64;
     r->sh.M = 96 * 1024;
     r->sh.dtype = SIM_FP16;
-    for (int a = 0; a < sim_algo_count(); a++)
-        r->run_algo[a] = SIM_ALGO_IF_SERVED;        /* all, the default */
+    for (int a = 0; a < sim_algo_count(); a++)      /* the default set */
+        r->run_algo[a] = sim_algo_in_default((sim_algo)a) ? SIM_ALGO_IF_SERVED : 0;
     r->run_pass[SIM_FWD] = 1;
     r->plan_kind = SIM_PLAN_SAME;     /* the loop orders on the same tiles */
     r->mode = SIM_MODE_AUTO;
@@ -254,6 +255,14 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->run.splits, err, errlen);
     case CLI_O_PAGE_SIZE:
         return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->run.page, err, errlen);
+    case CLI_O_DROPOUT:
+        if (sim_parse_real(val, &r->run.dropout) != 0 || !(r->run.dropout >= 0.0) ||
+            !(r->run.dropout < 1.0)) {
+            ERR("--dropout %s: a probability in [0, 1) (0.1 drops one score in ten)",
+                sim_shown(val).s);
+            return -1;
+        }
+        return 0;
     case CLI_O_MAX_MEM:
         return cli_parse_size(optname, val, &r->max_mem, err, errlen);
     case CLI_O_MAX_STEPS:
@@ -298,6 +307,9 @@ static void apply_preset(sim_request *r, uint64_t given)
     r->sh.causal |= m->causal || r->sh.window > 0;   /* --causal only turns it on */
     if (UNSET(CLI_O_PASS))
         r->run_pass[SIM_BWD] = m->backward;
+    if (UNSET(CLI_O_ALGO) && m->every_algo)   /* the opt-in baselines too */
+        for (int a = 0; a < sim_algo_count(); a++)
+            r->run_algo[a] = SIM_ALGO_IF_SERVED;
 #undef UNSET
 }
 
@@ -376,6 +388,16 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
                                               o->v_path, err, errlen);
     if (nfiles < 0)
         return -1;
+    int dropout_counted = 0;
+    for (int a = 0; a < sim_algo_count(); a++)
+        dropout_counted |= r->run_algo[a] && (sim_algo_loop((sim_algo)a)->flags &
+                                              SIM_LOOP_DROPOUT);
+    if (r->run.dropout > 0.0 && !dropout_counted) {
+        ERR("--dropout changes the counts of unfused alone (FA1 and FA2 regenerate the "
+            "mask in the backward; naive, Algorithm 0, has none): add --algo unfused or "
+            "--algo all");
+        return -1;
+    }
     if (nfiles == 3 && r->model) {
         ERR("--preset sets the shape, and so do --q, --k and --v: choose one");
         return -1;

@@ -34,6 +34,17 @@ typedef enum { SIM_NAIVE, SIM_FA1, SIM_FA2 } sim_algo;
  * (sim_loop_register), at most SIM_ALGO_MAX. */
 int sim_algo_count(void);
 
+/* Whether loop order a runs when none is named (the report, sweeps): the
+ * papers' three do; a baseline beside them (the unfused framework
+ * attention) runs only when named with --algo, or when a preset that
+ * reproduces a figure showing it asks for it (sim_loop.h,
+ * SIM_LOOP_OPT_IN). */
+int sim_algo_in_default(sim_algo a);
+
+/* The loop order after a in the default set, cyclically: what a view's
+ * "next loop order" key opens. */
+sim_algo sim_algo_next(sim_algo a);
+
 /* The forward pass (O from Q, K, V) or the backward pass (dQ, dK, dV from
  * dO and what the forward left in HBM). Each loop order has both: naive's
  * backward is Algorithm 3 of the FlashAttention paper, FA1's its Algorithm
@@ -52,6 +63,8 @@ typedef enum {
     SIM_dO, SIM_dQ, SIM_dK, SIM_dV, SIM_dP, SIM_dS, SIM_D,
     SIM_Ot,   /* "O~": split-KV's partial outputs, unnormalised, fp32 */
     SIM_PT,   /* paged KV: the page table, one 4-byte entry per page of K, V */
+    SIM_C,    /* the unfused baseline's causal mask, bool (1 byte), N x N_k */
+    SIM_Z,    /* the unfused baseline's saved dropout mask, bool (1 byte), N x N_k */
     SIM_TENSOR_COUNT
 } sim_tensor;
 
@@ -75,6 +88,7 @@ typedef struct {
     int kv;              /* 1: key/value side (B G heads, blocks of B_c rows);
                             0: query side (B H heads, blocks of B_r rows) */
     sim_dim rows, cols;  /* one head's shape */
+    int mask;            /* 1: a mask of 1-byte elements (bool), whatever the dtype */
 } sim_tensor_info;
 
 const sim_tensor_info *sim_tensor_about(sim_tensor t);   /* NULL out of range */
@@ -120,6 +134,11 @@ typedef struct {
     int64_t page;        /* paged KV: K and V in pages of this many rows, placed
                             in a pool by a page table; 0: contiguous */
     uint64_t page_seed;  /* the seed of the pages' random placement */
+    double dropout;      /* the probability of attention dropout, in [0, 1); 0: none.
+                            Only a loop order that stores its mask counts it
+                            (SIM_LOOP_DROPOUT: the unfused baseline); FA1 and FA2
+                            regenerate the mask from the RNG state in the
+                            backward, so their HBM traffic does not change */
 } sim_run_opts;
 
 /* One attention problem: queries (N, d), keys and values (N_k, d), the
