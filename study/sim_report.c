@@ -1672,6 +1672,7 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_int(w, "heads", sim_shape_H(sh));
     sim_json_int(w, "kv_heads", sim_shape_G(sh));
     sim_json_int(w, "page_size", rep->req.run.page);
+    sim_json_num(w, "dropout", rep->req.run.dropout);
     sim_json_str(w, "pass", pass_on(&rep->req, SIM_BWD)
                                 ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd");
     sim_json_str(w, "mode", rep->computed ? "compute" : "count-only");

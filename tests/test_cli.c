@@ -1286,6 +1286,7 @@ static void test_presets(void **state)
         CHECK(&r, jget_u64(&r, "preset.algos.3.layer_bytes") == (k ? dropped : plain),
               "unfused's layer bytes%s", k ? " with dropout" : "");
         CHECK(&r, jis_str(&r, "config.mode", "count-only"), "dropout is counted only");
+        CHECK(&r, jget_num(&r, "config.dropout") == (k ? 0.1 : 0.0), "config.dropout");
         run_free(&r);
     }
 
