@@ -1289,6 +1289,24 @@ static void test_presets(void **state)
         CHECK(&r, jget_num(&r, "config.dropout") == (k ? 0.1 : 0.0), "config.dropout");
         run_free(&r);
     }
+    /* Dropout is counted, not computed: a run small enough to compute
+     * counts only with it, and says why. */
+    for (int k = 0; k < 2; k++) {
+        const char *const small[2][8] = { { "--N", "64", "--algo", "unfused", "--json" },
+                                          { "--N", "64", "--algo", "unfused", "--dropout", "0.5",
+                                            "--json" } };
+        run_fasim(&r, small[k]);
+        expect_exit(&r, 0);
+        CHECK(&r, jis_str(&r, "config.mode", k ? "count-only" : "compute"),
+              "mode %s dropout", k ? "with" : "without");
+        CHECK(&r, !k || strstr(r.err, "--dropout is counted, not computed") != NULL,
+              "the note says why");
+        size_t zl;
+        const char *z = json_get(r.out, r.out_len, "runs.0.hbm.tensors.Z.write_elems", &zl);
+        CHECK(&r, k ? z && jget_u64(&r, "runs.0.hbm.tensors.Z.write_elems") == 64u * 64 : !z,
+              "the dropout mask is written once (N^2 elements), with dropout only");
+        run_free(&r);
+    }
 
     RUN(&r, "--preset", "gpt2-medium", "--batch", "2", "--N", "128", "--pass", "fwd",
         "--json");
