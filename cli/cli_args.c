@@ -2,6 +2,7 @@
  * cli_args.c — see cli_args.h.
  */
 #include "cli_args.h"
+#include "sim_loop.h"
 #include "sim_parse.h"
 
 #include <stdio.h>
@@ -175,8 +176,8 @@ static void report_defaults(report_parse *p, cli_report_opts *o)
     r->sh.d = 64;
     r->sh.M = 96 * 1024;
     r->sh.dtype = SIM_FP16;
-    for (int a = 0; a < sim_algo_count(); a++)
-        r->run_algo[a] = SIM_ALGO_IF_SERVED;        /* all, the default */
+    for (int a = 0; a < sim_algo_count(); a++)      /* the default set */
+        r->run_algo[a] = sim_algo_in_default((sim_algo)a) ? SIM_ALGO_IF_SERVED : 0;
     r->run_pass[SIM_FWD] = 1;
     r->plan_kind = SIM_PLAN_SAME;     /* the loop orders on the same tiles */
     r->mode = SIM_MODE_AUTO;
@@ -275,6 +276,14 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->run.page, err, errlen);
     case CLI_O_INTERMEDIATES:
         return cli_parse_intermediates(val, &r->run.intermediates, err, errlen);
+    case CLI_O_DROPOUT:
+        if (sim_parse_real(val, &r->run.dropout) != 0 || !(r->run.dropout >= 0.0) ||
+            !(r->run.dropout < 1.0)) {
+            ERR("--dropout %s: a probability in [0, 1) (0.1 drops one score in ten)",
+                sim_shown(val).s);
+            return -1;
+        }
+        return 0;
     case CLI_O_MAX_MEM:
         return cli_parse_size(optname, val, &r->max_mem, err, errlen);
     case CLI_O_MAX_STEPS:
@@ -319,6 +328,9 @@ static void apply_preset(sim_request *r, uint64_t given)
     r->sh.causal |= m->causal || r->sh.window > 0;   /* --causal only turns it on */
     if (UNSET(CLI_O_PASS))
         r->run_pass[SIM_BWD] = m->backward;
+    if (UNSET(CLI_O_ALGO) && m->every_algo)   /* the opt-in baselines too */
+        for (int a = 0; a < sim_algo_count(); a++)
+            r->run_algo[a] = SIM_ALGO_IF_SERVED;
 #undef UNSET
 }
 
@@ -389,7 +401,8 @@ int cli_check_plan_options(int nfiles, int count_only, sim_plan_kind *kind, int6
 }
 
 /* A softmax form named needs a loop order and pass that has forms (naive's
- * forward); the FlashAttention loop orders have their own online softmax. */
+ * forward); the FlashAttention loop orders have their own online softmax,
+ * the unfused baseline the framework's softmax kernels. */
 static int softmax_served(const sim_request *r, char *err, size_t errlen)
 {
     if (r->run.softmax == SIM_SOFTMAX_AUTO)
@@ -403,7 +416,8 @@ static int softmax_served(const sim_request *r, char *err, size_t errlen)
                 return 0;
     }
     ERR("--softmax %s names a form of standard attention's forward softmax: run naive "
-        "(--algo) forward; fa1 and fa2 have their own online softmax",
+        "(--algo) forward; fa1 and fa2 have their own online softmax, unfused the "
+        "framework's kernels",
         sim_softmax_name(r->run.softmax));
     return -1;
 }
@@ -417,6 +431,16 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
                                               o->v_path, err, errlen);
     if (nfiles < 0)
         return -1;
+    int dropout_counted = 0;
+    for (int a = 0; a < sim_algo_count(); a++)
+        dropout_counted |= r->run_algo[a] && (sim_algo_loop((sim_algo)a)->flags &
+                                              SIM_LOOP_DROPOUT);
+    if (r->run.dropout > 0.0 && !dropout_counted) {
+        ERR("--dropout changes the counts of unfused alone (FA1 and FA2 regenerate the "
+            "mask in the backward; naive, Algorithm 0, has none): add --algo unfused or "
+            "--algo all");
+        return -1;
+    }
     if (nfiles == 3 && r->model) {
         ERR("--preset sets the shape, and so do --q, --k and --v: choose one");
         return -1;

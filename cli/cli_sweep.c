@@ -325,8 +325,8 @@ static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err
     memset(o, 0, sizeof *o);
     sim_sweep_spec *sp = &o->spec;
     sp->base = (sim_shape){ .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 0 };
-    for (int a = 0; a < sim_algo_count(); a++)
-        sp->run_algo[a] = 1;
+    for (int a = 0; a < sim_algo_count(); a++)      /* the default set */
+        sp->run_algo[a] = sim_algo_in_default((sim_algo)a);
     sp->plan_kind = SIM_PLAN_AUTO;
     sp->engine = SIM_ENGINE_AUTO;
     cli_problem prob = { .sh = &sp->base, .Br = &sp->Br, .Bc = &sp->Bc,

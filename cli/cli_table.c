@@ -41,7 +41,9 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "fp16 (default), bf16 or fp32: Q, K, V, O, S, P in HBM;\n"
         "m, l, L and on-chip accumulators are fp32" },
     [CLI_O_ALGO] = { "algo", "LIST", R | V | S | E | G | X,
-        "%A, or all (default); comma lists work" },
+        "%A, or all; comma lists work.\n"
+        "Default: all but unfused, which runs when named (and\n"
+        "with --preset gpt2-medium, whose figure shows it)" },
     [CLI_O_BR] = { "Br", "B", R | V | S | E | G | X,
         NULL },
     [CLI_O_BC] = { "Bc", "B", R | V | S | E | G | X,
@@ -132,6 +134,11 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "the released kernels do; paper: O and dQ stored in the\n"
         "dtype at every step and P~ kept in fp32, as the listings\n"
         "read (less accurate in fp16 and bf16)" },
+    [CLI_O_DROPOUT] = { "dropout", "P", R,
+        "attention dropout, probability in [0, 1) (default 0):\n"
+        "unfused counts its saved mask (1 B a score); FA1 and FA2\n"
+        "regenerate theirs, so their traffic does not change;\n"
+        "counted, not computed (with --count-only)" },
     [CLI_O_PRESET] = { "preset", "NAME", R | G,
         "a real model's attention layer (list: the presets): N, d,\n"
         "H, G, batch, window, causal, fp16, passes; options given\n"
@@ -233,6 +240,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_PRESET),
     ROW(CLI_O_PAGE_SIZE),
     ROW(CLI_O_INTERMEDIATES),
+    ROW(CLI_O_DROPOUT),
     LINE("--Br B, --Bc B", "block sizes; one of them alone pins it and picks the other"),
     ROW(CLI_O_PLAN),
     ROW(CLI_O_EXPLAIN),

@@ -34,6 +34,17 @@ typedef enum { SIM_NAIVE, SIM_FA1, SIM_FA2 } sim_algo;
  * (sim_loop_register), at most SIM_ALGO_MAX. */
 int sim_algo_count(void);
 
+/* Whether loop order a runs when none is named (the report, sweeps): the
+ * papers' three do; a baseline beside them (the unfused framework
+ * attention) runs only when named with --algo, or when a preset that
+ * reproduces a figure showing it asks for it (sim_loop.h,
+ * SIM_LOOP_OPT_IN). */
+int sim_algo_in_default(sim_algo a);
+
+/* The loop order after a in the default set, cyclically: what a view's
+ * "next loop order" key opens. */
+sim_algo sim_algo_next(sim_algo a);
+
 /* The forward pass (O from Q, K, V) or the backward pass (dQ, dK, dV from
  * dO and what the forward left in HBM). Each loop order has both: naive's
  * backward is Algorithm 3 of the FlashAttention paper, FA1's its Algorithm
@@ -67,6 +78,8 @@ typedef enum {
     SIM_PT,   /* paged KV: the page table, one 4-byte entry per page of K, V */
     SIM_Oacc, /* "O_acc": FA1's running output between key blocks, fp32 (sim_inter) */
     SIM_dQacc,/* "dQ_acc": the backwards' dQ accumulator, fp32 (sim_inter) */
+    SIM_C,    /* the unfused baseline's causal mask, bool (1 byte), N x N_k */
+    SIM_Z,    /* the unfused baseline's saved dropout mask, bool (1 byte), N x N_k */
     SIM_TENSOR_COUNT
 } sim_tensor;
 
@@ -90,6 +103,7 @@ typedef struct {
     int kv;              /* 1: key/value side (B G heads, blocks of B_c rows);
                             0: query side (B H heads, blocks of B_r rows) */
     sim_dim rows, cols;  /* one head's shape */
+    int mask;            /* 1: a mask of 1-byte elements (bool), whatever the dtype */
 } sim_tensor_info;
 
 const sim_tensor_info *sim_tensor_about(sim_tensor t);   /* NULL out of range */
@@ -141,6 +155,11 @@ typedef struct {
                             (SIM_INTER_KERNEL, 0, by default) */
     sim_softmax softmax; /* naive forward: the softmax's form; AUTO (0) by default.
                             Loop orders without forms leave it unread */
+    double dropout;      /* the probability of attention dropout, in [0, 1); 0: none.
+                            Only a loop order that stores its mask counts it
+                            (SIM_LOOP_DROPOUT: the unfused baseline); FA1 and FA2
+                            regenerate the mask from the RNG state in the
+                            backward, so their HBM traffic does not change */
 } sim_run_opts;
 
 /* ---- intermediate precisions -----------------------------------------------

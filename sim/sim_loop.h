@@ -35,6 +35,7 @@ typedef enum {
     SIM_BUF_Ot_i, SIM_BUF_Ot_s, SIM_BUF_m_s, SIM_BUF_l_s,   /* split-KV: "O~_i", "O~_s" */
     SIM_BUF_dO_i, SIM_BUF_dQ_i, SIM_BUF_dK_j, SIM_BUF_dV_j, SIM_BUF_dP_ij, SIM_BUF_dS_ij,
     SIM_BUF_PT_j,                                    /* paged KV: a tile's table entries */
+    SIM_BUF_C_ij, SIM_BUF_Z_ij,                      /* unfused: tiles of the masks */
     SIM_BUF_COUNT
 } sim_buf_id;
 
@@ -110,8 +111,14 @@ typedef struct {
 enum {
     SIM_LOOP_LINE_BLOCKS = 1u << 0,  /* statistics belong to one line's pass over the
                                         blocks (naive), not to a block across lines */
-    SIM_LOOP_TILE_S = 1u << 1        /* S, P are N x N_k tensors in HBM: the view
+    SIM_LOOP_TILE_S = 1u << 1,       /* S, P are N x N_k tensors in HBM: the view
                                         draws them (naive) */
+    SIM_LOOP_OPT_IN = 1u << 2,       /* not in the default set: runs when named with
+                                        --algo (or "all"), or when a preset asks for
+                                        every loop order (sim_algo_in_default) */
+    SIM_LOOP_DROPOUT = 1u << 3,      /* stores a dropout mask in HBM: its counts
+                                        follow sim_run_opts.dropout */
+    SIM_LOOP_UNPAGED = 1u << 4       /* serves no paged KV (sim_run_opts_check) */
 };
 
 /* How often a loop order loads key block j of K (and of V), for the paged

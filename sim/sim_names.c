@@ -17,26 +17,30 @@ static const char *const SOFTMAX_NAMES[SIM_SOFTMAX_COUNT] = { "auto", "1pass", "
  * outputs and the page table are fp32 in every FlashAttention implementation;
  * the matrices take the run's dtype (docs/ARCHITECTURE.md, "The IO model"). */
 static const sim_tensor_info TENSORS[SIM_TENSOR_COUNT] = {
-    [SIM_Q] = { "Q", 0, 0, SIM_DIM_N, SIM_DIM_d },
-    [SIM_K] = { "K", 0, 1, SIM_DIM_Nk, SIM_DIM_d },
-    [SIM_V] = { "V", 0, 1, SIM_DIM_Nk, SIM_DIM_d },
-    [SIM_O] = { "O", 0, 0, SIM_DIM_N, SIM_DIM_d },
-    [SIM_S] = { "S", 0, 0, SIM_DIM_N, SIM_DIM_Nk },
-    [SIM_P] = { "P", 0, 0, SIM_DIM_N, SIM_DIM_Nk },
-    [SIM_m] = { "m", 1, 0, SIM_DIM_SN, SIM_DIM_1 },        /* split-KV: S partial rows */
-    [SIM_l] = { "l", 1, 0, SIM_DIM_SN, SIM_DIM_1 },
-    [SIM_L] = { "L", 1, 0, SIM_DIM_N, SIM_DIM_1 },
-    [SIM_dO] = { "dO", 0, 0, SIM_DIM_N, SIM_DIM_d },
-    [SIM_dQ] = { "dQ", 0, 0, SIM_DIM_N, SIM_DIM_d },
-    [SIM_dK] = { "dK", 0, 1, SIM_DIM_Nk, SIM_DIM_d },
-    [SIM_dV] = { "dV", 0, 1, SIM_DIM_Nk, SIM_DIM_d },
-    [SIM_dP] = { "dP", 0, 0, SIM_DIM_N, SIM_DIM_Nk },
-    [SIM_dS] = { "dS", 0, 0, SIM_DIM_N, SIM_DIM_Nk },
-    [SIM_D] = { "D", 1, 0, SIM_DIM_N, SIM_DIM_1 },
-    [SIM_Ot] = { "O~", 1, 0, SIM_DIM_SN, SIM_DIM_d },
-    [SIM_PT] = { "PT", 1, 1, SIM_DIM_PAGES, SIM_DIM_1 },
-    [SIM_Oacc] = { "O_acc", 1, 0, SIM_DIM_N, SIM_DIM_d },
-    [SIM_dQacc] = { "dQ_acc", 1, 0, SIM_DIM_N, SIM_DIM_d },
+    [SIM_Q] = { "Q", 0, 0, SIM_DIM_N, SIM_DIM_d, 0 },
+    [SIM_K] = { "K", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0 },
+    [SIM_V] = { "V", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0 },
+    [SIM_O] = { "O", 0, 0, SIM_DIM_N, SIM_DIM_d, 0 },
+    [SIM_S] = { "S", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0 },
+    [SIM_P] = { "P", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0 },
+    [SIM_m] = { "m", 1, 0, SIM_DIM_SN, SIM_DIM_1, 0 },        /* split-KV: S partial rows */
+    [SIM_l] = { "l", 1, 0, SIM_DIM_SN, SIM_DIM_1, 0 },
+    [SIM_L] = { "L", 1, 0, SIM_DIM_N, SIM_DIM_1, 0 },
+    [SIM_dO] = { "dO", 0, 0, SIM_DIM_N, SIM_DIM_d, 0 },
+    [SIM_dQ] = { "dQ", 0, 0, SIM_DIM_N, SIM_DIM_d, 0 },
+    [SIM_dK] = { "dK", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0 },
+    [SIM_dV] = { "dV", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0 },
+    [SIM_dP] = { "dP", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0 },
+    [SIM_dS] = { "dS", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0 },
+    [SIM_D] = { "D", 1, 0, SIM_DIM_N, SIM_DIM_1, 0 },
+    [SIM_Ot] = { "O~", 1, 0, SIM_DIM_SN, SIM_DIM_d, 0 },
+    [SIM_PT] = { "PT", 1, 1, SIM_DIM_PAGES, SIM_DIM_1, 0 },
+    /* The unfused baseline's masks, as PyTorch keeps them: torch.bool, one
+     * byte per element (algo_unfused.c). */
+    [SIM_C] = { "C", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 1 },
+    [SIM_Z] = { "Z", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 1 },
+    [SIM_Oacc] = { "O_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0 },
+    [SIM_dQacc] = { "dQ_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0 },
 };
 
 /* ---- intermediate precisions (sim.h, sim_inter) ---------------------------
@@ -105,6 +109,7 @@ static const char *const BUF_NAMES[SIM_BUF_COUNT] = {
     [SIM_BUF_l_s] = "l_s", [SIM_BUF_dO_i] = "dO_i", [SIM_BUF_dQ_i] = "dQ_i",
     [SIM_BUF_dK_j] = "dK_j", [SIM_BUF_dV_j] = "dV_j", [SIM_BUF_dP_ij] = "dP_ij",
     [SIM_BUF_dS_ij] = "dS_ij", [SIM_BUF_PT_j] = "PT_j",
+    [SIM_BUF_C_ij] = "C_ij", [SIM_BUF_Z_ij] = "Z_ij",
 };
 
 const char *sim_buf_name(sim_buf_id b)
@@ -190,6 +195,8 @@ int sim_dtype_bytes(sim_dtype t)
 
 int sim_tensor_bytes(sim_tensor t, sim_dtype dt)
 {
+    if ((unsigned)t < SIM_TENSOR_COUNT && TENSORS[t].mask)
+        return 1;
     return (unsigned)t < SIM_TENSOR_COUNT && TENSORS[t].fp32 ? 4 : sim_dtype_bytes(dt);
 }
 

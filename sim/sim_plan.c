@@ -112,7 +112,7 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
         sim_check(sh, run, NULL, 0) != 0)
         return -1;
     const sim_loop *l = sim_loop_find(algo, run);
-    if (!l)
+    if (!l || sim_run_opts_check(algo, run, NULL, 0) != 0)
         return -1;
     const int64_t N = sh->N, N_k = sim_shape_Nk(sh);
     sim_plan *p = out;
@@ -438,9 +438,16 @@ void sim_plan_explain_misfit(const sim_plan *p, const sim_shape *sh,
     }
     if (search(p->algo, sh, &p->run, 0, 0, &fix) == 0) {
         sim_format_count(c1, sizeof c1, fix.sram_peak);
-        snprintf(t, sizeof t, "\n  hint: or omit --Br/--Bc: best %s plan B_r = %lld, "
-                 "B_c = %lld (%s B)", sim_algo_name(p->algo), (long long)fix.Br,
-                 (long long)fix.Bc, c1);
+        int n = snprintf(t, sizeof t, "\n  hint: or omit --Br/--Bc: best %s plan B_r = %lld, "
+                         "B_c = %lld (%s B)", sim_algo_name(p->algo), (long long)fix.Br,
+                         (long long)fix.Bc, c1);
+        /* Past 73 columns ("fasim: " comes first on the line) the size
+         * moves to a line of its own: a longer loop order's name. */
+        char *paren = strrchr(t, '(');
+        if (n - 1 > 73 && paren && paren > t + 1) {
+            memmove(paren + 4, paren, strlen(paren) + 1);   /* " " -> "\n    " */
+            memcpy(paren - 1, "\n    ", 5);
+        }
         msg_put(&m, t);
     }
 }

@@ -16,6 +16,7 @@
 extern const sim_loop sim_loop_naive, sim_loop_naive_bwd;
 extern const sim_loop sim_loop_fa1, sim_loop_fa1_bwd;
 extern const sim_loop sim_loop_fa2, sim_loop_fa2_bwd, sim_loop_fa2_split;
+extern const sim_loop sim_loop_unfused, sim_loop_unfused_bwd;
 
 static const sim_loop *const BUILTIN[] = {
     &sim_loop_naive,
@@ -25,6 +26,8 @@ static const sim_loop *const BUILTIN[] = {
     &sim_loop_fa1_bwd,
     &sim_loop_fa2_bwd,
     &sim_loop_fa2_split,
+    &sim_loop_unfused,
+    &sim_loop_unfused_bwd,
 };
 
 #define NBUILTIN ((int)(sizeof BUILTIN / sizeof BUILTIN[0]))
@@ -74,6 +77,24 @@ int sim_algo_count(void)
         if ((int)entry(k)->algo >= n)
             n = (int)entry(k)->algo + 1;
     return n;
+}
+
+int sim_algo_in_default(sim_algo algo)
+{
+    const sim_loop *l = sim_algo_loop(algo);
+    return l && !(l->flags & SIM_LOOP_OPT_IN);
+}
+
+sim_algo sim_algo_next(sim_algo algo)
+{
+    const int n = sim_algo_count();
+    int a = (int)algo;
+    for (int k = 0; k < n; k++) {
+        a = (a + 1) % n;
+        if (sim_algo_in_default((sim_algo)a))
+            break;
+    }
+    return (sim_algo)a;
 }
 
 const sim_loop *sim_algo_loop(sim_algo algo)
@@ -143,6 +164,8 @@ int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, 
                      (unsigned long long)sim_shape_Nk(sh) * 4 + 8, (unsigned long long)sh->M);
         return -1;
     }
+    else if (!(run->dropout >= 0.0 && run->dropout < 1.0))     /* NaN too */
+        why = "--dropout P must be a probability in [0, 1)";
     if (!why)
         return 0;
     if (err && errlen)
@@ -152,7 +175,14 @@ int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, 
 
 int sim_run_opts_check(sim_algo algo, const sim_run_opts *run, char *err, size_t errlen)
 {
-    if (sim_loop_find(algo, run))
+    const sim_loop *l = sim_loop_find(algo, run);
+    if (l && run->page > 0 && (l->flags & SIM_LOOP_UNPAGED)) {
+        if (err && errlen)
+            snprintf(err, errlen, "paged KV is a layout of the fused loop orders; %s "
+                     "reads K and V as whole tensors", sim_algo_name(algo));
+        return -1;
+    }
+    if (l)
         return 0;
     if (err && errlen && (run->group || run->splits > 1))
         snprintf(err, errlen, "split-KV and grouped query heads are plans of FA2's "

@@ -236,6 +236,11 @@ static const sim_loop *run_check(sim_algo algo, const sim_shape *sh, const sim_p
                  (long long)run->splits, (long long)p->Tc);
         return NULL;
     }
+    if (compute && run->dropout > 0.0) {
+        snprintf(err, errlen, "dropout is counted, not computed: fasim's numerics are "
+                 "attention without dropout; use --count-only with --dropout");
+        return NULL;
+    }
     if (compute && run->pass == SIM_BWD && !in->dO) {
         snprintf(err, errlen, "the backward pass computes from dO: give it with Q, K, V");
         return NULL;

@@ -76,6 +76,13 @@ typedef struct {
     int causal;                   /* decoder (1) or encoder (0) */
     int backward;                 /* 1: forward and backward (training); 0: forward
                                      only (the backward with G < H is not simulated) */
+    int every_algo;               /* 1: the report runs every loop order when --algo
+                                     is not given, the opt-in baselines too
+                                     (sim_algo_in_default): the preset reproduces a
+                                     paper's figure that shows them */
+    const char *figure;           /* that figure's measured traffic, the report's note
+                                     under its GB row (lines of at most 70 columns,
+                                     '\n' between them); NULL: none */
 } sim_model;
 
 /* The model presets, in a fixed order; *n is set to their count. */

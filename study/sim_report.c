@@ -363,6 +363,21 @@ static int choose_mode(const sim_request *req, sim_report *rep, double flops, ui
     const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
     int compute = 0;
     char b1[32], b2[32];
+    if (req->run.dropout > 0.0 && req->mode != SIM_MODE_COUNT) {
+        /* Dropout is counted, not computed (sim_run refuses it): a random
+         * mask would leave nothing to check against the oracle. */
+        if (req->mode == SIM_MODE_COMPUTE || req->Q) {
+            snprintf(err, errlen, "--dropout is counted, not computed: fasim's numerics "
+                     "are attention without dropout; drop --compute and the inputs, or "
+                     "--dropout");
+            return SIM_EUSAGE;
+        }
+        snprintf(rep->mode_note, sizeof rep->mode_note,
+                 "counting only: --dropout is counted, not computed (fasim's numerics are "
+                 "attention without dropout)");
+        rep->computed = 0;
+        return SIM_OK;
+    }
     switch (req->mode) {
     case SIM_MODE_COUNT:
         break;
@@ -1259,9 +1274,8 @@ static void traffic_rows(FILE *out, const sim_report *rep)
             }
             if (!any)
                 continue;
-            snprintf(b1, sizeof b1, "%-2s %s (%s)", sim_tensor_name((sim_tensor)t),
-                     dir ? "write" : "read",
-                     sim_tensor_bytes((sim_tensor)t, dt) == 4 ? "4 B" : "2 B");
+            snprintf(b1, sizeof b1, "%-2s %s (%d B)", sim_tensor_name((sim_tensor)t),
+                     dir ? "write" : "read", sim_tensor_bytes((sim_tensor)t, dt));
             row_label(out, b1);
             for (int k = 0; k < rep->nruns; k++) {
                 const sim_counts *c = &rep->runs[k].res.counts;
@@ -1479,7 +1493,11 @@ static void buffers_text(FILE *out, const sim_report *rep)
     for (int k = 0; k < rep->nruns; k++) {
         const sim_plan *p = &rep->runs[k].res.plan;
         for (int ph = 1; ph <= p->nphases; ph++) {
-            int col = 0;
+            int col = 0, any = 0;
+            for (int q = 0; q < p->nbuf; q++)
+                any |= p->buf[q].phase == ph;
+            if (!any)                    /* a line that does not run (unfused's mask) */
+                continue;
             if (p->nphases > 1)
                 col = fprintf(out, "  %s line %d:", run_label(&rep->runs[k], lb, sizeof lb), ph);
             else
@@ -1670,6 +1688,22 @@ static void model_text(FILE *out, const sim_report *rep)
         }
         fputc('\n', out);
     }
+    if (!m->figure || passes != 3)
+        return;
+    /* A paper's figure is in GB (10^9 bytes): the layer's bytes in its unit. */
+    row_label(out, "both, one layer, GB");
+    for (int a = 0; a < sim_algo_count(); a++)
+        if (ran[a]) {
+            snprintf(b1, sizeof b1, "%.2f", gib[SIM_PASS_COUNT][a] * 1.073741824);
+            cell(out, b1);
+        }
+    fprintf(out, "\n  note: ");
+    for (const char *s = m->figure; *s; s++) {
+        fputc(*s, out);
+        if (*s == '\n')
+            fputs("        ", out);
+    }
+    fputc('\n', out);
 }
 
 void sim_report_text(FILE *out, const sim_report *rep)
@@ -1829,6 +1863,7 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_int(w, "kv_heads", sim_shape_G(sh));
     sim_json_int(w, "page_size", rep->req.run.page);
     sim_json_str(w, "intermediates", sim_inter_name((sim_inter)rep->req.run.intermediates));
+    sim_json_num(w, "dropout", rep->req.run.dropout);
     sim_json_str(w, "pass", pass_on(&rep->req, SIM_BWD)
                                 ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd");
     sim_json_str(w, "mode", rep->computed ? "compute" : "count-only");

@@ -1316,15 +1316,16 @@ static void test_presets(void **state)
     CHECK(&r, jis_lit(&r, "config.causal", "true"), "gpt2-medium is causal");
     CHECK(&r, jis_str(&r, "config.dtype", "fp16") && jis_str(&r, "config.pass", "both"),
           "gpt2-medium: fp16, forward and backward");
-    CHECK(&r, json_array_len(r.out, r.out_len, "runs") == 6, "three loop orders, two passes");
+    CHECK(&r, json_array_len(r.out, r.out_len, "runs") == 8,
+          "three loop orders and the unfused baseline (Figure 2 has it), two passes");
     CHECK(&r, jget_u64(&r, "preset.layers") == 24, "preset.layers");
     const uint64_t BHNd = 64ull * 16 * 1024 * 64;
-    for (int a = 0; a < 3; a++) {
+    for (int a = 0; a < 4; a++) {
         char p1[96], p2[96];
         snprintf(p1, sizeof p1, "preset.algos.%d.layer_bytes", a);
         const uint64_t layer = jget_u64(&r, p1);
         uint64_t sum = 0;
-        for (int k = 0; k < 6; k++) {
+        for (int k = 0; k < 8; k++) {
             snprintf(p2, sizeof p2, "runs.%d.algo", k);
             snprintf(p1, sizeof p1, "preset.algos.%d.algo", a);
             size_t l1, l2;
@@ -1346,6 +1347,52 @@ static void test_presets(void **state)
               jget_u64(&r, "runs.2.hbm.tensors.O.write_elems") == BHNd,
           "fa2 forward over the batch: Q read and O written once");
     run_free(&r);
+
+    /* The FlashAttention paper's Figure 2 (left): GPT-2 medium, the unfused
+     * baseline, forward and backward, per head of the B H = 1024, worked out
+     * from README.md's table of kernels (e = 2 bytes, masks 1 byte):
+     *   forward  QK^T 2eNd + eNN; /sqrt(d) 2eNN; where 2eNN + NN; softmax
+     *            2eNN; [dropout 2eNN + NN]; PV eNN + 2eNd
+     *   backward dP 2eNd + eNN; dV eNN + 2eNd; [dropout 2eNN + NN];
+     *            softmax 3eNN; where 2eNN + NN; /sqrt(d) 2eNN; dQ, dK
+     *            eNN + 2eNd each
+     * 12 e N d + 19 e NN + 2 NN without dropout, 4 e NN + 2 NN more with it:
+     * 41.5 MiB and 51.5 MiB a head. */
+    const uint64_t e = 2, NN = 1024ull * 1024, Nd = 1024ull * 64, heads = 64ull * 16;
+    const uint64_t plain = heads * (12 * e * Nd + 19 * e * NN + 2 * NN);
+    const uint64_t dropped = plain + heads * (4 * e * NN + 2 * NN);
+    assert_int_equal(plain, 44560285696ull);        /* 41.5 GiB, 44.6 GB */
+    const char *const opts[2][6] = { { "--preset", "gpt2-medium", "--json" },
+                                     { "--preset", "gpt2-medium", "--dropout", "0.1",
+                                       "--json" } };
+    for (int k = 0; k < 2; k++) {
+        run_fasim(&r, opts[k]);
+        expect_exit(&r, 0);
+        CHECK(&r, jis_str(&r, "preset.algos.3.algo", "unfused"), "unfused in gpt2-medium");
+        CHECK(&r, jget_u64(&r, "preset.algos.3.layer_bytes") == (k ? dropped : plain),
+              "unfused's layer bytes%s", k ? " with dropout" : "");
+        CHECK(&r, jis_str(&r, "config.mode", "count-only"), "dropout is counted only");
+        CHECK(&r, jget_num(&r, "config.dropout") == (k ? 0.1 : 0.0), "config.dropout");
+        run_free(&r);
+    }
+    /* Dropout is counted, not computed: a run small enough to compute
+     * counts only with it, and says why. */
+    for (int k = 0; k < 2; k++) {
+        const char *const small[2][8] = { { "--N", "64", "--algo", "unfused", "--json" },
+                                          { "--N", "64", "--algo", "unfused", "--dropout", "0.5",
+                                            "--json" } };
+        run_fasim(&r, small[k]);
+        expect_exit(&r, 0);
+        CHECK(&r, jis_str(&r, "config.mode", k ? "count-only" : "compute"),
+              "mode %s dropout", k ? "with" : "without");
+        CHECK(&r, !k || strstr(r.err, "--dropout is counted, not computed") != NULL,
+              "the note says why");
+        size_t zl;
+        const char *z = json_get(r.out, r.out_len, "runs.0.hbm.tensors.Z.write_elems", &zl);
+        CHECK(&r, k ? z && jget_u64(&r, "runs.0.hbm.tensors.Z.write_elems") == 64u * 64 : !z,
+              "the dropout mask is written once (N^2 elements), with dropout only");
+        run_free(&r);
+    }
 
     RUN(&r, "--preset", "gpt2-medium", "--batch", "2", "--N", "128", "--pass", "fwd",
         "--json");
@@ -1659,6 +1706,18 @@ static bad_case BAD[] = {
       { "--preset gpt5: no such model", "gpt2-medium" }, 0 },
     { "bad: --page-size 0", { "--page-size", "0" }, 2, { "--page-size", "at least 1" }, 0 },
     { "bad: --page-size not a number", { "--page-size", "big" }, 2, { "--page-size" }, 0 },
+    { "bad: --dropout 1", { "--dropout", "1", "--algo", "unfused" }, 2,
+      { "--dropout 1: a probability in [0, 1)" }, 0 },
+    { "bad: --dropout -0.1", { "--dropout", "-0.1", "--algo", "unfused" }, 2,
+      { "--dropout -0.1: a probability in [0, 1)" }, 0 },
+    { "bad: --dropout nan", { "--dropout", "nan", "--algo", "unfused" }, 2,
+      { "--dropout nan: a probability" }, 0 },
+    { "bad: --dropout without unfused", { "--dropout", "0.1" }, 2,
+      { "--dropout changes the counts of unfused alone", "--algo unfused" }, 0 },
+    { "bad: --dropout with --compute", { "--dropout", "0.1", "--algo", "unfused", "--compute" },
+      2, { "--dropout is counted, not computed" }, 0 },
+    { "bad: --page-size with unfused", { "--page-size", "16", "--algo", "unfused" }, 2,
+      { "paged KV is a layout of the fused loop orders" }, 0 },
     { "bad: --splits without fa2", { "--splits", "4", "--algo", "fa1" }, 2,
       { "--splits is a plan of FA2's forward pass" }, 0 },
     { "bad: --dO without --q", { "--dO", "@ok_8x4.npy", "--pass", "bwd" }, 2,
@@ -2174,7 +2233,7 @@ static void test_compare(void **state)
         { { "compare", "--N", "256" }, "with 'vs'" },
         { { "compare", "vs", "--N", "256", "vs" }, "'vs' once" },
         { { "compare", "--algo", "all", "vs" }, "one loop order a side: give --algo naive, "
-                                                 "fa1 or fa2" },
+                                                 "fa1, fa2 or unfused" },
         { { "compare", "vs", "--pass", "both" }, "side B: compare takes one pass" },
         { { "compare", "--preset", "gpt2-small", "vs" }, "not --preset" },
         { { "compare", "--algo", "fa2", "vs", "--out", "x.npy" }, "--out is the report's" },

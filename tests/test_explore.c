@@ -35,6 +35,11 @@
 #include "viz_explore.h"
 #include "viz_text.h"
 
+/* The loop orders the explorer shows: the default set (the unfused
+ * baseline is the report's, named with --algo). */
+#define FOR_SHOWN(a) \
+    for (int a = 0; a < sim_algo_count(); a++) if (sim_algo_in_default((sim_algo)a))
+
 static const char *g_fasim, *g_golden;
 
 /* ---- independent arithmetic ---------------------------------------------------- */
@@ -88,9 +93,9 @@ static void check_rows(const viz_explore *e)
 {
     const sim_shape *sh = &e->cfg.sh;
     expect x[SIM_ALGO_MAX];
-    for (int a = 0; a < sim_algo_count(); a++)
+    FOR_SHOWN(a)
         x[a] = expected((sim_algo)a, sh, e->cfg.Br, e->cfg.Bc);
-    for (int a = 0; a < sim_algo_count(); a++) {
+    FOR_SHOWN(a) {
         const viz_explore_row *r = &e->row[a];
         if (!x[a].ok) {
             /* No plan (refused, or every fitting plan overflows), or a plan
@@ -186,7 +191,7 @@ static void test_table_equals_simulator(void **state)
         c.Bc = C[k].Bc;
         viz_explore e;
         init_or_fail(&e, &c);
-        for (int a = 0; a < sim_algo_count(); a++) {
+        FOR_SHOWN(a) {
             const viz_explore_row *r = &e.row[a];
             assert_int_equal(r->status, VIZ_EX_OK);
             sim_result res;
@@ -213,7 +218,7 @@ static void test_refusals(void **state)
     c.Bc = 64;
     viz_explore e;
     init_or_fail(&e, &c);
-    for (int a = 0; a < sim_algo_count(); a++) {
+    FOR_SHOWN(a) {
         const viz_explore_row *r = &e.row[a];
         assert_int_equal(r->status, VIZ_EX_REFUSED);
         assert_null(strchr(r->why, '\n'));
@@ -234,7 +239,7 @@ static void test_refusals(void **state)
     c.sh.d = 1024;
     c.sh.M = 256;
     init_or_fail(&e, &c);
-    for (int a = 0; a < sim_algo_count(); a++) {
+    FOR_SHOWN(a) {
         assert_int_equal(e.row[a].status, VIZ_EX_REFUSED);
         assert_non_null(strstr(e.row[a].why, "no plan fits: even 1x1 needs"));
     }
@@ -318,12 +323,12 @@ static void test_keys(void **state)
     key(&e, 'R', VIZ_EX_KEY_DONE);
     assert_int_equal(e.cfg.Br, 32);
     assert_int_equal(e.cfg.Bc, 0);
-    for (int a = 0; a < sim_algo_count(); a++)
+    FOR_SHOWN(a)
         assert_int_equal(e.row[a].plan.Br, 32);          /* pinned, B_c chosen */
     check_rows(&e);
     key(&e, 'C', VIZ_EX_KEY_DONE);
     assert_int_equal(e.cfg.Bc, 16);
-    for (int a = 0; a < sim_algo_count(); a++) {
+    FOR_SHOWN(a) {
         assert_int_equal(e.row[a].plan.Br, 32);
         assert_int_equal(e.row[a].plan.Bc, 16);
         assert_int_equal(e.row[a].plan.kind, SIM_PLAN_USER);
@@ -476,7 +481,7 @@ static void check_chart(const viz_explore *e)
     for (int k = 0; k < ch->n; k++) {
         sim_shape sh = e->cfg.sh;
         sh.N = ch->N[k];
-        for (int a = 0; a < sim_algo_count(); a++) {
+        FOR_SHOWN(a) {
             const expect x = expected((sim_algo)a, &sh, e->cfg.Br, e->cfg.Bc);
             assert_int_equal(ch->ok[a][k], x.ok);
             if (x.ok)
@@ -493,7 +498,7 @@ static void check_chart(const viz_explore *e)
     assert_true(ar.w >= 40 && ar.h >= 6);
     int drawn = 0;
     for (int k = 0; k < ch->n; k++)
-        for (int a = 0; a < sim_algo_count(); a++) {
+        FOR_SHOWN(a) {
             if (!ch->ok[a][k])
                 continue;
             int x, y;
@@ -541,7 +546,7 @@ static void test_chart(void **state)
     assert_non_null(text);
     memcpy(text, cv.ch, (size_t)cv.w * (size_t)cv.h);
     text[cv.w * cv.h] = '\0';
-    for (int a = 0; a < sim_algo_count(); a++) {
+    FOR_SHOWN(a) {
         const double s = log2((double)e.chart.bytes[a][VIZ_EX_CHART_MID + 2] /
                               (double)e.chart.bytes[a][VIZ_EX_CHART_MID]);
         char want[64];

@@ -15,7 +15,10 @@
  * keep them) meets the rule, forward and backward, up to T_c = 256 key
  * blocks; with the paper's (O and dQ stored in the dtype at every step)
  * FA1's forward and the backwards' dQ do not, which is why the kernels keep
- * fp32 accumulators.
+ * fp32 accumulators. The unfused baseline is a framework's same-dtype
+ * standard attention itself (one rounding more than the reference: it
+ * stores Q K^T before scaling it), so it is held near the reference rather
+ * than under the rule.
  *
  * The bits: --intermediates paper is the simulator as it was before the
  * kernels' intermediates became the default, so its outputs are pinned by
@@ -231,9 +234,20 @@ static void test_fa_rule(void **state)
         for (int k = 0; k < 2; k++) {
             problem pr = make(71u + (uint64_t)(2 * t + k), 64, Nks[k], 32, dts[t]);
             for (int a = 0; a < sim_algo_count(); a++)
-                for (int pass = SIM_FWD; pass <= SIM_BWD; pass++)
-                    assert_true(ratio(&pr, (sim_algo)a, (sim_pass)pass, 1,
-                                      SIM_INTER_KERNEL) <= 2.0);
+                for (int pass = SIM_FWD; pass <= SIM_BWD; pass++) {
+                    const double q = ratio(&pr, (sim_algo)a, (sim_pass)pass, 1,
+                                           SIM_INTER_KERNEL);
+                    /* The unfused baseline is itself a same-dtype standard
+                     * attention, the framework's: it stores Q K^T and then
+                     * the scaled scores, one rounding more than the
+                     * reference here, so it sits near the reference's error
+                     * (about 2x in fp16), not under a rule for kernels
+                     * measured against it. */
+                    if (strcmp(sim_algo_name((sim_algo)a), "unfused") == 0)
+                        assert_true(q <= 4.0);
+                    else
+                        assert_true(q <= 2.0);
+                }
             assert_true(ratio(&pr, SIM_FA2, SIM_FWD, 8, SIM_INTER_KERNEL) <= 2.0);
             unmake(&pr);
         }

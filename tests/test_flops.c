@@ -50,6 +50,21 @@ static sim_flops enum_flops(sim_algo algo, sim_pass pass, const sim_shape *sh,
         for (int64_t j = 0; j < p->Tc; j++) {
             const tile t = tile_at(sh, p, i, j);
             const double br = (double)t.br, bc = (double)t.bc, sc = br * bc;
+            sim_algo unfused;
+            assert_int_equal(sim_algo_parse("unfused", &unfused), 0);
+            if (algo == unfused) {
+                /* every tile: the products as naive's; the softmax (forward,
+                 * backward) as naive's; dropout one multiply per score */
+                const double drop = p->run.dropout > 0.0 ? 1.0 : 0.0;
+                if (pass == SIM_FWD) {
+                    f.matmul += 2.0 * 2.0 * sc * d;
+                    f.other += sc * ((p->softmax_passes == 1 ? 5.0 : 7.0) + drop);
+                } else {
+                    f.matmul += 4.0 * 2.0 * sc * d;
+                    f.other += sc * (4.0 + drop);
+                }
+                continue;
+            }
             if (algo == SIM_NAIVE) {
                 /* every tile, masked scores included */
                 if (pass == SIM_FWD) {

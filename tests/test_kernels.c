@@ -146,6 +146,8 @@ static void test_thread_count_independent(void **state)
     (void)state;
     for (int a = 0; a < sim_algo_count(); a++) {
         const int threads[] = { 1, 2, 5, 8, 12 };
+        if (!kern_serves((sim_algo)a))
+            continue;                    /* no kernel: the unfused baseline */
         for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
             kc_case c = fixed_case((sim_algo)a, 45, 12, 10, 7, k % 2, SIM_FP16, threads[k]);
             kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
@@ -168,6 +170,8 @@ static void test_smem_is_the_plan(void **state)
         for (int dt = 0; dt < SIM_DTYPE_COUNT; dt++)
             for (int a = 0; a < sim_algo_count(); a++) {
                 sim_shape sh = { .N = dims[q][0], .d = dims[q][1], .M = 96 * 1024, .dtype = (sim_dtype)dt, .causal = 0 };
+                if (!kern_serves((sim_algo)a))
+                    continue;            /* no kernel: the unfused baseline */
                 if (q == 1)
                     sh.M = 120;  /* under a row of S (4N + 8 = 188 B): three passes */
                 sim_plan p;
@@ -217,7 +221,7 @@ static void test_carve_is_the_layout(void **state)
     (void)state;
     const sim_dtype dts[] = { SIM_FP16, SIM_BF16, SIM_FP32 };
     for (size_t q = 0; q < 3; q++)
-        for (int a = 0; a < sim_algo_count(); a++)
+        for (int a = 0; a < sim_algo_count() && kern_serves((sim_algo)a); a++)
             for (int pass = 0; pass < (a == SIM_NAIVE ? 3 : 1); pass++) {
                 kc_case c = fixed_case((sim_algo)a, 45, pass ? 3 : 7, 5, 3, 1, dts[q], 3);
                 if (pass) {   /* M = the plan's peak, under a row of S: two passes,

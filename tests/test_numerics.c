@@ -833,6 +833,16 @@ static void test_paged_same_bits(void **state)
                 flat.kv_heads = 1;
                 run.group = 1;
             }
+            sim_algo unfused;
+            assert_int_equal(sim_algo_parse("unfused", &unfused), 0);
+            if (a == unfused) {      /* refused: unfused reads K and V as whole tensors */
+                sim_run_opts paged = run;
+                paged.page = 1;
+                sim_plan refused;
+                assert_int_equal(sim_plan_make(a, &flat, &paged, Br, Bc, SIM_PLAN_USER,
+                                               &refused), -1);
+                continue;
+            }
             const int64_t nkv = flat.kv_heads ? sh.batch * sh.Nk * sh.d : nk;
             const sim_inputs in = { q, kv, kv + nkv, dO };
             sim_plan p;

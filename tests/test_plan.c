@@ -145,8 +145,11 @@ static void test_large_blocks_are_bounded_candidates(void **state)
             for (int i = 0; i < 2; i++)
                 assert_true((b[i] <= 4096 && b[i] % 16 == 0) || b[i] == sh->N ||
                             (b[i] > 4096 && (b[i] & (b[i] - 1)) == 0));
-            /* At least one block past 4096: the thinned range is exercised. */
-            assert_true(p.Br > 4096 || p.Bc > 4096);
+            /* At least one block past 4096: the thinned range is exercised.
+             * Not by unfused, whose bytes do not depend on its blocks: its
+             * best plan is the one with the fewest tile steps, of any size. */
+            if (sim_algo_in_default((sim_algo)a))
+                assert_true(p.Br > 4096 || p.Bc > 4096);
         }
     }
     /* N = 1M, causal, M = 1 GiB: must finish (ctest's timeout bounds it). */

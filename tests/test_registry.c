@@ -44,8 +44,9 @@
 
 /* ---- the extra loop order ------------------------------------------------- */
 
-/* The next number after the built-in loop orders naive, fa1, fa2. */
-#define SM2_ALGO ((sim_algo)(SIM_FA2 + 1))
+/* The next number after the built-in loop orders naive, fa1, fa2 and the
+ * unfused baseline. */
+#define SM2_ALGO ((sim_algo)(SIM_FA2 + 2))
 
 enum {
     SM2_L1_LOAD_Q = 1,
@@ -374,7 +375,7 @@ static void test_offered_by_the_cli(void **state)
     assert_int_equal(a, SM2_ALGO);
     char names[256];
     assert_string_equal(sim_algo_names(names, sizeof names, " or "),
-                        "naive, fa1, fa2 or softmax2");
+                        "naive, fa1, fa2, unfused or softmax2");
     int run[SIM_ALGO_MAX];
     char err[512];
     assert_int_equal(cli_parse_algos("fa2,softmax2", run, err, sizeof err), 0);
@@ -385,13 +386,13 @@ static void test_offered_by_the_cli(void **state)
         assert_int_equal(run[k], k <= (int)SM2_ALGO ? SIM_ALGO_IF_SERVED : 0);
     assert_int_equal(cli_parse_algos("fa2,softmax3", run, err, sizeof err), -1);
     assert_string_equal(err, "--algo fa2,softmax3: unknown loop order 'softmax3' "
-                             "(naive, fa1, fa2, softmax2 or all)");
+                             "(naive, fa1, fa2, unfused, softmax2 or all)");
     char *help = written(report_help, NULL);
-    assert_non_null(strstr(help, "naive, fa1, fa2, softmax2, or all (default); comma lists"));
+    assert_non_null(strstr(help, "naive, fa1, fa2, unfused, softmax2, or all; comma lists"));
     free(help);
     assert_false(kern_serves(SM2_ALGO));
-    for (int k = 0; k < (int)SM2_ALGO; k++)
-        assert_true(kern_serves((sim_algo)k));
+    for (int k = 0; k < (int)SM2_ALGO; k++)      /* the papers' three; unfused has none */
+        assert_int_equal(kern_serves((sim_algo)k), k <= SIM_FA2);
 }
 
 /* The classroom report runs it beside FA2 and shows its counts, which
@@ -499,7 +500,8 @@ static void test_sweep_and_plot(void **state)
     assert_int_equal(sim_plot_write(res, img, dat, sizeof dat, gp, sizeof gp, err, sizeof err),
                      0);
     char *d = slurp(dat), *g = slurp(gp);
-    assert_non_null(strstr(d, "# columns: N naive_bytes fa1_bytes fa2_bytes softmax2_bytes "));
+    assert_non_null(strstr(d, "# columns: N naive_bytes fa1_bytes fa2_bytes unfused_bytes "
+                              "softmax2_bytes "));
     assert_non_null(strstr(g, "lc rgb '#7d3c98' title 'softmax2'"));
     free(d);
     free(g);
@@ -618,8 +620,12 @@ static void test_kernels_agree_on_tensor_types(void **state)
             const float y = kern_hbm_round((sim_dtype)dt, (sim_tensor)t, x);
             const int keeps = sim_tensor_about((sim_tensor)t)->fp32 || dt == SIM_FP32;
             assert_int_equal(y == x, keeps);
+            /* the unfused baseline's masks C and Z are bool, 1 byte (they hold
+             * 0 and 1, which every dtype keeps) */
+            const int mask = t == SIM_C || t == SIM_Z;
+            assert_int_equal(sim_tensor_about((sim_tensor)t)->mask, mask);
             assert_int_equal(sim_tensor_bytes((sim_tensor)t, (sim_dtype)dt),
-                             keeps ? 4 : 2);
+                             mask ? 1 : keeps ? 4 : 2);
         }
 }
 

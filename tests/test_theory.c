@@ -82,11 +82,113 @@ static void rd_kv(sim_counts *c, const sim_run_opts *run, sim_tensor t, int64_t 
 
 static void scale_heads(const sim_shape *sh, const sim_run_opts *run, sim_counts *c);
 
+/* The unfused baseline, by name: it has no enum constant. */
+static sim_algo unfused(void)
+{
+    sim_algo a;
+    assert_int_equal(sim_algo_parse("unfused", &a), 0);
+    return a;
+}
+
+/* The unfused baseline's kernels, one at a time, as README.md's table lists
+ * them: every product reads each operand of a head once (A by its blocks,
+ * then B by its blocks) and writes its result once; every element-wise
+ * kernel moves each B_r x B_c tile of its tensors once; the softmax makes
+ * one pass over B_s whole rows or p->softmax_passes over tiles. */
+static void enum_unfused(const sim_shape *sh, const sim_plan *p, sim_counts *c)
+{
+    const int64_t N = sh->N, Nk = sh->Nk ? sh->Nk : sh->N, d = sh->d, Br = p->Br, Bc = p->Bc;
+    const int64_t Tr = (N + Br - 1) / Br, Tc = (Nk + Bc - 1) / Bc;
+    const int drop = p->run.dropout > 0.0, bwd = p->run.pass == SIM_BWD;
+#define RD(t, n) (c->read_elems[t] += (uint64_t)(n), c->read_ops[t]++)
+#define WR(t, n) (c->write_elems[t] += (uint64_t)(n), c->write_ops[t]++)
+#define BR(i) min64(Br, N - (i) * Br)
+#define BC(j) min64(Bc, Nk - (j) * Bc)
+#define EACH_TILE for (int64_t i = 0; i < Tr; i++) for (int64_t j = 0; j < Tc; j++)
+    /* C = A B^T (N x N_k from query-side A, key-side B) */
+#define BMM_NT(A, B, C) do {                                       \
+        for (int64_t i = 0; i < Tr; i++) { RD(A, BR(i) * d); }     \
+        for (int64_t j = 0; j < Tc; j++) { RD(B, BC(j) * d); }     \
+        EACH_TILE { WR(C, BR(i) * BC(j)); }                        \
+    } while (0)
+    /* C = A B (query side, N x d) and C = A^T B (key side, N_k x d) */
+#define BMM_NN(A, B, C) do {                                       \
+        EACH_TILE { RD(A, BR(i) * BC(j)); }                        \
+        for (int64_t j = 0; j < Tc; j++) { RD(B, BC(j) * d); }     \
+        for (int64_t i = 0; i < Tr; i++) { WR(C, BR(i) * d); }     \
+    } while (0)
+#define BMM_TN(A, B, C) do {                                       \
+        EACH_TILE { RD(A, BR(i) * BC(j)); }                        \
+        for (int64_t i = 0; i < Tr; i++) { RD(B, BR(i) * d); }     \
+        for (int64_t j = 0; j < Tc; j++) { WR(C, BC(j) * d); }     \
+    } while (0)
+    if (!bwd) {
+        BMM_NT(SIM_Q, SIM_K, SIM_S);                            /* matmul(query, key^T) */
+        EACH_TILE { RD(SIM_S, BR(i) * BC(j)); WR(SIM_S, BR(i) * BC(j)); }   /* / sqrt(d) */
+        if (sh->causal)
+            EACH_TILE { RD(SIM_S, BR(i) * BC(j)); RD(SIM_C, BR(i) * BC(j));
+                        WR(SIM_S, BR(i) * BC(j)); }                      /* torch.where */
+    }
+    if (p->softmax_passes == 1) {                               /* softmax (backward) */
+        for (int64_t r0 = 0; r0 < N; r0 += p->Bs_r) {
+            const int64_t n = min64(p->Bs_r, N - r0) * Nk;
+            if (bwd) {
+                RD(SIM_dP, n);
+                RD(SIM_P, n);
+                WR(SIM_dS, n);
+            } else {
+                RD(SIM_S, n);
+                WR(SIM_P, n);
+            }
+        }
+    } else {
+        for (int pass = 1; pass <= p->softmax_passes; pass++)
+            EACH_TILE {
+                RD(bwd ? SIM_dP : SIM_S, BR(i) * BC(j));
+                if (bwd)
+                    RD(SIM_P, BR(i) * BC(j));
+                if (pass == p->softmax_passes)
+                    WR(bwd ? SIM_dS : SIM_P, BR(i) * BC(j));
+            }
+    }
+    if (!bwd) {
+        if (drop)
+            EACH_TILE { RD(SIM_P, BR(i) * BC(j)); WR(SIM_P, BR(i) * BC(j));
+                        WR(SIM_Z, BR(i) * BC(j)); }              /* attn_dropout */
+        BMM_NN(SIM_P, SIM_V, SIM_O);                            /* matmul(P, value) */
+    } else {
+        BMM_NT(SIM_dO, SIM_V, SIM_dP);                          /* its backward: dP */
+        BMM_TN(SIM_P, SIM_dO, SIM_dV);                          /* and dV */
+        if (drop)
+            EACH_TILE { RD(SIM_dP, BR(i) * BC(j)); RD(SIM_Z, BR(i) * BC(j));
+                        WR(SIM_dP, BR(i) * BC(j)); }
+        if (sh->causal)
+            EACH_TILE { RD(SIM_dS, BR(i) * BC(j)); RD(SIM_C, BR(i) * BC(j));
+                        WR(SIM_dS, BR(i) * BC(j)); }
+        EACH_TILE { RD(SIM_dS, BR(i) * BC(j)); WR(SIM_dS, BR(i) * BC(j)); }
+        BMM_NN(SIM_dS, SIM_K, SIM_dQ);
+        BMM_TN(SIM_dS, SIM_Q, SIM_dK);
+    }
+#undef RD
+#undef WR
+#undef BR
+#undef BC
+#undef EACH_TILE
+#undef BMM_NT
+#undef BMM_NN
+#undef BMM_TN
+    scale_heads(sh, &p->run, c);
+}
+
 /* Per-tensor element counts by enumerating the papers' loops. */
 static void enum_counts(sim_algo algo, const sim_shape *sh, const sim_plan *p,
                         sim_counts *c)
 {
     memset(c, 0, sizeof *c);
+    if (algo == unfused()) {
+        enum_unfused(sh, p, c);
+        return;
+    }
     if (p->run.pass == SIM_BWD) {
         enum_counts_bwd(algo, sh, p, c);
         return;
@@ -778,8 +880,10 @@ static void test_random_softmax_forms(void **state)
     assert_true(fit > 40 && over > 40);
 }
 
-/* The FlashAttention loop orders have no softmax forms: their plans keep
- * run.softmax at auto whatever was asked, and count the same. */
+/* The loop orders other than standard attention have no softmax forms
+ * (FlashAttention's online softmax, the unfused baseline's framework
+ * kernels): their plans keep run.softmax at auto whatever was asked, and
+ * count the same. */
 static void test_softmax_forms_leave_fa(void **state)
 {
     (void)state;
@@ -790,12 +894,71 @@ static void test_softmax_forms_leave_fa(void **state)
         assert_int_equal(sim_plan_make((sim_algo)a, &sh, NULL, 32, 32, SIM_PLAN_USER, &p0), 0);
         assert_int_equal(sim_plan_make((sim_algo)a, &sh, &three, 32, 32, SIM_PLAN_USER, &p3), 0);
         assert_int_equal(p3.run.softmax, SIM_SOFTMAX_AUTO);
-        assert_int_equal(p3.softmax_passes, 0);
+        /* FA1, FA2: no passes over S at all; the unfused baseline: its own
+         * rule (PyTorch's kernels), whatever form was asked. */
+        assert_int_equal(p3.softmax_passes, p0.softmax_passes);
+        if (a == SIM_FA1 || a == SIM_FA2)
+            assert_int_equal(p3.softmax_passes, 0);
         sim_counts c0, c3;
         assert_int_equal(sim_theory_counts(&p0, &sh, &c0), 0);
         assert_int_equal(sim_theory_counts(&p3, &sh, &c3), 0);
         assert_true(sim_counts_equal(&c0, &c3));
     }
+}
+
+/* The unfused baseline: measured = closed form = the kernel-by-kernel
+ * enumeration over random shapes, both passes, causal or not, dropout or
+ * not, with batches, longer keys and windows, and rows past PyTorch's
+ * persistent softmax (N_k > 1024, or 4096 bytes) or SRAM (three passes
+ * forward, two backward). The passes follow PyTorch's rule. */
+static void test_random_unfused(void **state)
+{
+    (void)state;
+    uint64_t rng = 2026;
+    int tiled = 0, dropped = 0, masked = 0, total = 0;
+    for (int k = 0; k < 240; k++) {
+        sim_shape sh = { 0 };
+        sim_run_opts run = { .pass = k % 2 ? SIM_BWD : SIM_FWD };
+        sh.N = tu_rand_range(&rng, 1, 150);
+        sh.Nk = sh.N + (tu_rand_range(&rng, 0, 2) == 0 ? tu_rand_range(&rng, 0, 1200) : 0);
+        sh.d = tu_rand_range(&rng, 1, 40);
+        sh.dtype = (sim_dtype)tu_rand_range(&rng, 0, 2);
+        sh.causal = (int)tu_rand_range(&rng, 0, 1);
+        if (sh.causal && tu_rand_range(&rng, 0, 2) == 0)
+            sh.window = tu_rand_range(&rng, 1, sh.Nk + 3);
+        if (tu_rand_range(&rng, 0, 3) == 0) {
+            sh.batch = tu_rand_range(&rng, 1, 3);
+            sh.heads = tu_rand_range(&rng, 1, 4);
+        }
+        if (tu_rand_range(&rng, 0, 1))
+            run.dropout = 0.1 * (double)tu_rand_range(&rng, 1, 9);
+        int64_t Br = tu_rand_range(&rng, 1, sh.N + 4), Bc = tu_rand_range(&rng, 1, sh.Nk + 4);
+        sh.M = 64u << 20;
+        if (tu_rand_range(&rng, 0, 2) == 0) {
+            /* Less than one row of S in fp32 with its statistics, with blocks
+             * and d small enough that every tiled kernel fits. */
+            sh.d = tu_rand_range(&rng, 1, 4);
+            Br = tu_rand_range(&rng, 1, 4);
+            Bc = tu_rand_range(&rng, 1, 4);
+            sh.M = (uint64_t)(sh.Nk * 4 + 7);
+        }
+        sim_plan p;
+        plan_with_room(unfused(), &sh, &run, Br, Bc, &p);
+        const int64_t Nk = sh.Nk, e = sh.dtype == SIM_FP32 ? 4 : 2;
+        const int persistent = Nk <= 1024 && Nk * e <= 4096;
+        const int row_fits = (uint64_t)(Nk * (run.pass == SIM_BWD ? 8 : 4) +
+                                        (run.pass == SIM_BWD ? 4 : 8)) <= sh.M;
+        assert_int_equal(p.softmax_passes,
+                         persistent && row_fits ? 1 : run.pass == SIM_BWD ? 2 : 3);
+        check_config(unfused(), &sh, &p);
+        tiled += p.softmax_passes > 1;
+        dropped += run.dropout > 0.0;
+        masked += sh.causal;
+        total++;
+    }
+    printf("  %d unfused configurations: %d with the softmax over tiles, %d with dropout, "
+           "%d masked\n", total, tiled, dropped, masked);
+    assert_true(tiled > 30 && dropped > 60 && masked > 60);
 }
 
 /* Paged KV: measured = closed form = enumeration (which finds each tile's
@@ -835,6 +998,10 @@ static void test_random_paged(void **state)
             run.page = sh.Nk;                      /* at most N_k: one page holds every key */
         sh.M = 64u << 20;
         sim_plan p;
+        if (a == unfused()) {        /* refused: unfused reads K and V as whole tensors */
+            assert_int_equal(sim_plan_make(a, &sh, &run, 1, Bc, SIM_PLAN_USER, &p), -1);
+            continue;
+        }
         plan_with_room(a, &sh, &run, tu_rand_range(&rng, 1, sh.N + 3), Bc, &p);
         check_config(a, &sh, &p);
         sim_counts th;
@@ -862,6 +1029,10 @@ static void test_paged_boundaries(void **state)
         const sim_run_opts run = { .page = tu_rand_range(&rng, 1, sh.Nk < 300 ? sh.Nk : 300) };
         const sim_algo a = (sim_algo)(k % sim_algo_count());
         sim_plan p;
+        if (a == unfused()) {        /* refused: unfused reads K and V as whole tensors */
+            assert_int_equal(sim_plan_make(a, &sh, &run, 1, 1, SIM_PLAN_USER, &p), -1);
+            continue;
+        }
         plan_with_room(a, &sh, &run, tu_rand_range(&rng, 1, sh.N), tu_rand_range(&rng, 1, sh.Nk),
                        &p);
         int64_t g = run.page, b = p.Bc;
@@ -1135,6 +1306,7 @@ int main(void)
         cmocka_unit_test(test_random_backward),
         cmocka_unit_test(test_random_splits),
         cmocka_unit_test(test_splits_need_key_blocks),
+        cmocka_unit_test(test_random_unfused),
         cmocka_unit_test(test_random_paged),
         cmocka_unit_test(test_paged_boundaries),
         cmocka_unit_test(test_backward_signatures),

@@ -500,7 +500,7 @@ static int on_key(view *v, int ch)
         }
         break;
     case 'a': case 'A':
-        next.algo = (sim_algo)((next.algo + 1) % sim_algo_count());
+        next.algo = sim_algo_next(next.algo);
         rebuild(v, &next);
         break;
     case 'c': case 'C':

@@ -36,6 +36,14 @@ const char VIZ_EXPLORE_STATUS[] =
 
 /* ---- small formatting helpers ------------------------------------------------ */
 
+/* The loop orders the explorer shows: the default set (sim_algo_in_default),
+ * whose table has a row each; an opt-in baseline (unfused) is the report's,
+ * named with --algo. */
+static int shown(int a)
+{
+    return sim_algo_in_default((sim_algo)a);
+}
+
 static void fmt_count(char *buf, size_t len, uint64_t v)
 {
     sim_format_count(buf, len, v);
@@ -285,6 +293,8 @@ static void make_chart(viz_explore *e)
         for (int a = 0; a < sim_algo_count(); a++) {
             viz_explore_row tmp;
             const viz_explore_row *r = &e->row[a];
+            if (!shown(a))
+                continue;
             if (Nk != N) {
                 sim_shape sh = e->cfg.sh;
                 sh.N = Nk;
@@ -301,12 +311,13 @@ void viz_explore_update(viz_explore *e)
 {
     const sim_shape *sh = &e->cfg.sh;
     for (int a = 0; a < sim_algo_count(); a++)
-        make_row((sim_algo)a, sh, e->cfg.Br, e->cfg.Bc, &e->row[a]);
+        if (shown(a))
+            make_row((sim_algo)a, sh, e->cfg.Br, e->cfg.Bc, &e->row[a]);
     e->bounds = sim_theory_bounds(sh);
     const viz_explore_row *nv = &e->row[SIM_NAIVE];
     for (int a = 0; a < sim_algo_count(); a++) {
         viz_explore_row *r = &e->row[a];
-        if (r->status != VIZ_EX_OK)
+        if (!shown(a) || r->status != VIZ_EX_OK)
             continue;
         if (nv->status == VIZ_EX_OK && nv->total_bytes)
             r->ratio = (double)r->total_bytes / (double)nv->total_bytes;
@@ -423,7 +434,7 @@ viz_explore_action viz_explore_key(viz_explore *e, int key)
         return VIZ_EX_KEY_DONE;
     }
     viz_explore_config *c = &e->cfg;
-    if (key >= '1' && key - '1' < sim_algo_count()) {   /* 1 naive, 2 fa1, 3 fa2, ... */
+    if (key >= '1' && key - '1' < sim_algo_count() && shown(key - '1')) {   /* 1 naive, ... */
         c->view_algo = (sim_algo)(key - '1');
         MSG("v opens the view of %s", sim_algo_name(c->view_algo));
         return VIZ_EX_KEY_DONE;
@@ -480,7 +491,7 @@ viz_explore_action viz_explore_key(viz_explore *e, int key)
         break;
     case 'a':
     case 'A':
-        c->view_algo = (sim_algo)((c->view_algo + 1) % sim_algo_count());
+        c->view_algo = sim_algo_next(c->view_algo);
         MSG("v opens the view of %s", sim_algo_name(c->view_algo));
         return VIZ_EX_KEY_DONE;          /* nothing derived changes */
     case 'v': {
@@ -644,8 +655,11 @@ static void draw_table(const viz_explore *e, viz_canvas *c, int y)
              "fits");
     viz_canvas_text(c, 0, y + 1, W, VIZ_ST_DIM, line);
     const uint64_t M = e->cfg.sh.M;
-    for (int a = 0; a < sim_algo_count(); a++) {
+    for (int a = 0, row = 0; a < sim_algo_count(); a++) {
         const viz_explore_row *r = &e->row[a];
+        if (!shown(a))
+            continue;
+        const int yr = y + 2 + row++;
         const char mark = a == (int)e->cfg.view_algo ? '>' : ' ';
         const char *name = sim_algo_name((sim_algo)a);
         char blocks[48];
@@ -656,13 +670,13 @@ static void draw_table(const viz_explore *e, viz_canvas *c, int y)
             snprintf(blocks, sizeof blocks, "-");
         if (r->status == VIZ_EX_REFUSED) {
             snprintf(line, sizeof line, "%c%d %-5s refused: %s", mark, a + 1, name, r->why);
-            viz_canvas_text(c, 0, y + 2 + a, W, VIZ_ST_OVER, line);
+            viz_canvas_text(c, 0, yr, W, VIZ_ST_OVER, line);
             continue;
         }
         if (r->status == VIZ_EX_OVERFLOW) {
             snprintf(line, sizeof line, "%c%d %-5s %10s  %s", mark, a + 1, name, blocks,
                      r->why);
-            viz_canvas_text(c, 0, y + 2 + a, W, VIZ_ST_OVER, line);
+            viz_canvas_text(c, 0, yr, W, VIZ_ST_OVER, line);
             continue;
         }
         char rd[32], wr[32], tot[32], ratio[32], peak[32], pct[32];
@@ -679,7 +693,7 @@ static void draw_table(const viz_explore *e, viz_canvas *c, int y)
         snprintf(line, sizeof line, "%c%d %-5s %10s %10s %10s %10s %6s %9s %5s %s", mark,
                  a + 1, name, blocks, rd, wr, tot, ratio, peak, pct,
                  r->plan.fits ? "yes" : "NO");
-        viz_canvas_text(c, 0, y + 2 + a, W, a == (int)e->cfg.view_algo ? VIZ_ST_TITLE
+        viz_canvas_text(c, 0, yr, W, a == (int)e->cfg.view_algo ? VIZ_ST_TITLE
                                                                        : VIZ_ST_NORMAL,
                         line);
     }
@@ -689,6 +703,8 @@ static void draw_table(const viz_explore *e, viz_canvas *c, int y)
         for (int a = 0; a < sim_algo_count(); a++) {
             const viz_explore_row *r = &e->row[a];
             char v[40];
+            if (!shown(a))
+                continue;
             if (r->status != VIZ_EX_OK)
                 snprintf(v, sizeof v, "-");
             else if (commas)
@@ -729,6 +745,8 @@ static void draw_bounds(const viz_explore *e, viz_canvas *c, int y)
     snprintf(i2, sizeof i2, "4 N d = %s", s3);
     int n = snprintf(i3, sizeof i3, "measured/Theta");
     for (int a = 0; a < sim_algo_count(); a++) {
+        if (!shown(a))
+            continue;
         if (e->row[a].status == VIZ_EX_OK && e->row[a].per_theta > 0)
             n += snprintf(i3 + n, sizeof i3 - (size_t)n, " %s %.2f",
                           sim_algo_name((sim_algo)a), e->row[a].per_theta);
@@ -805,6 +823,8 @@ static void draw_side(const viz_explore *e, viz_canvas *c, int x, int y, int h, 
     snprintf(line[n++], sizeof line[0], "slope, N to 2N:");
     for (int a = 0; a < sim_algo_count(); a++) {
         double s;
+        if (!shown(a))
+            continue;
         if (chart_slope(ch, a, &s))
             snprintf(line[n++], sizeof line[0], "  %-5s %6.3f", sim_algo_name((sim_algo)a), s);
         else
@@ -829,8 +849,9 @@ static const char *chart_legend(char *buf, size_t len)
 {
     size_t o = 0;
     for (int a = 0; a < sim_algo_count() && o < len; a++)
-        o += (size_t)snprintf(buf + o, len - o, "%c %s  ", viz_explore_mark((sim_algo)a),
-                              sim_algo_name((sim_algo)a));
+        if (shown(a))
+            o += (size_t)snprintf(buf + o, len - o, "%c %s  ",
+                                  viz_explore_mark((sim_algo)a), sim_algo_name((sim_algo)a));
     if (o < len)
         snprintf(buf + o, len - o, "* several  . slope 2  : N");
     return buf;

@@ -248,7 +248,7 @@ static void on_char(run_state *s, char ch)
         s->dirty = 1;
         break;
     case 'a':
-        rebuild(s, (sim_algo)((in->algo + 1) % sim_algo_count()), in->sh.causal);
+        rebuild(s, sim_algo_next(in->algo), in->sh.causal);
         break;
     case 'c':
         rebuild(s, in->algo, !in->sh.causal);
