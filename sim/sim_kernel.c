@@ -15,6 +15,10 @@
  *             FMHA_kernel_traits<S, D, STEP, WARPS_M, WARPS_N, ...>, S keys per
  *             block (the outer loop), STEP = 16 query rows per inner step,
  *             WARPS_M x WARPS_N = 1 x 4 warps.
+ *   [FA1-BWD] flash-attention 1.x, csrc/flash_attn/src/fmha_bwd_hdim{32,64,128}.cu
+ *             (read in the copy PyTorch ships, aten/src/ATen/native/transformers/
+ *             cuda/flash_attn/): FMHA_kernel_traits<S, D, 16, 1, 8, ...>, S keys
+ *             per block, 16 query rows per step, 1 x 8 warps.
  * kBlockM is B_r (query rows per block), kBlockN is B_c (key rows). fasim has
  * no dropout, so the choices are those without it (DROPOUT_SWITCH's false
  * side); where causal masking or the GPU changes the choice, so does fasim.
@@ -145,24 +149,29 @@ static int fa2_bwd(const sim_shape *sh, const sim_kernel_target *t, sim_kernel_c
     return -1;
 }
 
-/* FA1's forward [FA1-FWD]: B_r = STEP = 16, 1 x 4 warps; B_c = S: for d = 32
- * and 64, 128 when seqlen_k == 128 and 256 when seqlen_k >= 256; for d = 128
- * always 128. fmha_fwd_hdim{32,64}.cu launch nothing for other lengths below
- * 256: fasim takes 128 up to 128 keys and 256 above. */
-static int fa1_fwd(const sim_shape *sh, sim_kernel_choice *c)
+/* FA1 [FA1-FWD], [FA1-BWD]: B_r = STEP = 16, 1 x 4 warps forward and 1 x 8
+ * backward; B_c = S: for d = 32 and 64, 128 when seqlen_k == 128 and 256
+ * when seqlen_k >= 256; for d = 128 always 128. The launch code runs nothing
+ * for other lengths below 256: fasim takes 128 up to 128 keys and 256 above.
+ * (The backward on compute capability 7.5 keeps 128 at d = 64, a GPU fasim
+ * has no preset of.) */
+static int fa1_choose(const sim_shape *sh, int bwd, sim_kernel_choice *c)
 {
+    static const char *const SOURCE[2][3] = {
+        { "fmha_fwd_hdim32.cu, run_fmha_fwd_hdim32", "fmha_fwd_hdim64.cu, run_fmha_fwd_hdim64",
+          "fmha_fwd_hdim128.cu, run_fmha_fwd_hdim128" },
+        { "fmha_bwd_hdim32.cu, run_fmha_bwd_hdim32", "fmha_bwd_hdim64.cu, run_fmha_bwd_hdim64",
+          "fmha_bwd_hdim128.cu, run_fmha_bwd_hdim128" },
+    };
+    const int warps = bwd ? 8 : 4;
     const int64_t Nk = sim_shape_Nk(sh);
     switch (sh->d) {
-    case 32:   /* fmha_fwd_hdim32.cu: <128 or 256, 32, 16, 1, 4> */
-        set(c, 16, Nk <= 128 ? 128 : 256, 4, "fmha_fwd_hdim32.cu, run_fmha_fwd_hdim32",
-            "the key length");
+    case 32:   /* <128 or 256, 32, 16, 1, 4 or 8> */
+    case 64:   /* <128 or 256, 64, 16, 1, 4 or 8> */
+        set(c, 16, Nk <= 128 ? 128 : 256, warps, SOURCE[bwd][sh->d == 64], "the key length");
         return 0;
-    case 64:   /* fmha_fwd_hdim64.cu: <128 or 256, 64, 16, 1, 4> */
-        set(c, 16, Nk <= 128 ? 128 : 256, 4, "fmha_fwd_hdim64.cu, run_fmha_fwd_hdim64",
-            "the key length");
-        return 0;
-    case 128:  /* fmha_fwd_hdim128.cu: <128, 128, 16, 1, 4> */
-        set(c, 16, 128, 4, "fmha_fwd_hdim128.cu, run_fmha_fwd_hdim128", NULL);
+    case 128:  /* <128, 128, 16, 1, 4 or 8> */
+        set(c, 16, 128, warps, SOURCE[bwd][2], NULL);
         return 0;
     }
     return -1;
@@ -188,13 +197,13 @@ int sim_kernel_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *ru
     } else if (algo == SIM_FA2) {
         if (fa2_bwd(sh, t, out) == 0)
             return 0;
-    } else if (algo == SIM_FA1 && !bwd) {
-        if (fa1_fwd(sh, out) == 0)
+    } else if (algo == SIM_FA1) {
+        if (fa1_choose(sh, bwd, out) == 0)
             return 0;
     } else {
         if (err)
             snprintf(err, errlen, "--plan kernel: fasim knows no released kernel of %s%s "
-                     "(FlashAttention-2 forward and backward, FlashAttention-1 forward)",
+                     "(FlashAttention-1 and -2, forward and backward)",
                      sim_algo_name(algo), pass);
         return -2;
     }

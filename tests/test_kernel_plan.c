@@ -53,6 +53,10 @@ static const expect_row TABLE[] = {
     { SIM_FA1, SIM_FWD, 32,  { 16, 256, 4 },  { 16, 256, 4 } },
     { SIM_FA1, SIM_FWD, 64,  { 16, 256, 4 },  { 16, 256, 4 } },
     { SIM_FA1, SIM_FWD, 128, { 16, 128, 4 },  { 16, 128, 4 } },
+    /* FA1's backward (fmha_bwd_hdim*.cu): the same S and STEP, 1 x 8 warps. */
+    { SIM_FA1, SIM_BWD, 32,  { 16, 256, 8 },  { 16, 256, 8 } },
+    { SIM_FA1, SIM_BWD, 64,  { 16, 256, 8 },  { 16, 256, 8 } },
+    { SIM_FA1, SIM_BWD, 128, { 16, 128, 8 },  { 16, 128, 8 } },
 };
 
 #define NROWS (sizeof TABLE / sizeof TABLE[0])
@@ -74,6 +78,11 @@ static void expected_levels(const sim_plan *p, int64_t d, int e, uint64_t *smem,
     if (p->algo == SIM_FA2 && p->run.pass == SIM_FWD) {
         *smem = (R * D + 2 * C * D) * E;                        /* Q_i, K_j, V_j */
         *regs = (R * C + R * D + 2 * R) * 4;                    /* S_ij, O_i, m_i, l_i */
+    } else if (p->algo == SIM_FA1 && p->run.pass == SIM_BWD) {
+        /* Algorithm 4: K_j, V_j (line 6), Q_i, O_i, dO_i (line 9) loaded;
+         * dK_j, dV_j, dQ_i, S_ij, dP_ij and l_i, m_i, D_i accumulated. */
+        *smem = (2 * C * D + 3 * R * D) * E;
+        *regs = (2 * C * D + R * D + 2 * R * C + 3 * R) * 4;
     } else if (p->algo == SIM_FA1) {
         *smem = (2 * C * D + R * D) * E;                        /* K_j, V_j, Q_i */
         *regs = (R * D + R * C + 6 * R) * 4;    /* O_i, S_ij, m, l, m~, l~, m_new, l_new */
@@ -187,6 +196,7 @@ static void test_counts_do_not_depend_on_the_level(void **state)
     static const struct { sim_algo algo; sim_pass pass; int64_t d; int causal; } cases[] = {
         { SIM_FA2, SIM_FWD, 64, 0 }, { SIM_FA2, SIM_FWD, 64, 1 }, { SIM_FA1, SIM_FWD, 64, 0 },
         { SIM_FA1, SIM_FWD, 32, 1 }, { SIM_FA2, SIM_BWD, 64, 0 }, { SIM_FA2, SIM_BWD, 32, 1 },
+        { SIM_FA1, SIM_BWD, 64, 0 }, { SIM_FA1, SIM_BWD, 128, 1 },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const int64_t N = 300, d = cases[k].d;
@@ -335,8 +345,9 @@ static void test_refusals(void **state)
     assert_int_equal(sim_kernel_choose(SIM_NAIVE, &sh, NULL, &t, &c, err, sizeof err), -2);
     assert_non_null(strstr(err, "no released kernel of naive"));
     const sim_run_opts bwd = { .pass = SIM_BWD };
-    sh.d = 64;
-    assert_int_equal(sim_kernel_choose(SIM_FA1, &sh, &bwd, &t, &c, err, sizeof err), -2);
+    sh.d = 96;
+    assert_int_equal(sim_kernel_choose(SIM_FA1, &sh, &bwd, &t, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "fa1 backward kernels serve d = 32, 64 and 128, not d = 96"));
 }
 
 int main(void)
