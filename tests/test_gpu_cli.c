@@ -29,7 +29,7 @@
 #include "sim_npy.h"
 #include "test_util.h"
 
-#define RUN_TIMEOUT_S 60
+#define RUN_TIMEOUT_S TU_RUN_TIMEOUT_S
 #define MAX_ARGS 48
 
 static const char *g_fasim;

@@ -42,7 +42,7 @@
 #include "sim.h"
 #include "test_util.h"
 
-#define RUN_TIMEOUT_S 60
+#define RUN_TIMEOUT_S TU_RUN_TIMEOUT_S
 #define MAX_ARGS 32
 #define MAX_ANSWERS 16
 

@@ -45,7 +45,7 @@
 #include "sim.h"
 #include "test_util.h"
 
-#define RUN_TIMEOUT_S 60
+#define RUN_TIMEOUT_S TU_RUN_TIMEOUT_S
 #define MAX_ARGS 24
 
 static const char *g_fasim, *g_golden;

@@ -4,6 +4,20 @@
 #ifndef FASIM_TEST_UTIL_H
 #define FASIM_TEST_UTIL_H
 
+/* The longest a test lets one fasim command run before it counts as a hang:
+ * a minute, and four under the sanitizers, which make the same run 5 to 10
+ * times slower (and CI runs their suite two tests at a time on two cores). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+#define TU_RUN_TIMEOUT_S 240
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define TU_RUN_TIMEOUT_S 240
+#endif
+#endif
+#ifndef TU_RUN_TIMEOUT_S
+#define TU_RUN_TIMEOUT_S 60
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 
