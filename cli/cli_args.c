@@ -415,9 +415,9 @@ static int softmax_served(const sim_request *r, char *err, size_t errlen)
             if (on && r->run_algo[a] && sim_loop_softmax_forms((sim_algo)a, &run))
                 return 0;
     }
-    ERR("--softmax %s names a form of standard attention's forward softmax: run naive "
-        "(--algo) forward; fa1 and fa2 have their own online softmax, unfused the "
-        "framework's kernels",
+    ERR("--softmax %s names a form of standard attention's forward softmax: run naive's "
+        "forward pass (--algo naive, --pass fwd or both); fa1 and fa2 have their own online "
+        "softmax, unfused the framework's kernels",
         sim_softmax_name(r->run.softmax));
     return -1;
 }

@@ -157,11 +157,15 @@ int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, 
     else if ((unsigned)run->softmax >= SIM_SOFTMAX_COUNT)
         why = "--softmax must be auto, 1pass, 2pass or 3pass";
     else if (run->softmax == SIM_SOFTMAX_1PASS && sim_plan_rows(sh, 4, 8) == 0) {
-        if (err && errlen)
+        if (err && errlen) {
+            char nk[32], row[32], m[32];
+            sim_format_count(nk, sizeof nk, (uint64_t)sim_shape_Nk(sh));
+            sim_format_count(row, sizeof row, (uint64_t)sim_shape_Nk(sh) * 4 + 8);
+            sim_format_count(m, sizeof m, sh->M);
             snprintf(err, errlen, "--softmax 1pass reads whole rows of S: one row of N_k = "
-                     "%lld fp32 scores with its m and l takes %llu B, more than M = %llu B; "
-                     "use 2pass or 3pass", (long long)sim_shape_Nk(sh),
-                     (unsigned long long)sim_shape_Nk(sh) * 4 + 8, (unsigned long long)sh->M);
+                     "%s fp32 scores with its m and l takes %s B, more than M = %s B; "
+                     "use 2pass or 3pass", nk, row, m);
+        }
         return -1;
     }
     else if (!(run->dropout >= 0.0 && run->dropout < 1.0))     /* NaN too */
