@@ -1764,7 +1764,7 @@ static bad_case BAD[] = {
       { "--softmax", "2pass", "--algo", "naive", "--pass", "bwd" }, 2,
       { "--softmax 2pass", "forward" }, 0 },
     { "bad: --softmax 1pass over M", { "--softmax", "1pass", "--N", "24600", "--count-only" },
-      2, { "--softmax 1pass", "98408 B", "M = 98304 B", "2pass" }, 0 },
+      2, { "--softmax 1pass", "98,408 B", "M = 98,304 B", "2pass" }, 0 },
     /* .npy inputs */
     { "npy: missing file", { Q3("@ok_8x4.npy", "@missing.npy", "@ok_8x4.npy") }, 1,
       { "--k", "missing.npy", "cannot open" }, 0 },
