@@ -2019,6 +2019,10 @@ static void test_report_notes(void **state)
     check_80_columns(&r);
     CHECK(&r, strstr(r.out, "Theorem 2 of the FlashAttention paper") != NULL,
           "--explain does not expand the notes");
+    /* A formula is never broken across lines. */
+    CHECK(&r, strstr(r.out, "Theta(N d + N^2) HBM") != NULL &&
+              strstr(r.out, "o(N^2 d^2 / M) for") != NULL,
+          "--explain breaks a formula across lines");
     run_free(&r);
     RUN(&r, "--N", "1024", "--M", "96K", "--algo", "naive,fa2");
     CHECK(&r, strstr(r.out, "its error the largest here") != NULL,
