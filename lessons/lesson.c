@@ -37,7 +37,6 @@
 #include "viz_curses.h"
 #include "viz_model.h"
 #include "sim_parse.h"
-#include "sim_report.h"
 #include "sim_text.h"
 
 #include <ctype.h>
@@ -897,32 +896,25 @@ static double expr_power(expr_in *x)
     return v;
 }
 
-static double expr_product(expr_in *x)
+/* A left-associative chain at one level: a sum of products (sum set), or
+ * a product of powers. */
+static double expr_chain(expr_in *x, int sum)
 {
-    double v = expr_power(x);
+    double v = sum ? expr_chain(x, 0) : expr_power(x);
     for (;;) {
         expr_space(x);
-        if (*x->p == '*')
-            x->p++, v *= expr_power(x);
-        else if (*x->p == '/')
-            x->p++, v /= expr_power(x);
-        else
+        const char op = *x->p;
+        if (!op || !strchr(sum ? "+-" : "*/", op))
             return v;
+        x->p++;
+        const double w = sum ? expr_chain(x, 0) : expr_power(x);
+        v = op == '+' ? v + w : op == '-' ? v - w : op == '*' ? v * w : v / w;
     }
 }
 
 static double expr_sum(expr_in *x)
 {
-    double v = expr_product(x);
-    for (;;) {
-        expr_space(x);
-        if (*x->p == '+')
-            x->p++, v += expr_product(x);
-        else if (*x->p == '-')
-            x->p++, v -= expr_product(x);
-        else
-            return v;
-    }
+    return expr_chain(x, 1);
 }
 
 /* The value of the learner's text t; 0 when it is neither a number nor an
@@ -1422,17 +1414,4 @@ void lesson_view(lesson *L, sim_algo algo, const sim_shape *sh, int64_t Br, int6
         L->view_pending = 1;
     }
     fputc('\n', L->out);
-}
-
-int64_t lesson_report_tiles(const sim_shape *sh)
-{
-    sim_request req;
-    memset(&req, 0, sizeof req);       /* as the report's defaults (cli_args.c) */
-    req.sh = *sh;
-    for (int a = 0; a < sim_algo_count(); a++)
-        req.run_algo[a] = sim_algo_in_default((sim_algo)a) ? SIM_ALGO_IF_SERVED : 0;
-    req.run_pass[SIM_FWD] = 1;
-    req.plan_kind = SIM_PLAN_SAME;
-    const int64_t t = sim_report_same_tiles(&req);
-    return t > 0 ? t : 0;
 }

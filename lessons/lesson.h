@@ -203,13 +203,6 @@ void *lesson_alloc(lesson *L, size_t bytes);
  * only the lesson can judge, e.g. a block size larger than the vector). */
 void lesson_fail(lesson *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The tiles the report uses for sh (`fasim` with --plan same, its default):
- * the one square B_r = B_c that every loop order of its default set fits,
- * forward, or 0 when none does (the report then gives each its best plan).
- * A lesson that compares loop orders' bytes uses them, so that its figures
- * are the report's. */
-int64_t lesson_report_tiles(const sim_shape *sh);
-
 /* A picture of a run: prints the `fasim view` command that steps through
  * algo on this shape and these block sizes (0: the best plan), and, on a
  * terminal, lets the next key prompt take v, which opens that view here

@@ -20,7 +20,7 @@
 *   Run:       fasim lesson io-complexity --N 4096 --M 192K
 *
 *   Numbers:   count-only runs of the loop nests (sim_run) on the report's
-*              tiles (lesson_report_tiles: one square for all, --plan same),
+*              tiles (sim_report_default_tiles: one square for all, --plan same),
 *              checked against sim_theory_counts; the bounds from
 *              sim_theory_bounds.
 *
@@ -32,6 +32,7 @@
 #include "sim_claims.h"
 #include "sim_parse.h"
 #include "sim_limits.h"
+#include "sim_report.h"
 
 static const char *numd(double x)
 {
@@ -130,8 +131,8 @@ static void run(lesson *L)
     sim_shape sN = sh, sM = sh;
     sN.N = 2 * sh.N;
     sM.M = 2 * sh.M;
-    const int64_t tiles = lesson_report_tiles(&sh);
-    const int64_t tN = lesson_report_tiles(&sN), tM = lesson_report_tiles(&sM);
+    const int64_t tiles = sim_report_default_tiles(&sh);
+    const int64_t tN = sim_report_default_tiles(&sN), tM = sim_report_default_tiles(&sM);
     for (int k = 0; k < 3; k++) {
         now[k] = measure(L, ALGOS[k], &sh, tiles);
         twoN[k] = theory(ALGOS[k], &sN, tN);

@@ -37,6 +37,7 @@
 #include "sim_claims.h"
 #include "sim_parse.h"
 #include "sim_limits.h"
+#include "sim_report.h"
 
 static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
 {
@@ -194,7 +195,7 @@ static void run(lesson *L)
      * are the report's; where no square fits every loop order, the largest
      * that fits FA1. When none fits, 1 x 1 does not either and measure()
      * explains why. */
-    const int64_t rt = lesson_report_tiles(&sh);
+    const int64_t rt = sim_report_default_tiles(&sh);
     const int64_t sq = rt ? rt : largest_square(&sh);
     const int64_t block = lesson_opt_int(L, "block", sq ? sq : 1, 1, (int64_t)1 << 18);
     const int64_t Br = lesson_opt_int(L, "Br", block, 1, (int64_t)1 << 18);

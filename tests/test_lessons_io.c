@@ -343,22 +343,6 @@ static void test_tiling_random(void **state)
     }
 }
 
-/* The report's tiles for sh (its --plan same over its default loop
- * orders, forward), or 0 when none fits: from study/, as the report finds
- * them. */
-static int64_t same_tiles(const sim_shape *sh)
-{
-    sim_request req;
-    memset(&req, 0, sizeof req);
-    req.sh = *sh;
-    for (int a = 0; a < sim_algo_count(); a++)
-        req.run_algo[a] = sim_algo_in_default((sim_algo)a) ? SIM_ALGO_IF_SERVED : 0;
-    req.run_pass[SIM_FWD] = 1;
-    req.plan_kind = SIM_PLAN_SAME;
-    const int64_t t = sim_report_same_tiles(&req);
-    return t > 0 ? t : 0;
-}
-
 static void test_io_random(void **state)
 {
     (void)state;
@@ -384,7 +368,7 @@ static void test_io_random(void **state)
         for (int k = 0; k < 2; k++) {
             sim_shape s = sh;
             s.N = k ? 2 * N : N;
-            const int64_t tiles = same_tiles(&s);
+            const int64_t tiles = sim_report_default_tiles(&s);
             for (int a = 0; a < 3; a++) {
                 sim_plan p;
                 sim_counts c;
@@ -402,7 +386,7 @@ static void test_io_random(void **state)
         sim_shape s2 = sh;
         s2.M = 2 * M;
         sim_plan p2;
-        const int64_t t2 = same_tiles(&s2);
+        const int64_t t2 = sim_report_default_tiles(&s2);
         assert_int_equal(sim_plan_choose(SIM_FA2, &s2, NULL, t2 ? SIM_PLAN_USER : SIM_PLAN_AUTO,
                                          t2, t2, &p2, NULL, 0), 0);
         const double Me = (double)(M / (uint64_t)e), n = (double)N, dd = (double)d;
@@ -434,7 +418,7 @@ static void test_loop_order_random(void **state)
         int64_t Br = tu_rand_range(&rng, 1, 128), Bc = tu_rand_range(&rng, 1, 128);
         const int given = t % 3 != 0 && sram_bytes(SIM_FA1, min64(Br, N), min64(Bc, N), d, e) <= M;
         sim_shape lsh = { .N = N, .d = d, .M = M, .dtype = e == 4 ? SIM_FP32 : SIM_FP16 };
-        const int64_t rt = same_tiles(&lsh);
+        const int64_t rt = sim_report_default_tiles(&lsh);
         if (!given && rt) {   /* the lesson's default: the report's tiles, */
             Br = Bc = rt;
         } else if (!given) {  /* else the largest square that fits FA1 */
@@ -560,7 +544,7 @@ static void test_graded_answers(void **state)
         s.N = k ? 2048 : 1024;
         sim_plan p;
         sim_counts c;
-        const int64_t t = same_tiles(&s);    /* the report's tiles, as the lesson's */
+        const int64_t t = sim_report_default_tiles(&s);    /* the report's tiles, as the lesson's */
         assert_int_equal(sim_plan_choose(SIM_NAIVE, &s, NULL, SIM_PLAN_USER, t, t, &p, NULL, 0), 0);
         assert_int_equal(sim_theory_counts(&p, &s, &c), 0);
         b[k] = (double)(sim_counts_read_bytes(&c, s.dtype) + sim_counts_write_bytes(&c, s.dtype));
