@@ -182,6 +182,11 @@ int cli_compare_main(int argc, char **argv, int first)
         free(wb);
         return rc;
     }
+    /* Parsed from zeroed defaults by one parser, two requests that ask for
+     * the same run are equal byte for byte (file inputs are named by their
+     * argv words: the same word, the same pointer). */
+    if (!memcmp(&oa.req, &ob.req, sizeof oa.req))
+        fprintf(stderr, PROG ": warning: side B is side A (nothing after 'vs' changes it)\n");
     sim_compare_same_tiles(&oa.req, &ob.req);
     rc = build_side("A", &oa, &ra, ma);
     if (rc == SIM_OK) {

@@ -15,6 +15,33 @@ size_t sim_text_cols(const char *text, size_t bytes, int utf8)
     return c;
 }
 
+/* The end of the word that starts at text[k]: the next space, except that a
+ * parenthesised group opened right after a character of the word is a
+ * formula ("Theta(N d + N^2)", "exp(x - m)") and is kept whole when the
+ * word takes at most max bytes (a continuation line's room). A group
+ * opened after a space is prose, and breaks as prose does. */
+static size_t word_end(const char *text, size_t k, size_t len, size_t max)
+{
+    const size_t w0 = k;
+    while (k < len && text[k] != ' ') {
+        if (text[k] == '(' && k > w0) {
+            int depth = 0;
+            size_t j = k;
+            for (; j < len; j++)
+                if (text[j] == '(')
+                    depth++;
+                else if (text[j] == ')' && --depth == 0)
+                    break;
+            if (j < len && j + 1 - w0 <= max) {
+                k = j + 1;
+                continue;
+            }
+        }
+        k++;
+    }
+    return k;
+}
+
 void sim_text_wrap(FILE *out, size_t col, const char *text, size_t len,
                    const sim_wrap_style *st)
 {
@@ -23,8 +50,7 @@ void sim_text_wrap(FILE *out, size_t col, const char *text, size_t len,
         while (k < len && text[k] == ' ')
             k++;
         size_t w0 = k;
-        while (k < len && text[k] != ' ')
-            k++;
+        k = word_end(text, k, len, st->width > st->indent ? st->width - st->indent : 1);
         if (k == w0)
             break;
         size_t wc = sim_text_cols(text + w0, k - w0, st->utf8);

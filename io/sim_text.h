@@ -18,7 +18,10 @@ typedef struct {
 size_t sim_text_cols(const char *text, size_t bytes, int utf8);
 
 /* Print the words of text[0, len) (split at spaces; runs of spaces collapse)
- * one space apart, the cursor being at column col already. A word that would
+ * one space apart, the cursor being at column col already. A formula's
+ * parenthesised group, opened right after a character ("Theta(N d + N^2)",
+ * "exp(x - m)"), is one word with its spaces when it fits a continuation
+ * line: a line then never breaks inside it. A word that would
  * end past st->width starts a new line indented by st->indent spaces, unless
  * it is the first word (a word longer than the line is never split). Ends
  * with '\n'; no line ends in a space. */

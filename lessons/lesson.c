@@ -95,6 +95,8 @@ struct lesson {
     int step, nsteps, show_from;
     int nask;
     signed char ask_result[LESSON_MAX_ASKS];   /* -1: not answered yet */
+    signed char first_try[LESSON_MAX_ASKS];    /* the first answer's result: going
+                                                  back and answering again keeps it */
     jmp_buf jb;
     int status;
     block *blocks, *next_block;                /* lesson_alloc, reused per pass */
@@ -817,6 +819,140 @@ void lesson_show_tile(lesson *L, const char *label, const float *x, int rows, in
         fprintf(L->out, "    ... (%d more rows)\n", rows - show_r);
 }
 
+/* ---- the learner's answer ------------------------------------------------- */
+
+/* An answer is a number or a small expression: + - * / ^, parentheses, and
+ * exp, log (natural), sqrt of a parenthesised argument; "exp(-2)", "1/8",
+ * "2^10". Recursive descent over the text with a depth limit, no names other
+ * than those three: nothing the learner types is run. */
+typedef struct {
+    const char *p;
+    int depth, bad;
+} expr_in;
+
+static double expr_sum(expr_in *x);
+static double expr_power(expr_in *x);
+
+static void expr_space(expr_in *x)
+{
+    while (*x->p == ' ' || *x->p == '\t')
+        x->p++;
+}
+
+static double expr_atom(expr_in *x)
+{
+    static const struct { const char *name; double (*fn)(double); } FN[] = {
+        { "exp", exp }, { "log", log }, { "ln", log }, { "sqrt", sqrt } };
+    expr_space(x);
+    if (++x->depth > 64) {
+        x->bad = 1;
+        return 0.0;
+    }
+    double v = 0.0;
+    if (*x->p == '-' || *x->p == '+') {
+        const int neg = *x->p++ == '-';
+        v = expr_power(x);              /* -2^2 = -(2^2), as on paper */
+        v = neg ? -v : v;
+    } else if (*x->p == '(') {
+        x->p++;
+        v = expr_sum(x);
+        expr_space(x);
+        if (*x->p++ != ')')
+            x->bad = 1;
+    } else if (isdigit((unsigned char)*x->p) || *x->p == '.') {
+        char *stop;
+        v = strtod(x->p, &stop);
+        if (stop == x->p)
+            x->bad = 1;
+        x->p = stop;
+    } else {
+        size_t k = 0;
+        while (k < sizeof FN / sizeof FN[0] && strncmp(x->p, FN[k].name, strlen(FN[k].name)))
+            k++;
+        if (k == sizeof FN / sizeof FN[0]) {
+            x->bad = 1;
+            return 0.0;
+        }
+        x->p += strlen(FN[k].name);
+        expr_space(x);
+        if (*x->p != '(') {
+            x->bad = 1;
+            return 0.0;
+        }
+        v = FN[k].fn(expr_atom(x));
+    }
+    x->depth--;
+    return v;
+}
+
+static double expr_power(expr_in *x)
+{
+    double v = expr_atom(x);
+    expr_space(x);
+    if (*x->p == '^') {                 /* right-associative: 2^3^2 = 2^9 */
+        x->p++;
+        v = pow(v, expr_power(x));
+    }
+    return v;
+}
+
+/* A left-associative chain at one level: a sum of products (sum set), or
+ * a product of powers. */
+static double expr_chain(expr_in *x, int sum)
+{
+    double v = sum ? expr_chain(x, 0) : expr_power(x);
+    for (;;) {
+        expr_space(x);
+        const char op = *x->p;
+        if (!op || !strchr(sum ? "+-" : "*/", op))
+            return v;
+        x->p++;
+        const double w = sum ? expr_chain(x, 0) : expr_power(x);
+        v = op == '+' ? v + w : op == '-' ? v - w : op == '*' ? v * w : v / w;
+    }
+}
+
+static double expr_sum(expr_in *x)
+{
+    return expr_chain(x, 1);
+}
+
+/* The value of the learner's text t; 0 when it is neither a number nor an
+ * expression of the form above (or its value is not finite). */
+static int parse_answer(const char *t, double *v)
+{
+    char *stop;
+    *v = strtod(t, &stop);
+    if (stop != t && !*stop)
+        return 1;                       /* a plain number, inf and nan included */
+    expr_in x = { t, 0, 0 };
+    *v = expr_sum(&x);
+    expr_space(&x);
+    return !x.bad && !*x.p && isfinite(*v);
+}
+
+/* The decimals of a plain decimal number with at least two significant
+ * digits ("0.14": 2, "1.6": 1, "136": 0), or -1 for anything else (one
+ * digit, an exponent, an expression): what "rounded as typed" may read. */
+static int typed_decimals(const char *t)
+{
+    int sig = 0, dec = -1, digits = 0;
+    if (*t == '-' || *t == '+')
+        t++;
+    for (; *t; t++) {
+        if (*t == '.' && dec < 0) {
+            dec = 0;
+        } else if (isdigit((unsigned char)*t)) {
+            sig += sig > 0 || *t != '0';
+            dec += dec >= 0;
+            digits++;
+        } else {
+            return -1;
+        }
+    }
+    return digits && sig >= 2 ? (dec < 0 ? 0 : dec) : -1;
+}
+
 /* ---- steps and questions ------------------------------------------------- */
 
 void lesson_step(lesson *L, const char *title)
@@ -860,20 +996,49 @@ static const lesson_known *known_answer(const lesson_question *q, double guess)
     return NULL;
 }
 
-static void judge(lesson *L, double guess, const lesson_question *q, int *right)
+/* Whether guess, typed as t, is the answer rounded to the decimals typed
+ * (0.14 for 0.1353): a learner who rounds is right. */
+static int rounded_as_typed(const char *t, double guess, double answer)
+{
+    const int dec = typed_decimals(t);
+    if (dec < 0 || dec > 15 || !isfinite(answer))
+        return 0;
+    const double scale = pow(10.0, dec), r = round(answer * scale) / scale;
+    return fabs(guess - r) <= 1e-9 * fmax(1.0, fabs(r));
+}
+
+/* The verdict on guess (typed as t). */
+static void judge(lesson *L, const char *t, double guess, const lesson_question *q, int *right)
 {
     const double answer = q->answer, tol = q->discrete ? 0.0 : q->tol;
-    char a[64], g[64], d[64];
+    char a[64], g[160], d[64];
     fmt_num(a, sizeof a, answer);
     fmt_num(g, sizeof g, guess);
+    char *stop;
+    (void)strtod(t, &stop);
+    if (*stop) {                       /* an expression: "exp(-2) = 0.135335" */
+        char v[64];
+        fmt_num(v, sizeof v, guess);
+        snprintf(g, sizeof g, "%.80s = %s", t, v);
+    }
     double diff = guess - answer;
     double lim = q->discrete ? 0.0 : tol > 0 ? tol : fmax(0.005 * fabs(answer), 1e-9);
     if (isnan(answer) || isinf(answer))
         *right = isnan(answer) ? isnan(guess) : guess == answer;
     else
         *right = fabs(diff) <= lim;
-    if (*right && diff == 0) {
+    if (*right && fabs(diff) <= 1e-6 * fabs(answer)) {   /* exact, up to float32 */
         fprintf(L->out, "Right: %s.\n\n", a);
+        return;
+    }
+    if (!*right && !q->discrete && rounded_as_typed(t, guess, answer)) {
+        char verdict[256];
+        const int dec = typed_decimals(t);
+        snprintf(verdict, sizeof verdict, "Right: the answer is %s; you said %s, which is "
+                 "it rounded to %d decimal%s.", a, t, dec, dec == 1 ? "" : "s");
+        *right = 1;
+        wrap(L, verdict, 0);
+        fputs("\n", L->out);
         return;
     }
     const lesson_known *kn = *right ? NULL : known_answer(q, guess);
@@ -983,7 +1148,7 @@ static int ask(lesson *L, const char *question, const lesson_question *qn)
                 right = 0;
                 break;
             }
-            char *t = trim(buf), *stop;
+            char *t = trim(buf);
             if (!*t) {
                 fprintf(L->out, "Answer: %s\n\n", a);
                 right = 0;
@@ -998,17 +1163,21 @@ static int ask(lesson *L, const char *question, const lesson_question *qn)
                 fputs("\n", L->out);
                 jump(L, J_BACK);
             }
-            double g = strtod(t, &stop);
-            if (stop != t && !*stop) {
-                judge(L, g, qn, &right);
+            double g;
+            if (parse_answer(t, &g)) {
+                judge(L, t, g, qn, &right);
                 break;
             }
-            fputs("That is not a number: type one (e.g. 0.25 or 1e-3), or press Enter "
-                  "to see the answer.\n", L->out);
+            wrap(L, "That is not a number: type one, such as 0.1353 or 1e-3, or an "
+                 "expression, such as exp(-2), 1/8 or 2^10; or press Enter to see the "
+                 "answer.", 0);
         }
     }
-    if (idx < LESSON_MAX_ASKS)
+    if (idx < LESSON_MAX_ASKS) {
         L->ask_result[idx] = (signed char)right;
+        if (L->first_try[idx] < 0)
+            L->first_try[idx] = (signed char)right;
+    }
     return right;
 }
 
@@ -1091,6 +1260,7 @@ int lesson_run(const lesson_def *def, const lesson_run_opts *opts)
                : isatty(fileno(L->in))      ? IN_TTY
                                             : IN_PIPE;
     memset(L->ask_result, -1, sizeof L->ask_result);
+    memset(L->first_try, -1, sizeof L->first_try);
     int status = split_options(L, opts->argc, opts->argv);
     if (status != 0) {
         free(L);
@@ -1150,6 +1320,13 @@ int lesson_run(const lesson_def *def, const lesson_run_opts *opts)
             fprintf(L->out, "Next: `fasim lesson %s`\n", all[next]->name);
     } else if (why == J_DONE) {
         int next = def->number;
+        if (L->input != IN_SCRIPT && L->nask_total > 0) {
+            int got = 0;
+            for (int k = 0; k < L->nask_total && k < LESSON_MAX_ASKS; k++)
+                got += L->first_try[k] == 1;
+            fprintf(L->out, "You answered %d of %d question%s right on the first try.\n", got,
+                    L->nask_total, L->nask_total == 1 ? "" : "s");
+        }
         const lesson_def *const *all = lesson_all(&count);
         if (next < count)
             fprintf(L->out, "End of lesson %d. Next: fasim lesson %s\n", def->number,

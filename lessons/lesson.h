@@ -28,9 +28,11 @@
  *     lesson_step / lesson_ask, so a lesson must not hold resources (malloc)
  *     across a step: use lesson_alloc, which the engine frees;
  *   - questions: lesson_ask() prints the question, reads the learner's
- *     number (a line), then reveals the answer and says how close the guess
- *     was. An empty line skips to the answer. With --script no input is read:
- *     question and answer are printed together;
+ *     number or small expression (a line: "0.14", "exp(-2)", "1/8"), then
+ *     reveals the answer and says how close the guess was. An empty line
+ *     skips to the answer. With --script no input is read: question and
+ *     answer are printed together. At the end the learner reads how many
+ *     questions were right on the first try;
  *   - terminals: with a terminal on stdin, single key presses are read
  *     (raw mode, restored on every exit path and on SIGINT/SIGTERM); with a
  *     pipe, lines are read ("" or " " next, "b" back, "q" quit, a number
@@ -142,8 +144,10 @@ void lesson_show_tile(lesson *L, const char *label, const float *x, int rows, in
                       int digits);
 
 /* Ask for a number, then reveal `answer`. The learner is "right" when
- * |guess - answer| <= tol (tol 0: within 0.5% or 1e-9). Returns 1 right,
- * 0 wrong or skipped (script mode returns 1). */
+ * |guess - answer| <= tol (tol 0: within 0.5% or 1e-9), or when the guess,
+ * typed with two significant digits or more, is the answer rounded to the
+ * decimals typed (0.14 for 0.1353). Returns 1 right, 0 wrong or skipped
+ * (script mode returns 1). */
 int lesson_ask(lesson *L, const char *question, double answer, double tol);
 
 /* lesson_ask with the question built printf-style (tolerance 0: the default). */
@@ -181,6 +185,8 @@ typedef struct {
     "one, so the exponent is never positive and the factor never above 1."
 #define LESSON_WHY_ELEMENTS "That counts elements; the question asks for bytes, so " \
     "each element counts as many bytes as its type takes."
+#define LESSON_WHY_BYTES "That counts bytes; the question asks for elements, so " \
+    "divide by the bytes an element takes."
 
 /* lesson_ask judged as q says, the question built printf-style. */
 int lesson_ask_q(lesson *L, const lesson_question *q, const char *fmt, ...)

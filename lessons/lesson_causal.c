@@ -23,6 +23,7 @@
 *              B_c); bytes from sim_theory_counts for FA1 and FA2.
 *
 *******************************************************************************/
+#include <math.h>
 #include <stdio.h>
 
 #include "lesson.h"
@@ -97,11 +98,12 @@ static void run(lesson *L)
                "last query is skipped outright; one on the diagonal is computed and masked; "
                "the rest are computed in full.", (long long)sh.N, (long long)Br,
                (long long)Bc, (long long)Tr, (long long)Tc, lesson_num(all));
-    const lesson_question qv = { .answer = (double)vis, .discrete = 1 };
+    const lesson_question qv = { .answer = (double)vis, .discrete = 1, .known = {
+        { (double)Tr * (double)Tr / 2.0, 0, Tr == Tc ? "That is T^2/2, half the grid. "
+          "The T diagonal blocks are visited too (each holds scores on or below the "
+          "diagonal), so the count is 1 + 2 + ... + T = T(T+1)/2." : NULL } } };
     lesson_ask_q(L, &qv, "Of the %lld x %lld = %s block pairs, how many does a causal pass "
                  "visit?", (long long)Tr, (long long)Tc, lesson_num(all));
-    if (Tr <= 32 && Tc <= 64)
-        draw_grid(L, sh.N, Br, Bc, Tr, Tc);
     lesson_print(L, "  visited blocks: %s of %s\n\n", lesson_num(vis), lesson_num(all));
     if (Br == Bc)
         lesson_say(L, "With square blocks, T = %lld: row block i visits key blocks 0..i, so "
@@ -121,6 +123,12 @@ static void run(lesson *L)
             vsh.M = (vp.sram_peak + 1023) / 1024 * 1024;
             lesson_view(L, SIM_FA2, &vsh, Br, Bc);
         }
+    }
+
+    /* The picture on a step of its own, so that each fits a 24-line terminal. */
+    if (Tr <= 32 && Tc <= 64) {
+        lesson_step(L, "The visited blocks, drawn");
+        draw_grid(L, sh.N, Br, Bc, Tr, Tc);
     }
 
     lesson_step(L, "How much skipping saves");
@@ -161,8 +169,13 @@ static void run(lesson *L)
                "every Q_i once and writes every O_i and L_i once; FA1 still reads every "
                "K_j, V_j once and initialises O, l, m. Here d = %lld in %s.", (long long)sh.d,
                sim_dtype_name(sh.dtype));
-    lesson_ask(L, "By what factor does the causal mask cut FA2's HBM bytes?",
-               (double)f2 / (double)f2c, 0);
+    const double block_saving = (double)all / (double)vis, byte_saving = (double)f2 / (double)f2c;
+    const lesson_question qb = { .answer = byte_saving, .known = {
+        { block_saving, 0, fabs(block_saving - byte_saving) > 0.005 * byte_saving ?
+          "That is the block saving, reused. Bytes save less than blocks: the "
+          "traffic that does not depend on the blocks visited (Q in, O and L out for FA2) "
+          "does not shrink." : NULL } } };
+    lesson_ask_q(L, &qb, "By what factor does the causal mask cut FA2's HBM bytes?");
     lesson_print(L, "  %-5s %18s %18s %9s\n", "order", "bytes, no mask", "bytes, causal",
                  "saving");
     lesson_print(L, "  %-5s %18s %18s %9.4f\n", "fa1", lesson_num(f1), lesson_num(f1c),

@@ -15,8 +15,9 @@
 *              --d D       head dimension (default 64)
 *              --M BYTES   SRAM of one thread block in bytes: 98304, 96K (default)
 *              --dtype T   fp16 (default), bf16 or fp32
-*              --block B   B_r = B_c = B for both (default: the largest multiple
-*                          of 16 whose FA1 buffers fit in M)
+*              --block B   B_r = B_c = B for both (default: the report's tiles,
+*                          --plan same; else the largest multiple of 16 whose
+*                          FA1 buffers fit in M)
 *              --Br B      query block rows (default: the block)
 *              --Bc B      key/value block rows (default: the block)
 *
@@ -36,6 +37,7 @@
 #include "sim_claims.h"
 #include "sim_parse.h"
 #include "sim_limits.h"
+#include "sim_report.h"
 
 static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
 {
@@ -189,9 +191,12 @@ static void run(lesson *L)
         lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", sim_shown(dt_name).s);
     if (sh.M < 1 || sh.M > SIM_MAX_M)     /* the command line's limit */
         lesson_fail(L, "--M %llu: give between 1 B and 1 GiB", (unsigned long long)sh.M);
-    /* The default block depends on N, d, M and dtype; when none fits, 1 x 1
-     * does not either and measure() explains why. */
-    const int64_t sq = largest_square(&sh);
+    /* The default block is the report's (--plan same), so that the bytes here
+     * are the report's; where no square fits every loop order, the largest
+     * that fits FA1. When none fits, 1 x 1 does not either and measure()
+     * explains why. */
+    const int64_t rt = sim_report_default_tiles(&sh);
+    const int64_t sq = rt ? rt : largest_square(&sh);
     const int64_t block = lesson_opt_int(L, "block", sq ? sq : 1, 1, (int64_t)1 << 18);
     const int64_t Br = lesson_opt_int(L, "Br", block, 1, (int64_t)1 << 18);
     const int64_t Bc = lesson_opt_int(L, "Bc", block, 1, (int64_t)1 << 18);
@@ -206,9 +211,11 @@ static void run(lesson *L)
     lesson_say(L, "N = %lld, d = %lld, %s, M = %s B. Both algorithms cut Q, O into T_r = %lld "
                "blocks of B_r = %lld rows and K, V into T_c = %lld blocks of B_c = %lld "
                "rows, do the same arithmetic on each pair (i, j) and produce the same O. "
-               "Only the order of the two loops differs:", (long long)sh.N, (long long)sh.d,
-               sim_dtype_name(sh.dtype), lesson_num(sh.M), (long long)p1.Tr, (long long)p1.Br,
-               (long long)p1.Tc, (long long)p1.Bc);
+               "Only the order of the two loops differs.%s First FA1:", (long long)sh.N,
+               (long long)sh.d, sim_dtype_name(sh.dtype), lesson_num(sh.M), (long long)p1.Tr,
+               (long long)p1.Br, (long long)p1.Tc, (long long)p1.Bc,
+               rt && Br == rt && Bc == rt ? " These are the report's tiles (--plan same), so "
+               "its byte counts are the ones below." : "");
     lesson_print(L, "  FA1 (Dao et al. 2022, Algorithm 1): K/V outer\n"
                     "     2    write O = 0, l = 0, m = -inf to HBM\n"
                     "     5    for j = 1 .. T_c (%lld):\n"
@@ -218,6 +225,16 @@ static void run(lesson *L)
                     "     9-11     update O_i, l_i, m_i\n"
                     "     12-13    store O_i, l_i, m_i\n\n",
                  (long long)p1.Tc, (long long)p1.Tr);
+    const lesson_question q1 = { .answer = (double)c1.read_elems[SIM_Q] / (double)Nd,
+                                 .discrete = 1 };
+    lesson_ask_q(L, &q1, "In FA1, how many times is each row of Q read from HBM?");
+    lesson_say(L, "T_c = %lld times: line 8 loads Q_i once for every outer step j, because "
+               "the inner loop over i starts again each time.", (long long)p1.Tc);
+
+    /* FA2's listing on a step of its own, so that each fits a 24-line terminal. */
+    lesson_step(L, "The same loops, swapped");
+    lesson_say(L, "FA2 does the same arithmetic on the same %lld x %lld blocks, with the two "
+               "loops the other way round:", (long long)p2.Br, (long long)p2.Bc);
     lesson_print(L, "  FA2 (Dao 2023, Algorithm 1): Q outer\n"
                     "     3    for i = 1 .. T_r (%lld):\n"
                     "     4      load Q_i\n"
@@ -227,11 +244,6 @@ static void run(lesson *L)
                     "     12-13  normalise O_i; L_i = m_i + log l_i\n"
                     "     14-15  store O_i, L_i\n\n",
                  (long long)p2.Tr, (long long)p2.Tc);
-    const lesson_question q1 = { .answer = (double)c1.read_elems[SIM_Q] / (double)Nd,
-                                 .discrete = 1 };
-    lesson_ask_q(L, &q1, "In FA1, how many times is each row of Q read from HBM?");
-    lesson_say(L, "T_c = %lld times: line 8 loads Q_i once for every outer step j, because "
-               "the inner loop over i starts again each time.", (long long)p1.Tc);
 
     lesson_step(L, "FA1 keeps its running state in HBM");
     lesson_say(L, "With K/V outer, a row block's output O_i is finished only after the last "
@@ -241,7 +253,8 @@ static void run(lesson *L)
     const uint64_t O_wr = c1.write_elems[SIM_O] + c1.write_elems[SIM_Oacc];
     const lesson_question q2 = { .answer = (double)O_wr, .discrete = 1,
         .known = { { (double)Nd * (double)p1.Tc, 0, "That is T_c N d, one write per step; "
-                     "line 2 also writes O's zeros once before the loop." } } };
+                     "line 2 also writes O's zeros once before the loop." },
+                   { (double)O_wr * sim_dtype_bytes(sh.dtype), 0, LESSON_WHY_BYTES } } };
     lesson_ask_q(L, &q2, "N d = %s and T_c = %lld. How many elements of O does FA1 write in "
                  "all?", lesson_num(Nd), (long long)p1.Tc);
     lesson_say(L, "%s = (T_c + 1) N d: line 2 writes zeros once, then line 12 writes every "
@@ -330,7 +343,8 @@ const lesson_def lesson_loop_order = {
     "--M BYTES   SRAM of one thread block, in bytes: 98304, 96K (default 96K)\n"
     "--dtype T   fp16, bf16 or fp32 for Q, K, V, O (default fp16)\n"
     "--block B   square blocks B_r = B_c = B for both, up to 262144 (default:\n"
-    "            the largest multiple of 16 whose FA1 buffers fit in M)\n"
+    "            the square tiles the report uses; else the largest multiple of 16\n"
+    "            whose FA1 buffers fit in M)\n"
     "--Br B      query block rows, up to 262144 (default: the block)\n"
     "--Bc B      key/value block rows, up to 262144 (default: the block)\n",
     run,

@@ -102,6 +102,10 @@ static void run(lesson *L)
     lesson_show_vector_f(L, "q", q, d, 0);
     lesson_show_tile(L, "K", K, N, d, 0);
     lesson_show_tile(L, "V", V, N, d, 0);
+
+    /* A step of its own, so that each fits a 24-line terminal. */
+    lesson_step(L, "Its scores, in blocks");
+    lesson_say(L, "The scores of q against the %d keys, s = q K^T / sqrt(d):", N);
     lesson_show_vector_f(L, "s", sc, N, 0);
     lesson_print(L, "\n");
     lesson_say(L, "FlashAttention never holds the whole row of scores: it visits K and V "

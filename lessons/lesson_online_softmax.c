@@ -78,8 +78,13 @@ static void run(lesson *L)
         lesson_show_vector(L, "block", xd + a, len, 0);
         lesson_print(L, "  before it:  m = %.7g, l = %.7g\n", m_old, l_old);
         lesson_print(L, "  its largest entry: %.7g\n\n", top);
-        if (j > 0)
-            lesson_ask(L, "What is m after this block?", m_new, 0.0);
+        if (j > 0) {
+            const lesson_question q = { .answer = m_new, .known = {
+                { top, 0, top != m_new ? "That is this block's largest entry. m is the "
+                  "running maximum, the largest entry seen so far: m_new = max(m_old, the "
+                  "block's largest)." : NULL } } };
+            lesson_ask_q(L, &q, "What is m after this block?");
+        }
         lesson_print(L, "  m_new = max(%.7g, %.7g) = %.7g\n\n", m_old, top, m_new);
 
         const float alpha = ref_online_step(s, len, &m, &l);   /* m, l updated */
@@ -95,7 +100,8 @@ static void run(lesson *L)
             if (!asked_alpha++) {
                 const lesson_question q = { .answer = alpha, .known = {
                     { exp((double)m_new - (double)m_old), 0, LESSON_WHY_FLIPPED_SIGN } } };
-                lesson_ask_q(L, &q, "What is that factor, alpha = exp(m_old - m_new)?");
+                lesson_ask_q(L, &q, "What is the factor that rescales l_old, alpha = "
+                             "exp(m_old - m_new)?");
             }
             lesson_print(L, "  alpha = exp(%.7g - %.7g) = %.7g\n\n", m_old, m_new, alpha);
             lesson_say(L, "m_new = max(m_old, ...) is never below m_old, so the exponent "

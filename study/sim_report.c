@@ -596,6 +596,19 @@ int64_t sim_report_same_tiles(const sim_request *req)
     return -1;
 }
 
+int64_t sim_report_default_tiles(const sim_shape *sh)
+{
+    sim_request req;
+    memset(&req, 0, sizeof req);       /* as cli_args.c's report defaults */
+    req.sh = *sh;
+    for (int a = 0; a < sim_algo_count(); a++)
+        req.run_algo[a] = sim_algo_in_default((sim_algo)a) ? SIM_ALGO_IF_SERVED : 0;
+    req.run_pass[SIM_FWD] = 1;
+    req.plan_kind = SIM_PLAN_SAME;
+    const int64_t t = sim_report_same_tiles(&req);
+    return t > 0 ? t : 0;
+}
+
 /* SIM_PLAN_SAME asked: its tiles written into rep->req as USER sizes, or
  * each loop order's best plan (AUTO) when none fits. */
 void sim_report_use_tiles(sim_request *req, int64_t t)

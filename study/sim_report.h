@@ -125,6 +125,12 @@ void sim_report_free(sim_report *rep);
  * plan fits M for every loop order and pass req runs, or -1 when none does. */
 int64_t sim_report_same_tiles(const sim_request *req);
 
+/* SIM_PLAN_SAME's tiles for the report's defaults on sh (`fasim` with no
+ * --algo or --pass: its default loop orders, forward), or 0 when none
+ * fits. What a lesson that compares loop orders' bytes runs them on, so
+ * that its figures are the report's. */
+int64_t sim_report_default_tiles(const sim_shape *sh);
+
 /* Make req's plan those tiles: USER t x t for t > 0, else each loop
  * order's best plan (AUTO). */
 void sim_report_use_tiles(sim_request *req, int64_t t);

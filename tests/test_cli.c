@@ -2019,6 +2019,10 @@ static void test_report_notes(void **state)
     check_80_columns(&r);
     CHECK(&r, strstr(r.out, "Theorem 2 of the FlashAttention paper") != NULL,
           "--explain does not expand the notes");
+    /* A formula is never broken across lines. */
+    CHECK(&r, strstr(r.out, "Theta(N d + N^2) HBM") != NULL &&
+              strstr(r.out, "o(N^2 d^2 / M) for") != NULL,
+          "--explain breaks a formula across lines");
     run_free(&r);
     RUN(&r, "--N", "1024", "--M", "96K", "--algo", "naive,fa2");
     CHECK(&r, strstr(r.out, "its error the largest here") != NULL,
@@ -2223,10 +2227,21 @@ static void test_compare(void **state)
     CHECK(&r, jis_str(&r, path, "64 x 64"), "side B not on 64 x 64");
     run_free(&r);
 
-    /* The same options on both sides: nothing differs. */
+    /* The same options on both sides: nothing differs, and stderr says so,
+     * however the same run is written; sides that differ get no warning. */
     RUN(&r, "compare", "--N", "256", "--json", "vs");
     expect_exit(&r, 0);
     CHECK(&r, jget_u64(&r, "differ") == 0, "identical sides differ");
+    CHECK(&r, strstr(r.err, "warning: side B is side A") != NULL, "no warning on stderr");
+    run_free(&r);
+    RUN(&r, "compare", "--N", "256", "--count-only", "--causal", "vs", "--N", "256");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.err, "warning: side B is side A") != NULL, "no warning on stderr");
+    CHECK(&r, strstr(r.out, "B_r x B_c") != NULL, "the comparison did not run");
+    run_free(&r);
+    RUN(&r, "compare", "--N", "256", "--count-only", "--algo", "fa1", "vs", "--algo", "fa2");
+    expect_exit(&r, 0);
+    CHECK(&r, r.err_len == 0, "a warning for sides that differ");
     run_free(&r);
 
     static const struct { const char *args[8]; const char *key; } bad[] = {

@@ -234,6 +234,15 @@ static void test_wrap(void **state)
                "\xce\xb8\xce\xb8\xce\xb8\xce\xb8\n  \xce\xb8\xce\xb8\xce\xb8\xce\xb8\n");
     assert_int_equal(sim_text_cols(t, strlen(t), 1), 9);
     assert_int_equal(sim_text_cols(t, strlen(t), 0), 17);
+    /* A formula's group stays whole; prose in parentheses breaks as prose;
+     * a group longer than half the line breaks at its spaces. */
+    sink_open(&s);
+    sim_text_wrap_lead(s.f, "", 2, 24, "standard makes Theta(N / d + N^2) accesses");
+    sim_text_wrap_lead(s.f, "", 2, 24, "one two three (four five six) seven");
+    sim_text_wrap_lead(s.f, "", 2, 12, "a Theta(N / d + N^2) b");
+    sink_check(&s, "standard makes\n  Theta(N / d + N^2)\n  accesses\n"
+               "one two three (four five\n  six) seven\n"
+               "a Theta(N /\n  d + N^2) b\n");
 }
 
 /* A suggested command's path reads back as that path in a shell: checked

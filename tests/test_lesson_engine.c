@@ -336,6 +336,39 @@ static void test_answers(void **state)
     expect_out("ask returned 1\n");
 }
 
+/* An answer may be a small expression, read with the usual precedence;
+ * anything else (a name, a missing parenthesis, an infinite value, nesting
+ * past the limit) is refused as not a number, and the question is asked
+ * again. */
+static void test_expressions(void **state)
+{
+    (void)state;
+    static const char *const right[] = { "10/2", "2+3", "-2^2+9", "2^3^2/102.4", "exp(log(5))",
+                                         "sqrt(25)", " ( 1 + 4 ) * 1 " };
+    for (size_t k = 0; k < sizeof right / sizeof right[0]; k++) {
+        char in[128];
+        snprintf(in, sizeof in, "4\n\n%s\n\n\n", right[k]);
+        RUN(&TOY, in, NULL);
+        assert_int_equal(g_res.rc, 0);
+        expect_out("Right: 5.\n");
+        expect_out("ask returned 1\n");
+    }
+    static const char *const refused[] = { "sqrt 25", "1/0", "(2+3", "2 3", "system(5)",
+                                           "5)", "e5", "" };
+    char deep[256] = "";
+    for (int k = 0; k < 100; k++)
+        strcat(deep, "(");
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        const char *t = refused[k][0] ? refused[k] : deep;
+        char in[512];
+        snprintf(in, sizeof in, "4\n\n%s\n\n\n\n", t);
+        RUN(&TOY, in, NULL);
+        assert_int_equal(g_res.rc, 0);
+        expect_out("That is not a number: type one, such as 0.1353 or 1e-3, or an expression");
+        expect_out("ask returned 0\n");
+    }
+}
+
 static void test_graded_answers(void **state)
 {
     (void)state;
@@ -647,6 +680,7 @@ int main(void)
         cmocka_unit_test_teardown(test_options, teardown),
         cmocka_unit_test_teardown(test_bad_options, teardown),
         cmocka_unit_test_teardown(test_answers, teardown),
+        cmocka_unit_test_teardown(test_expressions, teardown),
         cmocka_unit_test_teardown(test_graded_answers, teardown),
         cmocka_unit_test_teardown(test_back, teardown),
         cmocka_unit_test_teardown(test_quit_and_eof, teardown),

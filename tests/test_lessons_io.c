@@ -40,6 +40,7 @@
 
 #include "lesson.h"
 #include "sim.h"
+#include "sim_report.h"
 #include "test_util.h"
 
 #define RUN_TIMEOUT_S TU_RUN_TIMEOUT_S
@@ -64,6 +65,8 @@ static void slurp(const char *path, char *buf, size_t cap)
 
 /* fasim lesson NAME --script ARGS... (args NULL-terminated), stdin empty; or,
  * with input, fasim lesson NAME ARGS... answering from input through a pipe. */
+static void run_argv(char **argv, const char *input);
+
 static void run_lesson_in(const char *name, const char *input, const char *const *args)
 {
     char *argv[MAX_ARGS + 5];
@@ -73,15 +76,22 @@ static void run_lesson_in(const char *name, const char *input, const char *const
     argv[n++] = (char *)name;
     if (!input)
         argv[n++] = "--script";
-    int off = snprintf(g_cmd, sizeof g_cmd, "fasim lesson %s%s", name,
-                       input ? "" : " --script");
     for (int k = 0; args && args[k]; k++) {
         assert_true(n < MAX_ARGS + 4);
         argv[n++] = (char *)args[k];
-        if (off < (int)sizeof g_cmd)
-            off += snprintf(g_cmd + off, sizeof g_cmd - (size_t)off, " %s", args[k]);
     }
     argv[n] = NULL;
+    run_argv(argv, input);
+}
+
+/* fasim ARGS... (argv[0] the binary, NULL-terminated), stdin from input
+ * (NULL: empty); stdout and stderr into g_out and g_err. */
+static void run_argv(char **argv, const char *input)
+{
+    int off = snprintf(g_cmd, sizeof g_cmd, "fasim");
+    for (int k = 1; argv[k]; k++)
+        if (off < (int)sizeof g_cmd)
+            off += snprintf(g_cmd + off, sizeof g_cmd - (size_t)off, " %s", argv[k]);
     char outp[512], errp[512], inp[512] = "/dev/null";
     tu_path(outp, sizeof outp, "lesson.stdout");
     tu_path(errp, sizeof errp, "lesson.stderr");
@@ -350,18 +360,21 @@ static void test_io_random(void **state)
         run_ok("io-complexity", args);
         if (strstr(g_out, "DIFFERS"))
             fail_msg("%s: a measured count differs from its closed form", g_cmd);
-        /* fasim's best plans are a search: take them from sim/, then count the
+        /* The report's tiles (--plan same) and, where none fits, fasim's best
+         * plans are searches: take them from study/ and sim/, then count the
          * bytes of FA2 with the closed form written out here. */
         sim_shape sh = { .N = N, .d = d, .M = M, .dtype = e == 4 ? SIM_FP32 : SIM_FP16, .causal = 0 };
         double bytes[2][3];   /* [N or 2N][algo] */
         for (int k = 0; k < 2; k++) {
             sim_shape s = sh;
             s.N = k ? 2 * N : N;
+            const int64_t tiles = sim_report_default_tiles(&s);
             for (int a = 0; a < 3; a++) {
                 sim_plan p;
                 sim_counts c;
-                assert_int_equal(sim_plan_choose((sim_algo)a, &s, NULL, SIM_PLAN_AUTO, 0, 0, &p,
-                                                 NULL, 0), 0);
+                assert_int_equal(sim_plan_choose((sim_algo)a, &s, NULL,
+                                                 tiles ? SIM_PLAN_USER : SIM_PLAN_AUTO, tiles,
+                                                 tiles, &p, NULL, 0), 0);
                 assert_int_equal(sim_theory_counts(&p, &s, &c), 0);
                 bytes[k][a] = (double)(sim_counts_read_bytes(&c, s.dtype) +
                                        sim_counts_write_bytes(&c, s.dtype));
@@ -373,7 +386,9 @@ static void test_io_random(void **state)
         sim_shape s2 = sh;
         s2.M = 2 * M;
         sim_plan p2;
-        assert_int_equal(sim_plan_choose(SIM_FA2, &s2, NULL, SIM_PLAN_AUTO, 0, 0, &p2, NULL, 0), 0);
+        const int64_t t2 = sim_report_default_tiles(&s2);
+        assert_int_equal(sim_plan_choose(SIM_FA2, &s2, NULL, t2 ? SIM_PLAN_USER : SIM_PLAN_AUTO,
+                                         t2, t2, &p2, NULL, 0), 0);
         const double Me = (double)(M / (uint64_t)e), n = (double)N, dd = (double)d;
         const double theta = n * n * dd * dd / Me;
         double v[MAX_ANSWERS];
@@ -402,7 +417,11 @@ static void test_loop_order_random(void **state)
         uint64_t M = (uint64_t)tu_rand_range(&rng, 16384, 262144);
         int64_t Br = tu_rand_range(&rng, 1, 128), Bc = tu_rand_range(&rng, 1, 128);
         const int given = t % 3 != 0 && sram_bytes(SIM_FA1, min64(Br, N), min64(Bc, N), d, e) <= M;
-        if (!given) {   /* the lesson's default: the largest square that fits FA1 */
+        sim_shape lsh = { .N = N, .d = d, .M = M, .dtype = e == 4 ? SIM_FP32 : SIM_FP16 };
+        const int64_t rt = sim_report_default_tiles(&lsh);
+        if (!given && rt) {   /* the lesson's default: the report's tiles, */
+            Br = Bc = rt;
+        } else if (!given) {  /* else the largest square that fits FA1 */
             Br = 0;
             for (int64_t b = 16; b <= N && sram_bytes(SIM_FA1, b, b, d, e) <= M; b += 16)
                 Br = b;
@@ -525,7 +544,8 @@ static void test_graded_answers(void **state)
         s.N = k ? 2048 : 1024;
         sim_plan p;
         sim_counts c;
-        assert_int_equal(sim_plan_choose(SIM_NAIVE, &s, NULL, SIM_PLAN_AUTO, 0, 0, &p, NULL, 0), 0);
+        const int64_t t = sim_report_default_tiles(&s);    /* the report's tiles, as the lesson's */
+        assert_int_equal(sim_plan_choose(SIM_NAIVE, &s, NULL, SIM_PLAN_USER, t, t, &p, NULL, 0), 0);
         assert_int_equal(sim_theory_counts(&p, &s, &c), 0);
         b[k] = (double)(sim_counts_read_bytes(&c, s.dtype) + sim_counts_write_bytes(&c, s.dtype));
     }
@@ -581,6 +601,213 @@ static void test_io_question_before_value(void **state)
                  (int)(q - g_out), g_out);
 }
 
+/* Mistakes met in a classroom get a sentence each; an answer rounded to the
+ * digits typed is right; the report's own figure is the lesson's answer. */
+static void test_classic_mistakes(void **state)
+{
+    (void)state;
+    /* causal at N = 1024, blocks 64: T = 16, T^2/2 = 128 is not T(T+1)/2 =
+     * 136; the block saving 256/136 = 1.882 typed as 1.9 is it rounded; the
+     * block saving reused as the byte saving (1.88) is diagnosed. */
+    const double saving = 256.0 / 136.0;
+    assert_false(fabs(1.9 - saving) <= 0.005 * saving);
+    run_lesson_in("causal", "128\n\n\n1.9\n\n1.88\n", NULL);
+    assert_int_equal(g_code, 0);
+    expect("Not quite: the answer is 136; you said 128. That is T^2/2, half the grid.");
+    char want[256];
+    snprintf(want, sizeof want, "Right: the answer is %.6g; you said 1.9, which is it rounded "
+             "to 1 decimal.", saving);
+    expect(want);
+    expect("you said 1.88. That is the block saving,\nreused.");
+    expect("You answered 1 of 3 questions right on the first try.");
+
+    /* loop-order on the report's 64 x 64 tiles: FA1 writes O (T_c + 1) N d =
+     * 17 x 65,536 = 1,114,112 elements; twice that is fp16 bytes. */
+    run_lesson_in("loop-order", "\n\n\n2228224\n", NULL);
+    assert_int_equal(g_code, 0);
+    expect("Not quite: the answer is 1114112; you said 2228224. That counts bytes;");
+
+    /* io-complexity: the report's FA2 / standard at the defaults. */
+    run_lesson_in("io-complexity", "\n\n0.3473\n", NULL);
+    assert_int_equal(g_code, 0);
+    expect("you said 0.3473: off by");
+    if (strstr(g_out, "Not quite: the answer is 0.3"))
+        fail_msg("%s: the report's figure is judged wrong:\n%s", g_cmd, g_out);
+}
+
+/* "12,845,056" as a number. */
+static double uncomma(const char *t)
+{
+    char digits[64];
+    size_t n = 0;
+    for (; *t && n + 1 < sizeof digits; t++)
+        if (*t != ',')
+            digits[n++] = *t;
+    digits[n] = '\0';
+    return strtod(digits, NULL);
+}
+
+/* A row of the report's traffic table: the numbers after label, one per
+ * loop order (naive, fa1, fa2), thousands commas allowed. */
+static void report_row(const char *label, double v[3])
+{
+    const char *p = strstr(g_out, label);
+    if (!p)
+        fail_msg("%s: no \"%s\" row", g_cmd, label);
+    p += strlen(label);
+    for (int k = 0; k < 3; k++) {
+        char digits[64];
+        size_t n = 0;
+        while (*p == ' ')
+            p++;
+        for (; *p && strchr("0123456789,", *p) && n + 1 < sizeof digits; p++)
+            if (*p != ',')
+                digits[n++] = *p;
+        digits[n] = '\0';
+        v[k] = strtod(digits, NULL);
+    }
+}
+
+/* The lessons that compare loop orders' bytes print the report's figures:
+ * the same bytes per loop order as `fasim` on the same problem. */
+static void test_lessons_agree_with_report(void **state)
+{
+    (void)state;
+    static const char *const cases[][6] = {
+        { "--N", "1024", "--d", "64", "--M", "96K" },
+        { "--N", "4096", "--d", "64", "--M", "192K" },
+        { "--N", "512", "--d", "128", "--M", "64K" },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *argv[12] = { (char *)g_fasim };
+        for (int k = 0; k < 6; k++)
+            argv[1 + k] = (char *)cases[c][k];
+        argv[7] = "--count-only";
+        argv[8] = NULL;
+        run_argv(argv, NULL);
+        assert_int_equal(g_code, 0);
+        double rd[3], wr[3], rep[3];
+        report_row("\n  bytes read", rd);
+        report_row("\n  bytes written", wr);
+        for (int k = 0; k < 3; k++)
+            rep[k] = rd[k] + wr[k];
+        const char *args[7] = { cases[c][0], cases[c][1], cases[c][2], cases[c][3],
+                                cases[c][4], cases[c][5], NULL };
+        run_ok("io-complexity", args);
+        static const char *const rows[3] = { "\n  naive ", "\n  fa1 ", "\n  fa2 " };
+        for (int k = 0; k < 3; k++) {   /* order, B_r x B_c, elements, bytes */
+            const char *p = strstr(g_out, rows[k]);
+            if (!p)
+                fail_msg("%s: no row%s", g_cmd, rows[k]);
+            char order[16], x[4], elems[32], bytes[32];
+            long long br, bc;
+            assert_int_equal(sscanf(p, " %15s %lld %3s %lld %31s %31s", order, &br, x, &bc,
+                                    elems, bytes), 6);
+            check(rows[k] + 3, uncomma(bytes), rep[k]);
+        }
+        double v[MAX_ANSWERS];
+        need_answers(v, 7);
+        check("FA2 / standard", v[1], rep[2] / rep[0]);
+        run_ok("loop-order", args);
+        const char *p = strstr(g_out, "\n  bytes ");
+        char b1[32], b2[32];
+        if (!p || sscanf(p, " bytes %31s %31s", b1, b2) != 2)
+            fail_msg("%s: no bytes line", g_cmd);
+        const double fa1 = uncomma(b1), fa2 = uncomma(b2);
+        check("loop-order's FA1 bytes", fa1, rep[1]);
+        check("loop-order's FA2 bytes", fa2, rep[2]);
+    }
+}
+
+/* io-complexity asks what fraction FA2 moves after it shows both byte
+ * counts, in the question's step, and before it shows the fraction. */
+static void test_io_fraction_after_data(void **state)
+{
+    (void)state;
+    run_ok("io-complexity", NULL);
+    const char *q = strstr(g_out, "Question: FlashAttention-2 moves what fraction");
+    assert_non_null(q);
+    const char *step = strstr(g_out, "Step 2 of ");
+    assert_non_null(step);
+    assert_true(step < q);
+    const char *nv = strstr(step, "\n  naive "), *f2 = strstr(step, "\n  fa2 ");
+    if (!nv || !f2 || nv > q || f2 > q)
+        fail_msg("%s: the bytes of standard attention and FA2 are not shown before the "
+                 "question:\n%.*s", g_cmd, (int)(q - step), step);
+    double v[MAX_ANSWERS];
+    need_answers(v, 7);
+    char shown[32];
+    snprintf(shown, sizeof shown, "%.4f", v[1]);
+    const char *at = strstr(g_out, shown);
+    if (at && at < q)
+        fail_msg("%s: the fraction %s is shown before its question", g_cmd, shown);
+}
+
+/* Every step of every lesson, at its default options, fits a 24-line
+ * terminal before each prompt: from the step's heading to its question's
+ * prompt, and from the answer to the next prompt (the "Answer:" line of
+ * --script stands where the learner's answer goes). */
+static void test_steps_fit_24_lines(void **state)
+{
+    (void)state;
+    int count;
+    const lesson_def *const *all = lesson_all(&count);
+    for (int k = 0; k < count; k++) {
+        run_ok(all[k]->name, NULL);
+        int line = 0, from = -1;
+        const char *from_text = NULL;
+        for (const char *p = g_out; *p; line++) {
+            const char *nl = strchr(p, '\n');
+            const int head = !strncmp(p, "Step ", 5) && strstr(p, " of ") &&
+                             (!nl || strstr(p, " of ") < nl);
+            const int ans = !strncmp(p, "Answer: ", 8);
+            const int end = !strncmp(p, "End of lesson", 13);
+            if ((head || end || ans) && from >= 0) {
+                /* to a heading: the lines so far and the prompt; to an answer:
+                 * the lines up to it, the answer line being the prompt's */
+                const int lines = line - from + 1;
+                if (lines > 24)
+                    fail_msg("fasim lesson %s --script: %d lines before the prompt at line "
+                             "%d, from \"%.60s\"", all[k]->name, lines, line + 1, from_text);
+            }
+            if (head || ans) {
+                from = line;
+                from_text = p;
+            }
+            if (!nl)
+                break;
+            p = nl + 1;
+        }
+    }
+}
+
+/* A worksheet question stands on what the worksheet shows: it does not
+ * point back ("that factor") at text the worksheet leaves out. */
+static void test_worksheet_questions_stand_alone(void **state)
+{
+    (void)state;
+    static const char *const back[] = { "that factor", "that value", "that number",
+                                        "that sum", "that ratio", "that count", "this factor",
+                                        "those " };
+    int count;
+    const lesson_def *const *all = lesson_all(&count);
+    for (int k = 0; k < count; k++) {
+        char *argv[] = { (char *)g_fasim, "lesson", (char *)all[k]->name, "--worksheet", NULL };
+        run_argv(argv, NULL);
+        assert_int_equal(g_code, 0);
+        for (const char *q = strstr(g_out, "**Question "); q; q = strstr(q + 1, "**Question ")) {
+            const char *nl = strchr(q, '\n');
+            const size_t len = nl ? (size_t)(nl - q) : strlen(q);
+            char text[512];
+            snprintf(text, sizeof text, "%.*s", (int)len, q);
+            for (size_t w = 0; w < sizeof back / sizeof back[0]; w++)
+                if (strstr(text, back[w]))
+                    fail_msg("fasim lesson %s --worksheet: \"%s\" points back with \"%s\" at "
+                             "text the worksheet leaves out", all[k]->name, text, back[w]);
+        }
+    }
+}
+
 /* ---- the checker proves itself ---------------------------------------------- */
 
 /* At N = 1024 with 64 x 64 blocks the saving is 32/17; the article's "about 2x"
@@ -616,6 +843,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_checker_rejects_the_article),
         cmocka_unit_test(test_graded_answers),
         cmocka_unit_test(test_io_question_before_value),
+        cmocka_unit_test(test_classic_mistakes),
+        cmocka_unit_test(test_lessons_agree_with_report),
+        cmocka_unit_test(test_io_fraction_after_data),
+        cmocka_unit_test(test_steps_fit_24_lines),
+        cmocka_unit_test(test_worksheet_questions_stand_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -579,11 +579,12 @@ static void test_piped_answers(void **state)
     snprintf(want, sizeof want, "Not quite: the answer is %.6g; you said 0.5, %.3g too "
              "high", ref_exp(3.0f - 5.0f), 0.5 - ref_exp(3.0f - 5.0f));
     expect(want);
-    expect("Not quite: the answer is 5; you said 4, 1 too low (20% of the answer).\n");
+    /* 4 is the block's largest entry, not the running maximum: diagnosed. */
+    expect("Not quite: the answer is 5; you said 4. That is this block's largest entry.");
     snprintf(want, sizeof want, "Right: the answer is %.6g; you said 1.58: off by %.3g",
              l, 1.58 - l);
     expect(want);
-    expect("End of lesson");
+    expect("You answered 2 of 4 questions right on the first try.\nEnd of lesson");
     assert_int_equal(count(g_out, "[Enter: next step"), 5);
 }
 
@@ -612,6 +613,50 @@ static void test_graded_answers(void **state)
     assert_int_equal(g_code, 0);
     expect("How many rounds deep is the tree for your parts?\nYour answer (a number; Enter "
            "shows it): 2.01\nNot quite: the answer is 2; you said 2.01.\n");
+}
+
+/* An answer rounded to the digits typed is right, and the exact value is
+ * shown; a small expression is read as its value; text that is neither
+ * gets one wrapped line of help. Going back and answering again leaves the
+ * first try's count. */
+static void test_rounded_and_expressions(void **state)
+{
+    (void)state;
+    float x[6] = { 1, 3, 2, 5, 0, 4 }, s[6], m, l;
+    ref_softmax_online(x, 6, 2, s, &m, &l);
+    const double alpha = exp(3.0 - 5.0);
+    assert_false(fabs(0.14 - alpha) <= 0.005 * alpha);     /* outside the tolerance */
+    assert_false(fabs(1.6 - l) <= 0.005 * l);
+    run_bin("\n\n5\n0.14\n\n5\n1.6\n\n\n\n", (const char *[]){ "lesson", "online-softmax",
+            NULL });
+    assert_int_equal(g_code, 0);
+    char want[256];
+    snprintf(want, sizeof want, "Right: the answer is %.6g; you said 0.14, which is it rounded "
+             "to 2\ndecimals.", alpha);
+    expect(want);
+    snprintf(want, sizeof want, "Right: the answer is %.6g; you said 1.6, which is it rounded "
+             "to 1 decimal.", (double)l);
+    expect(want);
+    expect("You answered 4 of 4 questions right on the first try.");
+    /* One digit is a guess, not a rounding: 0.1 for 0.135 stays wrong. */
+    run_bin("\n\n5\n0.1\n\n\n\n\n\n\n", (const char *[]){ "lesson", "online-softmax",
+            NULL });
+    expect("Not quite: the answer is 0.135335; you said 0.1,");
+    run_bin("\n\n5\nexp (-2)\n\n\n\n\n\n\n", (const char *[]){ "lesson", "online-softmax",
+            NULL });
+    expect("exp (-2)\nRight: 0.135335.\n");
+    run_bin("\n\n5\nexp(-2\n1/8\n\n\n\n\n\n\n", (const char *[]){ "lesson", "online-softmax",
+            NULL });
+    expect("exp(-2\nThat is not a number: type one, such as 0.1353 or 1e-3, or an expression, "
+           "such\nas exp(-2), 1/8 or 2^10; or press Enter to see the answer.\n");
+    expect("you said 1/8 = 0.125,");
+    run_bin("\n\n5\n2^-3*2\n\n\n\n\n\n\n", (const char *[]){ "lesson", "online-softmax",
+            NULL });
+    expect("you said 2^-3*2 = 0.25,");
+    /* wrong first, then back and right: the count keeps the first try */
+    run_bin("\n\n4\nb\n\n5\n\n\n\n\n\n\n", (const char *[]){ "lesson", "online-softmax",
+            NULL });
+    expect("You answered 0 of 4 questions right on the first try.");
 }
 
 /* In --script text the question comes before the line that shows its value,
@@ -750,6 +795,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_random_common_bug),
         cmocka_unit_test(test_piped_answers),
         cmocka_unit_test(test_graded_answers),
+        cmocka_unit_test(test_rounded_and_expressions),
         cmocka_unit_test(test_question_before_value),
         cmocka_unit_test(test_back_and_quit),
         cmocka_unit_test(test_bad_input),
