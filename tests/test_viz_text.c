@@ -172,11 +172,12 @@ static const struct {
     const char *file, *args;
     int status;
 } CASES[] = {
-    { "view-fa2-n32.txt", "--N 32 --d 8 --M 4K --algo fa2 --frames 5", 0 },
-    { "view-fa2-n32-end.txt", "--N 32 --d 8 --M 4K --algo fa2 --step 13 --frames 9", 0 },
+    { "view-fa2-n32.txt", "--N 32 --d 8 --M 4K --algo fa2 --plan best --frames 5", 0 },
+    { "view-fa2-n32-end.txt", "--N 32 --d 8 --M 4K --algo fa2 --plan best --step 13 "
+                              "--frames 9", 0 },
     { "view-fa1-n32.txt", "--N 32 --d 8 --M 4K --algo fa1 --step 6 --frames 4", 0 },
-    { "view-naive-n32-causal.txt", "--N 32 --d 8 --M 4K --algo naive --causal --step 5 "
-                                   "--frames 4", 0 },
+    { "view-naive-n32-causal.txt", "--N 32 --d 8 --M 4K --algo naive --plan best --causal "
+                                   "--step 5 --frames 4", 0 },
     { "view-refused.txt", "--N 32 --d 8 --M 4K --Br 32 --Bc 32", 2 },
     { "view-fa2-bwd.txt", "--N 32 --d 8 --M 4K --algo fa2 --pass bwd --causal --step 9 "
                           "--frames 3", 0 },

@@ -69,20 +69,65 @@ static void draw_title(const viz_model *m, viz_canvas *c)
                  (long long)sim_shape_Nk(&in->sh));
     else
         snprintf(lens, sizeof lens, "N=%lld", (long long)in->sh.N);
+    /* The report's tiles say so: the view and the report then count the
+     * same bytes. */
+    char tiles[64];
+    if (in->same_tiles > 0)
+        snprintf(tiles, sizeof tiles, "B_r=B_c=%lld as the report's", (long long)in->plan.Br);
+    else
+        snprintf(tiles, sizeof tiles, "B_r=%lld B_c=%lld", (long long)in->plan.Br,
+                 (long long)in->plan.Bc);
     char title[256];
-    snprintf(title, sizeof title, "fasim view  %s  %s d=%lld %s M=%s B  B_r=%lld B_c=%lld%s%s",
-             what, lens, (long long)in->sh.d, sim_dtype_name(in->sh.dtype), mb,
-             (long long)in->plan.Br, (long long)in->plan.Bc, in->sh.causal ? "  causal" : "",
-             in->computed || in->refused ? "" : "  count-only");
+    snprintf(title, sizeof title, "fasim view  %s  %s d=%lld %s M=%s B  %s%s%s", what, lens,
+             (long long)in->sh.d, sim_dtype_name(in->sh.dtype), mb, tiles,
+             in->sh.causal ? "  causal" : "", in->computed || in->refused ? "" : "  count-only");
     /* Long shapes (decoding, split-KV): the program's name gives way first. */
     const char *t = strlen(title) > MIN_W ? title + strlen("fasim view  ") : title;
     viz_canvas_text(c, 0, 0, -1, VIZ_ST_TITLE, t);
 }
 
-static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
+/* The position line at one of three widths: level 0 the widest, 1 with
+ * two-column gaps, 2 also without the names T_r, T_c, B_s, S_rows. */
+static void where_text(const viz_model *m, int level, char *buf, size_t len)
 {
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
+    const char *gap = level ? "  " : "   ";
+    const int names = level < 2;
+    char s1[32], s2[32];
+    fmt_count(s1, sizeof s1, st->step + 1);
+    fmt_count(s2, sizeof s2, in->nsteps);
+    int n = snprintf(buf, len, "step %s of %s%sline %d", s1, s2, gap, st->line);
+    const viz_code_line *code = viz_pseudocode_line(in, st->line);
+    if (st->i >= 0 && code && (code->view & SIM_VIEW_SOFTMAX) && in->plan.softmax_passes == 1)
+        n += snprintf(buf + n, len - (size_t)n, "%srows block %lld of %lld%s%lld%s", gap,
+                      (long long)st->i + 1,
+                      (long long)((in->sh.N + in->plan.Bs_r - 1) / in->plan.Bs_r),
+                      names ? " (S_rows: " : " (", (long long)in->plan.Bs_r,
+                      names ? " rows of S)" : " rows)");
+    else if (st->split >= 0 && st->i >= 0)      /* split-KV: the split first, shorter */
+        n += snprintf(buf + n, len - (size_t)n, "%ssplit %lld of %lld%si = %lld of %lld", gap,
+                      (long long)st->split + 1, (long long)in->run.splits, gap,
+                      (long long)st->i + 1, (long long)in->plan.Tr);
+    else if (st->i >= 0)
+        n += snprintf(buf + n, len - (size_t)n, "%si = %lld of %s%lld", gap,
+                      (long long)st->i + 1, names ? "T_r = " : "", (long long)in->plan.Tr);
+    if (st->j >= 0)
+        n += snprintf(buf + n, len - (size_t)n, "%sj = %lld of %s%lld", gap,
+                      (long long)st->j + 1, names && st->split < 0 ? "T_c = " : "",
+                      (long long)in->plan.Tc);
+    if (st->pass)
+        snprintf(buf + n, len - (size_t)n, "%spass %d of %d (%s)", gap, st->pass,
+                 in->plan.softmax_passes,
+                 st->pass == in->plan.softmax_passes ? "normalise"
+                 : in->plan.softmax_passes == 2      ? "m, l online"
+                 : st->pass == 1                     ? "row max"
+                                                     : "row sum");
+}
+
+static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
+{
+    const viz_info *in = viz_model_info(m);
     if (in->refused) {
         char need[32], mb[32];
         fmt_count(need, sizeof need, in->plan.sram_peak);
@@ -92,36 +137,15 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
                           need, mb);
         return;
     }
-    char s1[32], s2[32], buf[200];
-    fmt_count(s1, sizeof s1, st->step + 1);
-    fmt_count(s2, sizeof s2, in->nsteps);
-    int n = snprintf(buf, sizeof buf, "step %s of %s   line %d", s1, s2, st->line);
-    const viz_code_line *code = viz_pseudocode_line(in, st->line);
-    if (st->i >= 0 && code && (code->view & SIM_VIEW_SOFTMAX) && in->plan.softmax_passes == 1)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   rows block %lld of %lld (B_s = %lld)",
-                      (long long)st->i + 1,
-                      (long long)((in->sh.N + in->plan.Bs_r - 1) / in->plan.Bs_r),
-                      (long long)in->plan.Bs_r);
-    else if (st->split >= 0 && st->i >= 0)      /* split-KV: the split first, shorter */
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   split %lld of %lld   i = %lld of %lld",
-                      (long long)st->split + 1, (long long)in->run.splits,
-                      (long long)st->i + 1, (long long)in->plan.Tr);
-    else if (st->i >= 0)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   i = %lld of T_r = %lld",
-                      (long long)st->i + 1, (long long)in->plan.Tr);
-    if (st->j >= 0 && st->split >= 0)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   j = %lld of %lld",
-                      (long long)st->j + 1, (long long)in->plan.Tc);
-    else if (st->j >= 0)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   j = %lld of T_c = %lld",
-                      (long long)st->j + 1, (long long)in->plan.Tc);
-    if (st->pass)
-        snprintf(buf + n, sizeof buf - (size_t)n, "   pass %d of %d (%s)", st->pass,
-                 in->plan.softmax_passes,
-                 st->pass == in->plan.softmax_passes ? "normalise"
-                 : in->plan.softmax_passes == 2      ? "m, l online"
-                 : st->pass == 1                     ? "row max"
-                                                     : "row sum");
+    /* The widest form that fits maxw: then narrower gaps, then the
+     * counts' names left out ("i = 3 of 8"), so that no value is cut (the
+     * renderer's state takes the line's right end). */
+    char buf[200];
+    for (int level = 0; level < 3; level++) {
+        where_text(m, level, buf, sizeof buf);
+        if (maxw < 0 || (int)strlen(buf) <= maxw)
+            break;
+    }
     viz_canvas_text(c, 0, 1, maxw, VIZ_ST_TITLE, buf);
 }
 
