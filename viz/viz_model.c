@@ -1396,6 +1396,10 @@ int viz_tile_current(const viz_model *m, sim_tensor t, int64_t *tr, int64_t *tc)
      * line moves. */
     if (m->info.algo == SIM_NAIVE && !(m->line_tensors[st->line] & (1u << t)))
         return 0;
+    /* The forward pass only stores L, from m_i's buffer (line 13 turns m_i
+     * into L_i): L has no buffer of its own to be in hand in. */
+    if (t == SIM_L && m->info.run.pass == SIM_FWD)
+        return 0;
     int64_t a = -1, c = 0;
     switch (t) {
     case SIM_K: case SIM_V: case SIM_dK: case SIM_dV:
