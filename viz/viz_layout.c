@@ -78,16 +78,24 @@ static void draw_title(const viz_model *m, viz_canvas *c)
         snprintf(tiles, sizeof tiles, "B_r=%lld B_c=%lld", (long long)in->plan.Br,
                  (long long)in->plan.Bc);
     char title[256];
-    snprintf(title, sizeof title, "fasim view  %s  %s d=%lld %s M=%s B  %s%s%s", what, lens,
-             (long long)in->sh.d, sim_dtype_name(in->sh.dtype), mb, tiles,
-             in->sh.causal ? "  causal" : "", in->computed || in->refused ? "" : "  count-only");
+    for (int k = 0; k < 2; k++) {
+        snprintf(title, sizeof title, "fasim view  %s  %s d=%lld %s M=%s B  %s%s%s", what, lens,
+                 (long long)in->sh.d, sim_dtype_name(in->sh.dtype), mb, tiles,
+                 in->sh.causal ? "  causal" : "",
+                 in->computed || in->refused ? "" : "  count-only");
+        if (strlen(title) <= MIN_W + strlen("fasim view  ") || in->same_tiles <= 0)
+            break;
+        /* Still too long: the tiles' note shortens. */
+        snprintf(tiles, sizeof tiles, "B_r=B_c=%lld (report's)", (long long)in->plan.Br);
+    }
     /* Long shapes (decoding, split-KV): the program's name gives way first. */
     const char *t = strlen(title) > MIN_W ? title + strlen("fasim view  ") : title;
     viz_canvas_text(c, 0, 0, -1, VIZ_ST_TITLE, t);
 }
 
-/* The position line at one of three widths: level 0 the widest, 1 with
- * two-column gaps, 2 also without the names T_r, T_c, B_s, S_rows. */
+/* The position line at one of four widths: level 0 the widest, 1 with
+ * two-column gaps, 2 also without the names T_r, T_c, S_rows, 3 also with
+ * "a/b" for "a of b" in the step and the block indices. */
 static void where_text(const viz_model *m, int level, char *buf, size_t len)
 {
     const viz_info *in = viz_model_info(m);
@@ -97,7 +105,8 @@ static void where_text(const viz_model *m, int level, char *buf, size_t len)
     char s1[32], s2[32];
     fmt_count(s1, sizeof s1, st->step + 1);
     fmt_count(s2, sizeof s2, in->nsteps);
-    int n = snprintf(buf, len, "step %s of %s%sline %d", s1, s2, gap, st->line);
+    const char *of = level < 3 ? " of " : "/";
+    int n = snprintf(buf, len, "step %s%s%s%sline %d", s1, of, s2, gap, st->line);
     const viz_code_line *code = viz_pseudocode_line(in, st->line);
     if (st->i >= 0 && code && (code->view & SIM_VIEW_SOFTMAX) && in->plan.softmax_passes == 1)
         n += snprintf(buf + n, len - (size_t)n, "%srows block %lld of %lld%s%lld%s", gap,
@@ -110,11 +119,11 @@ static void where_text(const viz_model *m, int level, char *buf, size_t len)
                       (long long)st->split + 1, (long long)in->run.splits, gap,
                       (long long)st->i + 1, (long long)in->plan.Tr);
     else if (st->i >= 0)
-        n += snprintf(buf + n, len - (size_t)n, "%si = %lld of %s%lld", gap,
-                      (long long)st->i + 1, names ? "T_r = " : "", (long long)in->plan.Tr);
+        n += snprintf(buf + n, len - (size_t)n, "%si = %lld%s%s%lld", gap,
+                      (long long)st->i + 1, of, names ? "T_r = " : "", (long long)in->plan.Tr);
     if (st->j >= 0)
-        n += snprintf(buf + n, len - (size_t)n, "%sj = %lld of %s%lld", gap,
-                      (long long)st->j + 1, names && st->split < 0 ? "T_c = " : "",
+        n += snprintf(buf + n, len - (size_t)n, "%sj = %lld%s%s%lld", gap,
+                      (long long)st->j + 1, of, names && st->split < 0 ? "T_c = " : "",
                       (long long)in->plan.Tc);
     if (st->pass)
         snprintf(buf + n, len - (size_t)n, "%spass %d of %d (%s)", gap, st->pass,
@@ -138,10 +147,10 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
         return;
     }
     /* The widest form that fits maxw: then narrower gaps, then the
-     * counts' names left out ("i = 3 of 8"), so that no value is cut (the
-     * renderer's state takes the line's right end). */
+     * counts' names left out ("i = 3 of 8"), then "3/8", so that no value is
+     * cut (the renderer's state takes the line's right end). */
     char buf[200];
-    for (int level = 0; level < 3; level++) {
+    for (int level = 0; level < 4; level++) {
         where_text(m, level, buf, sizeof buf);
         if (maxw < 0 || (int)strlen(buf) <= maxw)
             break;
