@@ -952,9 +952,11 @@ static void draw_legend(const viz_model *m, viz_canvas *c, int y, int lw, const 
     if (!digits)
         snprintf(head, sizeof head, "HBM  2r1w: read twice, written once%s",
                  over ? "; 9+: >9" : "");
+    else if (counts && one && !over)
+        snprintf(head, sizeof head, "HBM  2r1w: 2 reads 1 write; 3 in all or mark");
     else if (counts)
-        snprintf(head, sizeof head, "HBM  2r1w: 2 reads, 1 write; 3: both%s",
-                 over ? "; +: >9" : "");
+        snprintf(head, sizeof head, "HBM  2r1w: 2 reads, 1 write; 3 in all%s",
+                 over ? ", + >9" : "");
     else if (one)
         snprintf(head, sizeof head, "HBM  3: reads+writes%s; a mark hides it",
                  over ? ", +: >9" : "");
