@@ -807,11 +807,10 @@ static void test_layout_large_T(void **state)
             const char *rp = right_part(row);
             if (strncmp(rp, "SRAM ", 5) != 0)
                 continue;
-            char head[64], bar[96];
+            char head[64], next[96], bar[96];
             snprintf(head, sizeof head, "%s", rp);
-            snprintf(bar, sizeof bar, "%s", right_part(
-                         (snprintf(row, sizeof row, "%.*s", cv.w,
-                                   cv.ch + (size_t)(y + 1) * (size_t)cv.w), row)));
+            snprintf(next, sizeof next, "%.*s", cv.w, cv.ch + (size_t)(y + 1) * (size_t)cv.w);
+            snprintf(bar, sizeof bar, "%s", right_part(next));
             for (char *e = head + strlen(head); e > head && e[-1] == ' ';)
                 *--e = '\0';
             for (char *e = bar + strlen(bar); e > bar && e[-1] == ' ';)
