@@ -71,11 +71,13 @@ int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const cha
             *p->plan = SIM_PLAN_PAPER;
         } else if (!strcmp(val, "same") && p->plan_same) {
             *p->plan = SIM_PLAN_SAME;
-        } else if (!strcmp(val, "kernel") && p->plan_same) {
+        } else if (!strcmp(val, "kernel") && p->plan_same && !p->no_kernel) {
             *p->plan = SIM_PLAN_KERNEL;
         } else {
             ERR("--plan %s: unknown plan (%s)", sim_shown(val).s,
-                p->plan_same ? "same, best, paper or kernel" : "best or paper");
+                !p->plan_same  ? "best or paper"
+                : p->no_kernel ? "same, best or paper"
+                               : "same, best, paper or kernel");
             return -1;
         }
         return 1;

@@ -42,7 +42,10 @@ typedef struct {
     int64_t max_block;         /* their bound; 0: SIM_MAX_N */
     sim_plan_kind *plan;       /* NULL: the command takes no --plan */
     int plan_same;             /* --plan same is taken: the command compares loop
-                                  orders (the report's, compare's, gpu's) */
+                                  orders (the report's, compare's, gpu's, the
+                                  view's) */
+    int no_kernel;             /* with plan_same: --plan kernel is not taken
+                                  (the view steps through the paper's loops) */
     int64_t Nq, Nk;            /* --Nq and --Nk as given; 0: not given */
 } cli_problem;
 

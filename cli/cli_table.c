@@ -281,10 +281,16 @@ static const cli_help_item HELP_VIEW[] = {
          "Example: fasim view --N 256 --d 32 --M 20K --algo fa2\n"
          "\n"
          "The grids count each tile's moves so far: 2r read twice, 1w written once,\n"
-         "2r1w both, 9+ past nine (in a narrow cell one digit: reads + writes);\n"
-         "> being loaded, < being stored, * in hand at this step. fa1 and fa2 add\n"
-         "the T_r x T_c blocks (i, j): # done, * now, . to come, - skipped (fully\n"
-         "masked): row by row for fa2 (i outer), column by column for fa1.\n"
+         "2r1w both, 9+ past nine (in a narrow cell one digit, reads + writes, and\n"
+         "+ past nine); before the count, > being loaded, < being stored, * in hand\n"
+         "at this step (a one-column cell shows the mark in place of its digit).\n"
+         "fa1 and fa2 add the T_r x T_c blocks (i, j): # done, * now, . to come,\n"
+         "- skipped (fully masked), and where one character stands for several\n"
+         "blocks (\"block char: 2 rows x 1 col\"), : for some done and some to\n"
+         "come: row by row for fa2 (i outer), column by column for fa1. The SRAM\n"
+         "list shows the buffers allocated (at the start), > or < on those a tile\n"
+         "moved into or out of at this step. Byte counters are exact, or in one\n"
+         "unit for the frame, named in their header.\n"
          "\n"
          "On a terminal the view is interactive (space play/pause, n/b step, g go to,\n"
          "a next loop order, c causal, ? help, q quit). When stdout is not a terminal\n"
@@ -305,8 +311,11 @@ static const cli_help_item HELP_VIEW[] = {
     LINE("--splits S", "fa2's split-KV: partials per split, then the merge"),
     LINE("--intermediates K", "kernel (default) or paper: the precision of FA1's running\n"
         "O, the backwards' dQ and P~ (see 'fasim --help')"),
-    LINE("--Br B, --Bc B", "block sizes (default: the best plan that fits M)"),
-    LINE("--plan KIND", "best (default) or paper (Algorithm 1, line 1)"),
+    LINE("--Br B, --Bc B", "block sizes (default: the report's same tiles)"),
+    LINE("--plan KIND", "same (default): the report's square B_r = B_c, the largest\n"
+        "of 128, 64, 32, 16 that fits M for every loop order (so the\n"
+        "view counts the report's bytes, and 'a' keeps the tiles);\n"
+        "best: this loop order's own plan; paper (Algorithm 1, line 1)"),
     ROW(CLI_O_SEED),
     LINE("--q F --k F --v F", "inputs as .npy: Q (N, d), K and V (N_k, d)"),
     LINE("--compute", "compute the statistics even when slow (N^2 d <= 2^34)"),

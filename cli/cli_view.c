@@ -207,7 +207,8 @@ static int parse(int argc, char **argv, int first, view_opts *o, char *err, size
     memset(o, 0, sizeof *o);
     viz_config_default(&o->cfg);
     viz_config *c = &o->cfg;
-    view_parse p = { o, { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc, .plan = &c->plan_kind },
+    view_parse p = { o, { .sh = &c->sh, .Br = &c->Br, .Bc = &c->Bc, .plan = &c->plan_kind,
+                          .plan_same = 1, .no_kernel = 1 },
                      0, 0 };
     if (cli_parse_each(argc, argv, first, CLI_CMD_VIEW, &o->help, view_each, &p, err,
                        errlen) != 0)

@@ -2082,9 +2082,25 @@ static void test_same_tiles_default(void **state)
     CHECK(&r, jget_u64(&r, "runs.1.plan.Bc") != jget_u64(&r, "runs.2.plan.Bc"),
           "--plan best gave FA1 and FA2 the same B_c");
     run_free(&r);
-    /* The view takes no same: it has one loop order. */
-    RUN(&r, "view", "--plan", "same");
+    /* The view runs on the report's tiles by default, and says so; --plan
+     * same says it too, and the kernel plans are the report's alone. */
+    const char *const view_same[][2] = { { "--frames", "1" }, { "--plan", "same" } };
+    for (int k = 0; k < 2; k++) {
+        RUN(&r, "view", "--N", "1024", "--d", "64", "--M", "96K", "--count-only", "--algo",
+            "fa1", view_same[k][0], view_same[k][1]);
+        expect_exit(&r, 0);
+        CHECK(&r, strstr(r.out, "B_r=B_c=64 as the report's") != NULL,
+              "the view does not run on the report's 64 x 64 tiles");
+        run_free(&r);
+    }
+    RUN(&r, "view", "--N", "1024", "--d", "64", "--M", "96K", "--plan", "best",
+        "--frames", "1");
+    expect_exit(&r, 0);
+    CHECK(&r, strstr(r.out, "as the report's") == NULL, "--plan best not taken by the view");
+    run_free(&r);
+    RUN(&r, "view", "--plan", "kernel");
     expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "same, best or paper") != NULL, "the view's plans not named");
     run_free(&r);
 }
 

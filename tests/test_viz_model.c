@@ -164,15 +164,16 @@ static void test_fa2_line7_tiles(void **state)
         }
     }
     /* Q: tiles 0 and 1 read, 2 and 3 untouched; O: tile 0 written only.
-     * Block i = 1 is in hand: Q_1 (in SRAM), O_1 and L_1 (on chip, not yet
-     * in HBM), and K_2, V_2. */
+     * Block i = 1 is in hand: Q_1 (in SRAM), O_1 (on chip, not yet in
+     * HBM), and K_2, V_2; L_1 is not: it has no SRAM buffer of its own (line
+     * 13 computes it into m_i's, line 15 stores it from there). */
     assert_int_equal(viz_tile_mark(m, SIM_Q, 0, 0), VIZ_TILE_READ);
     assert_int_equal(viz_tile_mark(m, SIM_Q, 1, 0), VIZ_TILE_READ | VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_mark(m, SIM_Q, 2, 0), 0);
     assert_int_equal(viz_tile_mark(m, SIM_O, 0, 0), VIZ_TILE_WRITTEN);
     assert_int_equal(viz_tile_mark(m, SIM_O, 1, 0), VIZ_TILE_CURRENT);
     assert_int_equal(viz_tile_mark(m, SIM_L, 0, 0), VIZ_TILE_WRITTEN);
-    assert_int_equal(viz_tile_mark(m, SIM_L, 1, 0), VIZ_TILE_CURRENT);
+    assert_int_equal(viz_tile_mark(m, SIM_L, 1, 0), 0);
     assert_int_equal(viz_tile_mark(m, SIM_S, 0, 0), 0);          /* not present */
     assert_int_equal(viz_tile_range_mark(m, SIM_K, 0, 4, 0, 1),
                      VIZ_TILE_READ | VIZ_TILE_LOADING | VIZ_TILE_CURRENT);
@@ -1204,19 +1205,80 @@ static void test_block_grid(void **state)
     viz_model_free(m);
 }
 
-/* The view's default problem has N several times d (S, P are N x N). */
+/* The report's same tiles, found here with the planner directly: the
+ * largest of 128, 64, 32, 16 whose square plan fits M for every loop order
+ * of the forward pass; -1 when none does. */
+static int64_t same_square(const sim_shape *sh)
+{
+    static const int64_t tiles[] = { 128, 64, 32, 16 };
+    for (int t = 0; t < 4; t++) {
+        int all = 1;
+        for (int a = 0; a < sim_algo_count(); a++) {
+            sim_plan p;
+            all &= sim_plan_make((sim_algo)a, sh, NULL, tiles[t], tiles[t], SIM_PLAN_USER,
+                                 &p) == 0 && p.fits;
+        }
+        if (all)
+            return tiles[t];
+    }
+    return -1;
+}
+
+/* The view's default problem has N several times d (S, P are N x N), and
+ * runs on the report's tiles: several by several blocks, a few hundred
+ * steps. */
 static void test_default_shape(void **state)
 {
     (void)state;
     viz_config c;
     viz_config_default(&c);
     assert_true(c.sh.N >= 4 * c.sh.d);
+    assert_int_equal(c.plan_kind, SIM_PLAN_SAME);
     viz_model *m = build_ok(&c);
     const viz_info *in = viz_model_info(m);
-    /* A few by several blocks, a few hundred steps. */
-    assert_true(in->plan.Tr >= 2 && in->plan.Tc >= 2 * in->plan.Tr);
+    const int64_t t = same_square(&c.sh);
+    assert_true(t > 0);
+    assert_int_equal(in->same_tiles, t);
+    assert_int_equal(in->plan.Br, t);
+    assert_int_equal(in->plan.Bc, t);
+    assert_true(in->plan.Tr >= 4 && in->plan.Tc >= 4);
     assert_true(in->nsteps >= 100 && in->nsteps <= 1000);
     viz_model_free(m);
+}
+
+/* Same tiles for every loop order ('a' in the view keeps them), at the
+ * report's classroom size too; --plan best gives each its own. */
+static void test_same_tiles_every_order(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = { { 256, 32, 20 * 1024 }, { 1024, 64, 96 * 1024 },
+                                         { 512, 32, 16 * 1024 } };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        viz_config c;
+        viz_config_default(&c);
+        c.sh.N = shapes[k][0];
+        c.sh.d = shapes[k][1];
+        c.sh.M = (uint64_t)shapes[k][2];
+        c.mode = VIZ_MODE_COUNT;
+        const int64_t t = same_square(&c.sh);
+        assert_true(t > 0);
+        int64_t best_bc[SIM_ALGO_MAX];
+        for (int a = 0; a < sim_algo_count(); a++) {
+            c.algo = (sim_algo)a;
+            c.plan_kind = SIM_PLAN_SAME;
+            viz_model *m = build_ok(&c);
+            assert_int_equal(viz_model_info(m)->plan.Br, t);
+            assert_int_equal(viz_model_info(m)->plan.Bc, t);
+            viz_model_free(m);
+            c.plan_kind = SIM_PLAN_AUTO;
+            m = build_ok(&c);
+            assert_int_equal(viz_model_info(m)->same_tiles, 0);
+            best_bc[a] = viz_model_info(m)->plan.Bc;
+            viz_model_free(m);
+        }
+        if (k == 1)          /* the report's example: FA1 and FA2 differ when best */
+            assert_true(best_bc[SIM_FA1] != best_bc[SIM_FA2]);
+    }
 }
 
 static void test_axis_cell(void **state)
@@ -1262,6 +1324,7 @@ int main(void)
         cmocka_unit_test(test_current_tiles),
         cmocka_unit_test(test_block_grid),
         cmocka_unit_test(test_default_shape),
+        cmocka_unit_test(test_same_tiles_every_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,7 +20,10 @@
 
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "test_util.h"
+#include "viz_canvas.h"
 #include "viz_model.h"
 #include "viz_text.h"
 
@@ -172,11 +175,12 @@ static const struct {
     const char *file, *args;
     int status;
 } CASES[] = {
-    { "view-fa2-n32.txt", "--N 32 --d 8 --M 4K --algo fa2 --frames 5", 0 },
-    { "view-fa2-n32-end.txt", "--N 32 --d 8 --M 4K --algo fa2 --step 13 --frames 9", 0 },
+    { "view-fa2-n32.txt", "--N 32 --d 8 --M 4K --algo fa2 --plan best --frames 5", 0 },
+    { "view-fa2-n32-end.txt", "--N 32 --d 8 --M 4K --algo fa2 --plan best --step 13 "
+                              "--frames 9", 0 },
     { "view-fa1-n32.txt", "--N 32 --d 8 --M 4K --algo fa1 --step 6 --frames 4", 0 },
-    { "view-naive-n32-causal.txt", "--N 32 --d 8 --M 4K --algo naive --causal --step 5 "
-                                   "--frames 4", 0 },
+    { "view-naive-n32-causal.txt", "--N 32 --d 8 --M 4K --algo naive --plan best --causal "
+                                   "--step 5 --frames 4", 0 },
     { "view-refused.txt", "--N 32 --d 8 --M 4K --Br 32 --Bc 32", 2 },
     { "view-fa2-bwd.txt", "--N 32 --d 8 --M 4K --algo fa2 --pass bwd --causal --step 9 "
                           "--frames 3", 0 },
@@ -605,6 +609,323 @@ static void test_cli_default_shape(void **state)
     run_free(&r);
 }
 
+/* ---- a new user's trial at the classroom size ------------------------------ */
+
+/* The left (HBM) part of a frame line, before the '|' of the right column. */
+static void left_part(const char *line, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.*s", (int)strcspn(line, "|"), line);
+}
+
+/* The right part of a frame line (after the '|'), or "" . */
+static const char *right_part(const char *line)
+{
+    const char *bar = strchr(line, '|');
+    return bar ? bar + 1 : "";
+}
+
+/* At the classroom size the tiles' counts stay beside their marks: every
+ * cell of Q, K, V, O (and FA1's m, l) begins with its mark (or a space)
+ * and shows its count right after it; a digit past nine is '+', and then
+ * the legend says so. */
+static void test_cli_classroom_counts(void **state)
+{
+    (void)state;
+    static const char *const runs[] = {
+        "--algo fa1 --N 1024 --d 64 --M 96K --Br 64 --Bc 64 --step 200 --frames 1",
+        "--algo fa1 --N 1024 --d 64 --M 96K --Br 80 --Bc 80 --step 200 --frames 1",
+        "--algo fa1 --N 1024 --d 64 --M 96K --Br 64 --Bc 64 --step 1550 --frames 1",
+        "--algo fa2 --N 1024 --d 64 --M 96K --step 200 --frames 1",
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        run_result r = run_view(runs[k]);
+        assert_int_equal(r.status, 0);
+        check_format(r.out);
+        char lines[FL_MAX][FL_W];
+        const int n = frame_lines(r.out, NULL, lines);
+        const int ny = names_row(lines, n);
+        assert_true(ny >= 3);
+        const int gh = grid_rows(lines, n, ny);
+        assert_true(gh >= 3);
+        /* The tensors' columns: where each name starts, up to "blocks". */
+        int xs[16], nx = 0;
+        for (int x = 0; lines[ny][x] && nx < 16; x++)
+            if (lines[ny][x] != ' ' && (x == 0 || lines[ny][x - 1] == ' ')) {
+                if (!strncmp(lines[ny] + x, "blocks", 6) || lines[ny][x] == '|')
+                    break;
+                xs[nx++] = x;
+            }
+        assert_true(nx >= 4);
+        int plus = 0;
+        for (int y = ny + 1; y <= ny + gh; y++)
+            for (int q = 0; q < nx; q++) {
+                const char mark = lines[y][xs[q]], count = lines[y][xs[q] + 1];
+                if (!strchr(" *<>=", mark) || !strchr("0123456789.+", count)) {
+                    fprintf(stderr, "%s: cell '%c%c' at (%d, %d) hides its count:\n%s\n",
+                            runs[k], mark, count, xs[q], y, lines[y]);
+                    fail();
+                }
+                plus |= count == '+';
+            }
+        if (plus && !strstr(lines[ny - 2], "+")) {
+            fprintf(stderr, "%s: '+' shown but not in the legend:\n%s\n", runs[k],
+                    lines[ny - 2]);
+            fail();
+        }
+        run_free(&r);
+    }
+    /* FA1's m and l are written once per (i, j): T_c = 16 times per tile at
+     * the end of the run, shown '+' past nine. */
+    run_result r = run_view("--algo fa1 --N 1024 --d 64 --M 96K --Br 64 --Bc 64 --step 1554 "
+                            "--frames 1");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "+: >9"));
+    run_free(&r);
+}
+
+/* The byte counters of one frame are in one unit: exact bytes throughout, or
+ * one unit named once in the header. At the last step every counter has
+ * reached its total. */
+static void test_cli_one_byte_unit(void **state)
+{
+    (void)state;
+    static const char *const runs[] = {
+        "--algo fa1 --N 1024 --d 64 --M 96K --Br 64 --Bc 64",
+        "--algo fa1 --N 1024 --d 64 --M 96K --Br 80 --Bc 80",
+        "--algo fa2 --N 1024 --d 64 --M 96K --Br 64 --Bc 64",
+        "--algo naive --N 1024 --d 64 --M 96K",
+        "--algo fa2 --N 4096 --d 64 --M 96K --Br 16 --Bc 16",
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        char args[256];
+        run_result r = run_view(runs[k]);
+        const char *sep = strstr(r.out, "---- step 1 of ");
+        assert_non_null(sep);
+        unsigned long long nsteps = strtoull(sep + strlen("---- step 1 of "), NULL, 10);
+        run_free(&r);
+        snprintf(args, sizeof args, "%s --step %llu --frames 1", runs[k], nsteps);
+        r = run_view(args);
+        assert_int_equal(r.status, 0);
+        char lines[FL_MAX][FL_W];
+        const int n = frame_lines(r.out, NULL, lines);
+        int y0 = -1, items = 0;
+        for (int y = 0; y < n && y0 < 0; y++)
+            if (strstr(lines[y], "bytes so far / total"))
+                y0 = y;
+        assert_true(y0 > 0);
+        for (int y = y0; y < n && strncmp(lines[y], "STATISTICS", 10); y++) {
+            char left[FL_W];
+            left_part(lines[y], left, sizeof left);
+            const char *p = y == y0 ? strstr(left, "total") + 5 : left;
+            if (y == y0 && *p == ',')
+                p = strchr(p, ':') ? strchr(p, ':') + 1 : p + strlen(p);
+            else if (y == y0 && *p == ':')
+                p++;
+            if (strstr(p, "iB") || strstr(p, " B")) {
+                fprintf(stderr, "%s: a unit inside the counters:\n%s\n", runs[k], lines[y]);
+                fail();
+            }
+            /* Every "so far/total" pair equal at the end. */
+            for (const char *q = p; (q = strchr(q, '/')) != NULL; q++) {
+                const char *a = q;
+                while (a > p && a[-1] != ' ')
+                    a--;
+                char fa[32], fb[32];
+                snprintf(fa, sizeof fa, "%.*s", (int)(q - a), a);
+                snprintf(fb, sizeof fb, "%.*s", (int)strcspn(q + 1, " "), q + 1);
+                if (strcmp(fa, fb) != 0) {
+                    fprintf(stderr, "%s: %s/%s at the last step\n", runs[k], fa, fb);
+                    fail();
+                }
+                items++;
+            }
+        }
+        assert_true(items >= 4);
+        run_free(&r);
+    }
+}
+
+/* Large T at 80 x 24: the play/pause state never covers the position's
+ * values, and the SRAM panel's lines end whole. */
+static void test_layout_large_T(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t N, d, M, B;
+        int causal;
+        uint64_t step;
+    } runs[] = {
+        { 4096, 64, 148480, 128, 1, 300 },
+        { 65536, 64, 148480, 128, 1, 12345 },
+        { 65536, 16, 96 * 1024, 128, 0, 1000000 },
+        { 4096, 64, 96 * 1024, 16, 0, 200000 },
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        viz_config c;
+        viz_config_default(&c);
+        c.sh.N = runs[k].N;
+        c.sh.d = runs[k].d;
+        c.sh.M = (uint64_t)runs[k].M;
+        c.sh.causal = runs[k].causal;
+        c.Br = c.Bc = runs[k].B;
+        c.plan_kind = SIM_PLAN_USER;
+        c.mode = VIZ_MODE_COUNT;
+        viz_model *m = NULL;
+        char err[1024];
+        assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_OK);
+        const viz_info *in = viz_model_info(m);
+        assert_true(in->nsteps > runs[k].step);
+        viz_model_seek(m, runs[k].step);
+        const viz_state *st = viz_model_state(m);
+        viz_canvas cv;
+        assert_int_equal(viz_canvas_init(&cv, 80, 24), 0);
+        const viz_frame_opts o = { VIZ_CONTROLS, NULL, "paused (10/s)" };
+        viz_layout_draw(m, &cv, &o, NULL);
+        char line[96];
+        snprintf(line, sizeof line, "%.*s", cv.w, cv.ch + cv.w);
+        /* "... j = 14 of T_c = 32 ... paused (10/s)": the j total whole,
+         * then a space before the state. */
+        char want[64];
+        snprintf(want, sizeof want, "%lld ", (long long)in->plan.Tc);
+        const char *at = strstr(line, "paused (10/s)");
+        assert_non_null(at);
+        assert_true(st->j >= 0);
+        const char *j = strstr(line, "j = ");
+        assert_non_null(j);
+        const char *tc = strstr(j, want);
+        while (tc && tc[-1] != ' ' && tc[-1] != '/')
+            tc = strstr(tc + 1, want);
+        if (!tc || tc + strlen(want) > at) {
+            fprintf(stderr, "N = %lld: the position is cut:\n%s\n", (long long)c.sh.N, line);
+            fail();
+        }
+        /* The SRAM panel: its head ends with ':' and its bar line with '%'. */
+        int seen = 0;
+        for (int y = 2; y < cv.h; y++) {
+            char row[96];
+            snprintf(row, sizeof row, "%.*s", cv.w, cv.ch + (size_t)y * (size_t)cv.w);
+            const char *rp = right_part(row);
+            if (strncmp(rp, "SRAM ", 5) != 0)
+                continue;
+            char head[64], next[96], bar[96];
+            snprintf(head, sizeof head, "%s", rp);
+            snprintf(next, sizeof next, "%.*s", cv.w, cv.ch + (size_t)(y + 1) * (size_t)cv.w);
+            snprintf(bar, sizeof bar, "%s", right_part(next));
+            for (char *e = head + strlen(head); e > head && e[-1] == ' ';)
+                *--e = '\0';
+            for (char *e = bar + strlen(bar); e > bar && e[-1] == ' ';)
+                *--e = '\0';
+            if (head[strlen(head) - 1] != ':' || bar[strlen(bar) - 1] != '%') {
+                fprintf(stderr, "N = %lld: the SRAM panel is cut:\n%s\n%s\n",
+                        (long long)c.sh.N, head, bar);
+                fail();
+            }
+            seen = 1;
+            break;
+        }
+        assert_true(seen);
+        /* The title fits. */
+        char title[96];
+        snprintf(title, sizeof title, "%.*s", cv.w, cv.ch);
+        assert_non_null(strstr(title, "count-only"));
+        viz_canvas_free(&cv);
+        viz_model_free(m);
+    }
+}
+
+/* FA2's last lines name what is stored: L_i = m_i + log l_i, from m_i's
+ * buffer; line 13's table keeps m_old, m_new and gives L a column of its
+ * own whose values are m + log l of the same row. */
+static void test_cli_fa2_L(void **state)
+{
+    (void)state;
+    run_result r = run_view("--N 32 --d 8 --M 4K --algo fa2 --Br 16 --Bc 16 --frames 200");
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.out, "<- m_i"));
+    assert_non_null(strstr(r.out, "L[0:16] <- L_i (in m_i's buffer) 64 B"));
+    assert_non_null(strstr(r.out, "L[16:32] <- L_i (in m_i's buffer) 64 B"));
+    char lines[FL_MAX][FL_W];
+    const int n = frame_lines(r.out, "line 13 ", lines);
+    assert_true(n > 10);
+    int y = 0;
+    while (y < n && !strstr(lines[y], "   row "))
+        y++;
+    assert_true(y < n - 1);
+    assert_non_null(strstr(lines[y], "m_old"));
+    assert_non_null(strstr(lines[y], "m_new"));
+    assert_null(strstr(lines[y], "L_new"));
+    assert_non_null(strstr(lines[y], "L="));
+    for (int k = y + 1; k < n && k <= y + 4; k++) {
+        long row;
+        double mo, mn, lo, ln, L;
+        if (sscanf(lines[k] + 1, "%ld %lf %lf %lf %lf %lf", &row, &mo, &mn, &lo, &ln, &L) != 6)
+            break;
+        assert_true(fabs(mo - mn) < 1e-9);
+        assert_true(fabs(L - (mn + log(ln))) < 2e-4);
+    }
+    run_free(&r);
+    /* L is never in hand in the forward pass: no '*' in its column. */
+    r = run_view("--N 32 --d 8 --M 4K --algo fa2 --Br 16 --Bc 16 --frames 200");
+    for (const char *p = r.out; (p = strstr(p, "\nQ ")) != NULL; p++) {
+        const char *lx = strstr(p + 1, " L ");
+        if (!lx || lx > strchr(p + 1, '\n'))
+            continue;
+        const int x = (int)(lx + 1 - (p + 1));
+        for (const char *q = strchr(p + 1, '\n'); q && q[1] && strchr(" *<>=.", q[1]);
+             q = strchr(q + 1, '\n')) {
+            if ((int)strcspn(q + 1, "\n") > x && q[1 + x] == '*') {
+                fprintf(stderr, "L in hand:\n%.80s\n", q + 1);
+                fail();
+            }
+            if (q[1] == ' ' && q[2] == ' ' && q[3] == ' ')
+                break;
+        }
+    }
+    run_free(&r);
+}
+
+/* Symbols explained: a block character standing for several blocks (':')
+ * is in the legend when one can show, its size in rows and columns in
+ * words; naive's rows of S are the report's S_rows; the SRAM list marks
+ * moves '>' and '<' (not '*', the tiles in hand) and says "allocated". */
+static void test_cli_symbols_explained(void **state)
+{
+    (void)state;
+    run_result r = run_view("--step 81 --frames 1");
+    assert_int_equal(r.status, 0);
+    char lines[FL_MAX][FL_W];
+    const int n = frame_lines(r.out, NULL, lines);
+    const int ny = names_row(lines, n);
+    assert_true(ny >= 3);
+    assert_non_null(strstr(lines[ny - 1], ": part"));
+    int note = 0;
+    for (int y = ny + 1; y < n; y++)
+        if (strstr(lines[y], "block char") && strstr(lines[y], " row") &&
+            strstr(lines[y], " col"))
+            note = 1;
+    assert_true(note);
+    assert_non_null(strstr(r.out, "SRAM allocated"));
+    run_free(&r);
+    r = run_view("--N 32 --d 8 --M 4K --algo fa2 --Br 16 --Bc 16 --frames 40");
+    for (const char *p = r.out; (p = strstr(p, "|")) != NULL; p++) {
+        const char *e = strchr(p, '\n');
+        /* SRAM tokens: a mark, then a buffer name and its bytes. */
+        for (const char *q = p; q < e; q++)
+            if (*q == '*' && q[1] != ' ' && (q[-1] == ' ' || q[-1] == '|') &&
+                strchr("QKVSOml", q[1]) && strstr(p, "_") && strchr("0123456789", q[5])) {
+                fprintf(stderr, "'*' marks an SRAM buffer:\n%.*s\n", (int)(e - p), p);
+                fail();
+            }
+    }
+    assert_non_null(strstr(r.out, ">K_j"));
+    run_free(&r);
+    r = run_view("--N 64 --d 16 --M 8K --algo naive --plan best --frames 60");
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.out, "B_s"));
+    assert_non_null(strstr(r.out, "(S_rows: "));
+    run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -626,6 +947,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cli_legend_symbols),
         cmocka_unit_test(test_cli_counter_header),
         cmocka_unit_test(test_cli_default_shape),
+        cmocka_unit_test(test_cli_classroom_counts),
+        cmocka_unit_test(test_cli_one_byte_unit),
+        cmocka_unit_test(test_layout_large_T),
+        cmocka_unit_test(test_cli_fa2_L),
+        cmocka_unit_test(test_cli_symbols_explained),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

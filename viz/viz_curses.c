@@ -276,9 +276,12 @@ static const char *const HELP[] = {
     "q            quit",
     "",
     "tiles: 2r read twice  1w written once  9+ past nine  . untouched",
+    "       one digit in a narrow cell: reads + writes, + past nine",
     "       > loading  < storing  * in hand at this step (reverse video)",
     "blocks (i, j): # done  * now  . to come  - skipped (fully masked)",
-    "SRAM: * moved this step  ! over M    statistics: * max changed",
+    "       : a character of several blocks, some done, some to come",
+    "SRAM: buffers allocated; > loaded, < stored this step; ! over M",
+    "statistics: * max changed",
     "",
     "any key closes this help",
 };

@@ -69,20 +69,74 @@ static void draw_title(const viz_model *m, viz_canvas *c)
                  (long long)sim_shape_Nk(&in->sh));
     else
         snprintf(lens, sizeof lens, "N=%lld", (long long)in->sh.N);
+    /* The report's tiles say so: the view and the report then count the
+     * same bytes. */
+    char tiles[64];
+    if (in->same_tiles > 0)
+        snprintf(tiles, sizeof tiles, "B_r=B_c=%lld as the report's", (long long)in->plan.Br);
+    else
+        snprintf(tiles, sizeof tiles, "B_r=%lld B_c=%lld", (long long)in->plan.Br,
+                 (long long)in->plan.Bc);
     char title[256];
-    snprintf(title, sizeof title, "fasim view  %s  %s d=%lld %s M=%s B  B_r=%lld B_c=%lld%s%s",
-             what, lens, (long long)in->sh.d, sim_dtype_name(in->sh.dtype), mb,
-             (long long)in->plan.Br, (long long)in->plan.Bc, in->sh.causal ? "  causal" : "",
-             in->computed || in->refused ? "" : "  count-only");
+    for (int k = 0; k < 2; k++) {
+        snprintf(title, sizeof title, "fasim view  %s  %s d=%lld %s M=%s B  %s%s%s", what, lens,
+                 (long long)in->sh.d, sim_dtype_name(in->sh.dtype), mb, tiles,
+                 in->sh.causal ? "  causal" : "",
+                 in->computed || in->refused ? "" : "  count-only");
+        if (strlen(title) <= MIN_W + strlen("fasim view  ") || in->same_tiles <= 0)
+            break;
+        /* Still too long: the tiles' note shortens. */
+        snprintf(tiles, sizeof tiles, "B_r=B_c=%lld (report's)", (long long)in->plan.Br);
+    }
     /* Long shapes (decoding, split-KV): the program's name gives way first. */
     const char *t = strlen(title) > MIN_W ? title + strlen("fasim view  ") : title;
     viz_canvas_text(c, 0, 0, -1, VIZ_ST_TITLE, t);
 }
 
-static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
+/* The position line at one of four widths: level 0 the widest, 1 with
+ * two-column gaps, 2 also without the names T_r, T_c, S_rows, 3 also with
+ * "a/b" for "a of b" in the step and the block indices. */
+static void where_text(const viz_model *m, int level, char *buf, size_t len)
 {
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
+    const char *gap = level ? "  " : "   ";
+    const int names = level < 2;
+    char s1[32], s2[32];
+    fmt_count(s1, sizeof s1, st->step + 1);
+    fmt_count(s2, sizeof s2, in->nsteps);
+    const char *of = level < 3 ? " of " : "/";
+    int n = snprintf(buf, len, "step %s%s%s%sline %d", s1, of, s2, gap, st->line);
+    const viz_code_line *code = viz_pseudocode_line(in, st->line);
+    if (st->i >= 0 && code && (code->view & SIM_VIEW_SOFTMAX) && in->plan.softmax_passes == 1)
+        n += snprintf(buf + n, len - (size_t)n, "%srows block %lld of %lld%s%lld%s", gap,
+                      (long long)st->i + 1,
+                      (long long)((in->sh.N + in->plan.Bs_r - 1) / in->plan.Bs_r),
+                      names ? " (S_rows: " : " (", (long long)in->plan.Bs_r,
+                      names ? " rows of S)" : " rows)");
+    else if (st->split >= 0 && st->i >= 0)      /* split-KV: the split first, shorter */
+        n += snprintf(buf + n, len - (size_t)n, "%ssplit %lld of %lld%si = %lld of %lld", gap,
+                      (long long)st->split + 1, (long long)in->run.splits, gap,
+                      (long long)st->i + 1, (long long)in->plan.Tr);
+    else if (st->i >= 0)
+        n += snprintf(buf + n, len - (size_t)n, "%si = %lld%s%s%lld", gap,
+                      (long long)st->i + 1, of, names ? "T_r = " : "", (long long)in->plan.Tr);
+    if (st->j >= 0)
+        n += snprintf(buf + n, len - (size_t)n, "%sj = %lld%s%s%lld", gap,
+                      (long long)st->j + 1, of, names && st->split < 0 ? "T_c = " : "",
+                      (long long)in->plan.Tc);
+    if (st->pass)
+        snprintf(buf + n, len - (size_t)n, "%spass %d of %d (%s)", gap, st->pass,
+                 in->plan.softmax_passes,
+                 st->pass == in->plan.softmax_passes ? "normalise"
+                 : in->plan.softmax_passes == 2      ? "m, l online"
+                 : st->pass == 1                     ? "row max"
+                                                     : "row sum");
+}
+
+static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
+{
+    const viz_info *in = viz_model_info(m);
     if (in->refused) {
         char need[32], mb[32];
         fmt_count(need, sizeof need, in->plan.sram_peak);
@@ -92,36 +146,15 @@ static void draw_where(const viz_model *m, viz_canvas *c, int maxw)
                           need, mb);
         return;
     }
-    char s1[32], s2[32], buf[200];
-    fmt_count(s1, sizeof s1, st->step + 1);
-    fmt_count(s2, sizeof s2, in->nsteps);
-    int n = snprintf(buf, sizeof buf, "step %s of %s   line %d", s1, s2, st->line);
-    const viz_code_line *code = viz_pseudocode_line(in, st->line);
-    if (st->i >= 0 && code && (code->view & SIM_VIEW_SOFTMAX) && in->plan.softmax_passes == 1)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   rows block %lld of %lld (B_s = %lld)",
-                      (long long)st->i + 1,
-                      (long long)((in->sh.N + in->plan.Bs_r - 1) / in->plan.Bs_r),
-                      (long long)in->plan.Bs_r);
-    else if (st->split >= 0 && st->i >= 0)      /* split-KV: the split first, shorter */
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   split %lld of %lld   i = %lld of %lld",
-                      (long long)st->split + 1, (long long)in->run.splits,
-                      (long long)st->i + 1, (long long)in->plan.Tr);
-    else if (st->i >= 0)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   i = %lld of T_r = %lld",
-                      (long long)st->i + 1, (long long)in->plan.Tr);
-    if (st->j >= 0 && st->split >= 0)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   j = %lld of %lld",
-                      (long long)st->j + 1, (long long)in->plan.Tc);
-    else if (st->j >= 0)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "   j = %lld of T_c = %lld",
-                      (long long)st->j + 1, (long long)in->plan.Tc);
-    if (st->pass)
-        snprintf(buf + n, sizeof buf - (size_t)n, "   pass %d of %d (%s)", st->pass,
-                 in->plan.softmax_passes,
-                 st->pass == in->plan.softmax_passes ? "normalise"
-                 : in->plan.softmax_passes == 2      ? "m, l online"
-                 : st->pass == 1                     ? "row max"
-                                                     : "row sum");
+    /* The widest form that fits maxw: then narrower gaps, then the
+     * counts' names left out ("i = 3 of 8"), then "3/8", so that no value is
+     * cut (the renderer's state takes the line's right end). */
+    char buf[200];
+    for (int level = 0; level < 4; level++) {
+        where_text(m, level, buf, sizeof buf);
+        if (maxw < 0 || (int)strlen(buf) <= maxw)
+            break;
+    }
     viz_canvas_text(c, 0, 1, maxw, VIZ_ST_TITLE, buf);
 }
 
@@ -235,14 +268,19 @@ static int cell_need(const viz_tensor_info *ti)
 enum { GAP = 2 };      /* columns between two grids (1 when space is short) */
 
 /* The grids' widths within `avail` columns, in w[] per tensor: each cell as
- * wide as its counts need (cell_need), or one column each (digits) when
- * that does not fit; S and P (N x N_k) share what is left, whole cells per
- * tile column where they can. Returns the total width. */
-static int grid_widths(const viz_info *in, int avail, int gap, int w[SIM_TENSOR_COUNT])
+ * wide as its counts need (cell_need), or two columns (the mark, then the
+ * digit of its moves) when that does not fit, or one (the mark, else the
+ * digit) as a last resort; S and P (N x N_k) share what is left, whole
+ * cells per tile column where they can. Returns the total width; *cell the
+ * columns of the narrow grids' cells (0: as their counts need). */
+static int grid_widths(const viz_info *in, int avail, int gap, int w[SIM_TENSOR_COUNT],
+                       int *cell)
 {
     int nw = 0, ntens = 0, fixed = 0;
-    for (int pass = 0; pass < 2; pass++) {
+    static const int CELL[] = { 0, 2, 1 };
+    for (int pass = 0; pass < 3; pass++) {
         nw = ntens = fixed = 0;
+        *cell = CELL[pass];
         for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
             w[t] = 0;
             if (!in->tensor[t].present)
@@ -251,7 +289,7 @@ static int grid_widths(const viz_info *in, int avail, int gap, int w[SIM_TENSOR_
             if (is_wide((sim_tensor)t))
                 nw++;
             else
-                fixed += w[t] = pass ? 1 : cell_need(&in->tensor[t]);
+                fixed += w[t] = pass ? CELL[pass] : cell_need(&in->tensor[t]);
         }
         if (fixed + gap * (ntens - 1) + 4 * nw <= avail)
             break;
@@ -313,7 +351,7 @@ static int draw_grids(const viz_model *m, viz_canvas *c, int y0, int gh,
         const viz_tensor_info *ti = &in->tensor[t];
         if (!ti->present)
             continue;
-        viz_canvas_text(c, x, y0, w[t] + 1, VIZ_ST_HEAD, ti->name);
+        viz_canvas_text(c, x, y0, w[t] + gap - 1, VIZ_ST_HEAD, ti->name);
         for (int r = 0; r < gh; r++) {
             int64_t tr0, tr1;
             viz_axis_cell(ti->rows, ti->tile_rows, gh, r, &tr0, &tr1);
@@ -385,23 +423,34 @@ static void draw_blocks(const viz_model *m, viz_canvas *c, int x0, int y0, int b
 /* The byte counters as items "Q r 2,048/8,192": bytes so far / the closed
  * form's total, under the one header COUNTER_HEAD. split: a tensor both
  * read and written gives two items.
- * Numbers are exact when the item, with the totals in both places, fits maxw,
- * else shortened ("1.50 MiB"); deciding on the totals keeps the layout the
- * same at every step. */
+ * Numbers are exact bytes when every item, with the totals in both places,
+ * fits maxw; else the whole frame counts in one unit (KiB, MiB, ...), the
+ * one in which the largest total is under 1024, named once in the header;
+ * deciding on the totals keeps the layout the same at every step. */
 enum { MAX_ITEMS = 2 * SIM_TENSOR_COUNT };
 
 static const char COUNTER_HEAD[] = "bytes so far / total";
 
-static int format_items(const char *name, const uint64_t v[4], int split, int compact,
+/* A byte count in the frame's unit (0: exact bytes). */
+static void fmt_in_unit(char *buf, size_t len, uint64_t v, int unit)
+{
+    if (!unit) {
+        fmt_count(buf, len, v);
+        return;
+    }
+    const uint64_t div = UINT64_C(1) << (10 * unit);
+    if (v % div == 0)
+        snprintf(buf, len, "%llu", (unsigned long long)(v / div));
+    else
+        snprintf(buf, len, "%.2f", (double)v / (double)div);
+}
+
+static int format_items(const char *name, const uint64_t v[4], int split, int unit,
                         char items[][192])
 {
     char f[4][32];
-    for (int q = 0; q < 4; q++) {
-        if (compact)
-            sim_format_bytes(f[q], sizeof f[q], v[q]);
-        else
-            fmt_count(f[q], sizeof f[q], v[q]);
-    }
+    for (int q = 0; q < 4; q++)
+        fmt_in_unit(f[q], sizeof f[q], v[q], unit);
     const int rd = v[1] > 0, wr = v[3] > 0 || !rd;
     int k = 0;
     if (rd && wr && !split) {
@@ -415,31 +464,9 @@ static int format_items(const char *name, const uint64_t v[4], int split, int co
     return k;
 }
 
-static int counter_items(const viz_model *m, int split, int maxw, char items[][192])
-{
-    const viz_info *in = viz_model_info(m);
-    int n = 0;
-    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!in->tensor[t].present)
-            continue;
-        const uint64_t fr = viz_final_bytes_read(m, (sim_tensor)t);
-        const uint64_t fw = viz_final_bytes_written(m, (sim_tensor)t);
-        const uint64_t fin[4] = { fr, fr, fw, fw };
-        const uint64_t now[4] = { viz_bytes_read(m, (sim_tensor)t), fr,
-                                  viz_bytes_written(m, (sim_tensor)t), fw };
-        char probe[2][192];
-        int compact = 0;
-        int k = format_items(in->tensor[t].name, fin, split, 0, probe);
-        for (int q = 0; q < k; q++)
-            if ((int)strlen(probe[q]) > maxw)
-                compact = 1;
-        n += format_items(in->tensor[t].name, now, split, compact, items + n);
-    }
-    return n;
-}
-
-/* The widest counter item at the end of the run (the widest at any step). */
-static int counter_width(const viz_model *m, int split, int maxw)
+/* Each present tensor's items at the end of the run in `unit`, with the
+ * widest one's width; returns that width. */
+static int final_items_width(const viz_model *m, int split, int unit, uint64_t *largest)
 {
     const viz_info *in = viz_model_info(m);
     int w = 0;
@@ -449,17 +476,61 @@ static int counter_width(const viz_model *m, int split, int maxw)
         const uint64_t fr = viz_final_bytes_read(m, (sim_tensor)t);
         const uint64_t fw = viz_final_bytes_written(m, (sim_tensor)t);
         const uint64_t fin[4] = { fr, fr, fw, fw };
+        if (largest && (fr > *largest || fw > *largest))
+            *largest = fr > fw ? fr : fw;
         char probe[2][192];
-        int k = format_items(in->tensor[t].name, fin, split, 0, probe), over = 0;
-        for (int q = 0; q < k; q++)
-            over |= (int)strlen(probe[q]) > maxw;
-        if (over)
-            k = format_items(in->tensor[t].name, fin, split, 1, probe);
+        const int k = format_items(in->tensor[t].name, fin, split, unit, probe);
         for (int q = 0; q < k; q++)
             if ((int)strlen(probe[q]) > w)
                 w = (int)strlen(probe[q]);
     }
     return w;
+}
+
+/* The frame's unit: 0 (bytes) when every exact item fits maxw, else 1 KiB,
+ * 2 MiB, ...: the largest total under 1024 of it. */
+static int counter_unit(const viz_model *m, int split, int maxw)
+{
+    uint64_t largest = 0;
+    if (final_items_width(m, split, 0, &largest) <= maxw)
+        return 0;
+    int unit = 1;
+    while (unit < 6 && largest >> (10 * unit) >= 1024)
+        unit++;
+    return unit;
+}
+
+/* The counters' header: "bytes so far / total", with the unit when it is
+ * not bytes. */
+static void counter_head(char *buf, size_t len, int unit)
+{
+    static const char *const UNITS[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    if (unit)
+        snprintf(buf, len, "%s, %s", COUNTER_HEAD, UNITS[unit]);
+    else
+        snprintf(buf, len, "%s", COUNTER_HEAD);
+}
+
+static int counter_items(const viz_model *m, int split, int unit, char items[][192])
+{
+    const viz_info *in = viz_model_info(m);
+    int n = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!in->tensor[t].present)
+            continue;
+        const uint64_t fr = viz_final_bytes_read(m, (sim_tensor)t);
+        const uint64_t fw = viz_final_bytes_written(m, (sim_tensor)t);
+        const uint64_t now[4] = { viz_bytes_read(m, (sim_tensor)t), fr,
+                                  viz_bytes_written(m, (sim_tensor)t), fw };
+        n += format_items(in->tensor[t].name, now, split, unit, items + n);
+    }
+    return n;
+}
+
+/* The widest counter item at the end of the run (the widest at any step). */
+static int counter_width(const viz_model *m, int split, int maxw)
+{
+    return final_items_width(m, split, counter_unit(m, split, maxw), NULL);
 }
 
 /* ---- pseudocode and SRAM ------------------------------------------------- */
@@ -527,10 +598,10 @@ static int draw_buffers(const viz_model *m, viz_canvas *c, int x0, int y0, int r
                 mark = '!';
                 sty = VIZ_ST_OVER;
             } else if (b->flags & VIZ_BUF_LOADED) {
-                mark = '*';
+                mark = '>';             /* the grids' marks: loaded, stored */
                 sty = VIZ_ST_LOAD;
             } else if (b->flags & VIZ_BUF_STORED) {
-                mark = '*';
+                mark = '<';
                 sty = VIZ_ST_STORE;
             }
             snprintf(tok, sizeof tok, "%c%s %s%s", mark, b->name, num,
@@ -558,13 +629,22 @@ static void draw_sram(const viz_model *m, viz_canvas *c, int x0, int y0, int rw,
             if (st->buf[k].flags & VIZ_BUF_REFUSED)
                 shown = st->buf[k].offset + st->buf[k].bytes;
     const uint64_t M = in->sh.M;
-    char u[32], mb[32];
+    char u[32], mb[32], head[96], tail[64];
     fmt_count(u, sizeof u, shown);
     fmt_count(mb, sizeof mb, M);
-    viz_canvas_printf(c, x0, y0, rw, shown > M ? VIZ_ST_OVER : VIZ_ST_HEAD,
-                      "SRAM %s of M = %s B (%d%%)", u, mb, (int)((shown * 100 + M / 2) / M));
-    /* The bar: '#' up to the used bytes, '!' past M, '.' free. */
-    const int bw = rw - 2;
+    /* The loop orders allocate their buffers when the run starts (the
+     * papers' on-chip arrays): "allocated", not "loaded"; '>' and '<' mark
+     * the buffers a tile moved into or out of at this step. */
+    snprintf(head, sizeof head, "SRAM allocated (M = %s B):", mb);
+    if ((int)strlen(head) > rw)
+        snprintf(head, sizeof head, "SRAM (M = %s B):", mb);
+    viz_canvas_text(c, x0, y0, rw, shown > M ? VIZ_ST_OVER : VIZ_ST_HEAD, head);
+    snprintf(tail, sizeof tail, " %s B %d%%", u, (int)((shown * 100 + M / 2) / M));
+    /* The bar: '#' up to the used bytes, '!' past M, '.' free; then the
+     * bytes allocated and their share of M. */
+    const int bw = rw - 2 - (int)strlen(tail);
+    if (bw < 4)
+        viz_canvas_text(c, x0, y0 + 1, rw, VIZ_ST_NORMAL, tail + 1);
     if (bw >= 4) {
         const uint64_t scale = shown > M ? shown : M;
         const int fill = (int)((shown * (uint64_t)bw + scale / 2) / scale);
@@ -579,6 +659,8 @@ static void draw_sram(const viz_model *m, viz_canvas *c, int x0, int y0, int rw,
                 viz_canvas_fill(c, x0 + 1 + q, y0 + 1, 1, '.', VIZ_ST_DIM);
         }
         viz_canvas_text(c, x0 + 1 + bw, y0 + 1, 1, VIZ_ST_NORMAL, "]");
+        viz_canvas_text(c, x0 + 2 + bw, y0 + 1, rw - bw - 2, shown > M ? VIZ_ST_OVER
+                                                                      : VIZ_ST_NORMAL, tail);
     }
     draw_buffers(m, c, x0, y0 + 2, rw, maxl - 2, 1);
 }
@@ -633,10 +715,15 @@ static void draw_stats(const viz_model *m, viz_canvas *c, int y0, int rows, int 
     int table = rows - 1 - out_lines;
     if (s->shown && table >= 2) {
         const int cw = 11;
+        /* FA2's line 13 turns m_i into L_i = m_i + log l_i in m_i's buffer:
+         * m_new stays m_old there, and L_i has a column of its own, so that
+         * no column changes its name between old and new. */
+        const int to_L = s->m_is_L_after && !s->m_is_L_before;
         char h[160];
         snprintf(h, sizeof h, " %5s %*s %*s %*s %*s %*s", "row", cw,
-                 s->m_is_L_before ? "L_old" : "m_old", cw, s->m_is_L_after ? "L_new" : "m_new",
-                 cw, "l_old", cw, "l_new", cw + 4, s->alpha_shown ? "e^(m_old-m_new)" : "");
+                 s->m_is_L_before ? "L_old" : "m_old", cw,
+                 s->m_is_L_after && !to_L ? "L_new" : "m_new", cw, "l_old", cw, "l_new", cw + 4,
+                 to_L ? "L=m_new+log l" : s->alpha_shown ? "e^(m_old-m_new)" : "");
         viz_canvas_text(c, 0, y++, w, VIZ_ST_DIM, h);
         table--;
         int nshow = s->nrows < table ? s->nrows : table;
@@ -650,13 +737,15 @@ static void draw_stats(const viz_model *m, viz_canvas *c, int y0, int rows, int 
                 snprintf(v[2], sizeof v[2], "%*s", cw, "-");
             }
             if (s->after_valid) {
-                fmt_val(v[1], sizeof v[1], s->m_new[r], cw);
+                fmt_val(v[1], sizeof v[1], to_L && s->before_valid ? s->m_old[r] : s->m_new[r], cw);
                 fmt_val(v[3], sizeof v[3], s->l_new[r], cw);
             } else {
                 snprintf(v[1], sizeof v[1], "%*s", cw, "-");
                 snprintf(v[3], sizeof v[3], "%*s", cw, "-");
             }
-            if (s->alpha_shown)
+            if (to_L && s->after_valid)
+                fmt_val(v[4], sizeof v[4], s->m_new[r], cw + 4);
+            else if (s->alpha_shown)
                 fmt_val(v[4], sizeof v[4], s->alpha[r], cw + 4);
             else
                 v[4][0] = '\0';
@@ -727,11 +816,18 @@ static void draw_moved(const viz_model *m, viz_canvas *c, int y, int w)
                      (long long)(x->r0 + x->rows), (long long)x->c0,
                      (long long)(x->c0 + x->cols));
         fmt_count(b, sizeof b, x->bytes);
-        char item[160];
-        if (x->kind == SIM_EV_LOAD)
-            snprintf(item, sizeof item, "%s %s -> %s %s B", shown ? "," : "", range, x->buf, b);
+        /* FA2's line 13 writes L_i = m_i + log l_i into m_i's buffer: the
+         * store names what it holds, not the buffer's first use. */
+        char what[64];
+        if (x->tensor == SIM_L && x->buf && !strcmp(x->buf, "m_i"))
+            snprintf(what, sizeof what, "L_i (in m_i's buffer)");
         else
-            snprintf(item, sizeof item, "%s %s <- %s %s B", shown ? "," : "", range, x->buf, b);
+            snprintf(what, sizeof what, "%s", x->buf ? x->buf : "?");
+        char item[256];
+        if (x->kind == SIM_EV_LOAD)
+            snprintf(item, sizeof item, "%s %s -> %s %s B", shown ? "," : "", range, what, b);
+        else
+            snprintf(item, sizeof item, "%s %s <- %s %s B", shown ? "," : "", range, what, b);
         if (n + (int)strlen(item) > w - 12 && shown) {
             snprintf(buf + n, sizeof buf - (size_t)n, " +%d more", st->nxfer - k);
             break;
@@ -749,6 +845,7 @@ static void draw_moved(const viz_model *m, viz_canvas *c, int y, int w)
  * windows), else packed below them after their header. */
 typedef struct {
     char items[MAX_ITEMS + 1][192];
+    char head[48];             /* the counters' header (counter_head) */
     int nitems;
     int w[SIM_TENSOR_COUNT];   /* grid widths (grid_widths) */
     int bw;                    /* the block grid's columns (0: none) */
@@ -761,11 +858,11 @@ typedef struct {
 /* The block grid's columns beside tile grids of width gw in lw columns (a
  * space kept before what follows): one per block up to T_c, at least 4 (or
  * T_c), else none. */
-static int block_cols(const viz_info *in, int lw, int gw)
+static int block_cols(const viz_info *in, int lw, int gw, int gap)
 {
     if (!in->blocks)
         return 0;
-    int bw = lw - gw - GAP - 1;
+    int bw = lw - gw - gap - 1;
     if (bw > in->plan.Tc)
         bw = (int)in->plan.Tc;
     return bw >= 4 || (bw > 0 && bw == in->plan.Tc) ? bw : 0;
@@ -776,11 +873,17 @@ static void arrange_hbm(const viz_model *m, int lw, hbm_cols *hc)
     const viz_info *in = viz_model_info(m);
     /* The block grid wants at least 4 columns (or T_c) beside the tiles. */
     const int bmin = in->blocks ? GAP + (int)(in->plan.Tc < 4 ? in->plan.Tc : 4) + 1 : 0;
-    int gap = GAP;
-    int gw = grid_widths(in, lw - bmin, gap, hc->w);
-    if (gw > lw - bmin) {
+    int gap = GAP, cell, cell1, w1[SIM_TENSOR_COUNT];
+    int gw = grid_widths(in, lw - bmin, gap, hc->w, &cell);
+    /* One column between grids where it buys wider cells (a count beside
+     * each mark) or is the only way to fit. */
+    const int gw1 = grid_widths(in, lw - bmin, 1, w1, &cell1);
+    const int tc = in->blocks ? (int)in->plan.Tc : 0;
+    if (gw > lw - bmin || (cell && (cell1 == 0 || cell1 > cell) && gw1 <= lw - bmin) ||
+        (cell1 == cell && gw + GAP + tc + 1 > lw && gw1 + 1 + tc + 1 <= lw)) {
         gap = 1;
-        gw = grid_widths(in, lw - bmin, gap, hc->w);
+        gw = gw1;
+        memcpy(hc->w, w1, sizeof w1);
     }
     /* Counters beside: when the grids, the whole block grid and the widest
      * exact counter item fit. */
@@ -791,17 +894,21 @@ static void arrange_hbm(const viz_model *m, int lw, hbm_cols *hc)
         cw = (int)strlen(COUNTER_HEAD);
     const int side = gw + bfull + GAP + cw <= lw;
     if (side) {
-        hc->bw = block_cols(in, lw - cw - GAP, gw);
+        hc->bw = block_cols(in, lw - cw - GAP, gw, gap);
         /* The block grid's column is at least as wide as its heading. */
         const int bcol = hc->bw ? GAP + (hc->bw > BLOCKS_W ? hc->bw : BLOCKS_W) : 0;
         cw = lw - (gw + bcol) - GAP;
-        hc->nitems = counter_items(m, 1, cw, hc->items);
+        const int unit = counter_unit(m, 1, cw);
+        counter_head(hc->head, sizeof hc->head, unit);
+        hc->nitems = counter_items(m, 1, unit, hc->items);
         hc->counter_lines = 1 + hc->nitems;
     } else {
-        hc->bw = block_cols(in, lw, gw);
+        hc->bw = block_cols(in, lw, gw, gap);
         /* Packed into lines of lw columns after their header. */
-        snprintf(hc->items[0], sizeof hc->items[0], "%s:", COUNTER_HEAD);
-        hc->nitems = 1 + counter_items(m, 0, lw, hc->items + 1);
+        const int unit = counter_unit(m, 0, lw);
+        counter_head(hc->head, sizeof hc->head, unit);
+        snprintf(hc->items[0], sizeof hc->items[0], "%s:", hc->head);
+        hc->nitems = 1 + counter_items(m, 0, unit, hc->items + 1);
         hc->counter_lines = 0;
         for (int k = 0, x = 0; k < hc->nitems; k++) {
             const int len = (int)strlen(hc->items[k]);
@@ -821,10 +928,11 @@ static void arrange_hbm(const viz_model *m, int lw, hbm_cols *hc)
 /* The two legend lines of the HBM column: what a cell's counts and marks
  * mean. No mark is the letter of a tensor (the loop orders move Q, K, V, O,
  * S, P, m, l, L, O~ and the backward's dO, dQ, dK, dV, D, dP, dS). */
-static void draw_legend(const viz_model *m, viz_canvas *c, int y, int lw, const hbm_cols *hc)
+static void draw_legend(const viz_model *m, viz_canvas *c, int y, int lw, const hbm_cols *hc,
+                        int bh)
 {
     const viz_info *in = viz_model_info(m);
-    int digits = 0, counts = 0;
+    int digits = 0, counts = 0, one = 0, over = 0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         const viz_tensor_info *ti = &in->tensor[t];
         if (!ti->present)
@@ -834,14 +942,35 @@ static void draw_legend(const viz_model *m, viz_canvas *c, int y, int lw, const 
             digits = 1;
         else
             counts = 1;
+        one |= per_tile < 2;
+        over |= ti->max_reads > 9 || ti->max_writes > 9 || ti->max_reads + ti->max_writes > 9;
     }
-    viz_canvas_text(c, 0, y, lw, VIZ_ST_HEAD,
-                    !digits  ? "HBM  2r1w: read twice, written once"
-                    : counts ? "HBM  2r1w read twice, written once; 3 in all"
-                             : "HBM  3: tile read or written 3 times");
+    /* What a cell's count means, and what stands for more than nine: "9+"
+     * in a count, '+' for a digit; a one-column cell shows its mark in
+     * place of the digit. */
+    char head[96];
+    if (!digits)
+        snprintf(head, sizeof head, "HBM  2r1w: read twice, written once%s",
+                 over ? "; 9+: >9" : "");
+    else if (counts && one && !over)
+        snprintf(head, sizeof head, "HBM  2r1w: 2 reads 1 write; 3 in all or mark");
+    else if (counts)
+        snprintf(head, sizeof head, "HBM  2r1w: 2 reads, 1 write; 3 in all%s",
+                 over ? ", + >9" : "");
+    else if (one)
+        snprintf(head, sizeof head, "HBM  3: reads+writes%s; a mark hides it",
+                 over ? ", +: >9" : "");
+    else
+        snprintf(head, sizeof head, "HBM  3: tile read or written 3 times%s",
+                 over ? "; +: >9" : "");
+    viz_canvas_text(c, 0, y, lw, VIZ_ST_HEAD, head);
+    /* A block character standing for several blocks, some done and some
+     * to come, shows ':'. */
+    const int sr = hc->bw && (in->plan.Tr > bh || in->plan.Tc > hc->bw);
     viz_canvas_text(c, 0, y + 1, lw, VIZ_ST_DIM,
-                    hc->bw ? "> load  < store  * now  # done  - skipped"
-                           : "> load  < store  * in hand now");
+                    !hc->bw ? "> load  < store  * in hand now"
+                    : sr    ? "> load < store * now # done : part - skipped"
+                            : "> load  < store  * now  # done  - skipped");
 }
 
 /* The HBM column: the legend, the grids in gh rows, a row saying how many
@@ -872,31 +1001,53 @@ static void draw_hbm(const viz_model *m, viz_canvas *c, int body0, int top, int 
         gh = 1;
     gh = pick_grid_height(in, gh, lo);
     grid_scale(in, gh, hc->w, &sr, &sc);
-    draw_legend(m, c, body0, lw, hc);
-    const int gx = draw_grids(m, c, body0 + 2, gh, hc->w, hc->gap, out);
     const int bh = hc->bw ? (int)(in->plan.Tr < gh ? in->plan.Tr : gh) : 0;
+    draw_legend(m, c, body0, lw, hc, bh);
+    const int gx = draw_grids(m, c, body0 + 2, gh, hc->w, hc->gap, out);
     if (hc->bw)
-        draw_blocks(m, c, gx + GAP, body0 + 2, bh, hc->bw);
+        draw_blocks(m, c, gx + hc->gap, body0 + 2, bh, hc->bw);
     int y = body0 + 3 + gh;
     if (note) {
-        char buf[160] = "";
-        int n = 0;
-        if (sc > 1)
-            n = snprintf(buf, sizeof buf, "cell <= %dx%d tiles", sr, sc);
-        else if (sr > 1)
-            n = snprintf(buf, sizeof buf, "cell <= %d tiles", sr);
-        if (bh && (in->plan.Tr > bh || in->plan.Tc > hc->bw))
-            snprintf(buf + n, sizeof buf - (size_t)n, "%sblock char <= %lldx%lld",
-                     n ? ", " : "", (long long)((in->plan.Tr + bh - 1) / bh),
-                     (long long)((in->plan.Tc + hc->bw - 1) / hc->bw));
         /* Beside the last counter line, if one reaches this row. */
         const int nw = side && hc->counter_lines > gh + 1 ? lw - cw - GAP : lw;
+        char cellp[48] = "", buf[160] = "";
+        if (sc > 1)
+            snprintf(cellp, sizeof cellp, "cell <= %dx%d tiles", sr, sc);
+        else if (sr > 1)
+            snprintf(cellp, sizeof cellp, "cell <= %d tiles", sr);
+        snprintf(buf, sizeof buf, "%s", cellp);
+        if (bh && (in->plan.Tr > bh || in->plan.Tc > hc->bw)) {
+            /* The blocks a character stands for, rows x columns said in
+             * words where they fit. */
+            const long long br = (in->plan.Tr + bh - 1) / bh,
+                            bc = (in->plan.Tc + hc->bw - 1) / hc->bw;
+            snprintf(buf, sizeof buf, "%s%sblock char <= %lld row%s x %lld col%s", cellp,
+                     cellp[0] ? ", " : "",
+                     br, br == 1 ? "" : "s", bc, bc == 1 ? "" : "s");
+            if ((int)strlen(buf) > nw)
+                snprintf(buf, sizeof buf, "%s%sblock char: %lld row%s x %lld col%s", cellp,
+                         cellp[0] ? "; " : "", br, br == 1 ? "" : "s", bc, bc == 1 ? "" : "s");
+            if ((int)strlen(buf) > nw && cellp[0])
+                snprintf(buf, sizeof buf, "%s; char: %lld row%s x %lld col%s of blocks", cellp,
+                         br, br == 1 ? "" : "s", bc, bc == 1 ? "" : "s");
+            if ((int)strlen(buf) > nw && cellp[0])
+                snprintf(buf, sizeof buf, "%s; char: %lld row%s x %lld col%s", cellp, br,
+                         br == 1 ? "" : "s", bc, bc == 1 ? "" : "s");
+            if ((int)strlen(buf) > nw && cellp[0]) {
+                if (sc > 1)
+                    snprintf(cellp, sizeof cellp, "cell<=%dx%d", sr, sc);
+                else
+                    snprintf(cellp, sizeof cellp, "cell<=%d", sr);
+                snprintf(buf, sizeof buf, "%s; block char: %lld row%s x %lld col%s", cellp, br,
+                         br == 1 ? "" : "s", bc, bc == 1 ? "" : "s");
+            }
+        }
         viz_canvas_text(c, 0, y, nw, VIZ_ST_DIM, buf);
         y++;
     }
     if (side) {
         const int cx = lw - cw;
-        viz_canvas_text(c, cx, body0 + 2, cw, VIZ_ST_DIM, COUNTER_HEAD);
+        viz_canvas_text(c, cx, body0 + 2, cw, VIZ_ST_DIM, hc->head);
         for (int k = 0; k < nitems; k++)
             viz_canvas_text(c, cx, body0 + 3 + k, cw, VIZ_ST_NORMAL, hc->items[k]);
     } else {

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "ref_tile.h"
+#include "sim_report.h"
 
 #define NONE32 UINT32_MAX
 #define MAX_BUFTAB 32
@@ -148,7 +149,7 @@ void viz_config_default(viz_config *cfg)
     cfg->sh.d = VIZ_DEFAULT_D;
     cfg->sh.M = VIZ_DEFAULT_M;
     cfg->sh.dtype = SIM_FP16;
-    cfg->plan_kind = SIM_PLAN_AUTO;
+    cfg->plan_kind = SIM_PLAN_SAME;
     cfg->seed = 1;
     cfg->mode = VIZ_MODE_AUTO;
 }
@@ -759,11 +760,38 @@ static int make_plan(viz_model *m, char *err, size_t errlen)
     const sim_shape *sh = &cfg->sh;
     viz_info *info = &m->info;
     char perr[1024];
-    if (sim_plan_choose(cfg->algo, sh, &cfg->run, cfg->plan_kind, cfg->Br, cfg->Bc,
-                        &info->plan, perr, sizeof perr) != 0) {
+    sim_plan_kind kind = cfg->plan_kind;
+    int64_t Br = cfg->Br, Bc = cfg->Bc;
+    if (kind == SIM_PLAN_SAME) {
+        /* The report's tiles: the same square for every loop order, so that
+         * the view and the report count the same bytes, and 'a' keeps them. */
+        sim_request req;
+        memset(&req, 0, sizeof req);
+        req.sh = *sh;
+        req.run = cfg->run;
+        req.run_pass[cfg->run.pass] = 1;
+        for (int a = 0; a < sim_algo_count(); a++)
+            req.run_algo[a] = SIM_ALGO_IF_SERVED;
+        req.plan_kind = SIM_PLAN_SAME;
+        info->same_tiles = sim_report_resolve_same(&req);
+        kind = req.plan_kind;
+        Br = req.Br;
+        Bc = req.Bc;
+        /* Split-KV takes its key blocks from B_c: where the square does not
+         * give every split one, the run has its own best plan. */
         sim_plan p;
-        if (sim_plan_make(cfg->algo, sh, &cfg->run, cfg->Br ? cfg->Br : 1,
-                          cfg->Bc ? cfg->Bc : 1, SIM_PLAN_USER, &p) == 0 && !p.fits) {
+        if (info->same_tiles > 0 && cfg->run.splits > 1 &&
+            sim_plan_choose(cfg->algo, sh, &cfg->run, kind, Br, Bc, &p, perr, sizeof perr) != 0) {
+            info->same_tiles = -1;
+            kind = SIM_PLAN_AUTO;
+            Br = Bc = 0;
+        }
+    }
+    if (sim_plan_choose(cfg->algo, sh, &cfg->run, kind, Br, Bc, &info->plan, perr,
+                        sizeof perr) != 0) {
+        sim_plan p;
+        if (sim_plan_make(cfg->algo, sh, &cfg->run, Br ? Br : 1,
+                          Bc ? Bc : 1, SIM_PLAN_USER, &p) == 0 && !p.fits) {
             info->plan = p;
             info->refused = 1;
             snprintf(info->refusal, sizeof info->refusal, "%s", perr);
@@ -1367,6 +1395,10 @@ int viz_tile_current(const viz_model *m, sim_tensor t, int64_t *tr, int64_t *tc)
      * five) name their blocks i, j too, but each holds only the tensors its
      * line moves. */
     if (m->info.algo == SIM_NAIVE && !(m->line_tensors[st->line] & (1u << t)))
+        return 0;
+    /* The forward pass only stores L, from m_i's buffer (line 13 turns m_i
+     * into L_i): L has no buffer of its own to be in hand in. */
+    if (t == SIM_L && m->info.run.pass == SIM_FWD)
         return 0;
     int64_t a = -1, c = 0;
     switch (t) {

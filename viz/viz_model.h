@@ -110,7 +110,9 @@ typedef struct {
     sim_shape sh;              /* N, d, M (bytes), dtype, causal; N_k (Nk);
                                   one head */
     sim_run_opts run;          /* the pass and split-KV's splits */
-    sim_plan_kind plan_kind;   /* AUTO (best), PAPER, or USER when Br/Bc set */
+    sim_plan_kind plan_kind;   /* SAME (the report's square tiles, the
+                                  default), AUTO (best), PAPER, or USER when
+                                  Br/Bc set */
     int64_t Br, Bc;            /* 0: chosen by the plan (AUTO/USER with one pinned) */
     uint64_t seed;             /* seeded inputs when Q, K, V are NULL */
     const float *Q, *K, *V;    /* Q (N, d), K and V (N_k, d) inputs, or all NULL;
@@ -123,14 +125,15 @@ typedef struct {
 } viz_config;
 
 /* The view's default problem: N several times d, so that S and P (N x N)
- * look larger than Q (N x d), and an M whose best FA2 plan (B_r = 64,
- * B_c = 16) gives a T_r x T_c = 4 x 16 block grid and a run of 281 steps. */
+ * look larger than Q (N x d), and an M whose same tiles (the report's
+ * B_r = B_c = 32, which every loop order fits) give a T_r x T_c = 8 x 8
+ * block grid and FA2 a run of 281 steps. */
 #define VIZ_DEFAULT_N 256
 #define VIZ_DEFAULT_D 32
 #define VIZ_DEFAULT_M (20 * 1024)
 
-/* Defaults: FA2, VIZ_DEFAULT_N, _D, _M, fp16, not causal, best plan, seed 1,
- * auto mode, out_row 0. */
+/* Defaults: FA2, VIZ_DEFAULT_N, _D, _M, fp16, not causal, the report's same
+ * tiles (SIM_PLAN_SAME), seed 1, auto mode, out_row 0. */
 void viz_config_default(viz_config *cfg);
 
 /* ---- the run -------------------------------------------------------------- */
@@ -154,6 +157,11 @@ typedef struct {
     sim_shape sh;
     sim_run_opts run;          /* the configuration's (and the plan's, plan.run) */
     sim_plan plan;             /* block sizes and the SRAM buffers */
+    int64_t same_tiles;        /* SIM_PLAN_SAME asked: the report's B_r = B_c
+                                  (sim_report_same_tiles over every loop
+                                  order), or -1 when none fits them all (the
+                                  plan is then this loop order's best); 0:
+                                  another plan was asked */
     int refused;               /* 1: the plan does not fit M; nsteps == 0 and
                                   the state shows the buffers with the one
                                   that does not fit flagged VIZ_BUF_REFUSED */
