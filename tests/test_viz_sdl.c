@@ -3,7 +3,8 @@
  * bytes, round trips through an inflate written here), screenshots (valid
  * PNG and BMP, deterministic, different steps differ where the loop moved),
  * the heat map's values against the run's own statistics, bad input, the
- * bitmap font, text readable at 1920 x 1080 (measured in the picture), the
+ * bitmap font, text readable at 1920 x 1080 (measured in the picture) and
+ * every string inside its panel at 1920 x 1080 and 1280 x 800, the
  * themes' contrast (WCAG 2) and tile marks, and the interactive loop driven by synthetic events on SDL's
  * "dummy" video driver (a software framebuffer, no display).
  *
@@ -1328,6 +1329,97 @@ static void test_window_no_display(void **state)
     viz_model_free(m);
 }
 
+/* ---- every string fits its panel ----------------------------------------- */
+
+/* What a frame drew that a reader loses: a string wider than the room it
+ * was given or than its panel, or below its panel's bottom. Widths are
+ * measured here from the face's metrics (monospace: characters x cell_w). */
+typedef struct {
+    viz_sdl_font_metrics fm;
+    int lost;
+    char first[512];
+} fit_log;
+
+static void fit_seen(void *arg, const char *s, int x, int y, int max_w, SDL_Rect p)
+{
+    fit_log *f = arg;
+    const int w = (int)strlen(s) * f->fm.cell_w;
+    const int right = p.x + p.w < x + max_w || max_w <= 0 ? p.x + p.w : x + max_w;
+    if (x >= p.x && x + w <= right && y >= p.y && y + f->fm.cap_h <= p.y + p.h)
+        return;
+    if (!f->lost++)
+        snprintf(f->first, sizeof f->first, "\"%s\" at (%d, %d) %d px wide, room %d, "
+                 "panel (%d, %d) %d x %d", s, x, y, w, right - x, p.x, p.y, p.w, p.h);
+}
+
+/* The runs and steps of the trial at both sizes: the README's screenshot,
+ * FA1 at step 112, naive at step 20, every loop order at its first steps
+ * and a few later ones, and each backward pass. */
+static void test_text_fits(void **state)
+{
+    (void)state;
+    viz_sdl_font *font = viz_sdl_font_open();
+    assert_non_null(font);
+    if (!viz_sdl_font_file(font)) {
+        viz_sdl_font_close(font);
+        skip();
+    }
+    static const struct {
+        sim_algo algo;
+        uint64_t M;
+        int causal;
+        sim_pass pass;
+        uint64_t steps[4];
+    } runs[] = {
+        { SIM_FA2, 16384, 1, SIM_FWD, { 0, 134, 80, 200 } },   /* the README's */
+        { SIM_FA2, VIZ_DEFAULT_M, 0, SIM_FWD, { 0, 1, 12, 100 } },
+        { SIM_FA1, VIZ_DEFAULT_M, 0, SIM_FWD, { 0, 111, 5, 300 } },
+        { SIM_FA1, VIZ_DEFAULT_M, 1, SIM_FWD, { 0, 40, 90, 150 } },
+        { SIM_NAIVE, VIZ_DEFAULT_M, 0, SIM_FWD, { 0, 19, 3, 60 } },
+        { SIM_FA2, VIZ_DEFAULT_M, 0, SIM_BWD, { 0, 30, 100, 200 } },
+        { SIM_FA1, VIZ_DEFAULT_M, 0, SIM_BWD, { 0, 30, 100, 200 } },
+        { SIM_NAIVE, VIZ_DEFAULT_M, 0, SIM_BWD, { 0, 10, 30, 50 } },
+    };
+    static const int size[2][2] = { { 1920, 1080 }, { 1280, 800 } };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        viz_config cfg;
+        viz_config_default(&cfg);
+        cfg.algo = runs[k].algo;
+        cfg.sh.M = runs[k].M;
+        cfg.sh.causal = runs[k].causal;
+        cfg.run.pass = runs[k].pass;
+        viz_model *m = NULL;
+        char err[2048];
+        assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
+        const uint64_t n = viz_model_info(m)->nsteps;
+        for (int z = 0; z < 2; z++)
+            for (int q = 0; q < 4; q++) {
+                const uint64_t step = runs[k].steps[q] < n ? runs[k].steps[q] : n - 1;
+                const int w = size[z][0], h = size[z][1];
+                assert_int_equal(viz_model_seek(m, step), 0);
+                SDL_Surface *sf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32,
+                                                                 SDL_PIXELFORMAT_RGB888);
+                SDL_Renderer *r = SDL_CreateSoftwareRenderer(sf);
+                viz_sdl_heat *heat = viz_sdl_heat_new(NULL, NULL);
+                fit_log log = { .fm = viz_sdl_font_fit(font, w, h) };
+                viz_sdl_ui ui = { .inputs = "seeded", .font = font, .text_seen = fit_seen,
+                                  .text_arg = &log };
+                viz_sdl_draw(r, w, h, m, heat, &ui, NULL);
+                viz_sdl_heat_free(heat);
+                SDL_DestroyRenderer(r);
+                SDL_FreeSurface(sf);
+                if (log.lost)
+                    fprintf(stderr, "%s %s%s, %d x %d, step %llu: %d strings cut, first %s\n",
+                            sim_algo_name(cfg.algo), runs[k].pass ? "backward" : "forward",
+                            cfg.sh.causal ? " causal" : "", w, h,
+                            (unsigned long long)step + 1, log.lost, log.first);
+                assert_int_equal(log.lost, 0);
+            }
+        viz_model_free(m);
+    }
+    viz_sdl_font_close(font);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1341,6 +1433,7 @@ int main(void)
         cmocka_unit_test(test_state_marks),
         cmocka_unit_test(test_palette),
         cmocka_unit_test(test_text_readable),
+        cmocka_unit_test(test_text_fits),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_heat_fa2),

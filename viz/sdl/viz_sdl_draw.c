@@ -71,6 +71,8 @@ typedef struct {
     int lh;     /* line height */
     int gh;     /* glyph height: a capital's, from the top of its cell */
     int pad;
+    SDL_Rect area;          /* the panel being drawn (ui->text_seen) */
+    const viz_sdl_ui *ui;
 } ctx;
 
 static void set_color(ctx *c, uint32_t rgb)
@@ -117,6 +119,8 @@ static int text(ctx *c, int x, int y, int max_w, uint32_t rgb, const char *fmt, 
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    if (c->ui->text_seen && buf[0])
+        c->ui->text_seen(c->ui->text_arg, buf, x, y, max_w, c->area);
     if (max_w <= 0)
         return 0;
     if (c->font)
@@ -132,16 +136,15 @@ static int text_w(const ctx *c, const char *s)
 
 static int wrapped(ctx *c, int x, int y, int w, int max_lines, uint32_t rgb, const char *s);
 
-/* A panel: background, border, a title (on two lines when one is too
- * narrow: large text leaves the columns fewer characters); returns the area
- * inside. */
+/* A panel: background, border, a one-line title (each panel's title is
+ * written to fit its column at 1280 x 800); returns the area inside. */
 static SDL_Rect panel(ctx *c, SDL_Rect a, const char *title, uint32_t title_rgb)
 {
     fill(c, a.x, a.y, a.w, a.h, c->pal->panel);
     outline(c, a.x, a.y, a.w, a.h, 1, c->pal->border);
     SDL_Rect in = { a.x + c->pad, a.y + c->pad, a.w - 2 * c->pad, a.h - 2 * c->pad };
     if (title) {
-        int n = wrapped(c, in.x, in.y, in.w, 2, title_rgb, title);
+        int n = wrapped(c, in.x, in.y, in.w, 1, title_rgb, title);
         in.y += n * c->lh + c->pad / 2;
         in.h -= n * c->lh + c->pad / 2;
     }
@@ -183,6 +186,8 @@ static int wrapped(ctx *c, int x, int y, int w, int max_lines, uint32_t rgb, con
         if (*s == '\n')
             s++;
     }
+    if (*s && c->ui->text_seen)     /* lines with no room left: lost to the reader */
+        c->ui->text_seen(c->ui->text_arg, s, x, c->area.y + c->area.h, w, c->area);
     return n;
 }
 
@@ -230,6 +235,12 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
     /* The plan ends line 1 when it fits there, else line 2 (which is short
      * but for a refusal). */
     const int plan_here = x + text_w(c, plan) + 3 * c->cw <= right || in->refused;
+    if (!plan_here) {       /* line 2 names T_r and T_c (i = 1 of T_r = 3) */
+        char *t = strstr(plan, ", T_r x T_c");
+        char *rest = t ? strchr(t + 2, ',') : NULL;
+        if (t)
+            memmove(t, rest ? rest : t + strlen(t), strlen(rest ? rest : t + strlen(t)) + 1);
+    }
     if (plan_here)
         text(c, x, y, right - x, c->pal->dim, "   %s", plan);
 
@@ -264,7 +275,9 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
         text(c, x, y, right - x, c->pal->dim, "   %s", plan);
 }
 
-static void describe_xfers(const viz_model *m, char *buf, size_t len)
+/* This step's transfers in at most maxc characters: as many as fit, then
+ * "and 9 more (18 KiB)" for the rest. */
+static void describe_xfers(const viz_model *m, char *buf, size_t len, int maxc)
 {
     const viz_state *st = viz_model_state(m);
     const viz_info *in = viz_model_info(m);
@@ -275,7 +288,8 @@ static void describe_xfers(const viz_model *m, char *buf, size_t len)
         return;
     }
     n += (size_t)snprintf(buf, len, "this step:");
-    for (int k = 0; k < st->nxfer && n < len; k++) {
+    int k;
+    for (k = 0; k < st->nxfer && n < len; k++) {
         const viz_transfer *x = &st->xfer[k];
         const viz_tensor_info *ti = &in->tensor[x->tensor];
         char where[96];
@@ -286,14 +300,25 @@ static void describe_xfers(const viz_model *m, char *buf, size_t len)
         else
             snprintf(where, sizeof where, "%s rows %lld-%lld", ti->name, (long long)x->r0,
                      (long long)(x->r0 + x->rows - 1));
-        char b[32];
+        char b[32], item[192];
         sim_format_bytes(b, sizeof b, x->bytes);
         if (x->kind == SIM_EV_LOAD)
-            n += (size_t)snprintf(buf + n, len - n, "%s load %s -> %s (%s)", k ? ";" : "",
-                                  where, x->buf, b);
+            snprintf(item, sizeof item, "%s load %s -> %s (%s)", k ? ";" : "", where, x->buf, b);
         else
-            n += (size_t)snprintf(buf + n, len - n, "%s store %s -> %s (%s)", k ? ";" : "",
-                                  x->buf, where, b);
+            snprintf(item, sizeof item, "%s store %s -> %s (%s)", k ? ";" : "", x->buf, where, b);
+        /* Room for this one and, unless it is the last, the count after it. */
+        const int tail = k + 1 < st->nxfer ? 32 : 0;
+        if ((int)(n + strlen(item)) + tail > maxc)
+            break;
+        n += (size_t)snprintf(buf + n, len - n, "%s", item);
+    }
+    if (k < st->nxfer && n < len) {
+        uint64_t rest = 0;
+        for (int q = k; q < st->nxfer; q++)
+            rest += st->xfer[q].bytes;
+        char b[32];
+        sim_format_bytes(b, sizeof b, rest);
+        snprintf(buf + n, len - n, "%s and %d more (%s)", k ? ";" : "", st->nxfer - k, b);
     }
 }
 
@@ -308,7 +333,7 @@ static void draw_bottom(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui
         text(c, x, y, w, c->pal->text, "%s", ui->status);
     } else if (!viz_model_info(m)->refused) {
         char buf[1024];
-        describe_xfers(m, buf, sizeof buf);
+        describe_xfers(m, buf, sizeof buf, w / c->cw);
         text(c, x, y, w, c->pal->text, "%s", buf);
     }
     y += c->lh;
@@ -496,7 +521,7 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
     char title[160];
     const sim_loop *l = viz_loop(in);
     if (l && (l->flags & SIM_LOOP_TILE_S))
-        snprintf(title, sizeof title, "HBM tiles: T_r = %lld, T_c = %lld, S and P T_r x T_c",
+        snprintf(title, sizeof title, "HBM tiles: T_r x T_c = %lld x %lld",
                  (long long)in->plan.Tr, (long long)in->plan.Tc);
     else
         snprintf(title, sizeof title, "HBM tiles: T_r = %lld, T_c = %lld blocks",
@@ -597,8 +622,12 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
     sim_format_bytes(used, sizeof used, st->sram_used);
     sim_format_bytes(M, sizeof M, in->sh.M);
     sim_format_bytes(peak, sizeof peak, in->sram_peak);
-    snprintf(title, sizeof title, "SRAM: %s of M = %s in use (%.0f%%), peak %s", used, M,
-             in->sh.M ? 100.0 * (double)st->sram_used / (double)in->sh.M : 0.0, peak);
+    int n = snprintf(title, sizeof title, "SRAM %s of M = %s (%.0f%%)", used, M,
+                     in->sh.M ? 100.0 * (double)st->sram_used / (double)in->sh.M : 0.0);
+    char pk[48];
+    snprintf(pk, sizeof pk, ", peak %s", peak);
+    if (text_w(c, title) + text_w(c, pk) <= a.w - 2 * c->pad)
+        snprintf(title + n, sizeof title - (size_t)n, "%s", pk);
     SDL_Rect r = panel(c, a, title, c->pal->title);
     if (r.h < 2 * c->lh)
         return;
@@ -649,15 +678,12 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
         int x = r.x + (k / rows) * colw, yy = y + (k % rows) * c->lh;
         char bytes[32];
         sim_format_bytes(bytes, sizeof bytes, b->bytes);
-        fill(c, x, yy + c->s, c->cw, c->gh, buf_color(b->name));
-        int tx = x + c->cw + c->cw / 2;
+        int tx = x + c->cw + c->cw / 2;       /* after the buffer's colour */
         char shape[48];
         if (b->cols > 1)
             snprintf(shape, sizeof shape, "%lld x %lld", (long long)b->rows, (long long)b->cols);
         else
             snprintf(shape, sizeof shape, "%lld", (long long)b->rows);
-        tx += text(c, tx, yy, x + colw - tx, c->pal->text, "%-6s %-9s %dB %8s", b->name, shape,
-                   b->elem_bytes, bytes);
         const char *flag = NULL;
         uint32_t fc = c->pal->dim;
         if (b->flags & VIZ_BUF_REFUSED) {
@@ -678,6 +704,27 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
             flag = " stored";
             fc = c->pal->warn;
         }
+        /* Name, shape, element size and bytes; without the element size,
+         * then the shape, where a column is narrow: the bytes stay. */
+        char item[3][96];
+        snprintf(item[0], sizeof item[0], "%-6s %-9s %dB %8s", b->name, shape, b->elem_bytes,
+                 bytes);
+        snprintf(item[1], sizeof item[1], "%-6s %-7s %s", b->name, shape, bytes);
+        snprintf(item[2], sizeof item[2], "%s %s", b->name, bytes);
+        int room = (x + colw - tx) / c->cw - (flag ? (int)strlen(flag) : 0);
+        int f = 0;
+        while (f < 2 && (int)strlen(item[f]) > room)
+            f++;
+        if ((int)strlen(item[f]) > room && flag && fc == c->pal->warn) {
+            /* "in": loaded into SRAM this step, "out": stored from it */
+            flag = (b->flags & VIZ_BUF_LOADED) && (b->flags & VIZ_BUF_STORED) ? " in+out"
+                 : (b->flags & VIZ_BUF_LOADED) ? " in" : " out";
+        }
+        if ((int)strlen(item[f]) <= room)
+            fill(c, x, yy + c->s, c->cw, c->gh, buf_color(b->name));
+        else
+            tx = x;                             /* the text needs the colour's room */
+        tx += text(c, tx, yy, x + colw - tx, c->pal->text, "%s", item[f]);
         if (flag)
             text(c, tx, yy, x + colw - tx, fc, "%s", flag);
     }
@@ -761,11 +808,14 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
     const viz_sdl_heat_view *v = heat ? viz_sdl_heat_get(heat, m) : NULL;
     char title[256];
     if (v && v->kind != VIZ_SDL_HEAT_NONE) {
-        if (st->i >= 0 && st->j >= 0)
-            snprintf(title, sizeof title, "%s   i = %lld, j = %lld", v->title,
-                     (long long)(st->i + 1), (long long)(st->j + 1));
-        else
-            snprintf(title, sizeof title, "%s", v->title);
+        snprintf(title, sizeof title, "%s", v->title);
+        if (st->i >= 0 && st->j >= 0) {    /* when it fits: the top bar has them too */
+            char ij[64];
+            snprintf(ij, sizeof ij, "   i = %lld, j = %lld", (long long)(st->i + 1),
+                     (long long)(st->j + 1));
+            if (text_w(c, title) + text_w(c, ij) <= a.w - 2 * c->pad)
+                strcat(title, ij);
+        }
     } else {
         snprintf(title, sizeof title, "score tile S_ij / P~_ij");
     }
@@ -790,7 +840,7 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
              (long long)v->row0, (long long)(v->row0 + v->rows - 1), (long long)v->col0,
              (long long)(v->col0 + v->cols - 1), v->rows, v->cols, masked);
     int nl = wrapped(c, r.x, r.y, r.w, 2, c->pal->dim, sub);
-    nl += wrapped(c, r.x, r.y + nl * c->lh, r.w, nl > 1 ? 1 : 2, c->pal->dim, v->note);
+    nl += wrapped(c, r.x, r.y + nl * c->lh, r.w, 3, c->pal->dim, v->note);
     int top = r.y + nl * c->lh + c->pad;
     int bottom = r.y + r.h - 2 * c->lh - c->pad;   /* colour bar below */
     int left = r.x + 2 * c->cw;                     /* room for row ticks */
@@ -861,7 +911,7 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
             fill(c, left - c->cw - c->s, py0, c->cw, hh, c->pal->changed);
         }
     }
-    int cbw = r.w / 2 > 10 * c->cw ? r.w / 2 : 10 * c->cw;
+    int cbw = r.w * 2 / 5 > 10 * c->cw ? r.w * 2 / 5 : 10 * c->cw;
     draw_colorbar(c, r.x, bottom + c->pad, cbw, v);
     int tx = r.x + cbw + 2 * c->cw;
     if (sx->available && sx->shown && sx->nchanged && sx->row0 == v->row0) {
@@ -872,7 +922,7 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
     }
     if (v->checked)
         text(c, r.x + cbw + 2 * c->cw, bottom + c->pad + c->lh, r.w - cbw - 2 * c->cw,
-             c->pal->good, "row maxima = the run's m_i");
+             c->pal->good, "row max = run's m_i");
 }
 
 /* ---- statistics plots ---------------------------------------------------------- */
@@ -888,8 +938,8 @@ typedef struct {
 static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bars,
                  double fixed_lo, double fixed_hi)
 {
-    text(c, a.x, a.y, a.w, c->pal->text, "%s", title);
-    SDL_Rect f = { a.x + 7 * c->cw, a.y + c->lh, a.w - 7 * c->cw, a.h - c->lh - c->s };
+    const int nt = wrapped(c, a.x, a.y, a.w, 2, c->pal->text, title);
+    SDL_Rect f = { a.x + 8 * c->cw, a.y + nt * c->lh, a.w - 8 * c->cw, a.h - nt * c->lh - c->s };
     if (f.w < 8 || f.h < 8 || s->n <= 0)
         return;
     fill(c, f.x, f.y, f.w, f.h, c->pal->bg);
@@ -910,9 +960,10 @@ static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bar
                 any = 1;
             }
         }
-        if (!any) {
-            lo = -1;
-            hi = 1;
+        if (!any) {                    /* nothing to scale an axis on */
+            text(c, a.x, f.y + c->s, a.w, c->pal->dim, "%s",
+                 ninf ? "all -inf so far" : "no statistics yet");
+            return;
         }
         if (bars) {                    /* bars grow from 0 */
             lo = lo > 0 ? 0 : lo;
@@ -924,10 +975,10 @@ static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bar
         }
     }
     char l1[32], l2[32];
-    snprintf(l1, sizeof l1, "%.4g", hi);
-    snprintf(l2, sizeof l2, "%.4g", lo);
-    text(c, a.x, f.y, 7 * c->cw - c->s, c->pal->dim, "%s", l1);
-    text(c, a.x, f.y + f.h - c->gh, 7 * c->cw - c->s, c->pal->dim, "%s", l2);
+    snprintf(l1, sizeof l1, "%.3g", hi);
+    snprintf(l2, sizeof l2, "%.3g", lo);
+    text(c, a.x, f.y, 8 * c->cw - c->s, c->pal->dim, "%s", l1);
+    text(c, a.x, f.y + f.h - c->gh, 8 * c->cw - c->s, c->pal->dim, "%s", l2);
     const int n = s->n;
 #define YPIX(v) (f.y + f.h - 1 - (int)lround(((double)(v) - lo) / (hi - lo) * (f.h - 1)))
     if (bars && lo < 0 && hi > 0)
@@ -979,12 +1030,18 @@ static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
     const viz_stats *s = &st->stats;
     char title[160];
     if (s->shown || s->out_shown)
-        snprintf(title, sizeof title, "statistics of block i = %lld: rows %lld-%lld%s",
+    {
+        snprintf(title, sizeof title, "statistics of i = %lld: rows %lld-%lld%s",
                  (long long)(st->i + 1), (long long)s->row0,
                  (long long)(s->row0 + s->block_rows - 1),
                  s->nrows < s->block_rows && s->shown ? " (first rows)" : "");
+        if (text_w(c, title) > a.w - 2 * c->pad)
+            snprintf(title, sizeof title, "i = %lld: rows %lld-%lld%s", (long long)(st->i + 1),
+                     (long long)s->row0, (long long)(s->row0 + s->block_rows - 1),
+                     s->nrows < s->block_rows && s->shown ? " (first)" : "");
+    }
     else
-        snprintf(title, sizeof title, "statistics m_i, l_i and the output row");
+        snprintf(title, sizeof title, "statistics m_i, l_i, output row");
     SDL_Rect r = panel(c, a, title, c->pal->title);
     if (in->refused)
         return;
@@ -1025,7 +1082,7 @@ static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
             plot(c, q[2], "alpha=e^(m_old-m_new)", &sa, 1, 0.0, 1.0);
         } else {
             text(c, q[2].x, q[2].y, q[2].w, c->pal->text, "alpha=e^(m_old-m_new)");
-            wrapped(c, q[2].x, q[2].y + c->lh, q[2].w, 2, c->pal->dim,
+            wrapped(c, q[2].x, q[2].y + c->lh, q[2].w, q[2].h / c->lh - 1, c->pal->dim,
                     "not defined at this line (m_i is not rescaled here)");
         }
     } else if (s->shown) {
@@ -1185,6 +1242,13 @@ static void draw_help(ctx *c, int w, int h)
 
 /* ---- the frame ------------------------------------------------------------------ */
 
+/* Draw into panel a from here on: nothing outside it is touched. */
+static void clip(ctx *c, SDL_Rect a)
+{
+    SDL_RenderSetClipRect(c->r, &a);
+    c->area = a;
+}
+
 void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
                   viz_sdl_heat *heat, const viz_sdl_ui *ui, viz_sdl_layout *lay)
 {
@@ -1194,7 +1258,7 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     memset(lay, 0, sizeof *lay);
     const viz_sdl_font_metrics fm = viz_sdl_font_fit(ui->font, w, h);
     ctx c = { rend, viz_sdl_palette_of(ui->theme), ui->font, fm.unit, fm.cell_w, fm.line_h,
-              fm.cap_h, 4 * fm.unit };
+              fm.cap_h, 4 * fm.unit, { 0, 0, w, h }, ui };
     lay->scale = c.s;
     lay->text = fm;
     SDL_RenderSetViewport(rend, NULL);
@@ -1236,19 +1300,20 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     SDL_Rect code = { lw + cw, y0 + g, rw - g, code_h - 2 * g };
     SDL_Rect cnt = { lw + cw, y0 + code_h, rw - g, hh - code_h - g };
 
-    SDL_RenderSetClipRect(rend, &tiles);
+    clip(&c, tiles);
     draw_tiles(&c, tiles, m, lay);
-    SDL_RenderSetClipRect(rend, &sram);
+    clip(&c, sram);
     draw_sram(&c, sram, m);
-    SDL_RenderSetClipRect(rend, &heatr);
+    clip(&c, heatr);
     draw_heat(&c, heatr, m, heat);
-    SDL_RenderSetClipRect(rend, &stats);
+    clip(&c, stats);
     draw_stats(&c, stats, m);
-    SDL_RenderSetClipRect(rend, &code);
+    clip(&c, code);
     draw_code(&c, code, m);
-    SDL_RenderSetClipRect(rend, &cnt);
+    clip(&c, cnt);
     draw_counters(&c, cnt, m);
     SDL_RenderSetClipRect(rend, NULL);
+    c.area = (SDL_Rect){ 0, 0, w, h };
     if (ui->help)
         draw_help(&c, w, h);
 }
