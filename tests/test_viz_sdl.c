@@ -1329,6 +1329,55 @@ static void test_window_no_display(void **state)
     viz_model_free(m);
 }
 
+/* Every string a frame draws, one a line (ui->text_seen). */
+typedef struct {
+    char all[1 << 16];
+    size_t n;
+} seen_text;
+
+static void seen_add(void *arg, const char *s, int x, int y, int max_w, SDL_Rect p)
+{
+    (void)x, (void)y, (void)max_w, (void)p;
+    seen_text *t = arg;
+    t->n += (size_t)snprintf(t->all + t->n, t->n < sizeof t->all ? sizeof t->all - t->n : 0,
+                             "%s\n", s);
+    if (t->n >= sizeof t->all)
+        t->n = sizeof t->all - 1;
+}
+
+static void frame_text(viz_model *m, uint64_t step, int w, int h, seen_text *t)
+{
+    assert_int_equal(viz_model_seek(m, step), 0);
+    SDL_Surface *sf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_RGB888);
+    SDL_Renderer *r = SDL_CreateSoftwareRenderer(sf);
+    viz_sdl_font *font = viz_sdl_font_open();
+    t->n = 0;
+    t->all[0] = 0;
+    viz_sdl_ui ui = { .inputs = "seeded", .font = font, .text_seen = seen_add, .text_arg = t };
+    viz_sdl_draw(r, w, h, m, NULL, &ui, NULL);
+    viz_sdl_font_close(font);
+    SDL_DestroyRenderer(r);
+    SDL_FreeSurface(sf);
+}
+
+/* The byte counters say what they count in the terminal view's words, in
+ * units that name themselves: at the last step of FA2 (N = 256, d = 32,
+ * fp16) Q has been read once, 256 x 32 x 2 B = 16 KiB, of 16 KiB. */
+static void test_counters_wording(void **state)
+{
+    (void)state;
+    viz_model *m = build(SIM_FA2, 256, 32, VIZ_DEFAULT_M, 0);
+    static seen_text t;
+    frame_text(m, viz_model_info(m)->nsteps - 1, 1920, 1080, &t);
+    assert_non_null(strstr(t.all, "bytes so far / total\n"));
+    assert_null(strstr(t.all, "closed-form total"));
+    assert_non_null(strstr(t.all, "\n16 KiB/16 KiB\n"));
+    for (const char *p = t.all; *p; p++)      /* no "16.0K": a K is a KiB */
+        if ((p[0] == 'K' || p[0] == 'M') && p > t.all && p[-1] >= '0' && p[-1] <= '9')
+            fail_msg("a bare unit: ...%.24s", p - 1);
+    viz_model_free(m);
+}
+
 /* ---- every string fits its panel ----------------------------------------- */
 
 /* What a frame drew that a reader loses: a string wider than the room it
@@ -1434,6 +1483,7 @@ int main(void)
         cmocka_unit_test(test_palette),
         cmocka_unit_test(test_text_readable),
         cmocka_unit_test(test_text_fits),
+        cmocka_unit_test(test_counters_wording),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_heat_fa2),

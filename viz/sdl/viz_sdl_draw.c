@@ -191,19 +191,6 @@ static int wrapped(ctx *c, int x, int y, int w, int max_lines, uint32_t rgb, con
     return n;
 }
 
-/* "512", "1.5K", "24.0M": bytes in a few characters (K = KiB, M = MiB). */
-static void short_bytes(char *buf, size_t len, uint64_t b)
-{
-    if (b < 1024)
-        snprintf(buf, len, "%llu", (unsigned long long)b);
-    else if (b < 1024 * 1024)
-        snprintf(buf, len, "%.1fK", (double)b / 1024.0);
-    else if (b < (uint64_t)1 << 30)
-        snprintf(buf, len, "%.1fM", (double)b / (1024.0 * 1024.0));
-    else
-        snprintf(buf, len, "%.1fG", (double)b / (1024.0 * 1024.0 * 1024.0));
-}
-
 /* ---- top and bottom bars ---------------------------------------------------- */
 
 static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *ui)
@@ -1144,11 +1131,27 @@ static void draw_bar(ctx *c, int x, int y, int w, uint64_t part, uint64_t whole,
     }
 }
 
+/* "12 KiB/16 KiB" (bytes so far / total) in colw pixels from x, and a bar
+ * of the fraction after it when there is room for both. */
+static void counter(ctx *c, int x, int y, int colw, uint64_t part, uint64_t whole,
+                    uint32_t col)
+{
+    char p[32], w[32], s[72];
+    sim_format_bytes(p, sizeof p, part);
+    sim_format_bytes(w, sizeof w, whole);
+    snprintf(s, sizeof s, "%s/%s", p, w);
+    const int barw = colw / 4, tw = colw - barw - c->cw;
+    text(c, x, y, colw, whole ? c->pal->text : c->pal->faint, "%s", s);
+    if (text_w(c, s) <= tw && barw > 2 * c->cw)
+        draw_bar(c, x + tw + c->cw / 2, y, barw - c->cw / 2, part, whole, col);
+}
+
 static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
 {
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
-    SDL_Rect r = panel(c, a, "HBM bytes so far / closed-form total", c->pal->title);
+    /* The terminal view's wording; the totals are the closed form's. */
+    SDL_Rect r = panel(c, a, "HBM bytes so far / total", c->pal->title);
     if (in->refused)
         return;
     int y = r.y;
@@ -1169,19 +1172,9 @@ static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
         uint64_t wf = viz_final_bytes_written(m, (sim_tensor)t);
         sofar += rd + wr;
         all += rf + wf;
-        char a1[16], a2[16], b1[16], b2[16];
-        short_bytes(a1, sizeof a1, rd);
-        short_bytes(a2, sizeof a2, rf);
-        short_bytes(b1, sizeof b1, wr);
-        short_bytes(b2, sizeof b2, wf);
         text(c, r.x, y, NOLIM, c->pal->text, "%s", ti->name);
-        int tw = 14 * c->cw;
-        text(c, xr, y, colw, rf ? c->pal->text : c->pal->faint, "%6s/%-6s", a1, a2);
-        if (colw - tw > 2 * c->cw)
-            draw_bar(c, xr + tw, y, colw - tw - c->cw, rd, rf, c->pal->t_read);
-        text(c, xw, y, colw, wf ? c->pal->text : c->pal->faint, "%6s/%-6s", b1, b2);
-        if (colw - tw > 2 * c->cw)
-            draw_bar(c, xw + tw, y, colw - tw - c->cw, wr, wf, c->pal->t_written);
+        counter(c, xr, y, colw, rd, rf, c->pal->t_read);
+        counter(c, xw, y, colw, wr, wf, c->pal->t_written);
         y += c->lh;
     }
     y += c->pad;
