@@ -1378,6 +1378,86 @@ static void test_counters_wording(void **state)
     viz_model_free(m);
 }
 
+/* A pixel of block (i, j) in the block grid, near its bottom-left corner:
+ * inside the current block's outline (2 units), off a skipped block's
+ * diagonal and clear of the visit number in its middle. */
+static uint32_t block_pixel(const SDL_Surface *s, const viz_sdl_layout *lay, int64_t i, int64_t j)
+{
+    const viz_sdl_grid_area *g = &lay->blocks;
+    assert_true(g->present);
+    const int side = g->area.w / (int)g->cells_c, in = 2 * lay->scale + 1;
+    assert_int_equal(g->area.h / (int)g->cells_r, side);
+    assert_true(side >= 2 * in);
+    return pixel(s, g->area.x + (int)j * side + in, g->area.y + (int)(i + 1) * side - 1 - in);
+}
+
+/* The T_r x T_c block grid: FA2 (causal, N = 256, B_r = 48, B_c = 16:
+ * T_r = 6, T_c = 16) at block (i, j) = (4, 11), 1-based: blocks of rows
+ * before it and of its row before it are done, (4, 11) is now, later ones
+ * to come, and a block whose first column is past its last row is
+ * skipped. FA1 (not causal) goes column by column: at (i, j) = (3, 2),
+ * all of column 1 and (1, 2), (2, 2) are done, (4, 2) is to come. The
+ * panel says the order in words. */
+static void test_block_grid(void **state)
+{
+    (void)state;
+    const viz_sdl_palette *pal = viz_sdl_palette_of(VIZ_SDL_THEME_LIGHT);
+    viz_model *m = build(SIM_FA2, 256, 32, 16384, 1);
+    const sim_plan *p = &viz_model_info(m)->plan;
+    assert_int_equal(p->Br, 48);
+    assert_int_equal(p->Bc, 16);
+    viz_sdl_layout lay;
+    SDL_Surface *s = render(m, find(m, 9, 3, 10), 1920, 1080, &lay);
+    assert_int_equal(lay.blocks.cells_r, 6);
+    assert_int_equal(lay.blocks.cells_c, 16);
+    for (int64_t i = 0; i < 6; i++)
+        for (int64_t j = 0; j < 16; j++) {
+            const int skipped = j * 16 > (i + 1) * 48 - 1;      /* col > row everywhere */
+            const int now = i == 3 && j == 10;
+            const int done = !skipped && (i < 3 || (i == 3 && j < 10));
+            const uint32_t px = block_pixel(s, &lay, i, j);
+            if (skipped)
+                assert_int_equal(px, pal->masked);
+            else if (now)
+                assert_int_equal(px, pal->t_load);
+            else if (done)
+                assert_int_equal(px, pal->t_read);
+            else
+                assert_int_equal(px, pal->panel);
+        }
+    SDL_FreeSurface(s);
+    static seen_text t;
+    frame_text(m, 0, 1920, 1080, &t);
+    assert_non_null(strstr(t.all, "row by row"));
+    viz_model_free(m);
+
+    m = build(SIM_FA1, 256, 32, VIZ_DEFAULT_M, 0);
+    p = &viz_model_info(m)->plan;
+    const int64_t Tr = p->Tr, Tc = p->Tc;
+    assert_true(Tr >= 4 && Tc >= 2);
+    s = render(m, find(m, 8, 2, 1), 1920, 1080, &lay);
+    for (int64_t i = 0; i < Tr; i++)
+        for (int64_t j = 0; j < Tc; j++) {
+            const uint32_t px = block_pixel(s, &lay, i, j);
+            if (i == 2 && j == 1)
+                assert_int_equal(px, pal->t_load);
+            else if (j == 0 || (j == 1 && i < 2))
+                assert_int_equal(px, pal->t_read);
+            else
+                assert_int_equal(px, pal->panel);
+        }
+    SDL_FreeSurface(s);
+    frame_text(m, 0, 1920, 1080, &t);
+    assert_non_null(strstr(t.all, "column by column"));
+    viz_model_free(m);
+
+    m = build(SIM_NAIVE, 256, 32, VIZ_DEFAULT_M, 0);     /* no block grid */
+    s = render(m, 0, 1920, 1080, &lay);
+    assert_false(lay.blocks.present);
+    SDL_FreeSurface(s);
+    viz_model_free(m);
+}
+
 /* ---- every string fits its panel ----------------------------------------- */
 
 /* What a frame drew that a reader loses: a string wider than the room it
@@ -1484,6 +1564,7 @@ int main(void)
         cmocka_unit_test(test_text_readable),
         cmocka_unit_test(test_text_fits),
         cmocka_unit_test(test_counters_wording),
+        cmocka_unit_test(test_block_grid),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_heat_fa2),

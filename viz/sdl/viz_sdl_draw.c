@@ -826,10 +826,14 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
     snprintf(sub, sizeof sub, "rows %lld-%lld, cols %lld-%lld (%d x %d)%s",
              (long long)v->row0, (long long)(v->row0 + v->rows - 1), (long long)v->col0,
              (long long)(v->col0 + v->cols - 1), v->rows, v->cols, masked);
-    int nl = wrapped(c, r.x, r.y, r.w, 2, c->pal->dim, sub);
-    nl += wrapped(c, r.x, r.y + nl * c->lh, r.w, 3, c->pal->dim, v->note);
+    int nl = wrapped(c, r.x, r.y, r.w, 3, c->pal->dim, sub);
+    nl += wrapped(c, r.x, r.y + nl * c->lh, r.w, 4, c->pal->dim, v->note);
     int top = r.y + nl * c->lh + c->pad;
-    int bottom = r.y + r.h - 2 * c->lh - c->pad;   /* colour bar below */
+    /* The colour bar below, and beside it (or under it, in a narrow panel)
+     * the rows where m_i rose and the check of the row maxima. */
+    const int cbw = r.w * 2 / 5 > 10 * c->cw ? r.w * 2 / 5 : 10 * c->cw;
+    const int beside = r.w - cbw - 4 * c->cw >= 20 * c->cw;
+    int bottom = r.y + r.h - (beside ? 2 : 4) * c->lh - c->pad;
     int left = r.x + 2 * c->cw;                     /* room for row ticks */
     int aw = r.x + r.w - left, ah = bottom - top;
     if (aw < 4 || ah < 4)
@@ -898,18 +902,18 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
             fill(c, left - c->cw - c->s, py0, c->cw, hh, c->pal->changed);
         }
     }
-    int cbw = r.w * 2 / 5 > 10 * c->cw ? r.w * 2 / 5 : 10 * c->cw;
     draw_colorbar(c, r.x, bottom + c->pad, cbw, v);
-    int tx = r.x + cbw + 2 * c->cw;
+    const int x0 = beside ? r.x + cbw + 2 * c->cw : r.x;
+    const int ty = bottom + c->pad + (beside ? 0 : 2 * c->lh);
     if (sx->available && sx->shown && sx->nchanged && sx->row0 == v->row0) {
-        fill(c, tx, bottom + c->pad, c->cw, c->lh - 2 * c->s, c->pal->changed);
+        int tx = x0;
+        fill(c, tx, ty, c->cw, c->lh - 2 * c->s, c->pal->changed);
         tx += c->cw + c->cw / 2;
-        tx += text(c, tx, bottom + c->pad, r.x + r.w - tx, c->pal->dim, "m_i rose in %d row%s",
-                   sx->nchanged, sx->nchanged == 1 ? "" : "s");
+        text(c, tx, ty, r.x + r.w - tx, c->pal->dim, "m_i rose: %d row%s", sx->nchanged,
+             sx->nchanged == 1 ? "" : "s");
     }
     if (v->checked)
-        text(c, r.x + cbw + 2 * c->cw, bottom + c->pad + c->lh, r.w - cbw - 2 * c->cw,
-             c->pal->good, "row max = run's m_i");
+        text(c, x0, ty + c->lh, r.x + r.w - x0, c->pal->good, "row max = run's m_i");
 }
 
 /* ---- statistics plots ---------------------------------------------------------- */
@@ -1092,6 +1096,122 @@ static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
     }
 }
 
+/* ---- the block grid ------------------------------------------------------------- */
+
+/* 1 when the run visits its blocks row by row (i outer, FA2's forward),
+ * 0 when column by column (j outer: FA1, the backward passes): the first
+ * two blocks reached tell, (1, 1) then (1, 2) or (2, 1). */
+static int blocks_by_row(const viz_model *m)
+{
+    const uint64_t n = viz_model_info(m)->nsteps;
+    int64_t i0 = -1, j0 = -1;
+    for (uint64_t k = 0; k < n; k++) {
+        int line;
+        int64_t i, j;
+        if (viz_model_step_where(m, k, &line, &i, &j) != 0 || i < 0 || j < 0)
+            continue;
+        if (i0 < 0) {
+            i0 = i;
+            j0 = j;
+        } else if (i != i0 || j != j0) {
+            return i == i0;
+        }
+    }
+    return 1;
+}
+
+/* The T_r x T_c blocks (i, j), row i down and column j across: filled when
+ * done, outlined when to come, crossed when skipped (fully masked), thick
+ * outline for the block of this step; the visit number in each block when
+ * it fits, so the loop order reads off the grid. A cell standing for
+ * several blocks (large T) is half filled while partly done. */
+static void draw_blocks(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_grid_area *out)
+{
+    const viz_info *in = viz_model_info(m);
+    const int by_row = blocks_by_row(m);
+    SDL_Rect r = panel(c, a, "blocks i, j", c->pal->title);
+    int n = wrapped(c, r.x, r.y, r.w, 2, c->pal->dim, by_row ? "row by row (i outer)"
+                                                            : "column by column (j outer)");
+    const int legend = 2 * c->lh;
+    SDL_Rect g = { r.x + 2 * c->cw, r.y + (n + 1) * c->lh, r.w - 2 * c->cw,
+                   r.h - (n + 1) * c->lh - legend - c->pad };
+    /* Legend: shapes first, colours second. */
+    int lx = r.x, ly = r.y + r.h - legend, b = c->cw + c->s;
+    fill(c, lx, ly + c->s, b, b, c->pal->t_read);
+    lx += b + c->cw / 2;
+    lx += text(c, lx, ly, r.x + r.w - lx, c->pal->dim, "done") + c->cw;
+    outline(c, lx, ly + c->s, b, b, c->s, c->pal->border);
+    lx += b + c->cw / 2;
+    lx += text(c, lx, ly, r.x + r.w - lx, c->pal->dim, "to come");
+    lx = r.x;
+    ly += c->lh;
+    fill(c, lx, ly + c->s, b, b, c->pal->t_load);
+    outline(c, lx, ly + c->s, b, b, c->s, c->pal->t_cur);
+    lx += b + c->cw / 2;
+    lx += text(c, lx, ly, r.x + r.w - lx, c->pal->dim, "now") + c->cw;
+    if (in->sh.causal) {
+        fill(c, lx, ly + c->s, b, b, c->pal->masked);
+        line(c, lx, ly + c->s, lx + b - 1, ly + c->s + b - 1, c->pal->masked_line);
+        lx += b + c->cw / 2;
+        text(c, lx, ly, r.x + r.w - lx, c->pal->dim, "skipped");
+    }
+    if (g.w < 4 || g.h < 4 || in->plan.Tr < 1 || in->plan.Tc < 1)
+        return;
+    /* Square cells, at most 3 characters wide; a cell per block when each
+     * gets 3 pixels, else several blocks per cell. */
+    int64_t rows = in->plan.Tr, cols = in->plan.Tc;
+    int side = g.w / (int)(cols < g.w ? cols : g.w);
+    if (g.h / (int)(rows < g.h ? rows : g.h) < side)
+        side = g.h / (int)(rows < g.h ? rows : g.h);
+    if (side > 3 * c->cw)
+        side = 3 * c->cw;
+    if (side < 3) {
+        side = 3;
+    }
+    const int64_t nr = rows * side <= g.h ? rows : g.h / side, nc = cols * side <= g.w ? cols
+                                                                                   : g.w / side;
+    const int per_block = nr == rows && nc == cols;
+    *out = (viz_sdl_grid_area){ 1, { g.x, g.y, (int)nc * side, (int)nr * side }, nr, nc };
+    /* Row and column numbers where they fit: i down the left, j across. */
+    if (per_block && side >= c->lh) {
+        text(c, r.x, g.y + (side - c->gh) / 2, 2 * c->cw, c->pal->faint, "i");
+        text(c, g.x + (side - c->cw) / 2, g.y - c->lh, c->cw, c->pal->faint, "j");
+    }
+    int64_t visit = 0;
+    for (int64_t o = 0; o < nr * nc; o++) {
+        const int64_t y = by_row ? o / nc : o % nr, x = by_row ? o % nc : o / nr;
+        int64_t i0, i1, j0, j1;
+        viz_axis_cell(rows, 1, nr, y, &i0, &i1);
+        viz_axis_cell(cols, 1, nc, x, &j0, &j1);
+        const unsigned st = viz_block_range(m, i0, i1, j0, j1);
+        const int px = g.x + (int)x * side, py = g.y + (int)y * side, q = side - 1;
+        if (!(st & (VIZ_BLOCK_DONE | VIZ_BLOCK_NOW | VIZ_BLOCK_TODO))) {
+            fill(c, px, py, q, q, c->pal->masked);
+            line(c, px, py, px + q - 1, py + q - 1, c->pal->masked_line);
+            continue;
+        }
+        visit++;
+        if (st & VIZ_BLOCK_NOW)
+            fill(c, px, py, q, q, c->pal->t_load);
+        else if ((st & VIZ_BLOCK_DONE) && (st & VIZ_BLOCK_TODO))
+            fill(c, px, py + q / 2, q, q - q / 2, c->pal->t_read);
+        else if (st & VIZ_BLOCK_DONE)
+            fill(c, px, py, q, q, c->pal->t_read);
+        outline(c, px, py, q, q, (st & VIZ_BLOCK_NOW) ? 2 * c->s : 1,
+                (st & VIZ_BLOCK_NOW) ? c->pal->t_cur : c->pal->border);
+        char num[24];
+        snprintf(num, sizeof num, "%lld", (long long)visit);
+        if (per_block && text_w(c, num) <= q - 2 * c->s && c->gh <= q - 2 * c->s)
+            text(c, px + (q - text_w(c, num)) / 2, py + (q - c->gh) / 2, q, 0x101010, "%s", num);
+    }
+    if (!per_block) {
+        char note[96];
+        snprintf(note, sizeof note, "a cell: %lld x %lld blocks",
+                 (long long)((rows + nr - 1) / nr), (long long)((cols + nc - 1) / nc));
+        text(c, g.x, g.y + (int)nr * side + c->s, g.w, c->pal->dim, "%s", note);
+    }
+}
+
 /* ---- pseudocode and counters ------------------------------------------------------ */
 
 static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
@@ -1100,12 +1220,40 @@ static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
     const viz_state *st = viz_model_state(m);
     int n;
     const viz_code_line *code = viz_pseudocode(in, &n);
-    SDL_Rect r = panel(c, a, viz_pseudocode_title(in), c->pal->title);
+    /* No title: the top bar names the algorithm, and the lines need the room. */
+    SDL_Rect r = panel(c, a, NULL, c->pal->title);
+    /* When the lines do not all fit, a window of them around the current
+     * line, a row saying how many lines are above and below it. */
+    const int rows = r.h / c->lh;
+    int first = 0, last = n;            /* text lines [first, last) drawn */
     int cur = 0;     /* the paper line of the text line being drawn */
-    for (int k = 0; k < n; k++) {
-        int y = r.y + k * c->lh;
-        if (y + c->lh > r.y + r.h)
-            break;
+    if (n > rows && rows >= 3) {
+        int at = 0;
+        for (int k = 0, l = 0; k < n; k++) {
+            l = code[k].line ? code[k].line : l;
+            if (l == st->line) {
+                at = k;
+                break;
+            }
+        }
+        first = at - (rows - 2) / 3;            /* the current line a third down */
+        if (first <= 0) {                       /* the top, and a mark below */
+            first = 0;
+            last = rows - 1;
+        } else if (n - first <= rows - 1) {     /* a mark above, and the end */
+            first = n - (rows - 1);
+        } else {                                /* marks above and below */
+            last = first + rows - 2;
+        }
+        for (int k = 0; k < first; k++)
+            cur = code[k].line ? code[k].line : cur;
+    }
+    int y = r.y;
+    if (first > 0) {
+        text(c, r.x, y, r.w, c->pal->faint, "... %d line%s above", first, first == 1 ? "" : "s");
+        y += c->lh;
+    }
+    for (int k = first; k < last; k++, y += c->lh) {
         if (code[k].line)
             cur = code[k].line;
         int here = !in->refused && cur == st->line;
@@ -1118,6 +1266,9 @@ static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
         int x = r.x + 4 * c->cw + code[k].indent * 2 * c->cw;
         text(c, x, y, r.x + r.w - x, here ? c->pal->code_text : c->pal->dim, "%s", code[k].text);
     }
+    if (last < n)
+        text(c, r.x, y, r.w, c->pal->faint, "... %d line%s below", n - last,
+             n - last == 1 ? "" : "s");
     return n;
 }
 
@@ -1155,8 +1306,12 @@ static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
     if (in->refused)
         return;
     int y = r.y;
-    int colw = (r.w - 3 * c->cw) / 2;
-    int xr = r.x + 3 * c->cw, xw = xr + colw;
+    int names = 2;                  /* the longest name ("O_acc") and a space */
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        if (in->tensor[t].present && (int)strlen(in->tensor[t].name) > names)
+            names = (int)strlen(in->tensor[t].name);
+    int colw = (r.w - (names + 1) * c->cw) / 2;
+    int xr = r.x + (names + 1) * c->cw, xw = xr + colw;
     text(c, xr, y, colw, c->pal->dim, "read");
     text(c, xw, y, colw, c->pal->dim, "written");
     y += c->lh;
@@ -1185,14 +1340,15 @@ static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
         text(c, r.x, y, r.w, c->pal->text, "total %s of %s (%.1f%%)", b1, b2,
              all ? 100.0 * (double)sofar / (double)all : 0.0);
     y += c->lh;
+    if (y + c->lh <= r.y + r.h)
+        text(c, r.x, y, r.w, in->theory_matches ? c->pal->good : c->pal->bad,
+             "measured = closed form at the end: %s", in->theory_matches ? "yes" : "NO");
+    y += c->lh;
+    /* The same in elements, where the pseudocode leaves a line for it. */
     sim_format_count(e1, sizeof e1, sim_counts_elems(&st->counts));
     sim_format_count(e2, sizeof e2, sim_counts_elems(&in->final_counts));
     if (y + c->lh <= r.y + r.h)
         text(c, r.x, y, r.w, c->pal->dim, "elements %s of %s", e1, e2);
-    y += c->lh;
-    if (y + c->lh <= r.y + r.h)
-        text(c, r.x, y, r.w, in->theory_matches ? c->pal->good : c->pal->bad,
-             "measured = closed form at the end: %s", in->theory_matches ? "yes" : "NO");
 }
 
 /* ---- help overlay --------------------------------------------------------------- */
@@ -1282,13 +1438,29 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     const sim_loop *l = viz_loop(viz_model_info(m));
     int lw = (w - rw) * (l && (l->flags & SIM_LOOP_TILE_S) ? 11 : 9) / 20;
     int cw = w - rw - lw;
-    int code_h = (ncode + 1) * c.lh + 3 * c.pad;
-    if (code_h > hh * 3 / 5)
-        code_h = hh * 3 / 5;
+    /* The pseudocode gets what the counters leave: a title, a header, a
+     * line per tensor and the total (whether the run met the closed form,
+     * and the total in elements, when there is room). */
+    int ntens = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        ntens += viz_model_info(m)->tensor[t].present;
+    int code_h = ncode * c.lh + 2 * c.pad + 2 * g;
+    const int cnt_h = (ntens + 3) * c.lh + 3 * c.pad + c.pad / 2 + g;
+    if (code_h > hh - cnt_h)
+        code_h = hh - cnt_h;
+    if (code_h < hh * 2 / 5)
+        code_h = hh * 2 / 5;
     const int tiles_h = hh * 11 / 20, heat_h = hh * 11 / 20;
     SDL_Rect tiles = { g, y0 + g, lw - 2 * g, tiles_h - 2 * g };
     SDL_Rect sram = { g, y0 + tiles_h, lw - 2 * g, hh - tiles_h - g };
     SDL_Rect heatr = { lw, y0 + g, cw - g, heat_h - 2 * g };
+    /* FA1 and FA2 share the heat map's row with their block grid. */
+    const int has_blocks = viz_model_info(m)->blocks && !viz_model_info(m)->refused;
+    SDL_Rect blk = { 0, 0, 0, 0 };
+    if (has_blocks) {
+        blk = (SDL_Rect){ lw + (cw - g) * 3 / 5, y0 + g, cw - g - (cw - g) * 3 / 5, heat_h - 2 * g };
+        heatr.w -= blk.w + g;
+    }
     SDL_Rect stats = { lw, y0 + heat_h, cw - g, hh - heat_h - g };
     SDL_Rect code = { lw + cw, y0 + g, rw - g, code_h - 2 * g };
     SDL_Rect cnt = { lw + cw, y0 + code_h, rw - g, hh - code_h - g };
@@ -1299,6 +1471,10 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     draw_sram(&c, sram, m);
     clip(&c, heatr);
     draw_heat(&c, heatr, m, heat);
+    if (has_blocks) {
+        clip(&c, blk);
+        draw_blocks(&c, blk, m, &lay->blocks);
+    }
     clip(&c, stats);
     draw_stats(&c, stats, m);
     clip(&c, code);

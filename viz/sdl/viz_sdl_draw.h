@@ -65,6 +65,8 @@ typedef struct {
     int scale;                  /* the layout's unit (the bitmap font's scale) */
     viz_sdl_font_metrics text;  /* the text cells the frame was laid out in */
     viz_sdl_grid_area grid[SIM_TENSOR_COUNT];
+    viz_sdl_grid_area blocks;   /* the T_r x T_c block grid (FA1, FA2): cells_r x
+                                   cells_c square cells filling area */
 } viz_sdl_layout;
 
 /* Draw the frame of m's current step filling w x h pixels of r (every pixel
