@@ -372,7 +372,9 @@ static uint32_t pixel(const SDL_Surface *s, int x, int y)
            0xffffffu;
 }
 
-/* The centre pixel of tile tr of tensor t's grid (one column grids). */
+/* A pixel of tile tr of tensor t's grid (one column grids) showing its
+ * state: at its left edge, half way down (clear of the corner marks and of
+ * the move counts, which are right-aligned). */
 static uint32_t tile_pixel(const SDL_Surface *s, const viz_sdl_layout *lay, sim_tensor t,
                            int64_t tr)
 {
@@ -380,7 +382,7 @@ static uint32_t tile_pixel(const SDL_Surface *s, const viz_sdl_layout *lay, sim_
     assert_true(g->present);
     int y0 = g->area.y + (int)((int64_t)g->area.h * tr / g->cells_r);
     int y1 = g->area.y + (int)((int64_t)g->area.h * (tr + 1) / g->cells_r);
-    return pixel(s, g->area.x + g->area.w / 2, (y0 + y1) / 2);
+    return pixel(s, g->area.x + 1, (y0 + y1) / 2);
 }
 
 /* ---- the PNG writer --------------------------------------------------------- */
@@ -1458,6 +1460,72 @@ static void test_block_grid(void **state)
     viz_model_free(m);
 }
 
+/* Strings drawn inside a rectangle. */
+typedef struct {
+    SDL_Rect in;
+    const char *want;
+    int n;
+} count_find;
+
+static void count_seen(void *arg, const char *s, int x, int y, int max_w, SDL_Rect p)
+{
+    (void)max_w, (void)p;
+    count_find *f = arg;
+    if (!strcmp(s, f->want) && x >= f->in.x && x < f->in.x + f->in.w && y >= f->in.y &&
+        y < f->in.y + f->in.h)
+        f->n++;
+}
+
+/* How many times `want` is drawn in the top 1/part of tensor t's grid, in
+ * the TrueType face (drawn twice: the first frame gives the grid's place). */
+static int count_in(viz_model *m, int w, int h, sim_tensor t, int part, const char *want)
+{
+    SDL_Surface *sf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_RGB888);
+    SDL_Renderer *r = SDL_CreateSoftwareRenderer(sf);
+    viz_sdl_font *font = viz_sdl_font_open();
+    viz_sdl_layout lay;
+    viz_sdl_ui ui = { .inputs = "seeded", .font = font };
+    viz_sdl_draw(r, w, h, m, NULL, &ui, &lay);
+    SDL_Rect in = lay.grid[t].area;
+    assert_true(lay.grid[t].present);
+    in.h /= part;
+    count_find f = { in, want, 0 };
+    ui.text_seen = count_seen;
+    ui.text_arg = &f;
+    viz_sdl_draw(r, w, h, m, NULL, &ui, NULL);
+    viz_sdl_font_close(font);
+    SDL_DestroyRenderer(r);
+    SDL_FreeSurface(sf);
+    return f.n;
+}
+
+/* Each tile says how often it moved: FA2 (N = 256, B_r = 64, B_c = 16:
+ * T_r = 4, T_c = 16) when K_1 is loaded for i = 3 has read K_1 three times
+ * (once per i), Q_1 .. Q_3 once each and Q_4 never, and written O_1 and
+ * O_2 once each; at both window sizes. */
+static void test_tile_counts(void **state)
+{
+    (void)state;
+    viz_sdl_font *font = viz_sdl_font_open();
+    const int ttf = viz_sdl_font_file(font) != NULL;
+    viz_sdl_font_close(font);
+    if (!ttf)
+        skip();
+    viz_model *m = build(SIM_FA2, 256, 32, VIZ_DEFAULT_M, 0);
+    assert_int_equal(viz_model_info(m)->plan.Br, 64);
+    assert_int_equal(viz_model_info(m)->plan.Bc, 16);
+    static const int size[2][2] = { { 1920, 1080 }, { 1280, 800 } };
+    for (int z = 0; z < 2; z++) {
+        const int w = size[z][0], h = size[z][1];
+        assert_int_equal(viz_model_seek(m, find(m, 7, 2, 0)), 0);
+        assert_int_equal(count_in(m, w, h, SIM_K, 8, "3r"), 1);    /* tiles 1, 2 of 16 */
+        assert_int_equal(count_in(m, w, h, SIM_K, 1, "4r"), 0);
+        assert_int_equal(count_in(m, w, h, SIM_Q, 1, "1r"), 3);
+        assert_int_equal(count_in(m, w, h, SIM_O, 1, "1w"), 2);
+    }
+    viz_model_free(m);
+}
+
 /* ---- every string fits its panel ----------------------------------------- */
 
 /* What a frame drew that a reader loses: a string wider than the room it
@@ -1565,6 +1633,7 @@ int main(void)
         cmocka_unit_test(test_text_fits),
         cmocka_unit_test(test_counters_wording),
         cmocka_unit_test(test_block_grid),
+        cmocka_unit_test(test_tile_counts),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_heat_fa2),

@@ -489,6 +489,78 @@ static void draw_grid(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a,
     }
 }
 
+/* "2r 1w": a tile read twice and written once so far; "2r", "1w"; "" when
+ * untouched. Two lines ("2r" above "1w") when lines == 2. */
+static void count_label(char *a, char *b, size_t len, uint32_t r, uint32_t w, int lines)
+{
+    char rs[16] = "", ws[16] = "";
+    if (r)
+        snprintf(rs, sizeof rs, "%ur", (unsigned)r);
+    if (w)
+        snprintf(ws, sizeof ws, "%uw", (unsigned)w);
+    b[0] = 0;
+    if (lines == 2) {
+        snprintf(a, len, "%s", r ? rs : ws);
+        if (r && w)
+            snprintf(b, len, "%s", ws);
+    } else {
+        snprintf(a, len, "%s%s%s", rs, r && w ? " " : "", ws);
+    }
+}
+
+/* The move counts over grid area a of tensor t: a label on each tile, or,
+ * where a tile is too small for one, on each group of gr x gc tiles showing
+ * the busiest of them (viz_tile_range_counts). The label is as wide as the
+ * run's largest counts need (viz_tensor_info.max_reads, max_writes), on
+ * two lines when one is too wide. Returns the most tiles a label stands
+ * for, or 0 when the strip is too narrow for any label. */
+static int64_t draw_counts(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a)
+{
+    const viz_tensor_info *ti = &viz_model_info(m)->tensor[t];
+    char l1[32], l2[32];
+    int lines = 1;
+    count_label(l1, l2, sizeof l1, ti->max_reads, ti->max_writes, 1);
+    int bw = text_w(c, l1) + 2 * c->s;
+    if (bw > a.w) {
+        lines = 2;
+        count_label(l1, l2, sizeof l1, ti->max_reads, ti->max_writes, 2);
+        bw = (text_w(c, l1) > text_w(c, l2) ? text_w(c, l1) : text_w(c, l2)) + 2 * c->s;
+    }
+    const int bh = lines * c->lh;
+    if (bw > a.w || bh > a.h || ti->rows < 1 || ti->cols < 1)
+        return 0;
+    /* Tiles per label along each axis: enough tiles to hold the box. */
+    const double th = (double)a.h * (double)ti->tile_rows / (double)ti->rows;
+    const double tw = (double)a.w * (double)ti->tile_cols / (double)ti->cols;
+    const int64_t gr = (int64_t)ceil((double)bh / th), gc = (int64_t)ceil((double)bw / tw);
+    for (int64_t r0 = 0; r0 < ti->grid_rows; r0 += gr)
+        for (int64_t c0 = 0; c0 < ti->grid_cols; c0 += gc) {
+            uint32_t nr, nw;
+            viz_tile_range_counts(m, t, r0, r0 + gr, c0, c0 + gc, &nr, &nw);
+            if (!nr && !nw)
+                continue;
+            const int64_t e0 = r0 * ti->tile_rows, f0 = c0 * ti->tile_cols;
+            int64_t e1 = (r0 + gr) * ti->tile_rows, f1 = (c0 + gc) * ti->tile_cols;
+            e1 = e1 < ti->rows ? e1 : ti->rows;
+            f1 = f1 < ti->cols ? f1 : ti->cols;
+            int y0 = a.y + (int)((int64_t)a.h * e0 / ti->rows);
+            int y1 = a.y + (int)((int64_t)a.h * e1 / ti->rows);
+            int x0 = a.x + (int)((int64_t)a.w * f0 / ti->cols);
+            int x1 = a.x + (int)((int64_t)a.w * f1 / ti->cols);
+            /* Right-aligned: the state's colour stays in sight on the left. */
+            int bx = x1 - bw - (x1 - x0 >= bw + 2 * c->s ? c->s : 0), by = (y0 + y1 - bh) / 2;
+            bx = bx + bw > a.x + a.w ? a.x + a.w - bw : bx < a.x ? a.x : bx;
+            by = by + bh > a.y + a.h ? a.y + a.h - bh : by < a.y ? a.y : by;
+            count_label(l1, l2, sizeof l1, nr, nw, lines);
+            fill(c, bx, by, bw, bh, c->pal->panel);
+            text(c, bx + c->s, by + (c->lh - c->gh) / 2, bw - c->s, c->pal->text, "%s", l1);
+            if (l2[0])
+                text(c, bx + c->s, by + c->lh + (c->lh - c->gh) / 2, bw - c->s, c->pal->text,
+                     "%s", l2);
+        }
+    return gr * gc;
+}
+
 static void legend_item(ctx *c, int *x, int y, uint32_t rgb, int outline_only,
                         unsigned mk, const char *label)
 {
@@ -515,8 +587,9 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
                  (long long)in->plan.Tr, (long long)in->plan.Tc);
     SDL_Rect r = panel(c, a, title, c->pal->title);
 
-    /* Legend: two lines at the bottom. */
-    int ly = r.y + r.h - 2 * c->lh;
+    /* Legend: three lines at the bottom (the third says how the counts
+     * read, once the grids are drawn). */
+    int ly = r.y + r.h - 3 * c->lh;
     int lx = r.x;
     legend_item(c, &lx, ly, c->pal->t_none, 0, 0, "untouched");
     legend_item(c, &lx, ly, c->pal->t_read, 0, 0, "read");
@@ -533,7 +606,7 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
      * and P. */
     static const sim_tensor order[] = { SIM_Q, SIM_K, SIM_V, SIM_O, SIM_S, SIM_P,
                                         SIM_m, SIM_l, SIM_L };
-    int top = r.y + c->lh, h = r.h - 3 * c->lh - c->pad;
+    int top = r.y + c->lh, h = r.h - 4 * c->lh - c->pad;
     if (h < 4)
         return;
     int units = 0, nsq = 0, n = 0;
@@ -565,7 +638,8 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
         if (unit > 3 * c->cw)
             unit = 3 * c->cw;               /* a strip wider than 12 characters says nothing more */
     }
-    int x = r.x;
+    int x = r.x, narrow = 0;
+    int64_t group = 1;
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         sim_tensor t = order[k];
         const viz_tensor_info *ti = &in->tensor[t];
@@ -580,8 +654,20 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
         text(c, x + (w - tw) / 2, r.y, NOLIM, c->pal->text, "%s", ti->name);
         SDL_Rect g = { x, top + c->s, w, gh - c->s };
         draw_grid(c, m, t, g, &lay->grid[t]);
+        const int64_t per = lay->grid[t].present ? draw_counts(c, m, t, g) : 1;
+        if (per == 0)
+            narrow = 1;
+        group = per > group ? per : group;
         x += w + gap;
     }
+    /* How to read the counts, and where they stand for several tiles or
+     * for none (a strip narrower than "1r"). */
+    if (group > 1)
+        text(c, r.x, ly + 2 * c->lh, r.w, c->pal->dim, "2r 1w: busiest of <= %lld tiles",
+             (long long)group);
+    else
+        text(c, r.x, ly + 2 * c->lh, r.w, c->pal->dim, "2r 1w: read 2x, written 1x%s",
+             narrow ? ", if wide" : "");
 }
 
 /* ---- SRAM ---------------------------------------------------------------------- */
@@ -783,7 +869,7 @@ static void draw_colorbar(ctx *c, int x, int y, int w, const viz_sdl_heat_view *
     }
     int ty = y + bh + c->s;
     text(c, x, ty, NOLIM, c->pal->dim, "%s", lo);
-    if (v->kind == VIZ_SDL_HEAT_S)
+    if (v->kind == VIZ_SDL_HEAT_S && text_w(c, lo) + text_w(c, hi) + 3 * c->cw <= w)
         text(c, x + w / 2 - c->cw / 2, ty, NOLIM, c->pal->dim, "0");
     text(c, x + w - text_w(c, hi), ty, NOLIM, c->pal->dim, "%s", hi);
 }
