@@ -1602,6 +1602,9 @@ static void test_text_fits(void **state)
                 viz_sdl_ui ui = { .inputs = "seeded", .font = font, .text_seen = fit_seen,
                                   .text_arg = &log };
                 viz_sdl_draw(r, w, h, m, heat, &ui, NULL);
+                ui.interactive = ui.playing = 1;       /* the window's bars */
+                ui.speed = 10;
+                viz_sdl_draw(r, w, h, m, heat, &ui, NULL);
                 viz_sdl_heat_free(heat);
                 SDL_DestroyRenderer(r);
                 SDL_FreeSurface(sf);

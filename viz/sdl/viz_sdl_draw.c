@@ -258,8 +258,12 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
                   ui->playing ? "playing" : "paused", ui->speed);
     if (!in->computed)
         x += text(c, x, y, right - x, c->pal->dim, "   count-only: no statistics");
-    if (!plan_here)
+    if (!plan_here) {
+        char *soft = strstr(plan, ", softmax");     /* the window's play state takes room */
+        if (soft && x + text_w(c, plan) + 3 * c->cw > right)
+            *soft = 0;
         text(c, x, y, right - x, c->pal->dim, "   %s", plan);
+    }
 }
 
 /* This step's transfers in at most maxc characters: as many as fit, then
@@ -325,9 +329,8 @@ static void draw_bottom(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui
     }
     y += c->lh;
     if (ui->interactive)
-        text(c, x, y, w, c->pal->dim, "space play/pause  n/b or arrows step  +/- speed  "
-             "g go to step  a algorithm  c causal  r restart  ? help  q quit  "
-             "click a tile for details");
+        text(c, x, y, w, c->pal->dim, "space play/pause  n/b step  +/- speed  g go to step  "
+             "a algorithm  c causal  r restart  ? help  q quit  click a tile");
     else
         text(c, x, y, w, c->pal->dim, "inputs: %s; block indices i, j count from 1 as in "
              "the pseudocode, rows and columns from 0", ui->inputs ? ui->inputs : "seeded");
