@@ -782,7 +782,7 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
         }
         /* Name, shape, element size and bytes; without the element size,
          * then the shape, where a column is narrow: the bytes stay. */
-        char item[3][96];
+        char item[3][128];
         snprintf(item[0], sizeof item[0], "%-6s %-9s %dB %8s", b->name, shape, b->elem_bytes,
                  bytes);
         snprintf(item[1], sizeof item[1], "%-6s %-7s %s", b->name, shape, bytes);
