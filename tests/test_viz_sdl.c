@@ -3,7 +3,8 @@
  * bytes, round trips through an inflate written here), screenshots (valid
  * PNG and BMP, deterministic, different steps differ where the loop moved),
  * the heat map's values against the run's own statistics, bad input, the
- * bitmap font, text readable at 1920 x 1080 (measured in the picture), the
+ * bitmap font, text readable at 1920 x 1080 (measured in the picture) and
+ * every string inside its panel at 1920 x 1080 and 1280 x 800, the
  * themes' contrast (WCAG 2) and tile marks, and the interactive loop driven by synthetic events on SDL's
  * "dummy" video driver (a software framebuffer, no display).
  *
@@ -371,7 +372,9 @@ static uint32_t pixel(const SDL_Surface *s, int x, int y)
            0xffffffu;
 }
 
-/* The centre pixel of tile tr of tensor t's grid (one column grids). */
+/* A pixel of tile tr of tensor t's grid (one column grids) showing its
+ * state: at its left edge, half way down (clear of the corner marks and of
+ * the move counts, which are right-aligned). */
 static uint32_t tile_pixel(const SDL_Surface *s, const viz_sdl_layout *lay, sim_tensor t,
                            int64_t tr)
 {
@@ -379,7 +382,7 @@ static uint32_t tile_pixel(const SDL_Surface *s, const viz_sdl_layout *lay, sim_
     assert_true(g->present);
     int y0 = g->area.y + (int)((int64_t)g->area.h * tr / g->cells_r);
     int y1 = g->area.y + (int)((int64_t)g->area.h * (tr + 1) / g->cells_r);
-    return pixel(s, g->area.x + g->area.w / 2, (y0 + y1) / 2);
+    return pixel(s, g->area.x + 1, (y0 + y1) / 2);
 }
 
 /* ---- the PNG writer --------------------------------------------------------- */
@@ -1328,6 +1331,295 @@ static void test_window_no_display(void **state)
     viz_model_free(m);
 }
 
+/* Every string a frame draws, one a line (ui->text_seen). */
+typedef struct {
+    char all[1 << 16];
+    size_t n;
+} seen_text;
+
+static void seen_add(void *arg, const char *s, int x, int y, int max_w, SDL_Rect p)
+{
+    (void)x, (void)y, (void)max_w, (void)p;
+    seen_text *t = arg;
+    t->n += (size_t)snprintf(t->all + t->n, t->n < sizeof t->all ? sizeof t->all - t->n : 0,
+                             "%s\n", s);
+    if (t->n >= sizeof t->all)
+        t->n = sizeof t->all - 1;
+}
+
+static void frame_text(viz_model *m, uint64_t step, int w, int h, seen_text *t)
+{
+    assert_int_equal(viz_model_seek(m, step), 0);
+    SDL_Surface *sf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_RGB888);
+    SDL_Renderer *r = SDL_CreateSoftwareRenderer(sf);
+    viz_sdl_font *font = viz_sdl_font_open();
+    t->n = 0;
+    t->all[0] = 0;
+    viz_sdl_ui ui = { .inputs = "seeded", .font = font, .text_seen = seen_add, .text_arg = t };
+    viz_sdl_draw(r, w, h, m, NULL, &ui, NULL);
+    viz_sdl_font_close(font);
+    SDL_DestroyRenderer(r);
+    SDL_FreeSurface(sf);
+}
+
+/* The byte counters say what they count in the terminal view's words, in
+ * units that name themselves: at the last step of FA2 (N = 256, d = 32,
+ * fp16) Q has been read once, 256 x 32 x 2 B = 16 KiB, of 16 KiB. */
+static void test_counters_wording(void **state)
+{
+    (void)state;
+    viz_model *m = build(SIM_FA2, 256, 32, VIZ_DEFAULT_M, 0);
+    static seen_text t;
+    frame_text(m, viz_model_info(m)->nsteps - 1, 1920, 1080, &t);
+    assert_non_null(strstr(t.all, "bytes so far / total\n"));
+    assert_null(strstr(t.all, "closed-form total"));
+    assert_non_null(strstr(t.all, "\n16 KiB/16 KiB\n"));
+    for (const char *p = t.all; *p; p++)      /* no "16.0K": a K is a KiB */
+        if ((p[0] == 'K' || p[0] == 'M') && p > t.all && p[-1] >= '0' && p[-1] <= '9')
+            fail_msg("a bare unit: ...%.24s", p - 1);
+    viz_model_free(m);
+}
+
+/* A pixel of block (i, j) in the block grid, near its bottom-left corner:
+ * inside the current block's outline (2 units), off a skipped block's
+ * diagonal and clear of the visit number in its middle. */
+static uint32_t block_pixel(const SDL_Surface *s, const viz_sdl_layout *lay, int64_t i, int64_t j)
+{
+    const viz_sdl_grid_area *g = &lay->blocks;
+    assert_true(g->present);
+    const int side = g->area.w / (int)g->cells_c, in = 2 * lay->scale + 1;
+    assert_int_equal(g->area.h / (int)g->cells_r, side);
+    assert_true(side >= 2 * in);
+    return pixel(s, g->area.x + (int)j * side + in, g->area.y + (int)(i + 1) * side - 1 - in);
+}
+
+/* The T_r x T_c block grid: FA2 (causal, N = 256, B_r = 48, B_c = 16:
+ * T_r = 6, T_c = 16) at block (i, j) = (4, 11), 1-based: blocks of rows
+ * before it and of its row before it are done, (4, 11) is now, later ones
+ * to come, and a block whose first column is past its last row is
+ * skipped. FA1 (not causal) goes column by column: at (i, j) = (3, 2),
+ * all of column 1 and (1, 2), (2, 2) are done, (4, 2) is to come. The
+ * panel says the order in words. */
+static void test_block_grid(void **state)
+{
+    (void)state;
+    const viz_sdl_palette *pal = viz_sdl_palette_of(VIZ_SDL_THEME_LIGHT);
+    viz_model *m = build(SIM_FA2, 256, 32, 16384, 1);
+    const sim_plan *p = &viz_model_info(m)->plan;
+    assert_int_equal(p->Br, 48);
+    assert_int_equal(p->Bc, 16);
+    viz_sdl_layout lay;
+    SDL_Surface *s = render(m, find(m, 9, 3, 10), 1920, 1080, &lay);
+    assert_int_equal(lay.blocks.cells_r, 6);
+    assert_int_equal(lay.blocks.cells_c, 16);
+    for (int64_t i = 0; i < 6; i++)
+        for (int64_t j = 0; j < 16; j++) {
+            const int skipped = j * 16 > (i + 1) * 48 - 1;      /* col > row everywhere */
+            const int now = i == 3 && j == 10;
+            const int done = !skipped && (i < 3 || (i == 3 && j < 10));
+            const uint32_t px = block_pixel(s, &lay, i, j);
+            if (skipped)
+                assert_int_equal(px, pal->masked);
+            else if (now)
+                assert_int_equal(px, pal->t_load);
+            else if (done)
+                assert_int_equal(px, pal->t_read);
+            else
+                assert_int_equal(px, pal->panel);
+        }
+    SDL_FreeSurface(s);
+    static seen_text t;
+    frame_text(m, 0, 1920, 1080, &t);
+    assert_non_null(strstr(t.all, "row by row"));
+    viz_model_free(m);
+
+    m = build(SIM_FA1, 256, 32, VIZ_DEFAULT_M, 0);
+    p = &viz_model_info(m)->plan;
+    const int64_t Tr = p->Tr, Tc = p->Tc;
+    assert_true(Tr >= 4 && Tc >= 2);
+    s = render(m, find(m, 8, 2, 1), 1920, 1080, &lay);
+    for (int64_t i = 0; i < Tr; i++)
+        for (int64_t j = 0; j < Tc; j++) {
+            const uint32_t px = block_pixel(s, &lay, i, j);
+            if (i == 2 && j == 1)
+                assert_int_equal(px, pal->t_load);
+            else if (j == 0 || (j == 1 && i < 2))
+                assert_int_equal(px, pal->t_read);
+            else
+                assert_int_equal(px, pal->panel);
+        }
+    SDL_FreeSurface(s);
+    frame_text(m, 0, 1920, 1080, &t);
+    assert_non_null(strstr(t.all, "column by column"));
+    viz_model_free(m);
+
+    m = build(SIM_NAIVE, 256, 32, VIZ_DEFAULT_M, 0);     /* no block grid */
+    s = render(m, 0, 1920, 1080, &lay);
+    assert_false(lay.blocks.present);
+    SDL_FreeSurface(s);
+    viz_model_free(m);
+}
+
+/* Strings drawn inside a rectangle. */
+typedef struct {
+    SDL_Rect in;
+    const char *want;
+    int n;
+} count_find;
+
+static void count_seen(void *arg, const char *s, int x, int y, int max_w, SDL_Rect p)
+{
+    (void)max_w, (void)p;
+    count_find *f = arg;
+    if (!strcmp(s, f->want) && x >= f->in.x && x < f->in.x + f->in.w && y >= f->in.y &&
+        y < f->in.y + f->in.h)
+        f->n++;
+}
+
+/* How many times `want` is drawn in the top 1/part of tensor t's grid, in
+ * the TrueType face (drawn twice: the first frame gives the grid's place). */
+static int count_in(viz_model *m, int w, int h, sim_tensor t, int part, const char *want)
+{
+    SDL_Surface *sf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_RGB888);
+    SDL_Renderer *r = SDL_CreateSoftwareRenderer(sf);
+    viz_sdl_font *font = viz_sdl_font_open();
+    viz_sdl_layout lay;
+    viz_sdl_ui ui = { .inputs = "seeded", .font = font };
+    viz_sdl_draw(r, w, h, m, NULL, &ui, &lay);
+    SDL_Rect in = lay.grid[t].area;
+    assert_true(lay.grid[t].present);
+    in.h /= part;
+    count_find f = { in, want, 0 };
+    ui.text_seen = count_seen;
+    ui.text_arg = &f;
+    viz_sdl_draw(r, w, h, m, NULL, &ui, NULL);
+    viz_sdl_font_close(font);
+    SDL_DestroyRenderer(r);
+    SDL_FreeSurface(sf);
+    return f.n;
+}
+
+/* Each tile says how often it moved: FA2 (N = 256, B_r = 64, B_c = 16:
+ * T_r = 4, T_c = 16) when K_1 is loaded for i = 3 has read K_1 three times
+ * (once per i), Q_1 .. Q_3 once each and Q_4 never, and written O_1 and
+ * O_2 once each; at both window sizes. */
+static void test_tile_counts(void **state)
+{
+    (void)state;
+    viz_sdl_font *font = viz_sdl_font_open();
+    const int ttf = viz_sdl_font_file(font) != NULL;
+    viz_sdl_font_close(font);
+    if (!ttf)
+        skip();
+    viz_model *m = build(SIM_FA2, 256, 32, VIZ_DEFAULT_M, 0);
+    assert_int_equal(viz_model_info(m)->plan.Br, 64);
+    assert_int_equal(viz_model_info(m)->plan.Bc, 16);
+    static const int size[2][2] = { { 1920, 1080 }, { 1280, 800 } };
+    for (int z = 0; z < 2; z++) {
+        const int w = size[z][0], h = size[z][1];
+        assert_int_equal(viz_model_seek(m, find(m, 7, 2, 0)), 0);
+        assert_int_equal(count_in(m, w, h, SIM_K, 8, "3r"), 1);    /* tiles 1, 2 of 16 */
+        assert_int_equal(count_in(m, w, h, SIM_K, 1, "4r"), 0);
+        assert_int_equal(count_in(m, w, h, SIM_Q, 1, "1r"), 3);
+        assert_int_equal(count_in(m, w, h, SIM_O, 1, "1w"), 2);
+    }
+    viz_model_free(m);
+}
+
+/* ---- every string fits its panel ----------------------------------------- */
+
+/* What a frame drew that a reader loses: a string wider than the room it
+ * was given or than its panel, or below its panel's bottom. Widths are
+ * measured here from the face's metrics (monospace: characters x cell_w). */
+typedef struct {
+    viz_sdl_font_metrics fm;
+    int lost;
+    char first[512];
+} fit_log;
+
+static void fit_seen(void *arg, const char *s, int x, int y, int max_w, SDL_Rect p)
+{
+    fit_log *f = arg;
+    const int w = (int)strlen(s) * f->fm.cell_w;
+    const int right = p.x + p.w < x + max_w || max_w <= 0 ? p.x + p.w : x + max_w;
+    if (x >= p.x && x + w <= right && y >= p.y && y + f->fm.cap_h <= p.y + p.h)
+        return;
+    if (!f->lost++)
+        snprintf(f->first, sizeof f->first, "\"%s\" at (%d, %d) %d px wide, room %d, "
+                 "panel (%d, %d) %d x %d", s, x, y, w, right - x, p.x, p.y, p.w, p.h);
+}
+
+/* The runs and steps of the trial at both sizes: the README's screenshot,
+ * FA1 at step 112, naive at step 20, every loop order at its first steps
+ * and a few later ones, and each backward pass. */
+static void test_text_fits(void **state)
+{
+    (void)state;
+    viz_sdl_font *font = viz_sdl_font_open();
+    assert_non_null(font);
+    if (!viz_sdl_font_file(font)) {
+        viz_sdl_font_close(font);
+        skip();
+    }
+    static const struct {
+        sim_algo algo;
+        uint64_t M;
+        int causal;
+        sim_pass pass;
+        uint64_t steps[4];
+    } runs[] = {
+        { SIM_FA2, 16384, 1, SIM_FWD, { 0, 134, 80, 200 } },   /* the README's */
+        { SIM_FA2, VIZ_DEFAULT_M, 0, SIM_FWD, { 0, 1, 12, 100 } },
+        { SIM_FA1, VIZ_DEFAULT_M, 0, SIM_FWD, { 0, 111, 5, 300 } },
+        { SIM_FA1, VIZ_DEFAULT_M, 1, SIM_FWD, { 0, 40, 90, 150 } },
+        { SIM_NAIVE, VIZ_DEFAULT_M, 0, SIM_FWD, { 0, 19, 3, 60 } },
+        { SIM_FA2, VIZ_DEFAULT_M, 0, SIM_BWD, { 0, 30, 100, 200 } },
+        { SIM_FA1, VIZ_DEFAULT_M, 0, SIM_BWD, { 0, 30, 100, 200 } },
+        { SIM_NAIVE, VIZ_DEFAULT_M, 0, SIM_BWD, { 0, 10, 30, 50 } },
+    };
+    static const int size[2][2] = { { 1920, 1080 }, { 1280, 800 } };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        viz_config cfg;
+        viz_config_default(&cfg);
+        cfg.algo = runs[k].algo;
+        cfg.sh.M = runs[k].M;
+        cfg.sh.causal = runs[k].causal;
+        cfg.run.pass = runs[k].pass;
+        viz_model *m = NULL;
+        char err[2048];
+        assert_int_equal(viz_model_build(&cfg, &m, err, sizeof err), VIZ_OK);
+        const uint64_t n = viz_model_info(m)->nsteps;
+        for (int z = 0; z < 2; z++)
+            for (int q = 0; q < 4; q++) {
+                const uint64_t step = runs[k].steps[q] < n ? runs[k].steps[q] : n - 1;
+                const int w = size[z][0], h = size[z][1];
+                assert_int_equal(viz_model_seek(m, step), 0);
+                SDL_Surface *sf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32,
+                                                                 SDL_PIXELFORMAT_RGB888);
+                SDL_Renderer *r = SDL_CreateSoftwareRenderer(sf);
+                viz_sdl_heat *heat = viz_sdl_heat_new(NULL, NULL);
+                fit_log log = { .fm = viz_sdl_font_fit(font, w, h) };
+                viz_sdl_ui ui = { .inputs = "seeded", .font = font, .text_seen = fit_seen,
+                                  .text_arg = &log };
+                viz_sdl_draw(r, w, h, m, heat, &ui, NULL);
+                ui.interactive = ui.playing = 1;       /* the window's bars */
+                ui.speed = 10;
+                viz_sdl_draw(r, w, h, m, heat, &ui, NULL);
+                viz_sdl_heat_free(heat);
+                SDL_DestroyRenderer(r);
+                SDL_FreeSurface(sf);
+                if (log.lost)
+                    fprintf(stderr, "%s %s%s, %d x %d, step %llu: %d strings cut, first %s\n",
+                            sim_algo_name(cfg.algo), runs[k].pass ? "backward" : "forward",
+                            cfg.sh.causal ? " causal" : "", w, h,
+                            (unsigned long long)step + 1, log.lost, log.first);
+                assert_int_equal(log.lost, 0);
+            }
+        viz_model_free(m);
+    }
+    viz_sdl_font_close(font);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1341,6 +1633,10 @@ int main(void)
         cmocka_unit_test(test_state_marks),
         cmocka_unit_test(test_palette),
         cmocka_unit_test(test_text_readable),
+        cmocka_unit_test(test_text_fits),
+        cmocka_unit_test(test_counters_wording),
+        cmocka_unit_test(test_block_grid),
+        cmocka_unit_test(test_tile_counts),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_heat_fa2),

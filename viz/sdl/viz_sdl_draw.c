@@ -71,6 +71,8 @@ typedef struct {
     int lh;     /* line height */
     int gh;     /* glyph height: a capital's, from the top of its cell */
     int pad;
+    SDL_Rect area;          /* the panel being drawn (ui->text_seen) */
+    const viz_sdl_ui *ui;
 } ctx;
 
 static void set_color(ctx *c, uint32_t rgb)
@@ -117,6 +119,8 @@ static int text(ctx *c, int x, int y, int max_w, uint32_t rgb, const char *fmt, 
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    if (c->ui->text_seen && buf[0])
+        c->ui->text_seen(c->ui->text_arg, buf, x, y, max_w, c->area);
     if (max_w <= 0)
         return 0;
     if (c->font)
@@ -132,16 +136,15 @@ static int text_w(const ctx *c, const char *s)
 
 static int wrapped(ctx *c, int x, int y, int w, int max_lines, uint32_t rgb, const char *s);
 
-/* A panel: background, border, a title (on two lines when one is too
- * narrow: large text leaves the columns fewer characters); returns the area
- * inside. */
+/* A panel: background, border, a one-line title (each panel's title is
+ * written to fit its column at 1280 x 800); returns the area inside. */
 static SDL_Rect panel(ctx *c, SDL_Rect a, const char *title, uint32_t title_rgb)
 {
     fill(c, a.x, a.y, a.w, a.h, c->pal->panel);
     outline(c, a.x, a.y, a.w, a.h, 1, c->pal->border);
     SDL_Rect in = { a.x + c->pad, a.y + c->pad, a.w - 2 * c->pad, a.h - 2 * c->pad };
     if (title) {
-        int n = wrapped(c, in.x, in.y, in.w, 2, title_rgb, title);
+        int n = wrapped(c, in.x, in.y, in.w, 1, title_rgb, title);
         in.y += n * c->lh + c->pad / 2;
         in.h -= n * c->lh + c->pad / 2;
     }
@@ -183,20 +186,9 @@ static int wrapped(ctx *c, int x, int y, int w, int max_lines, uint32_t rgb, con
         if (*s == '\n')
             s++;
     }
+    if (*s && c->ui->text_seen)     /* lines with no room left: lost to the reader */
+        c->ui->text_seen(c->ui->text_arg, s, x, c->area.y + c->area.h, w, c->area);
     return n;
-}
-
-/* "512", "1.5K", "24.0M": bytes in a few characters (K = KiB, M = MiB). */
-static void short_bytes(char *buf, size_t len, uint64_t b)
-{
-    if (b < 1024)
-        snprintf(buf, len, "%llu", (unsigned long long)b);
-    else if (b < 1024 * 1024)
-        snprintf(buf, len, "%.1fK", (double)b / 1024.0);
-    else if (b < (uint64_t)1 << 30)
-        snprintf(buf, len, "%.1fM", (double)b / (1024.0 * 1024.0));
-    else
-        snprintf(buf, len, "%.1fG", (double)b / (1024.0 * 1024.0 * 1024.0));
 }
 
 /* ---- top and bottom bars ---------------------------------------------------- */
@@ -230,6 +222,12 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
     /* The plan ends line 1 when it fits there, else line 2 (which is short
      * but for a refusal). */
     const int plan_here = x + text_w(c, plan) + 3 * c->cw <= right || in->refused;
+    if (!plan_here) {       /* line 2 names T_r and T_c (i = 1 of T_r = 3) */
+        char *t = strstr(plan, ", T_r x T_c");
+        char *rest = t ? strchr(t + 2, ',') : NULL;
+        if (t)
+            memmove(t, rest ? rest : t + strlen(t), strlen(rest ? rest : t + strlen(t)) + 1);
+    }
     if (plan_here)
         text(c, x, y, right - x, c->pal->dim, "   %s", plan);
 
@@ -260,11 +258,17 @@ static void draw_top(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *u
                   ui->playing ? "playing" : "paused", ui->speed);
     if (!in->computed)
         x += text(c, x, y, right - x, c->pal->dim, "   count-only: no statistics");
-    if (!plan_here)
+    if (!plan_here) {
+        char *soft = strstr(plan, ", softmax");     /* the window's play state takes room */
+        if (soft && x + text_w(c, plan) + 3 * c->cw > right)
+            *soft = 0;
         text(c, x, y, right - x, c->pal->dim, "   %s", plan);
+    }
 }
 
-static void describe_xfers(const viz_model *m, char *buf, size_t len)
+/* This step's transfers in at most maxc characters: as many as fit, then
+ * "and 9 more (18 KiB)" for the rest. */
+static void describe_xfers(const viz_model *m, char *buf, size_t len, int maxc)
 {
     const viz_state *st = viz_model_state(m);
     const viz_info *in = viz_model_info(m);
@@ -275,7 +279,8 @@ static void describe_xfers(const viz_model *m, char *buf, size_t len)
         return;
     }
     n += (size_t)snprintf(buf, len, "this step:");
-    for (int k = 0; k < st->nxfer && n < len; k++) {
+    int k;
+    for (k = 0; k < st->nxfer && n < len; k++) {
         const viz_transfer *x = &st->xfer[k];
         const viz_tensor_info *ti = &in->tensor[x->tensor];
         char where[96];
@@ -286,14 +291,25 @@ static void describe_xfers(const viz_model *m, char *buf, size_t len)
         else
             snprintf(where, sizeof where, "%s rows %lld-%lld", ti->name, (long long)x->r0,
                      (long long)(x->r0 + x->rows - 1));
-        char b[32];
+        char b[32], item[192];
         sim_format_bytes(b, sizeof b, x->bytes);
         if (x->kind == SIM_EV_LOAD)
-            n += (size_t)snprintf(buf + n, len - n, "%s load %s -> %s (%s)", k ? ";" : "",
-                                  where, x->buf, b);
+            snprintf(item, sizeof item, "%s load %s -> %s (%s)", k ? ";" : "", where, x->buf, b);
         else
-            n += (size_t)snprintf(buf + n, len - n, "%s store %s -> %s (%s)", k ? ";" : "",
-                                  x->buf, where, b);
+            snprintf(item, sizeof item, "%s store %s -> %s (%s)", k ? ";" : "", x->buf, where, b);
+        /* Room for this one and, unless it is the last, the count after it. */
+        const int tail = k + 1 < st->nxfer ? 32 : 0;
+        if ((int)(n + strlen(item)) + tail > maxc)
+            break;
+        n += (size_t)snprintf(buf + n, len - n, "%s", item);
+    }
+    if (k < st->nxfer && n < len) {
+        uint64_t rest = 0;
+        for (int q = k; q < st->nxfer; q++)
+            rest += st->xfer[q].bytes;
+        char b[32];
+        sim_format_bytes(b, sizeof b, rest);
+        snprintf(buf + n, len - n, "%s and %d more (%s)", k ? ";" : "", st->nxfer - k, b);
     }
 }
 
@@ -308,14 +324,13 @@ static void draw_bottom(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui
         text(c, x, y, w, c->pal->text, "%s", ui->status);
     } else if (!viz_model_info(m)->refused) {
         char buf[1024];
-        describe_xfers(m, buf, sizeof buf);
+        describe_xfers(m, buf, sizeof buf, w / c->cw);
         text(c, x, y, w, c->pal->text, "%s", buf);
     }
     y += c->lh;
     if (ui->interactive)
-        text(c, x, y, w, c->pal->dim, "space play/pause  n/b or arrows step  +/- speed  "
-             "g go to step  a algorithm  c causal  r restart  ? help  q quit  "
-             "click a tile for details");
+        text(c, x, y, w, c->pal->dim, "space play/pause  n/b step  +/- speed  g go to step  "
+             "a algorithm  c causal  r restart  ? help  q quit  click a tile");
     else
         text(c, x, y, w, c->pal->dim, "inputs: %s; block indices i, j count from 1 as in "
              "the pseudocode, rows and columns from 0", ui->inputs ? ui->inputs : "seeded");
@@ -477,6 +492,78 @@ static void draw_grid(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a,
     }
 }
 
+/* "2r 1w": a tile read twice and written once so far; "2r", "1w"; "" when
+ * untouched. Two lines ("2r" above "1w") when lines == 2. */
+static void count_label(char *a, char *b, size_t len, uint32_t r, uint32_t w, int lines)
+{
+    char rs[16] = "", ws[16] = "";
+    if (r)
+        snprintf(rs, sizeof rs, "%ur", (unsigned)r);
+    if (w)
+        snprintf(ws, sizeof ws, "%uw", (unsigned)w);
+    b[0] = 0;
+    if (lines == 2) {
+        snprintf(a, len, "%s", r ? rs : ws);
+        if (r && w)
+            snprintf(b, len, "%s", ws);
+    } else {
+        snprintf(a, len, "%s%s%s", rs, r && w ? " " : "", ws);
+    }
+}
+
+/* The move counts over grid area a of tensor t: a label on each tile, or,
+ * where a tile is too small for one, on each group of gr x gc tiles showing
+ * the busiest of them (viz_tile_range_counts). The label is as wide as the
+ * run's largest counts need (viz_tensor_info.max_reads, max_writes), on
+ * two lines when one is too wide. Returns the most tiles a label stands
+ * for, or 0 when the strip is too narrow for any label. */
+static int64_t draw_counts(ctx *c, const viz_model *m, sim_tensor t, SDL_Rect a)
+{
+    const viz_tensor_info *ti = &viz_model_info(m)->tensor[t];
+    char l1[32], l2[32];
+    int lines = 1;
+    count_label(l1, l2, sizeof l1, ti->max_reads, ti->max_writes, 1);
+    int bw = text_w(c, l1) + 2 * c->s;
+    if (bw > a.w) {
+        lines = 2;
+        count_label(l1, l2, sizeof l1, ti->max_reads, ti->max_writes, 2);
+        bw = (text_w(c, l1) > text_w(c, l2) ? text_w(c, l1) : text_w(c, l2)) + 2 * c->s;
+    }
+    const int bh = lines * c->lh;
+    if (bw > a.w || bh > a.h || ti->rows < 1 || ti->cols < 1)
+        return 0;
+    /* Tiles per label along each axis: enough tiles to hold the box. */
+    const double th = (double)a.h * (double)ti->tile_rows / (double)ti->rows;
+    const double tw = (double)a.w * (double)ti->tile_cols / (double)ti->cols;
+    const int64_t gr = (int64_t)ceil((double)bh / th), gc = (int64_t)ceil((double)bw / tw);
+    for (int64_t r0 = 0; r0 < ti->grid_rows; r0 += gr)
+        for (int64_t c0 = 0; c0 < ti->grid_cols; c0 += gc) {
+            uint32_t nr, nw;
+            viz_tile_range_counts(m, t, r0, r0 + gr, c0, c0 + gc, &nr, &nw);
+            if (!nr && !nw)
+                continue;
+            const int64_t e0 = r0 * ti->tile_rows, f0 = c0 * ti->tile_cols;
+            int64_t e1 = (r0 + gr) * ti->tile_rows, f1 = (c0 + gc) * ti->tile_cols;
+            e1 = e1 < ti->rows ? e1 : ti->rows;
+            f1 = f1 < ti->cols ? f1 : ti->cols;
+            int y0 = a.y + (int)((int64_t)a.h * e0 / ti->rows);
+            int y1 = a.y + (int)((int64_t)a.h * e1 / ti->rows);
+            int x0 = a.x + (int)((int64_t)a.w * f0 / ti->cols);
+            int x1 = a.x + (int)((int64_t)a.w * f1 / ti->cols);
+            /* Right-aligned: the state's colour stays in sight on the left. */
+            int bx = x1 - bw - (x1 - x0 >= bw + 2 * c->s ? c->s : 0), by = (y0 + y1 - bh) / 2;
+            bx = bx + bw > a.x + a.w ? a.x + a.w - bw : bx < a.x ? a.x : bx;
+            by = by + bh > a.y + a.h ? a.y + a.h - bh : by < a.y ? a.y : by;
+            count_label(l1, l2, sizeof l1, nr, nw, lines);
+            fill(c, bx, by, bw, bh, c->pal->panel);
+            text(c, bx + c->s, by + (c->lh - c->gh) / 2, bw - c->s, c->pal->text, "%s", l1);
+            if (l2[0])
+                text(c, bx + c->s, by + c->lh + (c->lh - c->gh) / 2, bw - c->s, c->pal->text,
+                     "%s", l2);
+        }
+    return gr * gc;
+}
+
 static void legend_item(ctx *c, int *x, int y, uint32_t rgb, int outline_only,
                         unsigned mk, const char *label)
 {
@@ -496,15 +583,16 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
     char title[160];
     const sim_loop *l = viz_loop(in);
     if (l && (l->flags & SIM_LOOP_TILE_S))
-        snprintf(title, sizeof title, "HBM tiles: T_r = %lld, T_c = %lld, S and P T_r x T_c",
+        snprintf(title, sizeof title, "HBM tiles: T_r x T_c = %lld x %lld",
                  (long long)in->plan.Tr, (long long)in->plan.Tc);
     else
         snprintf(title, sizeof title, "HBM tiles: T_r = %lld, T_c = %lld blocks",
                  (long long)in->plan.Tr, (long long)in->plan.Tc);
     SDL_Rect r = panel(c, a, title, c->pal->title);
 
-    /* Legend: two lines at the bottom. */
-    int ly = r.y + r.h - 2 * c->lh;
+    /* Legend: three lines at the bottom (the third says how the counts
+     * read, once the grids are drawn). */
+    int ly = r.y + r.h - 3 * c->lh;
     int lx = r.x;
     legend_item(c, &lx, ly, c->pal->t_none, 0, 0, "untouched");
     legend_item(c, &lx, ly, c->pal->t_read, 0, 0, "read");
@@ -521,7 +609,7 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
      * and P. */
     static const sim_tensor order[] = { SIM_Q, SIM_K, SIM_V, SIM_O, SIM_S, SIM_P,
                                         SIM_m, SIM_l, SIM_L };
-    int top = r.y + c->lh, h = r.h - 3 * c->lh - c->pad;
+    int top = r.y + c->lh, h = r.h - 4 * c->lh - c->pad;
     if (h < 4)
         return;
     int units = 0, nsq = 0, n = 0;
@@ -553,7 +641,8 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
         if (unit > 3 * c->cw)
             unit = 3 * c->cw;               /* a strip wider than 12 characters says nothing more */
     }
-    int x = r.x;
+    int x = r.x, narrow = 0;
+    int64_t group = 1;
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         sim_tensor t = order[k];
         const viz_tensor_info *ti = &in->tensor[t];
@@ -568,8 +657,20 @@ static void draw_tiles(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_layout *l
         text(c, x + (w - tw) / 2, r.y, NOLIM, c->pal->text, "%s", ti->name);
         SDL_Rect g = { x, top + c->s, w, gh - c->s };
         draw_grid(c, m, t, g, &lay->grid[t]);
+        const int64_t per = lay->grid[t].present ? draw_counts(c, m, t, g) : 1;
+        if (per == 0)
+            narrow = 1;
+        group = per > group ? per : group;
         x += w + gap;
     }
+    /* How to read the counts, and where they stand for several tiles or
+     * for none (a strip narrower than "1r"). */
+    if (group > 1)
+        text(c, r.x, ly + 2 * c->lh, r.w, c->pal->dim, "2r 1w: busiest of <= %lld tiles",
+             (long long)group);
+    else
+        text(c, r.x, ly + 2 * c->lh, r.w, c->pal->dim, "2r 1w: read 2x, written 1x%s",
+             narrow ? ", if wide" : "");
 }
 
 /* ---- SRAM ---------------------------------------------------------------------- */
@@ -597,8 +698,12 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
     sim_format_bytes(used, sizeof used, st->sram_used);
     sim_format_bytes(M, sizeof M, in->sh.M);
     sim_format_bytes(peak, sizeof peak, in->sram_peak);
-    snprintf(title, sizeof title, "SRAM: %s of M = %s in use (%.0f%%), peak %s", used, M,
-             in->sh.M ? 100.0 * (double)st->sram_used / (double)in->sh.M : 0.0, peak);
+    int n = snprintf(title, sizeof title, "SRAM %s of M = %s (%.0f%%)", used, M,
+                     in->sh.M ? 100.0 * (double)st->sram_used / (double)in->sh.M : 0.0);
+    char pk[48];
+    snprintf(pk, sizeof pk, ", peak %s", peak);
+    if (text_w(c, title) + text_w(c, pk) <= a.w - 2 * c->pad)
+        snprintf(title + n, sizeof title - (size_t)n, "%s", pk);
     SDL_Rect r = panel(c, a, title, c->pal->title);
     if (r.h < 2 * c->lh)
         return;
@@ -649,15 +754,12 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
         int x = r.x + (k / rows) * colw, yy = y + (k % rows) * c->lh;
         char bytes[32];
         sim_format_bytes(bytes, sizeof bytes, b->bytes);
-        fill(c, x, yy + c->s, c->cw, c->gh, buf_color(b->name));
-        int tx = x + c->cw + c->cw / 2;
+        int tx = x + c->cw + c->cw / 2;       /* after the buffer's colour */
         char shape[48];
         if (b->cols > 1)
             snprintf(shape, sizeof shape, "%lld x %lld", (long long)b->rows, (long long)b->cols);
         else
             snprintf(shape, sizeof shape, "%lld", (long long)b->rows);
-        tx += text(c, tx, yy, x + colw - tx, c->pal->text, "%-6s %-9s %dB %8s", b->name, shape,
-                   b->elem_bytes, bytes);
         const char *flag = NULL;
         uint32_t fc = c->pal->dim;
         if (b->flags & VIZ_BUF_REFUSED) {
@@ -678,6 +780,27 @@ static void draw_sram(ctx *c, SDL_Rect a, const viz_model *m)
             flag = " stored";
             fc = c->pal->warn;
         }
+        /* Name, shape, element size and bytes; without the element size,
+         * then the shape, where a column is narrow: the bytes stay. */
+        char item[3][128];
+        snprintf(item[0], sizeof item[0], "%-6s %-9s %dB %8s", b->name, shape, b->elem_bytes,
+                 bytes);
+        snprintf(item[1], sizeof item[1], "%-6s %-7s %s", b->name, shape, bytes);
+        snprintf(item[2], sizeof item[2], "%s %s", b->name, bytes);
+        int room = (x + colw - tx) / c->cw - (flag ? (int)strlen(flag) : 0);
+        int f = 0;
+        while (f < 2 && (int)strlen(item[f]) > room)
+            f++;
+        if ((int)strlen(item[f]) > room && flag && fc == c->pal->warn) {
+            /* "in": loaded into SRAM this step, "out": stored from it */
+            flag = (b->flags & VIZ_BUF_LOADED) && (b->flags & VIZ_BUF_STORED) ? " in+out"
+                 : (b->flags & VIZ_BUF_LOADED) ? " in" : " out";
+        }
+        if ((int)strlen(item[f]) <= room)
+            fill(c, x, yy + c->s, c->cw, c->gh, buf_color(b->name));
+        else
+            tx = x;                             /* the text needs the colour's room */
+        tx += text(c, tx, yy, x + colw - tx, c->pal->text, "%s", item[f]);
         if (flag)
             text(c, tx, yy, x + colw - tx, fc, "%s", flag);
     }
@@ -749,7 +872,7 @@ static void draw_colorbar(ctx *c, int x, int y, int w, const viz_sdl_heat_view *
     }
     int ty = y + bh + c->s;
     text(c, x, ty, NOLIM, c->pal->dim, "%s", lo);
-    if (v->kind == VIZ_SDL_HEAT_S)
+    if (v->kind == VIZ_SDL_HEAT_S && text_w(c, lo) + text_w(c, hi) + 3 * c->cw <= w)
         text(c, x + w / 2 - c->cw / 2, ty, NOLIM, c->pal->dim, "0");
     text(c, x + w - text_w(c, hi), ty, NOLIM, c->pal->dim, "%s", hi);
 }
@@ -761,11 +884,14 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
     const viz_sdl_heat_view *v = heat ? viz_sdl_heat_get(heat, m) : NULL;
     char title[256];
     if (v && v->kind != VIZ_SDL_HEAT_NONE) {
-        if (st->i >= 0 && st->j >= 0)
-            snprintf(title, sizeof title, "%s   i = %lld, j = %lld", v->title,
-                     (long long)(st->i + 1), (long long)(st->j + 1));
-        else
-            snprintf(title, sizeof title, "%s", v->title);
+        snprintf(title, sizeof title, "%s", v->title);
+        if (st->i >= 0 && st->j >= 0) {    /* when it fits: the top bar has them too */
+            char ij[64];
+            snprintf(ij, sizeof ij, "   i = %lld, j = %lld", (long long)(st->i + 1),
+                     (long long)(st->j + 1));
+            if (text_w(c, title) + text_w(c, ij) <= a.w - 2 * c->pad)
+                strcat(title, ij);
+        }
     } else {
         snprintf(title, sizeof title, "score tile S_ij / P~_ij");
     }
@@ -789,10 +915,14 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
     snprintf(sub, sizeof sub, "rows %lld-%lld, cols %lld-%lld (%d x %d)%s",
              (long long)v->row0, (long long)(v->row0 + v->rows - 1), (long long)v->col0,
              (long long)(v->col0 + v->cols - 1), v->rows, v->cols, masked);
-    int nl = wrapped(c, r.x, r.y, r.w, 2, c->pal->dim, sub);
-    nl += wrapped(c, r.x, r.y + nl * c->lh, r.w, nl > 1 ? 1 : 2, c->pal->dim, v->note);
+    int nl = wrapped(c, r.x, r.y, r.w, 3, c->pal->dim, sub);
+    nl += wrapped(c, r.x, r.y + nl * c->lh, r.w, 4, c->pal->dim, v->note);
     int top = r.y + nl * c->lh + c->pad;
-    int bottom = r.y + r.h - 2 * c->lh - c->pad;   /* colour bar below */
+    /* The colour bar below, and beside it (or under it, in a narrow panel)
+     * the rows where m_i rose and the check of the row maxima. */
+    const int cbw = r.w * 2 / 5 > 10 * c->cw ? r.w * 2 / 5 : 10 * c->cw;
+    const int beside = r.w - cbw - 4 * c->cw >= 20 * c->cw;
+    int bottom = r.y + r.h - (beside ? 2 : 4) * c->lh - c->pad;
     int left = r.x + 2 * c->cw;                     /* room for row ticks */
     int aw = r.x + r.w - left, ah = bottom - top;
     if (aw < 4 || ah < 4)
@@ -861,18 +991,18 @@ static void draw_heat(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_heat *heat
             fill(c, left - c->cw - c->s, py0, c->cw, hh, c->pal->changed);
         }
     }
-    int cbw = r.w / 2 > 10 * c->cw ? r.w / 2 : 10 * c->cw;
     draw_colorbar(c, r.x, bottom + c->pad, cbw, v);
-    int tx = r.x + cbw + 2 * c->cw;
+    const int x0 = beside ? r.x + cbw + 2 * c->cw : r.x;
+    const int ty = bottom + c->pad + (beside ? 0 : 2 * c->lh);
     if (sx->available && sx->shown && sx->nchanged && sx->row0 == v->row0) {
-        fill(c, tx, bottom + c->pad, c->cw, c->lh - 2 * c->s, c->pal->changed);
+        int tx = x0;
+        fill(c, tx, ty, c->cw, c->lh - 2 * c->s, c->pal->changed);
         tx += c->cw + c->cw / 2;
-        tx += text(c, tx, bottom + c->pad, r.x + r.w - tx, c->pal->dim, "m_i rose in %d row%s",
-                   sx->nchanged, sx->nchanged == 1 ? "" : "s");
+        text(c, tx, ty, r.x + r.w - tx, c->pal->dim, "m_i rose: %d row%s", sx->nchanged,
+             sx->nchanged == 1 ? "" : "s");
     }
     if (v->checked)
-        text(c, r.x + cbw + 2 * c->cw, bottom + c->pad + c->lh, r.w - cbw - 2 * c->cw,
-             c->pal->good, "row maxima = the run's m_i");
+        text(c, x0, ty + c->lh, r.x + r.w - x0, c->pal->good, "row max = run's m_i");
 }
 
 /* ---- statistics plots ---------------------------------------------------------- */
@@ -888,8 +1018,8 @@ typedef struct {
 static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bars,
                  double fixed_lo, double fixed_hi)
 {
-    text(c, a.x, a.y, a.w, c->pal->text, "%s", title);
-    SDL_Rect f = { a.x + 7 * c->cw, a.y + c->lh, a.w - 7 * c->cw, a.h - c->lh - c->s };
+    const int nt = wrapped(c, a.x, a.y, a.w, 2, c->pal->text, title);
+    SDL_Rect f = { a.x + 8 * c->cw, a.y + nt * c->lh, a.w - 8 * c->cw, a.h - nt * c->lh - c->s };
     if (f.w < 8 || f.h < 8 || s->n <= 0)
         return;
     fill(c, f.x, f.y, f.w, f.h, c->pal->bg);
@@ -910,9 +1040,10 @@ static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bar
                 any = 1;
             }
         }
-        if (!any) {
-            lo = -1;
-            hi = 1;
+        if (!any) {                    /* nothing to scale an axis on */
+            text(c, a.x, f.y + c->s, a.w, c->pal->dim, "%s",
+                 ninf ? "all -inf so far" : "no statistics yet");
+            return;
         }
         if (bars) {                    /* bars grow from 0 */
             lo = lo > 0 ? 0 : lo;
@@ -924,10 +1055,10 @@ static void plot(ctx *c, SDL_Rect a, const char *title, const series *s, int bar
         }
     }
     char l1[32], l2[32];
-    snprintf(l1, sizeof l1, "%.4g", hi);
-    snprintf(l2, sizeof l2, "%.4g", lo);
-    text(c, a.x, f.y, 7 * c->cw - c->s, c->pal->dim, "%s", l1);
-    text(c, a.x, f.y + f.h - c->gh, 7 * c->cw - c->s, c->pal->dim, "%s", l2);
+    snprintf(l1, sizeof l1, "%.3g", hi);
+    snprintf(l2, sizeof l2, "%.3g", lo);
+    text(c, a.x, f.y, 8 * c->cw - c->s, c->pal->dim, "%s", l1);
+    text(c, a.x, f.y + f.h - c->gh, 8 * c->cw - c->s, c->pal->dim, "%s", l2);
     const int n = s->n;
 #define YPIX(v) (f.y + f.h - 1 - (int)lround(((double)(v) - lo) / (hi - lo) * (f.h - 1)))
     if (bars && lo < 0 && hi > 0)
@@ -979,12 +1110,18 @@ static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
     const viz_stats *s = &st->stats;
     char title[160];
     if (s->shown || s->out_shown)
-        snprintf(title, sizeof title, "statistics of block i = %lld: rows %lld-%lld%s",
+    {
+        snprintf(title, sizeof title, "statistics of i = %lld: rows %lld-%lld%s",
                  (long long)(st->i + 1), (long long)s->row0,
                  (long long)(s->row0 + s->block_rows - 1),
                  s->nrows < s->block_rows && s->shown ? " (first rows)" : "");
+        if (text_w(c, title) > a.w - 2 * c->pad)
+            snprintf(title, sizeof title, "i = %lld: rows %lld-%lld%s", (long long)(st->i + 1),
+                     (long long)s->row0, (long long)(s->row0 + s->block_rows - 1),
+                     s->nrows < s->block_rows && s->shown ? " (first)" : "");
+    }
     else
-        snprintf(title, sizeof title, "statistics m_i, l_i and the output row");
+        snprintf(title, sizeof title, "statistics m_i, l_i, output row");
     SDL_Rect r = panel(c, a, title, c->pal->title);
     if (in->refused)
         return;
@@ -1025,7 +1162,7 @@ static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
             plot(c, q[2], "alpha=e^(m_old-m_new)", &sa, 1, 0.0, 1.0);
         } else {
             text(c, q[2].x, q[2].y, q[2].w, c->pal->text, "alpha=e^(m_old-m_new)");
-            wrapped(c, q[2].x, q[2].y + c->lh, q[2].w, 2, c->pal->dim,
+            wrapped(c, q[2].x, q[2].y + c->lh, q[2].w, q[2].h / c->lh - 1, c->pal->dim,
                     "not defined at this line (m_i is not rescaled here)");
         }
     } else if (s->shown) {
@@ -1048,6 +1185,122 @@ static void draw_stats(ctx *c, SDL_Rect a, const viz_model *m)
     }
 }
 
+/* ---- the block grid ------------------------------------------------------------- */
+
+/* 1 when the run visits its blocks row by row (i outer, FA2's forward),
+ * 0 when column by column (j outer: FA1, the backward passes): the first
+ * two blocks reached tell, (1, 1) then (1, 2) or (2, 1). */
+static int blocks_by_row(const viz_model *m)
+{
+    const uint64_t n = viz_model_info(m)->nsteps;
+    int64_t i0 = -1, j0 = -1;
+    for (uint64_t k = 0; k < n; k++) {
+        int line;
+        int64_t i, j;
+        if (viz_model_step_where(m, k, &line, &i, &j) != 0 || i < 0 || j < 0)
+            continue;
+        if (i0 < 0) {
+            i0 = i;
+            j0 = j;
+        } else if (i != i0 || j != j0) {
+            return i == i0;
+        }
+    }
+    return 1;
+}
+
+/* The T_r x T_c blocks (i, j), row i down and column j across: filled when
+ * done, outlined when to come, crossed when skipped (fully masked), thick
+ * outline for the block of this step; the visit number in each block when
+ * it fits, so the loop order reads off the grid. A cell standing for
+ * several blocks (large T) is half filled while partly done. */
+static void draw_blocks(ctx *c, SDL_Rect a, const viz_model *m, viz_sdl_grid_area *out)
+{
+    const viz_info *in = viz_model_info(m);
+    const int by_row = blocks_by_row(m);
+    SDL_Rect r = panel(c, a, "blocks i, j", c->pal->title);
+    int n = wrapped(c, r.x, r.y, r.w, 2, c->pal->dim, by_row ? "row by row (i outer)"
+                                                            : "column by column (j outer)");
+    const int legend = 2 * c->lh;
+    SDL_Rect g = { r.x + 2 * c->cw, r.y + (n + 1) * c->lh, r.w - 2 * c->cw,
+                   r.h - (n + 1) * c->lh - legend - c->pad };
+    /* Legend: shapes first, colours second. */
+    int lx = r.x, ly = r.y + r.h - legend, b = c->cw + c->s;
+    fill(c, lx, ly + c->s, b, b, c->pal->t_read);
+    lx += b + c->cw / 2;
+    lx += text(c, lx, ly, r.x + r.w - lx, c->pal->dim, "done") + c->cw;
+    outline(c, lx, ly + c->s, b, b, c->s, c->pal->border);
+    lx += b + c->cw / 2;
+    lx += text(c, lx, ly, r.x + r.w - lx, c->pal->dim, "to come");
+    lx = r.x;
+    ly += c->lh;
+    fill(c, lx, ly + c->s, b, b, c->pal->t_load);
+    outline(c, lx, ly + c->s, b, b, c->s, c->pal->t_cur);
+    lx += b + c->cw / 2;
+    lx += text(c, lx, ly, r.x + r.w - lx, c->pal->dim, "now") + c->cw;
+    if (in->sh.causal) {
+        fill(c, lx, ly + c->s, b, b, c->pal->masked);
+        line(c, lx, ly + c->s, lx + b - 1, ly + c->s + b - 1, c->pal->masked_line);
+        lx += b + c->cw / 2;
+        text(c, lx, ly, r.x + r.w - lx, c->pal->dim, "skipped");
+    }
+    if (g.w < 4 || g.h < 4 || in->plan.Tr < 1 || in->plan.Tc < 1)
+        return;
+    /* Square cells, at most 3 characters wide; a cell per block when each
+     * gets 3 pixels, else several blocks per cell. */
+    int64_t rows = in->plan.Tr, cols = in->plan.Tc;
+    int side = g.w / (int)(cols < g.w ? cols : g.w);
+    if (g.h / (int)(rows < g.h ? rows : g.h) < side)
+        side = g.h / (int)(rows < g.h ? rows : g.h);
+    if (side > 3 * c->cw)
+        side = 3 * c->cw;
+    if (side < 3) {
+        side = 3;
+    }
+    const int64_t nr = rows * side <= g.h ? rows : g.h / side, nc = cols * side <= g.w ? cols
+                                                                                   : g.w / side;
+    const int per_block = nr == rows && nc == cols;
+    *out = (viz_sdl_grid_area){ 1, { g.x, g.y, (int)nc * side, (int)nr * side }, nr, nc };
+    /* Row and column numbers where they fit: i down the left, j across. */
+    if (per_block && side >= c->lh) {
+        text(c, r.x, g.y + (side - c->gh) / 2, 2 * c->cw, c->pal->faint, "i");
+        text(c, g.x + (side - c->cw) / 2, g.y - c->lh, c->cw, c->pal->faint, "j");
+    }
+    int64_t visit = 0;
+    for (int64_t o = 0; o < nr * nc; o++) {
+        const int64_t y = by_row ? o / nc : o % nr, x = by_row ? o % nc : o / nr;
+        int64_t i0, i1, j0, j1;
+        viz_axis_cell(rows, 1, nr, y, &i0, &i1);
+        viz_axis_cell(cols, 1, nc, x, &j0, &j1);
+        const unsigned st = viz_block_range(m, i0, i1, j0, j1);
+        const int px = g.x + (int)x * side, py = g.y + (int)y * side, q = side - 1;
+        if (!(st & (VIZ_BLOCK_DONE | VIZ_BLOCK_NOW | VIZ_BLOCK_TODO))) {
+            fill(c, px, py, q, q, c->pal->masked);
+            line(c, px, py, px + q - 1, py + q - 1, c->pal->masked_line);
+            continue;
+        }
+        visit++;
+        if (st & VIZ_BLOCK_NOW)
+            fill(c, px, py, q, q, c->pal->t_load);
+        else if ((st & VIZ_BLOCK_DONE) && (st & VIZ_BLOCK_TODO))
+            fill(c, px, py + q / 2, q, q - q / 2, c->pal->t_read);
+        else if (st & VIZ_BLOCK_DONE)
+            fill(c, px, py, q, q, c->pal->t_read);
+        outline(c, px, py, q, q, (st & VIZ_BLOCK_NOW) ? 2 * c->s : 1,
+                (st & VIZ_BLOCK_NOW) ? c->pal->t_cur : c->pal->border);
+        char num[24];
+        snprintf(num, sizeof num, "%lld", (long long)visit);
+        if (per_block && text_w(c, num) <= q - 2 * c->s && c->gh <= q - 2 * c->s)
+            text(c, px + (q - text_w(c, num)) / 2, py + (q - c->gh) / 2, q, 0x101010, "%s", num);
+    }
+    if (!per_block) {
+        char note[96];
+        snprintf(note, sizeof note, "a cell: %lld x %lld blocks",
+                 (long long)((rows + nr - 1) / nr), (long long)((cols + nc - 1) / nc));
+        text(c, g.x, g.y + (int)nr * side + c->s, g.w, c->pal->dim, "%s", note);
+    }
+}
+
 /* ---- pseudocode and counters ------------------------------------------------------ */
 
 static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
@@ -1056,12 +1309,40 @@ static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
     const viz_state *st = viz_model_state(m);
     int n;
     const viz_code_line *code = viz_pseudocode(in, &n);
-    SDL_Rect r = panel(c, a, viz_pseudocode_title(in), c->pal->title);
+    /* No title: the top bar names the algorithm, and the lines need the room. */
+    SDL_Rect r = panel(c, a, NULL, c->pal->title);
+    /* When the lines do not all fit, a window of them around the current
+     * line, a row saying how many lines are above and below it. */
+    const int rows = r.h / c->lh;
+    int first = 0, last = n;            /* text lines [first, last) drawn */
     int cur = 0;     /* the paper line of the text line being drawn */
-    for (int k = 0; k < n; k++) {
-        int y = r.y + k * c->lh;
-        if (y + c->lh > r.y + r.h)
-            break;
+    if (n > rows && rows >= 3) {
+        int at = 0;
+        for (int k = 0, l = 0; k < n; k++) {
+            l = code[k].line ? code[k].line : l;
+            if (l == st->line) {
+                at = k;
+                break;
+            }
+        }
+        first = at - (rows - 2) / 3;            /* the current line a third down */
+        if (first <= 0) {                       /* the top, and a mark below */
+            first = 0;
+            last = rows - 1;
+        } else if (n - first <= rows - 1) {     /* a mark above, and the end */
+            first = n - (rows - 1);
+        } else {                                /* marks above and below */
+            last = first + rows - 2;
+        }
+        for (int k = 0; k < first; k++)
+            cur = code[k].line ? code[k].line : cur;
+    }
+    int y = r.y;
+    if (first > 0) {
+        text(c, r.x, y, r.w, c->pal->faint, "... %d line%s above", first, first == 1 ? "" : "s");
+        y += c->lh;
+    }
+    for (int k = first; k < last; k++, y += c->lh) {
         if (code[k].line)
             cur = code[k].line;
         int here = !in->refused && cur == st->line;
@@ -1074,6 +1355,9 @@ static int draw_code(ctx *c, SDL_Rect a, const viz_model *m)
         int x = r.x + 4 * c->cw + code[k].indent * 2 * c->cw;
         text(c, x, y, r.x + r.w - x, here ? c->pal->code_text : c->pal->dim, "%s", code[k].text);
     }
+    if (last < n)
+        text(c, r.x, y, r.w, c->pal->faint, "... %d line%s below", n - last,
+             n - last == 1 ? "" : "s");
     return n;
 }
 
@@ -1087,16 +1371,36 @@ static void draw_bar(ctx *c, int x, int y, int w, uint64_t part, uint64_t whole,
     }
 }
 
+/* "12 KiB/16 KiB" (bytes so far / total) in colw pixels from x, and a bar
+ * of the fraction after it when there is room for both. */
+static void counter(ctx *c, int x, int y, int colw, uint64_t part, uint64_t whole,
+                    uint32_t col)
+{
+    char p[32], w[32], s[72];
+    sim_format_bytes(p, sizeof p, part);
+    sim_format_bytes(w, sizeof w, whole);
+    snprintf(s, sizeof s, "%s/%s", p, w);
+    const int barw = colw / 4, tw = colw - barw - c->cw;
+    text(c, x, y, colw, whole ? c->pal->text : c->pal->faint, "%s", s);
+    if (text_w(c, s) <= tw && barw > 2 * c->cw)
+        draw_bar(c, x + tw + c->cw / 2, y, barw - c->cw / 2, part, whole, col);
+}
+
 static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
 {
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
-    SDL_Rect r = panel(c, a, "HBM bytes so far / closed-form total", c->pal->title);
+    /* The terminal view's wording; the totals are the closed form's. */
+    SDL_Rect r = panel(c, a, "HBM bytes so far / total", c->pal->title);
     if (in->refused)
         return;
     int y = r.y;
-    int colw = (r.w - 3 * c->cw) / 2;
-    int xr = r.x + 3 * c->cw, xw = xr + colw;
+    int names = 2;                  /* the longest name ("O_acc") and a space */
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        if (in->tensor[t].present && (int)strlen(in->tensor[t].name) > names)
+            names = (int)strlen(in->tensor[t].name);
+    int colw = (r.w - (names + 1) * c->cw) / 2;
+    int xr = r.x + (names + 1) * c->cw, xw = xr + colw;
     text(c, xr, y, colw, c->pal->dim, "read");
     text(c, xw, y, colw, c->pal->dim, "written");
     y += c->lh;
@@ -1112,19 +1416,9 @@ static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
         uint64_t wf = viz_final_bytes_written(m, (sim_tensor)t);
         sofar += rd + wr;
         all += rf + wf;
-        char a1[16], a2[16], b1[16], b2[16];
-        short_bytes(a1, sizeof a1, rd);
-        short_bytes(a2, sizeof a2, rf);
-        short_bytes(b1, sizeof b1, wr);
-        short_bytes(b2, sizeof b2, wf);
         text(c, r.x, y, NOLIM, c->pal->text, "%s", ti->name);
-        int tw = 14 * c->cw;
-        text(c, xr, y, colw, rf ? c->pal->text : c->pal->faint, "%6s/%-6s", a1, a2);
-        if (colw - tw > 2 * c->cw)
-            draw_bar(c, xr + tw, y, colw - tw - c->cw, rd, rf, c->pal->t_read);
-        text(c, xw, y, colw, wf ? c->pal->text : c->pal->faint, "%6s/%-6s", b1, b2);
-        if (colw - tw > 2 * c->cw)
-            draw_bar(c, xw + tw, y, colw - tw - c->cw, wr, wf, c->pal->t_written);
+        counter(c, xr, y, colw, rd, rf, c->pal->t_read);
+        counter(c, xw, y, colw, wr, wf, c->pal->t_written);
         y += c->lh;
     }
     y += c->pad;
@@ -1135,14 +1429,15 @@ static void draw_counters(ctx *c, SDL_Rect a, const viz_model *m)
         text(c, r.x, y, r.w, c->pal->text, "total %s of %s (%.1f%%)", b1, b2,
              all ? 100.0 * (double)sofar / (double)all : 0.0);
     y += c->lh;
+    if (y + c->lh <= r.y + r.h)
+        text(c, r.x, y, r.w, in->theory_matches ? c->pal->good : c->pal->bad,
+             "measured = closed form at the end: %s", in->theory_matches ? "yes" : "NO");
+    y += c->lh;
+    /* The same in elements, where the pseudocode leaves a line for it. */
     sim_format_count(e1, sizeof e1, sim_counts_elems(&st->counts));
     sim_format_count(e2, sizeof e2, sim_counts_elems(&in->final_counts));
     if (y + c->lh <= r.y + r.h)
         text(c, r.x, y, r.w, c->pal->dim, "elements %s of %s", e1, e2);
-    y += c->lh;
-    if (y + c->lh <= r.y + r.h)
-        text(c, r.x, y, r.w, in->theory_matches ? c->pal->good : c->pal->bad,
-             "measured = closed form at the end: %s", in->theory_matches ? "yes" : "NO");
 }
 
 /* ---- help overlay --------------------------------------------------------------- */
@@ -1185,6 +1480,13 @@ static void draw_help(ctx *c, int w, int h)
 
 /* ---- the frame ------------------------------------------------------------------ */
 
+/* Draw into panel a from here on: nothing outside it is touched. */
+static void clip(ctx *c, SDL_Rect a)
+{
+    SDL_RenderSetClipRect(c->r, &a);
+    c->area = a;
+}
+
 void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
                   viz_sdl_heat *heat, const viz_sdl_ui *ui, viz_sdl_layout *lay)
 {
@@ -1194,7 +1496,7 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     memset(lay, 0, sizeof *lay);
     const viz_sdl_font_metrics fm = viz_sdl_font_fit(ui->font, w, h);
     ctx c = { rend, viz_sdl_palette_of(ui->theme), ui->font, fm.unit, fm.cell_w, fm.line_h,
-              fm.cap_h, 4 * fm.unit };
+              fm.cap_h, 4 * fm.unit, { 0, 0, w, h }, ui };
     lay->scale = c.s;
     lay->text = fm;
     SDL_RenderSetViewport(rend, NULL);
@@ -1225,30 +1527,51 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     const sim_loop *l = viz_loop(viz_model_info(m));
     int lw = (w - rw) * (l && (l->flags & SIM_LOOP_TILE_S) ? 11 : 9) / 20;
     int cw = w - rw - lw;
-    int code_h = (ncode + 1) * c.lh + 3 * c.pad;
-    if (code_h > hh * 3 / 5)
-        code_h = hh * 3 / 5;
+    /* The pseudocode gets what the counters leave: a title, a header, a
+     * line per tensor and the total (whether the run met the closed form,
+     * and the total in elements, when there is room). */
+    int ntens = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        ntens += viz_model_info(m)->tensor[t].present;
+    int code_h = ncode * c.lh + 2 * c.pad + 2 * g;
+    const int cnt_h = (ntens + 3) * c.lh + 3 * c.pad + c.pad / 2 + g;
+    if (code_h > hh - cnt_h)
+        code_h = hh - cnt_h;
+    if (code_h < hh * 2 / 5)
+        code_h = hh * 2 / 5;
     const int tiles_h = hh * 11 / 20, heat_h = hh * 11 / 20;
     SDL_Rect tiles = { g, y0 + g, lw - 2 * g, tiles_h - 2 * g };
     SDL_Rect sram = { g, y0 + tiles_h, lw - 2 * g, hh - tiles_h - g };
     SDL_Rect heatr = { lw, y0 + g, cw - g, heat_h - 2 * g };
+    /* FA1 and FA2 share the heat map's row with their block grid. */
+    const int has_blocks = viz_model_info(m)->blocks && !viz_model_info(m)->refused;
+    SDL_Rect blk = { 0, 0, 0, 0 };
+    if (has_blocks) {
+        blk = (SDL_Rect){ lw + (cw - g) * 3 / 5, y0 + g, cw - g - (cw - g) * 3 / 5, heat_h - 2 * g };
+        heatr.w -= blk.w + g;
+    }
     SDL_Rect stats = { lw, y0 + heat_h, cw - g, hh - heat_h - g };
     SDL_Rect code = { lw + cw, y0 + g, rw - g, code_h - 2 * g };
     SDL_Rect cnt = { lw + cw, y0 + code_h, rw - g, hh - code_h - g };
 
-    SDL_RenderSetClipRect(rend, &tiles);
+    clip(&c, tiles);
     draw_tiles(&c, tiles, m, lay);
-    SDL_RenderSetClipRect(rend, &sram);
+    clip(&c, sram);
     draw_sram(&c, sram, m);
-    SDL_RenderSetClipRect(rend, &heatr);
+    clip(&c, heatr);
     draw_heat(&c, heatr, m, heat);
-    SDL_RenderSetClipRect(rend, &stats);
+    if (has_blocks) {
+        clip(&c, blk);
+        draw_blocks(&c, blk, m, &lay->blocks);
+    }
+    clip(&c, stats);
     draw_stats(&c, stats, m);
-    SDL_RenderSetClipRect(rend, &code);
+    clip(&c, code);
     draw_code(&c, code, m);
-    SDL_RenderSetClipRect(rend, &cnt);
+    clip(&c, cnt);
     draw_counters(&c, cnt, m);
     SDL_RenderSetClipRect(rend, NULL);
+    c.area = (SDL_Rect){ 0, 0, w, h };
     if (ui->help)
         draw_help(&c, w, h);
 }

@@ -44,6 +44,14 @@ typedef struct {
     const char *inputs;     /* where the inputs came from ("seed 1", ".npy") */
     viz_sdl_theme theme;    /* 0: light */
     viz_sdl_font *font;     /* the text face; NULL: the bitmap font */
+    /* When set, called for every string the frame means to draw, before any
+     * cut: where it starts (its cell's top-left), the width it may take
+     * (max_w pixels) and the panel it belongs to (the whole frame for the
+     * bars). A string the frame has no room for at all (a wrapped text's
+     * lines past its last one) is reported at the panel's bottom edge. For
+     * tests: a string that does not fit its panel is one a reader loses. */
+    void (*text_seen)(void *arg, const char *s, int x, int y, int max_w, SDL_Rect panel);
+    void *text_arg;
 } viz_sdl_ui;
 
 /* Where each tensor's tile grid was drawn, for viz_sdl_hit. */
@@ -57,6 +65,8 @@ typedef struct {
     int scale;                  /* the layout's unit (the bitmap font's scale) */
     viz_sdl_font_metrics text;  /* the text cells the frame was laid out in */
     viz_sdl_grid_area grid[SIM_TENSOR_COUNT];
+    viz_sdl_grid_area blocks;   /* the T_r x T_c block grid (FA1, FA2): cells_r x
+                                   cells_c square cells filling area */
 } viz_sdl_layout;
 
 /* Draw the frame of m's current step filling w x h pixels of r (every pixel
