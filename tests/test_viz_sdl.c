@@ -1470,6 +1470,17 @@ static void test_block_grid(void **state)
     frame_text(m, 0, 1920, 1080, &t);
     assert_non_null(strstr(t.all, "column by column"));
     viz_model_free(m);
+    /* Causal on the view's square tiles: FA2's first row holds one block,
+     * its next block is (2, 1), and the order is still row by row; FA1's
+     * still column by column. */
+    m = build(SIM_FA2, 256, 32, VIZ_DEFAULT_M, 1);
+    frame_text(m, 0, 1920, 1080, &t);
+    assert_non_null(strstr(t.all, "row by row"));
+    viz_model_free(m);
+    m = build(SIM_FA1, 256, 32, VIZ_DEFAULT_M, 1);
+    frame_text(m, 0, 1920, 1080, &t);
+    assert_non_null(strstr(t.all, "column by column"));
+    viz_model_free(m);
 
     m = build(SIM_NAIVE, 256, 32, VIZ_DEFAULT_M, 0);     /* no block grid */
     s = render(m, 0, 1920, 1080, &lay);
