@@ -136,34 +136,12 @@ static int line3_rows(sim_hier *h, const sim_plan *p)
  * same bits), then dS. */
 static int line3_two_pass(sim_hier *h, const sim_plan *p)
 {
-    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), B_r = p->Br, B_c = p->Bc;
     float *P_ij = sim_sram_take(h, p, 3, SIM_BUF_P_ij);
     float *dP_ij = sim_sram_take(h, p, 3, SIM_BUF_dP_ij);
     float *D_i = sim_sram_take(h, p, 3, SIM_BUF_D_i);
     if (h->failed)
         return -1;
-    for (int64_t i = 0; i < p->Tr; i++) {
-        const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
-        if (h->compute)
-            zero(D_i, br);
-        for (int pass = 1; pass <= 2; pass++) {
-            for (int64_t j = 0; j < p->Tc; j++) {
-                const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
-                sim_at(h, NBWD_L3_DS, i, j);
-                sim_load(h, SIM_P, SIM_BUF_P_ij, P_ij, r0, c0, br, bc);
-                sim_load(h, SIM_dP, SIM_BUF_dP_ij, dP_ij, r0, c0, br, bc);
-                h->steps++;
-                if (h->compute && pass == 1)
-                    for (int64_t r = 0; r < br; r++)
-                        D_i[r] = ref_row_dot_acc(P_ij + r * bc, dP_ij + r * bc, (int)bc, D_i[r]);
-                if (pass == 2) {
-                    if (h->compute)
-                        ref_tile_ds(P_ij, dP_ij, D_i, (int)br, (int)bc, dP_ij);
-                    sim_store(h, SIM_dS, SIM_BUF_dP_ij, dP_ij, r0, c0, br, bc);
-                }
-            }
-        }
-    }
+    sim_softmax_bwd_tiles(h, p, NBWD_L3_DS, SIM_P, SIM_dP, SIM_dS, 0, P_ij, dP_ij, D_i);
     sim_sram_release_all(h);
     return 0;
 }

@@ -318,33 +318,13 @@ static int softmax_bwd_rows(sim_hier *h, const sim_plan *p, int ph, const uf_op 
  * sums, then dS. */
 static int softmax_bwd_tiles(sim_hier *h, const sim_plan *p, int ph, const uf_op *op)
 {
-    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh);
     float *dP_ij = sim_sram_take(h, p, ph, SIM_BUF_dP_ij);
     float *P_ij = sim_sram_take(h, p, ph, SIM_BUF_P_ij);
     float *D_i = sim_sram_take(h, p, ph, SIM_BUF_D_i);
     if (h->failed)
         return -1;
-    for (int64_t i = 0; i < p->Tr; i++) {
-        const int64_t r0 = i * p->Br, br = sim_min64(p->Br, N - r0);
-        if (h->compute)
-            zero(D_i, br);
-        for (int pass = 1; pass <= 2; pass++)
-            for (int64_t j = 0; j < p->Tc; j++) {
-                const int64_t c0 = j * p->Bc, bc = sim_min64(p->Bc, N_k - c0);
-                sim_at(h, op->line, i, j);
-                sim_load(h, op->a, SIM_BUF_dP_ij, dP_ij, r0, c0, br, bc);
-                sim_load(h, op->b, SIM_BUF_P_ij, P_ij, r0, c0, br, bc);
-                h->steps++;
-                if (h->compute && pass == 1)
-                    for (int64_t r = 0; r < br; r++)
-                        D_i[r] = ref_row_dot_acc(P_ij + r * bc, dP_ij + r * bc, (int)bc, D_i[r]);
-                if (pass == 2) {
-                    if (h->compute)
-                        ref_tile_ds(P_ij, dP_ij, D_i, (int)br, (int)bc, dP_ij);
-                    sim_store(h, op->c, SIM_BUF_dP_ij, dP_ij, r0, c0, br, bc);
-                }
-            }
-    }
+    /* op->a is dP, op->b P (loaded in that order), op->c dS. */
+    sim_softmax_bwd_tiles(h, p, op->line, op->b, op->a, op->c, 1, P_ij, dP_ij, D_i);
     sim_sram_release_all(h);
     return 0;
 }

@@ -218,3 +218,35 @@ void sim_sram_release_all(sim_hier *h)
     }
     h->nbufs = 0;
 }
+
+void sim_softmax_bwd_tiles(sim_hier *h, const sim_plan *p, int line, sim_tensor t_P,
+                           sim_tensor t_dP, sim_tensor t_dS, int dP_first, float *P_ij,
+                           float *dP_ij, float *D_i)
+{
+    const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh);
+    for (int64_t i = 0; i < p->Tr; i++) {
+        const int64_t r0 = i * p->Br, br = sim_min64(p->Br, N - r0);
+        if (h->compute)
+            for (int64_t r = 0; r < br; r++)
+                D_i[r] = 0.0f;
+        for (int pass = 1; pass <= 2; pass++)
+            for (int64_t j = 0; j < p->Tc; j++) {
+                const int64_t c0 = j * p->Bc, bc = sim_min64(p->Bc, N_k - c0);
+                sim_at(h, line, i, j);
+                if (dP_first)
+                    sim_load(h, t_dP, SIM_BUF_dP_ij, dP_ij, r0, c0, br, bc);
+                sim_load(h, t_P, SIM_BUF_P_ij, P_ij, r0, c0, br, bc);
+                if (!dP_first)
+                    sim_load(h, t_dP, SIM_BUF_dP_ij, dP_ij, r0, c0, br, bc);
+                h->steps++;
+                if (h->compute && pass == 1)
+                    for (int64_t r = 0; r < br; r++)
+                        D_i[r] = ref_row_dot_acc(P_ij + r * bc, dP_ij + r * bc, (int)bc, D_i[r]);
+                if (pass == 2) {
+                    if (h->compute)
+                        ref_tile_ds(P_ij, dP_ij, D_i, (int)br, (int)bc, dP_ij);
+                    sim_store(h, t_dS, SIM_BUF_dP_ij, dP_ij, r0, c0, br, bc);
+                }
+            }
+    }
+}

@@ -113,6 +113,17 @@ float *sim_sram_take(sim_hier *h, const sim_plan *p, int phase, sim_buf_id id);
 /* Release every SRAM buffer (the end of a phase). */
 void sim_sram_release_all(sim_hier *h);
 
+/* Standard attention's softmax backward over B_r x B_c tiles, two passes
+ * per row block i at pseudocode line `line`: the row sums D_i = rowsum(P o
+ * dP), continued tile after tile in the order of one pass, then dS = P o
+ * (dP - D_i) stored to tensor t_dS from dP_ij's buffer. P_ij, dP_ij, D_i
+ * are the caller's SRAM buffers; dP_first loads dP before P (the order the
+ * caller's listing names). Shared by naive's Algorithm 3 line 3 and the
+ * unfused baseline's softmax backward. */
+void sim_softmax_bwd_tiles(sim_hier *h, const sim_plan *p, int line, sim_tensor t_P,
+                           sim_tensor t_dP, sim_tensor t_dS, int dP_first, float *P_ij,
+                           float *dP_ij, float *D_i);
+
 /* Round a value to what an HBM element of tensor t holds. */
 static inline float sim_hbm_round(const sim_hier *h, sim_tensor t, float x)
 {
