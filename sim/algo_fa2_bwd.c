@@ -297,6 +297,8 @@ const sim_loop sim_loop_fa2_bwd = {
            1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV | 1u << SIM_D |
            1u << SIM_dQacc,
     .kv_loads = SIM_KV_ONCE,
+    .grid = SIM_GRID_COLS,
+    .prefetch = 1,
     .bound = SIM_BOUND_FLASH,
     .reread = SIM_BLOCK_C,
     .mark = '2',

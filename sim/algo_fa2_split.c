@@ -259,6 +259,8 @@ const sim_loop sim_loop_fa2_split = {
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_L |
            1u << SIM_Ot | 1u << SIM_m | 1u << SIM_l,
     .kv_loads = SIM_KV_PER_VISIT,
+    .grid = SIM_GRID_SPLITS,
+    .prefetch = 1,
     .bound = SIM_BOUND_FLASH,
     .reread = SIM_BLOCK_R,
     .mark = '2',

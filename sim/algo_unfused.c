@@ -578,6 +578,8 @@ const sim_loop sim_loop_unfused = {
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_S | 1u << SIM_P |
            1u << SIM_C | 1u << SIM_Z,
     .kv_loads = SIM_KV_ONCE,
+    .grid = SIM_GRID_PER_LINE,
+    .prefetch = 1,
     .bound = SIM_BOUND_STANDARD,
     .reread = SIM_BLOCK_R,
     .mark = 'u',

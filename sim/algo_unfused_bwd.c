@@ -131,6 +131,8 @@ const sim_loop sim_loop_unfused_bwd = {
            1u << SIM_C | 1u << SIM_Z | 1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK |
            1u << SIM_dV | 1u << SIM_dP | 1u << SIM_dS,
     .kv_loads = SIM_KV_ONCE,
+    .grid = SIM_GRID_PER_LINE,
+    .prefetch = 1,
     .bound = SIM_BOUND_STANDARD,
     .reread = SIM_BLOCK_R,
     .mark = 'u',

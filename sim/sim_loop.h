@@ -150,6 +150,28 @@ typedef enum {
     SIM_MARK_READ        /* that of tiles read (FA1's) */
 } sim_mark_style;
 
+/* How the released kernel a loop order stands for is launched: which of an
+ * event's indices (sim_event) names the thread block that issued it. The
+ * GPU model (study/sim_gpu_model.c) builds the launch from this alone.
+ * Events outside the grid's loop (no i, or no j where the grid needs it) are
+ * the work of a kernel of their own, one per pseudocode line, one thread
+ * block per block row: FA2's backward's preprocessing (D) and conversion of
+ * dQ, split-KV's combine. */
+typedef enum {
+    SIM_GRID_HEAD,       /* one thread block per (batch, head), the whole loop nest
+                            inside it: FA1 (flash-attn v1, grid (B, H)) */
+    SIM_GRID_ROWS,       /* one per (query block i, batch, head): FA2's forward
+                            (grid (T_r, B, H)) */
+    SIM_GRID_COLS,       /* one per (key block j, batch, head): FA2's backward
+                            (grid (T_c, B, H)) */
+    SIM_GRID_SPLITS,     /* one per (query block i, split s, batch, head), then the
+                            combine kernel from merge_line: split-KV (grid
+                            (T_r, S, B H)) */
+    SIM_GRID_PER_LINE    /* one kernel per line of the pseudocode (one operation,
+                            as PyTorch launches them), one thread block per block
+                            row it works on: standard attention */
+} sim_grid;
+
 struct sim_hier;
 typedef struct sim_chk sim_chk;
 
@@ -171,6 +193,11 @@ typedef struct sim_loop {
     const char *no_stats_detail;   /* a second line for it, or NULL */
     uint32_t hbm;              /* tensors held in HBM: bit t for sim_tensor t */
     sim_kv_loads kv_loads;
+    sim_grid grid;             /* how its released kernel is launched */
+    int prefetch;              /* 1: the kernel loads the next tiles while it
+                                  computes (FA2's cp.async pipeline), so a tile
+                                  step costs the larger of its transfers and its
+                                  arithmetic; 0: their sum */
     sim_bound bound;           /* the bound of Theorem 2 its traffic follows */
     sim_block reread;          /* the block size the loop re-reads across: the
                                   other operand comes back once per block of it,

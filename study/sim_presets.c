@@ -2,14 +2,22 @@
  * sim_presets.c — the hardware presets and the roofline (see sim_presets.h).
  *
  * Sources, cited per number below:
- *   [DS-A100]  NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column).
+ *   [DS-A100]  NVIDIA A100 Tensor Core GPU datasheet (A100 80GB and 40GB SXM
+ *              columns).
  *   [WP-A100]  NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020).
  *   [DS-H100]  NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column).
  *   [WP-H100]  NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022).
  *   [DS-H200]  NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column).
  *   [CUDA-PG]  CUDA C++ Programming Guide, "Technical Specifications per
  *              Compute Capability" (shared memory per SM and per block) and
- *              the shared-memory sections for 8.x and 9.0 (32 banks of 4 B).
+ *              the shared-memory sections for 8.x and 9.0 (32 banks of 4 B),
+ *              resident blocks, warps and threads per SM, grid limits, and the
+ *              arithmetic-instruction throughput table (exp2 per clock).
+ *   [CUDA-BP]  CUDA C++ Best Practices Guide, "Coalesced access to global
+ *              memory": 128-byte lines of 32-byte sectors.
+ *   [MB-A100]  Abdelkhalik et al., "Demystifying the Nvidia Ampere
+ *              Architecture through Microbenchmarking" (2022): global memory
+ *              latency on A100.
  * Datasheets quote tensor rates "with sparsity"; the dense rate is half of
  * that, and dense is what attention uses.
  */
@@ -41,6 +49,24 @@ static const sim_gpu PRESETS[] = {
         .regs_per_block = 65536,                  /* [CUDA-PG] cc 8.0: 64K 32-bit registers
                                                      per thread block (and per SM: [WP-A100] 256 KB register file per SM) */
         .regs_per_thread = 255,                   /* [CUDA-PG] cc 8.0: at most 255 per thread */
+        .l2_bytes = UINT64_C(40) * 1024 * 1024,   /* [WP-A100]: 40 MB L2 */
+        .l2_bytes_per_s = 5120.0 * 1410e6,        /* [WP-A100]: L2 read bandwidth 5120
+                                                     bytes per clock (V100: 2048) */
+        .dram_latency_s = 600e-9,                 /* [MB-A100]: global load latency from
+                                                     DRAM, about 600 ns at 1.41 GHz */
+        .tf32_flops = 156e12,                     /* [DS-A100]: TF32 156 TFLOPS dense */
+        .fp8_flops = 0,                           /* no FP8 tensor cores on Ampere */
+        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
+        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
+        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 8.0: 64K registers per SM */
+        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 8.0: 32 resident blocks */
+        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 8.0 */
+        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 8.0 */
+        .max_threads_per_block = 1024,            /* [CUDA-PG] */
+        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
+        .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 8.0:
+                                                     16 exp2 results per clock per SM */
     },
     {
         .name = "h100",
@@ -63,6 +89,25 @@ static const sim_gpu PRESETS[] = {
         .regs_per_block = 65536,                  /* [CUDA-PG] cc 9.0: 64K 32-bit registers
                                                      per thread block (and per SM: [WP-H100] 256 KB per SM) */
         .regs_per_thread = 255,                   /* [CUDA-PG] cc 9.0: at most 255 per thread */
+        .l2_bytes = UINT64_C(50) * 1024 * 1024,   /* [WP-H100]: 50 MB L2 */
+        .l2_bytes_per_s = 5120.0 * 1830e6,        /* an estimate: A100's 5120 bytes per
+                                                     clock at H100's clock; [WP-H100]
+                                                     gives no figure */
+        .dram_latency_s = 600e-9,                 /* [MB-A100]'s figure; none published
+                                                     for Hopper here */
+        .tf32_flops = 494.7e12,                   /* [WP-H100]: TF32 494.7 dense */
+        .fp8_flops = 1978.9e12,                   /* [WP-H100]: FP8 1978.9 dense */
+        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
+        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
+        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 9.0: 64K registers per SM */
+        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 9.0: 32 resident blocks */
+        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 9.0 */
+        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 9.0 */
+        .max_threads_per_block = 1024,            /* [CUDA-PG] */
+        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
+        .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 9.0:
+                                                     16 exp2 results per clock per SM */
     },
     {
         .name = "h200",
@@ -82,6 +127,65 @@ static const sim_gpu PRESETS[] = {
         .regs_per_block = 65536,                  /* [CUDA-PG] cc 9.0: 64K 32-bit registers
                                                      per thread block (and per SM: as H100) */
         .regs_per_thread = 255,                   /* [CUDA-PG] cc 9.0: at most 255 per thread */
+        .l2_bytes = UINT64_C(50) * 1024 * 1024,   /* [WP-H100]: 50 MB L2 */
+        .l2_bytes_per_s = 5120.0 * 1830e6,        /* an estimate: A100's 5120 bytes per
+                                                     clock at H100's clock; [WP-H100]
+                                                     gives no figure */
+        .dram_latency_s = 600e-9,                 /* [MB-A100]'s figure; none published
+                                                     for Hopper here */
+        .tf32_flops = 494.7e12,                   /* [WP-H100]: TF32 494.7 dense */
+        .fp8_flops = 1978.9e12,                   /* [WP-H100]: FP8 1978.9 dense */
+        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
+        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
+        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 9.0: 64K registers per SM */
+        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 9.0: 32 resident blocks */
+        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 9.0 */
+        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 9.0 */
+        .max_threads_per_block = 1024,            /* [CUDA-PG] */
+        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
+        .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 9.0:
+                                                     16 exp2 results per clock per SM */
+    },
+    {
+        .name = "a100-40",
+        .title = "NVIDIA A100 SXM4 40GB",
+        .arch = "Ampere GA100, compute capability 8.0",
+        .sms = 108,                               /* [WP-A100]: 108 SMs on A100 */
+        .smem_per_block = 163 * 1024,             /* [CUDA-PG] cc 8.0: 163 KB per block
+                                                     (opt-in; cudaDevAttrMaxSharedMemory-
+                                                     PerBlockOptin = 166,912) */
+        .smem_per_sm = 164 * 1024,                /* [CUDA-PG] cc 8.0: 164 KB per SM */
+        .l1_smem_per_sm = 192 * 1024,             /* [WP-A100]: 192 KB combined L1/shared */
+        .clock_hz = 1410e6,                       /* [WP-A100]: boost clock 1410 MHz */
+        .smem_bytes_per_clk = 128.0,              /* [CUDA-PG]: 32 banks x 4 B per clock */
+        .hbm_bytes_per_s = 1555e9,                /* [DS-A100]: HBM2 1,555 GB/s (40GB SXM) */
+        .hbm_capacity = UINT64_C(40) * 1000000000u, /* [DS-A100]: 40 GB */
+        .fp16_flops = 312e12,                     /* [DS-A100]: FP16/BF16 tensor 312 TFLOPS
+                                                     dense (624 with sparsity) */
+        .fp32_flops = 19.5e12,                    /* [DS-A100]: FP32 19.5 TFLOPS */
+        .cc_major = 8, .cc_minor = 0,             /* [CUDA-PG]: compute capability 8.0 */
+        .regs_per_block = 65536,                  /* [CUDA-PG] cc 8.0: 64K 32-bit registers
+                                                     per thread block (and per SM: [WP-A100] 256 KB register file per SM) */
+        .regs_per_thread = 255,                   /* [CUDA-PG] cc 8.0: at most 255 per thread */
+        .l2_bytes = UINT64_C(40) * 1024 * 1024,   /* [WP-A100]: 40 MB L2 */
+        .l2_bytes_per_s = 5120.0 * 1410e6,        /* [WP-A100]: L2 read bandwidth 5120
+                                                     bytes per clock (V100: 2048) */
+        .dram_latency_s = 600e-9,                 /* [MB-A100]: global load latency from
+                                                     DRAM, about 600 ns at 1.41 GHz */
+        .tf32_flops = 156e12,                     /* [DS-A100]: TF32 156 TFLOPS dense */
+        .fp8_flops = 0,                           /* no FP8 tensor cores on Ampere */
+        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
+        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
+        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 8.0: 64K registers per SM */
+        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 8.0: 32 resident blocks */
+        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 8.0 */
+        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 8.0 */
+        .max_threads_per_block = 1024,            /* [CUDA-PG] */
+        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
+        .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 8.0:
+                                                     16 exp2 results per clock per SM */
     },
 };
 #define NPRESETS (int)(sizeof PRESETS / sizeof PRESETS[0])

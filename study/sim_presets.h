@@ -35,6 +35,22 @@ typedef struct {
     int cc_major, cc_minor;       /* compute capability (what kernels' launch code tests) */
     uint32_t regs_per_block;      /* 32-bit registers one thread block may use */
     uint32_t regs_per_thread;     /* 32-bit registers one thread may use */
+    /* What the GPU model (sim_gpu_model.h) needs beside the above; a zero
+     * is a number the preset lacks, and the model says which. */
+    uint64_t l2_bytes;            /* L2 cache, shared by all SMs */
+    int l2_line_bytes;            /* L2 line (a tag covers it) */
+    int l2_sector_bytes;          /* L2 sector (the unit DRAM fills) */
+    double l2_bytes_per_s;        /* L2 read bandwidth, all SMs together */
+    double dram_latency_s;        /* a load's round trip to DRAM, unloaded */
+    uint32_t regs_per_sm;         /* 32-bit registers of one SM */
+    int max_blocks_per_sm;        /* resident thread blocks per SM */
+    int max_warps_per_sm;         /* resident warps per SM */
+    int max_threads_per_sm;       /* resident threads per SM */
+    int max_threads_per_block;
+    int64_t max_grid_x, max_grid_yz;   /* gridDim.x, and .y and .z */
+    double tf32_flops;            /* dense TF32 tensor-core peak */
+    double fp8_flops;             /* dense FP8 tensor-core peak; 0: none */
+    double sfu_per_clk;           /* per SM: exp2 (MUFU.EX2) results per clock */
 } sim_gpu;
 
 /* The presets, in a fixed order; *n is set to their count. */

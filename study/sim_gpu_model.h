@@ -1,0 +1,132 @@
+/*
+ * sim_gpu_model.h — a whole GPU in time: many SMs running a loop order's
+ * thread blocks in waves, an L2 shared by them, and a clock.
+ *
+ * The two-level model (sim/) counts what one thread block moves between HBM
+ * and its SRAM. This model launches the loop order as the released kernel it
+ * stands for (its grid, the loop order's `grid` in sim_loop.h), places the
+ * blocks on a preset's SMs as the hardware dispatches them (block-index
+ * order, each to the first SM with room), and replays each block's tile
+ * steps in time order through an L2 that all SMs share:
+ *
+ *   - the work of a block is the loop order's own: one head is run in the
+ *     two-level model (count-only) with an observer, and its loads and
+ *     stores, split by thread block and tile step, are the template every
+ *     head of the batch replays, with its own addresses;
+ *   - the L2 is a least-recently-used cache of tiles with a byte capacity
+ *     (write-back: a stored tile is written to DRAM when evicted or when the
+ *     run ends). A tile is always moved whole, so tile granularity is the
+ *     fully associative sector LRU of the same capacity (sectors of one
+ *     tile are touched together and leave together); the real L2's hashed
+ *     set mapping and its two partitions are not modelled. DRAM bytes are
+ *     its misses and write-backs. An L2 of 0 bytes gives back the two-level
+ *     counts exactly; an infinite one, each tile read and written once;
+ *   - the clock: a tile step costs the larger of its transfers (DRAM and L2
+ *     bandwidth shared equally by the blocks in flight) and its arithmetic
+ *     when the kernel prefetches (sim_loop.grid says which do), their sum
+ *     when it does not; the arithmetic is three pipes of the SM (tensor
+ *     cores, FP32, the special-function units' exp) shared by the blocks
+ *     resident on it: a step takes the longer of its own pipes in sequence
+ *     and the busiest pipe's work over all resident blocks. A block's first
+ *     step waits one DRAM latency; each kernel launch adds its overhead.
+ *     Kernel time is the last block's finish.
+ *
+ * What is modelled instead of measured is said where it is printed
+ * (sim_gpu_model_assumptions). The efficiency constants are in
+ * sim_gpu_model.c, each with what fixed it.
+ */
+#ifndef FASIM_SIM_GPU_MODEL_H
+#define FASIM_SIM_GPU_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim.h"
+#include "sim_presets.h"
+
+/* How a run of the model is asked for. */
+typedef struct {
+    uint64_t l2_bytes;       /* the L2's capacity: the preset's when 0 and
+                                l2_set is 0; SIM_GM_L2_INFINITE: unbounded */
+    int l2_set;              /* 1: l2_bytes was given (--l2), even 0 */
+    FILE *trace;             /* a Chrome trace-event file to write, or NULL */
+    uint64_t trace_max_events;  /* refuse a trace with more events (0: default) */
+} sim_gm_opts;
+
+#define SIM_GM_L2_INFINITE UINT64_MAX
+
+/* What binds a run's time: the resource whose work took the most of it. */
+typedef enum {
+    SIM_GM_BOUND_TENSOR,     /* the matrix products on tensor cores */
+    SIM_GM_BOUND_FP32,       /* the softmax's adds, maxima, multiplies */
+    SIM_GM_BOUND_SFU,        /* exp on the special-function units */
+    SIM_GM_BOUND_DRAM,       /* DRAM bandwidth */
+    SIM_GM_BOUND_L2,         /* L2 bandwidth */
+    SIM_GM_BOUND_LATENCY,    /* waiting on loads and launches */
+    SIM_GM_BOUND_COUNT
+} sim_gm_bound;
+
+const char *sim_gm_bound_name(sim_gm_bound b);   /* "tensor cores", "DRAM", ... */
+
+/* One kernel launch of a run. */
+typedef struct {
+    char name[32];           /* "main", "D = rowsum(dO o O)", "combine" */
+    int64_t blocks;          /* thread blocks in its grid */
+    int64_t grid[3];         /* gridDim x, y, z as the released kernel launches it */
+    int threads;             /* per block */
+    int occupancy;           /* resident blocks per SM */
+    const char *occupancy_by;/* what limits it: "shared memory", "registers",
+                                "threads", "blocks per SM" */
+    double waves;            /* blocks / (SMs x occupancy) */
+    int sms_busy;            /* SMs that ran at least one of its blocks */
+    double t_start, t_end;   /* s, since the run began */
+} sim_gm_kernel;
+
+#define SIM_GM_MAX_KERNELS 8
+
+typedef struct {
+    double time_s;           /* predicted time: every kernel, launches included */
+    double flops;            /* the run's FLOPs (sim_run_flops, all heads) */
+    double tflops;           /* flops / time_s / 1e12 */
+    uint64_t dram_read_bytes, dram_write_bytes;
+    uint64_t hbm_read_bytes, hbm_write_bytes;   /* the two-level counts, all heads */
+    uint64_t l2_read_bytes;  /* bytes the blocks read (through the L2) */
+    double l2_hit_rate;      /* of those, the fraction that hit */
+    uint64_t read_bytes[SIM_TENSOR_COUNT];      /* per tensor: bytes read ... */
+    uint64_t hit_bytes[SIM_TENSOR_COUNT];       /* ... and of those, hits */
+    int64_t blocks;          /* the main kernel's (the largest grid) */
+    double waves;
+    int sms_busy;
+    int occupancy;
+    sim_gm_bound bound;
+    double bound_share;      /* the fraction of busy time it bound */
+    sim_gm_kernel kernels[SIM_GM_MAX_KERNELS];
+    int nkernels;
+    uint64_t l2_bytes;       /* the capacity used (SIM_GM_L2_INFINITE: none) */
+    uint64_t steps;          /* tile steps replayed, all blocks */
+} sim_gm_result;
+
+/* Model a run of plan p (problem sh) on GPU g. Returns 0, or -1 with a
+ * one-line message: a number the model needs missing from g (named), a
+ * launch over a hardware limit (grid size, shared memory or registers per
+ * block, named), out of memory, or a trace over its limit (with its size
+ * and how to narrow it). */
+int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
+                      const sim_gm_opts *o, sim_gm_result *out, char *err, size_t errlen);
+
+/* The lines the report prints under the model's table: what it models
+ * instead of measuring, and its constants. */
+void sim_gpu_model_assumptions(FILE *out, const sim_gpu *g);
+
+/* The efficiency constants (sim_gpu_model.c says what fixed each), for the
+ * test that freezes them and for the report. */
+typedef struct {
+    double tensor_eff;       /* fraction of the tensor-core peak an mma loop reaches */
+    double dram_eff;         /* fraction of DRAM bandwidth a stream reaches */
+    double launch_s;         /* seconds from one kernel's end to the next's start */
+} sim_gm_constants;
+
+sim_gm_constants sim_gpu_model_constants(void);
+
+#endif /* FASIM_SIM_GPU_MODEL_H */
