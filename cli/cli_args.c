@@ -292,6 +292,7 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         r->gm.l2_set = 1;
         return cli_parse_size(optname, val, &r->gm.l2_bytes, err, errlen);
     case CLI_O_TRACE: o->trace_path = val; return 0;
+    case CLI_O_TIMELINE: o->timeline_path = val; return 0;
     case CLI_O_MAX_STEPS:
         if (cli_parse_count(optname, val, 1, INT64_MAX, &n, err, errlen))
             return -1;
@@ -447,9 +448,9 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
             "--algo all");
         return -1;
     }
-    if ((r->gm.l2_set || o->trace_path) && !r->gpu) {
+    if ((r->gm.l2_set || o->trace_path || o->timeline_path) && !r->gpu) {
         ERR("--%s is the GPU model's: add --gpu NAME ('fasim --gpu list' prints them)",
-            o->trace_path ? "trace" : "l2");
+            o->trace_path ? "trace" : o->timeline_path ? "timeline" : "l2");
         return -1;
     }
     if (nfiles == 3 && r->model) {

@@ -97,6 +97,9 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "with --gpu: write the GPU model's runs as a Chrome trace\n"
         "(JSON; open in Perfetto): a track per SM, a slice per thread\n"
         "block and tile step, DRAM bandwidth as a counter" },
+    [CLI_O_TIMELINE] = { "timeline", "FILE", R,
+        "with --gpu: draw the first run's SMs over time, wave by\n"
+        "wave: FILE.svg a picture, - the terminal (--algo picks it)" },
     [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X,
         NULL },
     [CLI_O_VERSION] = { "version", NULL, R,
@@ -241,6 +244,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_GPU),
     ROW(CLI_O_L2),
     ROW(CLI_O_TRACE),
+    ROW(CLI_O_TIMELINE),
     PARA("\n"
          "what to run\n"),
     ROW(CLI_O_ALGO),
