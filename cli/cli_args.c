@@ -267,6 +267,11 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
     case CLI_O_PASS:
         return parse_pass(r, val, err, errlen);
     case CLI_O_SPLITS:
+        if (!strcmp(val, "auto")) {
+            o->splits_auto = 1;
+            return 0;
+        }
+        o->splits_auto = 0;
         return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->run.splits, err, errlen);
     case CLI_O_SOFTMAX:
         if (sim_softmax_parse(val, &r->run.softmax) != 0) {
@@ -447,6 +452,17 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
             "mask in the backward; naive, Algorithm 0, has none): add --algo unfused or "
             "--algo all");
         return -1;
+    }
+    if (o->splits_auto) {
+        /* FlashAttention-2's own choice for the --gpu's SMs (the A100's
+         * without one, as --plan kernel); 1 leaves split-KV out, said so. */
+        const sim_gpu *g = r->gpu ? r->gpu : sim_gpu_find("a100");
+        r->run.splits = sim_kernel_splits_auto(&r->sh, g->sms);
+        if (r->run.splits == 1)
+            fprintf(stderr, "fasim: note: --splits auto: 1 on %s (the B H ceil(N/64) = %lld "
+                    "query blocks fill its SMs): no split-KV run\n", g->name,
+                    (long long)(sim_shape_B(&r->sh) * sim_shape_H(&r->sh) *
+                                ((r->sh.N + 63) / 64)));
     }
     if ((r->gm.l2_set || o->trace_path || o->timeline_path) && !r->gpu) {
         ERR("--%s is the GPU model's: add --gpu NAME ('fasim --gpu list' prints them)",

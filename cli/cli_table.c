@@ -128,7 +128,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "--q --k --v; default: seeded)" },
     [CLI_O_SPLITS] = { "splits", "S", R | V | G | X,
         "split-KV decoding: fa2 once more with the key blocks in S\n"
-        "splits, partials (O~, m, l) to HBM and a merge; S <= T_c" },
+        "splits, partials (O~, m, l) to HBM and a merge; S <= T_c;\n"
+        "auto: FlashAttention-2's choice for --gpu's SMs" },
     [CLI_O_SOFTMAX] = { "softmax", "FORM", R | G | X,
         "naive's softmax: auto (default) one pass over whole rows\n"
         "of S when a row fits M, else two over tiles (m and l\n"
