@@ -294,7 +294,17 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
     case CLI_O_MAX_MEM:
         return cli_parse_size(optname, val, &r->max_mem, err, errlen);
     case CLI_O_L2:
+        /* 0 (no L2: the two-level counts) and "inf" (each tile from DRAM
+         * once) are the model's two limits, beside any size. */
         r->gm.l2_set = 1;
+        if (!strcmp(val, "0")) {
+            r->gm.l2_bytes = 0;
+            return 0;
+        }
+        if (!strcmp(val, "inf")) {
+            r->gm.l2_bytes = SIM_GM_L2_INFINITE;
+            return 0;
+        }
         return cli_parse_size(optname, val, &r->gm.l2_bytes, err, errlen);
     case CLI_O_TRACE: o->trace_path = val; return 0;
     case CLI_O_TIMELINE: o->timeline_path = val; return 0;

@@ -92,7 +92,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "order; 'fasim --gpu list' prints the presets" },
     [CLI_O_L2] = { "l2", "BYTES", R,
         "with --gpu: the GPU model's L2 size instead of the preset's\n"
-        "(0: every re-read goes to DRAM, the two-level counts)" },
+        "(0: every re-read goes to DRAM, the two-level counts; inf:\n"
+        "each tile from DRAM once)" },
     [CLI_O_TRACE] = { "trace", "FILE", R,
         "with --gpu: write the GPU model's runs as a Chrome trace\n"
         "(JSON; open in Perfetto): a track per SM, a slice per thread\n"

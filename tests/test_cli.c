@@ -1592,6 +1592,63 @@ static void test_out_unwritable(void **state)
     run_free(&r);
 }
 
+/* The GPU model's options: --l2 0 gives the two-level counts as DRAM bytes,
+ * --l2 inf the compulsory traffic (Q, K, V read once, O and L written once),
+ * --trace and --timeline write their files (a trace with traceEvents, an
+ * SVG), an unwritable --trace fails before the run, and the options without
+ * --gpu are refused. */
+static void test_gpu_model_options(void **state)
+{
+    (void)state;
+    run_res r;
+    RUN(&r, "--gpu", "a100", "--N", "2048", "--d", "64", "--heads", "4", "--algo", "fa2",
+        "--count-only", "--json", "--l2", "0");
+    expect_exit(&r, 0);
+    CHECK(&r, jget_u64(&r, "runs.0.gpu_model.dram_read_bytes") ==
+                  jget_u64(&r, "runs.0.hbm.read_bytes") &&
+              jget_u64(&r, "runs.0.gpu_model.dram_write_bytes") ==
+                  jget_u64(&r, "runs.0.hbm.write_bytes"),
+          "--l2 0: DRAM bytes differ from the two-level counts");
+    run_free(&r);
+    RUN(&r, "--gpu", "a100", "--N", "2048", "--d", "64", "--heads", "4", "--algo", "fa2",
+        "--count-only", "--json", "--l2", "inf");
+    expect_exit(&r, 0);
+    /* fp16: Q, K, V of 4 heads read once; O written once, L (fp32) once */
+    CHECK(&r, jget_u64(&r, "runs.0.gpu_model.dram_read_bytes") == 3u * 4u * 2048u * 64u * 2u &&
+              jget_u64(&r, "runs.0.gpu_model.dram_write_bytes") ==
+                  4u * 2048u * 64u * 2u + 4u * 2048u * 4u,
+          "--l2 inf: DRAM bytes are not each tensor once");
+    CHECK(&r, jis_lit(&r, "runs.0.gpu_model.l2_bytes", "null"), "--l2 inf: l2_bytes not null");
+    run_free(&r);
+
+    RUN(&r, "--gpu", "h100", "--N", "1024", "--d", "64", "--algo", "fa2", "--count-only",
+        "--trace", "@trace.json", "--timeline", "@tl.svg");
+    expect_exit(&r, 0);
+    char path[512], *text;
+    size_t len;
+    tu_path(path, sizeof path, "trace.json");
+    text = slurp(path, &len);
+    CHECK(&r, text && json_is_one_object(text, len) && strstr(text, "\"traceEvents\":["),
+          "--trace did not write one JSON object with traceEvents");
+    free(text);
+    tu_path(path, sizeof path, "tl.svg");
+    text = slurp(path, &len);
+    CHECK(&r, text && !strncmp(text, "<?xml", 5) && strstr(text, "</svg>"),
+          "--timeline did not write an SVG");
+    free(text);
+    run_free(&r);
+
+    RUN(&r, "--gpu", "a100", "--N", "1024", "--count-only", "--trace", "@no_such_dir/t.json");
+    expect_exit(&r, 1);
+    CHECK(&r, strstr(r.err, "--trace") && !strstr(r.out, "GPU MODEL"),
+          "an unwritable --trace did not fail before the run");
+    run_free(&r);
+    RUN(&r, "--N", "1024", "--l2", "1M");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "--gpu"), "--l2 without --gpu does not ask for --gpu");
+    run_free(&r);
+}
+
 /* ---- 4. determinism ------------------------------------------------------- */
 
 /* Remove every "seconds":<number> (timings) from a JSON text, in place. */
@@ -2519,6 +2576,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_out_from_npy),
     cmocka_unit_test(test_npy_4d),
     cmocka_unit_test(test_out_unwritable),
+    cmocka_unit_test(test_gpu_model_options),
     cmocka_unit_test(test_deterministic),
     cmocka_unit_test(test_misfit_hint_runs),
     cmocka_unit_test(test_compute_memory_fast),
