@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cli_args.h"
+#include "fasim_web.h"
 #include "sim_json.h"
 #include "sim_report.h"
 #include "viz_model.h"
