@@ -72,6 +72,7 @@ static void test_view(void **state)
     const char *info = fw_view_open(1, "--N\n256\n--d\n32\n--M\n20K\n--algo\nfa2");
     assert_null(strstr(info, "\"error\""));
     assert_non_null(strstr(info, "\"title\":\"FlashAttention-2, Algorithm 1\""));
+    assert_non_null(strstr(info, "\"computed\":true"));
     const long long n = num_after(info, NULL, "nsteps");
     assert_true(n > 8 * 8);
     /* Steps move the line; the last one holds the whole run's traffic. */
@@ -86,6 +87,10 @@ static void test_view(void **state)
     assert_int_equal(num_after(last, "\"counts\"", "write_bytes"), 2 * 256 * 32 + 4 * 256);
     assert_non_null(strstr(fw_view_step(1, (double)n), "no such step"));
     assert_non_null(strstr(fw_view_step(1, -1), "no such step"));
+    /* --count-only: the view counts only too (no m, l to show). */
+    assert_non_null(strstr(fw_view_open(0, "--N\n256\n--d\n32\n--M\n20K\n--algo\nfa1\n"
+                                           "--count-only"), "\"computed\":false"));
+    assert_non_null(strstr(fw_view_step(0, 0), "\"available\":false"));
 }
 
 int main(void)

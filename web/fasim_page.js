@@ -31,6 +31,7 @@ function formArgs() {
   const args = ["--N", f.N.value.trim(), "--d", f.d.value.trim(), "--M", f.M.value.trim(),
                 "--dtype", f.dtype.value];
   if (f.causal.checked) args.push("--causal");
+  if (f.count_only.checked) args.push("--count-only");
   if (f.algo.value) args.push("--algo", f.algo.value);
   return args;
 }

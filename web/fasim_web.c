@@ -270,6 +270,8 @@ FW_EXPORT const char *fw_view_open(int slot, const char *args)
         }
     cfg.sh = o->req.sh;
     cfg.seed = o->req.seed;
+    if (o->req.mode == SIM_MODE_COUNT)
+        cfg.mode = VIZ_MODE_COUNT;     /* --count-only: the view counts only too */
     free(o);
     if (nalgo != 1)
         return fw_error("fasim view", "the view shows one loop order: give --algo", SIM_EUSAGE);
