@@ -288,8 +288,18 @@ function run() {
   document.body.dataset.state = "ready";
 }
 
+/* Say that the simulator is at work, let the browser draw that, then run:
+ * the report takes a while in compute mode at a large N. body's data-state
+ * is "busy" until run() has shown the report or the message. */
+function runSoon() {
+  if (page.timer) togglePlay();
+  document.body.dataset.state = "busy";
+  $("status").textContent = "Computing\u2026";
+  setTimeout(() => { run(); window.fasimReady = true; }, 20);
+}
+
 function wire() {
-  $("problem").addEventListener("submit", (e) => { e.preventDefault(); if (page.timer) togglePlay(); run(); });
+  $("problem").addEventListener("submit", (e) => { e.preventDefault(); runSoon(); });
   $("first").onclick = () => go(0);
   $("back").onclick = () => go(page.step - 1);
   $("step").onclick = () => go(page.step + 1);
@@ -309,6 +319,5 @@ fasimModule().then((sim) => {
   $("version").textContent = sim.ccall("fw_version", "string", [], []);
   $("run").disabled = false;
   wire();
-  run();
-  window.fasimReady = true;
+  runSoon();
 });

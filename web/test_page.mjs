@@ -2,8 +2,8 @@
 // playwright-core, loads the built page from disk, changes N and M, and
 // checks that every number of its report equals `fasim --json` for the same
 // options, that out-of-range inputs show the command line's own message,
-// and that stepping the view moves the current line and the counters, whose
-// last values are the report's totals.
+// that stepping the view moves the current line and the counters, whose
+// last values are the report's totals, and that the page fetches nothing.
 //
 // Usage: node test_page.mjs PAGE_DIR FASIM [--screenshot FILE.png]
 // Prints the page's load time and the report's time in the page.
@@ -53,6 +53,13 @@ try {
   const page = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
+  const fetched = [];     // the page must fetch nothing but its own files
+  page.on("request", (r) => { if (!/^(file|data):/.test(r.url())) fetched.push(r.url()); });
+  // Run the form: the page is busy until the report or the message is shown.
+  const submit = async () => {
+    await page.click("#run");
+    await page.waitForFunction(() => document.body.dataset.state !== "busy", null, { timeout: 120000 });
+  };
   const t0 = Date.now();
   await page.goto(pathToFileURL(path.join(pageDir, "index.html")).href);
   await page.waitForFunction(() => window.fasimReady === true, null, { timeout: 120000 });
@@ -65,7 +72,7 @@ try {
   const args = ["--N", "512", "--d", "64", "--M", "64K", "--dtype", "fp16"];
   await page.fill("input[name=N]", "512");
   await page.fill("input[name=M]", "64K");
-  await page.click("#run");
+  await submit();
   await page.waitForFunction(() => document.querySelector("[data-path='config.N']")
                                         ?.dataset.value === "512");
   const cli = cliJson(args);
@@ -85,14 +92,14 @@ try {
     const a = args.slice();
     a[a.indexOf("--" + field) + 1] = bad;
     await page.fill(`input[name=${field}]`, bad);
-    await page.click("#run");
+    await submit();
     const msg = (await page.textContent("#error")).trim();
     const want = cliError(a);
     check(want.status === 2 && msg === want.line, `--${field} ${bad}: page "${msg}", fasim "${want.line}"`);
     check(await page.isVisible("#error"), `--${field} ${bad}: the message is shown`);
     await page.fill(`input[name=${field}]`, field === "M" ? "64K" : field === "N" ? "512" : "64");
   }
-  await page.click("#run");
+  await submit();
   check(await page.isHidden("#error"), "a good input clears the message");
 
   // Stepping: FA2's panel moves its current line and its counters.
@@ -130,6 +137,7 @@ try {
   const nsteps = await page.evaluate(() => window.fasimPage.views[1].info.nsteps);
   check(last.step === nsteps - 1, `go to past the end stops at the last step, ${nsteps}`);
   check(errors.length === 0, `no script errors: ${errors.join("; ")}`);
+  check(fetched.length === 0, `nothing fetched from elsewhere: ${fetched.join(" ")}`);
 
   if (shot) {
     // The README's picture: N = 512, M = 64K (T_r = T_c = 8), a few steps in.
