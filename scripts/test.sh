@@ -8,6 +8,11 @@ scripts/deps.sh
 source scripts/configure.sh
 fasim_configure build
 cmake --build build -j"$(nproc)"
+# The page (build/web/) where emscripten is installed; the suite's test_web
+# loads it in chromium.
+if command -v emcmake >/dev/null; then
+  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" cmake --build build --target web
+fi
 (cd build && ctest --output-on-failure -j"$(nproc)")
 if [ "${1:-}" = "--sanitize" ]; then
   fasim_configure build-asan -DFASIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
