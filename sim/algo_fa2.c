@@ -50,7 +50,7 @@ static SIM_NOINLINE void fa2_line8(const sim_hier *h, const float *Q_i, const fl
                                    float *S_ij, int64_t br, int64_t bc, int64_t r0,
                                    int64_t c0)
 {
-    ref_tile_scores(Q_i, K_j, (int)(h->hq * br), (int)bc, (int)h->sh.d, h->scale, S_ij);
+    ref_simd_scores(Q_i, K_j, (int)(h->hq * br), (int)bc, (int)h->sh.d, h->scale, S_ij);
     for (int64_t k = 0; k < h->hq; k++)
         sim_mask_tile(h, S_ij + k * br * bc, br, bc, r0, c0);
 }
@@ -73,8 +73,7 @@ static SIM_NOINLINE void fa2_line9(float *S_ij, float *m_i, float *l_i, float *a
 static SIM_NOINLINE void fa2_line10(const float *P_ij, const float *V_j, float *O_i,
                                     const float *alpha, int64_t br, int64_t bc, int64_t d)
 {
-    for (int64_t r = 0; r < br; r++)
-        ref_pv_acc_row(O_i + r * d, (int)d, alpha[r], P_ij + r * bc, V_j, (int)bc);
+    ref_simd_pv_acc(O_i, (int)d, alpha, P_ij, V_j, (int)br, (int)bc);
 }
 
 static int fa2_run(sim_hier *h, const sim_plan *p)

@@ -10,7 +10,8 @@
  * run's dtype, kept in float storage) and sim_load / sim_store copy them; in
  * count-only mode the data pointers are NULL and only the counters move.
  *
- * The loop orders (algo_*.c) use only this interface and ref_tile.h.
+ * The loop orders (algo_*.c) use only this interface, ref_tile.h and its
+ * vector paths for the tile products (ref_simd.h).
  */
 #ifndef FASIM_SIM_HIER_H
 #define FASIM_SIM_HIER_H
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ref_simd.h"
 #include "ref_tile.h"
 #include "sim.h"
 #include "sim_loop.h"

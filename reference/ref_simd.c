@@ -1,0 +1,236 @@
+/*
+ * ref_simd.c — the tile products on the widest vector path the CPU has
+ * (ref_simd.h): the scalar specification, the x86-64 vector paths built from
+ * ref_simd_kern.h, and the choice between them at run time.
+ */
+#include "ref_simd.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define REF_SIMD_X86 1
+#include <immintrin.h>
+
+/* 128-bit: FMA3's VEX-encoded forms of the SSE operations. */
+#define RSK_SUF sse
+#define RSK_TGT "fma"
+#define RSK_V __m128
+#define RSK_W 4
+#define RSK_LOAD(p) _mm_loadu_ps(p)
+#define RSK_STORE(p, v) _mm_storeu_ps((p), (v))
+#define RSK_SET1(x) _mm_set1_ps(x)
+#define RSK_FMA(a, b, c) _mm_fmadd_ps((a), (b), (c))
+#define RSK_MUL(a, b) _mm_mul_ps((a), (b))
+#define RSK_DIV(a, b) _mm_div_ps((a), (b))
+#include "ref_simd_kern.h"
+#undef RSK_SUF
+#undef RSK_TGT
+#undef RSK_V
+#undef RSK_W
+#undef RSK_LOAD
+#undef RSK_STORE
+#undef RSK_SET1
+#undef RSK_FMA
+#undef RSK_MUL
+#undef RSK_DIV
+
+#define RSK_SUF avx2
+#define RSK_TGT "avx2,fma"
+#define RSK_V __m256
+#define RSK_W 8
+#define RSK_LOAD(p) _mm256_loadu_ps(p)
+#define RSK_STORE(p, v) _mm256_storeu_ps((p), (v))
+#define RSK_SET1(x) _mm256_set1_ps(x)
+#define RSK_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define RSK_MUL(a, b) _mm256_mul_ps((a), (b))
+#define RSK_DIV(a, b) _mm256_div_ps((a), (b))
+#include "ref_simd_kern.h"
+#undef RSK_SUF
+#undef RSK_TGT
+#undef RSK_V
+#undef RSK_W
+#undef RSK_LOAD
+#undef RSK_STORE
+#undef RSK_SET1
+#undef RSK_FMA
+#undef RSK_MUL
+#undef RSK_DIV
+
+#define RSK_SUF avx512
+#define RSK_TGT "avx512f"
+#define RSK_V __m512
+#define RSK_W 16
+#define RSK_LOAD(p) _mm512_loadu_ps(p)
+#define RSK_STORE(p, v) _mm512_storeu_ps((p), (v))
+#define RSK_SET1(x) _mm512_set1_ps(x)
+#define RSK_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define RSK_MUL(a, b) _mm512_mul_ps((a), (b))
+#define RSK_DIV(a, b) _mm512_div_ps((a), (b))
+#include "ref_simd_kern.h"
+#undef RSK_SUF
+#undef RSK_TGT
+#undef RSK_V
+#undef RSK_W
+#undef RSK_LOAD
+#undef RSK_STORE
+#undef RSK_SET1
+#undef RSK_FMA
+#undef RSK_MUL
+#undef RSK_DIV
+#endif
+
+static const char *const NAMES[REF_SIMD_COUNT] = { "scalar", "sse", "avx2", "avx512" };
+
+/* Lanes of each path: the scratch tiles are rounded up to them. */
+static const int LANES[REF_SIMD_COUNT] = { 1, 4, 8, 16 };
+
+const char *ref_simd_name(ref_simd s)
+{
+    return (unsigned)s < REF_SIMD_COUNT ? NAMES[s] : "?";
+}
+
+int ref_simd_parse(const char *name, ref_simd *out)
+{
+    for (int s = 0; name && s < REF_SIMD_COUNT; s++)
+        if (!strcmp(name, NAMES[s])) {
+            *out = (ref_simd)s;
+            return 0;
+        }
+    return -1;
+}
+
+int ref_simd_supported(ref_simd s)
+{
+    if (s == REF_SIMD_SCALAR)
+        return 1;
+#ifdef REF_SIMD_X86
+    __builtin_cpu_init();
+    switch (s) {
+    case REF_SIMD_SSE:
+        return __builtin_cpu_supports("fma") != 0;
+    case REF_SIMD_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case REF_SIMD_AVX512:
+        return __builtin_cpu_supports("avx512f") != 0;
+    default:
+        return 0;
+    }
+#else
+    return 0;
+#endif
+}
+
+/* The path in use; -1 until the first product (or ref_simd_force) sets it.
+ * Atomic because the threads of a run read it. */
+static _Atomic int active = -1;
+
+ref_simd ref_simd_active(void)
+{
+    int a = atomic_load_explicit(&active, memory_order_relaxed);
+    if (a >= 0)
+        return (ref_simd)a;
+    ref_simd cap = REF_SIMD_COUNT - 1;
+    (void)ref_simd_parse(getenv("FASIM_SIMD"), &cap);
+    a = REF_SIMD_SCALAR;
+    for (int s = 1; s <= (int)cap; s++)
+        if (ref_simd_supported((ref_simd)s))
+            a = s;
+    atomic_store_explicit(&active, a, memory_order_relaxed);
+    return (ref_simd)a;
+}
+
+int ref_simd_force(ref_simd s)
+{
+    if ((unsigned)s >= REF_SIMD_COUNT || !ref_simd_supported(s))
+        return -1;
+    atomic_store_explicit(&active, (int)s, memory_order_relaxed);
+    return 0;
+}
+
+/* Scratch for the vector paths: n floats on the stack below this, which
+ * covers d B_c of every plan up to d = 128 and B_c = 64; the heap above. */
+#define SCRATCH_STACK 8192
+
+/* Floats of n rounded up to the path's lanes. */
+static int64_t round_up(int n, ref_simd s)
+{
+    const int w = LANES[s];
+    return ((int64_t)n + w - 1) / w * w;
+}
+
+void ref_simd_scores(const float *Q_i, const float *K_j, int br, int bc, int d, float scale,
+                     float *S)
+{
+    const ref_simd s = ref_simd_active();
+    const int64_t n = (int64_t)d * round_up(bc, s);
+    float stack[SCRATCH_STACK];
+    float *Kt = s == REF_SIMD_SCALAR || br <= 0 || bc <= 0 ? NULL
+                : n <= SCRATCH_STACK ? stack : malloc((size_t)n * sizeof *Kt);
+    switch (Kt ? s : REF_SIMD_SCALAR) {     /* no scratch: the specification */
+#ifdef REF_SIMD_X86
+    case REF_SIMD_SSE:
+        scores_sse(Q_i, K_j, br, bc, d, scale, S, Kt);
+        break;
+    case REF_SIMD_AVX2:
+        scores_avx2(Q_i, K_j, br, bc, d, scale, S, Kt);
+        break;
+    case REF_SIMD_AVX512:
+        scores_avx512(Q_i, K_j, br, bc, d, scale, S, Kt);
+        break;
+#endif
+    default:
+        ref_tile_scores(Q_i, K_j, br, bc, d, scale, S);
+        break;
+    }
+    if (Kt != stack)
+        free(Kt);
+}
+
+/* The P V products of both kinds: w NULL, ref_pv_acc_row's; else FA1's. */
+static void pv_rows(float *O, int d, const float *alpha, const ref_fa1_weights *w,
+                    const float *P, const float *V_j, int br, int bc)
+{
+    const ref_simd s = ref_simd_active();
+    const int64_t n = d % LANES[s] ? (int64_t)bc * round_up(d, s) : 0;
+    float stack[SCRATCH_STACK];
+    float *Vp = n <= SCRATCH_STACK ? stack : malloc((size_t)n * sizeof *Vp);
+    switch (Vp && br > 0 && d > 0 ? s : REF_SIMD_SCALAR) {
+#ifdef REF_SIMD_X86
+    case REF_SIMD_SSE:
+        pv_sse(O, d, alpha, w, P, V_j, br, bc, Vp);
+        break;
+    case REF_SIMD_AVX2:
+        pv_avx2(O, d, alpha, w, P, V_j, br, bc, Vp);
+        break;
+    case REF_SIMD_AVX512:
+        pv_avx512(O, d, alpha, w, P, V_j, br, bc, Vp);
+        break;
+#endif
+    default:
+        for (int r = 0; r < br; r++) {
+            float *o = O + (int64_t)r * d;
+            const float *p = P + (int64_t)r * bc;
+            if (w)
+                ref_fa1_out_row(o, d, w[r], p, V_j, bc);
+            else
+                ref_pv_acc_row(o, d, alpha ? alpha[r] : 1.0f, p, V_j, bc);
+        }
+        break;
+    }
+    if (Vp != stack)
+        free(Vp);
+}
+
+void ref_simd_pv_acc(float *O, int d, const float *alpha, const float *P, const float *V_j,
+                     int br, int bc)
+{
+    pv_rows(O, d, alpha, NULL, P, V_j, br, bc);
+}
+
+void ref_simd_fa1_out(float *O, int d, const ref_fa1_weights *w, const float *P,
+                      const float *V_j, int br, int bc)
+{
+    pv_rows(O, d, NULL, w, P, V_j, br, bc);
+}
