@@ -84,6 +84,7 @@ typedef struct cli_report_opts {
     int N_set, d_set, M_set, Nk_set;
     const char *q_path, *k_path, *v_path, *do_path;
     const char *out_path;
+    int jobs;            /* --jobs: threads of a compute run; 0: the default */
     sim_request req;
 } cli_report_opts;
 

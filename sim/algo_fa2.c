@@ -4,7 +4,8 @@
  *
  * Loop order: Q blocks outer, K/V blocks inner. O_i, l_i, m_i stay on chip for
  * the whole inner loop, so Q is read once and O and L are written once; K and V
- * are read T_r times (fewer under causal masking).
+ * are read T_r times (fewer under causal masking). The query blocks are
+ * independent: in compute mode threads take them (sim_loop.rows_parallel).
  *
  * Masking (causal, a sliding window, keys longer than queries: sim.h): the
  * inner loop runs over the key blocks query block i sees, the band of them.
@@ -104,7 +105,7 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
         return -1;
 
     /* 1-2: Q, O, L in T_r blocks of B_r rows; K, V in T_c blocks of B_c rows. */
-    for (int64_t i = 0; i < T_r; i++) {                          /* 3 */
+    for (int64_t i = h->part; i < T_r; i += sim_part_step(h)) {  /* 3 */
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
         sim_at(h, FA2_L4_LOAD_Q, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 4 */
@@ -282,4 +283,5 @@ const sim_loop sim_loop_fa2 = {
     .counts = fa2_counts,
     .steps = fa2_steps,
     .flops = fa2_flops,
+    .rows_parallel = 1,
 };
