@@ -17,6 +17,7 @@
 #define RSK_SUF sse
 #define RSK_TGT "fma"
 #define RSK_V __m128
+#define RSK_VI __m128i
 #define RSK_W 4
 #define RSK_LOAD(p) _mm_loadu_ps(p)
 #define RSK_STORE(p, v) _mm_storeu_ps((p), (v))
@@ -24,21 +25,23 @@
 #define RSK_FMA(a, b, c) _mm_fmadd_ps((a), (b), (c))
 #define RSK_MUL(a, b) _mm_mul_ps((a), (b))
 #define RSK_DIV(a, b) _mm_div_ps((a), (b))
+#define RSK_SUB(a, b) _mm_sub_ps((a), (b))
+#define RSK_CASTI(v) _mm_castps_si128(v)
+#define RSK_CASTF(i) _mm_castsi128_ps(i)
+#define RSK_IADD(a, b) _mm_add_epi32((a), (b))
+#define RSK_ISUB(a, b) _mm_sub_epi32((a), (b))
+#define RSK_ISRAI(a, n) _mm_srai_epi32((a), (n))
+#define RSK_ISRLI(a, n) _mm_srli_epi32((a), (n))
+#define RSK_ISLLI(a, n) _mm_slli_epi32((a), (n))
+#define RSK_SEL_LT(x, c, a, b) _mm_blendv_ps((b), (a), _mm_cmp_ps((x), (c), _CMP_LT_OQ))
+#define RSK_SEL_GT(x, c, a, b) _mm_blendv_ps((b), (a), _mm_cmp_ps((x), (c), _CMP_GT_OQ))
+#define RSK_SEL_NAN(x, a, b) _mm_blendv_ps((b), (a), _mm_cmp_ps((x), (x), _CMP_UNORD_Q))
 #include "ref_simd_kern.h"
-#undef RSK_SUF
-#undef RSK_TGT
-#undef RSK_V
-#undef RSK_W
-#undef RSK_LOAD
-#undef RSK_STORE
-#undef RSK_SET1
-#undef RSK_FMA
-#undef RSK_MUL
-#undef RSK_DIV
 
 #define RSK_SUF avx2
 #define RSK_TGT "avx2,fma"
 #define RSK_V __m256
+#define RSK_VI __m256i
 #define RSK_W 8
 #define RSK_LOAD(p) _mm256_loadu_ps(p)
 #define RSK_STORE(p, v) _mm256_storeu_ps((p), (v))
@@ -46,21 +49,23 @@
 #define RSK_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define RSK_MUL(a, b) _mm256_mul_ps((a), (b))
 #define RSK_DIV(a, b) _mm256_div_ps((a), (b))
+#define RSK_SUB(a, b) _mm256_sub_ps((a), (b))
+#define RSK_CASTI(v) _mm256_castps_si256(v)
+#define RSK_CASTF(i) _mm256_castsi256_ps(i)
+#define RSK_IADD(a, b) _mm256_add_epi32((a), (b))
+#define RSK_ISUB(a, b) _mm256_sub_epi32((a), (b))
+#define RSK_ISRAI(a, n) _mm256_srai_epi32((a), (n))
+#define RSK_ISRLI(a, n) _mm256_srli_epi32((a), (n))
+#define RSK_ISLLI(a, n) _mm256_slli_epi32((a), (n))
+#define RSK_SEL_LT(x, c, a, b) _mm256_blendv_ps((b), (a), _mm256_cmp_ps((x), (c), _CMP_LT_OQ))
+#define RSK_SEL_GT(x, c, a, b) _mm256_blendv_ps((b), (a), _mm256_cmp_ps((x), (c), _CMP_GT_OQ))
+#define RSK_SEL_NAN(x, a, b) _mm256_blendv_ps((b), (a), _mm256_cmp_ps((x), (x), _CMP_UNORD_Q))
 #include "ref_simd_kern.h"
-#undef RSK_SUF
-#undef RSK_TGT
-#undef RSK_V
-#undef RSK_W
-#undef RSK_LOAD
-#undef RSK_STORE
-#undef RSK_SET1
-#undef RSK_FMA
-#undef RSK_MUL
-#undef RSK_DIV
 
 #define RSK_SUF avx512
 #define RSK_TGT "avx512f"
 #define RSK_V __m512
+#define RSK_VI __m512i
 #define RSK_W 16
 #define RSK_LOAD(p) _mm512_loadu_ps(p)
 #define RSK_STORE(p, v) _mm512_storeu_ps((p), (v))
@@ -68,17 +73,21 @@
 #define RSK_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define RSK_MUL(a, b) _mm512_mul_ps((a), (b))
 #define RSK_DIV(a, b) _mm512_div_ps((a), (b))
+#define RSK_SUB(a, b) _mm512_sub_ps((a), (b))
+#define RSK_CASTI(v) _mm512_castps_si512(v)
+#define RSK_CASTF(i) _mm512_castsi512_ps(i)
+#define RSK_IADD(a, b) _mm512_add_epi32((a), (b))
+#define RSK_ISUB(a, b) _mm512_sub_epi32((a), (b))
+#define RSK_ISRAI(a, n) _mm512_srai_epi32((a), (n))
+#define RSK_ISRLI(a, n) _mm512_srli_epi32((a), (n))
+#define RSK_ISLLI(a, n) _mm512_slli_epi32((a), (n))
+#define RSK_SEL_LT(x, c, a, b) \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), (c), _CMP_LT_OQ), (b), (a))
+#define RSK_SEL_GT(x, c, a, b) \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), (c), _CMP_GT_OQ), (b), (a))
+#define RSK_SEL_NAN(x, a, b) \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), (x), _CMP_UNORD_Q), (b), (a))
 #include "ref_simd_kern.h"
-#undef RSK_SUF
-#undef RSK_TGT
-#undef RSK_V
-#undef RSK_W
-#undef RSK_LOAD
-#undef RSK_STORE
-#undef RSK_SET1
-#undef RSK_FMA
-#undef RSK_MUL
-#undef RSK_DIV
 #endif
 
 static const char *const NAMES[REF_SIMD_COUNT] = { "scalar", "sse", "avx2", "avx512" };
@@ -186,6 +195,41 @@ void ref_simd_scores(const float *Q_i, const float *K_j, int br, int bc, int d, 
     }
     if (Kt != stack)
         free(Kt);
+}
+
+float ref_simd_exp_shift_sum(float *x, int n, float m)
+{
+    const float sh = ref_shift(m);
+    switch (ref_simd_active()) {
+#ifdef REF_SIMD_X86
+    case REF_SIMD_SSE:
+        exp_shift_sse(x, n, sh);
+        break;
+    case REF_SIMD_AVX2:
+        exp_shift_avx2(x, n, sh);
+        break;
+    case REF_SIMD_AVX512:
+        exp_shift_avx512(x, n, sh);
+        break;
+#endif
+    default:
+        return ref_exp_shift_sum(x, n, m);
+    }
+    float l = 0.0f;
+    for (int k = 0; k < n; k++)
+        l = l + x[k];
+    return l;
+}
+
+float ref_simd_online_step(float *s, int n, float *m, float *l)
+{
+    const float m_old = *m, m_blk = ref_row_max(s, n);
+    const float m_new = m_blk > m_old ? m_blk : m_old;
+    const float alpha = ref_exp(m_old - ref_shift(m_new));
+    const float sum = ref_simd_exp_shift_sum(s, n, m_new);
+    *l = fmaf(alpha, *l, sum);
+    *m = m_new;
+    return alpha;
 }
 
 /* The P V products of both kinds: w NULL, ref_pv_acc_row's; else FA1's. */

@@ -2,13 +2,15 @@
  * ref_simd.h — the tile products of ref_tile.h, run several outputs at once.
  *
  * The two products that dominate compute mode, S_ij = scale Q_i K_j^T and the
- * accumulation of P~_ij V_j, are the ref_tile.h primitives with the loops
- * around them reordered: each output value (one score, one column of one
+ * accumulation of P~_ij V_j, and the exps of the softmax, are the ref_tile.h
+ * primitives with the loops around them reordered: each output value (one score, one column of one
  * output row) is still computed by exactly the sequence of operations
  * ref_tile.h writes for it (its sum from 0.0f, k upwards, one fmaf per term,
  * then the same multiply, fmaf or division), but independent outputs run side
  * by side in the lanes of a vector register: the B_c keys of a block for the
- * scores (from K_j transposed into a scratch tile), the d columns for P~ V.
+ * scores (from K_j transposed into a scratch tile), the d columns for P~ V,
+ * the entries of a row for exp (ref_exp's steps, its special cases
+ * selected lane by lane; the row's sum is still added one term at a time).
  * A lane computes an IEEE fused multiply-add, product, or division, rounded
  * once, as fmaf, * and / do: every output keeps its bits, on every path, with
  * every compiler and optimisation level (tests/test_simd.c, scripts/bits.sh).
@@ -59,6 +61,15 @@ int ref_simd_force(ref_simd s);
  * Q_i (br, d), K_j (bc, d), S (br, bc). */
 void ref_simd_scores(const float *Q_i, const float *K_j, int br, int bc, int d, float scale,
                      float *S);
+
+/* ref_exp_shift_sum on the active path: x[k] <- ref_exp(x[k] - m) (a shift
+ * of 0 for m = -inf), the exps side by side; returns their sum, added in
+ * order, one term at a time. */
+float ref_simd_exp_shift_sum(float *x, int n, float m);
+
+/* ref_online_step on the active path (its exps by ref_simd_exp_shift_sum):
+ * FA2's line 9 for one row. */
+float ref_simd_online_step(float *s, int n, float *m, float *l);
 
 /* ref_pv_acc_row for rows r = 0..br-1, on the active path:
  * O[r] <- alpha[r] O[r] + P[r] V_j (alpha NULL: 1.0f for every row, still

@@ -6,15 +6,22 @@
  *   RSK_V, RSK_W   the vector type and its lanes of float
  *   RSK_LOAD(p), RSK_STORE(p, v)   W floats, unaligned
  *   RSK_SET1(x)    x in every lane
- *   RSK_FMA(a, b, c), RSK_MUL(a, b), RSK_DIV(a, b)   lane by lane, each
- *                  rounded once: fmaf(a, b, c), a * b, a / b
+ *   RSK_FMA(a, b, c), RSK_MUL(a, b), RSK_DIV(a, b), RSK_SUB(a, b)   lane by
+ *                  lane, each rounded once: fmaf(a, b, c), a * b, a / b, a - b
+ *   RSK_VI, RSK_CASTI(v), RSK_CASTF(i)   the integer vector, and the same
+ *                  bits as integers or floats (ref_f2u, ref_u2f)
+ *   RSK_IADD, RSK_ISUB, RSK_ISRAI(a, n), RSK_ISRLI, RSK_ISLLI   32-bit lanes:
+ *                  +, -, shifts (arithmetic right, logical right, left)
+ *   RSK_SEL_LT(x, c, a, b), RSK_SEL_GT(x, c, a, b)   x < c (x > c) ? a : b
+ *   RSK_SEL_NAN(x, a, b)                 x != x ? a : b
+ * and undefines them at its end.
  * Each output value is one lane, computed by the operations ref_tile.h
  * writes for it, in its order; nothing else is shared between lanes.
  *
- * Tiles of up to 4 rows by 2 vectors keep 8 independent sums in registers
- * (a fused multiply-add's latency is 4 cycles, and two issue per cycle):
- * each K_j^T or V_j vector loaded serves 4 rows, each broadcast value 2
- * vectors. Columns past the last output (the padding of a partial vector)
+ * Tiles of up to 4 rows by 2 vectors (8 rows by 1 for the scores of a
+ * block of one vector of keys) keep 8 independent sums in registers (a
+ * fused multiply-add's latency is 4 cycles, and two issue per cycle): each
+ * K_j^T or V_j vector loaded serves 4 rows, each broadcast value 2 vectors. Columns past the last output (the padding of a partial vector)
  * are computed from zeros and never stored.
  */
 #define RSK_CAT2(a, b) a##_##b
@@ -45,14 +52,14 @@ static RSK_AI void RSK_FN(store_n)(float *p, RSK_V v, int n)
     memcpy(p, t, (size_t)n * sizeof(float));
 }
 
-/* Scores of R <= 4 query rows (Q at the first, d long) against the keys
+/* Scores of R <= 8 query rows (Q at the first, d long) against the keys
  * c .. c + NV W - 1 of K_j^T (Kt, d rows of ld): per score, acc = 0.0f,
  * acc = fmaf(q[t], k[t], acc) for t = 0..d-1, then acc * scale, as
  * ref_tile_scores. Written to S (row length bc), the keys below bc only. */
 static RSK_AI void RSK_FN(sc_tile)(const float *Q, int d, const float *Kt, int ld, int R,
                                    int NV, float scale, float *S, int bc, int c)
 {
-    RSK_V acc[4][2];
+    RSK_V acc[8][2];
     for (int i = 0; i < R; i++)
         for (int v = 0; v < NV; v++)
             acc[i][v] = RSK_SET1(0.0f);
@@ -86,14 +93,19 @@ static RSK_A void RSK_FN(scores)(const float *Q, const float *K, int br, int bc,
         for (int c = bc; c < ld; c++)
             row[c] = 0.0f;
     }
-    for (int r = 0; r < br; r += 4) {
-        const int R = br - r < 4 ? br - r : 4;
+    /* One vector of keys (B_c <= W, as FA2's 16-key blocks on AVX-512):
+     * 8 rows at a time, so that 8 sums are still in flight. */
+    const int rows = ld <= RSK_W ? 8 : 4;
+    for (int r = 0; r < br; r += rows) {
+        const int R = br - r < rows ? br - r : rows;
         const float *q = Q + (int64_t)r * d;
         float *s = S + (int64_t)r * bc;
         for (int c = 0; c < bc;) {
             const int NV = ld - c >= 2 * RSK_W ? 2 : 1;
             if (R == 4 && NV == 2)                  /* constants: the registers' tile */
                 RSK_FN(sc_tile)(q, d, Kt, ld, 4, 2, scale, s, bc, c);
+            else if (R == 8 && NV == 1)
+                RSK_FN(sc_tile)(q, d, Kt, ld, 8, 1, scale, s, bc, c);
             else
                 RSK_FN(sc_tile)(q, d, Kt, ld, R, NV, scale, s, bc, c);
             c += NV * RSK_W;
@@ -179,8 +191,73 @@ static RSK_A void RSK_FN(pv)(float *O, int d, const float *alpha, const ref_fa1_
     }
 }
 
+/* ref_exp, lane by lane: the same range reduction, polynomial and scaling
+ * in the same operations (k / 2 truncated toward zero as C divides), and
+ * the special cases (NaN, above 89, below -104) selected at the end. */
+static RSK_AI RSK_V RSK_FN(exp)(RSK_V x)
+{
+    const float LOG2E = 1.44269502163f, LN2_HI = 0.693145751953125f;
+    const float LN2_LO = 1.428606765330187e-06f, MAGIC = 12582912.0f;
+    const RSK_V t = RSK_FMA(x, RSK_SET1(LOG2E), RSK_SET1(MAGIC));
+    const RSK_V kf = RSK_SUB(t, RSK_SET1(MAGIC));
+    const RSK_VI k = RSK_ISUB(RSK_CASTI(t), RSK_CASTI(RSK_SET1(MAGIC)));
+    const RSK_V nk = RSK_MUL(kf, RSK_SET1(-1.0f));          /* -kf, sign and all */
+    RSK_V r = RSK_FMA(nk, RSK_SET1(LN2_HI), x);
+    r = RSK_FMA(nk, RSK_SET1(LN2_LO), r);
+    RSK_V p = RSK_SET1(1.0f / 5040.0f);
+    p = RSK_FMA(p, r, RSK_SET1(1.0f / 720.0f));
+    p = RSK_FMA(p, r, RSK_SET1(1.0f / 120.0f));
+    p = RSK_FMA(p, r, RSK_SET1(1.0f / 24.0f));
+    p = RSK_FMA(p, r, RSK_SET1(1.0f / 6.0f));
+    p = RSK_FMA(p, r, RSK_SET1(0.5f));
+    p = RSK_FMA(p, r, RSK_SET1(1.0f));
+    p = RSK_FMA(p, r, RSK_SET1(1.0f));
+    const RSK_VI k1 = RSK_ISRAI(RSK_IADD(k, RSK_ISRLI(k, 31)), 1);  /* k / 2 */
+    const RSK_VI k2 = RSK_ISUB(k, k1);
+    const RSK_VI bias = RSK_CASTI(RSK_SET1(1.0f));          /* 127 << 23 */
+    const RSK_V s1 = RSK_CASTF(RSK_IADD(RSK_ISLLI(k1, 23), bias));
+    const RSK_V s2 = RSK_CASTF(RSK_IADD(RSK_ISLLI(k2, 23), bias));
+    RSK_V e = RSK_MUL(RSK_MUL(p, s1), s2);
+    e = RSK_SEL_LT(x, RSK_SET1(-104.0f), RSK_SET1(0.0f), e);
+    e = RSK_SEL_GT(x, RSK_SET1(89.0f), RSK_SET1(REF_INF), e);
+    return RSK_SEL_NAN(x, x, e);
+}
+
+/* x[k] <- ref_exp(x[k] - sh), k = 0..n-1. */
+static RSK_A void RSK_FN(exp_shift)(float *x, int n, float sh)
+{
+    for (int k = 0; k < n; k += RSK_W) {
+        const int m = n - k;
+        RSK_V v = RSK_SUB(RSK_FN(load_n)(x + k, m), RSK_SET1(sh));
+        RSK_FN(store_n)(x + k, RSK_FN(exp)(v), m);
+    }
+}
+
 #undef RSK_CAT2
 #undef RSK_CAT
 #undef RSK_FN
 #undef RSK_A
 #undef RSK_AI
+/* The path's parameters, for the next path to define afresh. */
+#undef RSK_SUF
+#undef RSK_TGT
+#undef RSK_V
+#undef RSK_VI
+#undef RSK_W
+#undef RSK_LOAD
+#undef RSK_STORE
+#undef RSK_SET1
+#undef RSK_FMA
+#undef RSK_MUL
+#undef RSK_DIV
+#undef RSK_SUB
+#undef RSK_CASTI
+#undef RSK_CASTF
+#undef RSK_IADD
+#undef RSK_ISUB
+#undef RSK_ISRAI
+#undef RSK_ISRLI
+#undef RSK_ISLLI
+#undef RSK_SEL_LT
+#undef RSK_SEL_GT
+#undef RSK_SEL_NAN

@@ -47,8 +47,10 @@ enum {
  * l~_ij = rowsum(P~_ij). */
 static void fa1_line10(float *S_ij, float *mt_ij, float *lt_ij, int64_t br, int64_t bc)
 {
-    for (int64_t r = 0; r < br; r++)
-        mt_ij[r] = ref_fa1_block_row(S_ij + r * bc, (int)bc, &lt_ij[r]);
+    for (int64_t r = 0; r < br; r++) {               /* ref_fa1_block_row */
+        mt_ij[r] = ref_row_max(S_ij + r * bc, (int)bc);
+        lt_ij[r] = ref_simd_exp_shift_sum(S_ij + r * bc, (int)bc, mt_ij[r]);
+    }
 }
 
 /* Line 11, row by row: m_new = max(m_i, m~_ij),

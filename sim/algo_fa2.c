@@ -65,7 +65,7 @@ static SIM_NOINLINE void fa2_line9(float *S_ij, float *m_i, float *l_i, float *a
                                    int64_t br, int64_t bc, int p_round)
 {
     for (int64_t r = 0; r < br; r++) {
-        alpha[r] = ref_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
+        alpha[r] = ref_simd_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
         ref_round_row(S_ij + r * bc, bc, p_round);
     }
 }

@@ -59,7 +59,7 @@ static SIM_NOINLINE void split_step(const sim_hier *h, const float *Q_i, const f
     for (int64_t a = 0; a < br; a += 64) {
         const int64_t n = sim_min64(64, br - a);
         for (int64_t r = a; r < a + n; r++) {
-            alpha[r - a] = ref_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
+            alpha[r - a] = ref_simd_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
             ref_round_row(S_ij + r * bc, bc, h->p_round);  /* P~ as line 10 takes it */
         }
         ref_simd_pv_acc(O_i + a * d, (int)d, alpha, S_ij + a * bc, V_j, (int)n, (int)bc);

@@ -4,7 +4,8 @@
  * path this CPU runs, forced in turn, on random tiles of every awkward size
  * (B_c and d below, at and past a multiple of each path's lanes; d = 1, 3,
  * 64, 80, 128; tiles large enough for the heap scratch), compared byte for
- * byte. The inputs span many exponents and signs, with zeros and signed
+ * byte; and the exps of a row (ref_exp's steps side by side) over a sweep of
+ * the whole float range. The inputs span many exponents and signs, with zeros and signed
  * zeros among them, so that an unfused multiply-add, or a sum taken in
  * another order, would change some output (checked: an unfused version of
  * the scores differs from ref_tile_scores on the same inputs).
@@ -190,6 +191,64 @@ static void test_pv_bits(void **state)
     printf("  P V: %d cases bit-identical over %d vector paths\n", cases, np);
 }
 
+/* The exps of a row, and FA2's line 9 built on them: ref_exp over a sweep
+ * of every 4099th bit pattern (all signs, NaNs, infinities, subnormals,
+ * the cut-offs at 89 and -104 and the results that round into the
+ * subnormal range), shifted by 0 and by row maxima, in rows of every
+ * length up to 40. */
+static void test_exp_bits(void **state)
+{
+    (void)state;
+    ref_simd ps[REF_SIMD_COUNT];
+    const int np = paths(ps);
+    enum { ROW = 4096 };
+    static float x[ROW], want[ROW], got[ROW];
+    const float edges[] = { 0.0f, -0.0f, REF_INF, -REF_INF, 89.0f, 89.000008f, 88.72f,
+                            -104.0f, -104.00001f, -87.3f, -103.9f, 1e-30f, -1e-30f };
+    int64_t checked = 0;
+    for (uint64_t u = 0; u < (UINT64_C(1) << 32); u += (uint64_t)ROW * 4099) {
+        for (int k = 0; k < ROW; k++)
+            x[k] = ref_u2f((uint32_t)(u + (uint64_t)k * 4099));
+        memcpy(x, edges, sizeof edges);
+        for (int shift = 0; shift < 2; shift++) {
+            const float m = shift ? 3.5f : -REF_INF;     /* -inf: a shift of 0 */
+            memcpy(want, x, sizeof x);
+            const float lw = ref_exp_shift_sum(want, ROW, m);
+            for (int k = 0; k < np; k++) {
+                assert_int_equal(ref_simd_force(ps[k]), 0);
+                memcpy(got, x, sizeof x);
+                const float lg = ref_simd_exp_shift_sum(got, ROW, m);
+                if (memcmp(got, want, sizeof got) != 0 || memcmp(&lg, &lw, 4) != 0)
+                    fail_msg("exp differs on path %s near bits %08llx", ref_simd_name(ps[k]),
+                             (unsigned long long)u);
+                checked += ROW;
+            }
+        }
+    }
+    ref_rng r = ref_rng_seed(13);
+    for (int n = 1; n <= 40; n++) {
+        float s[40], sw[40];
+        fill(&r, s, n);
+        for (int k = 0; k < n; k++)
+            s[k] *= 16.0f;
+        const float m0 = n % 3 == 0 ? -REF_INF : ref_rng_normalish(&r), l0 = 2.5f;
+        float mw = m0, lw = l0;
+        memcpy(sw, s, sizeof s);
+        const float aw = ref_online_step(sw, n, &mw, &lw);
+        for (int k = 0; k < np; k++) {
+            float sg[40], mg = m0, lg = l0;
+            assert_int_equal(ref_simd_force(ps[k]), 0);
+            memcpy(sg, s, sizeof s);
+            const float ag = ref_simd_online_step(sg, n, &mg, &lg);
+            assert_memory_equal(sg, sw, (size_t)n * sizeof(float));
+            assert_memory_equal(&ag, &aw, 4);
+            assert_memory_equal(&mg, &mw, 4);
+            assert_memory_equal(&lg, &lw, 4);
+        }
+    }
+    printf("  exp: %lld values bit-identical over %d vector paths\n", (long long)checked, np);
+}
+
 /* Forcing a path the CPU lacks changes nothing; the scalar path is always
  * there and computes the specification itself. */
 static void test_force(void **state)
@@ -210,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_env_caps_path),
         cmocka_unit_test(test_scores_bits),
         cmocka_unit_test(test_pv_bits),
+        cmocka_unit_test(test_exp_bits),
         cmocka_unit_test(test_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
