@@ -4,7 +4,8 @@
 # same shape (N = 4096, d = 64, float32: S = Q K^T / sqrt(d), a softmax by
 # rows, O = P V) with OPENBLAS_NUM_THREADS=1 and OpenBLAS choosing its own
 # kernels for this CPU (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset), the
-# kernel it chose, and FA2's one-thread speed over numpy's.
+# kernel it chose, and FA2's one-thread speed over numpy's. Both sides are
+# timed in CPU seconds of their process, the best of several runs.
 #
 # Usage: bench/simd.sh [BUILD_DIR]   (default build; needs bench_simd built
 # and python3 with numpy, e.g. the python3-numpy package)
@@ -29,7 +30,7 @@ def attention():
     P /= P.sum(axis=1, keepdims=True)
     return P @ V
 attention()
-best = min((lambda t0: (attention(), time.perf_counter() - t0)[1])(time.perf_counter())
+best = min((lambda t0: (attention(), time.process_time() - t0)[1])(time.process_time())
            for _ in range(5))
 print(f"numpy-seconds {best:.6f}")
 PY
@@ -40,5 +41,5 @@ echo
 echo "numpy $("$py" -c 'import numpy; print(numpy.__version__)') standard attention, one thread (OPENBLAS_NUM_THREADS=1):"
 echo "  OpenBLAS: ${kernel:-(no core reported)}"
 awk -v f="$fa2" -v n="$npsec" 'BEGIN {
-    printf "  numpy %.3f s (%.2f GFLOP/s); fasim FA2, one thread, vector path %.3f s: %.2fx numpy\n",
+    printf "  numpy %.3f CPU s (%.2f GFLOP/s); fasim FA2, one thread, vector path %.3f CPU s: %.2fx numpy\n",
            n, 4 * 4096 * 4096 * 64 / n * 1e-9, f, n / f }'

@@ -221,6 +221,19 @@ float ref_simd_exp_shift_sum(float *x, int n, float m)
     return l;
 }
 
+void ref_simd_exp_normalise(const float *x, float *p, int n, float m, float inv_l)
+{
+    if (ref_simd_active() == REF_SIMD_SCALAR) {
+        ref_exp_normalise(x, p, n, m, inv_l);
+        return;
+    }
+    if (p != x)
+        memmove(p, x, (size_t)(n > 0 ? n : 0) * sizeof *p);
+    (void)ref_simd_exp_shift_sum(p, n, m);
+    for (int k = 0; k < n; k++)
+        p[k] = p[k] * inv_l;
+}
+
 float ref_simd_online_step(float *s, int n, float *m, float *l)
 {
     const float m_old = *m, m_blk = ref_row_max(s, n);

@@ -67,6 +67,10 @@ void ref_simd_scores(const float *Q_i, const float *K_j, int br, int bc, int d, 
  * order, one term at a time. */
 float ref_simd_exp_shift_sum(float *x, int n, float m);
 
+/* ref_exp_normalise on the active path: p[k] <- ref_exp(x[k] - m) * inv_l,
+ * the exps side by side (p may be x). */
+void ref_simd_exp_normalise(const float *x, float *p, int n, float m, float inv_l);
+
 /* ref_online_step on the active path (its exps by ref_simd_exp_shift_sum):
  * FA2's line 9 for one row. */
 float ref_simd_online_step(float *s, int n, float *m, float *l);

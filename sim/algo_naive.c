@@ -127,9 +127,9 @@ static int line2_tiles(sim_hier *h, const sim_plan *p)
                     for (int64_t r = 0; r < br; r++) {
                         float *s = S_ij + r * bc;
                         if (pass == passes) {        /* normalise */
-                            ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
+                            ref_simd_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
                         } else if (passes == 2) {    /* m and l online; s is read again */
-                            ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
+                            ref_simd_online_step(s, (int)bc, &m_i[r], &l_i[r]);
                         } else if (pass == 1) {      /* row maxima */
                             float mb = ref_row_max(s, (int)bc);
                             m_i[r] = mb > m_i[r] ? mb : m_i[r];

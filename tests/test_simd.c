@@ -191,7 +191,7 @@ static void test_pv_bits(void **state)
     printf("  P V: %d cases bit-identical over %d vector paths\n", cases, np);
 }
 
-/* The exps of a row, and FA2's line 9 built on them: ref_exp over a sweep
+/* The exps of a row, FA2's line 9 and the normalising pass built on them: ref_exp over a sweep
  * of every 4099th bit pattern (all signs, NaNs, infinities, subnormals,
  * the cut-offs at 89 and -104 and the results that round into the
  * subnormal range), shifted by 0 and by row maxima, in rows of every
@@ -244,6 +244,13 @@ static void test_exp_bits(void **state)
             assert_memory_equal(&ag, &aw, 4);
             assert_memory_equal(&mg, &mw, 4);
             assert_memory_equal(&lg, &lw, 4);
+            float pw[40], pg[40];                   /* the normalising pass */
+            ref_exp_normalise(s, pw, n, mw, 1.0f / lw);
+            ref_simd_exp_normalise(s, pg, n, mw, 1.0f / lw);
+            assert_memory_equal(pg, pw, (size_t)n * sizeof(float));
+            memcpy(pg, s, sizeof s);
+            ref_simd_exp_normalise(pg, pg, n, mw, 1.0f / lw);
+            assert_memory_equal(pg, pw, (size_t)n * sizeof(float));
         }
     }
     printf("  exp: %lld values bit-identical over %d vector paths\n", (long long)checked, np);
