@@ -52,6 +52,22 @@ static RSK_AI void RSK_FN(store_n)(float *p, RSK_V v, int n)
     memcpy(p, t, (size_t)n * sizeof(float));
 }
 
+/* One term of R x NV independent sums: acc[i][v] = fmaf(a[i lda], b[v W +
+ * lane], acc[i][v]) for i < R, v < NV (NV <= 2): the broadcast value of row
+ * i times a vector of b. The scores' and P~ V's step alike. */
+static RSK_AI void RSK_FN(fma_step)(RSK_V acc[][2], int R, int NV, const float *a, int64_t lda,
+                                    const float *b)
+{
+    const RSK_V b0 = RSK_LOAD(b);
+    const RSK_V b1 = NV > 1 ? RSK_LOAD(b + RSK_W) : b0;
+    for (int i = 0; i < R; i++) {
+        const RSK_V x = RSK_SET1(a[(int64_t)i * lda]);
+        acc[i][0] = RSK_FMA(x, b0, acc[i][0]);
+        if (NV > 1)
+            acc[i][1] = RSK_FMA(x, b1, acc[i][1]);
+    }
+}
+
 /* Scores of R <= 8 query rows (Q at the first, d long) against the keys
  * c .. c + NV W - 1 of K_j^T (Kt, d rows of ld): per score, acc = 0.0f,
  * acc = fmaf(q[t], k[t], acc) for t = 0..d-1, then acc * scale, as
@@ -63,17 +79,8 @@ static RSK_AI void RSK_FN(sc_tile)(const float *Q, int d, const float *Kt, int l
     for (int i = 0; i < R; i++)
         for (int v = 0; v < NV; v++)
             acc[i][v] = RSK_SET1(0.0f);
-    for (int t = 0; t < d; t++) {
-        const float *kt = Kt + (int64_t)t * ld + c;
-        const RSK_V k0 = RSK_LOAD(kt);
-        const RSK_V k1 = NV > 1 ? RSK_LOAD(kt + RSK_W) : k0;
-        for (int i = 0; i < R; i++) {
-            const RSK_V q = RSK_SET1(Q[(int64_t)i * d + t]);
-            acc[i][0] = RSK_FMA(q, k0, acc[i][0]);
-            if (NV > 1)
-                acc[i][1] = RSK_FMA(q, k1, acc[i][1]);
-        }
-    }
+    for (int t = 0; t < d; t++)
+        RSK_FN(fma_step)(acc, R, NV, Q + t, d, Kt + (int64_t)t * ld + c);
     const RSK_V sv = RSK_SET1(scale);
     for (int i = 0; i < R; i++)
         for (int v = 0; v < NV; v++)
@@ -130,17 +137,8 @@ static RSK_AI void RSK_FN(pv_tile)(float *O, int d, const float *P, int bc, cons
                           : RSK_MUL(RSK_SET1(alpha ? alpha[i] : 1.0f),
                                     RSK_FN(load_n)(O + (int64_t)i * d + c + v * RSK_W, n));
         }
-    for (int k = 0; k < bc; k++) {
-        const float *vk = V + (int64_t)k * ld + c;
-        const RSK_V v0 = RSK_LOAD(vk);
-        const RSK_V v1 = NV > 1 ? RSK_LOAD(vk + RSK_W) : v0;
-        for (int i = 0; i < R; i++) {
-            const RSK_V p = RSK_SET1(P[(int64_t)i * bc + k]);
-            acc[i][0] = RSK_FMA(p, v0, acc[i][0]);
-            if (NV > 1)
-                acc[i][1] = RSK_FMA(p, v1, acc[i][1]);
-        }
-    }
+    for (int k = 0; k < bc; k++)
+        RSK_FN(fma_step)(acc, R, NV, P + k, bc, V + (int64_t)k * ld + c);
     for (int i = 0; i < R; i++) {
         if (w && w[i].l_new == 0.0f)
             continue;                               /* nothing unmasked yet: o stays */
