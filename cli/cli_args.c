@@ -2,6 +2,7 @@
  * cli_args.c — see cli_args.h.
  */
 #include "cli_args.h"
+#include "sim_limits.h"
 #include "sim_loop.h"
 #include "sim_parse.h"
 
@@ -308,6 +309,11 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         return cli_parse_size(optname, val, &r->gm.l2_bytes, err, errlen);
     case CLI_O_TRACE: o->trace_path = val; return 0;
     case CLI_O_TIMELINE: o->timeline_path = val; return 0;
+    case CLI_O_JOBS:
+        if (cli_parse_count(optname, val, 1, SIM_MAX_THREADS, &n, err, errlen))
+            return -1;
+        o->jobs = (int)n;
+        return 0;
     case CLI_O_MAX_STEPS:
         if (cli_parse_count(optname, val, 1, INT64_MAX, &n, err, errlen))
             return -1;

@@ -87,6 +87,7 @@ typedef struct cli_report_opts {
     const char *trace_path;  /* --trace FILE: the GPU model's trace */
     const char *timeline_path;  /* --timeline FILE.svg or -: the first run's SMs */
     int splits_auto;         /* --splits auto: the released kernel's choice */
+    int jobs;            /* --jobs: threads of a compute run; 0: the default */
     sim_request req;
 } cli_report_opts;
 

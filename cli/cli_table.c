@@ -77,6 +77,10 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "each section's note in full: what its numbers mean and why" },
     [CLI_O_COUNT_ONLY] = { "count-only", NULL, R | V | X,
         "count transfers only (no tensor data; any N)" },
+    [CLI_O_JOBS] = { "jobs", "J", R,
+        "threads of a compute run: FA2's forward shares its query\n"
+        "blocks among them, with the bits of one thread (default:\n"
+        "the CPUs online, at most 8; 1 .. 256)" },
     [CLI_O_MAX_MEM] = { "max-mem", "BYTES", R | G | X,
         "compute-mode memory limit (default 4G)" },
     [CLI_O_MAX_STEPS] = { "max-steps", "N", R | S | C | G | X,
@@ -262,6 +266,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_EXPLAIN),
     ROW(CLI_O_COMPUTE),
     ROW(CLI_O_COUNT_ONLY),
+    ROW(CLI_O_JOBS),
     ROW(CLI_O_SEED),
     LINE("--q F --k F --v F", "inputs as .npy, shape (N, d) or (B, H, N, d), float32 or\n"
         "float64; the shape then comes from the files (implies\n"

@@ -93,6 +93,7 @@ enum {
     CLI_O_EXPLAIN,
     CLI_O_SOFTMAX,
     CLI_O_DROPOUT,
+    CLI_O_JOBS,
     CLI_O_COUNT
 };
 _Static_assert(CLI_O_COUNT <= 64, "the options given are kept in 64 bits");

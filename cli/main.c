@@ -143,6 +143,7 @@ static int cmd_report(int argc, char **argv, int first)
     }
     if (o.out_path && cli_out_writable(o.out_path) != SIM_OK)
         return SIM_EFAIL;
+    sim_set_threads(o.jobs);
     sim_npy_matrix m[4];
     memset(m, 0, sizeof m);
     if (o.q_path) {

@@ -47,8 +47,10 @@ enum {
  * l~_ij = rowsum(P~_ij). */
 static void fa1_line10(float *S_ij, float *mt_ij, float *lt_ij, int64_t br, int64_t bc)
 {
-    for (int64_t r = 0; r < br; r++)
-        mt_ij[r] = ref_fa1_block_row(S_ij + r * bc, (int)bc, &lt_ij[r]);
+    for (int64_t r = 0; r < br; r++) {               /* ref_fa1_block_row */
+        mt_ij[r] = ref_row_max(S_ij + r * bc, (int)bc);
+        lt_ij[r] = ref_simd_exp_shift_sum(S_ij + r * bc, (int)bc, mt_ij[r]);
+    }
 }
 
 /* Line 11, row by row: m_new = max(m_i, m~_ij),
@@ -69,11 +71,15 @@ static void fa1_line12(float *P_ij, const float *V_j, float *O_i, const float *m
                        int64_t bc, int64_t d, int p_round)
 {
     ref_round_row(P_ij, br * bc, p_round);
-    for (int64_t r = 0; r < br; r++) {
-        float m_new;
-        const ref_fa1_weights w =
-            ref_fa1_weights_row(m_i[r], l_i[r], mt_ij[r], lt_ij[r], &m_new);
-        ref_fa1_out_row(O_i + r * d, (int)d, w, P_ij + r * bc, V_j, (int)bc);
+    ref_fa1_weights w[64];                      /* the weights of up to 64 rows at a time */
+    for (int64_t r0 = 0; r0 < br; r0 += 64) {
+        const int64_t n = sim_min64(64, br - r0);
+        for (int64_t r = 0; r < n; r++) {
+            float m_new;
+            w[r] = ref_fa1_weights_row(m_i[r0 + r], l_i[r0 + r], mt_ij[r0 + r], lt_ij[r0 + r],
+                                       &m_new);
+        }
+        ref_simd_fa1_out(O_i + r0 * d, (int)d, w, P_ij + r0 * bc, V_j, (int)n, (int)bc);
     }
 }
 
@@ -136,7 +142,7 @@ static int fa1_run(sim_hier *h, const sim_plan *p)
             h->steps++;
             sim_at(h, FA1_L9_SCORES, i, j);
             if (h->compute) {                                    /* 9 */
-                ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
+                ref_simd_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
                 sim_mask_tile(h, S_ij, br, bc, r0, c0);
             }
             sim_at(h, FA1_L10_BLOCK_STATS, i, j);

@@ -54,12 +54,12 @@ static SIM_NOINLINE void fa1_bwd_lines11_20(const sim_hier *h, const float *Q_i,
                                             int64_t bc, int64_t r0, int64_t c0)
 {
     const int64_t d = h->sh.d;
-    ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);     /* 11 */
+    ref_simd_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);     /* 11 */
     sim_mask_tile(h, S_ij, br, bc, r0, c0);                                  /* 12 */
     for (int64_t r = 0; r < br; r++)                                         /* 13 */
         ref_exp_normalise(S_ij + r * bc, S_ij + r * bc, (int)bc, m_i[r],
                           l_i[r] > 0.0f ? 1.0f / l_i[r] : 0.0f);
-    ref_tile_scores(dO_i, V_j, (int)br, (int)bc, (int)d, 1.0f, dP_ij);       /* 17 */
+    ref_simd_scores(dO_i, V_j, (int)br, (int)bc, (int)d, 1.0f, dP_ij);       /* 17 */
     for (int64_t r = 0; r < br; r++)                                         /* 19 */
         D_i[r] = ref_row_dot(dO_i + r * d, O_i + r * d, (int)d);
     ref_tile_ds(S_ij, dP_ij, D_i, (int)br, (int)bc, dP_ij);                  /* 20 */

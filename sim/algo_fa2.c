@@ -4,7 +4,8 @@
  *
  * Loop order: Q blocks outer, K/V blocks inner. O_i, l_i, m_i stay on chip for
  * the whole inner loop, so Q is read once and O and L are written once; K and V
- * are read T_r times (fewer under causal masking).
+ * are read T_r times (fewer under causal masking). The query blocks are
+ * independent: in compute mode threads take them (sim_loop.rows_parallel).
  *
  * Masking (causal, a sliding window, keys longer than queries: sim.h): the
  * inner loop runs over the key blocks query block i sees, the band of them.
@@ -50,7 +51,7 @@ static SIM_NOINLINE void fa2_line8(const sim_hier *h, const float *Q_i, const fl
                                    float *S_ij, int64_t br, int64_t bc, int64_t r0,
                                    int64_t c0)
 {
-    ref_tile_scores(Q_i, K_j, (int)(h->hq * br), (int)bc, (int)h->sh.d, h->scale, S_ij);
+    ref_simd_scores(Q_i, K_j, (int)(h->hq * br), (int)bc, (int)h->sh.d, h->scale, S_ij);
     for (int64_t k = 0; k < h->hq; k++)
         sim_mask_tile(h, S_ij + k * br * bc, br, bc, r0, c0);
 }
@@ -64,7 +65,7 @@ static SIM_NOINLINE void fa2_line9(float *S_ij, float *m_i, float *l_i, float *a
                                    int64_t br, int64_t bc, int p_round)
 {
     for (int64_t r = 0; r < br; r++) {
-        alpha[r] = ref_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
+        alpha[r] = ref_simd_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
         ref_round_row(S_ij + r * bc, bc, p_round);
     }
 }
@@ -73,8 +74,7 @@ static SIM_NOINLINE void fa2_line9(float *S_ij, float *m_i, float *l_i, float *a
 static SIM_NOINLINE void fa2_line10(const float *P_ij, const float *V_j, float *O_i,
                                     const float *alpha, int64_t br, int64_t bc, int64_t d)
 {
-    for (int64_t r = 0; r < br; r++)
-        ref_pv_acc_row(O_i + r * d, (int)d, alpha[r], P_ij + r * bc, V_j, (int)bc);
+    ref_simd_pv_acc(O_i, (int)d, alpha, P_ij, V_j, (int)br, (int)bc);
 }
 
 static int fa2_run(sim_hier *h, const sim_plan *p)
@@ -105,7 +105,7 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
         return -1;
 
     /* 1-2: Q, O, L in T_r blocks of B_r rows; K, V in T_c blocks of B_c rows. */
-    for (int64_t i = 0; i < T_r; i++) {                          /* 3 */
+    for (int64_t i = h->part; i < T_r; i += sim_part_step(h)) {  /* 3 */
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
         sim_at(h, FA2_L4_LOAD_Q, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 4 */
@@ -286,4 +286,5 @@ const sim_loop sim_loop_fa2 = {
     .counts = fa2_counts,
     .steps = fa2_steps,
     .flops = fa2_flops,
+    .rows_parallel = 1,
 };

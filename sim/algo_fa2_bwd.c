@@ -61,11 +61,11 @@ static SIM_NOINLINE void fa2_bwd_lines10_14(const sim_hier *h, const float *Q_i,
                                             int64_t c0)
 {
     const int64_t d = h->sh.d;
-    ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);     /* 10 */
+    ref_simd_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);     /* 10 */
     sim_mask_tile(h, S_ij, br, bc, r0, c0);
     for (int64_t r = 0; r < br; r++)                                         /* 11 */
         ref_exp_lse_row(S_ij + r * bc, (int)bc, L_i[r]);
-    ref_tile_scores(dO_i, V_j, (int)br, (int)bc, (int)d, 1.0f, dP_ij);       /* 13 */
+    ref_simd_scores(dO_i, V_j, (int)br, (int)bc, (int)d, 1.0f, dP_ij);       /* 13 */
     ref_tile_ds(S_ij, dP_ij, D_i, (int)br, (int)bc, dP_ij);                  /* 14 */
     ref_round_row(S_ij, br * bc, h->p_round);
     ref_tile_acc_tn(dV_j, S_ij, dO_i, (int)br, (int)bc, (int)d, 1.0f);       /* 12 */

@@ -53,12 +53,16 @@ static SIM_NOINLINE void split_step(const sim_hier *h, const float *Q_i, const f
                                     int64_t c0)
 {
     const int64_t d = h->sh.d;
-    ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
+    ref_simd_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
     sim_mask_tile(h, S_ij, br, bc, r0, c0);
-    for (int64_t r = 0; r < br; r++) {
-        float alpha = ref_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
-        ref_round_row(S_ij + r * bc, bc, h->p_round);      /* P~ as line 10 takes it */
-        ref_pv_acc_row(O_i + r * d, (int)d, alpha, S_ij + r * bc, V_j, (int)bc);
+    float alpha[64];                            /* the rescaling of up to 64 rows at a time */
+    for (int64_t a = 0; a < br; a += 64) {
+        const int64_t n = sim_min64(64, br - a);
+        for (int64_t r = a; r < a + n; r++) {
+            alpha[r - a] = ref_simd_online_step(S_ij + r * bc, (int)bc, &m_i[r], &l_i[r]);
+            ref_round_row(S_ij + r * bc, bc, h->p_round);  /* P~ as line 10 takes it */
+        }
+        ref_simd_pv_acc(O_i + a * d, (int)d, alpha, S_ij + a * bc, V_j, (int)n, (int)bc);
     }
 }
 

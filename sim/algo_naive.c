@@ -57,7 +57,7 @@ static int line1_scores(sim_hier *h, const sim_plan *p)
             sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);
             h->steps++;
             if (h->compute) {
-                ref_tile_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
+                ref_simd_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);
                 sim_mask_tile(h, S_ij, br, bc, r0, c0);
             }
             sim_store(h, SIM_S, SIM_BUF_S_ij, S_ij, r0, c0, br, bc);
@@ -127,9 +127,9 @@ static int line2_tiles(sim_hier *h, const sim_plan *p)
                     for (int64_t r = 0; r < br; r++) {
                         float *s = S_ij + r * bc;
                         if (pass == passes) {        /* normalise */
-                            ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
+                            ref_simd_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
                         } else if (passes == 2) {    /* m and l online; s is read again */
-                            ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
+                            ref_simd_online_step(s, (int)bc, &m_i[r], &l_i[r]);
                         } else if (pass == 1) {      /* row maxima */
                             float mb = ref_row_max(s, (int)bc);
                             m_i[r] = mb > m_i[r] ? mb : m_i[r];
@@ -170,8 +170,7 @@ static int line3_output(sim_hier *h, const sim_plan *p)
             sim_load(h, SIM_V, SIM_BUF_V_j, V_j, c0, 0, bc, d);
             h->steps++;
             if (h->compute)
-                for (int64_t r = 0; r < br; r++)
-                    ref_pv_acc_row(O_i + r * d, (int)d, 1.0f, P_ij + r * bc, V_j, (int)bc);
+                ref_simd_pv_acc(O_i, (int)d, NULL, P_ij, V_j, (int)br, (int)bc);
         }
         sim_store(h, SIM_O, SIM_BUF_O_i, O_i, r0, 0, br, d);
     }

@@ -97,7 +97,7 @@ static int line2_dP(sim_hier *h, const sim_plan *p)
             sim_load(h, SIM_V, SIM_BUF_V_j, V_j, c0, 0, bc, d);
             h->steps++;
             if (h->compute)
-                ref_tile_scores(dO_i, V_j, (int)br, (int)bc, (int)d, 1.0f, dP_ij);
+                ref_simd_scores(dO_i, V_j, (int)br, (int)bc, (int)d, 1.0f, dP_ij);
             sim_store(h, SIM_dP, SIM_BUF_dP_ij, dP_ij, r0, c0, br, bc);
         }
     }

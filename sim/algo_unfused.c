@@ -93,7 +93,7 @@ static int bmm_nt(sim_hier *h, const sim_plan *p, int ph, const uf_op *op)
             operand(h, i == 0, op->b, op->bb, B_j, c0, bc, d);
             h->steps++;
             if (h->compute)
-                ref_tile_scores(A_i, B_j, (int)br, (int)bc, (int)d, 1.0f, C_ij);
+                ref_simd_scores(A_i, B_j, (int)br, (int)bc, (int)d, 1.0f, C_ij);
             sim_store(h, op->c, op->cb, C_ij, r0, c0, br, bc);
         }
     }

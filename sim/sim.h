@@ -669,6 +669,19 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
 
 void sim_result_free(sim_result *res);
 
+/* Compute mode's threads. A loop order whose query blocks are independent
+ * (FA2's forward: sim_loop.rows_parallel) runs them on n threads at once,
+ * each with SRAM buffers and counters of its own; the counters are summed
+ * (integers, exactly) and every output value has the bits of a run on one
+ * thread, since each is computed by one thread in the same operations.
+ * Observed runs (a view) and the other loop orders run on one thread.
+ * n in 1 .. SIM_MAX_THREADS, or 0 for the default: the CPUs online, at most
+ * SIM_DEFAULT_THREADS. Process-wide: set it before runs, not during one. */
+void sim_set_threads(int n);
+
+/* The threads a compute run takes now: sim_set_threads's, or the default. */
+int sim_threads(void);
+
 /* Host memory a compute-mode run of algo needs (tensors in HBM), in bytes;
  * UINT64_MAX when it does not fit in 64 bits. */
 uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh, const sim_run_opts *run);

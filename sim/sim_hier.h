@@ -10,7 +10,8 @@
  * run's dtype, kept in float storage) and sim_load / sim_store copy them; in
  * count-only mode the data pointers are NULL and only the counters move.
  *
- * The loop orders (algo_*.c) use only this interface and ref_tile.h.
+ * The loop orders (algo_*.c) use only this interface, ref_tile.h and its
+ * vector paths for the tile products (ref_simd.h).
  */
 #ifndef FASIM_SIM_HIER_H
 #define FASIM_SIM_HIER_H
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ref_simd.h"
 #include "ref_tile.h"
 #include "sim.h"
 #include "sim_loop.h"
@@ -82,6 +84,10 @@ typedef struct sim_hier {
     int64_t i, j;
     int64_t split;              /* split-KV: the split in hand (events), else -1 */
     uint64_t steps;
+    /* Threads (sim_run.c): this hierarchy runs the query blocks i = part,
+     * part + parts, ... of a loop order whose blocks are independent
+     * (sim_loop.rows_parallel); parts 0 or 1: all of them. */
+    int64_t part, parts;
     int failed;
     char *err;
     size_t errlen;
@@ -190,6 +196,12 @@ static inline void sim_store(sim_hier *h, sim_tensor t, sim_buf_id buf,
         sim_emit_buf(h, SIM_EV_STORE, t, r0, c0, rows, cols, buf,
                  (uint64_t)(rows * cols) * (uint64_t)sim_tensor_bytes(t, h->sh.dtype),
                  src);
+}
+
+/* The step between the query blocks this hierarchy runs (sim_hier.parts). */
+static inline int64_t sim_part_step(const sim_hier *h)
+{
+    return h->parts > 1 ? h->parts : 1;
 }
 
 /* Element off of an SRAM buffer, which is NULL in count-only mode: there

@@ -34,6 +34,13 @@
  * fit in 64 bits at moderate N. */
 #define SIM_MAX_HEADS INT64_C(65536)
 
+/* Threads of a compute run (sim_set_threads): at most 256, beyond any
+ * machine fasim is meant for; by default the CPUs online, at most 8, where
+ * FA2's query blocks (T_r of them, 64 at N = 4096 with 64-row blocks)
+ * still share out evenly. */
+#define SIM_MAX_THREADS 256
+#define SIM_DEFAULT_THREADS 8
+
 /* ---- bounds on a command's total work ------------------------------------
  * A small input can still ask for hours: many claims, a compute run on a
  * large .npy, the CPU kernels. Each command bounds the work it would do,

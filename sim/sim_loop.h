@@ -252,6 +252,11 @@ typedef struct sim_loop {
      * run.softmax (standard attention's forward); 0: it has its own softmax,
      * and its plans keep run.softmax AUTO whatever was asked. */
     int softmax_forms;
+    /* 1: its query blocks i are independent: each reads only the inputs
+     * and writes only its own rows of the outputs, so in compute mode
+     * threads may run them at once (sim_set_threads), the loop nest taking
+     * i = h->part, h->part + sim_part_step(h), ... (FA2's forward). */
+    int rows_parallel;
 } sim_loop;
 
 /* ---- the registry --------------------------------------------------------- */

@@ -2,13 +2,17 @@
  * sim_run.c — one run: place the inputs in HBM, let a loop order drive the
  * hierarchy, hand back the counts (and in compute mode the output).
  */
+#define _POSIX_C_SOURCE 200809L     /* sysconf */
 #include "ref_rng.h"
 #include "sim_hier.h"
+#include "sim_limits.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt)
 {
@@ -141,6 +145,108 @@ static int run_heads(const sim_loop *l, sim_hier *h, const sim_plan *p)
     return 0;
 }
 
+/* ---- threads ------------------------------------------------------------ */
+
+static int threads_asked;           /* sim_set_threads; 0: the default */
+
+void sim_set_threads(int n)
+{
+    threads_asked = n < 0 ? 0 : n > SIM_MAX_THREADS ? SIM_MAX_THREADS : n;
+}
+
+int sim_threads(void)
+{
+    if (threads_asked > 0)
+        return threads_asked;
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SIM_DEFAULT_THREADS ? SIM_DEFAULT_THREADS : (int)n;
+}
+
+/* One thread's share of a run: its own hierarchy (SRAM buffers, counters,
+ * message), the same tensors in HBM. */
+typedef struct {
+    const sim_loop *l;
+    const sim_plan *p;
+    sim_hier h;
+    char err[256];
+    int rc;
+} run_part;
+
+static void *run_part_main(void *arg)
+{
+    run_part *w = arg;
+    w->rc = run_heads(w->l, &w->h, w->p);
+    sim_sram_release_all(&w->h);
+    return NULL;
+}
+
+/* Every block of heads, as run_heads; in compute mode, unobserved, a loop
+ * order whose query blocks are independent has them shared among threads:
+ * part k takes i = k, k + n, ... (interleaved, so that a causal mask's
+ * longer rows below share out too). Each part writes its own rows of O and
+ * L; the counts and tile steps are summed, the SRAM peaks (those of every
+ * part, the same buffers) kept. Where a thread cannot start, its part
+ * runs on this one: the result does not depend on how many ran. */
+static int run_all(const sim_loop *l, sim_hier *h, const sim_plan *p)
+{
+    const int64_t n = sim_min64(sim_threads(), p->Tr);
+    if (!h->compute || h->obs || !l->rows_parallel || n < 2 || h->nbufs != 0)
+        return run_heads(l, h, p);
+    run_part *w = calloc((size_t)n, sizeof *w);
+    pthread_t *tid = calloc((size_t)n, sizeof *tid);
+    int *started = calloc((size_t)n, sizeof *started);
+    if (!w || !tid || !started) {
+        free(w);
+        free(tid);
+        free(started);
+        return run_heads(l, h, p);
+    }
+    for (int64_t k = 0; k < n; k++) {
+        w[k].l = l;
+        w[k].p = p;
+        w[k].h = *h;
+        sim_hier *c = &w[k].h;
+        memset(&c->c, 0, sizeof c->c);
+        c->steps = 0;
+        for (int v = 0; v < SIM_LEVEL_COUNT; v++)
+            c->lv[v].used = c->lv[v].peak = 0;
+        c->err = w[k].err;
+        c->errlen = sizeof w[k].err;
+        c->part = k;
+        c->parts = n;
+    }
+    for (int64_t k = 1; k < n; k++)
+        started[k] = pthread_create(&tid[k], NULL, run_part_main, &w[k]) == 0;
+    for (int64_t k = 0; k < n; k++)
+        if (!started[k])
+            run_part_main(&w[k]);
+    int rc = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (started[k])
+            pthread_join(tid[k], NULL);
+        const sim_hier *c = &w[k].h;
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+            h->c.read_elems[t] += c->c.read_elems[t];
+            h->c.write_elems[t] += c->c.write_elems[t];
+            h->c.read_ops[t] += c->c.read_ops[t];
+            h->c.write_ops[t] += c->c.write_ops[t];
+        }
+        h->steps += c->steps;
+        for (int v = 0; v < SIM_LEVEL_COUNT; v++)
+            if (c->lv[v].peak > h->lv[v].peak)
+                h->lv[v].peak = c->lv[v].peak;
+        if ((w[k].rc != 0 || c->failed) && rc == 0) {
+            rc = -1;
+            h->failed = 1;
+            snprintf(h->err, h->errlen, "%s", w[k].err);
+        }
+    }
+    free(w);
+    free(tid);
+    free(started);
+    return rc;
+}
+
 int sim_page_table(const sim_shape *sh, const sim_run_opts *run, int64_t *pt, int64_t n)
 {
     const int64_t pool = sim_shape_B(sh) * sim_shape_G(sh) * sim_run_pages(sh, run);
@@ -200,7 +306,7 @@ static int forward_first(sim_algo algo, sim_hier *h, const sim_plan *p)
     h->obs = NULL;
     if (fp.sram_peak > h->lv[SIM_LEVEL_SRAM].limit)
         h->lv[SIM_LEVEL_SRAM].limit = fp.sram_peak;
-    int rc = run_heads(l, h, &fp);
+    int rc = run_all(l, h, &fp);
     h->obs = obs;
     h->lv[SIM_LEVEL_SRAM].limit = limit;
     memset(&h->c, 0, sizeof h->c);
@@ -348,7 +454,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     int rc = -1;
     int64_t n_el[SIM_TENSOR_COUNT] = { 0 };
     if (place_tensors(h, l, n_el) != 0 ||
-        (h->compute && copy_inputs(h, algo, p, in, n_el) != 0) || run_heads(l, h, p) != 0)
+        (h->compute && copy_inputs(h, algo, p, in, n_el) != 0) || run_all(l, h, p) != 0)
         goto done;
     if (h->obs) {
         h->line = 0;
