@@ -332,6 +332,8 @@ static const cli_help_item HELP_VIEW[] = {
     LINE("--help", NULL),
     PARA("\n"
          "Runs whose recording would exceed 256 MiB are refused with a hint.\n"
+         "A count-only run keeps 65,536 steps at a time and runs again to show\n"
+         "others: runs of more than 2^27 steps are refused with a hint.\n"
          "exit status: 0 success, 2 bad usage (including a plan that does not fit),\n"
          "1 other failures\n"),
 };
