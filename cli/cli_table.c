@@ -72,7 +72,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "one JSON object on stdout (keys in README.md)" },
     [CLI_O_COMPUTE] = { "compute", NULL, R | V | G | X,
         "move real data and check the output (default when it takes\n"
-        "about four seconds or less)" },
+        "about two seconds or less)" },
     [CLI_O_EXPLAIN] = { "explain", NULL, R,
         "each section's note in full: what its numbers mean and why" },
     [CLI_O_COUNT_ONLY] = { "count-only", NULL, R | V | X,
