@@ -1008,7 +1008,7 @@ static int check_log_size(const viz_model *m, uint64_t *cells_out, char *err, si
                                            (2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS)),
                                    sat_mul(cells, VIZ_TILE_BYTES)));
     est = sat_add(est, sat_mul(wlines / VIZ_CHECKPOINT_STEPS + 1, sizeof(rec_cp)));
-    if (lines > VIZ_MAX_STEPS) {
+    if (wlines < lines && lines > VIZ_MAX_STEPS) {
         snprintf(err, errlen, "%s at N = %lld with B_r = %lld, B_c = %lld takes %llu tile "
                  "steps, up to %llu view steps; the view runs through them again at each "
                  "step outside the %llu it records (limit 2^27 steps)\n"
