@@ -68,8 +68,9 @@
 
 /* Default bound on the memory the recorded run may hold (event log, steps,
  * checkpoints, statistics copies, tile marks). Measured: an FA2 run at
- * N = 4096, d = 64 with B_r = B_c = 16 (263,681 steps) holds 17 MiB counted
- * and 35 MiB computed; FA1 with the same blocks 22 MiB. 256 MiB leaves room
+ * N = 4096, d = 64 with B_r = B_c = 16 (263,681 steps) holds 35 MiB
+ * computed (17 MiB counted, before a count-only run kept a window of
+ * VIZ_WINDOW_STEPS); FA1 with the same blocks 22 MiB. 256 MiB leaves room
  * for every run a class would step through while refusing runs that would
  * take seconds to record and gigabytes to keep. */
 #define VIZ_DEFAULT_MAX_LOG   (UINT64_C(256) << 20)
