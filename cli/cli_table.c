@@ -72,7 +72,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "one JSON object on stdout (keys in README.md)" },
     [CLI_O_COMPUTE] = { "compute", NULL, R | V | G | X,
         "move real data and check the output (default when it takes\n"
-        "about four seconds or less)" },
+        "about two seconds or less)" },
     [CLI_O_EXPLAIN] = { "explain", NULL, R,
         "each section's note in full: what its numbers mean and why" },
     [CLI_O_COUNT_ONLY] = { "count-only", NULL, R | V | X,
@@ -353,6 +353,8 @@ static const cli_help_item HELP_VIEW[] = {
     LINE("--help", NULL),
     PARA("\n"
          "Runs whose recording would exceed 256 MiB are refused with a hint.\n"
+         "A count-only run keeps 65,536 steps at a time and runs again to show\n"
+         "others: runs of more than 2^27 steps are refused with a hint.\n"
          "exit status: 0 success, 2 bad usage (including a plan that does not fit),\n"
          "1 other failures\n"),
 };

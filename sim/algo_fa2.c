@@ -77,6 +77,21 @@ static SIM_NOINLINE void fa2_line10(const float *P_ij, const float *V_j, float *
     ref_simd_pv_acc(O_i, (int)d, alpha, P_ij, V_j, (int)br, (int)bc);
 }
 
+/* Lines 6-11 of a count-only run with no observer (sim_counting_only): the
+ * loads of K_j, V_j the loop below makes at each visited j, tallied in
+ * locals and added to the counters once per row block. K_j and V_j are
+ * the same bc x d tiles, so one tally serves both. */
+static void fa2_count_kv(sim_hier *h, const sim_plan *p, sim_range js)
+{
+    const int64_t N_k = sim_shape_Nk(&h->sh), d = h->sh.d, B_c = p->Bc;
+    sim_tally kv = { 0, 0 };
+    for (int64_t j = js.lo; j <= js.hi; j++)
+        sim_tally_add(&kv, sim_min64(B_c, N_k - j * B_c), d);
+    sim_tally_load(h, SIM_K, kv);
+    sim_tally_load(h, SIM_V, kv);
+    h->steps += kv.ops;
+}
+
 static int fa2_run(sim_hier *h, const sim_plan *p)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
@@ -103,6 +118,7 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
     }
     if (h->failed)
         return -1;
+    const int counting = sim_counting_only(h);
 
     /* 1-2: Q, O, L in T_r blocks of B_r rows; K, V in T_c blocks of B_c rows. */
     for (int64_t i = h->part; i < T_r; i += sim_part_step(h)) {  /* 3 */
@@ -114,7 +130,9 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
         if (h->compute)                                          /* 5 */
             sim_state_empty(m_i, l_i, O_i, hq * br, d);
         const sim_range js = sim_visit_js(h, p, i);
-        for (int64_t j = js.lo; j <= js.hi; j++) {               /* 6 */
+        if (counting)
+            fa2_count_kv(h, p, js);                              /* 6-11, tallied */
+        for (int64_t j = js.lo; !counting && j <= js.hi; j++) {  /* 6 */
             const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
             sim_at(h, FA2_L7_LOAD_KV, i, j);
             sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);        /* 7 */

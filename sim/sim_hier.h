@@ -204,6 +204,41 @@ static inline int64_t sim_part_step(const sim_hier *h)
     return h->parts > 1 ? h->parts : 1;
 }
 
+/* Count-only with no observer and contiguous K, V: nothing moves but the
+ * counters. A loop order may then run an inner loop as a tally (below): the
+ * transfers summed in locals, which the compiler keeps in registers, and
+ * added to h->c once per block, with no mode or observer flag tested per
+ * step. The counts are those of the stepwise loop, transfer for transfer
+ * (tests/test_theory.c runs both). */
+static inline int sim_counting_only(const sim_hier *h)
+{
+    return !h->compute && h->obs == NULL && h->run.page == 0;
+}
+
+/* One tensor's transfers in one direction, tallied in locals. */
+typedef struct {
+    uint64_t elems, ops;
+} sim_tally;
+
+static inline void sim_tally_add(sim_tally *x, int64_t rows, int64_t cols)
+{
+    x->elems += (uint64_t)(rows * cols);
+    x->ops += 1;
+}
+
+/* The tally written back: loads of tensor t (HBM -> SRAM), stores of t. */
+static inline void sim_tally_load(sim_hier *h, sim_tensor t, sim_tally x)
+{
+    h->c.read_elems[t] += x.elems;
+    h->c.read_ops[t] += x.ops;
+}
+
+static inline void sim_tally_store(sim_hier *h, sim_tensor t, sim_tally x)
+{
+    h->c.write_elems[t] += x.elems;
+    h->c.write_ops[t] += x.ops;
+}
+
 /* Element off of an SRAM buffer, which is NULL in count-only mode: there
  * the result is NULL too (NULL + off is undefined behaviour in C, even for
  * off = 0). */

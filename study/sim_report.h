@@ -22,11 +22,17 @@ typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
 
 /* Defaults for the resource limits (each raised by a CLI flag). */
 #define SIM_DEFAULT_MAX_MEM   (4ull << 30)      /* compute-mode host memory  */
-/* Compute mode is chosen by default when the runs' arithmetic takes at
- * most about four seconds at the rate messages quote (sim_limits.h; 1 to 3 s
- * in practice): enough that the classroom commands compute, the backward's
- * gradient check included (fasim --pass both at N = 1024, d = 64: 3.6e9
- * flops), and far from the model presets (3.7e12 for gpt2-medium). */
+/* Compute mode is chosen by default when the runs' arithmetic is at most
+ * 4.8e9 flops: four seconds at the rate messages quote (sim_limits.h), and
+ * about two seconds of one core in practice. Measured on 2026-12-03 at the
+ * scalar tile primitives' speed, the float64 oracle's ordered loops
+ * included, as CPU time on the 2-core development machine: fasim --pass
+ * both at N = 1024, d = 64 (3.6e9 flops) 1.34 s; N = 2048, d = 64, three
+ * loop orders (3.2e9) 1.46 s; --algo fa2 at N = 4096, d = 64 (4.3e9)
+ * 2.04 s: 2.1e9 to 2.7e9 flops a second, so the threshold is 1.8 to 2.3 s.
+ * Enough that the classroom commands compute, the backward's gradient check
+ * included, and far from the model presets (3.7e12 for gpt2-medium); faster
+ * primitives move it up by their speedup. */
 #define SIM_AUTO_COMPUTE_FLOPS (4.0 * SIM_COMPUTE_FLOPS_PER_S)
 
 /* run_algo's value for a loop order "all" asked for: run it in the passes

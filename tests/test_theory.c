@@ -486,11 +486,27 @@ static void check_config(sim_algo algo, const sim_shape *sh, const sim_plan *p)
     check_config_as(algo, sh, &other);
 }
 
+/* An observer that looks at nothing: attached, it keeps a count-only run on
+ * its stepwise loop (sim_counting_only is then false). */
+static void ignore_event(void *ctx, const sim_event *e)
+{
+    (void)ctx;
+    (void)e;
+}
+
 static void check_config_as(sim_algo algo, const sim_shape *sh, const sim_plan *p)
 {
-    sim_result res;
+    sim_result res, stepwise;
     char err[512];
     assert_int_equal(sim_run(algo, sh, p, NULL, NULL, NULL, NULL, &res, err, sizeof err), 0);
+    /* The tallied inner loops of an unobserved run move what the stepwise
+     * loop moves, transfer for transfer and step for step. */
+    const sim_observer ignore = { ignore_event, NULL };
+    assert_int_equal(sim_run(algo, sh, p, NULL, NULL, NULL, &ignore, &stepwise, err, sizeof err),
+                     0);
+    assert_true(sim_counts_equal(&res.counts, &stepwise.counts));
+    assert_int_equal(res.steps, stepwise.steps);
+    sim_result_free(&stepwise);
     sim_counts th, en;
     assert_int_equal(sim_theory_counts(p, sh, &th), 0);
     enum_counts(algo, sh, p, &en);

@@ -1301,6 +1301,163 @@ static void test_axis_cell(void **state)
             }
 }
 
+/* ---- the window --------------------------------------------------------------- */
+
+/* Everything a renderer reads at the current step, compared between a model
+ * that records the whole run and one that records a window of it. */
+static void same_frame(const viz_model *a, const viz_model *b)
+{
+    const viz_info *in = viz_model_info(a);
+    const viz_state *x = viz_model_state(a), *y = viz_model_state(b);
+    assert_int_equal(x->step, y->step);
+    assert_int_equal(x->line, y->line);
+    assert_int_equal(x->i, y->i);
+    assert_int_equal(x->j, y->j);
+    assert_int_equal(x->split, y->split);
+    assert_int_equal(x->pass, y->pass);
+    assert_true(sim_counts_equal(&x->counts, &y->counts));
+    assert_int_equal(x->nxfer, y->nxfer);
+    for (int k = 0; k < x->nxfer; k++) {
+        const viz_transfer *u = &x->xfer[k], *v = &y->xfer[k];
+        assert_int_equal(u->kind, v->kind);
+        assert_int_equal(u->tensor, v->tensor);
+        assert_int_equal(u->r0, v->r0);
+        assert_int_equal(u->c0, v->c0);
+        assert_int_equal(u->rows, v->rows);
+        assert_int_equal(u->cols, v->cols);
+        assert_string_equal(u->buf, v->buf);
+        assert_int_equal(u->bytes, v->bytes);
+    }
+    assert_int_equal(x->nbuf, y->nbuf);
+    assert_memory_equal(x->buf, y->buf, (size_t)x->nbuf * sizeof x->buf[0]);
+    assert_int_equal(x->sram_used, y->sram_used);
+    assert_int_equal(x->stats.shown, y->stats.shown);
+    assert_int_equal(x->stats.row0, y->stats.row0);
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        const viz_tensor_info *ti = &in->tensor[t];
+        if (!ti->present)
+            continue;
+        for (int64_t r = 0; r < ti->grid_rows; r++)
+            for (int64_t c = 0; c < ti->grid_cols; c++) {
+                assert_int_equal(viz_tile_mark(a, (sim_tensor)t, r, c),
+                                 viz_tile_mark(b, (sim_tensor)t, r, c));
+                uint32_t ra, wa, rb, wb;
+                viz_tile_range_counts(a, (sim_tensor)t, r, r + 1, c, c + 1, &ra, &wa);
+                viz_tile_range_counts(b, (sim_tensor)t, r, r + 1, c, c + 1, &rb, &wb);
+                assert_int_equal(ra, rb);
+                assert_int_equal(wa, wb);
+                char da[256], db[256];
+                assert_int_equal(viz_tile_describe(a, (sim_tensor)t, r, c, da, sizeof da), 0);
+                assert_int_equal(viz_tile_describe(b, (sim_tensor)t, r, c, db, sizeof db), 0);
+                assert_string_equal(da, db);
+            }
+    }
+    for (int64_t i = 0; i < in->plan.Tr; i++)
+        for (int64_t j = 0; j < in->plan.Tc; j++)
+            assert_int_equal(viz_block_range(a, i, i + 1, j, j + 1),
+                             viz_block_range(b, i, i + 1, j, j + 1));
+}
+
+/* A count-only model that records 61 steps at a time shows the frames of
+ * one that records the whole run, stepping forwards, backwards (each
+ * leaving its window) and jumping, for every loop order and pass, causal
+ * and not; its searches find the same steps. */
+static void test_window_same_frames(void **state)
+{
+    (void)state;
+    const sim_algo algos[] = { SIM_FA2, SIM_FA1, SIM_NAIVE };
+    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++)
+        for (int pass = 0; pass <= 1; pass++)
+            for (int causal = 0; causal <= 1; causal++) {
+                viz_config c;
+                viz_config_default(&c);
+                c.algo = algos[a];
+                c.sh.N = 160;
+                c.sh.d = 8;
+                c.sh.causal = causal;
+                c.run.pass = pass ? SIM_BWD : SIM_FWD;
+                c.plan_kind = SIM_PLAN_USER;
+                c.Br = c.Bc = 16;
+                c.mode = VIZ_MODE_COUNT;
+                viz_model *full = NULL, *win = NULL;
+                char err[2048];
+                assert_int_equal(viz_model_build(&c, &full, err, sizeof err), VIZ_OK);
+                c.window_steps = 61;
+                assert_int_equal(viz_model_build(&c, &win, err, sizeof err), VIZ_OK);
+                const viz_info *fi = viz_model_info(full), *wi = viz_model_info(win);
+                assert_true(fi->nsteps > 3 * 61);
+                assert_int_equal(fi->window_steps, fi->nsteps);
+                assert_int_equal(wi->window_steps, 61);
+                assert_int_equal(fi->nsteps, wi->nsteps);
+                assert_int_equal(fi->blocks, wi->blocks);
+                assert_true(sim_counts_equal(&fi->measured, &wi->measured));
+                for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+                    assert_int_equal(fi->tensor[t].max_reads, wi->tensor[t].max_reads);
+                    assert_int_equal(fi->tensor[t].max_writes, wi->tensor[t].max_writes);
+                }
+                const uint64_t n = fi->nsteps;
+                uint64_t rng = 7;
+                for (uint64_t q = 0; q < 3 * n; q++) {
+                    uint64_t k;
+                    if (q < n)
+                        k = q;                          /* forwards */
+                    else if (q < 2 * n)
+                        k = 2 * n - 1 - q;              /* backwards */
+                    else
+                        k = ((rng = rng * 6364136223846793005u + 1442695040888963407u) >> 33) %
+                            n;
+                    assert_int_equal(viz_model_seek(full, k), 0);
+                    assert_int_equal(viz_model_seek(win, k), 0);
+                    if (q % 7 == 0 || q >= 2 * n)
+                        same_frame(full, win);
+                    int l1, l2;
+                    int64_t i1, j1, i2, j2;
+                    assert_int_equal(viz_model_step_where(full, k, &l1, &i1, &j1), 0);
+                    assert_int_equal(viz_model_step_where(win, k, &l2, &i2, &j2), 0);
+                    assert_true(l1 == l2 && i1 == i2 && j1 == j2);
+                    if (q % 31 == 0) {
+                        /* the next step at this line from the start: often
+                         * outside the window */
+                        uint64_t s1 = 0, s2 = 0;
+                        const int r1 = viz_model_find_step(full, 0, l1, i1, j1, &s1);
+                        assert_int_equal(viz_model_find_step(win, 0, l1, i1, j1, &s2), r1);
+                        assert_int_equal(s1, s2);
+                        assert_true(s1 <= k);
+                    }
+                }
+                assert_int_equal(viz_model_seek(win, n), -1);
+                viz_model_free(full);
+                viz_model_free(win);
+            }
+}
+
+/* A count-only run far longer than its window: the recording stays a few
+ * MiB (the whole run's would be about 190 MiB), and the last step and the
+ * first are reached from each other. */
+static void test_window_memory_flat(void **state)
+{
+    (void)state;
+    viz_config c;
+    viz_config_default(&c);
+    c.sh.N = 32768;
+    viz_model *m = NULL;
+    char err[2048];
+    assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_OK);
+    const viz_info *in = viz_model_info(m);
+    assert_false(in->computed);
+    assert_true(in->nsteps > 16 * VIZ_WINDOW_STEPS);
+    assert_true(in->log_bytes < (UINT64_C(8) << 20));
+    assert_int_equal(viz_model_seek(m, in->nsteps - 1), 0);
+    const viz_state *st = viz_model_state(m);
+    assert_int_equal(st->line, 17);                  /* FA2's return */
+    assert_true(sim_counts_equal(&st->counts, &in->final_counts));
+    assert_true(in->log_bytes < (UINT64_C(8) << 20));
+    assert_int_equal(viz_model_seek(m, 0), 0);
+    assert_int_equal(st->line, 4);
+    assert_int_equal(st->i, 0);
+    viz_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1325,6 +1482,8 @@ int main(void)
         cmocka_unit_test(test_block_grid),
         cmocka_unit_test(test_default_shape),
         cmocka_unit_test(test_same_tiles_every_order),
+        cmocka_unit_test(test_window_same_frames),
+        cmocka_unit_test(test_window_memory_flat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,8 +22,19 @@
  *   - nread[] / nwrite[] per tensor tile: how many times it moved, kept for
  *     the current step (a seek forwards counts the new events, backwards
  *     counts again from the start: at most the whole log, milliseconds);
- *   - block_first[] per block (i, j): the first step at it, for the block
- *     grid (done, now, to come, skipped).
+ *   - per step, the last block (i, j) visited so far: the run visits its
+ *     blocks in one order (row by row, or column by column) and only those
+ *     in the mask's band, which the recording checks, so a block is done
+ *     when it comes before that one, skipped when outside the band.
+ *
+ * The window. A run records all of the above for the steps of its window
+ * only; per tile, the counts before the window's first step and the last
+ * step before it that read or wrote the tile stand in for what came
+ * earlier. Compute mode's window is the whole run (recomputing a step would
+ * cost the whole run's arithmetic). A count-only run longer than
+ * VIZ_WINDOW_STEPS records that many steps and, on a seek outside them,
+ * runs the simulator again (count-only, milliseconds to a second or two)
+ * recording the window around the new step: its memory stays flat in N.
  *
  * The SRAM buffers' contents are read through the data pointers of their
  * ALLOC events: they stay valid until the FREE event of the same buffer
@@ -41,6 +52,9 @@
 
 #define NONE32 UINT32_MAX
 #define MAX_BUFTAB 32
+/* Bytes per tile of a present tensor: its first and last reads and writes,
+ * its counts now and before the window (uint32_t each). */
+#define VIZ_TILE_BYTES 32
 
 /* ---- the recorded run ------------------------------------------------------ */
 
@@ -55,6 +69,7 @@ typedef struct {
 typedef struct {
     uint32_t ev;       /* first event of this step */
     int32_t i, j;
+    int32_t bi, bj;    /* the last block visited up to this step, -1: none yet */
     int32_t split;     /* split-KV: the split in hand, -1 otherwise */
     uint8_t line, pass;
     uint32_t snap_before, snap_after;   /* NONE32: none */
@@ -108,6 +123,9 @@ struct viz_model {
     viz_info info;
     viz_state st;
 
+    /* The window: steps[0 .. nsteps) are the run's steps w0 .. w0 + nsteps - 1,
+     * of at most `window` steps. */
+    uint64_t w0, window;
     rec_step *steps;
     size_t nsteps;
     rec_ev *ev;
@@ -127,10 +145,15 @@ struct viz_model {
     uint32_t *nread[SIM_TENSOR_COUNT];
     uint32_t *nwrite[SIM_TENSOR_COUNT];
     size_t counted;
-    /* T_r x T_c, row-major: the first step at block (i, j), NONE32 when the
-     * run never reaches it (a masked block); NULL when the run has no block
-     * grid (viz_info.blocks). */
-    uint32_t *block_first;
+    /* Per tile, the reads and writes before the window's first step, and the
+     * last step before it that read or wrote the tile (NONE32: none). */
+    uint32_t *nread0[SIM_TENSOR_COUNT];
+    uint32_t *nwrite0[SIM_TENSOR_COUNT];
+    uint32_t *last_read[SIM_TENSOR_COUNT];
+    uint32_t *last_write[SIM_TENSOR_COUNT];
+    /* The run visits its blocks row by row (i outer; 0: column by column),
+     * when viz_info.blocks. */
+    int by_row;
     /* Per pseudocode line, the tensors (bit t) its steps move: naive's
      * phases each work on their own tensors. */
     uint32_t line_tensors[256];
@@ -227,6 +250,16 @@ typedef struct {
     viz_model *m;
     vec steps, ev, cps, snaps, pool;
     int failed;
+    /* The steps recorded, [w0, w1), and the run's steps so far (LINE events:
+     * the step in hand is nline - 1) and the line of the step in hand. */
+    uint64_t w0, w1, nline;
+    int line;
+    /* The blocks visited: the last one (bi, bj), how many, whether each came
+     * after the one before it row by row and column by column, whether each
+     * lies in the mask's band. */
+    int32_t bi, bj;
+    uint64_t nvisits;
+    int by_row, by_col, in_band;
     /* The live state while recording. */
     sim_counts counts;
     uint8_t live[SIM_MAX_BUFFERS];
@@ -392,13 +425,9 @@ static void record_line(recorder *r, const sim_event *e)
     s.j = (int32_t)e->j;
     s.split = (int32_t)e->split;
     s.line = (uint8_t)e->line;
+    s.bi = r->bi;
+    s.bj = r->bj;
     s.snap_before = s.snap_after = NONE32;
-    const sim_plan *p = &m->info.plan;
-    if (m->block_first && e->i >= 0 && e->j >= 0 && e->i < p->Tr && e->j < p->Tc) {
-        uint32_t *f = &m->block_first[e->i * p->Tc + e->j];
-        if (*f == NONE32)
-            *f = (uint32_t)r->steps.n;
-    }
     rec_step *prev = r->steps.n ? (rec_step *)r->steps.p + r->steps.n - 1 : NULL;
     if ((line_view(&m->info, e->line) & SIM_VIEW_SOFTMAX) &&
         m->info.plan.softmax_passes > 1) {
@@ -502,7 +531,10 @@ static int record_free(recorder *r, const sim_event *e, rec_ev *x)
 static int record_transfer(recorder *r, const sim_event *e, rec_ev *x)
 {
     viz_model *m = r->m;
-    const size_t step = r->steps.n ? r->steps.n - 1 : 0;
+    const uint64_t step = r->nline ? r->nline - 1 : 0;
+    const int in_window = r->nline && step >= r->w0 && step < r->w1;
+    if (!in_window && r->mem_run != SIZE_MAX)
+        r->ev.n = r->mem_run;            /* the releases of a step not recorded */
     r->mem_run = SIZE_MAX;
     int b = live_by_name(r, e->buf);
     if (b < 0)
@@ -517,6 +549,8 @@ static int record_transfer(recorder *r, const sim_event *e, rec_ev *x)
     const viz_tensor_info *ti = &m->info.tensor[e->tensor];
     uint32_t *first = e->kind == SIM_EV_LOAD ? m->first_read[e->tensor]
                                              : m->first_write[e->tensor];
+    uint32_t *last = e->kind == SIM_EV_LOAD ? m->last_read[e->tensor]
+                                            : m->last_write[e->tensor];
     if (e->kind == SIM_EV_LOAD) {
         r->counts.read_elems[e->tensor] += n;
         r->counts.read_ops[e->tensor]++;
@@ -539,14 +573,62 @@ static int record_transfer(recorder *r, const sim_event *e, rec_ev *x)
                 uint32_t *f = &first[a * ti->grid_cols + c];
                 if (*f == NONE32)
                     *f = (uint32_t)step;
+                if (step < r->w0)
+                    last[a * ti->grid_cols + c] = (uint32_t)step;
             }
     }
     tally(m, x);
-    if (r->steps.n)
-        m->line_tensors[((const rec_step *)r->steps.p)[step].line] |= 1u << e->tensor;
+    if (r->nline)
+        m->line_tensors[r->line] |= 1u << e->tensor;
+    if (!in_window)
+        return 1;
     if (++r->cur_xfer > r->max_xfer)
         r->max_xfer = r->cur_xfer;
     return 0;
+}
+
+/* A step (i, j) at a block: the order and the band of the visits. */
+static void visit_block(recorder *r, const sim_event *e)
+{
+    const viz_info *in = &r->m->info;
+    const sim_plan *p = &in->plan;
+    if (e->i < 0 || e->j < 0 || e->i >= p->Tr || e->j >= p->Tc ||
+        (e->i == r->bi && e->j == r->bj))
+        return;
+    if (r->nvisits) {
+        r->by_row &= e->i > r->bi || (e->i == r->bi && e->j > r->bj);
+        r->by_col &= e->j > r->bj || (e->j == r->bj && e->i > r->bi);
+    }
+    const sim_range js = sim_block_js(&in->sh, e->i, p->Br, p->Bc);
+    r->in_band &= e->j >= js.lo && e->j <= js.hi;
+    r->nvisits++;
+    r->bi = (int32_t)e->i;
+    r->bj = (int32_t)e->j;
+}
+
+/* A LINE event: the next step, recorded when in the window. Its first
+ * step keeps the per-tile counts before it. */
+static void on_line(recorder *r, const sim_event *e)
+{
+    viz_model *m = r->m;
+    const uint64_t step = r->nline++;
+    r->line = e->line;
+    visit_block(r, e);
+    if (step == r->w0)
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+            if (m->nread[t]) {
+                const size_t n = (size_t)(m->info.tensor[t].grid_rows *
+                                          m->info.tensor[t].grid_cols);
+                memcpy(m->nread0[t], m->nread[t], n * sizeof(uint32_t));
+                memcpy(m->nwrite0[t], m->nwrite[t], n * sizeof(uint32_t));
+            }
+    if (step >= r->w0 && step < r->w1) {
+        record_line(r, e);
+        return;
+    }
+    if (r->mem_run != SIZE_MAX)
+        r->ev.n = r->mem_run;           /* the allocations of a step not recorded */
+    r->mem_run = SIZE_MAX;
 }
 
 static void on_event(void *ctx, const sim_event *e)
@@ -555,7 +637,7 @@ static void on_event(void *ctx, const sim_event *e)
     if (r->failed)
         return;
     if (e->kind == SIM_EV_LINE) {
-        record_line(r, e);
+        on_line(r, e);
         return;
     }
     rec_ev x;
@@ -569,7 +651,7 @@ static void on_event(void *ctx, const sim_event *e)
     case SIM_EV_STORE: rc = record_transfer(r, e, &x); break;
     default: return;                     /* SIM_EV_DONE */
     }
-    if (rc != 0 || vec_push(&r->ev, &x, 1) != 0)
+    if (rc < 0 || (rc == 0 && vec_push(&r->ev, &x, 1) != 0))
         r->failed = 1;
 }
 
@@ -674,11 +756,11 @@ static void fill_refused(viz_model *m)
     st->i = st->j = -1;
 }
 
+static void free_window(viz_model *m);
+
 static void free_parts(viz_model *m)
 {
-    free(m->steps);
-    free(m->ev);
-    free(m->cps);
+    free_window(m);
     free(m->snaps);
     free(m->pool);
     free(m->xfer);
@@ -687,8 +769,24 @@ static void free_parts(viz_model *m)
         free(m->first_write[t]);
         free(m->nread[t]);
         free(m->nwrite[t]);
+        free(m->nread0[t]);
+        free(m->nwrite0[t]);
+        free(m->last_read[t]);
+        free(m->last_write[t]);
     }
-    free(m->block_first);
+}
+
+/* The window's recording (steps, events, checkpoints), not the per-tile
+ * arrays nor the statistics. */
+static void free_window(viz_model *m)
+{
+    free(m->steps);
+    free(m->ev);
+    free(m->cps);
+    m->steps = NULL;
+    m->ev = NULL;
+    m->cps = NULL;
+    m->nsteps = m->nev = m->ncps = 0;
 }
 
 void viz_model_free(viz_model *m)
@@ -892,19 +990,37 @@ static int check_log_size(const viz_model *m, uint64_t *cells_out, char *err, si
     uint64_t lines = sat_add(sat_mul(5, info->tile_steps), sat_add(sat_mul(4, T_rc), 8));
     uint64_t events = sat_add(ops, 6 * SIM_MAX_BUFFERS);
     uint64_t snaps = compute ? sat_add(sat_mul(2, info->tile_steps), sat_mul(3, T_rc)) : 0;
-    uint64_t cells = has_blocks(info) ? sat_mul((uint64_t)p->Tr, (uint64_t)p->Tc) / 4 : 0;
+    /* A window holds its share of the events (a count-only run's: at most
+     * VIZ_WINDOW_STEPS lines); the per-tile arrays are the whole grid's. */
+    const uint64_t wlines = lines < m->window ? lines : m->window;
+    const uint64_t wevents =
+        wlines == lines ? events
+                        : (uint64_t)((double)events * ((double)wlines / (double)lines)) +
+                              6 * SIM_MAX_BUFFERS;
+    uint64_t cells = 0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         if (info->tensor[t].present)
             cells = sat_add(cells, sat_mul((uint64_t)info->tensor[t].grid_rows,
                                            (uint64_t)info->tensor[t].grid_cols));
-    uint64_t est = sat_add(sat_add(sat_mul(lines, sizeof(rec_step)),
-                                   sat_mul(events, sizeof(rec_ev))),
+    uint64_t est = sat_add(sat_add(sat_mul(wlines, sizeof(rec_step)),
+                                   sat_mul(wevents, sizeof(rec_ev))),
                            sat_add(sat_mul(snaps, sizeof(rec_snap) + 4 *
                                            (2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS)),
-                                   sat_mul(cells, 16)));
-    est = sat_add(est, sat_mul(lines / VIZ_CHECKPOINT_STEPS + 1, sizeof(rec_cp)));
+                                   sat_mul(cells, VIZ_TILE_BYTES)));
+    est = sat_add(est, sat_mul(wlines / VIZ_CHECKPOINT_STEPS + 1, sizeof(rec_cp)));
+    if (wlines < lines && lines > VIZ_MAX_STEPS) {
+        snprintf(err, errlen, "%s at N = %lld with B_r = %lld, B_c = %lld takes %llu tile "
+                 "steps, up to %llu view steps; the view runs through them again at each "
+                 "step outside the %llu it records (limit 2^27 steps)\n"
+                 "  hint: use a smaller --N, larger blocks (--Br/--Bc or a larger --M), "
+                 "or the report ('fasim --N %lld ...') for the counts",
+                 sim_algo_name(cfg->algo), (long long)sh->N, (long long)p->Br,
+                 (long long)p->Bc, (unsigned long long)info->tile_steps,
+                 (unsigned long long)lines, (unsigned long long)wlines, (long long)sh->N);
+        return VIZ_EUSAGE;
+    }
     const uint64_t max_log = cfg->max_log_bytes ? cfg->max_log_bytes : VIZ_DEFAULT_MAX_LOG;
-    if (est > max_log || lines > UINT32_MAX || events > UINT32_MAX) {
+    if (est > max_log || lines > UINT32_MAX || wevents > UINT32_MAX) {
         char b1[32], b2[32];
         sim_format_bytes(b1, sizeof b1, est);
         sim_format_bytes(b2, sizeof b2, max_log);
@@ -938,28 +1054,52 @@ static int alloc_marks(viz_model *m)
         m->first_write[t] = malloc(n * sizeof(uint32_t));
         m->nread[t] = calloc(n, sizeof(uint32_t));
         m->nwrite[t] = calloc(n, sizeof(uint32_t));
-        if (!m->first_read[t] || !m->first_write[t] || !m->nread[t] || !m->nwrite[t])
+        m->nread0[t] = calloc(n, sizeof(uint32_t));
+        m->nwrite0[t] = calloc(n, sizeof(uint32_t));
+        m->last_read[t] = malloc(n * sizeof(uint32_t));
+        m->last_write[t] = malloc(n * sizeof(uint32_t));
+        if (!m->first_read[t] || !m->first_write[t] || !m->nread[t] || !m->nwrite[t] ||
+            !m->nread0[t] || !m->nwrite0[t] || !m->last_read[t] || !m->last_write[t])
             rc = VIZ_EFAIL;
         else {
             memset(m->first_read[t], 0xff, n * sizeof(uint32_t));
             memset(m->first_write[t], 0xff, n * sizeof(uint32_t));
         }
     }
-    if (rc == VIZ_OK && has_blocks(info)) {
-        const size_t n = (size_t)(info->plan.Tr * info->plan.Tc);
-        m->block_first = malloc(n * sizeof(uint32_t));
-        if (!m->block_first)
-            rc = VIZ_EFAIL;
-        else
-            memset(m->block_first, 0xff, n * sizeof(uint32_t));
-        info->blocks = m->block_first != NULL;
-    }
     return rc;
 }
 
-/* After the recording the per-tile counts are the run's totals: keep each
- * tensor's largest (a renderer sizes its cells on them), then start the
- * counting over for viz_model_seek. */
+/* Before a recording: no tile moved yet. (The first reads and writes are
+ * the run's, the same at every recording of it.) */
+static void reset_tile_counts(viz_model *m)
+{
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        if (m->nread[t]) {
+            const size_t n = (size_t)(m->info.tensor[t].grid_rows *
+                                      m->info.tensor[t].grid_cols);
+            memset(m->nread[t], 0, n * sizeof(uint32_t));
+            memset(m->nwrite[t], 0, n * sizeof(uint32_t));
+            memset(m->last_read[t], 0xff, n * sizeof(uint32_t));
+            memset(m->last_write[t], 0xff, n * sizeof(uint32_t));
+        }
+}
+
+/* After a recording the per-tile counts start over from the window's first
+ * step for viz_model_seek. */
+static void counts_to_window_start(viz_model *m)
+{
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        if (m->nread[t]) {
+            const size_t n = (size_t)(m->info.tensor[t].grid_rows *
+                                      m->info.tensor[t].grid_cols);
+            memcpy(m->nread[t], m->nread0[t], n * sizeof(uint32_t));
+            memcpy(m->nwrite[t], m->nwrite0[t], n * sizeof(uint32_t));
+        }
+    m->counted = 0;
+}
+
+/* After the first recording the per-tile counts are the run's totals: keep
+ * each tensor's largest (a renderer sizes its cells on them). */
 static void keep_count_maxima(viz_model *m)
 {
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
@@ -973,10 +1113,7 @@ static void keep_count_maxima(viz_model *m)
             if (m->nwrite[t][k] > ti->max_writes)
                 ti->max_writes = m->nwrite[t][k];
         }
-        memset(m->nread[t], 0, n * sizeof(uint32_t));
-        memset(m->nwrite[t], 0, n * sizeof(uint32_t));
     }
-    m->counted = 0;
 }
 
 /* The inputs of a compute-mode run: the caller's Q, K, V or the seeded
@@ -1022,52 +1159,124 @@ static void free_inputs(run_inputs *ri)
     free(ri->dO);
 }
 
-/* 4. The recorded run, its log handed to the model. Returns VIZ_OK, or
- * VIZ_EFAIL with err set. */
-static int record_run(viz_model *m, const viz_config *cfg, recorder *r, char *err,
-                      size_t errlen)
+/* The blocks the mask leaves in its band: those a run with a block grid
+ * visits. */
+static uint64_t band_blocks(const viz_info *in)
+{
+    uint64_t n = 0;
+    for (int64_t i = 0; i < in->plan.Tr; i++) {
+        const sim_range js = sim_block_js(&in->sh, i, in->plan.Br, in->plan.Bc);
+        if (js.hi >= js.lo)
+            n += (uint64_t)(js.hi - js.lo + 1);
+    }
+    return n;
+}
+
+/* 4. One recording of the run: the steps of the window [w0, w0 + window)
+ * and the per-tile marks, handed to the model (the old window freed). The
+ * first (first = 1) computes in compute mode and keeps the per-tile maxima;
+ * a later one counts only (a windowed run is count-only). Returns VIZ_OK,
+ * or VIZ_EFAIL with err set (the model then holds no window). */
+static int record_run(viz_model *m, const viz_config *cfg, uint64_t w0, int first,
+                      char *err, size_t errlen)
 {
     const sim_shape *sh = &m->info.sh;
     viz_info *info = &m->info;
+    recorder r;
+    memset(&r, 0, sizeof r);
+    r.m = m;
+    r.steps.size = sizeof(rec_step);
+    r.ev.size = sizeof(rec_ev);
+    r.cps.size = sizeof(rec_cp);
+    r.snaps.size = sizeof(rec_snap);
+    r.pool.size = sizeof(float);
+    r.mem_run = SIZE_MAX;
+    r.m_buf = r.l_buf = r.o_buf = -1;
+    r.snap_in_step = NONE32;
+    float tmp[2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS];
+    r.tmp = tmp;
+    r.w0 = w0;
+    r.w1 = m->window > UINT64_MAX - w0 ? UINT64_MAX : w0 + m->window;
+    r.bi = r.bj = -1;
+    r.by_row = r.by_col = r.in_band = 1;
+    free_window(m);
+    reset_tile_counts(m);
     run_inputs ri;
     memset(&ri, 0, sizeof ri);
-    int rc = alloc_marks(m);
-    if (rc == VIZ_OK && info->computed)
-        rc = make_inputs(cfg, &ri);
+    int rc = first && info->computed ? make_inputs(cfg, &ri) : VIZ_OK;
     if (rc != VIZ_OK) {
         snprintf(err, errlen, "out of memory for the view of N = %lld", (long long)sh->N);
     } else {
-        sim_observer obs = { on_event, r };
+        sim_observer obs = { on_event, &r };
         sim_result res;
         const sim_inputs in = { ri.Q, ri.K, ri.V, ri.dO };
-        if (sim_run_inputs(cfg->algo, sh, &info->plan, info->computed ? &in : NULL, &obs,
-                           &res, err, errlen) != 0) {
+        if (sim_run_inputs(cfg->algo, sh, &info->plan, first && info->computed ? &in : NULL,
+                           &obs, &res, err, errlen) != 0) {
             rc = VIZ_EFAIL;
         } else {
             info->measured = res.counts;
             info->sram_peak = res.sram_peak;
             info->theory_matches = sim_counts_equal(&res.counts, &info->final_counts);
             sim_result_free(&res);
-            if (r->failed) {
+            if (r.failed) {
                 snprintf(err, errlen, "out of memory while recording the run");
                 rc = VIZ_EFAIL;
-            } else if (r->steps.n == 0) {
+            } else if (r.steps.n == 0) {
                 snprintf(err, errlen, "internal: the run reached no pseudocode line");
                 rc = VIZ_EFAIL;
             }
         }
     }
     free_inputs(&ri);
-    m->steps = r->steps.p;
-    m->nsteps = r->steps.n;
-    m->ev = r->ev.p;
-    m->nev = r->ev.n;
-    m->cps = r->cps.p;
-    m->ncps = r->cps.n;
-    m->snaps = r->snaps.p;
-    m->nsnaps = r->snaps.n;
-    m->pool = r->pool.p;
-    return rc;
+    /* Releases after the window's last step belong to a step not recorded. */
+    if (r.nline > r.w1 && r.mem_run != SIZE_MAX)
+        r.ev.n = r.mem_run;
+    m->w0 = w0;
+    m->steps = r.steps.p;
+    m->nsteps = r.steps.n;
+    m->ev = r.ev.p;
+    m->nev = r.ev.n;
+    m->cps = r.cps.p;
+    m->ncps = r.cps.n;
+    free(m->snaps);
+    free(m->pool);
+    m->snaps = r.snaps.p;
+    m->nsnaps = r.snaps.n;
+    m->pool = r.pool.p;
+    if (rc == VIZ_OK && r.max_xfer > m->xfer_cap) {
+        viz_transfer *x = realloc(m->xfer, r.max_xfer * sizeof *x);
+        if (x) {
+            m->xfer = x;
+            m->xfer_cap = r.max_xfer;
+        } else {
+            snprintf(err, errlen, "out of memory");
+            rc = VIZ_EFAIL;
+        }
+    }
+    if (rc != VIZ_OK) {
+        free_window(m);
+        return rc;
+    }
+    if (first)
+        keep_count_maxima(m);
+    counts_to_window_start(m);
+    rec_step *last = &m->steps[m->nsteps - 1];
+    if (r.nline <= r.w1)
+        last->snap_after = r.snap_in_step != NONE32 ? r.snap_in_step : last->snap_before;
+    info->nsteps = r.nline;
+    /* The block grid, where the visits go in one order over the band. */
+    m->by_row = r.by_row;
+    info->blocks = has_blocks(info) && (r.by_row || r.by_col) && r.in_band &&
+                   r.nvisits == band_blocks(info);
+    uint64_t cells = 0;
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+        if (info->tensor[t].present)
+            cells += (uint64_t)(info->tensor[t].grid_rows * info->tensor[t].grid_cols);
+    info->log_bytes = r.steps.cap * sizeof(rec_step) + r.ev.cap * sizeof(rec_ev) +
+                      r.cps.cap * sizeof(rec_cp) + r.snaps.cap * sizeof(rec_snap) +
+                      r.pool.cap * sizeof(float) + cells * VIZ_TILE_BYTES +
+                      m->xfer_cap * sizeof *m->xfer;
+    return VIZ_OK;
 }
 
 int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t errlen)
@@ -1103,45 +1312,24 @@ int viz_model_build(const viz_config *cfg, viz_model **out, char *err, size_t er
     }
     if (rc == VIZ_OK)
         rc = choose_mode(m, cfg, err, errlen);
+    /* Compute mode records the whole run: a step outside a window would
+     * cost the whole run's arithmetic again. */
+    m->window = info->computed       ? UINT64_MAX
+                : cfg->window_steps ? cfg->window_steps
+                                    : VIZ_WINDOW_STEPS;
     if (rc == VIZ_OK)
         rc = check_log_size(m, &cells, err, errlen);
+    if (rc == VIZ_OK && alloc_marks(m) != VIZ_OK) {
+        snprintf(err, errlen, "out of memory for the view of N = %lld", (long long)cfg->sh.N);
+        rc = VIZ_EFAIL;
+    }
+    if (rc == VIZ_OK)
+        rc = record_run(m, cfg, 0, 1, err, errlen);
     if (rc != VIZ_OK) {
         viz_model_free(m);
         return rc;
     }
-
-    recorder r;
-    memset(&r, 0, sizeof r);
-    r.m = m;
-    r.steps.size = sizeof(rec_step);
-    r.ev.size = sizeof(rec_ev);
-    r.cps.size = sizeof(rec_cp);
-    r.snaps.size = sizeof(rec_snap);
-    r.pool.size = sizeof(float);
-    r.mem_run = SIZE_MAX;
-    r.m_buf = r.l_buf = r.o_buf = -1;
-    r.snap_in_step = NONE32;
-    float tmp[2 * VIZ_STATS_MAX_ROWS + VIZ_OUT_MAX_COLS];
-    r.tmp = tmp;
-    if (record_run(m, cfg, &r, err, errlen) != VIZ_OK) {
-        viz_model_free(m);
-        return VIZ_EFAIL;
-    }
-    keep_count_maxima(m);
-    rec_step *last = &m->steps[m->nsteps - 1];
-    last->snap_after = r.snap_in_step != NONE32 ? r.snap_in_step : last->snap_before;
-    info->nsteps = m->nsteps;
-    m->xfer_cap = r.max_xfer ? r.max_xfer : 1;
-    m->xfer = malloc(m->xfer_cap * sizeof *m->xfer);
-    if (!m->xfer) {
-        snprintf(err, errlen, "out of memory");
-        viz_model_free(m);
-        return VIZ_EFAIL;
-    }
-    info->log_bytes = r.steps.cap * sizeof(rec_step) + r.ev.cap * sizeof(rec_ev) +
-                      r.cps.cap * sizeof(rec_cp) + r.snaps.cap * sizeof(rec_snap) +
-                      r.pool.cap * sizeof(float) + cells * 16 +
-                      m->xfer_cap * sizeof *m->xfer;
+    info->window_steps = m->window < info->nsteps ? m->window : info->nsteps;
     viz_model_seek(m, 0);
     *out = m;
     return VIZ_OK;
@@ -1154,6 +1342,7 @@ static size_t step_end(const viz_model *m, uint64_t k)
     return k + 1 < m->nsteps ? m->steps[k + 1].ev : m->nev;
 }
 
+/* k: the step within the window. */
 static void fill_stats(viz_model *m, uint64_t k)
 {
     viz_stats *s = &m->st.stats;
@@ -1224,10 +1413,20 @@ static void fill_stats(viz_model *m, uint64_t k)
     }
 }
 
-int viz_model_seek(viz_model *m, uint64_t k)
+int viz_model_seek(viz_model *m, uint64_t step)
 {
-    if (!m || k >= m->nsteps)
+    if (!m || step >= m->info.nsteps)
         return -1;
+    if (step < m->w0 || step - m->w0 >= m->nsteps) {
+        /* Outside the window: record the one around the step, half of it
+         * before, so that stepping back goes on within it. */
+        const uint64_t half = m->window / 2;
+        char err[256];
+        if (record_run(m, &m->cfg, step > half ? step - half : 0, 0, err, sizeof err) !=
+            VIZ_OK)
+            return -1;
+    }
+    const uint64_t k = step - m->w0;
     viz_state *st = &m->st;
     const rec_cp *cp = &m->cps[k / VIZ_CHECKPOINT_STEPS];
     sim_counts c = cp->counts;
@@ -1287,21 +1486,13 @@ int viz_model_seek(viz_model *m, uint64_t k)
         }
     }
     /* The per-tile counts through this step's last event. */
-    if (m->counted > to) {
-        for (int t = 0; t < SIM_TENSOR_COUNT; t++)
-            if (m->nread[t]) {
-                const size_t n = (size_t)(m->info.tensor[t].grid_rows *
-                                          m->info.tensor[t].grid_cols);
-                memset(m->nread[t], 0, n * sizeof(uint32_t));
-                memset(m->nwrite[t], 0, n * sizeof(uint32_t));
-            }
-        m->counted = 0;
-    }
+    if (m->counted > to)
+        counts_to_window_start(m);
     for (; m->counted < to; m->counted++)
         if (m->ev[m->counted].kind == SIM_EV_LOAD || m->ev[m->counted].kind == SIM_EV_STORE)
             tally(m, &m->ev[m->counted]);
     const rec_step *s = &m->steps[k];
-    st->step = k;
+    st->step = step;
     st->line = s->line;
     st->i = s->i;
     st->j = s->j;
@@ -1348,10 +1539,12 @@ const viz_config *viz_model_config(const viz_model *m)
     return &m->cfg;
 }
 
-int viz_model_step_where(const viz_model *m, uint64_t k, int *line, int64_t *i, int64_t *j)
+int viz_model_step_where(const viz_model *m, uint64_t step, int *line, int64_t *i,
+                         int64_t *j)
 {
-    if (k >= m->nsteps)
+    if (step < m->w0 || step - m->w0 >= m->nsteps)
         return -1;
+    const uint64_t k = step - m->w0;
     if (line)
         *line = m->steps[k].line;
     if (i)
@@ -1361,17 +1554,56 @@ int viz_model_step_where(const viz_model *m, uint64_t k, int *line, int64_t *i, 
     return 0;
 }
 
+/* A search of the steps not recorded: a count-only run of the simulator
+ * whose observer looks at its LINE events alone. */
+typedef struct {
+    uint64_t from, nline, found;
+    int line;
+    int64_t i, j;
+} step_search;
+
+static void on_search(void *ctx, const sim_event *e)
+{
+    step_search *q = ctx;
+    if (e->kind != SIM_EV_LINE)
+        return;
+    const uint64_t k = q->nline++;
+    if (q->found == UINT64_MAX && k >= q->from && e->line == q->line &&
+        (q->i == VIZ_ANY || e->i == q->i) && (q->j == VIZ_ANY || e->j == q->j))
+        q->found = k;
+}
+
 int viz_model_find_step(const viz_model *m, uint64_t from, int line, int64_t i, int64_t j,
                         uint64_t *step)
 {
-    for (uint64_t k = from; k < m->nsteps; k++) {
-        const rec_step *s = &m->steps[k];
-        if (s->line == line && (i == VIZ_ANY || s->i == i) && (j == VIZ_ANY || s->j == j)) {
-            *step = k;
-            return 0;
+    const uint64_t w1 = m->w0 + m->nsteps;
+    if (from >= m->w0) {
+        for (uint64_t k = from; k < w1; k++) {
+            const rec_step *s = &m->steps[k - m->w0];
+            if (s->line == line && (i == VIZ_ANY || s->i == i) &&
+                (j == VIZ_ANY || s->j == j)) {
+                *step = k;
+                return 0;
+            }
         }
+        if (w1 >= m->info.nsteps)
+            return -1;
+        from = from > w1 ? from : w1;
     }
-    return -1;
+    if (m->nsteps == 0 || from >= m->info.nsteps)
+        return -1;
+    /* The steps outside the window: run again (count-only: a windowed run
+     * is). */
+    step_search q = { from, 0, UINT64_MAX, line, i, j };
+    sim_observer obs = { on_search, &q };
+    sim_result res;
+    if (sim_run_inputs(m->cfg.algo, &m->info.sh, &m->info.plan, NULL, &obs, &res, NULL, 0) != 0)
+        return -1;
+    sim_result_free(&res);
+    if (q.found == UINT64_MAX)
+        return -1;
+    *step = q.found;
+    return 0;
 }
 
 static int in_grid(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc)
@@ -1497,7 +1729,7 @@ void viz_tile_range_counts(const viz_model *m, sim_tensor t, int64_t tr0, int64_
 
 unsigned viz_block_range(const viz_model *m, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 {
-    if (!m->block_first || m->nsteps == 0)
+    if (!m->info.blocks || m->nsteps == 0)
         return 0;
     const sim_plan *p = &m->info.plan;
     if (i0 < 0) i0 = 0;
@@ -1505,19 +1737,26 @@ unsigned viz_block_range(const viz_model *m, int64_t i0, int64_t i1, int64_t j0,
     if (i1 > p->Tr) i1 = p->Tr;
     if (j1 > p->Tc) j1 = p->Tc;
     const viz_state *st = &m->st;
+    /* The last block visited up to this step: the run visits the band's
+     * blocks in one order (checked while recording), so the blocks before
+     * it in that order are done and those after it to come. */
+    const rec_step *s = &m->steps[st->step - m->w0];
     unsigned bits = 0;
-    for (int64_t i = i0; i < i1; i++)
+    for (int64_t i = i0; i < i1; i++) {
+        const sim_range js = sim_block_js(&m->info.sh, i, p->Br, p->Bc);
         for (int64_t j = j0; j < j1; j++) {
-            const uint32_t f = m->block_first[i * p->Tc + j];
+            const int done = s->bi >= 0 && (m->by_row ? i < s->bi || (i == s->bi && j <= s->bj)
+                                                      : j < s->bj || (j == s->bj && i <= s->bi));
             if (i == st->i && j == st->j)
                 bits |= VIZ_BLOCK_NOW;
-            else if (f == NONE32)
+            else if (j < js.lo || j > js.hi)
                 bits |= VIZ_BLOCK_SKIPPED;
-            else if (f <= st->step)
+            else if (done)
                 bits |= VIZ_BLOCK_DONE;
             else
                 bits |= VIZ_BLOCK_TODO;
         }
+    }
     return bits;
 }
 
@@ -1532,10 +1771,19 @@ int viz_tile_describe(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc, 
     const int64_t r0 = tr * ti->tile_rows, c0 = tc * ti->tile_cols;
     const int64_t r1 = r0 + ti->tile_rows < ti->rows ? r0 + ti->tile_rows : ti->rows;
     const int64_t c1 = c0 + ti->tile_cols < ti->cols ? c0 + ti->tile_cols : ti->cols;
+    /* The counts so far and the first moves are kept per tile; the last
+     * move up to this step is in the window or, failing that, the last
+     * before it. */
     uint64_t nr = 0, nw = 0, fr = 0, lr = 0, fw = 0, lw = 0;
     if (m->nsteps) {
-        const uint64_t k = m->st.step;
-        for (uint64_t s = 0; s <= k; s++) {
+        const int64_t cell = tr * ti->grid_cols + tc;
+        nr = m->nread[t][cell];
+        nw = m->nwrite[t][cell];
+        fr = (uint64_t)m->first_read[t][cell] + 1;
+        fw = (uint64_t)m->first_write[t][cell] + 1;
+        lr = m->last_read[t][cell] != NONE32 ? (uint64_t)m->last_read[t][cell] + 1 : 0;
+        lw = m->last_write[t][cell] != NONE32 ? (uint64_t)m->last_write[t][cell] + 1 : 0;
+        for (uint64_t s = 0; s <= m->st.step - m->w0; s++) {
             for (size_t e = m->steps[s].ev; e < step_end(m, s); e++) {
                 const rec_ev *x = &m->ev[e];
                 if ((x->kind != SIM_EV_LOAD && x->kind != SIM_EV_STORE) || x->tensor != t)
@@ -1543,15 +1791,10 @@ int viz_tile_describe(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc, 
                 if (x->r0 >= r1 || x->r0 + x->rows <= r0 || x->c0 >= c1 ||
                     x->c0 + x->cols <= c0)
                     continue;
-                if (x->kind == SIM_EV_LOAD) {
-                    if (!nr++)
-                        fr = s + 1;
-                    lr = s + 1;
-                } else {
-                    if (!nw++)
-                        fw = s + 1;
-                    lw = s + 1;
-                }
+                if (x->kind == SIM_EV_LOAD)
+                    lr = m->w0 + s + 1;
+                else
+                    lw = m->w0 + s + 1;
             }
         }
     }

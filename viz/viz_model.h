@@ -11,7 +11,10 @@
  * order reached line L with block indices i, j". The state at any step is
  * rebuilt from the log on demand (viz_model_seek), from a checkpoint at most
  * VIZ_CHECKPOINT_STEPS steps back, so stepping forwards, backwards and jumping
- * all cost the same small amount of work at any N (N = 4096 included).
+ * all cost the same small amount of work at any N (N = 4096 included). A
+ * count-only run records a window of VIZ_WINDOW_STEPS steps (compute mode the
+ * whole run): a seek outside it runs the simulator again to record the
+ * window around the new step, so the memory stays flat in N.
  *
  * What a renderer reads (all of it valid until the next seek or free):
  *   viz_model_info()   the run: shape, plan, mode, step total, the closed-form
@@ -65,8 +68,9 @@
 
 /* Default bound on the memory the recorded run may hold (event log, steps,
  * checkpoints, statistics copies, tile marks). Measured: an FA2 run at
- * N = 4096, d = 64 with B_r = B_c = 16 (263,681 steps) holds 17 MiB counted
- * and 35 MiB computed; FA1 with the same blocks 22 MiB. 256 MiB leaves room
+ * N = 4096, d = 64 with B_r = B_c = 16 (263,681 steps) holds 35 MiB
+ * computed (17 MiB counted, before a count-only run kept a window of
+ * VIZ_WINDOW_STEPS); FA1 with the same blocks 22 MiB. 256 MiB leaves room
  * for every run a class would step through while refusing runs that would
  * take seconds to record and gigabytes to keep. */
 #define VIZ_DEFAULT_MAX_LOG   (UINT64_C(256) << 20)
@@ -83,6 +87,20 @@
  * replays at most this many steps' events, a few thousand at most, which
  * takes microseconds. */
 #define VIZ_CHECKPOINT_STEPS  1024
+
+/* A count-only run records at most this many steps at a time, its window
+ * (viz_model.c): about 3 MiB of steps and events, so that the view's memory
+ * stays flat in N. A seek outside the window runs the simulator again,
+ * count-only, and records the window around the new step, half of it
+ * before: stepping back re-runs once per 32,768 steps. */
+#define VIZ_WINDOW_STEPS      (UINT64_C(1) << 16)
+
+/* The most steps a view steps through: a run of up to 5 lines per tile step
+ * (the bound check_log_size takes). Each seek outside the window runs them
+ * all again, count-only, at about 50 ns each with the recorder watching:
+ * 2^27 steps is about 6 s; FA2 at N = 131072, d = 32, M = 20K (16.8 million
+ * tile steps) is under it. */
+#define VIZ_MAX_STEPS         (UINT64_C(1) << 27)
 
 /* Compute mode is chosen automatically when N^2 d is at most this: the
  * recording then takes under half a second (measured: FA2 at N^2 d = 2^30,
@@ -122,6 +140,8 @@ typedef struct {
     int64_t out_row;           /* row within the Q block whose partial output
                                   is recorded (0-based; clamped to the block) */
     uint64_t max_log_bytes;    /* 0: VIZ_DEFAULT_MAX_LOG */
+    uint64_t window_steps;     /* count-only: steps recorded at a time (0:
+                                  VIZ_WINDOW_STEPS); compute mode records all */
 } viz_config;
 
 /* The view's default problem: N several times d, so that S and P (N x N)
@@ -169,7 +189,9 @@ typedef struct {
     int computed;              /* 1: compute mode (statistics available) */
     char mode_note[160];       /* count-only: why, in one line (the
                                   statistics are then unavailable); else "" */
-    uint64_t nsteps;           /* steps (LINE events) recorded */
+    uint64_t nsteps;           /* steps (LINE events) of the run */
+    uint64_t window_steps;     /* steps recorded at a time: nsteps, or
+                                  VIZ_WINDOW_STEPS for a longer count-only run */
     uint64_t tile_steps;       /* the simulator's tile steps (sim_result.steps) */
     sim_counts final_counts;   /* closed form (sim_theory_counts) */
     sim_counts measured;       /* measured at the end of the run */
@@ -287,15 +309,20 @@ const viz_state *viz_model_state(const viz_model *m);
 const viz_config *viz_model_config(const viz_model *m);
 
 /* Make `step` the current step. Returns 0, or -1 (state unchanged) when
- * step >= nsteps. Costs at most VIZ_CHECKPOINT_STEPS steps of replay. */
+ * step >= nsteps. Costs at most VIZ_CHECKPOINT_STEPS steps of replay, and a
+ * count-only run of the simulator when the step is outside the window
+ * (viz_info.window_steps); -1 also when that run fails (out of memory). */
 int viz_model_seek(viz_model *m, uint64_t step);
 
-/* Where step k is, without seeking. Returns 0, or -1 when out of range. */
+/* Where step k is, without seeking. Returns 0, or -1 when out of range or
+ * outside the window recorded (the steps around the current one). */
 int viz_model_step_where(const viz_model *m, uint64_t step, int *line, int64_t *i,
                          int64_t *j);
 
 /* The first step >= from at pseudocode line `line` with block indices i, j
- * (-1 matches only -1; VIZ_ANY matches any). Returns 0 with *step set, or -1. */
+ * (-1 matches only -1; VIZ_ANY matches any). Returns 0 with *step set, or -1.
+ * Steps outside the window are searched by a count-only run of the
+ * simulator. */
 #define VIZ_ANY INT64_MIN
 int viz_model_find_step(const viz_model *m, uint64_t from, int line, int64_t i,
                         int64_t j, uint64_t *step);
@@ -358,7 +385,7 @@ unsigned viz_block_range(const viz_model *m, int64_t i0, int64_t i1, int64_t j0,
  * Written for people: tiles and steps numbered from 1, as shown on screen
  * ("K tile 3 of 4, rows [32:48); read 1x (steps 7..7), never written").
  * Returns 0, or -1 (with a message) out of range.
- * Cost: a scan of the log up to the current step (milliseconds at most). */
+ * Cost: a scan of the window up to the current step (milliseconds at most). */
 int viz_tile_describe(const viz_model *m, sim_tensor t, int64_t tr, int64_t tc,
                       char *buf, size_t len);
 
