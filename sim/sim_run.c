@@ -12,7 +12,7 @@
 
 void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt)
 {
-    if (dt == SIM_FP32)
+    if (dt == SIM_FP32 || sim_dtype_is_fp8(dt))
         return;
     for (int64_t k = 0; k < n; k++)
         x[k] = dt == SIM_FP16 ? ref_round_fp16(x[k]) : ref_round_bf16(x[k]);
@@ -302,6 +302,9 @@ static int copy_inputs(sim_hier *h, sim_algo algo, const sim_plan *p, const sim_
     }
     for (int t = 0; t < (run->pass == SIM_BWD ? 4 : 3); t++)
         sim_round_to_dtype(h->hbm[dst[t]], n_el[dst[t]], sh->dtype);
+    if (sim_fp8_quantise(sh, run, p->Br, p->Bc, h->hbm[SIM_Q], h->hbm[SIM_K], h->hbm[SIM_V],
+                         h->err, h->errlen) != 0)
+        return -1;
     return run->pass == SIM_BWD ? forward_first(algo, h, p) : 0;
 }
 

@@ -243,6 +243,7 @@ static const char *pick_dtype(uint64_t *rng, int *e)
 /* ---- golden files ----------------------------------------------------------- */
 
 static const char *const NAMES[] = { "tiling-budget", "io-complexity", "loop-order", "causal" };
+#define NNAMES ((int)(sizeof NAMES / sizeof NAMES[0]))
 
 static void compare_golden(const char *name, const char *got)
 {
@@ -272,7 +273,7 @@ static void compare_golden(const char *name, const char *got)
 static void test_golden(void **state)
 {
     (void)state;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NNAMES; k++) {
         run_ok(NAMES[k], NULL);
         compare_golden(NAMES[k], g_out);
     }
@@ -282,7 +283,7 @@ static void test_golden(void **state)
 static void test_lesson_run_api(void **state)
 {
     (void)state;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NNAMES; k++) {
         char path[512];
         tu_path(path, sizeof path, "api.txt");
         FILE *out = fopen(path, "w+b"), *in = fopen("/dev/null", "rb");
@@ -509,6 +510,10 @@ static void test_bad_input(void **state)
         { "loop-order", { "--M", "1K", "--d", "128" }, "does not fit" },
         { "loop-order", { "--Br", "512", "--Bc", "512" }, "does not fit" },
         { "tiling-budget", { "--dtype", "fp8" }, "--dtype" },
+        { "tiling-budget", { "--dtype", "e4m3" }, "--dtype e4m3: use fp16, bf16 or fp32" },
+        { "causal", { "--dtype", "e5m2" }, "--dtype e5m2: use fp16, bf16 or fp32" },
+        { "io-complexity", { "--dtype", "e4m3" }, "--dtype e4m3: use fp16, bf16 or fp32" },
+        { "loop-order", { "--dtype", "e5m2" }, "--dtype e5m2: use fp16, bf16 or fp32" },
         { "tiling-budget", { "--algo", "naive" }, "--algo" },
         { "tiling-budget", { "--M", "1" }, "B_c = 0" },
         { "tiling-budget", { "--d", "-3" }, "--d" },
