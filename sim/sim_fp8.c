@@ -1,7 +1,8 @@
 /*
- * sim_fp8.c — FlashAttention-3's FP8 inputs: the outlier distribution of its
- * Table 3, incoherent processing and the quantisation of Q, K, V with
- * per-tensor or per-block scales (sim.h, sim_fp8_quantise).
+ * sim_fp8.c — FlashAttention-3's FP8 inputs: incoherent processing and the
+ * quantisation of Q, K, V with per-tensor or per-block scales (sim.h,
+ * sim_fp8_quantise). The outlier inputs of its Table 3 are drawn beside the
+ * other seeded inputs (sim_run.c, sim_outlier_qkv).
  */
 #include "ref_rng.h"
 #include "sim.h"
@@ -10,21 +11,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-void sim_outlier_qkv(uint64_t seed, int64_t Nq, int64_t Nk, int64_t d, sim_dtype dt,
-                     float *Q, float *K, float *V)
-{
-    /* A stream apart from sim_random_qkv's (another seed word), so that the
-     * two input kinds of one seed are unrelated. */
-    ref_rng r = ref_rng_seed(seed ^ UINT64_C(0x0f8f8f8f8f8f8f8f));
-    float *t[3] = { Q, K, V };
-    for (int k = 0; k < 3; k++) {
-        const int64_t n = (k == 0 ? Nq : Nk) * d;
-        for (int64_t x = 0; x < n; x++)
-            t[k][x] = ref_rng_outlier(&r);
-        sim_round_to_dtype(t[k], n, dt);
-    }
-}
 
 /* The signs of the transform: d draws of a stream of the seed. */
 static void hadamard_signs(uint64_t seed, int64_t d, signed char *sign)
