@@ -48,7 +48,7 @@ int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const cha
     case CLI_O_DTYPE:
         if (sim_dtype_parse(val, &p->sh->dtype) == 0)
             return 1;
-        ERR("--dtype %s: unknown type (fp16, bf16 or fp32)", sim_shown(val).s);
+        ERR("--dtype %s: unknown type (fp16, bf16, fp32, e4m3 or e5m2)", sim_shown(val).s);
         return -1;
     case CLI_O_CAUSAL:
         p->sh->causal = 1;
@@ -292,6 +292,26 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
             return -1;
         }
         return 0;
+    case CLI_O_FP8_SCALE:
+        if (sim_fp8_scale_parse(val, &r->run.fp8_scale) != 0) {
+            ERR("--fp8-scale %s: unknown scaling (tensor or block)", sim_shown(val).s);
+            return -1;
+        }
+        return 0;
+    case CLI_O_INCOHERENT:
+        if (strcmp(val, "on") && strcmp(val, "off")) {
+            ERR("--incoherent %s: on or off", sim_shown(val).s);
+            return -1;
+        }
+        r->run.incoherent = !strcmp(val, "on");
+        return 0;
+    case CLI_O_INPUTS:
+        if (strcmp(val, "bell") && strcmp(val, "outliers")) {
+            ERR("--inputs %s: unknown kind (bell or outliers)", sim_shown(val).s);
+            return -1;
+        }
+        r->outliers = !strcmp(val, "outliers");
+        return 0;
     case CLI_O_MAX_MEM:
         return cli_parse_size(optname, val, &r->max_mem, err, errlen);
     case CLI_O_L2:
@@ -483,6 +503,15 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
     if ((r->gm.l2_set || o->trace_path || o->timeline_path) && !r->gpu) {
         ERR("--%s is the GPU model's: add --gpu NAME ('fasim --gpu list' prints them)",
             o->trace_path ? "trace" : o->timeline_path ? "timeline" : "l2");
+        return -1;
+    }
+    const uint64_t fp8_opts = (UINT64_C(1) << CLI_O_FP8_SCALE) | (UINT64_C(1) << CLI_O_INCOHERENT);
+    if ((p->given & fp8_opts) && !sim_dtype_is_fp8(r->sh.dtype)) {
+        ERR("--fp8-scale and --incoherent quantise an fp8 dtype: add --dtype e4m3 or e5m2");
+        return -1;
+    }
+    if (nfiles == 3 && (p->given & (UINT64_C(1) << CLI_O_INPUTS))) {
+        ERR("--inputs draws seeded inputs, and --q, --k, --v give them: choose one");
         return -1;
     }
     if (nfiles == 3 && r->model) {

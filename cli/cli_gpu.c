@@ -344,6 +344,12 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
                      "fa1's and fa2's); choose them with --algo", sim_algo_name((sim_algo)a));
             return 1;
         }
+    if (sim_dtype_is_fp8(sh->dtype)) {
+        snprintf(err, errlen, "--dtype %s: the kernels run fp16, bf16 and fp32; fp8 "
+                 "(FlashAttention-3's FP8 forward) is simulated by the report (fasim without "
+                 "'gpu')", sim_dtype_name(sh->dtype));
+        return 1;
+    }
     if (o->req.model)
         what = "--preset";
     else if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 0)

@@ -39,7 +39,21 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "converts (M / dtype bytes) where it quotes them" },
     [CLI_O_DTYPE] = { "dtype", "T", R | V | S | E | G | X,
         "fp16 (default), bf16 or fp32: Q, K, V, O, S, P in HBM;\n"
-        "m, l, L and on-chip accumulators are fp32" },
+        "m, l, L and on-chip accumulators are fp32. e4m3 or e5m2:\n"
+        "FlashAttention-3's FP8 forward, Q, K, V quantised to fp8\n"
+        "(1 B) with scales and P~ in fp8; O in bf16, naive's S, P\n"
+        "in fp16 (the report; the kernels and lessons refuse it)" },
+    [CLI_O_FP8_SCALE] = { "fp8-scale", "S", R,
+        "fp8: tensor (default), one scale for all of Q, of K, of V;\n"
+        "block, one per B_r rows of Q and B_c rows of K, V (FA3)" },
+    [CLI_O_INCOHERENT] = { "incoherent", "on|off", R,
+        "fp8: on multiplies Q and K by one random-sign Hadamard\n"
+        "transform (seeded by --seed; d a power of two) before\n"
+        "quantising, as FA3 does; Q K^T is unchanged (default off)" },
+    [CLI_O_INPUTS] = { "inputs", "KIND", R,
+        "seeded inputs: bell (default), variance 1, |x| < 3.47; or\n"
+        "outliers, N(0,1) + N(0,100) x Bernoulli(0.001), as in\n"
+        "FlashAttention-3's Table 3" },
     [CLI_O_ALGO] = { "algo", "LIST", R | V | S | E | G | X,
         "%A, or all; comma lists work.\n"
         "Default: all but unfused, which runs when named (and\n"
@@ -239,6 +253,8 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_D),
     ROW(CLI_O_M),
     ROW(CLI_O_DTYPE),
+    ROW(CLI_O_FP8_SCALE),
+    ROW(CLI_O_INCOHERENT),
     LINE("--Nq N, --Nk N", "query and key/value lengths when they differ (default\n"
         "both N; decoding: --Nq 1 --Nk 4096). With --causal the\n"
         "queries are the last N_q positions, so N_q <= N_k"),
@@ -268,6 +284,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_COUNT_ONLY),
     ROW(CLI_O_JOBS),
     ROW(CLI_O_SEED),
+    ROW(CLI_O_INPUTS),
     LINE("--q F --k F --v F", "inputs as .npy, shape (N, d) or (B, H, N, d), float32 or\n"
         "float64; the shape then comes from the files (implies\n"
         "compute mode; refused past 7.2e10 flops, about a minute:\n"

@@ -94,6 +94,9 @@ enum {
     CLI_O_SOFTMAX,
     CLI_O_DROPOUT,
     CLI_O_JOBS,
+    CLI_O_FP8_SCALE,
+    CLI_O_INCOHERENT,
+    CLI_O_INPUTS,
     CLI_O_COUNT
 };
 _Static_assert(CLI_O_COUNT <= 64, "the options given are kept in 64 bits");

@@ -20,6 +20,11 @@
 extern "C" {
 #endif
 
+/* The dtypes the kernels run: sim_dtype 0 .. KERN_DTYPE_COUNT - 1, fp16,
+ * bf16 and fp32; the fp8 dtypes are the simulator's alone (kern_run
+ * refuses them: kern_tile.h holds 2- and 4-byte tiles). */
+#define KERN_DTYPE_COUNT (SIM_FP32 + 1)
+
 typedef enum { KERN_CPU, KERN_CUDA } kern_backend;
 
 const char *kern_backend_name(kern_backend b);            /* "cpu", "cuda" */

@@ -357,6 +357,11 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
         snprintf(err, errlen, "N and d must fit in 32 bits for the kernels");
         return -1;
     }
+    if (sim_dtype_is_fp8(sh->dtype)) {   /* kern_tile.h holds 2- and 4-byte tiles only */
+        snprintf(err, errlen, "the kernels run fp16, bf16 and fp32, not %s",
+                 sim_dtype_name(sh->dtype));
+        return -1;
+    }
     return 0;
 }
 

@@ -76,6 +76,7 @@ extern const lesson_def lesson_tiling_budget;      /* 6 */
 extern const lesson_def lesson_io_complexity;      /* 7 */
 extern const lesson_def lesson_loop_order;         /* 8 */
 extern const lesson_def lesson_causal;             /* 9 */
+extern const lesson_def lesson_fp8_outliers;       /* 10 */
 
 /* All lessons, in order; *count receives how many. */
 #define LESSON_MAX_VECTOR 4096     /* entries of a list option: lessons show vectors, not data sets */

@@ -74,7 +74,7 @@ static void run(lesson *L)
     int64_t Bc = lesson_opt_int(L, "Bc", block, 1, (int64_t)1 << 30);
     sh.d = lesson_opt_int(L, "d", 64, 1, 4096);
     const char *dt_name = lesson_opt_string(L, "dtype", "fp16");
-    if (sim_dtype_parse(dt_name, &sh.dtype) != 0)
+    if (sim_dtype_parse(dt_name, &sh.dtype) != 0 || sim_dtype_is_fp8(sh.dtype))
         lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", sim_shown(dt_name).s);
     sh.M = UINT64_MAX;   /* the block counts do not depend on SRAM */
     Br = Br < sh.N ? Br : sh.N;

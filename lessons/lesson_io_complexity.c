@@ -121,7 +121,7 @@ static void run(lesson *L)
     sh.d = lesson_opt_int(L, "d", 64, 1, 4096);
     sh.M = lesson_opt_size(L, "M", "96K");
     const char *dt_name = lesson_opt_string(L, "dtype", "fp16");
-    if (sim_dtype_parse(dt_name, &sh.dtype) != 0)
+    if (sim_dtype_parse(dt_name, &sh.dtype) != 0 || sim_dtype_is_fp8(sh.dtype))
         lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", sim_shown(dt_name).s);
     if (sh.M < 1 || sh.M > SIM_MAX_M)     /* the command line's limit */
         lesson_fail(L, "--M %llu: give between 1 B and 1 GiB", (unsigned long long)sh.M);

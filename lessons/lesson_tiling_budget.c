@@ -81,7 +81,7 @@ static void run(lesson *L)
     const int64_t Br = lesson_opt_int(L, "Br", 64, 1, (int64_t)1 << 30);
     const int64_t Bc = lesson_opt_int(L, "Bc", 64, 1, (int64_t)1 << 30);
     sim_algo algo = SIM_FA2;
-    if (sim_dtype_parse(dt_name, &sh.dtype) != 0)
+    if (sim_dtype_parse(dt_name, &sh.dtype) != 0 || sim_dtype_is_fp8(sh.dtype))
         lesson_fail(L, "--dtype %s: use fp16, bf16 or fp32", sim_shown(dt_name).s);
     if (sim_algo_parse(algo_name, &algo) != 0 || algo == SIM_NAIVE)
         lesson_fail(L, "--algo %s: use fa1 or fa2 (the naive order has no single block)",

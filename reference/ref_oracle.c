@@ -234,10 +234,11 @@ int ref_oracle_attention_bwd_d(const double *Q, const double *K, const double *V
 
 ref_error ref_compare(const float *got, const double *want, int64_t n)
 {
-    ref_error e = { 0.0, 0.0, -1 };
-    double max_want = 0.0;
+    ref_error e = { 0.0, 0.0, -1, 0.0 };
+    double max_want = 0.0, sq = 0.0;
     for (int64_t i = 0; i < n; i++) {
         double diff = fabs((double)got[i] - want[i]);
+        sq += diff * diff;
         if (diff > e.max_abs || (diff != diff && e.max_abs == e.max_abs)) {
             e.max_abs = diff;
             e.worst_index = i;
@@ -246,5 +247,6 @@ ref_error ref_compare(const float *got, const double *want, int64_t n)
             max_want = fabs(want[i]);
     }
     e.max_rel = max_want > 0.0 ? e.max_abs / max_want : e.max_abs;
+    e.rmse = n > 0 ? sqrt(sq / (double)n) : 0.0;
     return e;
 }

@@ -80,11 +80,14 @@ int ref_oracle_attention_bwd_d(const double *Q, const double *K, const double *V
 
 /* Error of a float result against the oracle.
  * max_abs = max |got - want|;  max_rel = max_abs / max |want| (normwise, so
- * that entries near zero do not make it meaningless). */
+ * that entries near zero do not make it meaningless);  rmse = sqrt(sum
+ * (got - want)^2 / n), the root-mean-square error FlashAttention-3's Table 3
+ * reports. */
 typedef struct {
     double max_abs;
     double max_rel;
     int64_t worst_index;   /* flat index of the largest absolute error */
+    double rmse;
 } ref_error;
 
 ref_error ref_compare(const float *got, const double *want, int64_t n);

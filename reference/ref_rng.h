@@ -49,4 +49,31 @@ REF_HD static inline float ref_rng_normalish(ref_rng *r)
     return s * 0.8660254038f;
 }
 
+/* Standard normal N(0, 1), unbounded: Marsaglia's polar method on two
+ * uniforms of ref_rng_uniform (pairs outside the unit disc, or at its
+ * centre, are drawn again), u sqrt(-2 ln s / s), the second value of the pair
+ * discarded. Only ref_log, IEEE sqrt and division, so identical everywhere. */
+REF_HD static inline float ref_rng_gauss(ref_rng *r)
+{
+    for (;;) {
+        float u = ref_rng_uniform(r);
+        float v = ref_rng_uniform(r);
+        float s = u * u + v * v;
+        if (s > 0.0f && s < 1.0f)
+            return u * sqrtf(-2.0f * ref_log(s) / s);
+    }
+}
+
+/* The outlier inputs of the FlashAttention-3 paper (section 4.3, Table 3):
+ * N(0, 1) + N(0, 100) x Bernoulli(0.001), the second normal of standard
+ * deviation 10, present with probability 0.001 (an integer threshold on 64
+ * random bits: 18446744073709552 / 2^64 = 0.001). */
+REF_HD static inline float ref_rng_outlier(ref_rng *r)
+{
+    float x = ref_rng_gauss(r);
+    if (ref_rng_next(r) < 18446744073709552ull)
+        x += 10.0f * ref_rng_gauss(r);
+    return x;
+}
+
 #endif /* FASIM_REF_RNG_H */

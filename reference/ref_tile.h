@@ -199,15 +199,20 @@ REF_HD static inline float ref_round_bf16(float x)
     return ref_u2f(u);
 }
 
+#include "ref_fp8.h"   /* e4m3, e5m2: ref_round_fp8 */
+
 /* The storage types a value may be rounded to on chip, where fasim's
- * vocabulary (sim.h's dtypes) is not in reach: none (fp32), fp16, bf16. */
-enum { REF_ROUND_NONE, REF_ROUND_FP16, REF_ROUND_BF16 };
+ * vocabulary (sim.h's dtypes) is not in reach: none (fp32), fp16, bf16, and
+ * FlashAttention-3's fp8 formats (saturating, ref_fp8.h). */
+enum { REF_ROUND_NONE, REF_ROUND_FP16, REF_ROUND_BF16, REF_ROUND_E4M3, REF_ROUND_E5M2 };
 
 /* x rounded to `kind` (REF_ROUND_*), as float. */
 REF_HD static inline float ref_round_to(float x, int kind)
 {
     return kind == REF_ROUND_FP16 ? ref_round_fp16(x)
-           : kind == REF_ROUND_BF16 ? ref_round_bf16(x) : x;
+           : kind == REF_ROUND_BF16 ? ref_round_bf16(x)
+           : kind == REF_ROUND_E4M3 ? ref_round_fp8(x, REF_FP8_E4M3)
+           : kind == REF_ROUND_E5M2 ? ref_round_fp8(x, REF_FP8_E5M2) : x;
 }
 
 /* x[0..n-1] rounded in place to `kind`: the probabilities a tensor-core

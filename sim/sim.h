@@ -50,7 +50,25 @@ sim_algo sim_algo_next(sim_algo a);
  * backward is Algorithm 3 of the FlashAttention paper, FA1's its Algorithm
  * 4, FA2's Algorithm 2 of the FlashAttention-2 paper. */
 typedef enum { SIM_FWD, SIM_BWD, SIM_PASS_COUNT } sim_pass;
-typedef enum { SIM_FP16, SIM_BF16, SIM_FP32, SIM_DTYPE_COUNT } sim_dtype;
+/* The dtypes of a run. E4M3 and E5M2 are FlashAttention-3's FP8 forward
+ * (reference/ref_fp8.h): Q, K, V in HBM in fp8 (1 byte), each tensor
+ * quantised with its scales (sim_fp8_scale) as a run places it, and P~ in
+ * fp8 before P~ V; O is written in bf16, as FA3's FP8 forward writes it, and
+ * the statistics and accumulators stay fp32 (sim_tensor_dtype). */
+typedef enum { SIM_FP16, SIM_BF16, SIM_FP32, SIM_E4M3, SIM_E5M2, SIM_DTYPE_COUNT } sim_dtype;
+
+/* 1 for the fp8 dtypes. */
+static inline int sim_dtype_is_fp8(sim_dtype t)
+{
+    return t == SIM_E4M3 || t == SIM_E5M2;
+}
+
+/* The scales of an fp8 tensor: one for the whole tensor (all heads; the
+ * FP8 baseline of FlashAttention-3's Table 3), or one per block of B_r
+ * rows of Q and B_c rows of K, V of each head (FA3's block quantization,
+ * on the run's tiles). Each scale is s = amax / the format's largest value
+ * (448, 57344), so the block's largest magnitude lands on it. */
+typedef enum { SIM_FP8_TENSOR, SIM_FP8_BLOCK, SIM_FP8_SCALE_COUNT } sim_fp8_scale;
 
 /* The form of standard attention's forward softmax (Algorithm 0, line 2),
  * as a run asks for it. AUTO: one pass over whole rows of S when one fits
@@ -116,15 +134,27 @@ const char *sim_algo_title(sim_algo a);           /* "standard (Algorithm 0)", .
  * Returns buf. */
 char *sim_algo_names(char *buf, size_t len, const char *last);
 const char *sim_pass_name(sim_pass p);            /* "fwd", "bwd" */
-const char *sim_dtype_name(sim_dtype t);          /* "fp16", "bf16", "fp32" */
+const char *sim_dtype_name(sim_dtype t);          /* "fp16", "bf16", "fp32", "e4m3", "e5m2" */
+const char *sim_fp8_scale_name(sim_fp8_scale s);  /* "tensor", "block"; "?" */
 const char *sim_softmax_name(sim_softmax f);      /* "auto", "1pass", "2pass", "3pass" */
 const char *sim_tensor_name(sim_tensor t);        /* "Q", ..., "m", "l", "L" */
-int sim_dtype_bytes(sim_dtype t);                 /* 2, 2, 4 */
+int sim_dtype_bytes(sim_dtype t);                 /* 2, 2, 4, 1, 1 */
 int sim_tensor_bytes(sim_tensor t, sim_dtype dt); /* bytes of one element in HBM */
+/* The element type tensor t has in HBM in a run of dtype dt: fp32 for the
+ * fp32 tensors (sim_tensor_info.fp32), dt for the others, except in fp8
+ * runs, where only Q, K, V are fp8: O (and the backward's tensors) bf16, as
+ * FlashAttention-3's FP8 forward writes O (hopper/flash_api.cpp: bf16 out
+ * for e4m3 in), and standard attention's S and P fp16 (Table 3's FP8
+ * baseline: fp16 softmax). A mask's 1-byte bools are not a dtype: its
+ * bytes are sim_tensor_bytes'. */
+sim_dtype sim_tensor_dtype(sim_tensor t, sim_dtype dt);
+/* The REF_ROUND_* kind that rounds a float to dt (NONE for fp32). */
+int sim_dtype_round_kind(sim_dtype dt);
 /* Parse a name; returns 0 and sets *out, or -1 for an unknown name. */
 int sim_algo_parse(const char *s, sim_algo *out);
 int sim_dtype_parse(const char *s, sim_dtype *out);
 int sim_softmax_parse(const char *s, sim_softmax *out);
+int sim_fp8_scale_parse(const char *s, sim_fp8_scale *out);
 
 /* "96 KiB", "1.50 MiB", "512 B": a byte count for people. */
 void sim_format_bytes(char *buf, size_t len, uint64_t bytes);
@@ -160,6 +190,11 @@ typedef struct {
                             (SIM_LOOP_DROPOUT: the unfused baseline); FA1 and FA2
                             regenerate the mask from the RNG state in the
                             backward, so their HBM traffic does not change */
+    sim_fp8_scale fp8_scale; /* fp8 dtypes: the scales of Q, K, V (TENSOR, 0, by default) */
+    int incoherent;      /* fp8 dtypes: 1 multiplies Q and K by one random-sign
+                            Hadamard transform before quantising (FA3's incoherent
+                            processing); needs d a power of two */
+    uint64_t incoherent_seed;   /* the seed of the transform's signs */
 } sim_run_opts;
 
 /* ---- intermediate precisions -----------------------------------------------
@@ -696,8 +731,33 @@ double sim_compute_flops(sim_algo algo, const sim_shape *sh, const sim_run_opts 
  * n must be that pool size; returns 0, or -1 (no paging, wrong n). */
 int sim_page_table(const sim_shape *sh, const sim_run_opts *run, int64_t *pt, int64_t n);
 
-/* Round n values in place to dtype (no-op for fp32). */
+/* Round n values in place to dtype (no-op for fp32). An fp8 dtype leaves
+ * them as they are too: an fp8 tensor is quantised with its scales, which
+ * depend on the whole tensor or block, where a run places it in HBM
+ * (sim_fp8_quantise), so inputs stay in float32 until then and the oracle
+ * sees them unquantised. */
 void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt);
+
+/* An fp8 run's Q (B H N_q, d), K and V (B G N_k, d), in place, as they are
+ * placed in HBM: with run->incoherent, Q and K multiplied by the
+ * random-sign Hadamard transform of run->incoherent_seed (ref_fp8.h); then
+ * each tensor divided by its scales (run->fp8_scale: per tensor, or per
+ * block of Br rows of Q and Bc rows of K, V in each head), rounded to the
+ * dtype (ref_round_fp8: ties to even, saturating) and multiplied back, so
+ * each value is the one the fp8 code and its scale stand for (within one
+ * float rounding, 2^-24 relative, far below fp8's 2^-4 or 2^-3). The
+ * transform is not counted: FA3 leaves it to the code that writes Q and K.
+ * Returns 0, or -1 with a message: inputs that are not finite (no scale
+ * covers them), options sim_check refuses (d not a power of two under
+ * run->incoherent), or no memory. */
+int sim_fp8_quantise(const sim_shape *sh, const sim_run_opts *run, int64_t Br, int64_t Bc,
+                     float *Q, float *K, float *V, char *err, size_t errlen);
+
+/* The inputs of the FlashAttention-3 paper's Table 3 for a seed:
+ * N(0, 1) + N(0, 100) x Bernoulli(0.001) (ref_rng_outlier), Q, K, V drawn
+ * in that order, rounded to dt as sim_random_qkv rounds them. */
+void sim_outlier_qkv(uint64_t seed, int64_t Nq, int64_t Nk, int64_t d, sim_dtype dt,
+                     float *Q, float *K, float *V);
 
 /* Fill x (n values) with the seeded bell-shaped inputs of ref_rng.h and round
  * them to dtype. Q, K, V of a seed are drawn in that order from one stream. */

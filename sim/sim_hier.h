@@ -133,9 +133,7 @@ void sim_softmax_bwd_tiles(sim_hier *h, const sim_plan *p, int line, sim_tensor 
 /* Round a value to what an HBM element of tensor t holds. */
 static inline float sim_hbm_round(const sim_hier *h, sim_tensor t, float x)
 {
-    if (sim_tensor_about(t)->fp32 || h->sh.dtype == SIM_FP32)
-        return x;
-    return h->sh.dtype == SIM_FP16 ? ref_round_fp16(x) : ref_round_bf16(x);
+    return ref_round_to(x, sim_dtype_round_kind(sim_tensor_dtype(t, h->sh.dtype)));
 }
 
 /* The loop order reached pseudocode `line` with block indices i, j. */

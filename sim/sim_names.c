@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const DTYPE_NAMES[SIM_DTYPE_COUNT] = { "fp16", "bf16", "fp32" };
+static const char *const DTYPE_NAMES[SIM_DTYPE_COUNT] = { "fp16", "bf16", "fp32", "e4m3",
+                                                          "e5m2" };
+static const char *const FP8_SCALE_NAMES[SIM_FP8_SCALE_COUNT] = { "tensor", "block" };
 static const char *const SOFTMAX_NAMES[SIM_SOFTMAX_COUNT] = { "auto", "1pass", "2pass",
                                                               "3pass" };
 
@@ -92,9 +94,11 @@ int sim_inter_holds(const sim_run_opts *run, sim_tensor t)
 
 int sim_inter_p_round(const sim_shape *sh, const sim_run_opts *run)
 {
-    if (run->intermediates == SIM_INTER_PAPER || sh->dtype == SIM_FP32)
+    if (run->intermediates == SIM_INTER_PAPER)
         return REF_ROUND_NONE;
-    return sh->dtype == SIM_FP16 ? REF_ROUND_FP16 : REF_ROUND_BF16;
+    /* fp8: P~ in the run's fp8 format, as FA3's second product takes it
+     * (both operands of an FP8 WGMMA are fp8); P~ <= 1 needs no scale. */
+    return sim_dtype_round_kind(sh->dtype);
 }
 
 static const char *const BUF_NAMES[SIM_BUF_COUNT] = {
@@ -188,16 +192,37 @@ const char *sim_tensor_name(sim_tensor t)
     return (unsigned)t < SIM_TENSOR_COUNT ? TENSORS[t].name : "?";
 }
 
+const char *sim_fp8_scale_name(sim_fp8_scale s)
+{
+    return (unsigned)s < SIM_FP8_SCALE_COUNT ? FP8_SCALE_NAMES[s] : "?";
+}
+
 int sim_dtype_bytes(sim_dtype t)
 {
-    return t == SIM_FP32 ? 4 : 2;
+    return t == SIM_FP32 ? 4 : sim_dtype_is_fp8(t) ? 1 : 2;
+}
+
+sim_dtype sim_tensor_dtype(sim_tensor t, sim_dtype dt)
+{
+    if ((unsigned)t < SIM_TENSOR_COUNT && TENSORS[t].fp32)
+        return SIM_FP32;
+    if (!sim_dtype_is_fp8(dt) || t == SIM_Q || t == SIM_K || t == SIM_V)
+        return dt;
+    return t == SIM_S || t == SIM_P ? SIM_FP16 : SIM_BF16;
 }
 
 int sim_tensor_bytes(sim_tensor t, sim_dtype dt)
 {
     if ((unsigned)t < SIM_TENSOR_COUNT && TENSORS[t].mask)
         return 1;
-    return (unsigned)t < SIM_TENSOR_COUNT && TENSORS[t].fp32 ? 4 : sim_dtype_bytes(dt);
+    return sim_dtype_bytes(sim_tensor_dtype(t, dt));
+}
+
+int sim_dtype_round_kind(sim_dtype dt)
+{
+    static const int KIND[SIM_DTYPE_COUNT] = { REF_ROUND_FP16, REF_ROUND_BF16, REF_ROUND_NONE,
+                                               REF_ROUND_E4M3, REF_ROUND_E5M2 };
+    return (unsigned)dt < SIM_DTYPE_COUNT ? KIND[dt] : REF_ROUND_NONE;
 }
 
 int sim_shape_check(const sim_shape *sh, char *err, size_t errlen)
@@ -254,6 +279,17 @@ int sim_dtype_parse(const char *s, sim_dtype *out)
     for (int t = 0; t < SIM_DTYPE_COUNT; t++) {
         if (strcmp(s, DTYPE_NAMES[t]) == 0) {
             *out = (sim_dtype)t;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int sim_fp8_scale_parse(const char *s, sim_fp8_scale *out)
+{
+    for (int k = 0; k < SIM_FP8_SCALE_COUNT; k++) {
+        if (strcmp(s, FP8_SCALE_NAMES[k]) == 0) {
+            *out = (sim_fp8_scale)k;
             return 0;
         }
     }

@@ -170,6 +170,21 @@ int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, 
     }
     else if (!(run->dropout >= 0.0 && run->dropout < 1.0))     /* NaN too */
         why = "--dropout P must be a probability in [0, 1)";
+    else if ((unsigned)run->fp8_scale >= SIM_FP8_SCALE_COUNT)
+        why = "--fp8-scale must be tensor or block";
+    else if ((run->fp8_scale != SIM_FP8_TENSOR || run->incoherent) &&
+             !sim_dtype_is_fp8(sh->dtype))
+        why = "--fp8-scale and --incoherent quantise an fp8 dtype: add --dtype e4m3 or e5m2";
+    else if (sim_dtype_is_fp8(sh->dtype) && run->pass == SIM_BWD)
+        why = "fp8 models FlashAttention-3's FP8 forward pass; its backward is not "
+              "modelled: use --pass fwd";
+    else if (sim_dtype_is_fp8(sh->dtype) && run->page > 0)
+        why = "paged KV in fp8 is not modelled (the scales are placed with contiguous K, "
+              "V): drop --page-size or use fp16, bf16 or fp32";
+    else if (sim_dtype_is_fp8(sh->dtype) && run->incoherent && (sh->d & (sh->d - 1)))
+        why = "--incoherent on needs d a power of two: the Hadamard transform is defined "
+              "on 2^k entries, and fasim does not pad; use --incoherent off or d = 64, "
+              "128, 256";
     if (!why)
         return 0;
     if (err && errlen)

@@ -16,23 +16,39 @@
 
 void sim_round_to_dtype(float *x, int64_t n, sim_dtype dt)
 {
-    if (dt == SIM_FP32)
+    if (dt == SIM_FP32 || sim_dtype_is_fp8(dt))
         return;
     for (int64_t k = 0; k < n; k++)
         x[k] = dt == SIM_FP16 ? ref_round_fp16(x[k]) : ref_round_bf16(x[k]);
 }
 
-void sim_random_qkv(uint64_t seed, int64_t Nq, int64_t Nk, int64_t d, sim_dtype dt,
-                    float *Q, float *K, float *V)
+/* Q (Nq, d), K and V (Nk, d) drawn from one stream r in that order, each
+ * value by draw, then rounded to dt. */
+static void draw_qkv(ref_rng r, float (*draw)(ref_rng *), int64_t Nq, int64_t Nk, int64_t d,
+                     sim_dtype dt, float *Q, float *K, float *V)
 {
-    ref_rng r = ref_rng_seed(seed);
     float *t[3] = { Q, K, V };
     for (int k = 0; k < 3; k++) {
         const int64_t n = (k == 0 ? Nq : Nk) * d;
         for (int64_t x = 0; x < n; x++)
-            t[k][x] = ref_rng_normalish(&r);
+            t[k][x] = draw(&r);
         sim_round_to_dtype(t[k], n, dt);
     }
+}
+
+void sim_random_qkv(uint64_t seed, int64_t Nq, int64_t Nk, int64_t d, sim_dtype dt,
+                    float *Q, float *K, float *V)
+{
+    draw_qkv(ref_rng_seed(seed), ref_rng_normalish, Nq, Nk, d, dt, Q, K, V);
+}
+
+void sim_outlier_qkv(uint64_t seed, int64_t Nq, int64_t Nk, int64_t d, sim_dtype dt,
+                     float *Q, float *K, float *V)
+{
+    /* A stream apart from sim_random_qkv's (another seed word), so that the
+     * two input kinds of one seed are unrelated. */
+    draw_qkv(ref_rng_seed(seed ^ UINT64_C(0x0f8f8f8f8f8f8f8f)), ref_rng_outlier, Nq, Nk, d, dt,
+             Q, K, V);
 }
 
 void sim_random_grad(uint64_t seed, int64_t n, sim_dtype dt, float *dO)
@@ -408,6 +424,9 @@ static int copy_inputs(sim_hier *h, sim_algo algo, const sim_plan *p, const sim_
     }
     for (int t = 0; t < (run->pass == SIM_BWD ? 4 : 3); t++)
         sim_round_to_dtype(h->hbm[dst[t]], n_el[dst[t]], sh->dtype);
+    if (sim_fp8_quantise(sh, run, p->Br, p->Bc, h->hbm[SIM_Q], h->hbm[SIM_K], h->hbm[SIM_V],
+                         h->err, h->errlen) != 0)
+        return -1;
     return run->pass == SIM_BWD ? forward_first(algo, h, p) : 0;
 }
 

@@ -473,9 +473,10 @@ static int make_inputs(const sim_request *req, sim_report *rep, build_ctx *x, ch
         sim_round_to_dtype(x->K, nkd, sh->dtype);
         sim_round_to_dtype(x->V, nkd, sh->dtype);
     } else {
-        sim_random_qkv(req->seed, sim_shape_B(sh) * sim_shape_H(sh) * sh->N,
-                       sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_Nk(sh), sh->d, sh->dtype,
-                       x->Q, x->K, x->V);
+        (req->outliers ? sim_outlier_qkv : sim_random_qkv)(
+            req->seed, sim_shape_B(sh) * sim_shape_H(sh) * sh->N,
+            sim_shape_B(sh) * sim_shape_G(sh) * sim_shape_Nk(sh), sh->d, sh->dtype, x->Q, x->K,
+            x->V);
     }
     if (x->dO) {
         if (req->dO) {
@@ -486,7 +487,9 @@ static int make_inputs(const sim_request *req, sim_report *rep, build_ctx *x, ch
         }
     }
     /* The oracle sees the same dtype-rounded inputs, so the error measures
-     * the algorithm, not the quantisation of its inputs. */
+     * the algorithm, not the quantisation of its inputs; fp8 inputs are
+     * quantised only as a run places them (sim_fp8_quantise), so there the
+     * error includes it, as FlashAttention-3's Table 3 measures it. */
     double t0 = now_seconds();
     if (oracle_heads(sh, x->Q, x->K, x->V, x->dO, x->O_ref, x->dQ_ref, x->dK_ref,
                      x->dV_ref) != 0) {
@@ -661,6 +664,7 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     rep->req = *req;
     rep->req.run.pass = SIM_FWD;
     rep->req.run.page_seed = req->seed;          /* paged KV: the placement follows --seed */
+    rep->req.run.incoherent_seed = req->seed;    /* and the Hadamard transform's signs */
     const sim_request *rq = &rep->req;
     const sim_shape *sh = &rq->sh;
     if (sim_check(sh, &rq->run, err, errlen) != 0)
@@ -1112,9 +1116,17 @@ static const sim_report_run *find_run(const sim_report *rep, sim_algo a)
  * standard attention's error is the largest of the runs. */
 static void error_note(FILE *out, const sim_report *rep, sim_pass pass)
 {
-    char brief[640];
-    int n = snprintf(brief, sizeof brief, "Against attention computed in float64 from the "
-                     "same inputs.");
+    char brief[900];
+    const sim_dtype dt = rep->req.sh.dtype;
+    int n = sim_dtype_is_fp8(dt)
+                ? snprintf(brief, sizeof brief, "Against attention computed in float64 from "
+                           "the inputs before they are quantised to %s (scales per %s%s), so "
+                           "the error includes the quantisation, as FlashAttention-3's "
+                           "Table 3 measures it; O is written in bf16.", sim_dtype_name(dt),
+                           rep->req.run.fp8_scale == SIM_FP8_BLOCK ? "block" : "tensor",
+                           rep->req.run.incoherent ? ", after the Hadamard transform" : "")
+                : snprintf(brief, sizeof brief, "Against attention computed in float64 "
+                           "from the same inputs.");
     const sim_report_run *nv = find_run(rep, SIM_NAIVE), *f1 = find_run(rep, SIM_FA1);
     if (nv && pass == SIM_FWD && rep->req.sh.dtype != SIM_FP32) {
         int largest = 1;
@@ -1122,7 +1134,7 @@ static void error_note(FILE *out, const sim_report *rep, sim_pass pass)
             largest &= rep->runs[k].err.max_rel <= nv->err.max_rel;
         n += snprintf(brief + n, sizeof brief - (size_t)n, " Standard attention rounds S and P "
                       "to %s when it stores them in HBM, where FlashAttention keeps them in "
-                      "fp32 on chip%s", sim_dtype_name(rep->req.sh.dtype),
+                      "fp32 on chip%s", sim_dtype_name(sim_tensor_dtype(SIM_S, dt)),
                       largest ? ": that, not the method, makes its error the largest here."
                               : ".");
     }
@@ -1563,6 +1575,14 @@ static void error_text(FILE *out, const sim_report *rep, sim_pass pass)
             fputc('\n', out);
         }
     }
+    if (pass == SIM_FWD && sim_dtype_is_fp8(rep->req.sh.dtype)) {   /* Table 3's measure */
+        row_label(out, "rms(O - O_ref)");
+        for (int k = 0; k < rep->nruns; k++) {
+            snprintf(b1, sizeof b1, "%.3e", rep->runs[k].err.rmse);
+            cell(out, b1);
+        }
+        fputc('\n', out);
+    }
 }
 
 /* SRAM BUFFERS per run and phase, wrapped at 80 columns, and a note for
@@ -1906,6 +1926,7 @@ static void json_error(sim_json *w, const char *key, const ref_error *e)
     sim_json_obj(w, key);
     sim_json_num(w, "max_abs", e->max_abs);
     sim_json_num(w, "max_rel", e->max_rel);
+    sim_json_num(w, "rmse", e->rmse);
     sim_json_end(w);
 }
 
@@ -1956,7 +1977,14 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_str(w, "pass", pass_on(&rep->req, SIM_BWD)
                                 ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd");
     sim_json_str(w, "mode", rep->computed ? "compute" : "count-only");
-    sim_json_str(w, "inputs", rep->req.Q ? "npy" : "seed");
+    if (sim_dtype_is_fp8(sh->dtype)) {
+        sim_json_str(w, "fp8_scale", sim_fp8_scale_name(rep->req.run.fp8_scale));
+        sim_json_bool(w, "incoherent", rep->req.run.incoherent);
+    } else {
+        sim_json_null(w, "fp8_scale");
+        sim_json_null(w, "incoherent");
+    }
+    sim_json_str(w, "inputs", rep->req.Q ? "npy" : rep->req.outliers ? "outliers" : "seed");
     sim_json_uint(w, "seed", rep->req.seed);
     if (rep->req.gpu)
         sim_json_str(w, "gpu", rep->req.gpu->name);

@@ -54,6 +54,9 @@ typedef struct {
     sim_mode mode;
     uint64_t seed;
     const float *Q, *K, *V;         /* inputs from files, or NULL: seeded */
+    int outliers;                   /* seeded inputs: FlashAttention-3's Table 3
+                                       distribution (sim_outlier_qkv), not the
+                                       bell-shaped default */
     const float *dO;                /* the backward's output gradient from a file,
                                        or NULL: seeded (sim_random_grad) */
     uint64_t max_mem;               /* 0 = default */

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ref_oracle.h"
 #include "sim.h"
 #include "sim_npy.h"
 #include "sim_report.h"
@@ -1510,6 +1511,57 @@ static void test_out_from_npy(void **state)
     free(K64);
 }
 
+/* runs[].error.rmse: the root mean square of O - O_ref, recomputed here
+ * from --out's O and the float64 oracle on the seeded inputs. fp8: the
+ * oracle's inputs are the ones before quantisation (unrounded), and the fp8
+ * error is far above fp16's; --inputs outliers draws another stream. */
+static void test_json_rmse_fp8(void **state)
+{
+    (void)state;
+    const int64_t N = 64, d = 16;
+    const char *const dts[] = { "fp16", "e4m3", "e5m2" };
+    double rmse[3];
+    float *Q = malloc((size_t)(N * d) * sizeof *Q), *K = malloc((size_t)(N * d) * sizeof *K),
+          *V = malloc((size_t)(N * d) * sizeof *V);
+    double *O_ref = malloc((size_t)(N * d) * sizeof *O_ref);
+    assert_true(Q && K && V && O_ref);
+    for (int k = 0; k < 3; k++) {
+        run_res r;
+        RUN(&r, "--N", "64", "--d", "16", "--algo", "fa2", "--dtype", dts[k], "--json", "--out",
+            "@o_rmse.npy", "--seed", "3");
+        expect_exit(&r, 0);
+        const double got = jget_num(&r, "runs.0.error.rmse");
+        CHECK(&r, jis_str(&r, "config.inputs", "seed"), "config.inputs is not seed");
+        run_free(&r);
+        /* fp16: the oracle sees fp16-rounded inputs; fp8: the float32 ones. */
+        sim_random_qkv(3, N, N, d, k == 0 ? SIM_FP16 : SIM_FP32, Q, K, V);
+        assert_int_equal(ref_oracle_attention_f(Q, K, V, N, d, 0, O_ref, NULL), 0);
+        sim_npy_matrix m;
+        read_npy("o_rmse.npy", &m);
+        double sq = 0;
+        for (int64_t i = 0; i < N * d; i++)
+            sq += ((double)m.data[i] - O_ref[i]) * ((double)m.data[i] - O_ref[i]);
+        free(m.data);
+        rmse[k] = sqrt(sq / (double)(N * d));
+        if (fabs(got - rmse[k]) > 1e-9 * rmse[k])
+            fail_msg("%s: JSON rmse %.9e, recomputed %.9e", dts[k], got, rmse[k]);
+    }
+    /* e4m3 keeps 3 mantissa bits, e5m2 2, fp16 10. */
+    assert_true(rmse[0] < rmse[1] / 20 && rmse[1] < rmse[2]);
+    run_res r;
+    RUN(&r, "--N", "64", "--d", "16", "--algo", "fa2", "--dtype", "e4m3", "--fp8-scale",
+        "block", "--incoherent", "on", "--inputs", "outliers", "--json");
+    expect_exit(&r, 0);
+    CHECK(&r, jis_str(&r, "config.inputs", "outliers"), "config.inputs is not outliers");
+    CHECK(&r, jis_str(&r, "config.fp8_scale", "block"), "config.fp8_scale is not block");
+    CHECK(&r, jget_num(&r, "runs.0.error.rmse") > 0, "no rmse");
+    run_free(&r);
+    free(Q);
+    free(K);
+    free(V);
+    free(O_ref);
+}
+
 /* Inputs of shape (B, H, N, d): Q (2, 2, 12, 8), K and V (2, 1, 20, 8) set
  * B, H, G, N_q and N_k; --out writes O as (2, 2, 12, 8), bit for bit the
  * library's. Then the backward from a --dO file (G = H: K, V of Q's heads). */
@@ -1734,6 +1786,28 @@ static bad_case BAD[] = {
     { "bad: --Br 0", { "--Br", "0" }, 2, { "--Br", "at least 1" }, 0 },
     { "bad: --Bc x", { "--Bc", "x" }, 2, { "--Bc", "not a number" }, 0 },
     { "bad: --dtype fp8", { "--dtype", "fp8" }, 2, { "--dtype", "fp8", "fp16" }, 0 },
+    { "bad: --fp8-scale without fp8", { "--fp8-scale", "block" }, 2,
+      { "--fp8-scale and --incoherent", "--dtype e4m3 or e5m2" }, 0 },
+    { "bad: --fp8-scale tensor with bf16", { "--fp8-scale", "tensor", "--dtype", "bf16" }, 2,
+      { "--fp8-scale and --incoherent", "--dtype e4m3" }, 0 },
+    { "bad: --incoherent without fp8", { "--incoherent", "on" }, 2,
+      { "--incoherent", "fp8 dtype" }, 0 },
+    { "bad: --fp8-scale unknown", { "--dtype", "e4m3", "--fp8-scale", "row" }, 2,
+      { "--fp8-scale row", "tensor or block" }, 0 },
+    { "bad: --incoherent maybe", { "--dtype", "e4m3", "--incoherent", "maybe" }, 2,
+      { "--incoherent maybe", "on or off" }, 0 },
+    { "bad: fp8 backward", { "--dtype", "e4m3", "--pass", "bwd" }, 2,
+      { "fp8", "backward", "--pass fwd" }, 0 },
+    { "bad: fp8 paged", { "--dtype", "e5m2", "--page-size", "16" }, 2,
+      { "paged KV in fp8" }, 0 },
+    { "bad: --incoherent on d 96", { "--dtype", "e4m3", "--incoherent", "on", "--d", "96" }, 2,
+      { "--incoherent on needs d a power of two", "--incoherent off" }, 0 },
+    { "bad: --inputs unknown", { "--inputs", "cauchy" }, 2,
+      { "--inputs cauchy", "bell or outliers" }, 0 },
+    { "bad: --inputs with .npy", { Q3("@ok_8x4.npy", "@ok_8x4.npy", "@ok_8x4.npy"), "--inputs",
+      "outliers" }, 2, { "--inputs", "--q, --k, --v" }, 0 },
+    { "bad: gpu in fp8", { "gpu", "--dtype", "e4m3", "--backend", "cpu" }, 2,
+      { "--dtype e4m3", "the kernels run fp16, bf16 and fp32" }, 0 },
     { "bad: --algo fa3", { "--algo", "fa3" }, 2, { "--algo", "fa3", "fa2" }, 0 },
     { "bad: --algo fa1,", { "--algo", "fa1," }, 2, { "--algo", "unknown" }, 0 },
     { "bad: --plan foo", { "--plan", "foo" }, 2, { "--plan", "foo", "paper" }, 0 },
@@ -2575,6 +2649,7 @@ static const struct CMUnitTest FIXED[] = {
     cmocka_unit_test(test_presets),
     cmocka_unit_test(test_out_from_npy),
     cmocka_unit_test(test_npy_4d),
+    cmocka_unit_test(test_json_rmse_fp8),
     cmocka_unit_test(test_out_unwritable),
     cmocka_unit_test(test_gpu_model_options),
     cmocka_unit_test(test_deterministic),

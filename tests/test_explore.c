@@ -45,11 +45,14 @@ static const char *g_fasim, *g_golden;
 /* ---- independent arithmetic ---------------------------------------------------- */
 
 /* Bytes of one element of tensor t in HBM, written out here rather than
- * taken from sim_tensor_bytes: m, l, L are fp32, the rest take the dtype. */
+ * taken from sim_tensor_bytes: m, l, L are fp32, the rest take the dtype;
+ * in fp8 only Q, K, V are 1 byte, O (bf16) and S, P (fp16) 2. */
 static uint64_t elem_bytes(int t, sim_dtype dt)
 {
     if (t == SIM_m || t == SIM_l || t == SIM_L || t == SIM_Oacc)   /* FA1's running O: fp32 */
         return 4;
+    if (dt == SIM_E4M3 || dt == SIM_E5M2)
+        return t == SIM_Q || t == SIM_K || t == SIM_V ? 1 : 2;
     return dt == SIM_FP32 ? 4 : 2;
 }
 
@@ -352,14 +355,23 @@ static void test_keys(void **state)
     assert_non_null(strstr(small.msg, "already covers N"));
     viz_explore_config_default(&c);
 
-    /* dtype cycles fp16 -> bf16 -> fp32 -> fp16, T backwards; x causal. */
+    /* dtype cycles fp16 -> bf16 -> fp32 -> e4m3 -> e5m2 -> fp16, T
+     * backwards; x causal. The fp8 rows: Q, K, V at 1 byte. */
     key(&e, 't', VIZ_EX_KEY_DONE);
     assert_int_equal(e.cfg.sh.dtype, SIM_BF16);
     key(&e, 't', VIZ_EX_KEY_DONE);
     assert_int_equal(e.cfg.sh.dtype, SIM_FP32);
     check_rows(&e);
     key(&e, 't', VIZ_EX_KEY_DONE);
+    assert_int_equal(e.cfg.sh.dtype, SIM_E4M3);
+    check_rows(&e);
+    key(&e, 't', VIZ_EX_KEY_DONE);
+    assert_int_equal(e.cfg.sh.dtype, SIM_E5M2);
+    key(&e, 't', VIZ_EX_KEY_DONE);
     assert_int_equal(e.cfg.sh.dtype, SIM_FP16);
+    key(&e, 'T', VIZ_EX_KEY_DONE);
+    assert_int_equal(e.cfg.sh.dtype, SIM_E5M2);
+    key(&e, 'T', VIZ_EX_KEY_DONE);
     key(&e, 'T', VIZ_EX_KEY_DONE);
     assert_int_equal(e.cfg.sh.dtype, SIM_FP32);
     key(&e, 'x', VIZ_EX_KEY_DONE);

@@ -33,7 +33,7 @@ static void random_cases(sim_algo algo, uint64_t seed)
 {
     uint64_t st = seed;
     int partial = 0, causal = 0, plain = 0, one_pass = 0, two_pass = 0, three_pass = 0;
-    int dtypes[SIM_DTYPE_COUNT] = { 0 };
+    int dtypes[KERN_DTYPE_COUNT] = { 0 };
     for (int k = 0; k < KC_CASES; k++) {
         kc_case c;
         kc_random_case(&st, algo, &c);
@@ -64,7 +64,7 @@ static void random_cases(sim_algo algo, uint64_t seed)
     assert_true(partial >= 3);
     assert_true(causal >= 3);
     assert_true(plain >= 3);
-    for (int t = 0; t < SIM_DTYPE_COUNT; t++)
+    for (int t = 0; t < KERN_DTYPE_COUNT; t++)
         assert_true(dtypes[t] >= 1);
     if (algo == SIM_NAIVE) {
         assert_true(one_pass >= 1);

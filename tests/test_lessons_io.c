@@ -1,6 +1,6 @@
 /*
- * test_lessons_io.c — lessons 6-9 (tiling-budget, io-complexity, loop-order,
- * causal), end to end.
+ * test_lessons_io.c — lessons 6-10 (tiling-budget, io-complexity, loop-order,
+ * causal, fp8-outliers), end to end.
  *
  * argv[1] is the fasim binary, argv[2] the folder of golden files
  * (tests/golden). Each case runs `fasim lesson NAME --script ...` with
@@ -41,6 +41,7 @@
 #include "lesson.h"
 #include "sim.h"
 #include "sim_report.h"
+#include "ref_rng.h"
 #include "test_util.h"
 
 #define RUN_TIMEOUT_S TU_RUN_TIMEOUT_S
@@ -242,7 +243,9 @@ static const char *pick_dtype(uint64_t *rng, int *e)
 
 /* ---- golden files ----------------------------------------------------------- */
 
-static const char *const NAMES[] = { "tiling-budget", "io-complexity", "loop-order", "causal" };
+static const char *const NAMES[] = { "tiling-budget", "io-complexity", "loop-order", "causal",
+                                     "fp8-outliers" };
+#define NNAMES ((int)(sizeof NAMES / sizeof NAMES[0]))
 
 static void compare_golden(const char *name, const char *got)
 {
@@ -272,7 +275,7 @@ static void compare_golden(const char *name, const char *got)
 static void test_golden(void **state)
 {
     (void)state;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NNAMES; k++) {
         run_ok(NAMES[k], NULL);
         compare_golden(NAMES[k], g_out);
     }
@@ -282,7 +285,7 @@ static void test_golden(void **state)
 static void test_lesson_run_api(void **state)
 {
     (void)state;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NNAMES; k++) {
         char path[512];
         tu_path(path, sizeof path, "api.txt");
         FILE *out = fopen(path, "w+b"), *in = fopen("/dev/null", "rb");
@@ -454,6 +457,49 @@ static void test_loop_order_random(void **state)
     assert_true(ran >= 8);   /* the draw must not skip most cases */
 }
 
+/* fp8-outliers on random rows: q.k and the largest |entry| of q M, with M =
+ * D H / sqrt(d) built here as a matrix (H_ij = (-1)^popcount(i & j), the
+ * signs drawn from ref_rng as the lesson documents), not by the fast
+ * transform the lesson uses. */
+static void test_fp8_outliers_random(void **state)
+{
+    (void)state;
+    uint64_t rng = 977;
+    for (int t = 0; t < 12; t++) {
+        const int d = 2 << tu_rand_range(&rng, 0, 5);
+        const int o = (int)tu_rand_range(&rng, 0, d - 1);
+        const uint64_t seed = (uint64_t)tu_rand_range(&rng, 0, 1000);
+        double q[64], k[64];
+        char sq[1024] = "", sk[1024] = "", ss[32];
+        for (int c = 0; c < d; c++) {
+            q[c] = (double)tu_rand_range(&rng, -200, 200) / 100.0 + (c == o ? 25.0 : 0.0);
+            k[c] = (double)tu_rand_range(&rng, -200, 200) / 100.0 + (c == o ? -15.0 : 0.0);
+            snprintf(sq + strlen(sq), sizeof sq - strlen(sq), "%s%g", c ? "," : "", q[c]);
+            snprintf(sk + strlen(sk), sizeof sk - strlen(sk), "%s%g", c ? "," : "", k[c]);
+        }
+        snprintf(ss, sizeof ss, "%llu", (unsigned long long)seed);
+        const char *args[] = { "--q", sq, "--k", sk, "--seed", ss, NULL };
+        run_ok("fp8-outliers", args);
+        double v[MAX_ANSWERS];
+        need_answers(v, 2);
+        double dot = 0;
+        for (int c = 0; c < d; c++)
+            dot += q[c] * k[c];
+        check("q.k", v[0], dot);
+        ref_rng r = ref_rng_seed(seed);
+        double sg[64], mq = 0;
+        for (int c = 0; c < d; c++)
+            sg[c] = (ref_rng_next(&r) >> 63) ? -1.0 : 1.0;
+        for (int j = 0; j < d; j++) {
+            double x = 0;
+            for (int i = 0; i < d; i++)
+                x += q[i] * sg[i] * (__builtin_popcount((unsigned)(i & j)) % 2 ? -1.0 : 1.0);
+            mq = fmax(mq, fabs(x / sqrt((double)d)));
+        }
+        check("max |q M|", v[1], mq);
+    }
+}
+
 static void test_causal_random(void **state)
 {
     (void)state;
@@ -509,6 +555,13 @@ static void test_bad_input(void **state)
         { "loop-order", { "--M", "1K", "--d", "128" }, "does not fit" },
         { "loop-order", { "--Br", "512", "--Bc", "512" }, "does not fit" },
         { "tiling-budget", { "--dtype", "fp8" }, "--dtype" },
+        { "tiling-budget", { "--dtype", "e4m3" }, "--dtype e4m3: use fp16, bf16 or fp32" },
+        { "causal", { "--dtype", "e5m2" }, "--dtype e5m2: use fp16, bf16 or fp32" },
+        { "io-complexity", { "--dtype", "e4m3" }, "--dtype e4m3: use fp16, bf16 or fp32" },
+        { "loop-order", { "--dtype", "e5m2" }, "--dtype e5m2: use fp16, bf16 or fp32" },
+        { "fp8-outliers", { "--q", "1,2,3", "--k", "1,2,3" }, "power of two" },
+        { "fp8-outliers", { "--q", "1,2", "--k", "1,2,3,4" }, "the same d" },
+        { "fp8-outliers", { "--q", "1,100", "--k", "1,2" }, "--amax 100" },
         { "tiling-budget", { "--algo", "naive" }, "--algo" },
         { "tiling-budget", { "--M", "1" }, "B_c = 0" },
         { "tiling-budget", { "--d", "-3" }, "--d" },
@@ -839,6 +892,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_io_random),
         cmocka_unit_test(test_loop_order_random),
         cmocka_unit_test(test_causal_random),
+        cmocka_unit_test(test_fp8_outliers_random),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_checker_rejects_the_article),
         cmocka_unit_test(test_graded_answers),
