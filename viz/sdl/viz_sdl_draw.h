@@ -81,4 +81,35 @@ void viz_sdl_draw(SDL_Renderer *r, int w, int h, const viz_model *m,
 int viz_sdl_hit(const viz_sdl_layout *lay, const viz_model *m, int x, int y,
                 sim_tensor *t, int64_t *tr, int64_t *tc);
 
+/* ---- drawing without a window (viz_sdl_shot.c) ------------------------------ */
+
+/* A software renderer on a w x h surface with the view's heat map and face:
+ * what --screenshot and --record draw frames with, no display needed. */
+typedef struct {
+    SDL_Surface *surf;
+    SDL_Renderer *rend;
+    viz_sdl_heat *heat;
+    viz_sdl_font *font;
+    viz_sdl_ui ui;
+    char inputs[96];
+    uint8_t *rgb;           /* the last frame drawn: packed R, G, B, w * 3 a row */
+    int w, h;
+} viz_sdl_offscreen;
+
+/* Make f for m (probing the heat map's inputs: m is left at its step); o may
+ * be NULL. Returns 0, or VIZ_EFAIL with a message in err (out of memory). */
+int viz_sdl_offscreen_open(viz_sdl_offscreen *f, viz_model *m, const viz_sdl_opts *o, int w,
+                           int h, char *err, size_t errlen);
+/* Draw m's current step; returns f->rgb. */
+const uint8_t *viz_sdl_offscreen_draw(viz_sdl_offscreen *f, const viz_model *m);
+void viz_sdl_offscreen_close(viz_sdl_offscreen *f);
+
+/* VIZ_EUSAGE with "WHAT size W x H: ..." in err unless both sides are in
+ * [VIZ_SDL_MIN_SIZE, VIZ_SDL_MAX_SIZE]; else 0. */
+int viz_sdl_check_size(int w, int h, const char *what, char *err, size_t errlen);
+
+/* Seek m to step (0-based; 0 alone for a refused plan). Returns 0, or
+ * VIZ_EUSAGE with the range in err. */
+int viz_sdl_seek_step(viz_model *m, uint64_t step, char *err, size_t errlen);
+
 #endif /* FASIM_VIZ_SDL_DRAW_H */
