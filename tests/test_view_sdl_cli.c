@@ -335,6 +335,51 @@ static void test_record_png_frames(void **state)
     assert_int_equal(files, 3);
 }
 
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+/* --format svg: the same frames as SVG documents, the frame's size, every
+ * panel's clip group closed, the same bytes from a second run. */
+static void test_record_svg_frames(void **state)
+{
+    (void)state;
+    char dir[512], arg[600], again[512], arg2[600], err[2048];
+    tu_path(dir, sizeof dir, "rec-svg");
+    tu_path(again, sizeof again, "rec-svg-again");
+    snprintf(arg, sizeof arg, "%s/", dir);
+    snprintf(arg2, sizeof arg2, "%s/", again);
+    const char *args[] = { REC_RUN, "--step", "40", "--frames", "2", "--format", "svg",
+                           "--record", arg, NULL };
+    const char *args2[] = { REC_RUN, "--step", "40", "--frames", "2", "--format", "svg",
+                            "--record", arg2, NULL };
+    assert_int_equal(run(NULL, err, sizeof err, args), 0);
+    assert_int_equal(run(NULL, err, sizeof err, args2), 0);
+    const int nd = run_steps() >= 100 ? 3 : 2;
+    for (int k = 40; k <= 41; k++) {
+        char name[700], name2[700];
+        snprintf(name, sizeof name, "%s/step-%0*d.svg", dir, nd, k);
+        snprintf(name2, sizeof name2, "%s/step-%0*d.svg", again, nd, k);
+        unsigned char *d, *d2;
+        size_t n = file_bytes(name, &d), n2 = file_bytes(name2, &d2);
+        d[n] = '\0';
+        assert_true(n > 1000);
+        assert_non_null(strstr((char *)d, "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                                          "width=\"320\" height=\"200\""));
+        assert_true(strcmp((char *)d + n - 7, "</svg>\n") == 0);
+        assert_int_equal(count((char *)d, "<g "), count((char *)d, "</g>"));
+        assert_true(count((char *)d, "<text ") > 10);
+        assert_int_equal(n, n2);
+        assert_memory_equal(d, d2, n);
+        free(d);
+        free(d2);
+    }
+}
+
 /* An MP4 is ffmpeg's: the frames go down a pipe as raw RGB, W x H x 3 bytes
  * each. A stand-in ffmpeg that copies its input to its last argument shows
  * exactly what it was given; without one, a message that names ffmpeg. */
@@ -434,6 +479,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sdl_without_display),
         cmocka_unit_test(test_record_gif),
         cmocka_unit_test(test_record_png_frames),
+        cmocka_unit_test(test_record_svg_frames),
         cmocka_unit_test(test_record_mp4),
         cmocka_unit_test(test_record_refusals),
     };

@@ -466,6 +466,30 @@ static int mp4_finish(mp4_writer *mw, int ok, const char *path, char *err, size_
     return 0;
 }
 
+/* ---- SVG frames ---------------------------------------------------------------------- */
+
+/* m's current step as one SVG file, whole or not at all. */
+static int svg_write(viz_sdl_offscreen *f, const viz_model *m, const char *path, char *err,
+                     size_t errlen)
+{
+    sim_outfile out;
+    int e = sim_outfile_open(&out, path);
+    if (!e) {
+        viz_sdl_offscreen_svg(f, m, out.f);
+        if (ferror(out.f)) {
+            e = EIO;
+            sim_outfile_abort(&out);
+        } else {
+            e = sim_outfile_commit(&out);
+        }
+    }
+    if (e) {
+        ERR("cannot write '%s': %s", path, strerror(e));
+        return VIZ_EFAIL;
+    }
+    return 0;
+}
+
 /* ---- the recording ----------------------------------------------------------------- */
 
 static int digits(uint64_t v)
@@ -579,7 +603,7 @@ int viz_sdl_record(viz_model *m, const viz_sdl_opts *o, const viz_sdl_rec *r, ch
     const int nd = digits(viz_model_info(m)->nsteps);
     for (uint64_t k = 0; k < count && rc == 0; k++) {
         viz_model_seek(m, r->first + k);
-        const uint8_t *rgb = viz_sdl_offscreen_draw(&f, m);
+        const uint8_t *rgb = kind == VIZ_SDL_REC_SVG ? NULL : viz_sdl_offscreen_draw(&f, m);
         if (kind == VIZ_SDL_REC_GIF) {
 #ifdef FASIM_HAVE_GIF
             rc = gif_frame(&gw, rgb, err, errlen);
@@ -592,11 +616,15 @@ int viz_sdl_record(viz_model *m, const viz_sdl_opts *o, const viz_sdl_rec *r, ch
             }
         } else {
             char name[SIM_OUTFILE_PATH + 64];
-            snprintf(name, sizeof name, "%s/step-%0*llu.png", dir, nd,
-                     (unsigned long long)(r->first + k + 1));
-            if (viz_sdl_png_write(name, rgb, w, h, (size_t)w * 3, VIZ_SDL_PNG_COMPRESSED, err,
-                                  errlen) != 0)
-                rc = VIZ_EFAIL;
+            snprintf(name, sizeof name, "%s/step-%0*llu.%s", dir, nd,
+                     (unsigned long long)(r->first + k + 1),
+                     kind == VIZ_SDL_REC_SVG ? "svg" : "png");
+            rc = kind == VIZ_SDL_REC_SVG
+                     ? svg_write(&f, m, name, err, errlen)
+                     : viz_sdl_png_write(name, rgb, w, h, (size_t)w * 3,
+                                         VIZ_SDL_PNG_COMPRESSED, err, errlen) != 0
+                           ? VIZ_EFAIL
+                           : 0;
         }
     }
     if (kind == VIZ_SDL_REC_GIF) {

@@ -140,6 +140,13 @@ const uint8_t *viz_sdl_offscreen_draw(viz_sdl_offscreen *f, const viz_model *m)
     return f->rgb;
 }
 
+void viz_sdl_offscreen_svg(viz_sdl_offscreen *f, const viz_model *m, FILE *out)
+{
+    f->ui.svg = out;
+    viz_sdl_draw(NULL, f->w, f->h, m, f->heat, &f->ui, NULL);
+    f->ui.svg = NULL;
+}
+
 int viz_sdl_screenshot(viz_model *m, const viz_sdl_opts *o, uint64_t step,
                        const char *path, int width, int height, char *err,
                        size_t errlen)
