@@ -380,7 +380,7 @@ typedef struct {
     sim_outfile out;            /* ffmpeg writes the temporary */
     FILE *pipe;
     pid_t pid;
-    void (*old_pipe)(int);
+    struct sigaction old_pipe;  /* SIGPIPE's action, restored at the end */
 } mp4_writer;
 
 static int mp4_open(mp4_writer *mw, const char *path, int w, int h, int fps, char *err,
@@ -431,7 +431,11 @@ static int mp4_open(mp4_writer *mw, const char *path, int w, int h, int fps, cha
     }
     sim_outfile_guard_child(mw->pid);
     /* ffmpeg ending early shows as a write error here, not as SIGPIPE. */
-    mw->old_pipe = signal(SIGPIPE, SIG_IGN);
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &mw->old_pipe);
     mw->pipe = fdopen(fd[1], "wb");
     if (!mw->pipe)
         close(fd[1]);
@@ -448,7 +452,7 @@ static int mp4_finish(mp4_writer *mw, int ok, const char *path, char *err, size_
     while (waitpid(mw->pid, &st, 0) < 0 && errno == EINTR)
         ;
     sim_outfile_guard_child(0);
-    signal(SIGPIPE, mw->old_pipe);
+    sigaction(SIGPIPE, &mw->old_pipe, NULL);
     if (ok && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
         ERR("cannot write '%s': ffmpeg failed (status %d)", path,
             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
