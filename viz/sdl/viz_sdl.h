@@ -1,6 +1,7 @@
 /*
- * viz_sdl.h — the SDL2 view of one simulator run: an interactive window and
- * a headless screenshot (PNG or BMP) of any step.
+ * viz_sdl.h — the SDL2 view of one simulator run: an interactive window, a
+ * headless screenshot (PNG or BMP) of any step, and a headless recording of
+ * a range of steps (GIF, PNG or SVG frames, MP4 through ffmpeg).
  *
  * Both draw the same frame from the same code (viz_sdl_draw.c) through an
  * SDL_Renderer: the window's renderer for `fasim view --sdl`, a software
