@@ -167,7 +167,7 @@ typedef struct {
     cli_report_opts *o;
     cli_problem prob;
     int compute, count_only;
-    uint64_t given;            /* the options given: a preset must not override them */
+    cli_given given;           /* the options given: a preset must not override them */
 } report_parse;
 
 static void report_defaults(report_parse *p, cli_report_opts *o)
@@ -355,10 +355,10 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
 }
 
 /* The preset's fields whose options were not given. */
-static void apply_preset(sim_request *r, uint64_t given)
+static void apply_preset(sim_request *r, const cli_given *given)
 {
     const sim_model *m = r->model;
-#define UNSET(opt) (!(given & (UINT64_C(1) << (opt))))
+#define UNSET(opt) (!cli_given_has(given, (opt)))
     if (UNSET(CLI_O_N))                 /* --Nq, --Nk then change one side */
         r->sh.N = m->N;
     if (UNSET(CLI_O_D))
@@ -388,7 +388,7 @@ static int report_shape(report_parse *p, char *err, size_t errlen)
     cli_report_opts *o = p->o;
     sim_request *r = &o->req;
     if (r->model)
-        apply_preset(r, p->given);
+        apply_preset(r, &p->given);
     if (r->gpu && !o->M_set)
         r->sh.M = r->gpu->smem_per_block;
     /* N_q = --Nq or N, N_k = --Nk or N; N_k is kept only where it differs. */
@@ -505,12 +505,12 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
             o->trace_path ? "trace" : o->timeline_path ? "timeline" : "l2");
         return -1;
     }
-    const uint64_t fp8_opts = (UINT64_C(1) << CLI_O_FP8_SCALE) | (UINT64_C(1) << CLI_O_INCOHERENT);
-    if ((p->given & fp8_opts) && !sim_dtype_is_fp8(r->sh.dtype)) {
+    if ((cli_given_has(&p->given, CLI_O_FP8_SCALE) || cli_given_has(&p->given, CLI_O_INCOHERENT)) &&
+        !sim_dtype_is_fp8(r->sh.dtype)) {
         ERR("--fp8-scale and --incoherent quantise an fp8 dtype: add --dtype e4m3 or e5m2");
         return -1;
     }
-    if (nfiles == 3 && (p->given & (UINT64_C(1) << CLI_O_INPUTS))) {
+    if (nfiles == 3 && cli_given_has(&p->given, CLI_O_INPUTS)) {
         ERR("--inputs draws seeded inputs, and --q, --k, --v give them: choose one");
         return -1;
     }
@@ -559,7 +559,7 @@ static int report_each(void *ctx, int id, const char *optname, const char *val, 
 {
     report_parse *p = ctx;
     cli_report_opts *o = p->o;
-    p->given |= UINT64_C(1) << id;
+    cli_given_set(&p->given, id);
     int rc = cli_parse_problem_opt(&p->prob, id, optname, val, err, errlen);
     if (rc == 0)
         rc = report_option(p, id, optname, val, err, errlen);

@@ -255,7 +255,7 @@ int cli_claims_main(int argc, char **argv, int first)
     const char *path = NULL;
     int json = 0;
     sim_engine engine = SIM_ENGINE_AUTO;
-    uint64_t given = 0;
+    cli_given given = { { 0, 0 } };
     char err[256];
     uint64_t max_steps = 0;                 /* 0: SIM_DEFAULT_MAX_STEPS */
     for (int k = first; k < argc; k++) {

@@ -71,7 +71,7 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
                             const char **lock, char *err, size_t errlen)
 {
     *nrest = 0;
-    uint64_t given = 0;
+    cli_given given = { { 0, 0 } };
     for (int k = first; k < argc; k++) {
         const char *a = argv[k];
         int which = -1;                 /* the option of gpu's own, CLI_O_* */

@@ -108,7 +108,7 @@ int cli_lesson_main(int argc, char **argv, int first)
         return 1;
     }
     int nrest = 0;
-    uint64_t given = 0;
+    cli_given given = { { 0, 0 } };
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         const int mode = !strcmp(a, "--script")      ? CLI_O_SCRIPT

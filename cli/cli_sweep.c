@@ -331,7 +331,7 @@ static int parse_args(int argc, char **argv, int first, sweep_opts *o, char *err
     sp->engine = SIM_ENGINE_AUTO;
     cli_problem prob = { .sh = &sp->base, .Br = &sp->Br, .Bc = &sp->Bc,
                          .plan = &sp->plan_kind };
-    uint64_t given = 0;                  /* --vary comes once per varied parameter */
+    cli_given given = { { 0, 0 } };      /* --vary comes once per varied parameter */
     for (int k = first; k < argc; k++) {
         const char *val;
         int id = scan_option(argc, argv, &k, &val, err, errlen);
@@ -398,35 +398,6 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 /* ---- the plot --------------------------------------------------------------------- */
-
-/* gnuplot's path: $FASIM_GNUPLOT when set (empty means "not installed";
- * tests use it), else the first "gnuplot" on $PATH. Returns 0 with path set,
- * or -1. */
-static int find_gnuplot(char *path, size_t len)
-{
-    const char *env = getenv("FASIM_GNUPLOT");
-    if (env) {
-        if (!*env || access(env, X_OK) != 0)
-            return -1;
-        snprintf(path, len, "%s", env);
-        return 0;
-    }
-    const char *p = getenv("PATH");
-    if (!p)
-        p = "/usr/bin:/bin";
-    while (*p) {
-        size_t n = strcspn(p, ":");
-        if (n > 0 && n + 9 < len) {
-            snprintf(path, len, "%.*s/gnuplot", (int)n, p);
-            if (access(path, X_OK) == 0)
-                return 0;
-        }
-        p += n;
-        if (*p == ':')
-            p++;
-    }
-    return -1;
-}
 
 /* Run gnuplot on script (a path relative to dir, "./"- or "../"-first) from
  * dir. Returns its exit status, or -1 if it could not be started or ended
@@ -554,7 +525,7 @@ static int do_plot(const sim_sweep_result *res, const char *image)
         return SIM_EFAIL;
     }
     char gnuplot[4096];
-    if (find_gnuplot(gnuplot, sizeof gnuplot) != 0) {
+    if (sim_outfile_find_program("gnuplot", "FASIM_GNUPLOT", gnuplot, sizeof gnuplot) != 0) {
         /* The suggested command quotes the names for a shell: pasted, it runs
          * gnuplot and nothing else. */
         const char *slash = strrchr(gp, '/');

@@ -179,7 +179,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "start at step K (1-based; default 1)" },
     [CLI_O_FRAMES] = { "frames", "K", V,
         "text output: print K frames (default: all of a run of up\n"
-        "to %d steps, else %d)" },
+        "to %d steps, else %d); --record: K steps (default: to the\n"
+        "last)" },
     [CLI_O_ROW] = { "row", "R", V,
         "the row of each Q block whose partial output is shown\n"
         "(0-based within the block; default 0)" },
@@ -190,10 +191,21 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "draw step --step (default 1) to F (.png or .bmp) and exit;\n"
         "needs no display" },
     [CLI_O_SIZE] = { "size", "WxH", V,
-        "size of the SDL2 window or screenshot (default 1280x800)" },
+        "size of the SDL2 window, screenshot or recording (default\n"
+        "1280x800)" },
     [CLI_O_THEME] = { "theme", "T", V,
-        "colours of the SDL2 window or screenshot: light (the default:\n"
-        "projectors wash out dark frames) or dark; 't' switches" },
+        "colours of the SDL2 window, screenshot or recording: light\n"
+        "(the default: projectors wash out dark frames) or dark; 't'\n"
+        "switches" },
+    [CLI_O_RECORD] = { "record", "F", V,
+        "draw steps --step (default 1) to the last, or --frames K of\n"
+        "them, as the SDL view does, one frame a step, and exit: F.gif\n"
+        "an animated GIF, F.mp4 a film (needs ffmpeg), F/ a folder of\n"
+        "numbered frames (step-K.png; --format); needs no display" },
+    [CLI_O_FORMAT] = { "format", "F", V,
+        "--record's frames in a folder: png (the default) or svg" },
+    [CLI_O_FPS] = { "fps", "N", V,
+        "--record: frames (steps) a second, 1 to 50 (default 4)" },
     [CLI_O_SCRIPT] = { "script", NULL, L,
         NULL },
     [CLI_O_WORKSHEET] = { "worksheet", NULL, L,
@@ -367,11 +379,16 @@ static const cli_help_item HELP_VIEW[] = {
     ROW(CLI_O_SCREENSHOT),
     ROW(CLI_O_SIZE),
     ROW(CLI_O_THEME),
+    ROW(CLI_O_RECORD),
+    ROW(CLI_O_FORMAT),
+    ROW(CLI_O_FPS),
     LINE("--help", NULL),
     PARA("\n"
          "Runs whose recording would exceed 256 MiB are refused with a hint.\n"
          "A count-only run keeps 65,536 steps at a time and runs again to show\n"
-         "others: runs of more than 2^27 steps are refused with a hint.\n"
+         "others: runs of more than 2^27 steps are refused with a hint;\n"
+         "--record refuses more than 10,000 frames or 4 GiB of pixels (W x H x 3\n"
+         "bytes a frame) and says how to narrow it.\n"
          "exit status: 0 success, 2 bad usage (including a plan that does not fit),\n"
          "1 other failures\n"),
 };
@@ -720,15 +737,15 @@ const char *cli_take_value(int argc, char **argv, int *k)
     return argv[++*k];
 }
 
-int cli_given_twice(uint64_t *given, int id, const char *optname, char *err, size_t errlen)
+int cli_given_twice(cli_given *given, int id, const char *optname, char *err, size_t errlen)
 {
     if (id == CLI_O_HELP)
         return 0;
-    if (*given & (UINT64_C(1) << id)) {
+    if (cli_given_has(given, id)) {
         ERR("%s is given twice; give each option once", optname);
         return -1;
     }
-    *given |= UINT64_C(1) << id;
+    cli_given_set(given, id);
     return 0;
 }
 
@@ -782,7 +799,7 @@ int cli_opt_scan(int argc, char **argv, int *k, cli_cmd cmd, const char **val, c
 int cli_parse_each(int argc, char **argv, int first, cli_cmd cmd, int *help, cli_opt_fn fn,
                    void *ctx, char *err, size_t errlen)
 {
-    uint64_t given = 0;
+    cli_given given = { { 0, 0 } };
     for (int k = first; k < argc; k++) {
         const char *val;
         char optname[32];

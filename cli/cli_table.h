@@ -77,6 +77,9 @@ enum {
     CLI_O_SCREENSHOT,
     CLI_O_SIZE,
     CLI_O_THEME,
+    CLI_O_RECORD,
+    CLI_O_FORMAT,
+    CLI_O_FPS,
     CLI_O_SCRIPT,
     CLI_O_WORKSHEET,
     CLI_O_ANSWERS,
@@ -99,7 +102,22 @@ enum {
     CLI_O_INPUTS,
     CLI_O_COUNT
 };
-_Static_assert(CLI_O_COUNT <= 64, "the options given are kept in 64 bits");
+_Static_assert(CLI_O_COUNT <= 128, "the options given are kept in 128 bits");
+
+/* The set of options given, one bit per CLI_O_* (cli_given_has, cli_given_set). */
+typedef struct {
+    uint64_t w[2];
+} cli_given;
+
+static inline int cli_given_has(const cli_given *g, int id)
+{
+    return (int)((g->w[id >> 6] >> (id & 63)) & 1u);
+}
+
+static inline void cli_given_set(cli_given *g, int id)
+{
+    g->w[id >> 6] |= UINT64_C(1) << (id & 63);
+}
 
 typedef struct {
     const char *name;    /* without the dashes: "N", "count-only" */
@@ -160,7 +178,7 @@ const char *cli_take_value(int argc, char **argv, int *k);
 /* Every command refuses an option given twice (--help excepted, and a
  * sweep's --vary, which it takes once per varied parameter): 0 the first
  * time option id is seen (recorded in *given), or -1 with a message. */
-int cli_given_twice(uint64_t *given, int id, const char *optname, char *err, size_t errlen);
+int cli_given_twice(cli_given *given, int id, const char *optname, char *err, size_t errlen);
 
 /* Scan argv[*k], a GNU-style long option "--name value" or "--name=value"
  * of command cmd. Returns the option's CLI_O_* id with *val set (NULL for a

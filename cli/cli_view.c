@@ -31,6 +31,11 @@
 /* Frames printed by default when the output is not a terminal: every step of
  * a small run, and this many of a larger one (a note says how to see more). */
 #define VIEW_DEFAULT_FRAMES 200
+/* --fps: VIZ_SDL_REC_MAX_FPS, which a build without SDL2 does not have. */
+#define VIEW_MAX_FPS 50
+#ifdef FASIM_HAVE_SDL2
+_Static_assert(VIEW_MAX_FPS == VIZ_SDL_REC_MAX_FPS, "--fps's bound is the recorder's");
+#endif
 
 typedef struct {
     viz_config cfg;
@@ -43,6 +48,9 @@ typedef struct {
     const char *screenshot;    /* --screenshot FILE (.png or .bmp) */
     int64_t width, height;     /* --size WxH for the SDL2 outputs; 0: default */
     int theme;                 /* --theme: 0 (not given), 1 light, 2 dark */
+    const char *record;        /* --record FILE (.gif, .mp4, a folder) */
+    int format;                /* --format: 0 (not given), 1 png, 2 svg */
+    int64_t fps;               /* --fps; 0: default */
 } view_opts;
 
 static void usage(FILE *out)
@@ -146,6 +154,16 @@ static int view_option(view_parse *p, int id, const char *optname, const char *v
         }
         o->theme = !strcmp(val, "dark") ? 2 : 1;
         return 0;
+    case CLI_O_RECORD: o->record = val; return 0;
+    case CLI_O_FORMAT:
+        if (strcmp(val, "png") != 0 && strcmp(val, "svg") != 0) {
+            ERR("--format %s: expected png or svg", sim_shown(val).s);
+            return -1;
+        }
+        o->format = !strcmp(val, "svg") ? 2 : 1;
+        return 0;
+    case CLI_O_FPS:
+        return cli_parse_count(optname, val, 1, VIEW_MAX_FPS, &o->fps, err, errlen);
     case CLI_O_HELP: o->help = 1; return 0;
     }
     return 0;
@@ -163,21 +181,27 @@ static int view_combinations(view_opts *o, int compute, int count_only, char *er
             c->algo != SIM_FA2 ? "add --algo fa2" : "drop --pass bwd");
         return -1;
     }
-    if ((o->sdl || o->screenshot) && (c->run.pass == SIM_BWD || c->run.splits > 1)) {
+    const int drawn = o->sdl || o->screenshot || o->record;
+    if (drawn && (c->run.pass == SIM_BWD || c->run.splits > 1)) {
         ERR("the SDL view draws the forward loop orders; step through the backward "
-            "pass and split-KV in the terminal view (drop --sdl/--screenshot)");
+            "pass and split-KV in the terminal view (drop --sdl/--screenshot/--record)");
         return -1;
     }
-    if (o->sdl && o->screenshot) {
-        ERR("--sdl opens a window and --screenshot writes a file: choose one");
+    if (!!o->sdl + !!o->screenshot + !!o->record > 1) {
+        ERR("--sdl opens a window, --screenshot writes a picture and --record an "
+            "animation: choose one");
         return -1;
     }
-    if ((o->width || o->height) && !o->sdl && !o->screenshot) {
-        ERR("--size applies to --sdl and --screenshot only");
+    if ((o->width || o->height) && !drawn) {
+        ERR("--size applies to --sdl, --screenshot and --record only");
         return -1;
     }
-    if (o->theme && !o->sdl && !o->screenshot) {
-        ERR("--theme applies to --sdl and --screenshot only");
+    if (o->theme && !drawn) {
+        ERR("--theme applies to --sdl, --screenshot and --record only");
+        return -1;
+    }
+    if ((o->format || o->fps) && !o->record) {
+        ERR("%s applies to --record only", o->format ? "--format" : "--fps");
         return -1;
     }
     const int nfiles = cli_check_data_options(compute, count_only, o->q_path, o->k_path,
@@ -273,8 +297,29 @@ static int run_text(viz_model *model, const view_opts *o)
     return 0;
 }
 
-/* --sdl and --screenshot: the SDL2 renderer on the same model. Returns the
- * exit status. */
+/* --record: whether FILE can be written and by what, before the run is
+ * built (an unwritable place, a missing ffmpeg fail before any work).
+ * Returns 0 or the exit status, with the message printed. */
+static int record_check(const view_opts *o)
+{
+#ifdef FASIM_HAVE_SDL2
+    const viz_sdl_rec rec = { .path = o->record, .frames_svg = o->format == 2 };
+    viz_sdl_rec_kind kind;
+    char err[1024];
+    int rc = viz_sdl_record_check(&rec, &kind, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "fasim view: %s\n", sim_shown(err).s);
+    return rc;
+#else
+    (void)o;
+    fprintf(stderr, "fasim view: built without SDL2: install libsdl2-dev and rebuild to "
+            "use --record\n");
+    return 1;
+#endif
+}
+
+/* --sdl, --screenshot and --record: the SDL2 renderer on the same model.
+ * Returns the exit status. */
 static int run_sdl(viz_model *model, const view_opts *o, const sim_npy_matrix npy[3])
 {
 #ifdef FASIM_HAVE_SDL2
@@ -294,10 +339,19 @@ static int run_sdl(viz_model *model, const view_opts *o, const sim_npy_matrix np
         return 2;
     }
     char serr[1024];
-    int rc = o->screenshot
-                 ? viz_sdl_screenshot(model, &so, so.start_step, o->screenshot,
-                                      (int)o->width, (int)o->height, serr, sizeof serr)
-                 : viz_sdl_run(model, &so, serr, sizeof serr);
+    int rc;
+    if (o->record) {
+        const viz_sdl_rec rec = { .path = o->record, .frames_svg = o->format == 2,
+                                  .first = so.start_step, .count = (uint64_t)o->frames,
+                                  .width = (int)o->width, .height = (int)o->height,
+                                  .fps = (int)o->fps };
+        rc = viz_sdl_record(model, &so, &rec, serr, sizeof serr);
+    } else if (o->screenshot) {
+        rc = viz_sdl_screenshot(model, &so, so.start_step, o->screenshot, (int)o->width,
+                                (int)o->height, serr, sizeof serr);
+    } else {
+        rc = viz_sdl_run(model, &so, serr, sizeof serr);
+    }
     if (rc != 0)
         fprintf(stderr, "fasim view: %s\n", sim_shown(serr).s);
     return rc;
@@ -325,8 +379,8 @@ int cli_view_main(int argc, char **argv, int first)
     }
     sim_npy_matrix npy[4];
     memset(npy, 0, sizeof npy);
-    int rc = 0;
-    if (o.q_path)
+    int rc = o.record ? record_check(&o) : 0;
+    if (!rc && o.q_path)
         rc = load_inputs(&o, npy);
     viz_model *model = NULL;
     int brc = rc ? rc : viz_model_build(&o.cfg, &model, err, sizeof err);
@@ -335,7 +389,10 @@ int cli_view_main(int argc, char **argv, int first)
         rc = brc == VIZ_EUSAGE ? 2 : 1;
     }
     const int interactive = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-    if (!rc && model && (o.sdl || o.screenshot)) {
+    if (!rc && model && o.record && brc == VIZ_EREFUSED) {
+        fprintf(stderr, "fasim view: %s\n", err);     /* nothing to animate */
+        rc = 2;
+    } else if (!rc && model && (o.sdl || o.screenshot || o.record)) {
         rc = run_sdl(model, &o, npy);
         if (brc == VIZ_EREFUSED && rc == 0) {
             fprintf(stderr, "fasim view: %s\n", err);

@@ -283,3 +283,30 @@ void sim_outfile_guard_child(long pid)
     guard_signals();
     g_child = (sig_atomic_t)pid;
 }
+
+int sim_outfile_find_program(const char *name, const char *env, char *path, size_t len)
+{
+    const char *set = getenv(env);
+    if (set) {
+        if (!*set || access(set, X_OK) != 0 || strlen(set) >= len)
+            return -1;
+        snprintf(path, len, "%s", set);
+        return 0;
+    }
+    const char *p = getenv("PATH");
+    if (!p)
+        p = "/usr/bin:/bin";
+    const size_t nl = strlen(name);
+    while (*p) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && n + nl + 2 <= len) {
+            snprintf(path, len, "%.*s/%s", (int)n, p, name);
+            if (access(path, X_OK) == 0)
+                return 0;
+        }
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return -1;
+}

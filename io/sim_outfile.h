@@ -63,4 +63,10 @@ void sim_outfile_unguard(const char *path);
  * temporaries are removed. 0: none. */
 void sim_outfile_guard_child(long pid);
 
+/* The program that writes a picture or a film for fasim (gnuplot, ffmpeg):
+ * $ENV when set (empty means "not installed"; tests use it), else the first
+ * executable NAME on $PATH (/usr/bin:/bin without one). Returns 0 with its
+ * path in path, or -1. */
+int sim_outfile_find_program(const char *name, const char *env, char *path, size_t len);
+
 #endif /* FASIM_SIM_OUTFILE_H */

@@ -6,8 +6,9 @@ set -euo pipefail
 
 # gnuplot-nox draws `fasim sweep --plot`, which the README's examples use.
 # libsdl2-ttf-dev and fonts-dejavu-core: the SDL view's scalable text.
+# libgif-dev: `fasim view --record F.gif` (giflib writes the GIF).
 need=(cmake make gcc libcmocka-dev libncurses-dev tmux libsdl2-dev libsdl2-ttf-dev
-      fonts-dejavu-core gnuplot-nox "$@")
+      fonts-dejavu-core gnuplot-nox libgif-dev "$@")
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,3 +6,9 @@ fasim_test(test_viz_sdl LABEL viz LIBS fasim_viz_sdl m)
 # the loop miss its 'q', fail in a minute rather than hang the suite.
 set_tests_properties(test_viz_sdl PROPERTIES TIMEOUT 120)
 fasim_test(test_view_sdl_cli LABEL viz ARGS $<TARGET_FILE:fasim>)
+# --record's GIFs are read back with giflib's decoder, when the build has it.
+find_package(GIF QUIET)
+if(TARGET GIF::GIF AND FASIM_WITH_GIF)
+  target_link_libraries(test_view_sdl_cli PRIVATE GIF::GIF)
+  target_compile_definitions(test_view_sdl_cli PRIVATE FASIM_HAVE_GIF)
+endif()

@@ -1,6 +1,7 @@
 /*
- * viz_sdl.h — the SDL2 view of one simulator run: an interactive window and
- * a headless screenshot (PNG or BMP) of any step.
+ * viz_sdl.h — the SDL2 view of one simulator run: an interactive window, a
+ * headless screenshot (PNG or BMP) of any step, and a headless recording of
+ * a range of steps (GIF, PNG or SVG frames, MP4 through ffmpeg).
  *
  * Both draw the same frame from the same code (viz_sdl_draw.c) through an
  * SDL_Renderer: the window's renderer for `fasim view --sdl`, a software
@@ -99,5 +100,57 @@ int viz_sdl_run(viz_model *m, const viz_sdl_opts *o, char *err, size_t errlen);
 int viz_sdl_screenshot(viz_model *m, const viz_sdl_opts *o, uint64_t step,
                        const char *path, int width, int height, char *err,
                        size_t errlen);
+
+/* ---- recording: `fasim view --record FILE` ---------------------------------- */
+
+/* What a recording writes, from FILE's name: an animated GIF (".gif"), an
+ * MP4 through ffmpeg (".mp4"), or numbered frames into a folder (a name that
+ * ends in '/' or is a folder: step-K.png or step-K.svg, K the step shown). */
+typedef enum {
+    VIZ_SDL_REC_GIF, VIZ_SDL_REC_MP4, VIZ_SDL_REC_PNG, VIZ_SDL_REC_SVG
+} viz_sdl_rec_kind;
+
+/* Limits on one recording, checked before anything is drawn: every frame is
+ * drawn whole in memory (W x H x 3 bytes) before it is encoded, so the
+ * frames' pixels bound the time (about 10 ms a megapixel) whatever the
+ * output's compression. 10,000 frames are 40 minutes at 4 steps a second;
+ * 4 GiB are 1,398 frames of 1280 x 800, or 2,236 of 800 x 600. */
+#define VIZ_SDL_REC_MAX_FRAMES 10000
+#define VIZ_SDL_REC_MAX_BYTES (UINT64_C(4) << 30)
+/* Frames per second: a GIF times its frames in hundredths of a second, and
+ * browsers show a delay under 2 as 10; 50 a second is the most it keeps. */
+#define VIZ_SDL_REC_MAX_FPS 50
+
+typedef struct {
+    const char *path;       /* FILE */
+    int frames_svg;         /* for a folder: 1 SVG frames, 0 PNG */
+    uint64_t first;         /* 0-based step of the first frame */
+    uint64_t count;         /* frames, one a step; 0: to the run's last step */
+    int width, height;      /* 0: the defaults */
+    int fps;                /* frames per second; 0: 4 */
+} viz_sdl_rec;
+
+/* What r->path asks for, whether it can be written and whether what writes
+ * it is here (giflib built in; ffmpeg on $PATH or $FASIM_FFMPEG), creating
+ * nothing: for callers to fail before any work. Returns 0 with *kind set;
+ * VIZ_EUSAGE (a name that is neither .gif, .mp4 nor a folder; svg with a
+ * file) or VIZ_EFAIL (an unwritable place, no ffmpeg, no giflib), with a
+ * message in err. */
+int viz_sdl_record_check(const viz_sdl_rec *r, viz_sdl_rec_kind *kind, char *err,
+                         size_t errlen);
+
+/* Draw steps first .. first + count - 1 of m as viz_sdl_screenshot draws one
+ * step (the same layout, o's theme, no display needed) and write them to
+ * r->path. GIF: one frame a step, a fixed palette (every theme colour
+ * exactly, the others to the nearest of a 6 x 6 x 6 cube and greys), each
+ * frame after the first only where it differs from the one before, looping
+ * forever; the same model and options give the same bytes. A folder is
+ * created when missing (its parent must exist). Refused before any frame is
+ * drawn: a range outside the run, more than VIZ_SDL_REC_MAX_FRAMES frames or
+ * VIZ_SDL_REC_MAX_BYTES of pixels (VIZ_EUSAGE; the message gives the numbers
+ * and how to narrow the recording). Returns 0; VIZ_EUSAGE; VIZ_EFAIL (a
+ * write failed: no partial file is left; ffmpeg failed; out of memory). */
+int viz_sdl_record(viz_model *m, const viz_sdl_opts *o, const viz_sdl_rec *r, char *err,
+                   size_t errlen);
 
 #endif /* FASIM_VIZ_SDL_H */

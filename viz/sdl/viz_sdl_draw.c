@@ -73,6 +73,8 @@ typedef struct {
     int pad;
     SDL_Rect area;          /* the panel being drawn (ui->text_seen) */
     const viz_sdl_ui *ui;
+    FILE *svg;              /* ui->svg: SVG elements instead of drawing */
+    int clips;              /* SVG: clip paths so far; > 0: a group is open */
 } ctx;
 
 static void set_color(ctx *c, uint32_t rgb)
@@ -84,6 +86,11 @@ static void fill(ctx *c, int x, int y, int w, int h, uint32_t rgb)
 {
     if (w <= 0 || h <= 0)
         return;
+    if (c->svg) {
+        fprintf(c->svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                "fill=\"#%06x\"/>\n", x, y, w, h, (unsigned)(rgb & 0xffffff));
+        return;
+    }
     SDL_Rect rc = { x, y, w, h };
     set_color(c, rgb);
     SDL_RenderFillRect(c->r, &rc);
@@ -100,8 +107,41 @@ static void outline(ctx *c, int x, int y, int w, int h, int t, uint32_t rgb)
 
 static void line(ctx *c, int x0, int y0, int x1, int y1, uint32_t rgb)
 {
+    if (c->svg) {       /* through the pixels' centres, as SDL draws it */
+        fprintf(c->svg, "<line x1=\"%d.5\" y1=\"%d.5\" x2=\"%d.5\" y2=\"%d.5\" "
+                "stroke=\"#%06x\"/>\n", x0, y0, x1, y1, (unsigned)(rgb & 0xffffff));
+        return;
+    }
     set_color(c, rgb);
     SDL_RenderDrawLine(c->r, x0, y0, x1, y1);
+}
+
+/* A line of text as SVG: its whole characters that fit max_w, stretched to
+ * their cells (so that the layout's columns hold in any monospace face),
+ * the baseline a capital's height below y. Returns the width taken. */
+static int svg_text(ctx *c, int x, int y, int max_w, uint32_t rgb, const char *s)
+{
+    int n = (int)strlen(s);
+    if (n * c->cw > max_w)
+        n = max_w / c->cw;
+    if (n <= 0)
+        return 0;
+    fprintf(c->svg, "<text x=\"%d\" y=\"%d\" fill=\"#%06x\" textLength=\"%d\" "
+            "lengthAdjust=\"spacingAndGlyphs\">", x,
+            y + c->gh, (unsigned)(rgb & 0xffffff), n * c->cw);
+    for (int k = 0; k < n; k++) {
+        const char ch = s[k];
+        if (ch == '<')
+            fputs("&lt;", c->svg);
+        else if (ch == '>')
+            fputs("&gt;", c->svg);
+        else if (ch == '&')
+            fputs("&amp;", c->svg);
+        else
+            fputc((unsigned char)ch >= 32 && (unsigned char)ch < 127 ? ch : '?', c->svg);
+    }
+    fputs("</text>\n", c->svg);
+    return n * c->cw;
 }
 
 /* No width limit for text(). */
@@ -123,6 +163,8 @@ static int text(ctx *c, int x, int y, int max_w, uint32_t rgb, const char *fmt, 
         c->ui->text_seen(c->ui->text_arg, buf, x, y, max_w, c->area);
     if (max_w <= 0)
         return 0;
+    if (c->svg)
+        return svg_text(c, x, y, max_w, rgb, buf);
     if (c->font)
         return viz_sdl_font_draw(c->font, c->r, x, y, rgb, buf, max_w);
     return viz_sdl_text_clip(c->r, x, y, c->s, rgb, buf, max_w);
@@ -1487,8 +1529,27 @@ static void draw_help(ctx *c, int w, int h)
 /* Draw into panel a from here on: nothing outside it is touched. */
 static void clip(ctx *c, SDL_Rect a)
 {
-    SDL_RenderSetClipRect(c->r, &a);
     c->area = a;
+    if (!c->svg) {
+        SDL_RenderSetClipRect(c->r, &a);
+        return;
+    }
+    if (c->clips++ > 0)
+        fputs("</g>\n", c->svg);
+    fprintf(c->svg, "<clipPath id=\"c%d\"><rect x=\"%d\" y=\"%d\" width=\"%d\" "
+            "height=\"%d\"/></clipPath>\n<g clip-path=\"url(#c%d)\">\n", c->clips, a.x,
+            a.y, a.w, a.h, c->clips);
+}
+
+/* Back to the whole frame. */
+static void unclip(ctx *c, int w, int h)
+{
+    c->area = (SDL_Rect){ 0, 0, w, h };
+    if (!c->svg)
+        SDL_RenderSetClipRect(c->r, NULL);
+    else if (c->clips > 0)
+        fputs("</g>\n", c->svg);
+    c->clips = 0;
 }
 
 void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
@@ -1500,11 +1561,21 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     memset(lay, 0, sizeof *lay);
     const viz_sdl_font_metrics fm = viz_sdl_font_fit(ui->font, w, h);
     ctx c = { rend, viz_sdl_palette_of(ui->theme), ui->font, fm.unit, fm.cell_w, fm.line_h,
-              fm.cap_h, 4 * fm.unit, { 0, 0, w, h }, ui };
+              fm.cap_h, 4 * fm.unit, { 0, 0, w, h }, ui, ui->svg, 0 };
     lay->scale = c.s;
     lay->text = fm;
-    SDL_RenderSetViewport(rend, NULL);
-    SDL_RenderSetClipRect(rend, NULL);
+    if (c.svg) {
+        /* DejaVu Sans Mono's capitals are 0.729 of its size. */
+        fprintf(c.svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                "viewBox=\"0 0 %d %d\" xml:space=\"preserve\" shape-rendering=\"crispEdges\">\n"
+                "<style>text{font-family:'DejaVu Sans Mono',monospace;font-size:%.1fpx;"
+                "white-space:pre}</style>\n", w, h, w, h,
+                fm.cap_h / 0.729);
+    } else {
+        SDL_RenderSetViewport(rend, NULL);
+        SDL_RenderSetClipRect(rend, NULL);
+    }
     fill(&c, 0, 0, w, h, c.pal->bg);
 
     const int bar = 2 * c.lh + 2 * c.pad;
@@ -1574,10 +1645,11 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     draw_code(&c, code, m);
     clip(&c, cnt);
     draw_counters(&c, cnt, m);
-    SDL_RenderSetClipRect(rend, NULL);
-    c.area = (SDL_Rect){ 0, 0, w, h };
+    unclip(&c, w, h);
     if (ui->help)
         draw_help(&c, w, h);
+    if (c.svg)
+        fputs("</svg>\n", c.svg);
 }
 
 int viz_sdl_hit(const viz_sdl_layout *lay, const viz_model *m, int x, int y,

@@ -7,6 +7,7 @@
 #define FASIM_VIZ_SDL_DRAW_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <SDL.h>
 
@@ -52,6 +53,11 @@ typedef struct {
      * tests: a string that does not fit its panel is one a reader loses. */
     void (*text_seen)(void *arg, const char *s, int x, int y, int max_w, SDL_Rect panel);
     void *text_arg;
+    /* When set, the frame is written here as one SVG document instead of
+     * being drawn (the renderer may then be NULL): the same layout, every
+     * fill and line a <rect> or <line>, every string a <text> in a monospace
+     * face stretched to the width of its cells, each panel clipped. */
+    FILE *svg;
 } viz_sdl_ui;
 
 /* Where each tensor's tile grid was drawn, for viz_sdl_hit. */
@@ -70,7 +76,7 @@ typedef struct {
 } viz_sdl_layout;
 
 /* Draw the frame of m's current step filling w x h pixels of r (every pixel
- * is drawn). heat may be NULL (the heat map then says it is off). lay, when
+ * is drawn), or write it to ui->svg. heat may be NULL (the heat map then says it is off). lay, when
  * not NULL, receives the tile grids' positions. */
 void viz_sdl_draw(SDL_Renderer *r, int w, int h, const viz_model *m,
                   viz_sdl_heat *heat, const viz_sdl_ui *ui, viz_sdl_layout *lay);
@@ -80,5 +86,38 @@ void viz_sdl_draw(SDL_Renderer *r, int w, int h, const viz_model *m,
  * first), or 0 when (x, y) is on no tile. */
 int viz_sdl_hit(const viz_sdl_layout *lay, const viz_model *m, int x, int y,
                 sim_tensor *t, int64_t *tr, int64_t *tc);
+
+/* ---- drawing without a window (viz_sdl_shot.c) ------------------------------ */
+
+/* A software renderer on a w x h surface with the view's heat map and face:
+ * what --screenshot and --record draw frames with, no display needed. */
+typedef struct {
+    SDL_Surface *surf;
+    SDL_Renderer *rend;
+    viz_sdl_heat *heat;
+    viz_sdl_font *font;
+    viz_sdl_ui ui;
+    char inputs[96];
+    uint8_t *rgb;           /* the last frame drawn: packed R, G, B, w * 3 a row */
+    int w, h;
+} viz_sdl_offscreen;
+
+/* Make f for m (probing the heat map's inputs: m is left at its step); o may
+ * be NULL. Returns 0, or VIZ_EFAIL with a message in err (out of memory). */
+int viz_sdl_offscreen_open(viz_sdl_offscreen *f, viz_model *m, const viz_sdl_opts *o, int w,
+                           int h, char *err, size_t errlen);
+/* Draw m's current step; returns f->rgb. */
+const uint8_t *viz_sdl_offscreen_draw(viz_sdl_offscreen *f, const viz_model *m);
+/* Write m's current step to out as SVG (viz_sdl_ui.svg). */
+void viz_sdl_offscreen_svg(viz_sdl_offscreen *f, const viz_model *m, FILE *out);
+void viz_sdl_offscreen_close(viz_sdl_offscreen *f);
+
+/* VIZ_EUSAGE with "WHAT size W x H: ..." in err unless both sides are in
+ * [VIZ_SDL_MIN_SIZE, VIZ_SDL_MAX_SIZE]; else 0. */
+int viz_sdl_check_size(int w, int h, const char *what, char *err, size_t errlen);
+
+/* Seek m to step (0-based; 0 alone for a refused plan). Returns 0, or
+ * VIZ_EUSAGE with the range in err. */
+int viz_sdl_seek_step(viz_model *m, uint64_t step, char *err, size_t errlen);
 
 #endif /* FASIM_VIZ_SDL_DRAW_H */

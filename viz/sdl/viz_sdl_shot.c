@@ -32,12 +32,9 @@ static int shot_kind(const char *path)
 }
 
 /* The surface's pixels (XRGB8888, 0x00RRGGBB in native order) as packed
- * R, G, B bytes, w * 3 per row. NULL when out of memory. */
-static uint8_t *surface_rgb(SDL_Surface *s)
+ * R, G, B bytes, w * 3 per row, into rgb. */
+static void surface_rgb(SDL_Surface *s, uint8_t *rgb)
 {
-    uint8_t *rgb = malloc((size_t)s->w * (size_t)s->h * 3);
-    if (!rgb)
-        return NULL;
     if (SDL_MUSTLOCK(s))
         SDL_LockSurface(s);
     for (int y = 0; y < s->h; y++) {
@@ -51,7 +48,6 @@ static uint8_t *surface_rgb(SDL_Surface *s)
     }
     if (SDL_MUSTLOCK(s))
         SDL_UnlockSurface(s);
-    return rgb;
 }
 
 /* BMP through SDL, but the file opened here so that a failure says why in
@@ -82,6 +78,75 @@ static int save_bmp(SDL_Surface *s, const char *path, char *err, size_t errlen)
     return 0;
 }
 
+int viz_sdl_check_size(int w, int h, const char *what, char *err, size_t errlen)
+{
+    if (w < VIZ_SDL_MIN_SIZE || h < VIZ_SDL_MIN_SIZE || w > VIZ_SDL_MAX_SIZE ||
+        h > VIZ_SDL_MAX_SIZE) {
+        snprintf(err, errlen, "%s size %d x %d: width and height must be in "
+                 "%d..%d pixels", what, w, h, VIZ_SDL_MIN_SIZE, VIZ_SDL_MAX_SIZE);
+        return VIZ_EUSAGE;
+    }
+    return 0;
+}
+
+void viz_sdl_offscreen_close(viz_sdl_offscreen *f)
+{
+    free(f->rgb);
+    viz_sdl_heat_free(f->heat);
+    viz_sdl_font_close(f->font);
+    if (f->rend)
+        SDL_DestroyRenderer(f->rend);
+    SDL_FreeSurface(f->surf);
+    memset(f, 0, sizeof *f);
+}
+
+int viz_sdl_offscreen_open(viz_sdl_offscreen *f, viz_model *m, const viz_sdl_opts *o, int w,
+                           int h, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    f->w = w;
+    f->h = h;
+    f->surf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_RGB888);
+    if (!f->surf) {
+        snprintf(err, errlen, "cannot make a %d x %d surface: %s", w, h, SDL_GetError());
+        return VIZ_EFAIL;
+    }
+    f->rend = SDL_CreateSoftwareRenderer(f->surf);
+    f->heat = viz_sdl_heat_new(o ? o->Q : NULL, o ? o->K : NULL);
+    f->font = viz_sdl_font_open();     /* the window's face, sized the same way */
+    f->rgb = malloc((size_t)w * (size_t)h * 3);
+    if (!f->rend || !f->heat || !f->font || !f->rgb) {
+        snprintf(err, errlen, "cannot make a software renderer: %s",
+                 f->rend ? "out of memory" : SDL_GetError());
+        viz_sdl_offscreen_close(f);
+        return VIZ_EFAIL;
+    }
+    viz_sdl_heat_probe(f->heat, m);            /* leaves m at its step */
+    if (o && o->Q)
+        snprintf(f->inputs, sizeof f->inputs, "the caller's (.npy)");
+    else
+        snprintf(f->inputs, sizeof f->inputs, "seeded (seed %llu)",
+                 (unsigned long long)viz_model_config(m)->seed);
+    f->ui = (viz_sdl_ui){ .inputs = f->inputs, .theme = o ? o->theme : VIZ_SDL_THEME_LIGHT,
+                          .font = f->font };
+    return 0;
+}
+
+const uint8_t *viz_sdl_offscreen_draw(viz_sdl_offscreen *f, const viz_model *m)
+{
+    viz_sdl_draw(f->rend, f->w, f->h, m, f->heat, &f->ui, NULL);
+    SDL_RenderFlush(f->rend);
+    surface_rgb(f->surf, f->rgb);
+    return f->rgb;
+}
+
+void viz_sdl_offscreen_svg(viz_sdl_offscreen *f, const viz_model *m, FILE *out)
+{
+    f->ui.svg = out;
+    viz_sdl_draw(NULL, f->w, f->h, m, f->heat, &f->ui, NULL);
+    f->ui.svg = NULL;
+}
+
 int viz_sdl_screenshot(viz_model *m, const viz_sdl_opts *o, uint64_t step,
                        const char *path, int width, int height, char *err,
                        size_t errlen)
@@ -98,12 +163,30 @@ int viz_sdl_screenshot(viz_model *m, const viz_sdl_opts *o, uint64_t step,
     }
     const int w = width ? width : VIZ_SDL_DEFAULT_W;
     const int h = height ? height : VIZ_SDL_DEFAULT_H;
-    if (w < VIZ_SDL_MIN_SIZE || h < VIZ_SDL_MIN_SIZE || w > VIZ_SDL_MAX_SIZE ||
-        h > VIZ_SDL_MAX_SIZE) {
-        snprintf(err, errlen, "screenshot size %d x %d: width and height must be in "
-                 "%d..%d pixels", w, h, VIZ_SDL_MIN_SIZE, VIZ_SDL_MAX_SIZE);
+    if (viz_sdl_check_size(w, h, "screenshot", err, errlen) != 0)
         return VIZ_EUSAGE;
+    if (viz_sdl_seek_step(m, step, err, errlen) != 0)
+        return VIZ_EUSAGE;
+
+    viz_sdl_offscreen f;
+    char ferr[512];
+    if (viz_sdl_offscreen_open(&f, m, o, w, h, ferr, sizeof ferr) != 0) {
+        snprintf(err, errlen, "screenshot: %s", ferr);
+        return VIZ_EFAIL;
     }
+    const uint8_t *rgb = viz_sdl_offscreen_draw(&f, m);
+    int rc = 0;
+    if (kind == SHOT_PNG)
+        rc = viz_sdl_png_write(path, rgb, w, h, (size_t)w * 3, VIZ_SDL_PNG_COMPRESSED, err,
+                               errlen) != 0 ? VIZ_EFAIL : 0;
+    else if (save_bmp(f.surf, path, err, errlen) != 0)
+        rc = VIZ_EFAIL;
+    viz_sdl_offscreen_close(&f);
+    return rc;
+}
+
+int viz_sdl_seek_step(viz_model *m, uint64_t step, char *err, size_t errlen)
+{
     const viz_info *in = viz_model_info(m);
     if (in->nsteps == 0) {
         if (step != 0) {
@@ -117,57 +200,5 @@ int viz_sdl_screenshot(viz_model *m, const viz_sdl_opts *o, uint64_t step,
                  (unsigned long long)step + 1, (unsigned long long)in->nsteps);
         return VIZ_EUSAGE;
     }
-
-    int rc = VIZ_EFAIL;
-    SDL_Renderer *rend = NULL;
-    viz_sdl_heat *heat = NULL;
-    viz_sdl_font *font = NULL;
-    uint8_t *rgb = NULL;
-    SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_RGB888);
-    if (!surf) {
-        snprintf(err, errlen, "screenshot: cannot make a %d x %d surface: %s", w, h,
-                 SDL_GetError());
-        goto out;
-    }
-    rend = SDL_CreateSoftwareRenderer(surf);
-    heat = viz_sdl_heat_new(o ? o->Q : NULL, o ? o->K : NULL);
-    font = viz_sdl_font_open();     /* the window's face, sized the same way */
-    if (!rend || !heat || !font) {
-        snprintf(err, errlen, "screenshot: cannot make a software renderer: %s",
-                 rend ? "out of memory" : SDL_GetError());
-        goto out;
-    }
-    viz_sdl_heat_probe(heat, m);            /* leaves m at step */
-    char inputs[96];
-    if (o && o->Q)
-        snprintf(inputs, sizeof inputs, "the caller's (.npy)");
-    else
-        snprintf(inputs, sizeof inputs, "seeded (seed %llu)",
-                 (unsigned long long)viz_model_config(m)->seed);
-    viz_sdl_ui ui = { .inputs = inputs, .theme = o ? o->theme : VIZ_SDL_THEME_LIGHT,
-                      .font = font };
-    viz_sdl_draw(rend, w, h, m, heat, &ui, NULL);
-    SDL_RenderFlush(rend);
-
-    if (kind == SHOT_PNG) {
-        rgb = surface_rgb(surf);
-        if (!rgb) {
-            snprintf(err, errlen, "screenshot: out of memory");
-            goto out;
-        }
-        if (viz_sdl_png_write(path, rgb, w, h, (size_t)w * 3, VIZ_SDL_PNG_COMPRESSED, err,
-                              errlen) != 0)
-            goto out;
-    } else if (save_bmp(surf, path, err, errlen) != 0) {
-        goto out;
-    }
-    rc = 0;
-out:
-    free(rgb);
-    viz_sdl_heat_free(heat);
-    viz_sdl_font_close(font);
-    if (rend)
-        SDL_DestroyRenderer(rend);
-    SDL_FreeSurface(surf);
-    return rc;
+    return 0;
 }
