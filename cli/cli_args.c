@@ -288,6 +288,10 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         return 0;
     case CLI_O_MAX_MEM:
         return cli_parse_size(optname, val, &r->max_mem, err, errlen);
+    case CLI_O_L2:
+        r->gm.l2_set = 1;
+        return cli_parse_size(optname, val, &r->gm.l2_bytes, err, errlen);
+    case CLI_O_TRACE: o->trace_path = val; return 0;
     case CLI_O_MAX_STEPS:
         if (cli_parse_count(optname, val, 1, INT64_MAX, &n, err, errlen))
             return -1;
@@ -441,6 +445,11 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
         ERR("--dropout changes the counts of unfused alone (FA1 and FA2 regenerate the "
             "mask in the backward; naive, Algorithm 0, has none): add --algo unfused or "
             "--algo all");
+        return -1;
+    }
+    if ((r->gm.l2_set || o->trace_path) && !r->gpu) {
+        ERR("--%s is the GPU model's: add --gpu NAME ('fasim --gpu list' prints them)",
+            o->trace_path ? "trace" : "l2");
         return -1;
     }
     if (nfiles == 3 && r->model) {

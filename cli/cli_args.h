@@ -84,6 +84,7 @@ typedef struct cli_report_opts {
     int N_set, d_set, M_set, Nk_set;
     const char *q_path, *k_path, *v_path, *do_path;
     const char *out_path;
+    const char *trace_path;  /* --trace FILE: the GPU model's trace */
     sim_request req;
 } cli_report_opts;
 

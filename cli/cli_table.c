@@ -86,9 +86,17 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "whose steps move more tensors; with --page-size, up\n"
         "to 140 s: paged steps cost up to 7x)" },
     [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G | X,
-        "a100, h100 or h200: M = the shared memory one thread block\n"
-        "can use (unless --M is given), and a roofline estimate per\n"
-        "loop order; 'fasim --gpu list' prints the presets" },
+        "a100, a100-40, h100 or h200: M = the shared memory one\n"
+        "thread block can use (unless --M is given), a roofline\n"
+        "estimate and the GPU model (SMs, waves, L2, time) per loop\n"
+        "order; 'fasim --gpu list' prints the presets" },
+    [CLI_O_L2] = { "l2", "BYTES", R,
+        "with --gpu: the GPU model's L2 size instead of the preset's\n"
+        "(0: every re-read goes to DRAM, the two-level counts)" },
+    [CLI_O_TRACE] = { "trace", "FILE", R,
+        "with --gpu: write the GPU model's runs as a Chrome trace\n"
+        "(JSON; open in Perfetto): a track per SM, a slice per thread\n"
+        "block and tile step, DRAM bandwidth as a counter" },
     [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X,
         NULL },
     [CLI_O_VERSION] = { "version", NULL, R,
@@ -231,6 +239,8 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_HEADS),
     ROW(CLI_O_KV_HEADS),
     ROW(CLI_O_GPU),
+    ROW(CLI_O_L2),
+    ROW(CLI_O_TRACE),
     PARA("\n"
          "what to run\n"),
     ROW(CLI_O_ALGO),

@@ -53,6 +53,8 @@ enum {
     CLI_O_MAX_MEM,
     CLI_O_MAX_STEPS,
     CLI_O_GPU,
+    CLI_O_L2,
+    CLI_O_TRACE,
     CLI_O_HELP,
     CLI_O_VERSION,
     CLI_O_NQ,

@@ -16,6 +16,7 @@
 #include "cli_cmds.h"
 #include "cli_inputs.h"
 #include "sim_npy.h"
+#include "sim_outfile.h"
 #include "sim_presets.h"
 #include "sim_report.h"
 #include "sim_parse.h"
@@ -113,8 +114,34 @@ static int cmd_report(int argc, char **argv, int first)
             fprintf(stderr, "fasim: computing %.1e flops: about %.0f s on a 2-core 2026 x86-64 "
                     "machine\n", flops, ceil(flops / SIM_COMPUTE_FLOPS_PER_S));
     }
+    /* The trace file is opened before the run (an unwritable path fails
+     * at once) and takes its place only when complete. */
+    sim_outfile trace_file;
+    sim_gm_trace trace;
+    if (o.trace_path) {
+        if (sim_outfile_open(&trace_file, o.trace_path) != 0) {
+            fprintf(stderr, "fasim: --trace %s: cannot write there (%s)\n", o.trace_path,
+                    strerror(errno));
+            cli_inputs_free(m);
+            return SIM_EFAIL;
+        }
+        sim_gm_trace_begin(&trace, trace_file.f);
+        o.req.gm.trace = &trace;
+    }
     sim_report rep;
     int rc = sim_report_build(&o.req, &rep, err, sizeof err);
+    if (o.trace_path) {
+        if (rc == SIM_OK)
+            sim_gm_trace_end(&trace);
+        if (rc != SIM_OK || sim_outfile_commit(&trace_file) != 0) {
+            if (rc == SIM_OK) {
+                fprintf(stderr, "fasim: --trace %s: %s\n", o.trace_path, strerror(errno));
+                rc = SIM_EFAIL;
+            } else {
+                sim_outfile_abort(&trace_file);
+            }
+        }
+    }
     if (rc != SIM_OK) {
         fprintf(stderr, "fasim: %s\n", err);
         cli_inputs_free(m);

@@ -293,7 +293,8 @@ const sim_loop sim_loop_fa1 = {
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_m | 1u << SIM_l |
            1u << SIM_Oacc,
     .kv_loads = SIM_KV_ONCE,
-    .grid = SIM_GRID_HEAD,
+    .grid = SIM_GRID_HEAD_SPLIT_Q,
+    .warps = SIM_WARPS_SPLIT_K,
     .prefetch = 1,           /* v1 loads the next Q_i during a step */
     .bound = SIM_BOUND_FLASH,
     .reread = SIM_BLOCK_C,

@@ -270,7 +270,8 @@ const sim_loop sim_loop_fa1_bwd = {
            1u << SIM_Oacc | 1u << SIM_dQacc |
            1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK | 1u << SIM_dV,
     .kv_loads = SIM_KV_ONCE,
-    .grid = SIM_GRID_HEAD,
+    .grid = SIM_GRID_HEAD_OR_COLS,
+    .warps = SIM_WARPS_SPLIT_K,
     .prefetch = 1,           /* v1 loads the next Q_i during a step */
     .bound = SIM_BOUND_FLASH,
     .reread = SIM_BLOCK_C,

@@ -274,6 +274,7 @@ const sim_loop sim_loop_fa2 = {
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_L,
     .kv_loads = SIM_KV_PER_VISIT,
     .grid = SIM_GRID_ROWS,
+    .warps = SIM_WARPS_SPLIT_Q,
     .prefetch = 1,
     .bound = SIM_BOUND_FLASH,
     .reread = SIM_BLOCK_R,

@@ -298,6 +298,7 @@ const sim_loop sim_loop_fa2_bwd = {
            1u << SIM_dQacc,
     .kv_loads = SIM_KV_ONCE,
     .grid = SIM_GRID_COLS,
+    .warps = SIM_WARPS_SPLIT_Q,
     .prefetch = 1,
     .bound = SIM_BOUND_FLASH,
     .reread = SIM_BLOCK_C,

@@ -260,6 +260,7 @@ const sim_loop sim_loop_fa2_split = {
            1u << SIM_Ot | 1u << SIM_m | 1u << SIM_l,
     .kv_loads = SIM_KV_PER_VISIT,
     .grid = SIM_GRID_SPLITS,
+    .warps = SIM_WARPS_SPLIT_Q,
     .prefetch = 1,
     .bound = SIM_BOUND_FLASH,
     .reread = SIM_BLOCK_R,

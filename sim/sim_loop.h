@@ -159,7 +159,14 @@ typedef enum {
  * dQ, split-KV's combine. */
 typedef enum {
     SIM_GRID_HEAD,       /* one thread block per (batch, head), the whole loop nest
-                            inside it: FA1 (flash-attn v1, grid (B, H)) */
+                            inside it (the paper's model) */
+    SIM_GRID_HEAD_SPLIT_Q, /* (batch, head, split): a head's query blocks dealt to S
+                            blocks (i mod S), each loading every K_j, V_j; S chosen
+                            to fill the SMs: FA1's forward (flash-attn v1,
+                            run_fmha_fwd_loop, num_splits_heuristic_fwd) */
+    SIM_GRID_HEAD_OR_COLS, /* one per (batch, head), or, when that leaves SMs idle,
+                            one per (key block j, batch, head): FA1's backward (v1,
+                            run_fmha_bwd_loop, num_splits_heuristic_bwd) */
     SIM_GRID_ROWS,       /* one per (query block i, batch, head): FA2's forward
                             (grid (T_r, B, H)) */
     SIM_GRID_COLS,       /* one per (key block j, batch, head): FA2's backward
@@ -171,6 +178,19 @@ typedef enum {
                             as PyTorch launches them), one thread block per block
                             row it works on: standard attention */
 } sim_grid;
+
+/* How the warps of its released kernel share a tile step, which decides
+ * what they read from shared memory (the GPU model's shared-memory pipe):
+ * FlashAttention-2, section 3.3. */
+typedef enum {
+    SIM_WARPS_NONE,      /* no kernel of fasim's to say (standard attention's
+                            operations: library kernels) */
+    SIM_WARPS_SPLIT_Q,   /* each warp takes B_r / w query rows and reads all of
+                            K_j and V_j from shared memory (FA2) */
+    SIM_WARPS_SPLIT_K    /* "sliced-K": each warp takes B_c / w keys, reads all of
+                            Q_i, and the w partial products are summed through
+                            shared memory, fp32 (FA1) */
+} sim_warps;
 
 struct sim_hier;
 typedef struct sim_chk sim_chk;
@@ -194,6 +214,7 @@ typedef struct sim_loop {
     uint32_t hbm;              /* tensors held in HBM: bit t for sim_tensor t */
     sim_kv_loads kv_loads;
     sim_grid grid;             /* how its released kernel is launched */
+    sim_warps warps;           /* how its kernel's warps share a step */
     int prefetch;              /* 1: the kernel loads the next tiles while it
                                   computes (FA2's cp.async pipeline), so a tile
                                   step costs the larger of its transfers and its

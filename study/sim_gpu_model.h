@@ -45,13 +45,28 @@
 #include "sim.h"
 #include "sim_presets.h"
 
+/* A trace in Chrome's trace-event format (JSON; opens in Perfetto and
+ * chrome://tracing): one process per modelled run, one track per SM slot
+ * (a slice per thread block and per tile step: load, matmul, softmax), and
+ * DRAM bandwidth as a counter track. */
+typedef struct {
+    FILE *f;
+    uint64_t events;         /* written so far */
+    int pid;                 /* the last run's process id */
+    int first;               /* 1 until the first event */
+} sim_gm_trace;
+
+void sim_gm_trace_begin(sim_gm_trace *t, FILE *f);   /* the file's opening */
+void sim_gm_trace_end(sim_gm_trace *t);              /* and its close */
+
 /* How a run of the model is asked for. */
 typedef struct {
-    uint64_t l2_bytes;       /* the L2's capacity: the preset's when 0 and
-                                l2_set is 0; SIM_GM_L2_INFINITE: unbounded */
+    uint64_t l2_bytes;       /* the L2's capacity: the preset's when l2_set is
+                                0; SIM_GM_L2_INFINITE: unbounded */
     int l2_set;              /* 1: l2_bytes was given (--l2), even 0 */
-    FILE *trace;             /* a Chrome trace-event file to write, or NULL */
-    uint64_t trace_max_events;  /* refuse a trace with more events (0: default) */
+    sim_gm_trace *trace;     /* a trace to add this run to, or NULL */
+    const char *trace_name;  /* the run's name there: "fa2 fwd" */
+    uint64_t trace_max_events;  /* refuse a run of more events (0: 4,000,000) */
 } sim_gm_opts;
 
 #define SIM_GM_L2_INFINITE UINT64_MAX
@@ -61,6 +76,8 @@ typedef enum {
     SIM_GM_BOUND_TENSOR,     /* the matrix products on tensor cores */
     SIM_GM_BOUND_FP32,       /* the softmax's adds, maxima, multiplies */
     SIM_GM_BOUND_SFU,        /* exp on the special-function units */
+    SIM_GM_BOUND_SMEM,       /* shared memory: operands read by every warp, and
+                                FA1's partial sums exchanged between warps */
     SIM_GM_BOUND_DRAM,       /* DRAM bandwidth */
     SIM_GM_BOUND_L2,         /* L2 bandwidth */
     SIM_GM_BOUND_LATENCY,    /* waiting on loads and launches */

@@ -32,6 +32,23 @@ static uint64_t total_bytes(const sim_counts *c, sim_dtype dt)
 
 /* The closed form of a run's plan, whether it equals the measurement, and
  * with paged KV the closed form of the same plan with K, V contiguous. */
+/* The GPU model of run r (plan p) on req's preset: time, DRAM bytes
+ * through the L2, the launch. A launch the hardware would refuse, or a
+ * trace too large, fails the report with the model's message. */
+static int model_run(const sim_request *req, sim_report_run *r, const sim_plan *p,
+                     const sim_shape *sh, char *err, size_t errlen)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s %s%s", sim_algo_name(r->algo), sim_pass_name(r->pass),
+             p->run.splits > 1 ? " split-KV" : "");
+    sim_gm_opts o = req->gm;
+    o.trace_name = name;
+    if (sim_gpu_model_run(req->gpu, p, sh, &o, &r->gm, err, errlen) != 0)
+        return -1;
+    r->has_gm = 1;
+    return 0;
+}
+
 static void set_theory(sim_report_run *r, const sim_plan *p, const sim_shape *sh)
 {
     sim_theory_counts(p, sh, &r->theory);
@@ -103,9 +120,12 @@ static int run_split(sim_report *rep, const sim_plan *p, const sim_inputs *in,
         r->has_error = 1;
         r->err = ref_compare(r->res.O, O_ref, nd);
     }
-    if (rep->req.gpu)
+    if (rep->req.gpu) {
         r->roof = sim_roofline_estimate(rep->req.gpu, sh->dtype, sim_run_flops(p, sh),
                                         (double)total_bytes(&r->res.counts, sh->dtype));
+        if (model_run(&rep->req, r, p, sh, err, errlen) != 0)
+            return SIM_EUSAGE;
+    }
     return SIM_OK;
 }
 
@@ -513,10 +533,13 @@ static int run_all(const sim_request *req, sim_report *rep, const build_ctx *x, 
                     r->grad_err[2] = ref_compare(r->res.dV, x->dV_ref, x->nkd);
                 }
             }
-            if (req->gpu)
+            if (req->gpu) {
                 r->roof = sim_roofline_estimate(req->gpu, sh->dtype,
                                                 sim_run_flops(p, sh),
                                                 (double)total_bytes(&r->res.counts, sh->dtype));
+                if (model_run(req, r, p, sh, err, errlen) != 0)
+                    return SIM_EUSAGE;
+            }
             int rc;
             if (x->split && a == SIM_FA2 && q == SIM_FWD &&
                 (rc = run_split(rep, &x->splan, &in, x->O_ref, x->nd, err, errlen)) != SIM_OK)
@@ -1387,6 +1410,57 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
     fputc('\n', out);
 }
 
+/* GPU MODEL on the --gpu preset: each run launched as its released kernel,
+ * its blocks in waves on the SMs, through the L2, in time
+ * (sim_gpu_model.h). */
+static void gpu_model_text(FILE *out, const sim_report *rep)
+{
+    const sim_gpu *g = rep->req.gpu;
+    char b1[80], b2[40];
+    const uint64_t l2 = rep->runs[0].gm.l2_bytes;
+    if (l2 == SIM_GM_L2_INFINITE)
+        snprintf(b2, sizeof b2, "unbounded");
+    else
+        sim_format_bytes(b2, sizeof b2, l2);
+    fprintf(out, "\nGPU MODEL on %s: %d SMs, L2 %s\n", g->title, g->sms, b2);
+    fprintf(out, "each loop order launched as its released kernel, in waves, through the L2\n");
+    runs_header(out, rep, "  model");
+    static const char *const rows[] = { "thread blocks", "resident per SM", "waves",
+                                        "SMs busy", "DRAM bytes", "two-level HBM bytes",
+                                        "L2 hit rate (reads)", "predicted time",
+                                        "TFLOP/s", "binds" };
+    for (int q = 0; q < 10; q++) {
+        row_label(out, rows[q]);
+        for (int k = 0; k < rep->nruns; k++) {
+            const sim_gm_result *m = &rep->runs[k].gm;
+            switch (q) {
+            case 0: sim_format_count(b1, sizeof b1, (uint64_t)m->blocks); break;
+            case 1: snprintf(b1, sizeof b1, "%d", m->occupancy); break;
+            case 2: snprintf(b1, sizeof b1, "%.2f", m->waves); break;
+            case 3: snprintf(b1, sizeof b1, "%d of %d", m->sms_busy, g->sms); break;
+            case 4: sim_format_bytes(b1, sizeof b1, m->dram_read_bytes + m->dram_write_bytes);
+                    break;
+            case 5: sim_format_bytes(b1, sizeof b1, m->hbm_read_bytes + m->hbm_write_bytes);
+                    break;
+            case 6: snprintf(b1, sizeof b1, "%.1f%%", m->l2_hit_rate * 100); break;
+            case 7:
+                if (m->time_s >= 1.0)
+                    snprintf(b1, sizeof b1, "%.3g s", m->time_s);
+                else if (m->time_s >= 1e-3)
+                    snprintf(b1, sizeof b1, "%.3g ms", m->time_s * 1e3);
+                else
+                    snprintf(b1, sizeof b1, "%.3g us", m->time_s * 1e6);
+                break;
+            case 8: snprintf(b1, sizeof b1, "%.1f", m->tflops); break;
+            default: snprintf(b1, sizeof b1, "%s", sim_gm_bound_name(m->bound)); break;
+            }
+            cell(out, b1);
+        }
+        fputc('\n', out);
+    }
+    sim_gpu_model_assumptions(out, g);
+}
+
 /* ROOFLINE on the --gpu preset: a lower bound on each run's time, from its
  * matmul FLOPs at the peak; the non-matmul FLOPs' time at the fp32 rate
  * beside it, not charged (sim_presets.h says why). */
@@ -1579,8 +1653,10 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     bounds_text(out, rep, pass);
     if (sim_shape_Nk(&rep->req.sh) == rep->req.sh.N)   /* else no measured / Theta */
         note_text(out, rep, &NOTE_BOUNDS);
-    if (rep->req.gpu)
+    if (rep->req.gpu) {
         roofline_text(out, rep);
+        gpu_model_text(out, rep);
+    }
     if (rep->computed) {
         error_text(out, rep, pass);
         error_note(out, rep, pass);
@@ -1988,6 +2064,48 @@ void sim_report_json_roofline(sim_json *w, const char *key, const sim_roofline *
 }
 
 /* One element of "runs". */
+void sim_report_json_gpu_model(sim_json *w, const char *key, const sim_gm_result *m)
+{
+    sim_json_obj(w, key);
+    sim_json_num(w, "time_s", m->time_s);
+    sim_json_num(w, "tflops", m->tflops);
+    sim_json_uint(w, "dram_read_bytes", m->dram_read_bytes);
+    sim_json_uint(w, "dram_write_bytes", m->dram_write_bytes);
+    sim_json_uint(w, "hbm_read_bytes", m->hbm_read_bytes);
+    sim_json_uint(w, "hbm_write_bytes", m->hbm_write_bytes);
+    sim_json_num(w, "l2_hit_rate", m->l2_hit_rate);
+    if (m->l2_bytes == SIM_GM_L2_INFINITE)
+        sim_json_null(w, "l2_bytes");
+    else
+        sim_json_uint(w, "l2_bytes", m->l2_bytes);
+    sim_json_int(w, "blocks", m->blocks);
+    sim_json_num(w, "waves", m->waves);
+    sim_json_int(w, "sms_busy", m->sms_busy);
+    sim_json_int(w, "occupancy", m->occupancy);
+    sim_json_str(w, "bound", sim_gm_bound_name(m->bound));
+    sim_json_arr(w, "kernels");
+    for (int k = 0; k < m->nkernels; k++) {
+        const sim_gm_kernel *K = &m->kernels[k];
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "name", K->name);
+        sim_json_int(w, "blocks", K->blocks);
+        sim_json_arr(w, "grid");
+        for (int x = 0; x < 3; x++)
+            sim_json_int(w, NULL, K->grid[x]);
+        sim_json_end(w);
+        sim_json_int(w, "threads", K->threads);
+        sim_json_int(w, "occupancy", K->occupancy);
+        sim_json_str(w, "occupancy_by", K->occupancy_by);
+        sim_json_num(w, "waves", K->waves);
+        sim_json_int(w, "sms_busy", K->sms_busy);
+        sim_json_num(w, "start_s", K->t_start);
+        sim_json_num(w, "end_s", K->t_end);
+        sim_json_end(w);
+    }
+    sim_json_end(w);
+    sim_json_end(w);
+}
+
 static void json_run(sim_json *w, const sim_report *rep, const sim_report_run *r)
 {
     const sim_shape *sh = &rep->req.sh;
@@ -2017,6 +2135,8 @@ static void json_run(sim_json *w, const sim_report *rep, const sim_report_run *r
     }
     if (rep->req.gpu)
         sim_report_json_roofline(w, "roofline", &r->roof);
+    if (r->has_gm)
+        sim_report_json_gpu_model(w, "gpu_model", &r->gm);
     if (rep->req.run.page > 0) {
         const sim_counts *f = &r->contiguous;
         sim_json_obj(w, "paged");

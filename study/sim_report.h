@@ -13,6 +13,7 @@
 #include "sim.h"
 #include "sim_limits.h"
 #include "sim_loop.h"
+#include "sim_gpu_model.h"
 #include "sim_presets.h"
 #include "sim_status.h"
 
@@ -53,6 +54,7 @@ typedef struct {
     uint64_t max_steps;             /* 0 = default */
     const sim_gpu *gpu;             /* a hardware preset, or NULL: with one, the
                                        report adds a roofline estimate per run */
+    sim_gm_opts gm;                 /* with gpu: the GPU model's L2 and trace */
     int explain;                    /* --explain: each section's note in full */
     const sim_model *model;         /* a model preset, or NULL: with one, the
                                        report adds the traffic in GiB, per layer
@@ -73,6 +75,8 @@ typedef struct {
     ref_error grad_err[3];          /* backward: dQ, dK, dV against the oracle's */
     double seconds;                 /* wall time of the run */
     sim_roofline roof;              /* when req.gpu: the roofline estimate */
+    int has_gm;                     /* when req.gpu: the GPU model (sim_gpu_model.h) */
+    sim_gm_result gm;
     int has_flops;                  /* the loop order gives its FLOPs: */
     sim_flops flops;                /* sim_theory_flops of the run's plan */
 } sim_report_run;
@@ -162,5 +166,9 @@ void sim_report_json_begin(sim_json *w, FILE *out);
  * points write it alike. */
 void sim_report_json_roofline(sim_json *w, const char *key, const sim_roofline *rf);
 
+
+/* The GPU model's result as the object `key` of a run (the report's and
+ * gpu's runs[].gpu_model). */
+void sim_report_json_gpu_model(sim_json *w, const char *key, const sim_gm_result *m);
 
 #endif /* FASIM_SIM_REPORT_H */

@@ -58,12 +58,12 @@ refuse fp64 fasim --dtype f
 # its options start after the first blank line.)
 for cmd in "" view sweep claims explore gpu compare; do
   for opt in $("$fasim" $cmd --help | { if [ -z "$cmd" ]; then sed '1,/^$/d'; else cat; fi; } |
-               grep -o -- '--[a-zA-Z][a-zA-Z-]*' | sort -u); do
+               grep -o -- '--[a-zA-Z][a-zA-Z0-9-]*' | sort -u); do
     if [ -n "$cmd" ]; then expect "$opt" fasim "$cmd" --; else expect "$opt" fasim --; fi
   done
 done
 for l in 1 2 3 4 5 6 7 8 9; do
-  for opt in $("$fasim" lesson $l --help | grep -o -- '--[a-zA-Z][a-zA-Z-]*' | sort -u); do
+  for opt in $("$fasim" lesson $l --help | grep -o -- '--[a-zA-Z][a-zA-Z0-9-]*' | sort -u); do
     expect "$opt" fasim lesson "$l" --
   done
 done

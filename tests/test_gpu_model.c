@@ -1,0 +1,347 @@
+/*
+ * test_gpu_model.c — the GPU model (study/sim_gpu_model.c) at its limits,
+ * where its answers follow from first principles:
+ *   - an L2 of 0 bytes: every tile goes to DRAM, so the DRAM bytes are the
+ *     two-level counts of the same plan, all heads (sim_theory_counts);
+ *   - an unbounded L2: every tile is read from DRAM once and written once,
+ *     so the DRAM bytes are the tensors' sizes (computed here from N, d and
+ *     the heads), whatever the loop order re-reads;
+ *   - the launch: FA2's grid is T_r x B x H, FA1's forward B x H x S;
+ *   - the trace is JSON in the trace-event format (parsed here);
+ *   - the efficiency constants are frozen (what fitted them is in
+ *     sim_gpu_model.c; changing them changes every figure the README shows).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "sim_gpu_model.h"
+#include "sim_presets.h"
+
+static sim_plan plan_for(sim_algo a, const sim_shape *sh, sim_pass pass, int kernel)
+{
+    sim_run_opts run = { 0 };
+    run.pass = pass;
+    sim_plan p;
+    char err[512];
+    if (kernel) {
+        sim_kernel_target kt = sim_gpu_kernel_target(sim_gpu_find("a100"));
+        assert_int_equal(sim_plan_kernel(a, sh, &run, &kt, 0, 0, &p, err, sizeof err), 0);
+    } else {
+        assert_int_equal(sim_plan_make(a, sh, &run, 32, 32, SIM_PLAN_USER, &p), 0);
+    }
+    return p;
+}
+
+static sim_gm_result model(const sim_plan *p, const sim_shape *sh, uint64_t l2)
+{
+    sim_gm_opts o = { .l2_bytes = l2, .l2_set = 1 };
+    sim_gm_result r;
+    char err[512];
+    int rc = sim_gpu_model_run(sim_gpu_find("a100"), p, sh, &o, &r, err, sizeof err);
+    if (rc != 0)
+        fail_msg("%s", err);
+    return r;
+}
+
+/* L2 of 0 bytes: the DRAM bytes equal the closed-form counts times the
+ * heads, per direction, for every loop order and pass. */
+static void test_zero_l2_is_two_level(void **state)
+{
+    (void)state;
+    static const struct { sim_algo a; sim_pass pass; int kernel; } CASES[] = {
+        { SIM_NAIVE, SIM_FWD, 0 }, { SIM_FA1, SIM_FWD, 0 }, { SIM_FA2, SIM_FWD, 0 },
+        { SIM_NAIVE, SIM_BWD, 0 }, { SIM_FA1, SIM_BWD, 0 }, { SIM_FA2, SIM_BWD, 0 },
+        { SIM_FA1, SIM_FWD, 1 }, { SIM_FA2, SIM_FWD, 1 }, { SIM_FA2, SIM_BWD, 1 },
+    };
+    for (int causal = 0; causal < 2; causal++)
+        for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
+            sim_shape sh = { .N = 200, .d = 64, .M = 163 * 1024, .dtype = SIM_FP16,
+                             .causal = causal, .batch = 2, .heads = 3 };
+            sim_plan p = plan_for(CASES[c].a, &sh, CASES[c].pass, CASES[c].kernel);
+            sim_counts th;
+            assert_int_equal(sim_theory_counts(&p, &sh, &th), 0);
+            const uint64_t rd = sim_counts_read_bytes(&th, sh.dtype);
+            const uint64_t wr = sim_counts_write_bytes(&th, sh.dtype);
+            sim_gm_result r = model(&p, &sh, 0);
+            /* FA1's forward splits a head into S blocks that each load K
+             * and V: its DRAM reads exceed one head's count by (S - 1)
+             * K and V per head. */
+            uint64_t extra = 0;
+            if (CASES[c].a == SIM_FA1 && CASES[c].pass == SIM_FWD)
+                extra = (uint64_t)(r.kernels[0].grid[2] - 1) *
+                        (th.read_elems[SIM_K] + th.read_elems[SIM_V]) * 2u;
+            assert_int_equal(r.dram_read_bytes, rd + extra);
+            assert_int_equal(r.dram_write_bytes, wr);
+            assert_int_equal(r.hbm_read_bytes, rd + extra);
+            assert_int_equal(r.hbm_write_bytes, wr);
+            assert_true(r.l2_hit_rate == 0.0);
+        }
+}
+
+/* An unbounded L2: each tensor read once and written once. FA2's forward
+ * reads Q, K, V and writes O and L; its backward reads Q, K, V, O, dO, L
+ * and writes D, dQ, dK, dV and its fp32 dQ_acc. */
+static void test_infinite_l2_is_compulsory(void **state)
+{
+    (void)state;
+    for (int causal = 0; causal < 2; causal++) {
+        const int64_t N = 1000, d = 64, B = 2, H = 4, G = 2, e = 2;
+        sim_shape sh = { .N = N, .d = d, .M = 163 * 1024, .dtype = SIM_FP16, .causal = causal,
+                         .batch = B, .heads = H, .kv_heads = G };
+        sim_plan p = plan_for(SIM_FA2, &sh, SIM_FWD, 1);
+        sim_gm_result r = model(&p, &sh, SIM_GM_L2_INFINITE);
+        /* Q: B H N d; K, V: B G N d (shared by a group through the L2) */
+        const uint64_t want_rd = (uint64_t)(B * H * N * d + 2 * B * G * N * d) * e;
+        const uint64_t want_wr = (uint64_t)(B * H * N * d) * e + (uint64_t)(B * H * N) * 4;
+        assert_int_equal(r.dram_read_bytes, want_rd);
+        assert_int_equal(r.dram_write_bytes, want_wr);
+        assert_true(r.l2_hit_rate > 0.5);
+    }
+    {
+        const int64_t N = 512, d = 64, B = 1, H = 2, e = 2;
+        sim_shape sh = { .N = N, .d = d, .M = 163 * 1024, .dtype = SIM_FP16,
+                         .batch = B, .heads = H };
+        sim_plan p = plan_for(SIM_FA2, &sh, SIM_BWD, 1);
+        sim_gm_result r = model(&p, &sh, SIM_GM_L2_INFINITE);
+        const uint64_t nd = (uint64_t)(B * H * N * d), n = (uint64_t)(B * H * N);
+        /* read: Q K V O dO (e), L (4); D is written, then read from the L2 */
+        assert_int_equal(r.dram_read_bytes, 5 * nd * e + n * 4);
+        /* written: D (4), dQ_acc (4), dQ dK dV (e) */
+        assert_int_equal(r.dram_write_bytes, n * 4 + nd * 4 + 3 * nd * e);
+    }
+}
+
+/* The launch: FA2's forward has T_r blocks per head; the first kernel
+ * of FA1's forward B x H x S with S from the occupancy. */
+static void test_launch(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 4096, .d = 128, .M = 163 * 1024, .dtype = SIM_FP16, .batch = 2,
+                     .heads = 8 };
+    sim_plan p = plan_for(SIM_FA2, &sh, SIM_FWD, 1);
+    sim_gm_result r = model(&p, &sh, UINT64_C(40) << 20);
+    assert_int_equal(r.nkernels, 1);
+    assert_int_equal(r.kernels[0].grid[0], (4096 + p.Br - 1) / p.Br);
+    assert_int_equal(r.kernels[0].grid[1], 2);
+    assert_int_equal(r.kernels[0].grid[2], 8);
+    assert_int_equal(r.blocks, 2 * 8 * ((4096 + p.Br - 1) / p.Br));
+    assert_true(r.occupancy >= 1);
+    assert_true(fabs(r.waves - (double)r.blocks / (108.0 * r.occupancy)) < 1e-9);
+    assert_int_equal(r.sms_busy, 108);
+    assert_true(r.time_s > 0 && r.tflops > 0 && r.tflops < 312);
+
+    /* B H = 16 heads on 108 SMs: FA1 splits them to fill the SMs */
+    sim_shape s1 = sh;
+    s1.batch = 1;
+    s1.heads = 16;
+    sim_plan p1 = plan_for(SIM_FA1, &s1, SIM_FWD, 1);
+    sim_gm_result r1 = model(&p1, &s1, UINT64_C(40) << 20);
+    assert_int_equal(r1.kernels[0].grid[0], 1);
+    assert_int_equal(r1.kernels[0].grid[1], 16);
+    assert_true(r1.kernels[0].grid[2] > 1);
+}
+
+/* A grid over the hardware's limit is refused with the limit named. */
+static void test_grid_limit(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 64, .d = 64, .M = 163 * 1024, .dtype = SIM_FP16, .batch = 70000,
+                     .heads = 1 };
+    sim_plan p = plan_for(SIM_FA2, &sh, SIM_FWD, 1);
+    sim_gm_opts o = { 0 };
+    sim_gm_result r;
+    char err[512];
+    assert_int_equal(sim_gpu_model_run(sim_gpu_find("a100"), &p, &sh, &o, &r, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "65535"));
+}
+
+/* ---- a strict JSON reader, enough to check the trace's syntax ---- */
+typedef struct {
+    const char *s;
+    int events, slices, counters;
+} json_rd;
+
+static void ws(json_rd *j)
+{
+    while (isspace((unsigned char)*j->s))
+        j->s++;
+}
+
+static int value(json_rd *j, int depth);
+
+static int string(json_rd *j)
+{
+    if (*j->s != '"')
+        return -1;
+    for (j->s++; *j->s != '"'; j->s++) {
+        if ((unsigned char)*j->s < 0x20 || !*j->s)
+            return -1;
+        if (*j->s == '\\')
+            j->s++;
+    }
+    j->s++;
+    return 0;
+}
+
+static int value(json_rd *j, int depth)
+{
+    ws(j);
+    if (*j->s == '{' || *j->s == '[') {
+        const char close = *j->s == '{' ? '}' : ']';
+        const int obj = close == '}';
+        j->s++;
+        ws(j);
+        if (*j->s == close) {
+            j->s++;
+            return 0;
+        }
+        for (;;) {
+            ws(j);
+            if (obj) {
+                const char *key = j->s;
+                if (string(j))
+                    return -1;
+                if (depth == 2 && !strncmp(key, "\"ph\"", 4)) {
+                    ws(j);
+                    if (*j->s != ':')
+                        return -1;
+                    j->s++;
+                    ws(j);
+                    j->events++;
+                    j->slices += !strncmp(j->s, "\"X\"", 3);
+                    j->counters += !strncmp(j->s, "\"C\"", 3);
+                    if (strncmp(j->s, "\"X\"", 3) && strncmp(j->s, "\"C\"", 3) &&
+                        strncmp(j->s, "\"M\"", 3))
+                        return -1;
+                    if (string(j))
+                        return -1;
+                    goto next;
+                }
+                ws(j);
+                if (*j->s != ':')
+                    return -1;
+                j->s++;
+            }
+            if (value(j, depth + 1))
+                return -1;
+next:
+            ws(j);
+            if (*j->s == ',') {
+                j->s++;
+                continue;
+            }
+            if (*j->s != close)
+                return -1;
+            j->s++;
+            return 0;
+        }
+    }
+    if (*j->s == '"')
+        return string(j);
+    if (!strncmp(j->s, "true", 4) || !strncmp(j->s, "null", 4)) {
+        j->s += 4;
+        return 0;
+    }
+    if (!strncmp(j->s, "false", 5)) {
+        j->s += 5;
+        return 0;
+    }
+    char *end;
+    strtod(j->s, &end);
+    if (end == j->s)
+        return -1;
+    j->s = end;
+    return 0;
+}
+
+static void test_trace_parses(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 1024, .d = 64, .M = 163 * 1024, .dtype = SIM_FP16, .causal = 1,
+                     .batch = 2, .heads = 4 };
+    sim_plan p = plan_for(SIM_FA2, &sh, SIM_FWD, 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    sim_gm_trace tr;
+    sim_gm_trace_begin(&tr, f);
+    sim_gm_opts o = { .trace = &tr, .trace_name = "fa2 fwd" };
+    sim_gm_result r;
+    char err[512];
+    assert_int_equal(sim_gpu_model_run(sim_gpu_find("a100"), &p, &sh, &o, &r, err, sizeof err),
+                     0);
+    sim_gm_trace_end(&tr);
+    assert_int_equal(fclose(f), 0);
+    json_rd j = { .s = buf };
+    assert_int_equal(value(&j, 0), 0);
+    ws(&j);
+    assert_int_equal(*j.s, '\0');
+    assert_non_null(strstr(buf, "\"traceEvents\":["));
+    /* a slice per block and at least one per tile step */
+    assert_true((uint64_t)j.slices >= (uint64_t)r.blocks + r.steps);
+    assert_true(j.counters >= 1);
+    assert_int_equal((uint64_t)j.events, tr.events);
+    free(buf);
+
+    /* too many events: refused before anything is written */
+    f = open_memstream(&buf, &len);
+    sim_gm_trace_begin(&tr, f);
+    o.trace_max_events = 100;
+    assert_int_equal(sim_gpu_model_run(sim_gpu_find("a100"), &p, &sh, &o, &r, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "--heads"));
+    assert_int_equal(tr.events, 0);
+    fclose(f);
+    free(buf);
+}
+
+static void test_constants_frozen(void **state)
+{
+    (void)state;
+    sim_gm_constants c = sim_gpu_model_constants();
+    assert_true(c.tensor_eff == 0.74);
+    assert_true(c.dram_eff == 0.90);
+    assert_true(c.launch_s == 4e-6);
+}
+
+/* A preset without a number the model needs is named. */
+static void test_missing_number(void **state)
+{
+    (void)state;
+    sim_gpu g = *sim_gpu_find("h100");
+    g.sfu_per_clk = 0;
+    sim_shape sh = { .N = 256, .d = 64, .M = 163 * 1024, .dtype = SIM_FP16 };
+    sim_plan p = plan_for(SIM_FA2, &sh, SIM_FWD, 0);
+    sim_gm_opts o = { 0 };
+    sim_gm_result r;
+    char err[512];
+    assert_int_equal(sim_gpu_model_run(&g, &p, &sh, &o, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "exp (SFU)"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zero_l2_is_two_level),
+        cmocka_unit_test(test_infinite_l2_is_compulsory),
+        cmocka_unit_test(test_launch),
+        cmocka_unit_test(test_grid_limit),
+        cmocka_unit_test(test_trace_parses),
+        cmocka_unit_test(test_constants_frozen),
+        cmocka_unit_test(test_missing_number),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
