@@ -293,16 +293,20 @@ static void shipped_file(void **state)
 
 /* ---- the command ----------------------------------------------------------- */
 
-static void write_tmp(const char *name, const char *text, char *path, size_t len)
+/* Run `fasim validate FILE [extra]` on text written to FILE, a file of
+ * the test's temporary folder named name. */
+static su_run validate_text(const char *name, const char *text, const char *extra)
 {
-    tu_path(path, len, name);
+    char path[512], args[1024];
+    tu_path(path, sizeof path, name);
     assert_int_equal(tu_write_file(path, text, strlen(text)), 0);
+    snprintf(args, sizeof args, "validate %s%s", path, extra);
+    return su_fasim(g_fasim, args);
 }
 
 static void command_exit_codes(void **state)
 {
     (void)state;
-    char path[512], args[1024];
     su_run r = su_fasim(g_fasim, "validate --help");
     assert_int_equal(r.code, 0);
     HAS(r.out, "usage: fasim validate [FILE] [--json]");
@@ -327,42 +331,32 @@ static void command_exit_codes(void **state)
     HAS(r.err, "cannot open");
     su_free(&r);
 
-    write_tmp("bad.tsv", HEADER "a100\tfp16\tfa2\tfwd\t0\t1\t1\t64\t64\tms\t1\t-\t0\t\n", path,
-              sizeof path);
-    snprintf(args, sizeof args, "validate %s", path);
-    r = su_fasim(g_fasim, args);
+    r = validate_text("bad.tsv", HEADER "a100\tfp16\tfa2\tfwd\t0\t1\t1\t64\t64\tms\t1\t-\t0\t\n",
+                      "");
     assert_int_equal(r.code, 2);
     HAS(r.err, "bad.tsv:2: source: empty");
     assert_string_equal(r.out, "");
     su_free(&r);
 
-    write_tmp("empty.tsv", "# none\n" HEADER, path, sizeof path);
-    snprintf(args, sizeof args, "validate %s", path);
-    r = su_fasim(g_fasim, args);
+    r = validate_text("empty.tsv", "# none\n" HEADER, "");
     assert_int_equal(r.code, 2);
     HAS(r.err, "no figures in the file");
     su_free(&r);
 
     /* Over the 4 MiB limit: refused before it is parsed. */
-    {
-        const size_t big = (4u << 20) + 1;
-        char *text = malloc(big + 1);
-        assert_non_null(text);
-        memset(text, '#', big);
-        text[big] = '\0';
-        write_tmp("big.tsv", text, path, sizeof path);
-        free(text);
-    }
-    snprintf(args, sizeof args, "validate %s", path);
-    r = su_fasim(g_fasim, args);
+    const size_t big = (4u << 20) + 1;
+    char *text = malloc(big + 1);
+    assert_non_null(text);
+    memset(text, '#', big);
+    text[big] = '\0';
+    r = validate_text("big.tsv", text, "");
+    free(text);
     assert_int_equal(r.code, 1);
     HAS(r.err, "larger than 4194304 bytes; a figures file is a few hundred rows");
     su_free(&r);
 
     /* Rows of a loop order not modelled only: every row accounted, exit 0. */
-    write_tmp("fa3.tsv", HEADER GOOD3, path, sizeof path);
-    snprintf(args, sizeof args, "validate %s", path);
-    r = su_fasim(g_fasim, args);
+    r = validate_text("fa3.tsv", HEADER GOOD3, "");
     assert_int_equal(r.code, 0);
     HAS(r.out, "n/m");
     HAS(r.out, "not modelled: 1 row");
@@ -374,10 +368,7 @@ static void command_exit_codes(void **state)
 static void command_predicts(void **state)
 {
     (void)state;
-    char path[512], args[1024];
-    write_tmp("one.tsv", HEADER GOOD1 GOOD2, path, sizeof path);
-    snprintf(args, sizeof args, "validate %s --json", path);
-    su_run r = su_fasim(g_fasim, args);
+    su_run r = validate_text("one.tsv", HEADER GOOD1 GOOD2, " --json");
     if (r.code != 0)
         fail_msg("exit %d: %s", r.code, r.err);
     assert_true(su_json_valid(r.out));
