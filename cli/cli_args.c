@@ -267,6 +267,11 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
     case CLI_O_PASS:
         return parse_pass(r, val, err, errlen);
     case CLI_O_SPLITS:
+        if (!strcmp(val, "auto")) {
+            o->splits_auto = 1;
+            return 0;
+        }
+        o->splits_auto = 0;
         return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->run.splits, err, errlen);
     case CLI_O_SOFTMAX:
         if (sim_softmax_parse(val, &r->run.softmax) != 0) {
@@ -292,6 +297,7 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         r->gm.l2_set = 1;
         return cli_parse_size(optname, val, &r->gm.l2_bytes, err, errlen);
     case CLI_O_TRACE: o->trace_path = val; return 0;
+    case CLI_O_TIMELINE: o->timeline_path = val; return 0;
     case CLI_O_MAX_STEPS:
         if (cli_parse_count(optname, val, 1, INT64_MAX, &n, err, errlen))
             return -1;
@@ -447,9 +453,20 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
             "--algo all");
         return -1;
     }
-    if ((r->gm.l2_set || o->trace_path) && !r->gpu) {
+    if (o->splits_auto) {
+        /* FlashAttention-2's own choice for the --gpu's SMs (the A100's
+         * without one, as --plan kernel); 1 leaves split-KV out, said so. */
+        const sim_gpu *g = r->gpu ? r->gpu : sim_gpu_find("a100");
+        r->run.splits = sim_kernel_splits_auto(&r->sh, g->sms);
+        if (r->run.splits == 1)
+            fprintf(stderr, "fasim: note: --splits auto: 1 on %s (the B H ceil(N/64) = %lld "
+                    "query blocks fill its SMs): no split-KV run\n", g->name,
+                    (long long)(sim_shape_B(&r->sh) * sim_shape_H(&r->sh) *
+                                ((r->sh.N + 63) / 64)));
+    }
+    if ((r->gm.l2_set || o->trace_path || o->timeline_path) && !r->gpu) {
         ERR("--%s is the GPU model's: add --gpu NAME ('fasim --gpu list' prints them)",
-            o->trace_path ? "trace" : "l2");
+            o->trace_path ? "trace" : o->timeline_path ? "timeline" : "l2");
         return -1;
     }
     if (nfiles == 3 && r->model) {

@@ -85,6 +85,8 @@ typedef struct cli_report_opts {
     const char *q_path, *k_path, *v_path, *do_path;
     const char *out_path;
     const char *trace_path;  /* --trace FILE: the GPU model's trace */
+    const char *timeline_path;  /* --timeline FILE.svg or -: the first run's SMs */
+    int splits_auto;         /* --splits auto: the released kernel's choice */
     sim_request req;
 } cli_report_opts;
 

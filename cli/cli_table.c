@@ -98,6 +98,9 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "with --gpu: write the GPU model's runs as a Chrome trace\n"
         "(JSON; open in Perfetto): a track per SM, a slice per thread\n"
         "block and tile step, DRAM bandwidth as a counter" },
+    [CLI_O_TIMELINE] = { "timeline", "FILE", R,
+        "with --gpu: draw the first run's SMs over time, wave by\n"
+        "wave: FILE.svg a picture, - the terminal (--algo picks it)" },
     [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X | A,
         NULL },
     [CLI_O_VERSION] = { "version", NULL, R,
@@ -126,7 +129,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "--q --k --v; default: seeded)" },
     [CLI_O_SPLITS] = { "splits", "S", R | V | G | X,
         "split-KV decoding: fa2 once more with the key blocks in S\n"
-        "splits, partials (O~, m, l) to HBM and a merge; S <= T_c" },
+        "splits, partials (O~, m, l) to HBM and a merge; S <= T_c;\n"
+        "auto: FlashAttention-2's choice for --gpu's SMs" },
     [CLI_O_SOFTMAX] = { "softmax", "FORM", R | G | X,
         "naive's softmax: auto (default) one pass over whole rows\n"
         "of S when a row fits M, else two over tiles (m and l\n"
@@ -242,6 +246,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_GPU),
     ROW(CLI_O_L2),
     ROW(CLI_O_TRACE),
+    ROW(CLI_O_TIMELINE),
     PARA("\n"
          "what to run\n"),
     ROW(CLI_O_ALGO),

@@ -56,6 +56,7 @@ enum {
     CLI_O_GPU,
     CLI_O_L2,
     CLI_O_TRACE,
+    CLI_O_TIMELINE,
     CLI_O_HELP,
     CLI_O_VERSION,
     CLI_O_NQ,

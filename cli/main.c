@@ -17,6 +17,7 @@
 #include "cli_inputs.h"
 #include "sim_npy.h"
 #include "sim_outfile.h"
+#include "viz_timeline.h"
 #include "sim_presets.h"
 #include "sim_report.h"
 #include "sim_parse.h"
@@ -58,6 +59,62 @@ static double compute_flops(const sim_request *req, int *fits)
             }
     }
     return flops;
+}
+
+/* --timeline: the GPU model of the report's first run once more, its
+ * blocks collected, drawn as SVG (FILE) or on the terminal (-). */
+static int draw_timeline(const cli_report_opts *o, const sim_report *rep)
+{
+    const sim_report_run *r = NULL;
+    for (int k = 0; k < rep->nruns && !r; k++)
+        if (rep->runs[k].has_gm)
+            r = &rep->runs[k];
+    if (!r)
+        return SIM_OK;
+    const sim_gpu *g = o->req.gpu;
+    viz_timeline tl;
+    if (viz_timeline_init(&tl, g->sms, g->max_blocks_per_sm, 200000) != 0) {
+        fprintf(stderr, "fasim: --timeline: out of memory\n");
+        return SIM_EFAIL;
+    }
+    sim_gm_opts mo = o->req.gm;
+    mo.trace = NULL;
+    mo.on_block = viz_timeline_on_block;
+    mo.ctx = &tl;
+    sim_gm_result res;
+    char err[512], title[160];
+    int rc = SIM_OK;
+    if (sim_gpu_model_run(g, &r->res.plan, &o->req.sh, &mo, &res, err, sizeof err) != 0 ||
+        tl.failed) {
+        fprintf(stderr, "fasim: --timeline: %s\n", tl.failed ? "out of memory" : err);
+        viz_timeline_free(&tl);
+        return SIM_EFAIL;
+    }
+    const sim_shape *sh = &o->req.sh;
+    snprintf(title, sizeof title, "%s %s on %s: N = %lld, d = %lld, %lld x %lld heads%s, %s",
+             sim_algo_name(r->algo), sim_pass_name(r->pass), g->title, (long long)sh->N,
+             (long long)sh->d, (long long)sim_shape_B(sh), (long long)sim_shape_H(sh),
+             sh->causal ? ", causal" : "", sim_dtype_name(sh->dtype));
+    if (!strcmp(o->timeline_path, "-")) {
+        printf("\n");
+        viz_timeline_text(stdout, &tl, title, 80, 24);
+    } else {
+        sim_outfile f;
+        if (sim_outfile_open(&f, o->timeline_path) != 0) {
+            fprintf(stderr, "fasim: --timeline %s: %s\n", sim_shown(o->timeline_path).s,
+                    strerror(errno));
+            rc = SIM_EFAIL;
+        } else {
+            viz_timeline_svg(f.f, &tl, title, &res);
+            if (sim_outfile_commit(&f) != 0) {
+                fprintf(stderr, "fasim: --timeline %s: %s\n", sim_shown(o->timeline_path).s,
+                        strerror(errno));
+                rc = SIM_EFAIL;
+            }
+        }
+    }
+    viz_timeline_free(&tl);
+    return rc;
 }
 
 static int cmd_report(int argc, char **argv, int first)
@@ -128,6 +185,15 @@ static int cmd_report(int argc, char **argv, int first)
         sim_gm_trace_begin(&trace, trace_file.f);
         o.req.gm.trace = &trace;
     }
+    const int tl_svg = o.timeline_path && strcmp(o.timeline_path, "-") != 0;
+    if (tl_svg && sim_outfile_check(o.timeline_path) != 0) {
+        fprintf(stderr, "fasim: --timeline %s: cannot open for writing: %s\n",
+                sim_shown(o.timeline_path).s, strerror(sim_outfile_check(o.timeline_path)));
+        if (o.trace_path)
+            sim_outfile_abort(&trace_file);
+        cli_inputs_free(m);
+        return SIM_EFAIL;
+    }
     sim_report rep;
     int rc = sim_report_build(&o.req, &rep, err, sizeof err);
     if (o.trace_path) {
@@ -173,6 +239,8 @@ static int cmd_report(int argc, char **argv, int first)
             rc = SIM_EFAIL;
         }
     }
+    if (o.timeline_path && draw_timeline(&o, &rep) != SIM_OK)
+        rc = SIM_EFAIL;
     if (fflush(stdout) != 0) {
         fprintf(stderr, "fasim: cannot write the report to stdout\n");
         rc = SIM_EFAIL;

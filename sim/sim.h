@@ -457,6 +457,15 @@ int sim_kernel_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *ru
                       const sim_kernel_target *t, sim_kernel_choice *out,
                       char *err, size_t errlen);
 
+/* Split-KV's split count as FlashAttention-2's launch code chooses it when
+ * none is given (flash_api.cpp, num_splits_heuristic, Flash-Decoding): 1
+ * when the B H ceil(N_q / 64) query blocks already fill 80% of the SMs'
+ * slots (two per SM: 128 threads a block), else the fewest splits, among
+ * those that change the key blocks per split, whose last wave is at least
+ * 85% as full as the best, at most min(128, slots, the key blocks of
+ * kBlockN = 256, 128 or 64 keys by d). sms: the GPU's SM count. */
+int64_t sim_kernel_splits_auto(const sim_shape *sh, int sms);
+
 /* Registers of a block of `warps` warps on t, in bytes: min(regs_per_thread x
  * 32 warps, regs_per_block) x 4. */
 uint64_t sim_kernel_reg_bytes(const sim_kernel_target *t, int warps);

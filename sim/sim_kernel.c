@@ -25,6 +25,7 @@
  */
 #include "sim.h"
 
+#include <math.h>
 #include <stdio.h>
 
 uint64_t sim_kernel_reg_bytes(const sim_kernel_target *t, int warps)
@@ -36,6 +37,36 @@ uint64_t sim_kernel_reg_bytes(const sim_kernel_target *t, int warps)
 }
 
 #define KB(x) ((uint64_t)(x) * 1024u)
+
+int64_t sim_kernel_splits_auto(const sim_shape *sh, int sms)
+{
+    const int64_t slots = 2 * (int64_t)sms;
+    const int64_t block_n = sh->d <= 64 ? 256 : sh->d <= 128 ? 128 : 64;
+    const int64_t n_blocks = (sim_shape_Nk(sh) + block_n - 1) / block_n;
+    const int64_t m_blocks = sim_shape_B(sh) * sim_shape_H(sh) * ((sh->N + 63) / 64);
+    if ((double)m_blocks >= 0.8 * (double)slots)
+        return 1;
+    int64_t most = 128;
+    if (slots < most)
+        most = slots;
+    if (n_blocks < most)
+        most = n_blocks;
+    double eff[129] = { 0 }, best = 0;
+    for (int64_t s = 1; s <= most; s++) {
+        /* s splits of ceil(n / s) blocks each: eligible when that differs
+         * from s - 1 splits' (else the last split is empty) */
+        if (s > 1 && (n_blocks + s - 1) / s == (n_blocks + s - 2) / (s - 1))
+            continue;
+        const double waves = (double)(m_blocks * s) / (double)slots;
+        eff[s] = waves / ceil(waves);
+        if (eff[s] > best)
+            best = eff[s];
+    }
+    for (int64_t s = 1; s <= most; s++)
+        if (eff[s] > 0 && eff[s] >= 0.85 * best)
+            return s;
+    return 1;
+}
 
 static void set(sim_kernel_choice *c, int64_t Br, int64_t Bc, int warps, const char *source,
                 const char *depends)

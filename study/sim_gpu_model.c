@@ -918,6 +918,9 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 /* The block is done: its SM takes the next one. */
                 trace_slice(tr, "block", K->name, e.slot, sl->t_start,
                             e.t - sl->t_start, sl->head, t.steps[sl->first].block);
+                if (o && o->on_block)
+                    o->on_block(o->ctx, out->nkernels - 1, sl->sm, e.slot / g->sms, sl->t_start,
+                                e.t, sl->head, t.steps[sl->first].block);
                 sm_res[sl->sm]--;
                 in_flight--;
                 if (tr && e.t - last_c >= 1e-6) {

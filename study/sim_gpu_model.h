@@ -67,6 +67,13 @@ typedef struct {
     sim_gm_trace *trace;     /* a trace to add this run to, or NULL */
     const char *trace_name;  /* the run's name there: "fa2 fwd" */
     uint64_t trace_max_events;  /* refuse a run of more events (0: 4,000,000) */
+    /* Called once per thread block as it finishes, in time order: the
+     * kernel (index into sim_gm_result.kernels), the SM, the slot on it
+     * (0 .. occupancy - 1), its span in seconds, its query head b H + h
+     * and its block index within the head. NULL: none. */
+    void (*on_block)(void *ctx, int kernel, int sm, int slot, double t0, double t1,
+                     int64_t head, int64_t block);
+    void *ctx;
 } sim_gm_opts;
 
 #define SIM_GM_L2_INFINITE UINT64_MAX
