@@ -363,8 +363,9 @@ static void command_exit_codes(void **state)
     su_free(&r);
 }
 
-/* Rows the model runs: a prediction per row, exit 0; the shipped file by
- * default. */
+/* Rows the model runs: a prediction per row, exit 0. (The shipped file's
+ * 74 rows take seconds, a minute on a loaded machine: shipped_file parses
+ * it, scripts/validate.sh runs it.) */
 static void command_predicts(void **state)
 {
     (void)state;
@@ -374,13 +375,6 @@ static void command_predicts(void **state)
     assert_true(su_json_valid(r.out));
     HAS(r.out, "\"status\":\"predicted\"");
     assert_null(strstr(r.out, "\"predicted\":null"));
-    su_free(&r);
-
-    r = su_fasim(g_fasim, "validate");
-    if (r.code != 0)
-        fail_msg("exit %d: %s", r.code, r.err);
-    HAS(r.out, "bench/published/gpu-figures.tsv");
-    HAS(r.out, "other rows (fit = 0):");
     su_free(&r);
 }
 
