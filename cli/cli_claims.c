@@ -8,13 +8,13 @@
  * checked (whatever the verdicts), 2 for bad usage (a malformed claims line,
  * a configuration no plan fits), 1 for other failures (I/O).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_args.h"
 #include "cli_cmds.h"
+#include "cli_inputs.h"
 #include "cli_table.h"
 #include "sim_claims.h"
 #include "sim_parse.h"
@@ -29,41 +29,6 @@
 static void usage(FILE *out)
 {
     cli_usage(out, CLI_CMD_CLAIMS, NULL, 0);
-}
-
-/* Read all of path ("-": stdin) into a NUL-terminated buffer. Returns it,
- * or NULL with a message printed. */
-static char *read_all(const char *path)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    if (!f) {
-        fprintf(stderr, "fasim: claims %s: cannot open: %s\n", sim_shown(path).s,
-                strerror(errno));
-        return NULL;
-    }
-    char *buf = malloc(MAX_FILE + 1);
-    size_t n = buf ? fread(buf, 1, MAX_FILE + 1, f) : 0;
-    int bad = !buf || ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (bad) {
-        fprintf(stderr, "fasim: claims %s: cannot read\n", path);
-        free(buf);
-        return NULL;
-    }
-    if (n > MAX_FILE) {
-        fprintf(stderr, "fasim: claims %s: larger than %u bytes; a claims file is a few "
-                "lines\n", path, MAX_FILE);
-        free(buf);
-        return NULL;
-    }
-    if (memchr(buf, '\0', n)) {
-        fprintf(stderr, "fasim: claims %s: not a text file (contains NUL bytes)\n", path);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
 }
 
 typedef struct {
@@ -178,7 +143,7 @@ static int check_work(const char *name, const sim_claim_list *list, sim_engine e
 
 static int run_file(const char *path, int json, sim_engine engine, uint64_t max_steps)
 {
-    char *text = read_all(path);
+    char *text = cli_read_text(path, "claims", MAX_FILE, "a claims file is a few lines");
     if (!text)
         return SIM_EFAIL;
     sim_claim_list list;

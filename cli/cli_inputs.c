@@ -185,3 +185,32 @@ int cli_inputs_load_report(struct cli_report_opts *o, const char *one_head, int 
     o->req.dO = m[3].data;
     return SIM_OK;
 }
+
+char *cli_read_text(const char *path, const char *cmd, size_t max, const char *typical)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) {
+        fprintf(stderr, "fasim: %s %s: cannot open: %s\n", cmd, sim_shown(path).s,
+                strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(max + 1);
+    size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
+    const int bad = !buf || ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (bad)
+        fprintf(stderr, "fasim: %s %s: cannot read\n", cmd, sim_shown(path).s);
+    else if (n > max)
+        fprintf(stderr, "fasim: %s %s: larger than %zu bytes; %s\n", cmd, sim_shown(path).s,
+                max, typical);
+    else if (memchr(buf, '\0', n))
+        fprintf(stderr, "fasim: %s %s: not a text file (contains NUL bytes)\n", cmd,
+                sim_shown(path).s);
+    else {
+        buf[n] = '\0';
+        return buf;
+    }
+    free(buf);
+    return NULL;
+}

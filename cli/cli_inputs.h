@@ -59,4 +59,11 @@ int cli_out_writable(const char *path);
 /* Free what cli_inputs_load read; m may be all empty. */
 void cli_inputs_free(sim_npy_matrix m[4]);
 
+/* A text file a command reads whole (a claims file, a figures file): all of
+ * path ("-": standard input) as a NUL-terminated malloc'd string. NULL with
+ * the message printed ("fasim: CMD PATH: ...") when it cannot be opened or
+ * read, is over max bytes (typical says what size such a file has: "a
+ * claims file is a few lines"), or holds a NUL byte. */
+char *cli_read_text(const char *path, const char *cmd, size_t max, const char *typical);
+
 #endif /* FASIM_CLI_INPUTS_H */

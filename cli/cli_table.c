@@ -21,6 +21,7 @@
 #define E CLI_IN(CLI_CMD_EXPLORE)
 #define G CLI_IN(CLI_CMD_GPU)
 #define X CLI_IN(CLI_CMD_COMPARE)
+#define A CLI_IN(CLI_CMD_VALIDATE)
 
 #define PARA(text)        { -1, NULL, text }
 #define ROW(opt)          { opt, NULL, NULL }
@@ -82,7 +83,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         NULL },
     [CLI_O_OUT] = { "out", "F", R | G,
         "write O as float32 .npy (one --algo; implies --compute)" },
-    [CLI_O_JSON] = { "json", NULL, R | S | C | G | X,
+    [CLI_O_JSON] = { "json", NULL, R | S | C | G | X | A,
         "one JSON object on stdout (keys in README.md)" },
     [CLI_O_COMPUTE] = { "compute", NULL, R | V | G | X,
         "move real data and check the output (default when it takes\n"
@@ -104,10 +105,10 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "whose steps move more tensors; with --page-size, up\n"
         "to 140 s: paged steps cost up to 7x)" },
     [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G | X,
-        "a100, a100-40, h100 or h200: M = the shared memory one\n"
-        "thread block can use (unless --M is given), a roofline\n"
-        "estimate and the GPU model (SMs, waves, L2, time) per loop\n"
-        "order; 'fasim --gpu list' prints the presets" },
+        "a100, a100-40, h100, h100-pcie or h200: M = the shared\n"
+        "memory one thread block can use (unless --M is given), a\n"
+        "roofline estimate and the GPU model (SMs, waves, L2, time)\n"
+        "per loop order; 'fasim --gpu list' prints the presets" },
     [CLI_O_L2] = { "l2", "BYTES", R,
         "with --gpu: the GPU model's L2 size instead of the preset's\n"
         "(0: every re-read goes to DRAM, the two-level counts; inf:\n"
@@ -119,7 +120,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_TIMELINE] = { "timeline", "FILE", R,
         "with --gpu: draw the first run's SMs over time, wave by\n"
         "wave: FILE.svg a picture, - the terminal (--algo picks it)" },
-    [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X,
+    [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X | A,
         NULL },
     [CLI_O_VERSION] = { "version", NULL, R,
         NULL },
@@ -594,6 +595,42 @@ static const cli_help_item HELP_COMPARE[] = {
          "exit status: 0 success, 2 bad usage, 1 other failures\n"),
 };
 
+static const cli_help_item HELP_VALIDATE[] = {
+    PARA("usage: fasim validate [FILE] [--json]\n"
+         "\n"
+         "The GPU timing model against published measurements: each row of FILE (a\n"
+         "figure with its GPU, loop order, passes, mask and shape) is run through the\n"
+         "model as the released kernel is launched (the report's kernel plan; its\n"
+         "default plan for a loop order no released kernel runs), and printed beside\n"
+         "what was measured: the prediction, the error (pred - meas) / meas, and ! on\n"
+         "a row off by more than 40%. Then the geometric mean of |error| (of\n"
+         "max(pred/meas, meas/pred), minus one), apart for the rows that fixed the\n"
+         "model's constants (fit = 1) and the others, and the rows off by over 40%.\n"
+         "\n"
+         "Without FILE: the figures fasim ships, bench/published/gpu-figures.tsv in\n"
+         "the source tree (installed: share/fasim/gpu-figures.tsv). FILE ('-' for\n"
+         "standard input) is tab-separated: '#' comments, a header, one figure a row:\n"
+         "\n"
+         "  gpu dtype algo passes causal batch heads N d metric value flops fit source\n"
+         "  a100 fp16 fa2 fwd+bwd 0 16 32 1024 64 tflops 153 fa2 0 FlashAttention-2...\n"
+         "\n"
+         "  algo     %A, or fa3 (kept, not modelled yet)\n"
+         "  passes   fwd, bwd or fwd+bwd (the passes' times summed)\n"
+         "  metric   tflops, ms, or GB (DRAM bytes read and written, 10^9 B)\n"
+         "  flops    a tflops row's FLOP convention: fa2 (forward 4 B N^2 d H, halved\n"
+         "           under a causal mask, backward 2.5x the forward); - on the others\n"
+         "\n"),
+    ROW(CLI_O_JSON),
+    LINE("--help", NULL),
+    PARA("\n"
+         "limits: a figures file of at most 4 MiB (fixed); each row within the\n"
+         "report's limits (N <= 2^40, d, B, H <= 65536)\n"
+         "\n"
+         "exit status: 0 every row predicted (whatever the errors), 2 bad usage (a\n"
+         "malformed row is reported as FILE:LINE), 1 other failures (I/O, a row the\n"
+         "model refused)\n"),
+};
+
 /* ---- the commands ---- */
 
 /* Options of the report that the view names as the report's. */
@@ -631,6 +668,9 @@ const cli_command CLI_COMMANDS[CLI_CMD_COUNT] = {
     [CLI_CMD_COMPARE] = { "compare", "fasim compare", "fasim compare A vs B",
                           "two runs side by side, the differences marked", PAGE(HELP_COMPARE),
                           NULL, 0, NULL },
+    [CLI_CMD_VALIDATE] = { "validate", "fasim validate", "fasim validate [FILE]",
+                           "the GPU model against published figures",
+                           PAGE(HELP_VALIDATE), NULL, 0, NULL },
     [CLI_CMD_HELP] = { "help", "fasim help", "fasim COMMAND --help", "that command's options",
                        NULL, 0, NULL, 0, NULL },
 };

@@ -25,6 +25,7 @@ typedef enum {
     CLI_CMD_EXPLORE,
     CLI_CMD_GPU,
     CLI_CMD_COMPARE,
+    CLI_CMD_VALIDATE,
     CLI_CMD_HELP,        /* fasim help [COMMAND]: that command's --help */
     CLI_CMD_COUNT
 } cli_cmd;

@@ -5,7 +5,8 @@
  *   [DS-A100]  NVIDIA A100 Tensor Core GPU datasheet (A100 80GB and 40GB SXM
  *              columns).
  *   [WP-A100]  NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020).
- *   [DS-H100]  NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column).
+ *   [DS-H100]  NVIDIA H100 Tensor Core GPU datasheet (H100 SXM and H100 PCIe
+ *              columns).
  *   [WP-H100]  NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022).
  *   [DS-H200]  NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column).
  *   [CUDA-PG]  CUDA C++ Programming Guide, "Technical Specifications per
@@ -18,6 +19,15 @@
  *   [MB-A100]  Abdelkhalik et al., "Demystifying the Nvidia Ampere
  *              Architecture through Microbenchmarking" (2022): global memory
  *              latency on A100.
+ *   [CC-H100]  Chips and Cheese, "Nvidia's H100: Funny L2, and Tons of
+ *              Bandwidth" (2023), measured on an H100 PCIe: 114 SMs, 50 MB
+ *              of L2, a largest boost clock of 1755 MHz.
+ * Two numbers have no published source: the L2 bandwidth of Hopper (the
+ * H100 whitepaper gives none, where A100's gives 5120 bytes per clock) and
+ * its DRAM latency (microbenchmark papers measure Ampere's; none of those
+ * searched, nor the whitepaper or the CUDA guides, gives Hopper's in
+ * seconds). The Hopper presets carry A100's figures for both, marked
+ * "an estimate" where they stand.
  * Datasheets quote tensor rates "with sparsity"; the dense rate is half of
  * that, and dense is what attention uses.
  */
@@ -93,8 +103,8 @@ static const sim_gpu PRESETS[] = {
         .l2_bytes_per_s = 5120.0 * 1830e6,        /* an estimate: A100's 5120 bytes per
                                                      clock at H100's clock; [WP-H100]
                                                      gives no figure */
-        .dram_latency_s = 600e-9,                 /* [MB-A100]'s figure; none published
-                                                     for Hopper here */
+        .dram_latency_s = 600e-9,                 /* an estimate: [MB-A100]'s A100 figure;
+                                                     none published for Hopper */
         .tf32_flops = 494.7e12,                   /* [WP-H100]: TF32 494.7 dense */
         .fp8_flops = 1978.9e12,                   /* [WP-H100]: FP8 1978.9 dense */
         .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
@@ -131,8 +141,8 @@ static const sim_gpu PRESETS[] = {
         .l2_bytes_per_s = 5120.0 * 1830e6,        /* an estimate: A100's 5120 bytes per
                                                      clock at H100's clock; [WP-H100]
                                                      gives no figure */
-        .dram_latency_s = 600e-9,                 /* [MB-A100]'s figure; none published
-                                                     for Hopper here */
+        .dram_latency_s = 600e-9,                 /* an estimate: [MB-A100]'s A100 figure;
+                                                     none published for Hopper */
         .tf32_flops = 494.7e12,                   /* [WP-H100]: TF32 494.7 dense */
         .fp8_flops = 1978.9e12,                   /* [WP-H100]: FP8 1978.9 dense */
         .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
@@ -187,6 +197,52 @@ static const sim_gpu PRESETS[] = {
         .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 8.0:
                                                      16 exp2 results per clock per SM */
     },
+    {
+        .name = "h100-pcie",
+        .title = "NVIDIA H100 PCIe 80GB",
+        .arch = "Hopper GH100, compute capability 9.0",
+        .sms = 114,                               /* [DS-H100] H100 PCIe: 114 SMs; [CC-H100] */
+        .smem_per_block = 227 * 1024,             /* [CUDA-PG] cc 9.0: 227 KB per block
+                                                     (opt-in) = 232,448 B */
+        .smem_per_sm = 228 * 1024,                /* [CUDA-PG] cc 9.0: 228 KB per SM */
+        .l1_smem_per_sm = 256 * 1024,             /* [WP-H100]: 256 KB combined L1/shared */
+        .clock_hz = 1620e6,                       /* the clock at which 114 SMs give the
+                                                     datasheet's 756 TFLOPS dense at
+                                                     H100 SXM's 4096 FLOP per clock per
+                                                     SM (989.4 at 1830 MHz); an estimate:
+                                                     [CC-H100] saw 1395 to 1755 MHz */
+        .smem_bytes_per_clk = 128.0,              /* [CUDA-PG]: 32 banks x 4 B per clock */
+        .hbm_bytes_per_s = 2.0e12,                /* [DS-H100] H100 PCIe: HBM2e 2 TB/s */
+        .hbm_capacity = UINT64_C(80) * 1000000000u, /* [DS-H100]: 80 GB */
+        .fp16_flops = 756.5e12,                   /* [DS-H100] H100 PCIe: 1,513 TFLOPS with
+                                                     sparsity, half dense */
+        .fp32_flops = 51e12,                      /* [DS-H100] H100 PCIe: FP32 51 TFLOPS */
+        .cc_major = 9, .cc_minor = 0,             /* [CUDA-PG]: compute capability 9.0 */
+        .regs_per_block = 65536,                  /* [CUDA-PG] cc 9.0: 64K 32-bit registers
+                                                     per thread block (and per SM: [WP-H100] 256 KB per SM) */
+        .regs_per_thread = 255,                   /* [CUDA-PG] cc 9.0: at most 255 per thread */
+        .l2_bytes = UINT64_C(50) * 1024 * 1024,   /* [DS-H100] H100 PCIe: 50 MB L2; [CC-H100] */
+        .l2_bytes_per_s = 5120.0 * 1620e6,        /* an estimate: A100's 5120 bytes per
+                                                     clock at this preset's clock; [WP-H100]
+                                                     gives no figure */
+        .dram_latency_s = 600e-9,                 /* an estimate: [MB-A100]'s A100 figure;
+                                                     none published for Hopper */
+        .tf32_flops = 378e12,                     /* [DS-H100] H100 PCIe: TF32 756 with
+                                                     sparsity, half dense */
+        .fp8_flops = 1513e12,                     /* [DS-H100] H100 PCIe: FP8 3,026 with
+                                                     sparsity, half dense */
+        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
+        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
+        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 9.0: 64K registers per SM */
+        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 9.0: 32 resident blocks */
+        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 9.0 */
+        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 9.0 */
+        .max_threads_per_block = 1024,            /* [CUDA-PG] */
+        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
+        .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 9.0:
+                                                     16 exp2 results per clock per SM */
+    },
 };
 #define NPRESETS (int)(sizeof PRESETS / sizeof PRESETS[0])
 
@@ -230,14 +286,14 @@ double sim_gpu_peak_flops(const sim_gpu *g, sim_dtype dt)
 
 void sim_gpu_print_table(FILE *out)
 {
-    fprintf(out, "%-6s %4s %12s %12s %10s %11s %10s\n", "gpu", "SMs", "M (smem/blk)",
+    fprintf(out, "%-9s %4s %12s %12s %10s %11s %10s\n", "gpu", "SMs", "M (smem/blk)",
             "smem/SM", "HBM TB/s", "fp16 TFLOP", "fp32 TFLOP");
     for (int k = 0; k < NPRESETS; k++) {
         const sim_gpu *g = &PRESETS[k];
         char m[32], s[32];
         sim_format_count(m, sizeof m, g->smem_per_block);
         sim_format_count(s, sizeof s, g->smem_per_sm);
-        fprintf(out, "%-6s %4d %10s B %10s B %10.3f %11.1f %10.1f\n", g->name, g->sms, m, s,
+        fprintf(out, "%-9s %4d %10s B %10s B %10.3f %11.1f %10.1f\n", g->name, g->sms, m, s,
                 g->hbm_bytes_per_s * 1e-12, g->fp16_flops * 1e-12, g->fp32_flops * 1e-12);
     }
     fprintf(out, "\n");

@@ -56,7 +56,7 @@ refuse fp64 fasim --dtype f
 # Every option of every command's --help is offered after "--".
 # (The report's usage block lists the subcommands with their own options;
 # its options start after the first blank line.)
-for cmd in "" view sweep claims explore gpu compare; do
+for cmd in "" view sweep claims validate explore gpu compare; do
   for opt in $("$fasim" $cmd --help | { if [ -z "$cmd" ]; then sed '1,/^$/d'; else cat; fi; } |
                grep -o -- '--[a-zA-Z][a-zA-Z0-9-]*' | sort -u); do
     if [ -n "$cmd" ]; then expect "$opt" fasim "$cmd" --; else expect "$opt" fasim --; fi
@@ -87,7 +87,7 @@ while read -r cmd opts; do
   esac
   ncmds=$((ncmds + 1))
 done < <("$options_tool")
-if [ "$ncmds" -ne 8 ]; then echo "FAIL: $options_tool listed $ncmds commands, not 8"; fail=1; fi
+if [ "$ncmds" -ne 9 ]; then echo "FAIL: $options_tool listed $ncmds commands, not 9"; fail=1; fi
 # The check can fail: a list with one option too many differs.
 if same_options "--json --engine --help --vary" fasim claims -- >/dev/null; then
   echo "FAIL: an option the completion does not offer went unnoticed"; fail=1

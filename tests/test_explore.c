@@ -416,8 +416,9 @@ static void test_keys(void **state)
     assert_int_equal(vc.algo, SIM_NAIVE);
     assert_memory_equal(&vc.sh, &e.cfg.sh, sizeof vc.sh);
     assert_int_equal(vc.plan_kind, SIM_PLAN_AUTO);
-    /* M: half the last preset's (a100-40: 166,912 / 2) */
-    assert_non_null(strstr(e.msg, "fasim view --N 1K --d 64 --M 83456 --algo naive"));
+    /* M: half the last preset's (h100-pcie: 232,448 / 2) */
+    assert_int_equal(g[np - 1].smem_per_block / 2, 116224);
+    assert_non_null(strstr(e.msg, "fasim view --N 1K --d 64 --M 116224 --algo naive"));
 
     /* z: the starting configuration; ? shows help and the next key only
      * closes it; q quits; anything else is unknown and changes nothing. */

@@ -110,8 +110,8 @@ static int check_help(const char *args, const char *cmd)
 static void test_every_option(void **state)
 {
     (void)state;
-    static const char *const CMDS[] = { "view", "sweep", "claims", "explore", "gpu",
-                                        "lesson" };
+    static const char *const CMDS[] = { "view", "sweep", "claims", "validate", "explore",
+                                        "gpu", "lesson" };
     int missing = 0;
     /* The report's page lists the subcommands first (their own options in
      * passing): its options start at "problem". */
@@ -135,7 +135,8 @@ static void test_every_option(void **state)
 static void test_every_command(void **state)
 {
     (void)state;
-    static const char *const CMDS[] = { "view", "lesson", "sweep", "claims", "explore", "gpu" };
+    static const char *const CMDS[] = { "view", "lesson", "sweep", "claims", "validate",
+                                        "explore", "gpu" };
     for (size_t k = 0; k < sizeof CMDS / sizeof CMDS[0]; k++) {
         char sh[64];
         snprintf(sh, sizeof sh, ".SH fasim %s\n", CMDS[k]);
@@ -226,7 +227,7 @@ static void test_options_match_table(void **state)
         commands++;
     }
     su_free(&r);
-    assert_int_equal(commands, 8);
+    assert_int_equal(commands, 9);
     assert_int_equal(bad, 0);
 }
 

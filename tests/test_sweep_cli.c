@@ -244,6 +244,16 @@ static void gpu_presets(void **state)
     HAS(r.out, "232,448 B");
     HAS(r.out, "h200");
     HAS(r.out, "4.800");
+    /* H100 PCIe: 114 SMs, 2 TB/s, 1,513 TFLOPS fp16 with sparsity (half
+     * dense), 51 fp32; a name of 9 characters keeps the columns. */
+    HAS(r.out, "\nh100-pcie  114    232,448 B    233,472 B      2.000       756.5       51.0\n");
+    HAS(r.out, "\na100       108    166,912 B");
+    for (const char *p = r.out; *p; ) {
+        const size_t n = strcspn(p, "\n");
+        if (n > 80)
+            fail_msg("--gpu list: a line over 80 columns: %.*s", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
     su_free(&r);
     r = ok("sweep --gpu list");
     HAS(r.out, "h100");
