@@ -97,7 +97,7 @@ int cli_validate_main(int argc, char **argv, int first)
 {
     const char *path = NULL;
     int json = 0;
-    uint64_t given = 0;
+    cli_given given = { { 0, 0 } };
     char err[256];
     for (int k = first; k < argc; k++) {
         const char *a = argv[k];

@@ -578,6 +578,7 @@ static int missing(const sim_gpu *g, char *err, size_t errlen)
                        : !g->fp16_flops ? "its tensor-core rate"
                        : !g->fp32_flops ? "its FP32 rate"
                        : !g->sfu_per_clk ? "its exp (SFU) throughput"
+                       : !g->mma_sync_fraction ? "its mma.sync rate"
                        : !g->regs_per_sm ? "its registers per SM"
                        : !g->max_blocks_per_sm ? "its resident blocks per SM"
                        : !g->max_threads_per_sm ? "its resident threads per SM"
@@ -754,7 +755,12 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     if (l2_init(&l2, l2_cap) != 0)
         goto oom;
     l2_live = 1;
-    const double tc_sm = matmul_rate(g, sh->dtype) * CONSTANTS.tensor_eff / g->sms;
+    /* FA1's and FA2's kernels issue mma.sync; on Hopper that reaches only a
+     * part of the tensor cores' peak (wgmma's). Standard attention's
+     * operations are library kernels, which reach it. */
+    const double mma = loop->warps != SIM_WARPS_NONE && sh->dtype != SIM_FP32
+                           ? g->mma_sync_fraction : 1.0;
+    const double tc_sm = matmul_rate(g, sh->dtype) * mma * CONSTANTS.tensor_eff / g->sms;
     const double fp32_sm = g->fp32_flops / 2.0 / g->sms;          /* ops/s: an FMA is 2 */
     const double sfu_sm = g->sfu_per_clk * g->clock_hz;
     const double dram_bw = g->hbm_bytes_per_s * CONSTANTS.dram_eff;

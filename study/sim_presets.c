@@ -14,6 +14,8 @@
  *              the shared-memory sections for 8.x and 9.0 (32 banks of 4 B),
  *              resident blocks, warps and threads per SM, grid limits, and the
  *              arithmetic-instruction throughput table (exp2 per clock).
+ *   [FA3]      Shah et al., "FlashAttention-3: Fast and Accurate Attention with
+ *              Asynchrony and Low-precision" (2024), section 2.2.
  *   [CUDA-BP]  CUDA C++ Best Practices Guide, "Coalesced access to global
  *              memory": 128-byte lines of 32-byte sectors.
  *   [MB-A100]  Abdelkhalik et al., "Demystifying the Nvidia Ampere
@@ -75,6 +77,8 @@ static const sim_gpu PRESETS[] = {
         .max_threads_per_block = 1024,            /* [CUDA-PG] */
         .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
         .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .mma_sync_fraction = 1.0,                 /* Ampere's peak is mma.sync's: the
+                                                     instruction [DS-A100] rates */
         .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 8.0:
                                                      16 exp2 results per clock per SM */
     },
@@ -116,6 +120,10 @@ static const sim_gpu PRESETS[] = {
         .max_threads_per_block = 1024,            /* [CUDA-PG] */
         .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
         .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .mma_sync_fraction = 2.0 / 3.0,           /* [FA3] section 2.2: mma.sync, the
+                                                     Ampere-style instruction FA1 and FA2
+                                                     issue, reaches about 2/3 of Hopper's
+                                                     tensor-core peak (wgmma's) */
         .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 9.0:
                                                      16 exp2 results per clock per SM */
     },
@@ -154,6 +162,10 @@ static const sim_gpu PRESETS[] = {
         .max_threads_per_block = 1024,            /* [CUDA-PG] */
         .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
         .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .mma_sync_fraction = 2.0 / 3.0,           /* [FA3] section 2.2: mma.sync, the
+                                                     Ampere-style instruction FA1 and FA2
+                                                     issue, reaches about 2/3 of Hopper's
+                                                     tensor-core peak (wgmma's) */
         .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 9.0:
                                                      16 exp2 results per clock per SM */
     },
@@ -194,6 +206,8 @@ static const sim_gpu PRESETS[] = {
         .max_threads_per_block = 1024,            /* [CUDA-PG] */
         .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
         .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .mma_sync_fraction = 1.0,                 /* Ampere's peak is mma.sync's: the
+                                                     instruction [DS-A100] rates */
         .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 8.0:
                                                      16 exp2 results per clock per SM */
     },
@@ -240,6 +254,10 @@ static const sim_gpu PRESETS[] = {
         .max_threads_per_block = 1024,            /* [CUDA-PG] */
         .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
         .max_grid_yz = 65535,                     /* [CUDA-PG] */
+        .mma_sync_fraction = 2.0 / 3.0,           /* [FA3] section 2.2: mma.sync, the
+                                                     Ampere-style instruction FA1 and FA2
+                                                     issue, reaches about 2/3 of Hopper's
+                                                     tensor-core peak (wgmma's) */
         .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 9.0:
                                                      16 exp2 results per clock per SM */
     },

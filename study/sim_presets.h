@@ -51,6 +51,10 @@ typedef struct {
     double tf32_flops;            /* dense TF32 tensor-core peak */
     double fp8_flops;             /* dense FP8 tensor-core peak; 0: none */
     double sfu_per_clk;           /* per SM: exp2 (MUFU.EX2) results per clock */
+    double mma_sync_fraction;     /* of fp16_flops, what mma.sync (the instruction the
+                                     released FA1 and FA2 kernels issue) reaches; the
+                                     library kernels of standard attention reach the
+                                     peak */
 } sim_gpu;
 
 /* The presets, in a fixed order; *n is set to their count. */

@@ -274,7 +274,7 @@ static void shipped_file(void **state)
         fail_msg("%s", err);
     free(text);
     assert_true(l.n >= 60);
-    int fig4 = 0, fa3 = 0;
+    int fig4 = 0, fa3 = 0, fits = 0;
     for (int k = 0; k < l.n; k++) {
         const sim_vfig *f = &l.items[k];
         if (strstr(f->source, "FlashAttention-2 (Dao 2023), Figure 4")) {
@@ -284,10 +284,17 @@ static void shipped_file(void **state)
             assert_true(f->fwd && f->bwd);
         }
         fa3 += !f->modelled;
-        assert_int_equal(f->fit, 0);    /* the constants' rows are named later */
+        /* the rows that fitted the tensor-core efficiency, as
+         * sim_gpu_model.c names them: FA2, not causal, d = 128, N >= 4k */
+        if (f->fit) {
+            fits++;
+            assert_true(f->N >= 4096 && f->d == 128 && !f->causal);
+            assert_non_null(strstr(f->source, "Figure 4, FlashAttention-2, without"));
+        }
     }
     assert_int_equal(fig4, 58);         /* 4 x 12 FA1 and FA2, 2 x 5 PyTorch */
     assert_int_equal(fa3, 2);
+    assert_int_equal(fits, 3);
     sim_vfig_list_free(&l);
 }
 
