@@ -2111,6 +2111,18 @@ void sim_report_json_gpu_model(sim_json *w, const char *key, const sim_gm_result
     sim_json_int(w, "sms_busy", m->sms_busy);
     sim_json_int(w, "occupancy", m->occupancy);
     sim_json_str(w, "bound", sim_gm_bound_name(m->bound));
+    /* the L2 per tensor: what the blocks read of it, and the share that hit */
+    sim_json_arr(w, "tensors");
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        if (!m->read_bytes[t])
+            continue;
+        sim_json_obj(w, NULL);
+        sim_json_str(w, "name", sim_tensor_name((sim_tensor)t));
+        sim_json_uint(w, "read_bytes", m->read_bytes[t]);
+        sim_json_num(w, "l2_hit_rate", (double)m->hit_bytes[t] / (double)m->read_bytes[t]);
+        sim_json_end(w);
+    }
+    sim_json_end(w);
     sim_json_arr(w, "kernels");
     for (int k = 0; k < m->nkernels; k++) {
         const sim_gm_kernel *K = &m->kernels[k];
