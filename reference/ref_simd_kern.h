@@ -36,7 +36,8 @@ static RSK_AI RSK_V RSK_FN(load_n)(const float *p, int n)
     if (n >= RSK_W)
         return RSK_LOAD(p);
     float t[RSK_W] = { 0.0f };
-    memcpy(t, p, (size_t)n * sizeof(float));
+    for (int k = 0; k < n && k < RSK_W; k++)    /* a loop: gcc cannot see n >= 0 */
+        t[k] = p[k];
     return RSK_LOAD(t);
 }
 
@@ -49,7 +50,8 @@ static RSK_AI void RSK_FN(store_n)(float *p, RSK_V v, int n)
     }
     float t[RSK_W];
     RSK_STORE(t, v);
-    memcpy(p, t, (size_t)n * sizeof(float));
+    for (int k = 0; k < n && k < RSK_W; k++)
+        p[k] = t[k];
 }
 
 /* One term of R x NV independent sums: acc[i][v] = fmaf(a[i lda], b[v W +
