@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gm_util.h"
 #include "sim_claims.h"
 
 static const sim_builtin_claim *find(const char *id)
@@ -79,23 +80,12 @@ static void builtin_verdicts(void **state)
     assert_non_null(strstr(o.why, "attention alone"));
 }
 
-/* The model's time of one pass, planned here as the released kernel
- * launches it (standard attention: its best plan), with M the preset's. */
+/* The model's time of one pass with the preset's L2, planned here. */
 static double model_time(sim_algo a, sim_pass q, const sim_shape *base)
 {
-    const sim_gpu *g = sim_gpu_find("a100");
-    sim_shape sh = *base;
-    sh.M = g->smem_per_block;
-    const sim_run_opts run = { .pass = q };
-    const sim_kernel_target t = sim_gpu_kernel_target(g);
-    sim_plan p;
-    char err[1024];
-    if ((a == SIM_NAIVE ? sim_plan_choose(a, &sh, &run, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err)
-                        : sim_plan_kernel(a, &sh, &run, &t, 0, 0, &p, err, sizeof err)) != 0)
-        fail_msg("%s", err);
-    const sim_gm_opts o = { 0 };
     sim_gm_result r;
-    if (sim_gpu_model_run(g, &p, &sh, &o, &r, err, sizeof err) != 0)
+    char err[1024];
+    if (gm_util_pass(a, q, base, sim_gpu_find("a100")->l2_bytes, &r, err, sizeof err) != 0)
         fail_msg("%s", err);
     return r.time_s;
 }

@@ -40,8 +40,7 @@
 
 #include "lesson.h"
 #include "sim.h"
-#include "sim_gpu_model.h"
-#include "sim_presets.h"
+#include "gm_util.h"
 #include "sim_report.h"
 #include "test_util.h"
 
@@ -819,22 +818,11 @@ static void test_worksheet_questions_stand_alone(void **state)
 
 /* ---- lessons 10 and 11: the GPU model's numbers --------------------------------- */
 
-/* One pass through the GPU model, planned here as the released kernel
- * launches it on a100 with M its shared memory per block. */
 static sim_gm_result gpu_pass(sim_algo a, sim_pass q, const sim_shape *base, uint64_t l2)
 {
-    const sim_gpu *g = sim_gpu_find("a100");
-    sim_shape sh = *base;
-    sh.M = g->smem_per_block;
-    const sim_run_opts run = { .pass = q };
-    const sim_kernel_target t = sim_gpu_kernel_target(g);
-    sim_plan p;
-    char err[1024];
-    if (sim_plan_kernel(a, &sh, &run, &t, 0, 0, &p, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    const sim_gm_opts o = { .l2_bytes = l2, .l2_set = 1 };
     sim_gm_result r;
-    if (sim_gpu_model_run(g, &p, &sh, &o, &r, err, sizeof err) != 0)
+    char err[1024];
+    if (gm_util_pass(a, q, base, l2, &r, err, sizeof err) != 0)
         fail_msg("%s", err);
     return r;
 }
