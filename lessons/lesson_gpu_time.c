@@ -41,6 +41,12 @@ static void row4(lesson *L, const char *label, const char *const v[4])
     lesson_print(L, "  %-16s %12s %12s %12s %12s\n", label, v[0], v[1], v[2], v[3]);
 }
 
+static void header(lesson *L)
+{
+    lesson_print(L, "  %-16s %12s %12s %12s %12s\n", "", "FA1 fwd", "FA1 bwd", "FA2 fwd",
+                 "FA2 bwd");
+}
+
 /* One tile step of plan p's forward on g: its products on the tensor cores,
  * its exps on the special-function units, its other element-wise FLOPs on
  * the FP32 cores, and, where the warps split the keys (FA1's sliced-K), the
@@ -96,8 +102,7 @@ static void run(lesson *L)
                "model launches each pass as its released kernel, through the L2, in time:",
                (long long)sh.batch, (long long)sh.heads, (long long)sh.N, (long long)sh.d,
                g->title, g->sms);
-    lesson_print(L, "  %-16s %12s %12s %12s %12s\n", "", "FA1 fwd", "FA1 bwd", "FA2 fwd",
-                 "FA2 bwd");
+    header(L);
     for (int k = 0; k < 4; k++)
         sim_format_bytes(b[k], 32, r[k / 2][k % 2].dram_read_bytes +
                                    r[k / 2][k % 2].dram_write_bytes);
@@ -115,8 +120,8 @@ static void run(lesson *L)
     lesson_step(L, "Thread blocks, waves, SMs");
     lesson_say(L, "A kernel is a grid of thread blocks; the GPU deals them to its %d SMs, a "
                "few resident on each, in waves. FA1 gives each of the B H = %lld heads a "
-               "block, split when that leaves SMs idle (here in %lld forward, %lld "
-               "backward). FA2 gives each query block of each head its own block in the "
+               "block, split when that leaves SMs idle (here into %lld in the forward, %lld "
+               "in the backward). FA2 gives each query block of each head its own block in the "
                "forward (T_r = %lld per head), and each key block in the backward.",
                g->sms, (long long)BH, (long long)(r[0][0].blocks / BH),
                (long long)(r[0][1].blocks / BH), (long long)p[1][0].Tr);
@@ -124,6 +129,7 @@ static void run(lesson *L)
         .known = { { (double)BH, 0, "That is one block per head, FA1's grid; FA2's "
                      "forward has one per query block of each head." } } };
     lesson_ask_q(L, &q1, "How many thread blocks does FA2's forward launch?");
+    header(L);
     for (int k = 0; k < 4; k++)
         sim_format_count(b[k], 32, (uint64_t)r[k / 2][k % 2].blocks);
     row4(L, "thread blocks", (const char *const[]){ b[0], b[1], b[2], b[3] });
