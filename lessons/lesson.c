@@ -1181,6 +1181,34 @@ static int ask(lesson *L, const char *question, const lesson_question *qn)
     return right;
 }
 
+const sim_gpu *lesson_gpu(lesson *L, const char *name)
+{
+    const sim_gpu *g = sim_gpu_find(name);
+    if (!g)
+        lesson_fail(L, "--gpu %s: use a100, a100-40, h100 or h200 (fasim --gpu list)",
+                    sim_shown(name).s);
+    return g;
+}
+
+void lesson_gpu_model(lesson *L, const sim_gpu *g, sim_algo algo, sim_pass pass,
+                      const sim_shape *sh, const sim_gm_opts *o, sim_plan *p,
+                      sim_gm_result *r)
+{
+    /* The model replays every head's tile steps: keep a lesson's run to a
+     * few seconds (GPT-2 medium, 1,024 heads at N = 1024, is 2^18 pairs). */
+    const double n64 = (double)((sh->N + 63) / 64);
+    const double pairs = (double)sim_shape_B(sh) * (double)sim_shape_H(sh) * n64 * n64;
+    if (pairs > (double)LESSON_GPU_MAX_PAIRS)
+        lesson_fail(L, "B H (N/64)^2 = %s block pairs: more than %s, which the lesson models "
+                    "in a few seconds; use fewer heads (--heads), a smaller batch (--batch) or "
+                    "a shorter N", lesson_num((uint64_t)fmin(pairs, 1e19)),
+                    lesson_num(LESSON_GPU_MAX_PAIRS));
+    char err[1024];
+    if (sim_claims_gpu_pass(g, algo, pass, sh, o, p, r, err, sizeof err) != 0)
+        lesson_fail(L, "%s %s on %s: %s", sim_algo_name(algo), sim_pass_name(pass), g->name,
+                    err);
+}
+
 int lesson_interactive(const lesson *L)
 {
     return !L->silent && L->input == IN_TTY && isatty(fileno(L->out));

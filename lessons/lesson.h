@@ -48,6 +48,7 @@
 #include <stdio.h>
 
 #include "sim.h"
+#include "sim_claims.h"
 
 typedef struct lesson lesson;   /* the engine's state; opaque to lessons */
 
@@ -77,6 +78,8 @@ extern const lesson_def lesson_io_complexity;      /* 7 */
 extern const lesson_def lesson_loop_order;         /* 8 */
 extern const lesson_def lesson_causal;             /* 9 */
 extern const lesson_def lesson_fp8_outliers;       /* 10 */
+extern const lesson_def lesson_gpu_time;           /* 11 */
+extern const lesson_def lesson_l2_bytes;           /* 12 */
 
 /* All lessons, in order; *count receives how many. */
 #define LESSON_MAX_VECTOR 4096     /* entries of a list option: lessons show vectors, not data sets */
@@ -209,6 +212,21 @@ void lesson_fail(lesson *L, const char *fmt, ...) __attribute__((format(printf, 
  * terminal, lets the next key prompt take v, which opens that view here
  * and comes back to the lesson when it quits. */
 void lesson_view(lesson *L, sim_algo algo, const sim_shape *sh, int64_t Br, int64_t Bc);
+
+/* The GPU preset called name (--gpu), or the lesson ends naming the option
+ * and the presets there are. */
+const sim_gpu *lesson_gpu(lesson *L, const char *name);
+
+/* One pass of algo on GPU g through the GPU model (sim_claims_gpu_pass: the
+ * released kernel's plan, M = g's shared memory per block; o NULL: the
+ * preset's L2); the plan to *p when p is not NULL. A run the model refuses
+ * ends the lesson with its message, and so does a problem of more than
+ * LESSON_GPU_MAX_PAIRS blocks of 64 x 64 scores over all heads (B H (N/64)^2),
+ * which would take the model more than a few seconds. */
+#define LESSON_GPU_MAX_PAIRS (1 << 21)
+void lesson_gpu_model(lesson *L, const sim_gpu *g, sim_algo algo, sim_pass pass,
+                      const sim_shape *sh, const sim_gm_opts *o, sim_plan *p,
+                      sim_gm_result *r);
 
 /* Whether output is going to a terminal (a lesson may then open a view). */
 int lesson_interactive(const lesson *L);

@@ -8,6 +8,7 @@ static const lesson_def *const ALL[] = {
     &lesson_online_attention, &lesson_a_common_bug,   &lesson_tiling_budget,
     &lesson_io_complexity,    &lesson_loop_order,     &lesson_causal,
     &lesson_fp8_outliers,
+    &lesson_gpu_time,         &lesson_l2_bytes,
 };
 
 const lesson_def *const *lesson_all(int *count)

@@ -37,6 +37,7 @@
 #include <stdio.h>
 
 #include "sim.h"
+#include "sim_gpu_model.h"
 #include "sim_json.h"
 #include "sim_presets.h"
 #include "sim_sweep.h"
@@ -53,7 +54,7 @@ const char *sim_verdict_name(sim_verdict v);
 
 typedef struct {
     sim_verdict verdict;
-    char config[240];            /* the configuration, in words */
+    char config[320];            /* the configuration, in words */
     char measured[480];          /* what fasim measures or computes */
     char why[480];               /* one line; for HOLDS_IF it starts with the condition */
     int simulated;               /* 1 when a count came from running the simulator */
@@ -172,6 +173,20 @@ int sim_user_claim_check_within(const sim_user_claim *c, sim_engine engine, uint
  * (its check says why). Saturates at UINT64_MAX. This is the work a claims
  * file is bounded by (the caller compares it with --max-steps). */
 uint64_t sim_claims_sim_steps(const sim_claim_list *l, sim_engine engine);
+
+/* ---- the GPU model of one pass ------------------------------------------------ */
+
+/* One pass of algo on preset g through the GPU model (sim_gpu_model.h), as
+ * the speed claims and lessons 10 and 11 ask for it: the problem sh with M
+ * set to g's shared memory per block, planned as the released kernel
+ * launches it (sim_plan_kernel), or, for standard attention, which has no
+ * released kernel, its best plan (one kernel per operation); then
+ * sim_gpu_model_run with o (NULL: the preset's L2, no trace). The plan goes
+ * to *plan when plan is not NULL. Returns 0, or -1 with the reason in err
+ * (no kernel for this d, a plan that does not fit, the model's refusal). */
+int sim_claims_gpu_pass(const sim_gpu *g, sim_algo algo, sim_pass pass, const sim_shape *sh,
+                        const sim_gm_opts *o, sim_plan *plan, sim_gm_result *out, char *err,
+                        size_t errlen);
 
 /* ---- output --------------------------------------------------------------------- */
 

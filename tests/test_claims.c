@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gm_util.h"
 #include "sim_claims.h"
 
 static const sim_builtin_claim *find(const char *id)
@@ -52,7 +53,7 @@ static void builtin_verdicts(void **state)
         { "a100-smem-bw", SIM_VERDICT_WRONG },     { "sram-20mb", SIM_VERDICT_HOLDS },
         { "sram-sum-96k", SIM_VERDICT_WRONG },     { "loop-order", SIM_VERDICT_WRONG },
         { "warps", SIM_VERDICT_WRONG },            { "causal-2x", SIM_VERDICT_HOLDS_IF },
-        { "memory-n2-to-n", SIM_VERDICT_HOLDS },   { "speed-2-4x", SIM_VERDICT_UNCHECKABLE },
+        { "memory-n2-to-n", SIM_VERDICT_HOLDS },   { "speed-2-4x", SIM_VERDICT_HOLDS_IF },
     };
     int n;
     sim_builtin_claims(&n);
@@ -73,7 +74,58 @@ static void builtin_verdicts(void **state)
     assert_non_null(strstr(o.measured, "528 of 1,024"));
     assert_non_null(strstr(o.why, "T = N / B >= 9"));
     o = check(find("speed-2-4x"), SIM_ENGINE_CLOSED);
-    assert_non_null(strstr(sim_verdict_name(o.verdict), "fasim gpu"));
+    assert_non_null(strstr(o.measured, "a model, not a measurement"));
+    assert_non_null(strstr(o.config, "74% of peak"));   /* what it assumed */
+    assert_non_null(strstr(o.config, "B = 8 x H = 32 heads, N = 2048, d = 64"));
+    assert_non_null(strstr(o.why, "attention alone"));
+}
+
+/* The model's time of one pass with the preset's L2, planned here. */
+static double model_time(sim_algo a, sim_pass q, const sim_shape *base)
+{
+    sim_gm_result r;
+    char err[1024];
+    if (gm_util_pass(a, q, base, sim_gpu_find("a100")->l2_bytes, &r, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    return r.time_s;
+}
+
+/* The speed claims' ratios are the GPU model's times, and the verdict
+ * follows the ratio: FA2 against FA1, forward and backward, is the FA2
+ * paper's "around 2x". */
+static void speed_through_the_model(void **state)
+{
+    (void)state;
+    sim_builtin_claim c = *find("speed-2-4x");
+    sim_claim_outcome o = check(&c, SIM_ENGINE_CLOSED);
+    const double fwd = model_time(SIM_NAIVE, SIM_FWD, &c.in.sh) /
+                       model_time(SIM_FA2, SIM_FWD, &c.in.sh);
+    char want[32];
+    snprintf(want, sizeof want, ": %.2fx", fwd);
+    if (!strstr(o.measured, want))
+        fail_msg("measured \"%s\" lacks \"%s\"", o.measured, want);
+    c.in.claimed = fwd * 1.2;                   /* a range above the ratio */
+    c.in.claimed2 = fwd * 2;
+    assert_int_equal(check(&c, SIM_ENGINE_CLOSED).verdict, SIM_VERDICT_WRONG);
+
+    c = *find("speed-2-4x");
+    c.in.B = SIM_FA1;
+    c.in.count = 1;
+    c.in.claimed = 2;
+    c.in.claimed2 = 0;
+    c.in.tol = 0.25;
+    const double both = (model_time(SIM_FA1, SIM_FWD, &c.in.sh) +
+                         model_time(SIM_FA1, SIM_BWD, &c.in.sh)) /
+                        (model_time(SIM_FA2, SIM_FWD, &c.in.sh) +
+                         model_time(SIM_FA2, SIM_BWD, &c.in.sh));
+    o = check(&c, SIM_ENGINE_CLOSED);
+    snprintf(want, sizeof want, ": %.2fx", both);
+    if (!strstr(o.measured, want))
+        fail_msg("measured \"%s\" lacks \"%s\"", o.measured, want);
+    assert_non_null(strstr(o.config, "forward + backward"));
+    assert_int_equal(o.verdict, fabs(both - 2) <= 0.5 ? SIM_VERDICT_HOLDS_IF : SIM_VERDICT_WRONG);
+    c.in.claimed = both;
+    assert_int_equal(check(&c, SIM_ENGINE_CLOSED).verdict, SIM_VERDICT_HOLDS_IF);
 }
 
 /* Changing one input changes the verdict: the verdicts are computed, not
@@ -363,6 +415,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(builtin_verdicts),
+        cmocka_unit_test(speed_through_the_model),
         cmocka_unit_test(flips),
         cmocka_unit_test(engines_agree),
         cmocka_unit_test(parser_accepts),

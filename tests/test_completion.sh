@@ -62,7 +62,7 @@ for cmd in "" view sweep claims validate explore gpu compare; do
     if [ -n "$cmd" ]; then expect "$opt" fasim "$cmd" --; else expect "$opt" fasim --; fi
   done
 done
-for l in 1 2 3 4 5 6 7 8 9 10; do
+for l in 1 2 3 4 5 6 7 8 9 10 11 12; do
   for opt in $("$fasim" lesson $l --help | grep -o -- '--[a-zA-Z][a-zA-Z0-9-]*' | sort -u); do
     expect "$opt" fasim lesson "$l" --
   done

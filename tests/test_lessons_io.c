@@ -1,6 +1,6 @@
 /*
- * test_lessons_io.c — lessons 6-10 (tiling-budget, io-complexity, loop-order,
- * causal, fp8-outliers), end to end.
+ * test_lessons_io.c — lessons 6-12 (tiling-budget, io-complexity, loop-order,
+ * causal, fp8-outliers, gpu-time, l2-bytes), end to end.
  *
  * argv[1] is the fasim binary, argv[2] the folder of golden files
  * (tests/golden). Each case runs `fasim lesson NAME --script ...` with
@@ -40,6 +40,7 @@
 
 #include "lesson.h"
 #include "sim.h"
+#include "gm_util.h"
 #include "sim_report.h"
 #include "ref_rng.h"
 #include "test_util.h"
@@ -244,7 +245,7 @@ static const char *pick_dtype(uint64_t *rng, int *e)
 /* ---- golden files ----------------------------------------------------------- */
 
 static const char *const NAMES[] = { "tiling-budget", "io-complexity", "loop-order", "causal",
-                                     "fp8-outliers" };
+                                     "fp8-outliers", "gpu-time",     "l2-bytes" };
 #define NNAMES ((int)(sizeof NAMES / sizeof NAMES[0]))
 
 static void compare_golden(const char *name, const char *got)
@@ -565,6 +566,11 @@ static void test_bad_input(void **state)
         { "tiling-budget", { "--algo", "naive" }, "--algo" },
         { "tiling-budget", { "--M", "1" }, "B_c = 0" },
         { "tiling-budget", { "--d", "-3" }, "--d" },
+        { "gpu-time", { "--d", "96" }, "--d 96" },
+        { "gpu-time", { "--gpu", "tpu" }, "--gpu tpu" },
+        { "l2-bytes", { "--algo", "naive" }, "--algo naive" },
+        { "l2-bytes", { "--l2", "0" }, "--l2" },
+        { "l2-bytes", { "--N", "32768", "--heads", "256" }, "fewer heads" },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         run_lesson(cases[k].lesson, cases[k].args);
@@ -861,6 +867,97 @@ static void test_worksheet_questions_stand_alone(void **state)
     }
 }
 
+/* ---- lessons 10 and 11: the GPU model's numbers --------------------------------- */
+
+static sim_gm_result gpu_pass(sim_algo a, sim_pass q, const sim_shape *base, uint64_t l2)
+{
+    sim_gm_result r;
+    char err[1024];
+    if (gm_util_pass(a, q, base, l2, &r, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    return r;
+}
+
+/* Lesson 10's answers are the model's: FA1's time over FA2's, FA2's forward
+ * blocks, the SMs FA1's backward keeps busy, the A100's 312 / 19.5. */
+static void test_gpu_time_is_the_model(void **state)
+{
+    (void)state;
+    static const int64_t cases[][4] = { { 1024, 64, 16, 1 }, { 4096, 128, 4, 2 },
+                                        { 2048, 64, 32, 8 } };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const sim_shape sh = { .N = cases[c][0], .d = cases[c][1], .dtype = SIM_FP16,
+                               .heads = cases[c][2], .batch = cases[c][3] };
+        const uint64_t l2 = sim_gpu_find("a100")->l2_bytes;
+        sim_gm_result r[2][2];
+        for (int a = 0; a < 2; a++)
+            for (int q = 0; q < 2; q++)
+                r[a][q] = gpu_pass(a ? SIM_FA2 : SIM_FA1, (sim_pass)q, &sh, l2);
+        char sN[32], sd[32], sH[32], sB[32];
+        snprintf(sN, 32, "%lld", (long long)sh.N);
+        snprintf(sd, 32, "%lld", (long long)sh.d);
+        snprintf(sH, 32, "%lld", (long long)sh.heads);
+        snprintf(sB, 32, "%lld", (long long)sh.batch);
+        const char *args[] = { "--N", sN, "--d", sd, "--heads", sH, "--batch", sB, NULL };
+        run_ok("gpu-time", args);
+        double v[MAX_ANSWERS];
+        need_answers(v, 4);
+        check("FA1 time / FA2 time", v[0], (r[0][0].time_s + r[0][1].time_s) /
+                                           (r[1][0].time_s + r[1][1].time_s));
+        check("FA2 forward blocks", v[1], (double)r[1][0].blocks);
+        check("SMs busy, FA1 backward", v[2], (double)r[0][1].sms_busy);
+        check("tensor peak / FP32 peak", v[3], 312.0 / 19.5);
+        /* FA2's forward: a block per query block of each head (closed form). */
+        check("FA2 forward blocks, closed form", v[1],
+              (double)(cdiv(sh.N, 128) * sh.heads * sh.batch));
+    }
+}
+
+/* Lesson 11's answers: the two-level count in GB, DRAM = count with no L2,
+ * the hit rate with the preset's L2, and its DRAM over the unbounded L2's. */
+static void test_l2_bytes_is_the_model(void **state)
+{
+    (void)state;
+    static const struct { const char *algo; int64_t N, heads, batch; uint64_t l2; } cases[] = {
+        { "fa2", 1024, 16, 8, 0 }, { "fa1", 2048, 8, 2, UINT64_C(8) << 20 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const sim_algo a = cases[c].algo[2] == '1' ? SIM_FA1 : SIM_FA2;
+        const sim_shape sh = { .N = cases[c].N, .d = 64, .dtype = SIM_FP16,
+                               .heads = cases[c].heads, .batch = cases[c].batch };
+        const uint64_t l2 = cases[c].l2 ? cases[c].l2 : sim_gpu_find("a100")->l2_bytes;
+        const uint64_t l2s[3] = { l2, 0, SIM_GM_L2_INFINITE };
+        double dram[3] = { 0, 0, 0 }, counted = 0, rd = 0, hit = 0;
+        for (int k = 0; k < 3; k++)
+            for (int q = 0; q < 2; q++) {
+                const sim_gm_result r = gpu_pass(a, (sim_pass)q, &sh, l2s[k]);
+                dram[k] += (double)(r.dram_read_bytes + r.dram_write_bytes);
+                if (k == 1)
+                    counted += (double)(r.hbm_read_bytes + r.hbm_write_bytes);
+                if (k == 0) {
+                    rd += (double)r.l2_read_bytes;
+                    for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+                        hit += (double)r.hit_bytes[t];
+                }
+            }
+        char sN[32], sH[32], sB[32], sL[32];
+        snprintf(sN, 32, "%lld", (long long)sh.N);
+        snprintf(sH, 32, "%lld", (long long)sh.heads);
+        snprintf(sB, 32, "%lld", (long long)sh.batch);
+        snprintf(sL, 32, "%llu", (unsigned long long)l2);
+        const char *args[] = { "--algo", cases[c].algo, "--N", sN, "--heads", sH, "--batch", sB,
+                               cases[c].l2 ? "--l2" : NULL, sL, NULL };
+        run_ok("l2-bytes", args);
+        double v[MAX_ANSWERS];
+        need_answers(v, 4);
+        check("two-level GB", v[0], counted / 1e9);
+        check("DRAM / counted with no L2", v[1], 1.0);
+        assert_true(dram[1] == counted);   /* an L2 of 0 bytes gives the count back */
+        check("L2 hit rate", v[2], hit / rd);
+        check("DRAM, L2 / unbounded", v[3], dram[0] / dram[2]);
+    }
+}
+
 /* ---- the checker proves itself ---------------------------------------------- */
 
 /* At N = 1024 with 64 x 64 blocks the saving is 32/17; the article's "about 2x"
@@ -893,6 +990,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_loop_order_random),
         cmocka_unit_test(test_causal_random),
         cmocka_unit_test(test_fp8_outliers_random),
+        cmocka_unit_test(test_gpu_time_is_the_model),
+        cmocka_unit_test(test_l2_bytes_is_the_model),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_checker_rejects_the_article),
         cmocka_unit_test(test_graded_answers),
