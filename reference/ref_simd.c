@@ -199,17 +199,18 @@ void ref_simd_scores(const float *Q_i, const float *K_j, int br, int bc, int d, 
 
 float ref_simd_exp_shift_sum(float *x, int n, float m)
 {
-    const float sh = ref_shift(m);
     switch (ref_simd_active()) {
 #ifdef REF_SIMD_X86
-    case REF_SIMD_SSE:
+    case REF_SIMD_SSE: {
+        const float sh = ref_shift(m);
         exp_shift_sse(x, n, sh);
         break;
+    }
     case REF_SIMD_AVX2:
-        exp_shift_avx2(x, n, sh);
+        exp_shift_avx2(x, n, ref_shift(m));
         break;
     case REF_SIMD_AVX512:
-        exp_shift_avx512(x, n, sh);
+        exp_shift_avx512(x, n, ref_shift(m));
         break;
 #endif
     default:
