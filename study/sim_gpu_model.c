@@ -592,14 +592,6 @@ static int missing(const sim_gpu *g, char *err, size_t errlen)
     return what != NULL;
 }
 
-/* The tensor-core rate for dtype, all SMs: fp16/bf16 on tensor cores; fp32
- * runs on the CUDA cores (the released kernels take no fp32; PyTorch's
- * default for fp32 products is full fp32). */
-static double matmul_rate(const sim_gpu *g, sim_dtype dt)
-{
-    return dt == SIM_FP32 ? g->fp32_flops : g->fp16_flops;
-}
-
 typedef struct {
     double mm, exps, fp32;          /* per score: matmul FLOPs, exps, other FP32 ops */
 } gm_work;
@@ -760,7 +752,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
      * operations are library kernels, which reach it. */
     const double mma = loop->warps != SIM_WARPS_NONE && sh->dtype != SIM_FP32
                            ? g->mma_sync_fraction : 1.0;
-    const double tc_sm = matmul_rate(g, sh->dtype) * mma * CONSTANTS.tensor_eff / g->sms;
+    const double tc_sm = sim_gpu_peak_flops(g, sh->dtype) * mma * CONSTANTS.tensor_eff / g->sms;
     const double fp32_sm = g->fp32_flops / 2.0 / g->sms;          /* ops/s: an FMA is 2 */
     const double sfu_sm = g->sfu_per_clk * g->clock_hz;
     const double dram_bw = g->hbm_bytes_per_s * CONSTANTS.dram_eff;
@@ -893,20 +885,14 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             }                                                                             \
         } while (0)
         const int64_t heads = B * H;
-        int free_list_n = 0;
-        int *free_slots = malloc(sizeof *free_slots * (size_t)cap);
-        if (!free_slots) {
-            free(sm_used);
-            goto oom;
-        }
-        for (int c = cap - 1; c >= 0; c--)
-            free_slots[free_list_n++] = c;
-        /* The first wave: block b to SM b mod SMs, round after round. */
+        /* The first wave: block b to SM b mod SMs, round after round; slot
+         * round x SMs + sm stays that SM's (a finished block's slot takes
+         * the next block on the same SM). */
         for (int round = 0; round < K->occupancy; round++)
             for (int sm = 0; sm < g->sms; sm++) {
                 if (s0 == s1 || next_head >= heads)
                     break;
-                int c = free_slots[--free_list_n];
+                const int c = round * g->sms + sm;
                 gm_slot *sl = &slot[c];
                 NEXT_BLOCK(sl->first, sl->n, sl->head);
                 sl->sm = sm;
@@ -1018,7 +1004,6 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             heap_push(heap, &nheap, (gm_heap_ent){ e.t + dur, seq++, e.slot });
         }
 #undef NEXT_BLOCK
-        free(free_slots);
         for (int sm = 0; sm < g->sms; sm++)
             K->sms_busy += sm_used[sm];
         free(sm_used);

@@ -299,7 +299,11 @@ double sim_gpu_smem_bandwidth(const sim_gpu *g)
 
 double sim_gpu_peak_flops(const sim_gpu *g, sim_dtype dt)
 {
-    return dt == SIM_FP32 ? g->fp32_flops : g->fp16_flops;
+    if (dt == SIM_FP32)
+        return g->fp32_flops;
+    if (sim_dtype_is_fp8(dt) && g->fp8_flops > 0)
+        return g->fp8_flops;
+    return g->fp16_flops;
 }
 
 void sim_gpu_print_table(FILE *out)

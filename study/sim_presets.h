@@ -71,7 +71,9 @@ sim_kernel_target sim_gpu_kernel_target(const sim_gpu *g);
 double sim_gpu_smem_bandwidth(const sim_gpu *g);
 
 /* Peak rate for arithmetic in dtype: the fp16/bf16 tensor-core rate for fp16
- * and bf16, the non-tensor fp32 rate for fp32. */
+ * and bf16, the FP8 tensor-core rate for e4m3 and e5m2 where the GPU has one
+ * (else the fp16 rate: a GPU without FP8 tensor cores converts), the
+ * non-tensor fp32 rate for fp32. */
 double sim_gpu_peak_flops(const sim_gpu *g, sim_dtype dt);
 
 /* The table `fasim --gpu list` prints (80 columns). */

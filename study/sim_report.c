@@ -1483,7 +1483,9 @@ static void roofline_text(FILE *out, const sim_report *rep)
     const sim_gpu *g = rep->req.gpu;
     sim_format_count(b2, sizeof b2, (uint64_t)(g->hbm_bytes_per_s * 1e-9 + 0.5));
     fprintf(out, "\nROOFLINE on %s: HBM %s GB/s, %s %.1f TFLOP/s\n", g->title, b2,
-            dt == SIM_FP32 ? "fp32" : "fp16/bf16 dense", sim_gpu_peak_flops(g, dt) * 1e-12);
+            dt == SIM_FP32 ? "fp32" : sim_dtype_is_fp8(dt) && g->fp8_flops > 0 ? "fp8 dense"
+                                                                               : "fp16/bf16 dense",
+            sim_gpu_peak_flops(g, dt) * 1e-12);
     fprintf(out, "a lower bound on time: the whole GPU at peak rate and full bandwidth\n");
     runs_header(out, rep, "  estimate");
     static const char *const rows[] = { "matmul FLOPs", "non-matmul FLOPs",
