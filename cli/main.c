@@ -73,21 +73,12 @@ static int draw_timeline(const cli_report_opts *o, const sim_report *rep)
         return SIM_OK;
     const sim_gpu *g = o->req.gpu;
     viz_timeline tl;
-    if (viz_timeline_init(&tl, g->sms, g->max_blocks_per_sm, 200000) != 0) {
-        fprintf(stderr, "fasim: --timeline: out of memory\n");
-        return SIM_EFAIL;
-    }
-    sim_gm_opts mo = o->req.gm;
-    mo.trace = NULL;
-    mo.on_block = viz_timeline_on_block;
-    mo.ctx = &tl;
     sim_gm_result res;
     char err[512], title[160];
     int rc = SIM_OK;
-    if (sim_gpu_model_run(g, &r->res.plan, &o->req.sh, &mo, &res, err, sizeof err) != 0 ||
-        tl.failed) {
-        fprintf(stderr, "fasim: --timeline: %s\n", tl.failed ? "out of memory" : err);
-        viz_timeline_free(&tl);
+    if (viz_timeline_model(&tl, g, &r->res.plan, &o->req.sh, &o->req.gm, 200000, &res, err,
+                           sizeof err) != 0) {
+        fprintf(stderr, "fasim: --timeline: %s\n", err);
         return SIM_EFAIL;
     }
     const sim_shape *sh = &o->req.sh;

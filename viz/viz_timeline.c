@@ -53,6 +53,27 @@ void viz_timeline_on_block(void *ctx, int kernel, int sm, int slot, double t0, d
                                      .t0 = t0, .t1 = t1, .head = head, .block = block };
 }
 
+int viz_timeline_model(viz_timeline *tl, const sim_gpu *g, const sim_plan *p,
+                       const sim_shape *sh, const sim_gm_opts *o, int64_t max_blocks,
+                       sim_gm_result *res, char *err, size_t errlen)
+{
+    if (viz_timeline_init(tl, g->sms, g->max_blocks_per_sm, max_blocks) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    sim_gm_opts mo = *o;
+    mo.trace = NULL;
+    mo.on_block = viz_timeline_on_block;
+    mo.ctx = tl;
+    if (sim_gpu_model_run(g, p, sh, &mo, res, err, errlen) != 0 || tl->failed) {
+        if (tl->failed)
+            snprintf(err, errlen, "out of memory");
+        viz_timeline_free(tl);
+        return -1;
+    }
+    return 0;
+}
+
 static char wave_char(int w)
 {
     static const char C[] = "0123456789abcdefghijklmnopqrstuvwxyz";

@@ -45,6 +45,14 @@ void viz_timeline_free(viz_timeline *tl);
 void viz_timeline_on_block(void *ctx, int kernel, int sm, int slot, double t0, double t1,
                            int64_t head, int64_t block);
 
+/* Model plan p (problem sh) on g as sim_gpu_model_run does, with o's L2 and
+ * no trace, collecting its blocks into tl (initialised here, at most
+ * max_blocks kept) and its result into *res. Returns 0, or -1 with err set
+ * (the model's message, or out of memory); tl is freed on failure. */
+int viz_timeline_model(viz_timeline *tl, const sim_gpu *g, const sim_plan *p,
+                       const sim_shape *sh, const sim_gm_opts *o, int64_t max_blocks,
+                       sim_gm_result *res, char *err, size_t errlen);
+
 /* The terminal picture: `rows` SMs at most (the first ones; a line says how
  * many are left out), `width` columns of time; each cell the wave of the
  * block on the SM's first slot (0-9, then a-z, cycling), '.' idle. */
