@@ -39,227 +39,150 @@
 #include <string.h>
 #include <strings.h>
 
+/* What a compute capability fixes, the same on every GPU of it: shared
+ * memory, registers, resident limits, grid, L2 lines, exp throughput. */
+#define CC_8_0                                                                       \
+    .cc_major = 8, .cc_minor = 0,            /* [CUDA-PG]: compute capability 8.0 */ \
+    .smem_per_block = 163 * 1024,            /* [CUDA-PG] cc 8.0: 163 KB per block   \
+                                                (opt-in; cudaDevAttrMaxSharedMemory- \
+                                                PerBlockOptin = 166,912) */          \
+    .smem_per_sm = 164 * 1024,               /* [CUDA-PG] cc 8.0: 164 KB per SM */   \
+    .regs_per_block = 65536,                 /* [CUDA-PG] cc 8.0: 64K 32-bit         \
+                                                registers per thread block */        \
+    .regs_per_sm = 65536,                    /* [CUDA-PG] cc 8.0; [WP-A100]: 256 KB  \
+                                                register file per SM */              \
+    .max_blocks_per_sm = 32,                 /* [CUDA-PG] cc 8.0 */                  \
+    CC_COMMON
+#define CC_9_0                                                                       \
+    .cc_major = 9, .cc_minor = 0,            /* [CUDA-PG]: compute capability 9.0 */ \
+    .smem_per_block = 227 * 1024,            /* [CUDA-PG] cc 9.0: 227 KB per block   \
+                                                (opt-in) = 232,448 B */              \
+    .smem_per_sm = 228 * 1024,               /* [CUDA-PG] cc 9.0: 228 KB per SM */   \
+    .regs_per_block = 65536,                 /* [CUDA-PG] cc 9.0: 64K 32-bit         \
+                                                registers per thread block */        \
+    .regs_per_sm = 65536,                    /* [CUDA-PG] cc 9.0; [WP-H100]: 256 KB  \
+                                                per SM */                            \
+    .max_blocks_per_sm = 32,                 /* [CUDA-PG] cc 9.0 */                  \
+    CC_COMMON
+/* ... and what 8.0 and 9.0 share. */
+#define CC_COMMON                                                                    \
+    .smem_bytes_per_clk = 128.0,             /* [CUDA-PG]: 32 banks x 4 B a clock */ \
+    .regs_per_thread = 255,                  /* [CUDA-PG]: at most 255 per thread */ \
+    .max_warps_per_sm = 64,                  /* [CUDA-PG] cc 8.0 and 9.0 */          \
+    .max_threads_per_sm = 2048,              /* [CUDA-PG] cc 8.0 and 9.0 */          \
+    .max_threads_per_block = 1024,           /* [CUDA-PG] */                         \
+    .max_grid_x = INT64_C(2147483647),       /* [CUDA-PG]: 2^31 - 1 */               \
+    .max_grid_yz = 65535,                    /* [CUDA-PG] */                         \
+    .l2_line_bytes = 128,                    /* [CUDA-BP]: 128-byte L2 lines ... */  \
+    .l2_sector_bytes = 32,                   /* ... of four 32-byte sectors */       \
+    .sfu_per_clk = 16                        /* [CUDA-PG] throughput table, cc 8.0   \
+                                                and 9.0: 16 exp2 results per clock   \
+                                                per SM */
+
+/* The A100 SXM4 chip, 40 and 80 GB alike: all but the HBM. */
+#define GA100_SXM4                                                                   \
+    .arch = "Ampere GA100, compute capability 8.0",                                  \
+    .sms = 108,                              /* [WP-A100]: 108 SMs on A100 */        \
+    .l1_smem_per_sm = 192 * 1024,            /* [WP-A100]: 192 KB L1/shared */       \
+    .clock_hz = 1410e6,                      /* [WP-A100]: boost clock 1410 MHz */   \
+    .fp16_flops = 312e12,                    /* [DS-A100]: FP16/BF16 tensor 312      \
+                                                TFLOPS dense (624 with sparsity) */  \
+    .fp32_flops = 19.5e12,                   /* [DS-A100]: FP32 19.5 TFLOPS */       \
+    .tf32_flops = 156e12,                    /* [DS-A100]: TF32 156 TFLOPS dense */  \
+    .fp8_flops = 0,                          /* no FP8 tensor cores on Ampere */     \
+    .mma_sync_fraction = 1.0,                /* Ampere's peak is mma.sync's: the     \
+                                                instruction [DS-A100] rates */       \
+    .l2_bytes = UINT64_C(40) * 1024 * 1024,  /* [WP-A100]: 40 MB L2 */               \
+    .l2_bytes_per_s = 5120.0 * 1410e6,       /* [WP-A100]: L2 read bandwidth 5120    \
+                                                bytes per clock (V100: 2048) */      \
+    .dram_latency_s = 600e-9,                /* [MB-A100]: global load latency from  \
+                                                DRAM, about 600 ns at 1.41 GHz */    \
+    CC_8_0
+
+/* The GH100 SXM5 chip, H100 and H200 alike: all but the HBM. */
+#define GH100_SXM5                                                                   \
+    .arch = "Hopper GH100, compute capability 9.0",                                  \
+    .sms = 132,                              /* [WP-H100]: 132 SMs on H100 SXM5 */   \
+    .l1_smem_per_sm = 256 * 1024,            /* [WP-H100]: 256 KB L1/shared */       \
+    .clock_hz = 1830e6,                      /* the clock at which 132 SMs give the  \
+                                                datasheet's 989.4 TFLOPS; an         \
+                                                estimate */                          \
+    .fp16_flops = 989.4e12,                  /* [WP-H100]: 989.4 TFLOPS dense        \
+                                                ([DS-H100], [DS-H200]: 1,979 with    \
+                                                sparsity) */                         \
+    .fp32_flops = 66.9e12,                   /* [WP-H100]: 66.9 ([DS-H100]: 67) */   \
+    .tf32_flops = 494.7e12,                  /* [WP-H100]: TF32 494.7 dense */       \
+    .fp8_flops = 1978.9e12,                  /* [WP-H100]: FP8 1978.9 dense */       \
+    .l2_bytes = UINT64_C(50) * 1024 * 1024,  /* [WP-H100]: 50 MB L2 */               \
+    .l2_bytes_per_s = 5120.0 * 1830e6,       /* an estimate: A100's 5120 bytes per   \
+                                                clock at H100's clock; [WP-H100]     \
+                                                gives no figure */                   \
+    HOPPER
+
+/* What every Hopper preset shares beside cc 9.0. */
+#define HOPPER                                                                       \
+    .dram_latency_s = 600e-9,                /* an estimate: [MB-A100]'s A100        \
+                                                figure; none published for Hopper */ \
+    .mma_sync_fraction = 2.0 / 3.0,          /* [FA3] section 2.2: mma.sync, the     \
+                                                Ampere-style instruction FA1 and FA2 \
+                                                issue, reaches about 2/3 of          \
+                                                Hopper's tensor-core peak (wgmma's) */ \
+    CC_9_0
+
 static const sim_gpu PRESETS[] = {
     {
         .name = "a100",
         .title = "NVIDIA A100 SXM4 80GB",
-        .arch = "Ampere GA100, compute capability 8.0",
-        .sms = 108,                               /* [WP-A100]: 108 SMs on A100 */
-        .smem_per_block = 163 * 1024,             /* [CUDA-PG] cc 8.0: 163 KB per block
-                                                     (opt-in; cudaDevAttrMaxSharedMemory-
-                                                     PerBlockOptin = 166,912) */
-        .smem_per_sm = 164 * 1024,                /* [CUDA-PG] cc 8.0: 164 KB per SM */
-        .l1_smem_per_sm = 192 * 1024,             /* [WP-A100]: 192 KB combined L1/shared */
-        .clock_hz = 1410e6,                       /* [WP-A100]: boost clock 1410 MHz */
-        .smem_bytes_per_clk = 128.0,              /* [CUDA-PG]: 32 banks x 4 B per clock */
+        GA100_SXM4,
         .hbm_bytes_per_s = 2039e9,                /* [DS-A100]: HBM2e 2,039 GB/s (80GB SXM) */
         .hbm_capacity = UINT64_C(80) * 1000000000u, /* [DS-A100]: 80 GB */
-        .fp16_flops = 312e12,                     /* [DS-A100]: FP16/BF16 tensor 312 TFLOPS
-                                                     dense (624 with sparsity) */
-        .fp32_flops = 19.5e12,                    /* [DS-A100]: FP32 19.5 TFLOPS */
-        .cc_major = 8, .cc_minor = 0,             /* [CUDA-PG]: compute capability 8.0 */
-        .regs_per_block = 65536,                  /* [CUDA-PG] cc 8.0: 64K 32-bit registers
-                                                     per thread block (and per SM: [WP-A100] 256 KB register file per SM) */
-        .regs_per_thread = 255,                   /* [CUDA-PG] cc 8.0: at most 255 per thread */
-        .l2_bytes = UINT64_C(40) * 1024 * 1024,   /* [WP-A100]: 40 MB L2 */
-        .l2_bytes_per_s = 5120.0 * 1410e6,        /* [WP-A100]: L2 read bandwidth 5120
-                                                     bytes per clock (V100: 2048) */
-        .dram_latency_s = 600e-9,                 /* [MB-A100]: global load latency from
-                                                     DRAM, about 600 ns at 1.41 GHz */
-        .tf32_flops = 156e12,                     /* [DS-A100]: TF32 156 TFLOPS dense */
-        .fp8_flops = 0,                           /* no FP8 tensor cores on Ampere */
-        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
-        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
-        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 8.0: 64K registers per SM */
-        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 8.0: 32 resident blocks */
-        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 8.0 */
-        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 8.0 */
-        .max_threads_per_block = 1024,            /* [CUDA-PG] */
-        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
-        .max_grid_yz = 65535,                     /* [CUDA-PG] */
-        .mma_sync_fraction = 1.0,                 /* Ampere's peak is mma.sync's: the
-                                                     instruction [DS-A100] rates */
-        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 8.0:
-                                                     16 exp2 results per clock per SM */
     },
     {
         .name = "h100",
         .title = "NVIDIA H100 SXM5 80GB",
-        .arch = "Hopper GH100, compute capability 9.0",
-        .sms = 132,                               /* [WP-H100]: 132 SMs on H100 SXM5 */
-        .smem_per_block = 227 * 1024,             /* [CUDA-PG] cc 9.0: 227 KB per block
-                                                     (opt-in) = 232,448 B */
-        .smem_per_sm = 228 * 1024,                /* [CUDA-PG] cc 9.0: 228 KB per SM */
-        .l1_smem_per_sm = 256 * 1024,             /* [WP-H100]: 256 KB combined L1/shared */
-        .clock_hz = 1830e6,                       /* the clock at which 132 SMs give the
-                                                     datasheet's 989.4 TFLOPS; an estimate */
-        .smem_bytes_per_clk = 128.0,              /* [CUDA-PG]: 32 banks x 4 B per clock */
+        GH100_SXM5,
         .hbm_bytes_per_s = 3.35e12,               /* [DS-H100]: HBM3 3.35 TB/s */
         .hbm_capacity = UINT64_C(80) * 1000000000u, /* [DS-H100]: 80 GB */
-        .fp16_flops = 989.4e12,                   /* [WP-H100]: 989.4 TFLOPS dense
-                                                     ([DS-H100]: 1,979 with sparsity) */
-        .fp32_flops = 66.9e12,                    /* [WP-H100]: 66.9 ([DS-H100]: 67) */
-        .cc_major = 9, .cc_minor = 0,             /* [CUDA-PG]: compute capability 9.0 */
-        .regs_per_block = 65536,                  /* [CUDA-PG] cc 9.0: 64K 32-bit registers
-                                                     per thread block (and per SM: [WP-H100] 256 KB per SM) */
-        .regs_per_thread = 255,                   /* [CUDA-PG] cc 9.0: at most 255 per thread */
-        .l2_bytes = UINT64_C(50) * 1024 * 1024,   /* [WP-H100]: 50 MB L2 */
-        .l2_bytes_per_s = 5120.0 * 1830e6,        /* an estimate: A100's 5120 bytes per
-                                                     clock at H100's clock; [WP-H100]
-                                                     gives no figure */
-        .dram_latency_s = 600e-9,                 /* an estimate: [MB-A100]'s A100 figure;
-                                                     none published for Hopper */
-        .tf32_flops = 494.7e12,                   /* [WP-H100]: TF32 494.7 dense */
-        .fp8_flops = 1978.9e12,                   /* [WP-H100]: FP8 1978.9 dense */
-        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
-        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
-        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 9.0: 64K registers per SM */
-        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 9.0: 32 resident blocks */
-        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 9.0 */
-        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 9.0 */
-        .max_threads_per_block = 1024,            /* [CUDA-PG] */
-        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
-        .max_grid_yz = 65535,                     /* [CUDA-PG] */
-        .mma_sync_fraction = 2.0 / 3.0,           /* [FA3] section 2.2: mma.sync, the
-                                                     Ampere-style instruction FA1 and FA2
-                                                     issue, reaches about 2/3 of Hopper's
-                                                     tensor-core peak (wgmma's) */
-        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 9.0:
-                                                     16 exp2 results per clock per SM */
     },
     {
         .name = "h200",
         .title = "NVIDIA H200 SXM 141GB",
-        .arch = "Hopper GH100, compute capability 9.0",
-        .sms = 132,                               /* the H100's GH100 configuration */
-        .smem_per_block = 227 * 1024,             /* [CUDA-PG] cc 9.0, as H100 */
-        .smem_per_sm = 228 * 1024,                /* [CUDA-PG] cc 9.0, as H100 */
-        .l1_smem_per_sm = 256 * 1024,             /* as H100 */
-        .clock_hz = 1830e6,                       /* as H100 (an estimate) */
-        .smem_bytes_per_clk = 128.0,
+        GH100_SXM5,                               /* [DS-H200]: the H100's compute */
         .hbm_bytes_per_s = 4.8e12,                /* [DS-H200]: HBM3e 4.8 TB/s */
         .hbm_capacity = UINT64_C(141) * 1000000000u, /* [DS-H200]: 141 GB */
-        .fp16_flops = 989.4e12,                   /* [DS-H200]: 1,979 with sparsity, as H100 */
-        .fp32_flops = 66.9e12,                    /* [DS-H200]: 67, as H100 */
-        .cc_major = 9, .cc_minor = 0,             /* [CUDA-PG]: compute capability 9.0 */
-        .regs_per_block = 65536,                  /* [CUDA-PG] cc 9.0: 64K 32-bit registers
-                                                     per thread block (and per SM: as H100) */
-        .regs_per_thread = 255,                   /* [CUDA-PG] cc 9.0: at most 255 per thread */
-        .l2_bytes = UINT64_C(50) * 1024 * 1024,   /* [WP-H100]: 50 MB L2 */
-        .l2_bytes_per_s = 5120.0 * 1830e6,        /* an estimate: A100's 5120 bytes per
-                                                     clock at H100's clock; [WP-H100]
-                                                     gives no figure */
-        .dram_latency_s = 600e-9,                 /* an estimate: [MB-A100]'s A100 figure;
-                                                     none published for Hopper */
-        .tf32_flops = 494.7e12,                   /* [WP-H100]: TF32 494.7 dense */
-        .fp8_flops = 1978.9e12,                   /* [WP-H100]: FP8 1978.9 dense */
-        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
-        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
-        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 9.0: 64K registers per SM */
-        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 9.0: 32 resident blocks */
-        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 9.0 */
-        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 9.0 */
-        .max_threads_per_block = 1024,            /* [CUDA-PG] */
-        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
-        .max_grid_yz = 65535,                     /* [CUDA-PG] */
-        .mma_sync_fraction = 2.0 / 3.0,           /* [FA3] section 2.2: mma.sync, the
-                                                     Ampere-style instruction FA1 and FA2
-                                                     issue, reaches about 2/3 of Hopper's
-                                                     tensor-core peak (wgmma's) */
-        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 9.0:
-                                                     16 exp2 results per clock per SM */
     },
     {
         .name = "a100-40",
         .title = "NVIDIA A100 SXM4 40GB",
-        .arch = "Ampere GA100, compute capability 8.0",
-        .sms = 108,                               /* [WP-A100]: 108 SMs on A100 */
-        .smem_per_block = 163 * 1024,             /* [CUDA-PG] cc 8.0: 163 KB per block
-                                                     (opt-in; cudaDevAttrMaxSharedMemory-
-                                                     PerBlockOptin = 166,912) */
-        .smem_per_sm = 164 * 1024,                /* [CUDA-PG] cc 8.0: 164 KB per SM */
-        .l1_smem_per_sm = 192 * 1024,             /* [WP-A100]: 192 KB combined L1/shared */
-        .clock_hz = 1410e6,                       /* [WP-A100]: boost clock 1410 MHz */
-        .smem_bytes_per_clk = 128.0,              /* [CUDA-PG]: 32 banks x 4 B per clock */
+        GA100_SXM4,
         .hbm_bytes_per_s = 1555e9,                /* [DS-A100]: HBM2 1,555 GB/s (40GB SXM) */
         .hbm_capacity = UINT64_C(40) * 1000000000u, /* [DS-A100]: 40 GB */
-        .fp16_flops = 312e12,                     /* [DS-A100]: FP16/BF16 tensor 312 TFLOPS
-                                                     dense (624 with sparsity) */
-        .fp32_flops = 19.5e12,                    /* [DS-A100]: FP32 19.5 TFLOPS */
-        .cc_major = 8, .cc_minor = 0,             /* [CUDA-PG]: compute capability 8.0 */
-        .regs_per_block = 65536,                  /* [CUDA-PG] cc 8.0: 64K 32-bit registers
-                                                     per thread block (and per SM: [WP-A100] 256 KB register file per SM) */
-        .regs_per_thread = 255,                   /* [CUDA-PG] cc 8.0: at most 255 per thread */
-        .l2_bytes = UINT64_C(40) * 1024 * 1024,   /* [WP-A100]: 40 MB L2 */
-        .l2_bytes_per_s = 5120.0 * 1410e6,        /* [WP-A100]: L2 read bandwidth 5120
-                                                     bytes per clock (V100: 2048) */
-        .dram_latency_s = 600e-9,                 /* [MB-A100]: global load latency from
-                                                     DRAM, about 600 ns at 1.41 GHz */
-        .tf32_flops = 156e12,                     /* [DS-A100]: TF32 156 TFLOPS dense */
-        .fp8_flops = 0,                           /* no FP8 tensor cores on Ampere */
-        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
-        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
-        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 8.0: 64K registers per SM */
-        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 8.0: 32 resident blocks */
-        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 8.0 */
-        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 8.0 */
-        .max_threads_per_block = 1024,            /* [CUDA-PG] */
-        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
-        .max_grid_yz = 65535,                     /* [CUDA-PG] */
-        .mma_sync_fraction = 1.0,                 /* Ampere's peak is mma.sync's: the
-                                                     instruction [DS-A100] rates */
-        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 8.0:
-                                                     16 exp2 results per clock per SM */
     },
     {
         .name = "h100-pcie",
         .title = "NVIDIA H100 PCIe 80GB",
         .arch = "Hopper GH100, compute capability 9.0",
         .sms = 114,                               /* [DS-H100] H100 PCIe: 114 SMs; [CC-H100] */
-        .smem_per_block = 227 * 1024,             /* [CUDA-PG] cc 9.0: 227 KB per block
-                                                     (opt-in) = 232,448 B */
-        .smem_per_sm = 228 * 1024,                /* [CUDA-PG] cc 9.0: 228 KB per SM */
         .l1_smem_per_sm = 256 * 1024,             /* [WP-H100]: 256 KB combined L1/shared */
         .clock_hz = 1620e6,                       /* the clock at which 114 SMs give the
                                                      datasheet's 756 TFLOPS dense at
                                                      H100 SXM's 4096 FLOP per clock per
                                                      SM (989.4 at 1830 MHz); an estimate:
                                                      [CC-H100] saw 1395 to 1755 MHz */
-        .smem_bytes_per_clk = 128.0,              /* [CUDA-PG]: 32 banks x 4 B per clock */
         .hbm_bytes_per_s = 2.0e12,                /* [DS-H100] H100 PCIe: HBM2e 2 TB/s */
         .hbm_capacity = UINT64_C(80) * 1000000000u, /* [DS-H100]: 80 GB */
         .fp16_flops = 756.5e12,                   /* [DS-H100] H100 PCIe: 1,513 TFLOPS with
                                                      sparsity, half dense */
         .fp32_flops = 51e12,                      /* [DS-H100] H100 PCIe: FP32 51 TFLOPS */
-        .cc_major = 9, .cc_minor = 0,             /* [CUDA-PG]: compute capability 9.0 */
-        .regs_per_block = 65536,                  /* [CUDA-PG] cc 9.0: 64K 32-bit registers
-                                                     per thread block (and per SM: [WP-H100] 256 KB per SM) */
-        .regs_per_thread = 255,                   /* [CUDA-PG] cc 9.0: at most 255 per thread */
         .l2_bytes = UINT64_C(50) * 1024 * 1024,   /* [DS-H100] H100 PCIe: 50 MB L2; [CC-H100] */
         .l2_bytes_per_s = 5120.0 * 1620e6,        /* an estimate: A100's 5120 bytes per
                                                      clock at this preset's clock; [WP-H100]
                                                      gives no figure */
-        .dram_latency_s = 600e-9,                 /* an estimate: [MB-A100]'s A100 figure;
-                                                     none published for Hopper */
         .tf32_flops = 378e12,                     /* [DS-H100] H100 PCIe: TF32 756 with
                                                      sparsity, half dense */
         .fp8_flops = 1513e12,                     /* [DS-H100] H100 PCIe: FP8 3,026 with
                                                      sparsity, half dense */
-        .l2_line_bytes = 128,                     /* [CUDA-BP]: 128-byte L2 lines ... */
-        .l2_sector_bytes = 32,                    /* ... of four 32-byte sectors */
-        .regs_per_sm = 65536,                     /* [CUDA-PG] cc 9.0: 64K registers per SM */
-        .max_blocks_per_sm = 32,                  /* [CUDA-PG] cc 9.0: 32 resident blocks */
-        .max_warps_per_sm = 64,                   /* [CUDA-PG] cc 9.0 */
-        .max_threads_per_sm = 2048,               /* [CUDA-PG] cc 9.0 */
-        .max_threads_per_block = 1024,            /* [CUDA-PG] */
-        .max_grid_x = INT64_C(2147483647),        /* [CUDA-PG]: 2^31 - 1 */
-        .max_grid_yz = 65535,                     /* [CUDA-PG] */
-        .mma_sync_fraction = 2.0 / 3.0,           /* [FA3] section 2.2: mma.sync, the
-                                                     Ampere-style instruction FA1 and FA2
-                                                     issue, reaches about 2/3 of Hopper's
-                                                     tensor-core peak (wgmma's) */
-        .sfu_per_clk = 16,                        /* [CUDA-PG] throughput table, cc 9.0:
-                                                     16 exp2 results per clock per SM */
+        HOPPER,
     },
 };
 #define NPRESETS (int)(sizeof PRESETS / sizeof PRESETS[0])
