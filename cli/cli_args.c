@@ -96,8 +96,15 @@ int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, s
     }
     *out = sim_gpu_find(s);
     if (!*out) {
-        ERR("--gpu %s: unknown preset (a100, h100, h200; 'fasim --gpu list' shows them)",
-            sim_shown(s).s);
+        /* the names from the preset table, so the message cannot go stale */
+        char names[160] = "";
+        int n;
+        const sim_gpu *g = sim_gpu_presets(&n);
+        for (int k = 0; k < n; k++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     k ? ", " : "", g[k].name);
+        ERR("--gpu %s: unknown preset (%s; 'fasim --gpu list' shows them)", sim_shown(s).s,
+            names);
         return -1;
     }
     return 0;
@@ -326,7 +333,12 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
             r->gm.l2_bytes = SIM_GM_L2_INFINITE;
             return 0;
         }
-        return cli_parse_size(optname, val, &r->gm.l2_bytes, err, errlen);
+        if (cli_parse_size(optname, val, &r->gm.l2_bytes, err, errlen) != 0) {
+            ERR("--l2 %s: a size in bytes (40M, 50MiB), 0 (no L2) or inf (unbounded)",
+                sim_shown(val).s);
+            return -1;
+        }
+        return 0;
     case CLI_O_TRACE: o->trace_path = val; return 0;
     case CLI_O_TIMELINE: o->timeline_path = val; return 0;
     case CLI_O_JOBS:
@@ -494,11 +506,24 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
          * without one, as --plan kernel); 1 leaves split-KV out, said so. */
         const sim_gpu *g = r->gpu ? r->gpu : sim_gpu_find("a100");
         r->run.splits = sim_kernel_splits_auto(&r->sh, g->sms);
+        const long long qblocks = (long long)(sim_shape_B(&r->sh) * sim_shape_H(&r->sh) *
+                                              ((r->sh.N + 63) / 64));
         if (r->run.splits == 1)
             fprintf(stderr, "fasim: note: --splits auto: 1 on %s (the B H ceil(N/64) = %lld "
-                    "query blocks fill its SMs): no split-KV run\n", g->name,
-                    (long long)(sim_shape_B(&r->sh) * sim_shape_H(&r->sh) *
-                                ((r->sh.N + 63) / 64)));
+                    "query blocks fill its SMs): no split-KV run\n", g->name, qblocks);
+        else
+            fprintf(stderr, "fasim: note: --splits auto: %lld splits, FlashAttention-2's "
+                    "choice for the %d SMs of %s%s (%lld query blocks alone would leave "
+                    "SMs idle)\n", (long long)r->run.splits, g->sms, g->name,
+                    r->gpu ? "" : ", as no --gpu was given", qblocks);
+    }
+    if (o->timeline_path && strcmp(o->timeline_path, "-") != 0) {
+        const size_t n = strlen(o->timeline_path);
+        if (n < 4 || strcmp(o->timeline_path + n - 4, ".svg") != 0) {
+            ERR("--timeline %s: the picture is SVG: give a name ending in .svg, or - for the "
+                "terminal", sim_shown(o->timeline_path).s);
+            return -1;
+        }
     }
     if ((r->gm.l2_set || o->trace_path || o->timeline_path) && !r->gpu) {
         ERR("--%s is the GPU model's: add --gpu NAME ('fasim --gpu list' prints them)",

@@ -91,6 +91,9 @@ static void run(lesson *L)
     signed char *sg = lesson_alloc(L, (size_t)d);
     const double s = A / 448.0;
     const double exact = dot(q0, k0, d);
+    if (exact == 0.0)
+        lesson_fail(L, "--q and --k: q.k = 0, so the score has no relative error to show: give "
+                    "rows whose dot product is not zero");
     int big = 0;
     for (int c = 1; c < d; c++)
         if (fabs(q0[c] * k0[c]) > fabs(q0[big] * k0[big]))

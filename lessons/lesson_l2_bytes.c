@@ -47,7 +47,7 @@ static uint64_t dram(const sim_gm_result r[2])
 static void run(lesson *L)
 {
     /* ---- setup: options and inputs ------------------------------------ */
-    sim_shape sh = { .dtype = SIM_FP16 };
+    sim_shape sh = { .dtype = SIM_FP16, .causal = 1 };   /* GPT-2 is a decoder */
     const char *an = lesson_opt_string(L, "algo", "fa2");
     sh.N = lesson_opt_int(L, "N", 1024, 16, 32768);
     sh.d = lesson_opt_int(L, "d", 64, 64, 128);
@@ -78,7 +78,7 @@ static void run(lesson *L)
     /* ---- steps --------------------------------------------------------- */
     lesson_step(L, "What the paper counts");
     lesson_say(L, "GPT-2 medium's attention: B = %lld x H = %lld heads, N = %lld, d = %lld, "
-               "fp16, forward and backward, %s as its released kernel launches it on the "
+               "causal (a decoder), fp16, forward and backward, %s as its released kernel launches it on the "
                "%s. The papers' theorems count the bytes between HBM and one block's "
                "SRAM, as if nothing sat between: fasim's two-level model.", (long long)sh.batch,
                (long long)sh.heads, (long long)sh.N, (long long)sh.d, A, g->title);

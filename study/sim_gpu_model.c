@@ -393,7 +393,14 @@ static uint64_t l2_access(gm_l2 *c, const uint64_t key[2], uint64_t bytes, int s
 {
     *wb = 0;
     if (bytes > c->cap) {
-        if (store) c->dram_write += bytes; else c->dram_read += bytes;
+        /* straight to DRAM: a store is written there now (*wb charges it
+         * to DRAM's bandwidth, as a write-back would be) */
+        if (store) {
+            c->dram_write += bytes;
+            *wb = bytes;
+        } else {
+            c->dram_read += bytes;
+        }
         return 0;
     }
     const uint32_t h = hash2(key) & (c->nbucket - 1);

@@ -1438,7 +1438,7 @@ static void gpu_model_text(FILE *out, const sim_report *rep)
     fprintf(out, "each loop order launched as its released kernel, in waves, through the L2\n");
     runs_header(out, rep, "  model");
     static const char *const rows[] = { "thread blocks", "resident per SM", "waves",
-                                        "SMs busy", "DRAM bytes", "two-level HBM bytes",
+                                        "SMs busy", "DRAM bytes", "HBM bytes as launched",
                                         "L2 hit rate (reads)", "predicted time",
                                         "TFLOP/s", "binds" };
     for (int q = 0; q < 10; q++) {

@@ -1695,6 +1695,15 @@ static void test_gpu_model_options(void **state)
     CHECK(&r, strstr(r.err, "--trace") && !strstr(r.out, "GPU MODEL"),
           "an unwritable --trace did not fail before the run");
     run_free(&r);
+    RUN(&r, "--gpu", "a100", "--N", "1024", "--count-only", "--timeline", "@tl.png");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, ".svg"), "--timeline to a .png does not say the picture is SVG");
+    run_free(&r);
+    RUN(&r, "--gpu", "a100", "--N", "1024", "--l2", "lots");
+    expect_exit(&r, 2);
+    CHECK(&r, strstr(r.err, "inf") && strstr(r.err, "0 (no L2)"),
+          "a bad --l2 does not name its words 0 and inf");
+    run_free(&r);
     RUN(&r, "--N", "1024", "--l2", "1M");
     expect_exit(&r, 2);
     CHECK(&r, strstr(r.err, "--gpu"), "--l2 without --gpu does not ask for --gpu");

@@ -152,6 +152,22 @@ static void test_launch(void **state)
     assert_true(r1.kernels[0].grid[2] > 1);
 }
 
+/* No L2 is never faster than an L2: a store that bypasses it is charged to
+ * DRAM's bandwidth as a write-back is (FA1 writes its fp32 running output
+ * at every step). */
+static void test_no_l2_not_faster(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 4096, .d = 128, .M = 163 * 1024, .dtype = SIM_FP16, .heads = 16 };
+    for (int a = SIM_FA1; a <= SIM_FA2; a++) {
+        sim_plan p = plan_for((sim_algo)a, &sh, SIM_FWD, 1);
+        sim_gm_result none = model(&p, &sh, 0), l2 = model(&p, &sh, UINT64_C(40) << 20);
+        assert_true(none.time_s >= l2.time_s);
+        assert_true(none.dram_read_bytes + none.dram_write_bytes >=
+                    l2.dram_read_bytes + l2.dram_write_bytes);
+    }
+}
+
 /* A grid over the hardware's limit is refused with the limit named. */
 static void test_grid_limit(void **state)
 {
@@ -338,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_zero_l2_is_two_level),
         cmocka_unit_test(test_infinite_l2_is_compulsory),
         cmocka_unit_test(test_launch),
+        cmocka_unit_test(test_no_l2_not_faster),
         cmocka_unit_test(test_grid_limit),
         cmocka_unit_test(test_trace_parses),
         cmocka_unit_test(test_constants_frozen),

@@ -923,7 +923,8 @@ static void test_l2_bytes_is_the_model(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const sim_algo a = cases[c].algo[2] == '1' ? SIM_FA1 : SIM_FA2;
-        const sim_shape sh = { .N = cases[c].N, .d = 64, .dtype = SIM_FP16,
+        /* causal, as the lesson's GPT-2 (a decoder) */
+        const sim_shape sh = { .N = cases[c].N, .d = 64, .dtype = SIM_FP16, .causal = 1,
                                .heads = cases[c].heads, .batch = cases[c].batch };
         const uint64_t l2 = cases[c].l2 ? cases[c].l2 : sim_gpu_find("a100")->l2_bytes;
         const uint64_t l2s[3] = { l2, 0, SIM_GM_L2_INFINITE };
