@@ -115,8 +115,9 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "each tile from DRAM once)" },
     [CLI_O_TRACE] = { "trace", "FILE", R,
         "with --gpu: write the GPU model's runs as a Chrome trace\n"
-        "(JSON; open in Perfetto): a track per SM, a slice per thread\n"
-        "block and tile step, DRAM bandwidth as a counter" },
+        "(JSON; open in Perfetto): a track per SM slot, a slice per\n"
+        "thread block and tile step, DRAM bandwidth as a counter; at\n"
+        "most 4,000,000 events, more than a trace viewer opens" },
     [CLI_O_TIMELINE] = { "timeline", "FILE", R,
         "with --gpu: draw the first run's SMs over time, wave by\n"
         "wave: FILE.svg a picture, - the terminal (--algo picks it)" },

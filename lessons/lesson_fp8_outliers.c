@@ -229,7 +229,8 @@ const lesson_def lesson_fp8_outliers = {
     "an outlier in fp8; the Hadamard fix",
     "--q LIST    a query row, d a power of two (default 8 entries, one of 21)\n"
     "--k LIST    a key row of the same d (default one entry of 17)\n"
-    "--amax A    the largest magnitude in Q and K: scale A / 448 (default 40)\n"
-    "--seed S    the signs of the transform (default 1)\n",
+    "--amax A    the largest magnitude in Q and K, 0.001 to 10000: the\n"
+    "            scale is A / 448 (default 40)\n"
+    "--seed S    the signs of the transform, 0 or more (default 1)\n",
     run,
 };

@@ -147,12 +147,18 @@ static void run(lesson *L)
     lesson_step(L, "An idle SM does no work");
     const lesson_question q2 = { .answer = (double)r[0][1].sms_busy, .discrete = 1 };
     lesson_ask_q(L, &q2, "Of the %d SMs, how many does FA1's backward keep busy?", g->sms);
+    /* What this shape shows: FA1 idles SMs only when its grid is short. */
+    const int fa1_idle = r[0][1].sms_busy < g->sms;
     lesson_say(L, "%d, %.0f%% of the GPU. Waves = blocks / (SMs x resident per SM): below 1 "
                "some SMs never get a block, and the time is that of the busiest SM. FA1's "
-               "backward runs %.2f waves in %s; FA2's runs %.2f in %s. With few heads "
-               "(small B H, long N) FA1 leaves the GPU idle; FA2's grid grows with N.",
+               "backward runs %.2f waves in %s; FA2's runs %.2f in %s. %s",
                r[0][1].sms_busy, 100.0 * r[0][1].sms_busy / g->sms, r[0][1].waves,
-               us(b[0], 32, r[0][1].time_s), r[1][1].waves, us(b[1], 32, r[1][1].time_s));
+               us(b[0], 32, r[0][1].time_s), r[1][1].waves, us(b[1], 32, r[1][1].time_s),
+               fa1_idle ? "Here FA1's grid is too short for the GPU and leaves SMs idle; "
+                          "FA2's grid grows with N and fills it."
+                        : "Here FA1's grid fills every SM too: its B H heads, or their key "
+                          "blocks where heads alone would leave SMs idle, as FA1's released "
+                          "kernel chooses.");
 
     lesson_step(L, "The work that is not a product");
     double t[2][4], other[2];

@@ -27,6 +27,7 @@
 *
 *******************************************************************************/
 #include <stdio.h>
+#include <string.h>
 
 #include "lesson.h"
 #include "sim_gpu_model.h"
@@ -56,6 +57,10 @@ static void run(lesson *L)
     const sim_gpu *g = lesson_gpu(L, lesson_opt_string(L, "gpu", "a100"));
     char l2_def[32];
     snprintf(l2_def, sizeof l2_def, "%llu", (unsigned long long)g->l2_bytes);
+    const char *l2_text = lesson_opt_string(L, "l2", l2_def);
+    if (!strcmp(l2_text, "inf"))
+        lesson_fail(L, "--l2 inf: the lesson sets the L2 against an unbounded one itself "
+                    "(step 4); give a size, e.g. 40M");
     const uint64_t l2 = lesson_opt_size(L, "l2", l2_def);
     sim_algo algo;
     if (sim_algo_parse(an, &algo) != 0 || (algo != SIM_FA1 && algo != SIM_FA2))
@@ -159,6 +164,7 @@ const lesson_def lesson_l2_bytes = {
     "--heads H   query heads per sequence, up to 256 (default 16)\n"
     "--batch B   sequences, up to 256 (default 64: GPT-2 medium's preset)\n"
     "--gpu G     a100 (default), a100-40, h100 or h200\n"
-    "--l2 BYTES  the L2's size: 40M, 20MiB (default: the preset's)\n",
+    "--l2 BYTES  the L2's size: 40M, 20MiB (default: the preset's); the\n"
+    "            lesson compares it with no L2 and an unbounded one\n",
     run,
 };

@@ -1556,6 +1556,18 @@ static void test_json_rmse_fp8(void **state)
     CHECK(&r, jis_str(&r, "config.fp8_scale", "block"), "config.fp8_scale is not block");
     CHECK(&r, jget_num(&r, "runs.0.error.rmse") > 0, "no rmse");
     run_free(&r);
+    /* The text report names the outlier inputs and FP8's 1-byte elements,
+     * and with FP8 it does not blame standard attention's S and P rounding
+     * for the largest error (the quantisation dominates every loop order). */
+    RUN(&r, "--N", "64", "--d", "16", "--dtype", "e4m3", "--inputs", "outliers");
+    expect_exit(&r, 0);
+    check_80_columns(&r);
+    CHECK(&r, strstr(r.out, "seeded outlier inputs") != NULL, "outlier inputs not named");
+    CHECK(&r, strstr(r.out, "(1 B)") != NULL && strstr(r.out, "Q, K, V in FP8") != NULL,
+          "the traffic note omits FP8's 1-byte elements");
+    CHECK(&r, strstr(r.out, "its error the largest here") == NULL,
+          "FP8's error blamed on standard attention's S and P rounding");
+    run_free(&r);
     free(Q);
     free(K);
     free(V);
@@ -1687,6 +1699,33 @@ static void test_gpu_model_options(void **state)
     text = slurp(path, &len);
     CHECK(&r, text && !strncmp(text, "<?xml", 5) && strstr(text, "</svg>"),
           "--timeline did not write an SVG");
+    /* The axis: bare numbers in one unit, named once, from 0 in equal round
+     * steps (1, 2 or 5 x 10^k). */
+    {
+        int ticks = 0;
+        double prev = 0, step = 0;
+        const char *at = text;
+        while (at && (at = strstr(at, "text-anchor=\"middle\">")) != NULL) {
+            at += strlen("text-anchor=\"middle\">");
+            char *end;
+            const double v = strtod(at, &end);
+            CHECK(&r, end != at && !strncmp(end, "</text>", 7), "a tick label is not a bare number");
+            if (ticks == 0)
+                CHECK(&r, v == 0, "the axis does not start at 0");
+            else if (ticks == 1)
+                step = v;
+            else
+                CHECK(&r, fabs((v - prev) - step) <= 1e-9 * v, "uneven ticks");
+            prev = v;
+            ticks++;
+        }
+        const double mant = step / pow(10, floor(log10(step)));
+        CHECK(&r, ticks >= 4 && ticks <= 11, "fewer than 4 or more than 11 ticks");
+        CHECK(&r, fabs(mant - 1) < 1e-9 || fabs(mant - 2) < 1e-9 || fabs(mant - 5) < 1e-9,
+              "the tick step is not 1, 2 or 5 x 10^k");
+        CHECK(&r, text && (strstr(text, ">time, us</text>") || strstr(text, ">time, ms</text>")),
+              "the axis does not name its unit");
+    }
     free(text);
     run_free(&r);
 

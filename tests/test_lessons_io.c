@@ -570,6 +570,7 @@ static void test_bad_input(void **state)
         { "gpu-time", { "--gpu", "tpu" }, "--gpu tpu" },
         { "l2-bytes", { "--algo", "naive" }, "--algo naive" },
         { "l2-bytes", { "--l2", "0" }, "--l2" },
+        { "l2-bytes", { "--l2", "inf" }, "against an unbounded one itself" },
         { "l2-bytes", { "--N", "32768", "--heads", "256" }, "fewer heads" },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -910,6 +911,16 @@ static void test_gpu_time_is_the_model(void **state)
         /* FA2's forward: a block per query block of each head (closed form). */
         check("FA2 forward blocks, closed form", v[1],
               (double)(cdiv(sh.N, 128) * sh.heads * sh.batch));
+        /* Step 3 says FA1 leaves SMs idle only where it does (matched on
+         * the text with its line breaks made spaces). */
+        static char flat[sizeof g_out];
+        for (size_t k = 0; k < sizeof flat; k++)
+            flat[k] = g_out[k] == '\n' ? ' ' : g_out[k];
+        const int idle = r[0][1].sms_busy < sim_gpu_find("a100")->sms;
+        if ((strstr(flat, "Here FA1's grid is too short") != NULL) != idle ||
+            (strstr(flat, "Here FA1's grid fills every SM") != NULL) == idle)
+            fail_msg("%s: step 3's text disagrees with %d SMs busy\n%s", g_cmd,
+                     r[0][1].sms_busy, g_out);
     }
 }
 

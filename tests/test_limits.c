@@ -60,6 +60,9 @@ static const limit_case CASES[] = {
       "at most 7.2e10\nflops in all" },
     { "paged tile steps", "--N 1M --page-size 1 --count-only --max-steps 1000", 2,
       { "tile steps", "--max-steps" }, "--help", "paged steps cost up to 7x" },
+    { "trace events", "--gpu a100 --N 16K --d 64 --heads 32 --batch 4 --algo fa2 --count-only "
+      "--trace /dev/null", 2, { "6406144 events", "over 4000000", "--heads" }, "--help",
+      "most 4,000,000 events" },
     { "view recording", "view --N 8192 --M 96K --Br 16 --Bc 16 --compute --frames 1", 2,
       { "limit 256 MiB", "hint" }, "view --help", "exceed 256 MiB" },
     { "view steps", "view --N 1M --M 96K --count-only --frames 1", 2,

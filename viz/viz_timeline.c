@@ -3,6 +3,7 @@
  */
 #include "viz_timeline.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,12 +81,33 @@ static char wave_char(int w)
     return C[w % 36];
 }
 
+/* The unit a time axis that ends at t_end is labelled in. */
+typedef struct {
+    double scale;                 /* seconds to the unit */
+    const char *name;
+} time_unit;
+
+static time_unit unit_of(double t_end)
+{
+    return t_end >= 1e-3 ? (time_unit){ 1e3, "ms" } : (time_unit){ 1e6, "us" };
+}
+
 static void time_str(char *buf, size_t len, double t)
 {
-    if (t >= 1e-3)
-        snprintf(buf, len, "%.3g ms", t * 1e3);
-    else
-        snprintf(buf, len, "%.3g us", t * 1e6);
+    const time_unit u = unit_of(t);
+    snprintf(buf, len, "%.3g %s", t * u.scale, u.name);
+}
+
+/* A round tick spacing for an axis of length t (> 0): the smallest of
+ * 1, 2, 5 x 10^k that gives at most ten ticks (so at least four). */
+static double tick_step(double t)
+{
+    const double raw = t / 10, mag = pow(10, floor(log10(raw)));
+    static const double NICE[] = { 1, 2, 5, 10 };
+    for (int k = 0; k < 4; k++)
+        if (NICE[k] * mag >= raw * (1 - 1e-9))
+            return NICE[k] * mag;
+    return 10 * mag;
 }
 
 void viz_timeline_text(FILE *out, const viz_timeline *tl, const char *title, int width,
@@ -135,7 +157,7 @@ void viz_timeline_svg(FILE *out, const viz_timeline *tl, const char *title,
 {
     const double W = 1200, left = 60, top = 56, row = 6, right = 20;
     const int slots = tl->slots > 0 ? tl->slots : 1;
-    const double H = top + row * tl->sms + 44;
+    const double H = top + row * tl->sms + 60;
     const double plot = W - left - right;
     const double tend = tl->t_end > 0 ? tl->t_end : 1;
     /* Two hues alternate by wave, shaded by slot; a second kernel takes
@@ -158,12 +180,13 @@ void viz_timeline_svg(FILE *out, const viz_timeline *tl, const char *title,
             fputc(*c, out);
     }
     fprintf(out, "</text>\n");
+    const time_unit u = unit_of(tend);
     if (r)
         fprintf(out, "<text x=\"%.0f\" y=\"42\" font-size=\"12\" fill=\"#333\">%lld blocks, "
-                "%d resident per SM, %.2f waves, %d SMs busy; predicted %.1f us, %.1f "
-                "TFLOP/s; L2 hit rate %.1f%%; one row per SM, colour by wave</text>\n", left,
-                (long long)r->blocks, r->occupancy, r->waves, r->sms_busy, r->time_s * 1e6,
-                r->tflops, r->l2_hit_rate * 100);
+                "%d resident per SM, %.2f waves, %d SMs busy; predicted %.4g %s, %.1f "
+                "TFLOP/s; L2 hit rate %.1f%%; one row per SM, its slots stacked, colour by wave</text>\n",
+                left, (long long)r->blocks, r->occupancy, r->waves, r->sms_busy,
+                r->time_s * u.scale, u.name, r->tflops, r->l2_hit_rate * 100);
     for (int64_t k = 0; k < tl->n; k++) {
         const viz_tl_block *b = &tl->b[k];
         const double x = left + b->t0 / tend * plot, w = (b->t1 - b->t0) / tend * plot;
@@ -172,18 +195,20 @@ void viz_timeline_svg(FILE *out, const viz_timeline *tl, const char *title,
                 x, y, w > 0.3 ? w - 0.15 : 0.15, row / slots - 0.3,
                 FILL[b->kernel % 4][b->wave % 2]);
     }
-    /* the axis: five ticks */
+    /* the axis: ticks at round times (1, 2 or 5 x 10^k, four to ten of
+     * them), every label in the header's unit */
     const double ybase = top + row * tl->sms + 4;
     fprintf(out, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#000\"/>\n",
             left, ybase, left + plot, ybase);
-    for (int k = 0; k <= 5; k++) {
-        const double x = left + plot * k / 5;
-        char t[32];
-        time_str(t, sizeof t, tend * k / 5);
+    const double step = tick_step(tend);
+    for (int k = 0; k * step <= tend * (1 + 1e-9); k++) {
+        const double x = left + plot * (k * step) / tend;
         fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>\n"
-                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%s</text>\n",
-                x, ybase, x, ybase + 5, x, ybase + 19, t);
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%g</text>\n",
+                x, ybase, x, ybase + 5, x, ybase + 19, k * step * u.scale);
     }
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\">time, %s</text>\n",
+            left + plot, ybase + 34, u.name);
     fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\" "
             "transform=\"rotate(-90 %.0f %.1f)\">SM</text>\n", left - 8, top + 20, left - 8,
             top + 20);
