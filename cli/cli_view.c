@@ -346,9 +346,23 @@ static int run_sdl(viz_model *model, const view_opts *o, const sim_npy_matrix np
                                   .width = (int)o->width, .height = (int)o->height,
                                   .fps = (int)o->fps };
         rc = viz_sdl_record(model, &so, &rec, serr, sizeof serr);
+        if (rc == 0) {
+            /* what was written: the steps from --step, --frames of them or
+             * to the run's last (as the recorder counts them) */
+            const uint64_t left = in->nsteps - so.start_step;
+            const uint64_t n = o->frames && (uint64_t)o->frames < left ? (uint64_t)o->frames
+                                                                      : left;
+            fprintf(stderr, "fasim view: wrote %llu frame%s (steps %llu to %llu) to %s\n",
+                    (unsigned long long)n, n == 1 ? "" : "s",
+                    (unsigned long long)so.start_step + 1,
+                    (unsigned long long)(so.start_step + n), sim_shown(o->record).s);
+        }
     } else if (o->screenshot) {
         rc = viz_sdl_screenshot(model, &so, so.start_step, o->screenshot, (int)o->width,
                                 (int)o->height, serr, sizeof serr);
+        if (rc == 0)
+            fprintf(stderr, "fasim view: wrote step %llu to %s\n",
+                    (unsigned long long)so.start_step + 1, sim_shown(o->screenshot).s);
     } else {
         rc = viz_sdl_run(model, &so, serr, sizeof serr);
     }

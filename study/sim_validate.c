@@ -446,11 +446,13 @@ void sim_validate_print(FILE *out, const char *name, const sim_vfig_list *l,
                 f->gpu->name, f->algo_name, f->fwd && f->bwd ? "fwd+bwd" : f->fwd ? "fwd" : "bwd",
                 f->causal ? "c" : "-", bh, (long long)f->N, (long long)f->d,
                 metric_shown(f->metric), meas, pred, err,
-                r[k].status == SIM_VROW_OK && r[k].off ? " !" : "");
+                r[k].status == SIM_VROW_OK && r[k].off ? " !" : f->fit ? " f" : "");
     }
-    fprintf(out, "\n  c: causal mask. meas.: the published figure; pred.: the model's;\n"
+    fprintf(out, "\n  c: causal mask. unfused: standard attention as a framework runs it, a\n"
+            "  kernel per operation. meas.: the published figure; pred.: the model's;\n"
             "  error: (pred. - meas.) / meas.; n/m: a loop order not modelled yet;\n"
-            "  !: off by more than %.0f%%. Sources: the file's source column (--json).\n\n",
+            "  f: a row the model's constant was fitted on; !: off by more than %.0f%%.\n"
+            "  Sources: the file's source column (--json).\n\n",
             100.0 * SIM_VALIDATE_OFF);
     print_group(out, "fitted rows (fit = 1):", &s->fit);
     print_group(out, "other rows (fit = 0):", &s->other);

@@ -79,6 +79,8 @@ static void test_screenshot_png(void **state)
     const char *args_b[] = { "view", "--algo", "fa2", "--N", "64", "--d", "16", "--M", "8K",
                              "--step", "20", "--screenshot", b, "--size", "640x400", NULL };
     assert_int_equal(run(NULL, err, sizeof err, args_a), 0);
+    /* success says what it wrote, on stderr */
+    assert_non_null(strstr(err, "wrote step 20 to "));
     assert_int_equal(run(NULL, err, sizeof err, args_b), 0);
     FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
     assert_non_null(fa);
@@ -176,7 +178,9 @@ static void test_font_fallback(void **state)
     assert_int_equal(run("FASIM_FONT=/nonexistent-fasim-dir/none.ttf", err, sizeof err, args),
                      0);
     assert_non_null(strstr(err, "built-in 5 x 7 font"));
-    assert_int_equal(su_count_lines(err), 1);
+    /* that one line, then what was written */
+    assert_int_equal(su_count_lines(err), 2);
+    assert_non_null(strstr(err, "\nfasim view: wrote step 1 to "));
     static unsigned char d[1 << 22];
     assert_true(read_all(path, d, sizeof d) > 100);
 }
@@ -283,6 +287,8 @@ static void test_record_gif(void **state)
     const char *args_b[] = { REC_RUN, "--step", "10", "--frames", "12", "--fps", "5",
                              "--record", b, NULL };
     assert_int_equal(run(NULL, err, sizeof err, args_a), 0);
+    /* success says what it wrote, on stderr */
+    assert_non_null(strstr(err, "wrote 12 frames (steps 10 to 21) to "));
     assert_int_equal(run(NULL, err, sizeof err, args_b), 0);
     int delay = 0;
     assert_int_equal(gif_frames(a, 320, 200, &delay), 12);
