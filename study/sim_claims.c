@@ -676,8 +676,9 @@ static int check_speed(const sim_builtin_claim *c, sim_engine engine, sim_claim_
              in->count ? "forward + backward" : "forward", sim_algo_name(fast), how,
              k.tensor_eff * 100, k.dram_eff * 100, k.launch_s * 1e6);
     const double ratio = t_slow / t_fast;
-    snprintf(o->measured, sizeof o->measured, "a model, not a measurement: %s %.3g ms, %s "
-             "%.3g ms: %.2fx", sim_algo_name(slow), t_slow * 1e3, sim_algo_name(fast),
+    o->modelled = 1;
+    snprintf(o->measured, sizeof o->measured, "the GPU model's times, not measurements: %s "
+             "%.3g ms, %s %.3g ms: %.2fx", sim_algo_name(slow), t_slow * 1e3, sim_algo_name(fast),
              t_fast * 1e3, ratio);
     char range[48];
     if (in->claimed2 > in->claimed)
@@ -1647,7 +1648,7 @@ void sim_claim_print(FILE *out, int k, const char *claim, const char *source,
     if (source && source[0])
         wrap(out, "    source:   ", 14, source);
     wrap(out, "    config:   ", 14, o->config);
-    wrap(out, "    measured: ", 14, o->measured);
+    wrap(out, o->modelled ? "    modelled: " : "    measured: ", 14, o->measured);
     switch (o->verdict) {
     case SIM_VERDICT_HOLDS: snprintf(v, sizeof v, "HOLDS: %s", o->why); break;
     case SIM_VERDICT_WRONG: snprintf(v, sizeof v, "WRONG: %s", o->why); break;
@@ -1674,5 +1675,6 @@ void sim_claim_json(sim_json *w, const char *id, const char *claim, const char *
     sim_json_str(w, "verdict", V[o->verdict]);
     sim_json_str(w, "why", o->why);
     sim_json_bool(w, "simulated", o->simulated);
+    sim_json_bool(w, "modelled", o->modelled);
     sim_json_end(w);
 }

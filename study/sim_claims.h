@@ -58,6 +58,8 @@ typedef struct {
     char measured[480];          /* what fasim measures or computes */
     char why[480];               /* one line; for HOLDS_IF it starts with the condition */
     int simulated;               /* 1 when a count came from running the simulator */
+    int modelled;                /* 1 when `measured` is the GPU model's prediction, no
+                                    measurement: printed as "modelled:" */
 } sim_claim_outcome;
 
 /* ---- built-in claims -------------------------------------------------------- */

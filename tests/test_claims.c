@@ -73,8 +73,10 @@ static void builtin_verdicts(void **state)
     o = check(find("causal-2x"), SIM_ENGINE_CLOSED);
     assert_non_null(strstr(o.measured, "528 of 1,024"));
     assert_non_null(strstr(o.why, "T = N / B >= 9"));
+    assert_false(o.modelled);                            /* a count, not a model */
     o = check(find("speed-2-4x"), SIM_ENGINE_CLOSED);
-    assert_non_null(strstr(o.measured, "a model, not a measurement"));
+    assert_non_null(strstr(o.measured, "the GPU model's times, not measurements"));
+    assert_true(o.modelled);
     assert_non_null(strstr(o.config, "74% of peak"));   /* what it assumed */
     assert_non_null(strstr(o.config, "B = 8 x H = 32 heads, N = 2048, d = 64"));
     assert_non_null(strstr(o.why, "attention alone"));

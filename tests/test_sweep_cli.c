@@ -325,7 +325,8 @@ static void claims_builtin(void **state)
     HAS(r.out, "verdict:  WRONG");
     HAS(r.out, "verdict:  HOLDS ONLY IF");
     HAS(r.out, "verdict:  HOLDS:");
-    HAS(r.out, "measured: a model, not a measurement: naive");   /* the GPU model's speed */
+    /* the GPU model's speed, labelled as a model's */
+    HAS(r.out, "modelled: the GPU model's times, not measurements: naive");
     HAS(r.out, "16 claims:");
     su_free(&r);
 
