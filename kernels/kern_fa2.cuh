@@ -3,8 +3,10 @@
  * beside sim/algo_fa2.c: the same loop nest, the same primitives, the same
  * line numbers.
  *
- * Grid: T_r thread blocks, block i owns query block Q_i (line 3's loop is the
- * grid). Inside a block the K/V loop (line 6) runs in order; O_i, m_i, l_i
+ * Grid: (T_r, B H) thread blocks, as the released kernel launches them
+ * (query block, batch x head): block (i, q) owns query block Q_i of query
+ * head q (line 3's loop is the grid's x), which reads key/value head
+ * b G + h / (H / G) (kern_at_head). Inside a block the K/V loop (line 6) runs in order; O_i, m_i, l_i
  * stay in shared memory until O_i and L_i are written once (lines 14-15).
  * Threads split the rows of the block: thread t computes rows t, t + blockDim,
  * ... of S_ij, P~_ij and O_i, each with the whole row's arithmetic in the
@@ -15,8 +17,13 @@
  * as floats, then Q_i (B_r, d), K_j, V_j (B_c, d) in the dtype's storage
  * type (2-byte bits for fp16/bf16, kern_tile.h).
  *
- * Shapes: Q, K, V, O (N, d); L (N); br, bc the rows of this block (the last
- * may be partial). Row-major throughout.
+ * Masking (causal, a sliding window, N_q < N_k: sim.h's mask): the inner
+ * loop runs over the band of key blocks query block i visits
+ * (kern_block_js, the simulator's sim_block_js), each tile masked by
+ * ref_tile_mask as the simulator masks it.
+ *
+ * Shapes, one head: Q, O (N, d); K, V (N_k, d); L (N); br, bc the rows of
+ * this block (the last may be partial). Row-major throughout.
  *
  * Deliberately wrong variants, for the tests that must catch them (never
  * defined in the fasim build):
@@ -30,9 +37,11 @@
 
 KERN_GLOBAL kern_fa2(kern_params p)
 {
-    const int64_t N = p.N, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
+    kern_at_head(&p, kern_block_y());
+    const int64_t N = p.N, N_k = p.Nk, d = p.d, B_r = p.Br, B_c = p.Bc;
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t i = kern_block_x();                            /* 3 */
+    const ref_mask mk = kern_mask(&p);
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
 
     const sim_dtype dt = p.dtype;
@@ -55,9 +64,9 @@ KERN_GLOBAL kern_fa2(kern_params p)
         for (int64_t c = 0; c < d; c++)
             O_i[r * d + c] = 0.0f;
     }
-    const int64_t j_end = p.causal ? kern_causal_last_j(i, N, B_r, B_c) + 1 : T_c;
-    for (int64_t j = 0; j < j_end; j++) {                        /* 6 */
-        const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+    const sim_range js = kern_block_js(&p, i);
+    for (int64_t j = js.lo; j <= js.hi; j++) {                   /* 6 */
+        const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
         KERN_SYNC();            /* every row is done with K_j, V_j of step j - 1 */
         kern_load_tile(p.cnt, SIM_K, dt, K_j, p.K, d, c0, 0, bc, d);  /* 7 */
         kern_load_tile(p.cnt, SIM_V, dt, V_j, p.V, d, c0, 0, bc, d);
@@ -68,8 +77,7 @@ KERN_GLOBAL kern_fa2(kern_params p)
         for (int64_t r = tid; r < br; r += nt) {
             float *s = S_ij + r * bc;
             kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);       /* 8 */
-            if (p.causal)
-                ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
+            ref_tile_mask(s, 1, (int)bc, r0 + r, c0, &mk);
             float alpha = ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);        /* 9 */
             ref_round_row(s, bc, p.p_round);     /* P~ as line 10's product takes it */
 #ifdef KERN_BUG_SKIP_RESCALE

@@ -5,7 +5,7 @@
 # Deliberately wrong builds of the same kernel source, which the tests must
 # reject (kernels/kern_cpu_kernels.c with a KERN_BUG_* flag and its table
 # renamed so that it links beside the real one).
-foreach(bug SKIP_RESCALE RELOAD_Q)
+foreach(bug SKIP_RESCALE RELOAD_Q KV_HEAD_MODULO)
   string(TOLOWER ${bug} lbug)
   add_library(kern_bug_${lbug} OBJECT ${PROJECT_SOURCE_DIR}/kernels/kern_cpu_kernels.c)
   target_link_libraries(kern_bug_${lbug} PRIVATE fasim_kernels)
@@ -15,7 +15,8 @@ endforeach()
 
 fasim_test(test_kernels LABEL kernels LIBS fasim_kernels)
 target_sources(test_kernels PRIVATE $<TARGET_OBJECTS:kern_bug_skip_rescale>
-                                    $<TARGET_OBJECTS:kern_bug_reload_q>)
+                                    $<TARGET_OBJECTS:kern_bug_reload_q>
+                                    $<TARGET_OBJECTS:kern_bug_kv_head_modulo>)
 
 fasim_test(test_kernels_gpu LABEL gpu LIBS fasim_kernels)
 
