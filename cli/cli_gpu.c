@@ -50,8 +50,10 @@
 static void usage(FILE *out)
 {
     const int nums[] = { GPU_DEFAULT_REPEAT, GPU_DEFAULT_REPEAT_CPU, KERN_CPU_DEFAULT_THREADS,
-                         KERN_CUDA_DEFAULT_THREADS, KERN_CPU_MAX_THREADS, GPU_MAX_THREADS };
-    cli_usage(out, CLI_CMD_GPU, nums, 6);
+                         KERN_CUDA_DEFAULT_THREADS, KERN_CPU_MAX_THREADS, GPU_MAX_THREADS,
+                         KERN_CPU_MAX_GRID_X, KERN_CPU_MAX_GRID_Y,
+                         (int)(KERN_CPU_MAX_SMEM / 1024u), KERN_CPU_MAX_THREADS };
+    cli_usage(out, CLI_CMD_GPU, nums, 10);
 }
 
 typedef struct {
@@ -124,13 +126,13 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
     return 0;
 }
 
-/* --q/--k/--v: read, check shapes, set N and d (as the report does), one
- * head of N_q = N_k rows. Returns SIM_OK, or an exit status with the
- * message printed. */
+/* --q/--k/--v: read, check shapes, set N, N_k, d and the heads, as the
+ * report does. Returns SIM_OK, or an exit status with the message
+ * printed. */
 static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
 {
     char err[1024];
-    int rc = cli_inputs_load_report(o, "the kernels run one head", 1, m, err, sizeof err);
+    int rc = cli_inputs_load_report(o, NULL, 0, m, err, sizeof err);
     if (rc != SIM_OK)
         fprintf(stderr, "fasim: %s\n", err);
     return rc;
@@ -190,19 +192,34 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
             (long long)sh->N, (long long)sh->d, mb, sim_dtype_name(sh->dtype),
             sh->causal ? ", causal" : "", o->q_path ? "inputs from .npy" : "seeded inputs",
             nruns ? runs[0].kern.runs : 0, nruns && runs[0].kern.runs == 1 ? "" : "s");
+    if (sim_shape_B(sh) * sim_shape_H(sh) > 1 || sh->Nk > 0 || sh->window > 0) {
+        fprintf(out, "batch %lld x %lld query heads", (long long)sim_shape_B(sh),
+                (long long)sim_shape_H(sh));
+        if (sim_shape_G(sh) < sim_shape_H(sh))
+            fprintf(out, " over %lld key/value head%s", (long long)sim_shape_G(sh),
+                    sim_shape_G(sh) == 1 ? "" : "s");
+        fprintf(out, ", N_q = %lld, N_k = %lld", (long long)sh->N,
+                (long long)sim_shape_Nk(sh));
+        if (sh->window > 0)
+            fprintf(out, ", window %lld", (long long)sh->window);
+        fprintf(out, "\n");
+    }
     if (b == KERN_CPU)
         fprintf(out, "The CPU runs the kernels' source, to check their outputs and counts: its\n"
                 "times are not a GPU's, and one loop order's time over another's is no\n"
                 "speedup a GPU would show (run --backend cuda on a GPU for that).\n");
     for (int k = 0; k < nruns; k++) {
         const gpu_run *r = &runs[k];
-        const int64_t nO = sh->N * sh->d;
-        char c1[32], c2[32];
+        const int64_t nO = kern_tensor_elems(sh, SIM_O);
+        char c1[32], c2[32], grid[64] = "";
         fprintf(out, "\n%-6s %s\n", sim_algo_name(r->algo), sim_algo_title(r->algo));
-        fprintf(out, "  plan     B_r = %lld, B_c = %lld: %d launch%s, %lld thread block%s\n",
+        if (r->kern.grid_y > 1)     /* the grid of the largest launch, x by y */
+            snprintf(grid, sizeof grid, " (grid %lld x %lld)", (long long)r->kern.grid_x,
+                     (long long)r->kern.grid_y);
+        fprintf(out, "  plan     B_r = %lld, B_c = %lld: %d launch%s, %lld thread block%s%s\n",
                 (long long)r->plan.Br, (long long)r->plan.Bc, r->kern.launches,
                 r->kern.launches == 1 ? "" : "es", (long long)r->kern.blocks,
-                r->kern.blocks == 1 ? "" : "s");
+                r->kern.blocks == 1 ? "" : "s", grid);
         sim_format_count(c1, sizeof c1, (uint64_t)nO);
         if (r->identical)
             fprintf(out, "  output   bit-identical to the simulator (%s values%s)\n", c1,
@@ -273,6 +290,8 @@ static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const g
     sim_json_int(w, "threads", r->kern.threads);
     sim_json_int(w, "launches", r->kern.launches);
     sim_json_int(w, "blocks", r->kern.blocks);
+    sim_json_int(w, "grid_x", r->kern.grid_x);
+    sim_json_int(w, "grid_y", r->kern.grid_y);
     sim_json_uint(w, "smem_bytes", r->kern.smem_bytes);
     sim_json_uint(w, "plan_sram_bytes", r->kern.plan_bytes);
     sim_json_bool(w, "identical", r->identical);
@@ -316,6 +335,11 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
     sim_json_uint(&w, "M", sh->M);
     sim_json_str(&w, "dtype", sim_dtype_name(sh->dtype));
     sim_json_bool(&w, "causal", sh->causal);
+    sim_json_int(&w, "batch", sim_shape_B(sh));
+    sim_json_int(&w, "heads", sim_shape_H(sh));
+    sim_json_int(&w, "kv_heads", sim_shape_G(sh));
+    sim_json_int(&w, "Nk", sim_shape_Nk(sh));
+    sim_json_int(&w, "window", sh->window);
     sim_json_uint(&w, "seed", o->req.seed);
     sim_json_str(&w, "inputs", o->q_path ? "npy" : "seeded");
     sim_json_arr_lines(&w, "runs");
@@ -327,9 +351,9 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
     fputc('\n', out);
 }
 
-/* The kernels run one head of the forward pass with N_q = N_k, causal or
- * not: the report's variants (batches, heads, GQA, windows, decoding shapes,
- * the backward, split-KV, paged KV) are the simulator's alone. A loop order
+/* The kernels run the forward pass of every head of a batch (GQA and MQA
+ * too) with the simulator's masks and N_q <= N_k: the backward, split-KV,
+ * paged KV and the model presets are the simulator's alone. A loop order
  * with no kernel is refused when named, and left out of "all". Returns 1
  * with a message naming the option, or 0. */
 static int unsupported(cli_report_opts *o, char *err, size_t errlen)
@@ -352,12 +376,6 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
     }
     if (o->req.model)
         what = "--preset";
-    else if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 0)
-        what = "--batch, --heads and --kv-heads";
-    else if (sh->Nk > 0)
-        what = "--Nq and --Nk of different lengths";
-    else if (sh->window > 0)
-        what = "--window";
     else if (o->req.run_pass[SIM_BWD])
         what = "--pass bwd and --pass both";
     else if (o->req.run.splits > 1)
@@ -366,8 +384,9 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
         what = "--page-size";
     if (!what)
         return 0;
-    snprintf(err, errlen, "%s: the kernels run one head of the forward pass with N_q = N_k, "
-             "causal or not; the report (fasim without 'gpu') simulates the rest", what);
+    snprintf(err, errlen, "%s: the kernels run the forward pass (batches, heads, GQA, "
+             "causal windows, N_q < N_k); the report (fasim without 'gpu') simulates the "
+             "rest", what);
     return 1;
 }
 
@@ -532,7 +551,7 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
 {
     char err[2048];
     const sim_shape *sh = &g->o.req.sh;
-    const int64_t nd = sh->N * sh->d;
+    const int64_t nd = kern_tensor_elems(sh, SIM_O), nL = kern_tensor_elems(sh, SIM_L);
     if (sim_run(r->algo, sh, &r->plan, Q, K, V, NULL, &r->sim, err, sizeof err) != 0) {
         fprintf(stderr, "fasim: simulator: %s\n", err);
         return SIM_EFAIL;
@@ -564,7 +583,7 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
     r->identical = memcmp(r->sim.O, r->kern.O, (size_t)nd * sizeof(float)) == 0;
     if (r->algo == SIM_FA2)
         r->identical = r->identical && r->sim.L && r->kern.L &&
-                       memcmp(r->sim.L, r->kern.L, (size_t)sh->N * sizeof(float)) == 0;
+                       memcmp(r->sim.L, r->kern.L, (size_t)nL * sizeof(float)) == 0;
     r->max_diff = max_abs_diff(r->kern.O, r->sim.O, nd);
     r->counts_equal = sim_counts_equal(&r->sim.counts, &r->kern.counts);
     return SIM_OK;
@@ -572,9 +591,9 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
 
 /* Print the runs, name the ones that do not match, write --out. Returns
  * the exit status. */
-static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const gpu_run *naive)
+static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const gpu_run *naive,
+                      int q_rank)
 {
-    char err[2048];
     const cli_report_opts *o = &g->o;
     const sim_shape *sh = &o->req.sh;
     const kern_backend backend = g->backend;
@@ -598,10 +617,8 @@ static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const g
     if (!all_match && rc == SIM_OK)
         rc = SIM_EFAIL;
     if (o->out_path && nruns == 1 &&
-        sim_npy_write_f32(o->out_path, runs[0].kern.O, sh->N, sh->d, err, sizeof err) != 0) {
-        fprintf(stderr, "fasim: --out %s\n", sim_shown(err).s);
+        cli_out_write(o->out_path, runs[0].kern.O, sh, q_rank) != SIM_OK)
         rc = SIM_EFAIL;
-    }
     return rc;
 }
 
@@ -622,21 +639,25 @@ int cli_gpu_main(int argc, char **argv, int first)
         (rc = gpu_plan(&g, runs, &nruns)) != SIM_OK)
         goto out;
     const sim_shape *sh = &o->req.sh;
-    const int64_t nd = sh->N * sh->d;
+    const int64_t nq = kern_tensor_elems(sh, SIM_Q), nk = kern_tensor_elems(sh, SIM_K);
     if (o->q_path) {
         Q = m[0].data;
         K = m[1].data;
         V = m[2].data;
     } else {
-        Q = malloc((size_t)nd * sizeof *Q);
-        K = malloc((size_t)nd * sizeof *K);
-        V = malloc((size_t)nd * sizeof *V);
+        Q = malloc((size_t)nq * sizeof *Q);
+        K = malloc((size_t)nk * sizeof *K);
+        V = malloc((size_t)nk * sizeof *V);
         if (!Q || !K || !V) {
             fprintf(stderr, "fasim: out of memory for the inputs\n");
             rc = SIM_EFAIL;
             goto out;
         }
-        sim_random_inputs(o->req.seed, sh->N, sh->d, sh->dtype, Q, K, V);
+        /* The report's draw (sim_report.c): every query head's rows, then
+         * every key/value head's. */
+        (o->req.outliers ? sim_outlier_qkv : sim_random_qkv)(o->req.seed, nq / sh->d,
+                                                             nk / sh->d, sh->d, sh->dtype, Q,
+                                                             K, V);
     }
     const gpu_run *naive = NULL;
     for (int k = 0; k < nruns; k++) {
@@ -645,7 +666,7 @@ int cli_gpu_main(int argc, char **argv, int first)
         if (runs[k].algo == SIM_NAIVE)
             naive = &runs[k];
     }
-    rc = gpu_output(&g, runs, nruns, naive);
+    rc = gpu_output(&g, runs, nruns, naive, o->q_path ? m[0].rank : 0);
 out:
     for (int k = 0; k < sim_algo_count(); k++) {
         sim_result_free(&runs[k].sim);

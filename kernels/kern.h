@@ -83,6 +83,11 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
 
 void kern_result_free(kern_result *r);
 
+/* Elements of tensor t of a run of sh, all heads: B H N N_k for S, P;
+ * B H N d for Q, O, O_acc; B G N_k d for K, V; B H N for the statistics
+ * (kern_result's O and L are B H N d and B H N). */
+int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
+
 /* 1 when kernels/ has a kernel of loop order a (naive, fa1, fa2), else 0:
  * a loop order registered at run time has none. */
 int kern_serves(sim_algo a);

@@ -128,9 +128,6 @@ int kern_cuda_probe(char *err, size_t errlen);
 /* 1 when loop order a keeps tensor t in global memory (sim_run's list). */
 int kern_uses(sim_algo a, sim_tensor t);
 
-/* Elements of tensor t of a run of sh, all heads: B H N N_k for S, P;
- * B H N d for Q, O, O_acc; B G N_k d for K, V; B H N for the statistics. */
-int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
 
 /* The tensors t[] (host or device copies, NULL where unused) into the
  * kernels' parameters; Oacc only where the run's intermediates keep the
