@@ -30,6 +30,14 @@ if(FASIM_HAVE_CUDA)
 else()
   fasim_test(test_ptxas LABEL kernels LIBS fasim_kernels)
 endif()
+# kernels/device_check.sh --dry-run: the FlashAttention-2 paper's launches with
+# the GPU model's time beside each (needs the built fasim for the model).
+if(TARGET fasim)
+  add_test(NAME test_device_check
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_device_check.sh ${CMAKE_BINARY_DIR}
+                   ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_device_check PROPERTIES LABELS kernels TIMEOUT 120)
+endif()
 if(TARGET fasim AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_cli.c)
   fasim_test(test_gpu_cli LABEL cli LIBS fasim_sim fasim_io ARGS $<TARGET_FILE:fasim>)
 endif()
