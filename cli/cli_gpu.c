@@ -46,6 +46,7 @@
 #define GPU_DEFAULT_REPEAT_CPU 1 /* the CPU path's time is not a GPU's: one check of races */
 #define GPU_MAX_REPEAT 1000      /* a median of more says nothing new */
 #define GPU_MAX_THREADS 1024     /* CUDA's bound; the CPU path's is KERN_CPU_MAX_THREADS */
+#define GPU_MAX_RUNS (SIM_ALGO_MAX + 1)  /* every loop order, and FA2 split-KV */
 
 static void usage(FILE *out)
 {
@@ -212,7 +213,12 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
         const gpu_run *r = &runs[k];
         const int64_t nO = kern_tensor_elems(sh, SIM_O);
         char c1[32], c2[32], grid[64] = "";
-        fprintf(out, "\n%-6s %s\n", sim_algo_name(r->algo), sim_algo_title(r->algo));
+        if (r->plan.run.splits > 1)
+            fprintf(out, "\nfa2 S=%lld FlashAttention-2, split-KV: %lld splits of the keys, "
+                    "then their merge\n", (long long)r->plan.run.splits,
+                    (long long)r->plan.run.splits);
+        else
+            fprintf(out, "\n%-6s %s\n", sim_algo_name(r->algo), sim_algo_title(r->algo));
         if (r->kern.grid_y > 1)     /* the grid of the largest launch, x by y */
             snprintf(grid, sizeof grid, " (grid %lld x %lld)", (long long)r->kern.grid_x,
                      (long long)r->kern.grid_y);
@@ -285,6 +291,7 @@ static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const g
 {
     sim_json_obj(w, NULL);
     sim_json_str(w, "algo", sim_algo_name(r->algo));
+    sim_json_int(w, "splits", r->plan.run.splits > 1 ? r->plan.run.splits : 1);
     sim_json_int(w, "Br", r->plan.Br);
     sim_json_int(w, "Bc", r->plan.Bc);
     sim_json_int(w, "threads", r->kern.threads);
@@ -352,8 +359,8 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
 }
 
 /* The kernels run the forward pass of every head of a batch (GQA and MQA
- * too) with the simulator's masks and N_q <= N_k: the backward, split-KV,
- * paged KV and the model presets are the simulator's alone. A loop order
+ * too) with the simulator's masks and N_q <= N_k, and FA2 split-KV: the
+ * backward, paged KV and the model presets are the simulator's alone. A loop order
  * with no kernel is refused when named, and left out of "all". Returns 1
  * with a message naming the option, or 0. */
 static int unsupported(cli_report_opts *o, char *err, size_t errlen)
@@ -378,15 +385,13 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
         what = "--preset";
     else if (o->req.run_pass[SIM_BWD])
         what = "--pass bwd and --pass both";
-    else if (o->req.run.splits > 1)
-        what = "--splits";
     else if (o->req.run.page > 0)
         what = "--page-size";
     if (!what)
         return 0;
     snprintf(err, errlen, "%s: the kernels run the forward pass (batches, heads, GQA, "
-             "causal windows, N_q < N_k); the report (fasim without 'gpu') simulates the "
-             "rest", what);
+             "causal windows, N_q < N_k, split-KV); the report (fasim without 'gpu') "
+             "simulates the rest", what);
     return 1;
 }
 
@@ -493,52 +498,75 @@ static int gpu_work(const gpu_opts *g, const gpu_run *runs, int nruns)
     return SIM_OK;
 }
 
-/* Plans and limits before anything runs: runs[0..*nruns-1], one per loop
- * order asked for, each within --max-steps. The kernel run holds as much
- * host memory as the simulator's (its global tensors), so twice that; the
- * runs' flops are bounded by gpu_work. Returns SIM_OK or an exit status
- * with the message printed. */
-static int gpu_plan(const gpu_opts *g, gpu_run runs[SIM_ALGO_MAX], int *nruns)
+/* The plan of run r (its algo set) with req's tiles and run options, within
+ * --max-mem and --max-steps. The kernel run holds as much host memory as
+ * the simulator's (its global tensors), so twice that. Returns SIM_OK or an
+ * exit status with the message printed. */
+static int gpu_plan_one(const gpu_opts *g, const sim_request *req, gpu_run *r)
 {
     char err[2048];
     const cli_report_opts *o = &g->o;
     const sim_shape *sh = &o->req.sh;
     const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
     const uint64_t max_steps = o->req.max_steps ? o->req.max_steps : SIM_DEFAULT_MAX_STEPS;
+    if (sim_plan_choose(r->algo, sh, &req->run, req->plan_kind, req->Br, req->Bc, &r->plan,
+                        err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: %s\n", err);
+        return SIM_EUSAGE;
+    }
+    uint64_t need = sim_compute_memory(r->algo, sh, &req->run);
+    if (need > max_mem / 2) {
+        char b1[32], b2[32];
+        sim_format_bytes(b1, sizeof b1, need == UINT64_MAX ? need : 2 * need);
+        sim_format_bytes(b2, sizeof b2, max_mem);
+        fprintf(stderr, "fasim: %s on the kernels and the simulator would need %s of "
+                "memory, over the %s limit; use a smaller N or raise --max-mem\n",
+                sim_algo_name(r->algo), b1, b2);
+        return SIM_EUSAGE;
+    }
+    uint64_t steps;
+    if (sim_theory_steps(&r->plan, sh, &steps) != 0)
+        steps = UINT64_MAX;
+    if (steps > max_steps) {
+        fprintf(stderr, "fasim: gpu: %s would take %llu tile steps, more than the limit "
+                "of %llu; use a smaller N, a larger --M, or raise --max-steps\n",
+                sim_algo_name(r->algo), (unsigned long long)steps,
+                (unsigned long long)max_steps);
+        return SIM_EUSAGE;
+    }
+    return SIM_OK;
+}
+
+/* Plans and limits before anything runs: runs[0..*nruns-1], one per loop
+ * order asked for (and FA2's split-KV run), each as gpu_plan_one checks it;
+ * the runs' flops are bounded by gpu_work. Returns SIM_OK or an exit
+ * status with the message printed. */
+static int gpu_plan(const gpu_opts *g, gpu_run runs[GPU_MAX_RUNS], int *nruns)
+{
+    const cli_report_opts *o = &g->o;
     /* The report's plans, so that --out compares byte for byte with the
      * report's: the same tiles for every loop order by default. */
     sim_request req = o->req;
     sim_report_resolve_same(&req);
-    for (int a = 0; a < sim_algo_count(); a++) {
-        if (!o->req.run_algo[a])
+    const int64_t S = o->req.run.splits;
+    if (S > 1 && !o->req.run_algo[SIM_FA2]) {
+        fprintf(stderr, "fasim: gpu: --splits is a plan of FA2's forward pass: run fa2 "
+                "(--algo)\n");
+        return SIM_EUSAGE;
+    }
+    /* Each loop order asked for, unsplit; with --splits S, FA2 once more in
+     * S splits (its partials' and its combine kernel), as the report adds
+     * its split-KV run. */
+    for (int a = 0; a <= sim_algo_count(); a++) {
+        const int split = a == sim_algo_count();
+        if (split ? S <= 1 : !o->req.run_algo[a])
             continue;
         gpu_run *r = &runs[*nruns];
-        r->algo = (sim_algo)a;
-        if (sim_plan_choose(r->algo, sh, &req.run, req.plan_kind, req.Br, req.Bc, &r->plan,
-                            err, sizeof err) != 0) {
-            fprintf(stderr, "fasim: %s\n", err);
-            return SIM_EUSAGE;
-        }
-        uint64_t need = sim_compute_memory(r->algo, sh, &o->req.run);
-        if (need > max_mem / 2) {
-            char b1[32], b2[32];
-            sim_format_bytes(b1, sizeof b1, need == UINT64_MAX ? need : 2 * need);
-            sim_format_bytes(b2, sizeof b2, max_mem);
-            fprintf(stderr, "fasim: %s on the kernels and the simulator would need %s of "
-                    "memory, over the %s limit; use a smaller N or raise --max-mem\n",
-                    sim_algo_name(r->algo), b1, b2);
-            return SIM_EUSAGE;
-        }
-        uint64_t steps;
-        if (sim_theory_steps(&r->plan, sh, &steps) != 0)
-            steps = UINT64_MAX;
-        if (steps > max_steps) {
-            fprintf(stderr, "fasim: gpu: %s would take %llu tile steps, more than the limit "
-                    "of %llu; use a smaller N, a larger --M, or raise --max-steps\n",
-                    sim_algo_name(r->algo), (unsigned long long)steps,
-                    (unsigned long long)max_steps);
-            return SIM_EUSAGE;
-        }
+        r->algo = split ? SIM_FA2 : (sim_algo)a;
+        req.run.splits = split ? S : 0;
+        int rc = gpu_plan_one(g, &req, r);
+        if (rc != SIM_OK)
+            return rc;
         (*nruns)++;
     }
     return gpu_work(g, runs, *nruns);
@@ -616,7 +644,9 @@ static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const g
                     !runs[k].identical ? "output" : "counters");
     if (!all_match && rc == SIM_OK)
         rc = SIM_EFAIL;
-    if (o->out_path && nruns == 1 &&
+    /* --out: the one loop order asked for (the report writes its unsplit
+     * run too, not the split-KV one). */
+    if (o->out_path && nruns == 1 + (o->req.run.splits > 1) &&
         cli_out_write(o->out_path, runs[0].kern.O, sh, q_rank) != SIM_OK)
         rc = SIM_EFAIL;
     return rc;
@@ -632,7 +662,7 @@ int cli_gpu_main(int argc, char **argv, int first)
     sim_npy_matrix m[4];
     memset(m, 0, sizeof m);
     int nruns = 0;
-    gpu_run runs[SIM_ALGO_MAX];
+    gpu_run runs[GPU_MAX_RUNS];
     memset(runs, 0, sizeof runs);
     float *Q = NULL, *K = NULL, *V = NULL;
     if ((o->q_path && (rc = load_inputs(o, m)) != SIM_OK) ||
@@ -668,7 +698,7 @@ int cli_gpu_main(int argc, char **argv, int first)
     }
     rc = gpu_output(&g, runs, nruns, naive, o->q_path ? m[0].rank : 0);
 out:
-    for (int k = 0; k < sim_algo_count(); k++) {
+    for (int k = 0; k < GPU_MAX_RUNS; k++) {
         sim_result_free(&runs[k].sim);
         kern_result_free(&runs[k].kern);
     }

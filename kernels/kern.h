@@ -65,8 +65,8 @@ typedef struct {
  * Run loop order `a` with plan p on inputs Q (B H, N, d), K, V (B G, N_k, d)
  * (rounded to the shape's dtype here as sim_run rounds them): every query
  * head of sh, with its mask. The plan must fit M or be a paper plan, as for
- * sim_run, and be ungrouped, unsplit and unpaged (sim_run_opts: the
- * simulator's alone). A launch over the backend's limits (grid, threads,
+ * sim_run, and be ungrouped and unpaged, and split (split-KV) only for FA2
+ * (sim_run_opts: the rest is the simulator's alone). A launch over the backend's limits (grid, threads,
  * shared memory) is refused, naming the limit, before anything is allocated.
  * Every output tensor is poisoned with NaN before each run, so a kernel that
  * fails to write an element is caught.

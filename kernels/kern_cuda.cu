@@ -38,6 +38,8 @@ static cuda_kernel_fn cuda_kernel(kern_kernel k)
     case KERN_K_NAIVE_SOFTMAX_3PASS: return kern_naive_softmax_3pass;
     case KERN_K_NAIVE_PV: return kern_naive_pv;
     case KERN_K_FA1: return kern_fa1;
+    case KERN_K_FA2_SPLIT: return kern_fa2_split;
+    case KERN_K_FA2_COMBINE: return kern_fa2_combine;
     default: return kern_fa2;
     }
 }
@@ -161,9 +163,9 @@ static int run_upload(cuda_run *c, const float *const in[3], char *err, size_t e
 {
     int rc = 0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!kern_uses(c->a, (sim_tensor)t))
+        if (!kern_uses(c->a, &c->p->run, (sim_tensor)t))
             continue;
-        c->nT[t] = kern_tensor_elems(c->sh, (sim_tensor)t);
+        c->nT[t] = kern_run_elems(c->sh, &c->p->run, (sim_tensor)t);
         CK(cudaMalloc((void **)&c->dT[t], (size_t)c->nT[t] * sizeof(float)));
     }
     for (int t = 0; t < 3; t++)

@@ -35,6 +35,7 @@ const char *kern_kernel_name(kern_kernel k)
     static const char *names[KERN_K_COUNT] = {
         "kern_naive_scores", "kern_naive_softmax_rows", "kern_naive_softmax_2pass",
         "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa2",
+        "kern_fa2_split", "kern_fa2_combine",
     };
     return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
 }
@@ -92,6 +93,7 @@ kern_params kern_params_make(const sim_shape *sh, const sim_plan *p)
     k.Tr = p->Tr;
     k.Tc = p->Tc;
     k.Bs_r = p->Bs_r;
+    k.splits = sim_run_S(&p->run);
     k.causal = sh->causal;
     k.dtype = sh->dtype;
     k.scale = 1.0f / sqrtf((float)sh->d);    /* as sim_run computes it */
@@ -140,8 +142,13 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
         F("l~_ij", Br, 1); F("m_new", Br, 1); F("l_new", Br, 1);
         break;
     case KERN_K_FA2:
+    case KERN_K_FA2_SPLIT:
         T("Q_i", Br, d); T("K_j", Bc, d); T("V_j", Bc, d); F("S_ij", Br, Bc);
-        F("O_i", Br, d); F("m_i", Br, 1); F("l_i", Br, 1);
+        F(k == KERN_K_FA2 ? "O_i" : "O~_i", Br, d); F("m_i", Br, 1); F("l_i", Br, 1);
+        break;
+    case KERN_K_FA2_COMBINE:
+        F("O~_s", Br, d); F("m_s", Br, 1); F("l_s", Br, 1); F("O_i", Br, d);
+        F("m_i", Br, 1); F("l_i", Br, 1);
         break;
     default:
         break;
@@ -250,7 +257,13 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
         s->l[s->n++] = (kern_launch){ KERN_K_FA1, BH, 1, 1, 0 };
         break;
     case SIM_FA2:
-        s->l[s->n++] = (kern_launch){ KERN_K_FA2, p->Tr, BH, 1, 0 };
+        if (sim_run_S(&p->run) > 1) {       /* split-KV: partials, then their merge */
+            s->l[s->n++] = (kern_launch){ KERN_K_FA2_SPLIT, sim_run_S(&p->run) * p->Tr, BH,
+                                          1, 0 };
+            s->l[s->n++] = (kern_launch){ KERN_K_FA2_COMBINE, p->Tr, BH, 2, 0 };
+        } else {
+            s->l[s->n++] = (kern_launch){ KERN_K_FA2, p->Tr, BH, 1, 0 };
+        }
         break;
     default:
         snprintf(err, errlen, "unknown loop order");
@@ -332,15 +345,24 @@ static void host_free(host_tensors *h)
     memset(h, 0, sizeof *h);
 }
 
-int kern_uses(sim_algo a, sim_tensor t)
+int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t)
 {
+    const int split = a == SIM_FA2 && sim_run_S(run) > 1;
     switch (t) {
     case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
     case SIM_S: case SIM_P: return a == SIM_NAIVE;
-    case SIM_m: case SIM_l: case SIM_Oacc: return a == SIM_FA1;
+    case SIM_m: case SIM_l: return a == SIM_FA1 || split;
+    case SIM_Oacc: return a == SIM_FA1;
+    case SIM_Ot: return split;
     case SIM_L: return a == SIM_FA2;
     default: return 0;
     }
+}
+
+int64_t kern_run_elems(const sim_shape *sh, const sim_run_opts *run, sim_tensor t)
+{
+    const int64_t n = kern_tensor_elems(sh, t);
+    return t == SIM_Ot || t == SIM_m || t == SIM_l ? sim_run_S(run) * n : n;
 }
 
 int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t)
@@ -350,7 +372,7 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t)
     if (t == SIM_K || t == SIM_V)
         return BG * N_k * d;
     return BH * ((t == SIM_S || t == SIM_P) ? N * N_k
-                 : (t == SIM_Q || t == SIM_O || t == SIM_Oacc) ? N * d : N);
+                 : (t == SIM_Q || t == SIM_O || t == SIM_Oacc || t == SIM_Ot) ? N * d : N);
 }
 
 void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const sim_run_opts *run)
@@ -364,17 +386,19 @@ void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const si
     k->m = t[SIM_m];
     k->l = t[SIM_l];
     k->L = t[SIM_L];
+    k->Ot = t[SIM_Ot];
     k->Oacc = sim_inter_acc(run, SIM_O) == SIM_Oacc ? t[SIM_Oacc] : NULL;
 }
 
-static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh, const float *Q,
-                      const float *K, const float *V, char *err, size_t errlen)
+static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh,
+                      const sim_run_opts *run, const float *Q, const float *K,
+                      const float *V, char *err, size_t errlen)
 {
     memset(h, 0, sizeof *h);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!kern_uses(a, (sim_tensor)t))
+        if (!kern_uses(a, run, (sim_tensor)t))
             continue;
-        h->n[t] = kern_tensor_elems(sh, (sim_tensor)t);
+        h->n[t] = kern_run_elems(sh, run, (sim_tensor)t);
         h->t[t] = malloc((size_t)h->n[t] * sizeof(float));
         if (!h->t[t]) {
             snprintf(err, errlen, "out of memory for tensor %s of the kernel run",
@@ -423,9 +447,10 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
         snprintf(err, errlen, "N_k and d must fit in 32 bits for the kernels");
         return -1;
     }
-    if (p->run.group || sim_run_S(&p->run) > 1 || p->run.page > 0 || p->run.pass != SIM_FWD) {
-        snprintf(err, errlen, "the kernels run the forward pass, ungrouped, unsplit and "
-                 "unpaged; the simulator runs the rest");
+    if (p->run.group || p->run.page > 0 || p->run.pass != SIM_FWD ||
+        (sim_run_S(&p->run) > 1 && p->algo != SIM_FA2)) {
+        snprintf(err, errlen, "the kernels run the forward pass, ungrouped and unpaged, "
+                 "split only in FA2; the simulator runs the rest");
         return -1;
     }
     if (sim_dtype_is_fp8(sh->dtype)) {   /* kern_tile.h holds 2- and 4-byte tiles only */
@@ -453,7 +478,7 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
     const int64_t nO = kern_tensor_elems(sh, SIM_O), nL = kern_tensor_elems(sh, SIM_L);
 
     host_tensors h;
-    if (host_alloc(&h, a, sh, Q, K, V, err, errlen))
+    if (host_alloc(&h, a, sh, &p->run, Q, K, V, err, errlen))
         return -1;
     kern_params kp = kern_params_make(sh, p);
     kern_params_bind(&kp, h.t, &p->run);

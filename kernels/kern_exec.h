@@ -62,10 +62,13 @@ typedef struct {
     float *O, *S, *P, *m, *l, *L;
     float *Oacc;             /* FA1's running output between key blocks, fp32
                                 (sim_inter_acc); NULL: O itself, as the paper */
+    float *Ot;               /* split-KV: the splits' partial outputs O~ (S N, d)
+                                a head, fp32; m, l are then (S N) a head */
     int64_t N, d, Br, Bc, Tr, Tc;   /* N: the query rows N_q */
     int64_t Nk;              /* key/value rows N_k >= N */
     int64_t H, G;            /* query and key/value heads per sequence */
     int64_t Bs_r;            /* naive one-pass softmax: rows per block */
+    int64_t splits;          /* split-KV: S >= 1 (1: unsplit) */
     int causal;
     int64_t window;          /* sliding window W (with causal); 0: none */
     sim_dtype dtype;         /* storage type of Q, K, V, O, S, P in HBM */
@@ -226,7 +229,7 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
 #else
     const int64_t kv = b * p->G + h / (p->H / p->G);
 #endif
-    const int64_t Nd = p->N * p->d, rows = p->N;
+    const int64_t Nd = p->N * p->d, rows = p->N, srows = p->splits * p->N;
     p->Q += q * Nd;
     p->K += kv * p->Nk * p->d;
     p->V += kv * p->Nk * p->d;
@@ -237,10 +240,12 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
         p->S += q * rows * p->Nk;
     if (p->P)
         p->P += q * rows * p->Nk;
+    if (p->Ot)                   /* split-KV's partials: S N rows a head */
+        p->Ot += q * srows * p->d;
     if (p->m)
-        p->m += q * rows;
+        p->m += q * srows;
     if (p->l)
-        p->l += q * rows;
+        p->l += q * srows;
     if (p->L)
         p->L += q * rows;
 }

@@ -16,7 +16,8 @@ extern "C" {
 /* The kernels of the three loop orders. */
 typedef enum {
     KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_2PASS,
-    KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_COUNT
+    KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_FA2_SPLIT,
+    KERN_K_FA2_COMBINE, KERN_K_COUNT
 } kern_kernel;
 
 const char *kern_kernel_name(kern_kernel k);
@@ -54,9 +55,10 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
                 kern_smem_buf buf[SIM_MAX_BUFFERS], int *n, uint64_t *bytes, char *err,
                 size_t errlen);
 
-/* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1),
- * over all B H query heads: naive's and FA2's grids are (T_r, B H) (the
- * one-pass softmax (ceil(N / B_s), B H)), FA1's (B H, 1). */
+/* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1;
+ * FA2 split-KV: 2), over all B H query heads: naive's and FA2's grids are
+ * (T_r, B H) (the one-pass softmax (ceil(N / B_s), B H)), FA1's (B H, 1),
+ * split-KV's partials (S T_r, B H) and its combine (T_r, B H). */
 typedef struct {
     int n;
     kern_launch l[4];
@@ -125,8 +127,12 @@ int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p, const floa
 int kern_cuda_probe(char *err, size_t errlen);
 
 /* Helpers the backends share (kern_driver.c). */
-/* 1 when loop order a keeps tensor t in global memory (sim_run's list). */
-int kern_uses(sim_algo a, sim_tensor t);
+/* 1 when loop order a run with `run` keeps tensor t in global memory
+ * (sim_run's list). */
+int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t);
+
+/* kern_tensor_elems of a run: split-KV's O~, m, l hold S N rows a head. */
+int64_t kern_run_elems(const sim_shape *sh, const sim_run_opts *run, sim_tensor t);
 
 
 /* The tensors t[] (host or device copies, NULL where unused) into the

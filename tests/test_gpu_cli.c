@@ -264,6 +264,35 @@ static void test_out_bytes_equal_heads(void **state)
     run_free(&r);
 }
 
+/* Split-KV (decoding: 4 queries, 700 keys, GQA): FA2 once more in S = 4
+ * splits, its partials' kernel and its combine, bit-identical to the
+ * simulator's split run with equal counters; --out still writes the unsplit
+ * run, byte for byte the report's. */
+static void test_split_kv(void **state)
+{
+    (void)state;
+    char a[512], b[512];
+    tu_path(a, sizeof a, "kernel_O4.npy");
+    tu_path(b, sizeof b, "sim_O4.npy");
+    run_res r1 = run("gpu", "--backend", "cpu", "--algo", "fa2", "--Nq", "4", "--Nk", "700",
+                     "--d", "32", "--heads", "8", "--kv-heads", "2", "--causal", "--splits", "4",
+                     "--Bc", "64", "--out", a, NULL);
+    run_res r2 = run("--algo", "fa2", "--Nq", "4", "--Nk", "700", "--d", "32", "--heads", "8",
+                     "--kv-heads", "2", "--causal", "--splits", "4", "--Bc", "64", "--compute",
+                     "--out", b, NULL);
+    assert_int_equal(r1.code, 0);
+    assert_int_equal(r2.code, 0);
+    assert_non_null(strstr(r1.out, "fa2 S=4 FlashAttention-2, split-KV"));
+    /* 4 splits x 1 query block x 8 heads, then 8 merges */
+    assert_non_null(strstr(r1.out, "2 launches, 40 thread blocks (grid 4 x 8)"));
+    assert_int_equal(count_of(r1.out, "bit-identical to the simulator (1,024 values, and L)"),
+                     2);
+    assert_int_equal(count_of(r1.out, "counters equal"), 2);
+    assert_true(same_file(a, b));
+    run_free(&r1);
+    run_free(&r2);
+}
+
 /* The same from .npy inputs (float32 files, rounded to fp16 by both). */
 static void test_out_bytes_equal_npy(void **state)
 {
@@ -330,8 +359,7 @@ static void test_bad_usage(void **state)
     }
     /* The report's variants the kernels do not run: named, not ignored. */
     const char *variant[][3] = {
-        { "--pass", "bwd", "--pass bwd" },   { "--splits", "2", "--splits" },
-        { "--page-size", "4", "--page-size" },
+        { "--pass", "bwd", "--pass bwd" },   { "--page-size", "4", "--page-size" },
     };
     for (size_t k = 0; k < sizeof variant / sizeof variant[0]; k++) {
         run_res r = run("gpu", "--backend", "cpu", "--N", "32", variant[k][0], variant[k][1],
@@ -342,6 +370,11 @@ static void test_bad_usage(void **state)
         assert_non_null(strstr(r.err, "the kernels run the forward pass"));
         run_free(&r);
     }
+    run_res s = run("gpu", "--backend", "cpu", "--N", "32", "--algo", "fa1", "--splits", "2",
+                    NULL);
+    assert_int_equal(s.code, 2);
+    assert_non_null(strstr(s.err, "--splits is a plan of FA2's forward pass"));
+    run_free(&s);
     run_res h = run("gpu", "--help", NULL);
     assert_int_equal(h.code, 0);
     assert_non_null(strstr(h.out, "--backend"));
@@ -361,6 +394,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_out_bytes_equal),
         cmocka_unit_test(test_out_bytes_equal_npy),
         cmocka_unit_test(test_out_bytes_equal_heads),
+        cmocka_unit_test(test_split_kv),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_bad_usage),
     };

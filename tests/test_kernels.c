@@ -111,6 +111,31 @@ static void random_heads_cases(sim_algo algo, uint64_t seed)
     assert_true(plain >= 3);
 }
 
+/* Split-KV: KC_CASES random FA2 configurations with 2 to 9 splits, over the
+ * heads and masks above: the partials' kernel and the combine kernel give
+ * the simulator's split run bit for bit (O and L of every head), with its
+ * counts per tensor (O~, m, l written and read back once per split). */
+static void test_fa2_split_random(void **state)
+{
+    (void)state;
+    uint64_t st = 707;
+    int split = 0, windowed = 0;
+    for (int k = 0; k < KC_CASES; k++) {
+        kc_case c;
+        kc_random_split_case(&st, &c);
+        kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
+        char desc[256];
+        kc_describe(&c, desc, sizeof desc);
+        if (!o.ran || !o.identical || !o.counts_equal || !o.sim_matches_theory)
+            fail_msg("case %d: %s: ran %d identical %d counts_equal %d sim=theory %d", k,
+                     desc, o.ran, o.identical, o.counts_equal, o.sim_matches_theory);
+        split += c.plan.run.splits > 1;
+        windowed += c.plan.run.splits > 1 && c.sh.window > 0;
+    }
+    assert_true(split >= 20);
+    assert_true(windowed >= 2);
+}
+
 static void test_naive_heads_random(void **state)
 {
     (void)state;
@@ -505,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_naive_heads_random),
         cmocka_unit_test(test_fa1_heads_random),
         cmocka_unit_test(test_fa2_heads_random),
+        cmocka_unit_test(test_fa2_split_random),
         cmocka_unit_test(test_wrong_result_caught),
         cmocka_unit_test(test_block_bounds_agree),
         cmocka_unit_test(test_limits_refused),

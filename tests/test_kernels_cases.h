@@ -96,16 +96,32 @@ static void kc_random_case_of(uint64_t *st, sim_algo algo, int heads, kc_case *c
 }
 
 /* One head, N_q = N_k (kc_random_case), or the heads and mask drawn too. */
-static void kc_random_case(uint64_t *st, sim_algo algo, kc_case *c)
+static inline void kc_random_case(uint64_t *st, sim_algo algo, kc_case *c)
 {
     kc_random_case_of(st, algo, 0, c);
 }
 
+/* A split-KV case of FA2 (kc_random_case_of's heads and mask): S splits,
+ * 2 <= S <= T_c, of a plan with at least two key blocks. */
+static inline void kc_random_split_case(uint64_t *st, kc_case *c)
+{
+    kc_random_case_of(st, SIM_FA2, 1, c);
+    const int64_t Nk = sim_shape_Nk(&c->sh);
+    int64_t Bc = Nk < 2 ? 1 : tu_rand_range(st, 1, Nk / 2);
+    sim_run_opts run = { 0 };
+    c->sh.M = 1u << 20;
+    sim_plan_make(SIM_FA2, &c->sh, &run, c->plan.Br, Bc, SIM_PLAN_USER, &c->plan);
+    run.splits = c->plan.Tc < 2 ? 0 : tu_rand_range(st, 2, c->plan.Tc < 9 ? c->plan.Tc : 9);
+    sim_plan_make(SIM_FA2, &c->sh, &run, c->plan.Br, Bc, SIM_PLAN_USER, &c->plan);
+}
+
 static void kc_describe(const kc_case *c, char *buf, size_t len)
 {
-    char form[24] = "", heads[96] = "";
+    char form[32] = "", heads[96] = "";
     if (c->algo == SIM_NAIVE)
         snprintf(form, sizeof form, " softmax=%dpass", c->plan.softmax_passes);
+    if (c->plan.run.splits > 1)
+        snprintf(form, sizeof form, " splits=%lld", (long long)c->plan.run.splits);
     if (sim_shape_B(&c->sh) * sim_shape_H(&c->sh) > 1 || c->sh.Nk || c->sh.window)
         snprintf(heads, sizeof heads, " B=%lld H=%lld G=%lld Nk=%lld W=%lld",
                  (long long)sim_shape_B(&c->sh), (long long)sim_shape_H(&c->sh),
