@@ -77,12 +77,7 @@ KERN_DEVICE void fa2_rows(const kern_params *pp, const fa2_smem *b, int64_t i, i
                   Vv = kern_tv_make(b->V_j, dt), Sv = kern_tv_make(S_ij, SIM_FP32);
 
     kern_load_tile(p.cnt, SIM_Q, dt, b->Q_i, p.Q, d, r0, 0, br, d);   /* 4 */
-    for (int64_t r = tid; r < br; r += nt) {                     /* 5 */
-        m_i[r] = -REF_INF;
-        l_i[r] = 0.0f;
-        for (int64_t c = 0; c < d; c++)
-            O_i[r * d + c] = 0.0f;
-    }
+    kern_state_empty(m_i, l_i, O_i, br, d);                      /* 5 */
     for (int64_t j = j0; j <= j1; j++) {                         /* 6 */
         const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
         KERN_SYNC();            /* every row is done with K_j, V_j of step j - 1 */
@@ -166,12 +161,7 @@ KERN_GLOBAL kern_fa2_combine(kern_params p)
     float *m_i = (float *)kern_carve(&sm, "m_i", B_r * 4);
     float *l_i = (float *)kern_carve(&sm, "l_i", B_r * 4);
 
-    for (int64_t r = tid; r < br; r += nt) {
-        m_i[r] = -REF_INF;
-        l_i[r] = 0.0f;
-        for (int64_t c = 0; c < d; c++)
-            O_i[r * d + c] = 0.0f;
-    }
+    kern_state_empty(m_i, l_i, O_i, br, d);
     for (int64_t s = 0; s < p.splits; s++) {
         KERN_SYNC();            /* every row is done with split s - 1's partial */
         kern_load(p.cnt, SIM_Ot, Ot_s, p.Ot, d, s * N + r0, 0, br, d);

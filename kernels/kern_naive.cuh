@@ -113,10 +113,7 @@ KERN_DEVICE void naive_softmax_tiles(const kern_params *pp, int passes)
     float *m_i = (float *)kern_carve(&sm, "m_i", B_r * 4);
     float *l_i = (float *)kern_carve(&sm, "l_i", B_r * 4);
 
-    for (int64_t r = tid; r < br; r += nt) {
-        m_i[r] = -REF_INF;
-        l_i[r] = 0.0f;
-    }
+    kern_state_empty(m_i, l_i, NULL, br, 0);
     for (int pass = 1; pass <= passes; pass++) {
         for (int64_t j = 0; j < T_c; j++) {
             const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
