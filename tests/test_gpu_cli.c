@@ -323,6 +323,40 @@ static void test_out_bytes_equal_npy(void **state)
     run_free(&r2);
 }
 
+/* 4-D .npy inputs, Q (B, H, N, d) and K, V (B, G, N_k, d): the batch, the
+ * heads and N_k come from them, and --out writes (B, H, N, d), byte for byte
+ * the report's. */
+static void test_out_bytes_equal_npy_heads(void **state)
+{
+    (void)state;
+    const int64_t B = 2, H = 4, G = 2, N = 30, Nk = 50, d = 8;
+    const int64_t nq = B * H * N * d, nk = B * G * Nk * d;
+    float *x = malloc((size_t)(nq + 2 * nk) * sizeof *x);
+    assert_non_null(x);
+    sim_random_qkv(9, B * H * N, B * G * Nk, d, SIM_FP32, x, x + nq, x + nq + nk);
+    char pq[512], pk[512], pv[512], a[512], b[512], err[256];
+    tu_path(pq, sizeof pq, "q4.npy");
+    tu_path(pk, sizeof pk, "k4.npy");
+    tu_path(pv, sizeof pv, "v4.npy");
+    tu_path(a, sizeof a, "kernel_O5.npy");
+    tu_path(b, sizeof b, "sim_O5.npy");
+    assert_int_equal(sim_npy_write_f32_4d(pq, x, B, H, N, d, err, sizeof err), 0);
+    assert_int_equal(sim_npy_write_f32_4d(pk, x + nq, B, G, Nk, d, err, sizeof err), 0);
+    assert_int_equal(sim_npy_write_f32_4d(pv, x + nq + nk, B, G, Nk, d, err, sizeof err), 0);
+    free(x);
+    run_res r1 = run("gpu", "--backend", "cpu", "--algo", "fa1", "--M", "8K", "--causal",
+                     "--q", pq, "--k", pk, "--v", pv, "--out", a, NULL);
+    run_res r2 = run("--algo", "fa1", "--M", "8K", "--causal", "--q", pq, "--k", pk, "--v",
+                     pv, "--out", b, NULL);
+    assert_int_equal(r1.code, 0);
+    assert_int_equal(r2.code, 0);
+    assert_non_null(strstr(r1.out, "batch 2 x 4 query heads over 2 key/value heads, "
+                                   "N_q = 30, N_k = 50"));
+    assert_true(same_file(a, b));
+    run_free(&r1);
+    run_free(&r2);
+}
+
 /* The default backend is CUDA. Without a CUDA build or a device: exit 1 with
  * one line naming --backend cpu and nothing on stdout. With a device it runs
  * and must match, like the CPU path. */
@@ -395,6 +429,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_out_bytes_equal_npy),
         cmocka_unit_test(test_out_bytes_equal_heads),
         cmocka_unit_test(test_split_kv),
+        cmocka_unit_test(test_out_bytes_equal_npy_heads),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_bad_usage),
     };
