@@ -6,7 +6,7 @@
  *   KERN_GLOBAL            a kernel: `KERN_GLOBAL kern_fa2(kern_params p)`
  *   KERN_DEVICE            a helper called from kernels
  *   kern_block_x()         blockIdx.x      (the thread block's index in the grid)
- *   kern_block_y()         blockIdx.y      (its second index: a query head)
+ *   kern_block_y()         blockIdx.y      (its second: the query head, in FA2 and naive)
  *   kern_thread_x()        threadIdx.x     (the thread's index in its block)
  *   kern_block_dim()       blockDim.x      (threads per block)
  *   KERN_SYNC()            __syncthreads() (every thread of the block must reach it)
@@ -65,7 +65,7 @@ typedef struct {
     float *Ot;               /* split-KV: the splits' partial outputs O~ (S N, d)
                                 a head, fp32; m, l are then (S N) a head */
     int64_t N, d, Br, Bc, Tr, Tc;   /* N: the query rows N_q */
-    int64_t Nk;              /* key/value rows N_k >= N */
+    int64_t Nk;              /* key/value rows N_k (>= N under a causal mask) */
     int64_t H, G;            /* query and key/value heads per sequence */
     int64_t Bs_r;            /* naive one-pass softmax: rows per block */
     int64_t splits;          /* split-KV: S >= 1 (1: unsplit) */

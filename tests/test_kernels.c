@@ -6,12 +6,16 @@
  * both forms of the naive softmax): the kernel's O (and FA2's L) must equal
  * sim_run's compute-mode output bit for bit, and its per-tensor counts must
  * equal the simulator's (which in turn must equal the closed form). The test
- * asserts that the random draw covered each kind of configuration.
+ * asserts that the random draw covered each kind of configuration. As many
+ * again per loop order over batches, heads (MHA, GQA, MQA), N_q < N_k and
+ * causal windows, and of FA2 split-KV: every head's output and the counts.
  *
  * The checker proves itself: two deliberately wrong builds of the same kernel
  * source (kern_cpu_kernels.c compiled again with KERN_BUG_SKIP_RESCALE, and
  * with KERN_BUG_RELOAD_Q) must be rejected, the first by the output check and
- * the second by the count check, each while the other check still passes.
+ * the second by the count check, each while the other check still passes; and
+ * KERN_BUG_KV_HEAD_MODULO (GQA's heads reading the wrong key/value head) by
+ * the output check, as one changed element of O in any head is.
  */
 #include <setjmp.h>
 #include <stdarg.h>
