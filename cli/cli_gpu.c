@@ -46,12 +46,15 @@
 #define GPU_DEFAULT_REPEAT_CPU 1 /* the CPU path's time is not a GPU's: one check of races */
 #define GPU_MAX_REPEAT 1000      /* a median of more says nothing new */
 #define GPU_MAX_THREADS 1024     /* CUDA's bound; the CPU path's is KERN_CPU_MAX_THREADS */
+#define GPU_MAX_RUNS (SIM_ALGO_MAX + 1)  /* every loop order, and FA2 split-KV */
 
 static void usage(FILE *out)
 {
     const int nums[] = { GPU_DEFAULT_REPEAT, GPU_DEFAULT_REPEAT_CPU, KERN_CPU_DEFAULT_THREADS,
-                         KERN_CUDA_DEFAULT_THREADS, KERN_CPU_MAX_THREADS, GPU_MAX_THREADS };
-    cli_usage(out, CLI_CMD_GPU, nums, 6);
+                         KERN_CUDA_DEFAULT_THREADS, KERN_CPU_MAX_THREADS, GPU_MAX_THREADS,
+                         KERN_CPU_MAX_GRID_X, KERN_CPU_MAX_GRID_Y,
+                         (int)(KERN_CPU_MAX_SMEM / 1024u), KERN_CPU_MAX_THREADS };
+    cli_usage(out, CLI_CMD_GPU, nums, 10);
 }
 
 typedef struct {
@@ -124,13 +127,13 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
     return 0;
 }
 
-/* --q/--k/--v: read, check shapes, set N and d (as the report does), one
- * head of N_q = N_k rows. Returns SIM_OK, or an exit status with the
- * message printed. */
+/* --q/--k/--v: read, check shapes, set N, N_k, d and the heads, as the
+ * report does. Returns SIM_OK, or an exit status with the message
+ * printed. */
 static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
 {
     char err[1024];
-    int rc = cli_inputs_load_report(o, "the kernels run one head", 1, m, err, sizeof err);
+    int rc = cli_inputs_load_report(o, NULL, 0, m, err, sizeof err);
     if (rc != SIM_OK)
         fprintf(stderr, "fasim: %s\n", err);
     return rc;
@@ -190,19 +193,39 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
             (long long)sh->N, (long long)sh->d, mb, sim_dtype_name(sh->dtype),
             sh->causal ? ", causal" : "", o->q_path ? "inputs from .npy" : "seeded inputs",
             nruns ? runs[0].kern.runs : 0, nruns && runs[0].kern.runs == 1 ? "" : "s");
+    if (sim_shape_B(sh) * sim_shape_H(sh) > 1 || sh->Nk > 0 || sh->window > 0) {
+        fprintf(out, "batch %lld x %lld query heads", (long long)sim_shape_B(sh),
+                (long long)sim_shape_H(sh));
+        if (sim_shape_G(sh) < sim_shape_H(sh))
+            fprintf(out, " over %lld key/value head%s", (long long)sim_shape_G(sh),
+                    sim_shape_G(sh) == 1 ? "" : "s");
+        fprintf(out, ", N_q = %lld, N_k = %lld", (long long)sh->N,
+                (long long)sim_shape_Nk(sh));
+        if (sh->window > 0)
+            fprintf(out, ", window %lld", (long long)sh->window);
+        fprintf(out, "\n");
+    }
     if (b == KERN_CPU)
         fprintf(out, "The CPU runs the kernels' source, to check their outputs and counts: its\n"
                 "times are not a GPU's, and one loop order's time over another's is no\n"
                 "speedup a GPU would show (run --backend cuda on a GPU for that).\n");
     for (int k = 0; k < nruns; k++) {
         const gpu_run *r = &runs[k];
-        const int64_t nO = sh->N * sh->d;
-        char c1[32], c2[32];
-        fprintf(out, "\n%-6s %s\n", sim_algo_name(r->algo), sim_algo_title(r->algo));
-        fprintf(out, "  plan     B_r = %lld, B_c = %lld: %d launch%s, %lld thread block%s\n",
+        const int64_t nO = kern_tensor_elems(sh, SIM_O);
+        char c1[32], c2[32], grid[64] = "";
+        if (r->plan.run.splits > 1)
+            fprintf(out, "\nfa2 S=%lld FlashAttention-2, split-KV: %lld splits of the keys, "
+                    "then their merge\n", (long long)r->plan.run.splits,
+                    (long long)r->plan.run.splits);
+        else
+            fprintf(out, "\n%-6s %s\n", sim_algo_name(r->algo), sim_algo_title(r->algo));
+        if (r->kern.grid_y > 1)     /* the grid of the largest launch, x by y */
+            snprintf(grid, sizeof grid, " (grid %lld x %lld)", (long long)r->kern.grid_x,
+                     (long long)r->kern.grid_y);
+        fprintf(out, "  plan     B_r = %lld, B_c = %lld: %d launch%s, %lld thread block%s%s\n",
                 (long long)r->plan.Br, (long long)r->plan.Bc, r->kern.launches,
                 r->kern.launches == 1 ? "" : "es", (long long)r->kern.blocks,
-                r->kern.blocks == 1 ? "" : "s");
+                r->kern.blocks == 1 ? "" : "s", grid);
         sim_format_count(c1, sizeof c1, (uint64_t)nO);
         if (r->identical)
             fprintf(out, "  output   bit-identical to the simulator (%s values%s)\n", c1,
@@ -268,11 +291,14 @@ static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const g
 {
     sim_json_obj(w, NULL);
     sim_json_str(w, "algo", sim_algo_name(r->algo));
+    sim_json_int(w, "splits", r->plan.run.splits > 1 ? r->plan.run.splits : 1);
     sim_json_int(w, "Br", r->plan.Br);
     sim_json_int(w, "Bc", r->plan.Bc);
     sim_json_int(w, "threads", r->kern.threads);
     sim_json_int(w, "launches", r->kern.launches);
     sim_json_int(w, "blocks", r->kern.blocks);
+    sim_json_int(w, "grid_x", r->kern.grid_x);
+    sim_json_int(w, "grid_y", r->kern.grid_y);
     sim_json_uint(w, "smem_bytes", r->kern.smem_bytes);
     sim_json_uint(w, "plan_sram_bytes", r->kern.plan_bytes);
     sim_json_bool(w, "identical", r->identical);
@@ -316,6 +342,11 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
     sim_json_uint(&w, "M", sh->M);
     sim_json_str(&w, "dtype", sim_dtype_name(sh->dtype));
     sim_json_bool(&w, "causal", sh->causal);
+    sim_json_int(&w, "batch", sim_shape_B(sh));
+    sim_json_int(&w, "heads", sim_shape_H(sh));
+    sim_json_int(&w, "kv_heads", sim_shape_G(sh));
+    sim_json_int(&w, "Nk", sim_shape_Nk(sh));
+    sim_json_int(&w, "window", sh->window);
     sim_json_uint(&w, "seed", o->req.seed);
     sim_json_str(&w, "inputs", o->q_path ? "npy" : "seeded");
     sim_json_arr_lines(&w, "runs");
@@ -327,9 +358,9 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
     fputc('\n', out);
 }
 
-/* The kernels run one head of the forward pass with N_q = N_k, causal or
- * not: the report's variants (batches, heads, GQA, windows, decoding shapes,
- * the backward, split-KV, paged KV) are the simulator's alone. A loop order
+/* The kernels run the forward pass of every head of a batch (GQA and MQA
+ * too) with the simulator's masks and N_q <= N_k, and FA2 split-KV: the
+ * backward, paged KV and the model presets are the simulator's alone. A loop order
  * with no kernel is refused when named, and left out of "all". Returns 1
  * with a message naming the option, or 0. */
 static int unsupported(cli_report_opts *o, char *err, size_t errlen)
@@ -352,22 +383,15 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
     }
     if (o->req.model)
         what = "--preset";
-    else if (sim_shape_B(sh) > 1 || sim_shape_H(sh) > 1 || sh->kv_heads > 0)
-        what = "--batch, --heads and --kv-heads";
-    else if (sh->Nk > 0)
-        what = "--Nq and --Nk of different lengths";
-    else if (sh->window > 0)
-        what = "--window";
     else if (o->req.run_pass[SIM_BWD])
         what = "--pass bwd and --pass both";
-    else if (o->req.run.splits > 1)
-        what = "--splits";
     else if (o->req.run.page > 0)
         what = "--page-size";
     if (!what)
         return 0;
-    snprintf(err, errlen, "%s: the kernels run one head of the forward pass with N_q = N_k, "
-             "causal or not; the report (fasim without 'gpu') simulates the rest", what);
+    snprintf(err, errlen, "%s: the kernels run the forward pass (batches, heads, GQA, "
+             "causal windows, N_q < N_k, split-KV); the report (fasim without 'gpu') "
+             "simulates the rest", what);
     return 1;
 }
 
@@ -474,52 +498,75 @@ static int gpu_work(const gpu_opts *g, const gpu_run *runs, int nruns)
     return SIM_OK;
 }
 
-/* Plans and limits before anything runs: runs[0..*nruns-1], one per loop
- * order asked for, each within --max-steps. The kernel run holds as much
- * host memory as the simulator's (its global tensors), so twice that; the
- * runs' flops are bounded by gpu_work. Returns SIM_OK or an exit status
- * with the message printed. */
-static int gpu_plan(const gpu_opts *g, gpu_run runs[SIM_ALGO_MAX], int *nruns)
+/* The plan of run r (its algo set) with req's tiles and run options, within
+ * --max-mem and --max-steps. The kernel run holds as much host memory as
+ * the simulator's (its global tensors), so twice that. Returns SIM_OK or an
+ * exit status with the message printed. */
+static int gpu_plan_one(const gpu_opts *g, const sim_request *req, gpu_run *r)
 {
     char err[2048];
     const cli_report_opts *o = &g->o;
     const sim_shape *sh = &o->req.sh;
     const uint64_t max_mem = o->req.max_mem ? o->req.max_mem : SIM_DEFAULT_MAX_MEM;
     const uint64_t max_steps = o->req.max_steps ? o->req.max_steps : SIM_DEFAULT_MAX_STEPS;
+    if (sim_plan_choose(r->algo, sh, &req->run, req->plan_kind, req->Br, req->Bc, &r->plan,
+                        err, sizeof err) != 0) {
+        fprintf(stderr, "fasim: %s\n", err);
+        return SIM_EUSAGE;
+    }
+    uint64_t need = sim_compute_memory(r->algo, sh, &req->run);
+    if (need > max_mem / 2) {
+        char b1[32], b2[32];
+        sim_format_bytes(b1, sizeof b1, need == UINT64_MAX ? need : 2 * need);
+        sim_format_bytes(b2, sizeof b2, max_mem);
+        fprintf(stderr, "fasim: %s on the kernels and the simulator would need %s of "
+                "memory, over the %s limit; use a smaller N or raise --max-mem\n",
+                sim_algo_name(r->algo), b1, b2);
+        return SIM_EUSAGE;
+    }
+    uint64_t steps;
+    if (sim_theory_steps(&r->plan, sh, &steps) != 0)
+        steps = UINT64_MAX;
+    if (steps > max_steps) {
+        fprintf(stderr, "fasim: gpu: %s would take %llu tile steps, more than the limit "
+                "of %llu; use a smaller N, a larger --M, or raise --max-steps\n",
+                sim_algo_name(r->algo), (unsigned long long)steps,
+                (unsigned long long)max_steps);
+        return SIM_EUSAGE;
+    }
+    return SIM_OK;
+}
+
+/* Plans and limits before anything runs: runs[0..*nruns-1], one per loop
+ * order asked for (and FA2's split-KV run), each as gpu_plan_one checks it;
+ * the runs' flops are bounded by gpu_work. Returns SIM_OK or an exit
+ * status with the message printed. */
+static int gpu_plan(const gpu_opts *g, gpu_run runs[GPU_MAX_RUNS], int *nruns)
+{
+    const cli_report_opts *o = &g->o;
     /* The report's plans, so that --out compares byte for byte with the
      * report's: the same tiles for every loop order by default. */
     sim_request req = o->req;
     sim_report_resolve_same(&req);
-    for (int a = 0; a < sim_algo_count(); a++) {
-        if (!o->req.run_algo[a])
+    const int64_t S = o->req.run.splits;
+    if (S > 1 && !o->req.run_algo[SIM_FA2]) {
+        fprintf(stderr, "fasim: gpu: --splits is a plan of FA2's forward pass: run fa2 "
+                "(--algo)\n");
+        return SIM_EUSAGE;
+    }
+    /* Each loop order asked for, unsplit; with --splits S, FA2 once more in
+     * S splits (its partials' and its combine kernel), as the report adds
+     * its split-KV run. */
+    for (int a = 0; a <= sim_algo_count(); a++) {
+        const int split = a == sim_algo_count();
+        if (split ? S <= 1 : !o->req.run_algo[a])
             continue;
         gpu_run *r = &runs[*nruns];
-        r->algo = (sim_algo)a;
-        if (sim_plan_choose(r->algo, sh, &req.run, req.plan_kind, req.Br, req.Bc, &r->plan,
-                            err, sizeof err) != 0) {
-            fprintf(stderr, "fasim: %s\n", err);
-            return SIM_EUSAGE;
-        }
-        uint64_t need = sim_compute_memory(r->algo, sh, &o->req.run);
-        if (need > max_mem / 2) {
-            char b1[32], b2[32];
-            sim_format_bytes(b1, sizeof b1, need == UINT64_MAX ? need : 2 * need);
-            sim_format_bytes(b2, sizeof b2, max_mem);
-            fprintf(stderr, "fasim: %s on the kernels and the simulator would need %s of "
-                    "memory, over the %s limit; use a smaller N or raise --max-mem\n",
-                    sim_algo_name(r->algo), b1, b2);
-            return SIM_EUSAGE;
-        }
-        uint64_t steps;
-        if (sim_theory_steps(&r->plan, sh, &steps) != 0)
-            steps = UINT64_MAX;
-        if (steps > max_steps) {
-            fprintf(stderr, "fasim: gpu: %s would take %llu tile steps, more than the limit "
-                    "of %llu; use a smaller N, a larger --M, or raise --max-steps\n",
-                    sim_algo_name(r->algo), (unsigned long long)steps,
-                    (unsigned long long)max_steps);
-            return SIM_EUSAGE;
-        }
+        r->algo = split ? SIM_FA2 : (sim_algo)a;
+        req.run.splits = split ? S : 0;
+        int rc = gpu_plan_one(g, &req, r);
+        if (rc != SIM_OK)
+            return rc;
         (*nruns)++;
     }
     return gpu_work(g, runs, *nruns);
@@ -532,7 +579,7 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
 {
     char err[2048];
     const sim_shape *sh = &g->o.req.sh;
-    const int64_t nd = sh->N * sh->d;
+    const int64_t nd = kern_tensor_elems(sh, SIM_O), nL = kern_tensor_elems(sh, SIM_L);
     if (sim_run(r->algo, sh, &r->plan, Q, K, V, NULL, &r->sim, err, sizeof err) != 0) {
         fprintf(stderr, "fasim: simulator: %s\n", err);
         return SIM_EFAIL;
@@ -564,7 +611,7 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
     r->identical = memcmp(r->sim.O, r->kern.O, (size_t)nd * sizeof(float)) == 0;
     if (r->algo == SIM_FA2)
         r->identical = r->identical && r->sim.L && r->kern.L &&
-                       memcmp(r->sim.L, r->kern.L, (size_t)sh->N * sizeof(float)) == 0;
+                       memcmp(r->sim.L, r->kern.L, (size_t)nL * sizeof(float)) == 0;
     r->max_diff = max_abs_diff(r->kern.O, r->sim.O, nd);
     r->counts_equal = sim_counts_equal(&r->sim.counts, &r->kern.counts);
     return SIM_OK;
@@ -572,9 +619,9 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
 
 /* Print the runs, name the ones that do not match, write --out. Returns
  * the exit status. */
-static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const gpu_run *naive)
+static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const gpu_run *naive,
+                      int q_rank)
 {
-    char err[2048];
     const cli_report_opts *o = &g->o;
     const sim_shape *sh = &o->req.sh;
     const kern_backend backend = g->backend;
@@ -597,11 +644,11 @@ static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const g
                     !runs[k].identical ? "output" : "counters");
     if (!all_match && rc == SIM_OK)
         rc = SIM_EFAIL;
-    if (o->out_path && nruns == 1 &&
-        sim_npy_write_f32(o->out_path, runs[0].kern.O, sh->N, sh->d, err, sizeof err) != 0) {
-        fprintf(stderr, "fasim: --out %s\n", sim_shown(err).s);
+    /* --out: the one loop order asked for (the report writes its unsplit
+     * run too, not the split-KV one). */
+    if (o->out_path && nruns == 1 + (o->req.run.splits > 1) &&
+        cli_out_write(o->out_path, runs[0].kern.O, sh, q_rank) != SIM_OK)
         rc = SIM_EFAIL;
-    }
     return rc;
 }
 
@@ -615,28 +662,32 @@ int cli_gpu_main(int argc, char **argv, int first)
     sim_npy_matrix m[4];
     memset(m, 0, sizeof m);
     int nruns = 0;
-    gpu_run runs[SIM_ALGO_MAX];
+    gpu_run runs[GPU_MAX_RUNS];
     memset(runs, 0, sizeof runs);
     float *Q = NULL, *K = NULL, *V = NULL;
     if ((o->q_path && (rc = load_inputs(o, m)) != SIM_OK) ||
         (rc = gpu_plan(&g, runs, &nruns)) != SIM_OK)
         goto out;
     const sim_shape *sh = &o->req.sh;
-    const int64_t nd = sh->N * sh->d;
+    const int64_t nq = kern_tensor_elems(sh, SIM_Q), nk = kern_tensor_elems(sh, SIM_K);
     if (o->q_path) {
         Q = m[0].data;
         K = m[1].data;
         V = m[2].data;
     } else {
-        Q = malloc((size_t)nd * sizeof *Q);
-        K = malloc((size_t)nd * sizeof *K);
-        V = malloc((size_t)nd * sizeof *V);
+        Q = malloc((size_t)nq * sizeof *Q);
+        K = malloc((size_t)nk * sizeof *K);
+        V = malloc((size_t)nk * sizeof *V);
         if (!Q || !K || !V) {
             fprintf(stderr, "fasim: out of memory for the inputs\n");
             rc = SIM_EFAIL;
             goto out;
         }
-        sim_random_inputs(o->req.seed, sh->N, sh->d, sh->dtype, Q, K, V);
+        /* The report's draw (sim_report.c): every query head's rows, then
+         * every key/value head's. */
+        (o->req.outliers ? sim_outlier_qkv : sim_random_qkv)(o->req.seed, nq / sh->d,
+                                                             nk / sh->d, sh->d, sh->dtype, Q,
+                                                             K, V);
     }
     const gpu_run *naive = NULL;
     for (int k = 0; k < nruns; k++) {
@@ -645,9 +696,9 @@ int cli_gpu_main(int argc, char **argv, int first)
         if (runs[k].algo == SIM_NAIVE)
             naive = &runs[k];
     }
-    rc = gpu_output(&g, runs, nruns, naive);
+    rc = gpu_output(&g, runs, nruns, naive, o->q_path ? m[0].rank : 0);
 out:
-    for (int k = 0; k < sim_algo_count(); k++) {
+    for (int k = 0; k < GPU_MAX_RUNS; k++) {
         sim_result_free(&runs[k].sim);
         kern_result_free(&runs[k].kern);
     }

@@ -156,6 +156,20 @@ int cli_out_writable(const char *path)
     return SIM_OK;
 }
 
+int cli_out_write(const char *path, const float *O, const sim_shape *sh, int q_rank)
+{
+    char err[1024];
+    int wrc = sh->batch > 1 || sh->heads > 1 || q_rank == 4
+                  ? sim_npy_write_f32_4d(path, O, sim_shape_B(sh), sim_shape_H(sh), sh->N,
+                                         sh->d, err, sizeof err)
+                  : sim_npy_write_f32(path, O, sh->N, sh->d, err, sizeof err);
+    if (wrc != 0) {
+        fprintf(stderr, "fasim: --out %s\n", sim_shown(err).s);
+        return SIM_EFAIL;
+    }
+    return SIM_OK;
+}
+
 void cli_inputs_free(sim_npy_matrix m[4])
 {
     for (int k = 0; k < 4; k++) {

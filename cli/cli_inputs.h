@@ -56,6 +56,11 @@ int cli_inputs_load_report(struct cli_report_opts *o, const char *one_head, int 
  * is left as it was), or SIM_EFAIL with the message printed. */
 int cli_out_writable(const char *path);
 
+/* --out FILE: the forward output O of sh, written (B, H, N, d) for a batch
+ * or several heads, or when the queries came from a 4-D file (q_rank 4),
+ * else (N, d). Returns SIM_OK, or SIM_EFAIL with the message printed. */
+int cli_out_write(const char *path, const float *O, const sim_shape *sh, int q_rank);
+
 /* Free what cli_inputs_load read; m may be all empty. */
 void cli_inputs_free(sim_npy_matrix m[4]);
 

@@ -218,19 +218,10 @@ static int cmd_report(int argc, char **argv, int first)
                     sim_algo_name(rep.runs[k].algo),
                     (unsigned long long)rep.runs[k].res.sram_peak,
                     (unsigned long long)o.req.sh.M);
-    if (o.out_path) {
-        /* The forward run comes first; a batch is written as (B, H, N, d). */
-        const sim_result *res = &rep.runs[0].res;
-        const sim_shape *sh = &o.req.sh;
-        int wrc = sh->batch > 1 || sh->heads > 1 || (o.q_path && m[0].rank == 4)
-                      ? sim_npy_write_f32_4d(o.out_path, res->O, sim_shape_B(sh),
-                                             sim_shape_H(sh), sh->N, sh->d, err, sizeof err)
-                      : sim_npy_write_f32(o.out_path, res->O, sh->N, sh->d, err, sizeof err);
-        if (wrc != 0) {
-            fprintf(stderr, "fasim: --out %s\n", sim_shown(err).s);
-            rc = SIM_EFAIL;
-        }
-    }
+    /* The forward run comes first; a batch is written as (B, H, N, d). */
+    if (o.out_path && cli_out_write(o.out_path, rep.runs[0].res.O, &o.req.sh,
+                                    o.q_path ? m[0].rank : 0) != SIM_OK)
+        rc = SIM_EFAIL;
     if (o.timeline_path && draw_timeline(&o, &rep) != SIM_OK)
         rc = SIM_EFAIL;
     if (fflush(stdout) != 0) {

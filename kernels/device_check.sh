@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kernels/device_check.sh — the kernels' checks on a machine WITH an NVIDIA GPU,
-# in one command (sized to finish in under 8 minutes on an H200):
+# in one command (sized to finish in about 8 minutes on an H200; step 6 says
+# how its part is sized):
 #
 #   1. build with -arch=sm_90 in a build directory of its own (build-device/);
 #   2. ctest -L gpu (the CUDA backend against the simulator) and -L kernels
@@ -14,7 +15,13 @@
 #      lts__t_bytes.sum) beside the two-level model's HBM bytes. The L2 (50 MiB
 #      on an H200) absorbs re-reads of K and V by neighbouring thread blocks,
 #      so the measured DRAM bytes fall BELOW the model's HBM count, which
-#      charges every re-read: the model has no level between SRAM and HBM.
+#      charges every re-read: the model has no level between SRAM and HBM;
+#   6. the FlashAttention-2 paper's sizes (its forward benchmark: 16K tokens
+#      in all, batch x N = 16384 for N = 512 .. 16384, hidden 2048, so 32 heads
+#      of d = 64 or 16 of d = 128, causal and not, fp16): every launch with the
+#      GPU model's predicted time (study/sim_gpu_model.h, the H200 preset)
+#      beside it; the launches of N <= 1024 are run, bit-identical and counted
+#      as in step 4, and their time shown beside the model's.
 #
 # The simulator's compute mode (the reference for bit identity) runs on the
 # CPU and is the slow part at N = 16384, so the table's runs go in parallel
@@ -22,7 +29,9 @@
 # run, so the GPU times one process at a time.
 #
 # Usage: kernels/device_check.sh [--dry-run]
-#   --dry-run                         print the commands, run nothing
+#   --dry-run                         print the commands, run nothing (step 6
+#                                     lists its launches with the model's time
+#                                     when fasim is built in the build directory)
 #   FASIM_DEVICE_STOP_AFTER_BUILD=1   stop after the build (no GPU needed)
 #   FASIM_DEVICE_BUILD=DIR            build directory (default ROOT/build-device)
 #   OUT=DIR                           also write the log there (device_check.log)
@@ -144,7 +153,71 @@ if command -v ncu >/dev/null 2>&1 || [ "$DRY" = 1 ]; then
 else
     echo "ncu not installed: skipped"
 fi
+
+say "6. the FlashAttention-2 paper's sizes (16K tokens, heads x d = 2048, fp16, M = 227K)"
+# Sizing: the simulator's reference (compute mode, on the CPU) costs 4 B H N^2 d
+# flops a run, 6.9e10 at N = 512 for every d here, doubling with N. The 24
+# runs of N <= 1024 (three loop orders, two d, causal and not; causal about
+# half) come to about 1.9e12 flops: about 3 minutes over 16 cores at the
+# 1.2e9 flops a second that bench/bench_sim measures on 2. N = 2048 would add
+# as much again, and N = 16384 alone 32 times the N = 512 work, past the
+# 8 minutes with steps 1-5; those launches are listed with the model's time
+# only. The GPU side is milliseconds. naive's S and P at N = 16384 (B H N^2
+# floats each, 17 GB) would not fit the host beside the simulator's either.
+PAPER_RUN_MAX_N=1024
+PAPER=$WORK/paper
+[ "$DRY" = 1 ] || mkdir -p "$PAPER"
+# The list, with the model's time (fasim --count-only --gpu h200 on the same
+# options and tiles); the runs of N <= PAPER_RUN_MAX_N go to $PAPER/jobs.txt.
+python3 - "$FASIM" "$PAPER" "$PAPER_RUN_MAX_N" "$DRY" "$WORK/gpu.lock" <<'PY' || FAILED+=("paper-list")
+import json, os, subprocess, sys
+fasim, out, run_max, dry, lock = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5]
+have = os.access(fasim, os.X_OK)
+if not have:
+    print(f"({fasim} is not built: no model times; build first, or set FASIM_DEVICE_BUILD)")
+print(f"{'N':>6} {'batch':>5} {'heads':>5} {'d':>4} {'causal':>6} {'algo':>5} "
+      f"{'grid (x by y)':>13} {'model (ms)':>10}  measured")
+jobs, model = [], {}
+for d, H in ((64, 32), (128, 16)):
+    for causal in (0, 1):
+        for N in (512, 1024, 2048, 4096, 8192, 16384):
+            B = 16384 // N
+            opts = ["--N", str(N), "--d", str(d), "--batch", str(B), "--heads", str(H),
+                    "--M", "227K"] + (["--causal"] if causal else [])
+            runs = {}
+            if have:
+                r = subprocess.run([fasim] + opts + ["--gpu", "h200", "--count-only", "--json"],
+                                   capture_output=True, text=True)
+                try:
+                    for x in json.loads(r.stdout)["runs"]:
+                        runs[x["algo"]] = (x["gpu_model"]["time_s"], x["plan"]["Br"])
+                except (ValueError, KeyError):
+                    print(f"no model for {' '.join(opts)}: {r.stderr.strip()}")
+            for a in ("naive", "fa1", "fa2"):
+                t, Br = runs.get(a, (None, 128))
+                grid = f"{B * H} x 1" if a == "fa1" else f"{-(-N // Br)} x {B * H}"
+                name = f"{a}-{N}-{d}-{'causal' if causal else 'full'}"
+                model[name] = t
+                run = N <= run_max
+                ms = f"{1e3 * t:.3f}" if t is not None else "-"
+                print(f"{N:>6} {B:>5} {H:>5} {d:>4} {'yes' if causal else 'no':>6} {a:>5} "
+                      f"{grid:>13} {ms:>10}  {'run' if run else 'model only'}")
+                if run:
+                    jobs.append(" ".join([fasim, "gpu", "--algo", a] + opts +
+                                         ["--max-mem", "48G", "--compute", "--repeat", "3",
+                                          "--lock", lock, "--json"]) +
+                                f" > {out}/{name}.json 2> {out}/{name}.err")
+for j in jobs:
+    print("+ " + j)
+if not dry:
+    with open(os.path.join(out, "jobs.txt"), "w") as f:
+        f.write("".join(j + "\n" for j in jobs))
+    with open(os.path.join(out, "model.json"), "w") as f:
+        json.dump(model, f)
+PY
 [ "$DRY" = 1 ] && exit 0
+echo "+ xargs -P $JOBS ($(wc -l < "$PAPER/jobs.txt") runs)"
+xargs -P "$JOBS" -I{} sh -c '{}' < "$PAPER/jobs.txt" || FAILED+=("paper-sizes")
 
 say "summary"
 python3 - "$WORK" <<'PY' || FAILED+=("summary")
@@ -200,6 +273,31 @@ for (N, d, a) in sorted(res):
     bad += not ok
     print(f"{N:>6} {d:>4} {a:5} {'yes' if r['identical'] else 'NO':9} "
           f"{'yes' if r['counts_equal'] else 'NO':8} {1e3 * r['seconds']:>10.3f} {sp:>11}")
+# step 6: the paper's sizes, measured beside the model
+model = {}
+try:
+    model = json.load(open(os.path.join(work, "paper", "model.json")))
+except Exception:
+    pass
+if model:
+    print()
+    print(f"{'paper size':28} {'identical':9} {'counters':8} {'time (ms)':>10} {'model (ms)':>10}")
+for f in sorted(glob.glob(os.path.join(work, "paper", "*.json"))):
+    name = os.path.basename(f)[:-5]
+    if name == "model":
+        continue
+    try:
+        with open(f) as fh:
+            r = json.load(fh)["runs"][0]
+    except Exception as e:
+        print(f"{name}: no result ({e})")
+        bad += 1
+        continue
+    ok = r["identical"] and r["counts_equal"]
+    bad += not ok
+    t = model.get(name)
+    print(f"{name:28} {'yes' if r['identical'] else 'NO':9} {'yes' if r['counts_equal'] else 'NO':8} "
+          f"{1e3 * r['seconds']:>10.3f} {1e3 * t if t else float('nan'):>10.3f}")
 sys.exit(1 if bad else 0)
 PY
 if [ ${#FAILED[@]} -gt 0 ]; then

@@ -33,6 +33,13 @@ int kern_backend_parse(const char *s, kern_backend *out);
 
 #define KERN_CPU_DEFAULT_THREADS 4     /* enough to exercise the barriers */
 #define KERN_CPU_MAX_THREADS 64
+/* The CPU path refuses what a CUDA device of compute capability 9.0
+ * refuses: a grid's y dimension over 65,535 blocks, its x over 2^31 - 1,
+ * and more than 227 KiB of dynamic shared memory per block (the opt-in
+ * maximum of sm_90), so that a launch it runs also launches on an H100. */
+#define KERN_CPU_MAX_GRID_X 2147483647
+#define KERN_CPU_MAX_GRID_Y 65535
+#define KERN_CPU_MAX_SMEM (227u * 1024u)
 #define KERN_CUDA_DEFAULT_THREADS 128  /* four warps: rows of B_r <= 128 each get one */
 
 typedef struct {
@@ -41,23 +48,28 @@ typedef struct {
 } kern_options;
 
 typedef struct {
-    float *O;                /* (N, d), owned; values of the dtype */
-    float *L;                /* FA2: (N) logsumexp, owned; else NULL */
+    float *O;                /* (B H, N, d), owned; values of the dtype */
+    float *L;                /* FA2: (B H, N) logsumexp, owned; else NULL */
     sim_counts counts;       /* the counting run's global-memory traffic */
     double seconds;          /* median over the timed runs: the launches only */
     int runs;                /* timed runs */
     int threads;             /* threads per block */
     int launches;            /* kernel launches per run */
     int64_t blocks;          /* thread blocks per run, all launches together */
+    int64_t grid_x, grid_y;  /* the grid of the largest launch (most blocks) */
     uint64_t smem_bytes;     /* dynamic shared memory of the largest launch */
     uint64_t plan_bytes;     /* the plan's SRAM peak (dtype-sized tiles) */
 } kern_result;
 
 /*
- * Run loop order `a` with plan p on inputs Q, K, V ((N, d), rounded to the
- * shape's dtype here as sim_run rounds them). The plan must fit M or be a
- * paper plan, as for sim_run. Every output tensor is poisoned with NaN before
- * each run, so a kernel that fails to write an element is caught.
+ * Run loop order `a` with plan p on inputs Q (B H, N, d), K, V (B G, N_k, d)
+ * (rounded to the shape's dtype here as sim_run rounds them): every query
+ * head of sh, with its mask. The plan must fit M or be a paper plan, as for
+ * sim_run, and be ungrouped and unpaged, and split (split-KV) only for FA2
+ * (sim_run_opts: the rest is the simulator's alone). A launch over the backend's limits (grid, threads,
+ * shared memory) is refused, naming the limit, before anything is allocated.
+ * Every output tensor is poisoned with NaN before each run, so a kernel that
+ * fails to write an element is caught.
  * First one counted run, then opt->repeat timed runs without counters; the
  * timed runs' output must equal the counted run's bit for bit (else -1:
  * a kernel whose result depends on timing has a race).
@@ -70,6 +82,11 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
              kern_result *out, char *err, size_t errlen);
 
 void kern_result_free(kern_result *r);
+
+/* Elements of tensor t of a run of sh, all heads: B H N N_k for S, P;
+ * B H N d for Q, O, O_acc; B G N_k d for K, V; B H N for the statistics
+ * (kern_result's O and L are B H N d and B H N). */
+int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
 
 /* 1 when kernels/ has a kernel of loop order a (naive, fa1, fa2), else 0:
  * a loop order registered at run time has none. */

@@ -34,7 +34,7 @@ void kern_cpu_carve_note(const char *name, const void *at, int64_t bytes)
 {
     const kern_cpu_ctx *c = kern_cpu_tls;
     kern_carve_log *g = kern_cpu_carve_log;
-    if (!g || !c || c->thread_x != 0 || c->block_x != 0 || g->n >= KERN_CARVE_LOG_MAX)
+    if (!g || !c || c->thread_x != 0 || c->block_x != 0 || c->block_y != 0 || g->n >= KERN_CARVE_LOG_MAX)
         return;
     g->r[g->n++] = (kern_carve_rec){ g->launches - 1, name,
                                      (uint64_t)((const unsigned char *)at - c->smem),
@@ -82,7 +82,7 @@ void kern_cpu_sync(void)
 typedef struct {
     kern_cpu_fn fn;
     kern_params p;
-    int64_t grid;
+    int64_t grid, grid_y;
     int threads;
     unsigned char *smem;
     uint64_t smem_bytes;
@@ -102,16 +102,18 @@ typedef struct {
 
 static void run_blocks(cpu_launch *L, int tid)
 {
-    kern_cpu_ctx ctx = { 0, tid, L->threads, L->grid, L->smem, &L->barrier };
+    kern_cpu_ctx ctx = { 0, 0, tid, L->threads, L->grid, L->smem, &L->barrier };
     kern_cpu_tls = &ctx;
-    for (int64_t b = 0; b < L->grid; b++) {
-        ctx.block_x = b;
-        if (tid == 0)
-            memset(L->smem, 0xff, (size_t)L->smem_bytes);
-        barrier_wait(&L->barrier);     /* poisoned before anyone starts */
-        L->fn(L->p);
-        barrier_wait(&L->barrier);     /* block b done before b + 1 reuses SRAM */
-    }
+    for (int64_t y = 0; y < L->grid_y; y++)
+        for (int64_t b = 0; b < L->grid; b++) {
+            ctx.block_x = b;
+            ctx.block_y = y;
+            if (tid == 0)
+                memset(L->smem, 0xff, (size_t)L->smem_bytes);
+            barrier_wait(&L->barrier);     /* poisoned before anyone starts */
+            L->fn(L->p);
+            barrier_wait(&L->barrier);     /* block b done before b + 1 reuses SRAM */
+        }
     kern_cpu_tls = NULL;
 }
 
@@ -129,7 +131,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int threads,
+int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t grid_y, int threads,
                     uint64_t smem_bytes, char *err, size_t errlen)
 {
     if (threads < 1 || threads > KERN_CPU_MAX_THREADS) {
@@ -139,13 +141,14 @@ int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int threads,
     }
     if (kern_cpu_carve_log)
         kern_cpu_carve_log->launches++;
-    if (grid < 1)
+    if (grid < 1 || grid_y < 1)
         return 0;
     cpu_launch L;
     memset(&L, 0, sizeof L);
     L.fn = fn;
     L.p = p;
     L.grid = grid;
+    L.grid_y = grid_y;
     L.threads = threads;
     L.smem_bytes = smem_bytes;
     L.smem = malloc((size_t)(smem_bytes ? smem_bytes : 1));

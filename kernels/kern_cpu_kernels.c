@@ -31,5 +31,7 @@ const kern_cpu_table KERN_TABLE_NAME = {
         [KERN_K_NAIVE_PV] = kern_naive_pv,
         [KERN_K_FA1] = kern_fa1,
         [KERN_K_FA2] = kern_fa2,
+        [KERN_K_FA2_SPLIT] = kern_fa2_split,
+        [KERN_K_FA2_COMBINE] = kern_fa2_combine,
     },
 };

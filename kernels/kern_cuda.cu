@@ -38,6 +38,8 @@ static cuda_kernel_fn cuda_kernel(kern_kernel k)
     case KERN_K_NAIVE_SOFTMAX_3PASS: return kern_naive_softmax_3pass;
     case KERN_K_NAIVE_PV: return kern_naive_pv;
     case KERN_K_FA1: return kern_fa1;
+    case KERN_K_FA2_SPLIT: return kern_fa2_split;
+    case KERN_K_FA2_COMBINE: return kern_fa2_combine;
     default: return kern_fa2;
     }
 }
@@ -100,48 +102,57 @@ typedef struct {
     double *times;                       /* seconds of each timed run */
     float *last;                         /* O of the last timed run */
     int threads, repeat;
-    int64_t nO;                          /* N d */
+    int64_t nO, nL;                      /* B H N d, B H N */
 } cuda_run;
 
-/* The schedule, the launch shape and the host buffers of the results;
- * every launch's shared memory checked against the device and allowed. */
+/* The device's limits: grid dimensions, threads and opt-in shared memory
+ * per block. */
+static int device_limits(kern_limits *lim, char *err, size_t errlen)
+{
+    int rc = 0, dev = 0, gx = 0, gy = 0, th = 0, smem = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&gx, cudaDevAttrMaxGridDimX, dev));
+    CK(cudaDeviceGetAttribute(&gy, cudaDevAttrMaxGridDimY, dev));
+    CK(cudaDeviceGetAttribute(&th, cudaDevAttrMaxThreadsPerBlock, dev));
+    CK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    lim->who = "this device";
+    lim->grid_x = gx;
+    lim->grid_y = gy;
+    lim->threads = th;
+    lim->smem = (uint64_t)smem;
+done:
+    return rc;
+}
+
+/* The schedule, checked against the device's limits before anything is
+ * allocated; the host buffers of the results; every launch's shared memory
+ * allowed. */
 static int run_prepare(cuda_run *c, const kern_options *opt, kern_result *out, char *err,
                        size_t errlen)
 {
-    int rc = 0, dev = 0, max_smem = 0;
-    const int64_t N = c->sh->N;
+    int rc = 0;
+    kern_limits lim;
     if (!kern_cuda_probe(err, errlen))
         return -1;
     if (kern_schedule_make(c->a, c->p, c->sh, &c->s, err, errlen))
         return -1;
     c->threads = opt && opt->threads ? opt->threads : KERN_CUDA_DEFAULT_THREADS;
     c->repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
-    if (c->threads < 1 || c->threads > 1024) {
-        snprintf(err, errlen, "threads per block must be 1..1024 on CUDA (got %d)", c->threads);
+    if (device_limits(&lim, err, errlen) || kern_check_limits(&c->s, c->threads, &lim, err,
+                                                               errlen))
         return -1;
-    }
     c->times = (double *)malloc((size_t)c->repeat * sizeof *c->times);
     c->last = (float *)malloc((size_t)c->nO * sizeof(float));
     out->O = (float *)malloc((size_t)c->nO * sizeof(float));
-    out->L = c->a == SIM_FA2 ? (float *)malloc((size_t)N * sizeof(float)) : NULL;
+    out->L = c->a == SIM_FA2 ? (float *)malloc((size_t)c->nL * sizeof(float)) : NULL;
     if (!c->times || !c->last || !out->O || (c->a == SIM_FA2 && !out->L)) {
         snprintf(err, errlen, "out of memory for the kernel's results");
         return -1;
     }
-    CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    for (int k = 0; k < c->s.n; k++) {
-        uint64_t bytes = c->s.l[k].smem_bytes;
-        if (bytes > (uint64_t)max_smem) {
-            snprintf(err, errlen, "%s needs %llu B of shared memory per block (the plan's "
-                     "buffers); this device allows %d B: use a smaller --M or --Br/--Bc",
-                     kern_kernel_name(c->s.l[k].k),
-                     (unsigned long long)bytes, max_smem);
-            return -1;
-        }
+    for (int k = 0; k < c->s.n; k++)
         CK(cudaFuncSetAttribute((const void *)cuda_kernel(c->s.l[k].k),
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-    }
+                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)c->s.l[k].smem_bytes));
 done:
     return rc;
 }
@@ -152,13 +163,14 @@ static int run_upload(cuda_run *c, const float *const in[3], char *err, size_t e
 {
     int rc = 0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!kern_uses(c->a, (sim_tensor)t))
+        if (!kern_uses(c->a, &c->p->run, (sim_tensor)t))
             continue;
-        c->nT[t] = kern_tensor_elems(c->sh, (sim_tensor)t);
+        c->nT[t] = kern_run_elems(c->sh, &c->p->run, (sim_tensor)t);
         CK(cudaMalloc((void **)&c->dT[t], (size_t)c->nT[t] * sizeof(float)));
     }
     for (int t = 0; t < 3; t++)
-        CK(cudaMemcpy(c->dT[t], in[t], (size_t)c->nO * sizeof(float), cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(c->dT[t], in[t], (size_t)c->nT[t] * sizeof(float),
+                      cudaMemcpyHostToDevice));
     CK(cudaMalloc((void **)&c->dcnt, sizeof *c->dcnt));
     CK(cudaEventCreate(&c->e0));
     CK(cudaEventCreate(&c->e1));
@@ -184,7 +196,8 @@ static int run_once(cuda_run *c, int run, float *ms, char *err, size_t errlen)
     for (int k = 0; k < c->s.n; k++) {
         void *args[1] = { &c->kp };
         CK(cudaLaunchKernel((const void *)cuda_kernel(c->s.l[k].k),
-                            dim3((unsigned)c->s.l[k].grid), dim3((unsigned)c->threads), args,
+                            dim3((unsigned)c->s.l[k].grid, (unsigned)c->s.l[k].grid_y),
+                            dim3((unsigned)c->threads), args,
                             (size_t)c->s.l[k].smem_bytes, 0));
     }
     CK(cudaEventRecord(c->e1));
@@ -200,7 +213,6 @@ done:
 static int run_all(cuda_run *c, kern_result *out, char *err, size_t errlen)
 {
     int rc = 0;
-    const int64_t N = c->sh->N;
     for (int run = 0; run <= c->repeat; run++) {
         float ms = 0.0f;
         if ((rc = run_once(c, run, &ms, err, errlen)) != 0)
@@ -209,7 +221,7 @@ static int run_all(cuda_run *c, kern_result *out, char *err, size_t errlen)
             CK(cudaMemcpy(out->O, c->dT[SIM_O], (size_t)c->nO * sizeof(float),
                           cudaMemcpyDeviceToHost));
             if (out->L)
-                CK(cudaMemcpy(out->L, c->dT[SIM_L], (size_t)N * sizeof(float),
+                CK(cudaMemcpy(out->L, c->dT[SIM_L], (size_t)c->nL * sizeof(float),
                               cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(&c->hcnt, c->dcnt, sizeof c->hcnt, cudaMemcpyDeviceToHost));
             continue;
@@ -254,7 +266,8 @@ extern "C" int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p,
     c.a = a;
     c.sh = sh;
     c.p = p;
-    c.nO = sh->N * sh->d;
+    c.nO = kern_tensor_elems(sh, SIM_O);
+    c.nL = kern_tensor_elems(sh, SIM_L);
     const float *const in[3] = { Q, K, V };
     memset(out, 0, sizeof *out);
     int rc = run_prepare(&c, opt, out, err, errlen);
@@ -262,19 +275,8 @@ extern "C" int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p,
         rc = run_upload(&c, in, err, errlen);
     if (!rc)
         rc = run_all(&c, out, err, errlen);
-    if (!rc) {
-        kern_counts_to_sim(&c.hcnt, &out->counts);
-        out->seconds = kern_median(c.times, c.repeat);
-        out->runs = c.repeat;
-        out->threads = c.threads;
-        out->launches = c.s.n;
-        for (int k = 0; k < c.s.n; k++) {
-            out->blocks += c.s.l[k].grid;
-            if (c.s.l[k].smem_bytes > out->smem_bytes)
-                out->smem_bytes = c.s.l[k].smem_bytes;
-        }
-        out->plan_bytes = p->sram_peak;
-    }
+    if (!rc)
+        kern_result_finish(out, &c.s, p, &c.hcnt, c.times, c.repeat, c.threads);
     run_free(&c);
     if (rc)
         kern_result_free(out);

@@ -35,6 +35,7 @@ const char *kern_kernel_name(kern_kernel k)
     static const char *names[KERN_K_COUNT] = {
         "kern_naive_scores", "kern_naive_softmax_rows", "kern_naive_softmax_2pass",
         "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa2",
+        "kern_fa2_split", "kern_fa2_combine",
     };
     return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
 }
@@ -82,12 +83,17 @@ kern_params kern_params_make(const sim_shape *sh, const sim_plan *p)
     kern_params k;
     memset(&k, 0, sizeof k);
     k.N = sh->N;
+    k.Nk = sim_shape_Nk(sh);
+    k.H = sim_shape_H(sh);
+    k.G = sim_shape_G(sh);
+    k.window = sh->window;
     k.d = sh->d;
     k.Br = p->Br;
     k.Bc = p->Bc;
     k.Tr = p->Tr;
     k.Tc = p->Tc;
     k.Bs_r = p->Bs_r;
+    k.splits = sim_run_S(&p->run);
     k.causal = sh->causal;
     k.dtype = sh->dtype;
     k.scale = 1.0f / sqrtf((float)sh->d);    /* as sim_run computes it */
@@ -109,7 +115,7 @@ typedef struct {
 
 static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, carve *c)
 {
-    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d, N = sh->N, Bs = p->Bs_r;
+    const int64_t Br = p->Br, Bc = p->Bc, d = sh->d, N_k = sim_shape_Nk(sh), Bs = p->Bs_r;
     const int e = sim_dtype_bytes(sh->dtype);
     int n = 0;
 #define C(nm, r, cc, eb, t) (c[n].name = (nm), c[n].rows = (r), c[n].cols = (cc), \
@@ -121,7 +127,7 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
         T("Q_i", Br, d); T("K_j", Bc, d); F("S_ij", Br, Bc);
         break;
     case KERN_K_NAIVE_SOFTMAX_ROWS:
-        F("S_rows", Bs, N); F("m", Bs, 1); F("l", Bs, 1);
+        F("S_rows", Bs, N_k); F("m", Bs, 1); F("l", Bs, 1);
         break;
     case KERN_K_NAIVE_SOFTMAX_2PASS:
     case KERN_K_NAIVE_SOFTMAX_3PASS:
@@ -136,8 +142,13 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
         F("l~_ij", Br, 1); F("m_new", Br, 1); F("l_new", Br, 1);
         break;
     case KERN_K_FA2:
+    case KERN_K_FA2_SPLIT:
         T("Q_i", Br, d); T("K_j", Bc, d); T("V_j", Bc, d); F("S_ij", Br, Bc);
-        F("O_i", Br, d); F("m_i", Br, 1); F("l_i", Br, 1);
+        F(k == KERN_K_FA2 ? "O_i" : "O~_i", Br, d); F("m_i", Br, 1); F("l_i", Br, 1);
+        break;
+    case KERN_K_FA2_COMBINE:
+        F("O~_s", Br, d); F("m_s", Br, 1); F("l_s", Br, 1); F("O_i", Br, d);
+        F("m_i", Br, 1); F("l_i", Br, 1);
         break;
     default:
         break;
@@ -228,23 +239,31 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
                  sim_algo_name(a));
         return -1;
     }
+    /* Every query head of the batch: the grid's y (FA1: its x). */
+    const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh);
     switch (a) {
     case SIM_NAIVE:
-        s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SCORES, p->Tr, 1, 0 };
+        s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SCORES, p->Tr, BH, 1, 0 };
         if (p->softmax_passes == 1)
             s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SOFTMAX_ROWS,
-                                          (sh->N + p->Bs_r - 1) / p->Bs_r, 2, 0 };
+                                          (sh->N + p->Bs_r - 1) / p->Bs_r, BH, 2, 0 };
         else
             s->l[s->n++] = (kern_launch){ p->softmax_passes == 2 ? KERN_K_NAIVE_SOFTMAX_2PASS
                                                                 : KERN_K_NAIVE_SOFTMAX_3PASS,
-                                          p->Tr, 2, 0 };
-        s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_PV, p->Tr, 3, 0 };
+                                          p->Tr, BH, 2, 0 };
+        s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_PV, p->Tr, BH, 3, 0 };
         break;
     case SIM_FA1:
-        s->l[s->n++] = (kern_launch){ KERN_K_FA1, 1, 1, 0 };
+        s->l[s->n++] = (kern_launch){ KERN_K_FA1, BH, 1, 1, 0 };
         break;
     case SIM_FA2:
-        s->l[s->n++] = (kern_launch){ KERN_K_FA2, p->Tr, 1, 0 };
+        if (sim_run_S(&p->run) > 1) {       /* split-KV: partials, then their merge */
+            s->l[s->n++] = (kern_launch){ KERN_K_FA2_SPLIT, sim_run_S(&p->run) * p->Tr, BH,
+                                          1, 0 };
+            s->l[s->n++] = (kern_launch){ KERN_K_FA2_COMBINE, p->Tr, BH, 2, 0 };
+        } else {
+            s->l[s->n++] = (kern_launch){ KERN_K_FA2, p->Tr, BH, 1, 0 };
+        }
         break;
     default:
         snprintf(err, errlen, "unknown loop order");
@@ -261,6 +280,42 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
         snprintf(err, errlen, "internal: the %s kernels' largest shared memory is %llu B, "
                  "the plan's SRAM peak %llu B", sim_algo_name(a), (unsigned long long)peak,
                  (unsigned long long)p->sram_peak);
+        return -1;
+    }
+    return 0;
+}
+
+const kern_limits kern_cpu_limits = {
+    "the CPU path", KERN_CPU_MAX_GRID_X, KERN_CPU_MAX_GRID_Y, KERN_CPU_MAX_THREADS,
+    KERN_CPU_MAX_SMEM,
+};
+
+int kern_check_limits(const kern_schedule *s, int threads, const kern_limits *lim, char *err,
+                      size_t errlen)
+{
+    if (threads < 1 || threads > lim->threads) {
+        snprintf(err, errlen, "%d threads per block: %s runs 1 to %d", threads, lim->who,
+                 lim->threads);
+        return -1;
+    }
+    for (int k = 0; k < s->n; k++) {
+        const kern_launch *l = &s->l[k];
+        const char *name = kern_kernel_name(l->k);
+        if (l->grid > lim->grid_x)
+            snprintf(err, errlen, "%s: a grid of %lld blocks in x, over the limit of %s, "
+                     "%lld; use larger --Br", name, (long long)l->grid, lim->who,
+                     (long long)lim->grid_x);
+        else if (l->grid_y > lim->grid_y)
+            snprintf(err, errlen, "%s: a grid of %lld blocks in y (batch x heads), over the "
+                     "limit of %s, %lld; use fewer --batch or --heads", name,
+                     (long long)l->grid_y, lim->who, (long long)lim->grid_y);
+        else if (l->smem_bytes > lim->smem)
+            snprintf(err, errlen, "%s: %llu B of shared memory per block (the plan's "
+                     "buffers), over the limit of %s, %llu B; use a smaller --M or --Br/--Bc",
+                     name, (unsigned long long)l->smem_bytes, lim->who,
+                     (unsigned long long)lim->smem);
+        else
+            continue;
         return -1;
     }
     return 0;
@@ -290,21 +345,34 @@ static void host_free(host_tensors *h)
     memset(h, 0, sizeof *h);
 }
 
-int kern_uses(sim_algo a, sim_tensor t)
+int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t)
 {
+    const int split = a == SIM_FA2 && sim_run_S(run) > 1;
     switch (t) {
     case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
     case SIM_S: case SIM_P: return a == SIM_NAIVE;
-    case SIM_m: case SIM_l: case SIM_Oacc: return a == SIM_FA1;
+    case SIM_m: case SIM_l: return a == SIM_FA1 || split;
+    case SIM_Oacc: return a == SIM_FA1;
+    case SIM_Ot: return split;
     case SIM_L: return a == SIM_FA2;
     default: return 0;
     }
 }
 
+int64_t kern_run_elems(const sim_shape *sh, const sim_run_opts *run, sim_tensor t)
+{
+    const int64_t n = kern_tensor_elems(sh, t);
+    return t == SIM_Ot || t == SIM_m || t == SIM_l ? sim_run_S(run) * n : n;
+}
+
 int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t)
 {
-    const int64_t N = sh->N, d = sh->d;
-    return (t == SIM_S || t == SIM_P) ? N * N : (t <= SIM_O || t == SIM_Oacc) ? N * d : N;
+    const int64_t N = sh->N, N_k = sim_shape_Nk(sh), d = sh->d;
+    const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
+    if (t == SIM_K || t == SIM_V)
+        return BG * N_k * d;
+    return BH * ((t == SIM_S || t == SIM_P) ? N * N_k
+                 : (t == SIM_Q || t == SIM_O || t == SIM_Oacc || t == SIM_Ot) ? N * d : N);
 }
 
 void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const sim_run_opts *run)
@@ -318,18 +386,19 @@ void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const si
     k->m = t[SIM_m];
     k->l = t[SIM_l];
     k->L = t[SIM_L];
+    k->Ot = t[SIM_Ot];
     k->Oacc = sim_inter_acc(run, SIM_O) == SIM_Oacc ? t[SIM_Oacc] : NULL;
 }
 
-static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh, const float *Q,
-                      const float *K, const float *V, char *err, size_t errlen)
+static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh,
+                      const sim_run_opts *run, const float *Q, const float *K,
+                      const float *V, char *err, size_t errlen)
 {
     memset(h, 0, sizeof *h);
-    const int64_t N = sh->N, d = sh->d;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!kern_uses(a, (sim_tensor)t))
+        if (!kern_uses(a, run, (sim_tensor)t))
             continue;
-        h->n[t] = kern_tensor_elems(sh, (sim_tensor)t);
+        h->n[t] = kern_run_elems(sh, run, (sim_tensor)t);
         h->t[t] = malloc((size_t)h->n[t] * sizeof(float));
         if (!h->t[t]) {
             snprintf(err, errlen, "out of memory for tensor %s of the kernel run",
@@ -340,12 +409,33 @@ static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh, const fl
     }
     const float *in[3] = { Q, K, V };
     for (int t = 0; t < 3; t++) {
-        memcpy(h->t[t], in[t], (size_t)(N * d) * sizeof(float));
-        sim_round_to_dtype(h->t[t], N * d, sh->dtype);   /* as sim_run places them */
+        memcpy(h->t[t], in[t], (size_t)h->n[t] * sizeof(float));
+        sim_round_to_dtype(h->t[t], h->n[t], sh->dtype);   /* as sim_run places them */
     }
     return 0;
 }
 
+
+void kern_result_finish(kern_result *out, const kern_schedule *s, const sim_plan *p,
+                        const kern_counts *cnt, double *times, int repeat, int threads)
+{
+    kern_counts_to_sim(cnt, &out->counts);
+    out->seconds = kern_median(times, repeat);
+    out->runs = repeat;
+    out->threads = threads;
+    out->launches = s->n;
+    for (int k = 0; k < s->n; k++) {
+        const kern_launch *l = &s->l[k];
+        if (l->grid * l->grid_y > out->grid_x * out->grid_y) {
+            out->grid_x = l->grid;
+            out->grid_y = l->grid_y;
+        }
+        out->blocks += l->grid * l->grid_y;
+        if (l->smem_bytes > out->smem_bytes)
+            out->smem_bytes = l->smem_bytes;
+    }
+    out->plan_bytes = p->sram_peak;
+}
 
 static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t errlen)
 {
@@ -353,8 +443,14 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
         sim_plan_explain_misfit(p, sh, err, errlen);
         return -1;
     }
-    if (sh->N > INT32_MAX || sh->d > INT32_MAX) {
-        snprintf(err, errlen, "N and d must fit in 32 bits for the kernels");
+    if (sim_shape_Nk(sh) > INT32_MAX || sh->d > INT32_MAX) {
+        snprintf(err, errlen, "N_k and d must fit in 32 bits for the kernels");
+        return -1;
+    }
+    if (p->run.group || p->run.page > 0 || p->run.pass != SIM_FWD ||
+        (sim_run_S(&p->run) > 1 && p->algo != SIM_FA2)) {
+        snprintf(err, errlen, "the kernels run the forward pass, ungrouped and unpaged, "
+                 "split only in FA2; the simulator runs the rest");
         return -1;
     }
     if (sim_dtype_is_fp8(sh->dtype)) {   /* kern_tile.h holds 2- and 4-byte tiles only */
@@ -377,16 +473,18 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
         return -1;
     const int threads = opt && opt->threads ? opt->threads : KERN_CPU_DEFAULT_THREADS;
     const int repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
-    const int64_t nO = sh->N * sh->d;
+    if (kern_check_limits(&s, threads, &kern_cpu_limits, err, errlen))
+        return -1;
+    const int64_t nO = kern_tensor_elems(sh, SIM_O), nL = kern_tensor_elems(sh, SIM_L);
 
     host_tensors h;
-    if (host_alloc(&h, a, sh, Q, K, V, err, errlen))
+    if (host_alloc(&h, a, sh, &p->run, Q, K, V, err, errlen))
         return -1;
     kern_params kp = kern_params_make(sh, p);
     kern_params_bind(&kp, h.t, &p->run);
     double *times = malloc((size_t)repeat * sizeof *times);
     out->O = malloc((size_t)nO * sizeof(float));
-    out->L = a == SIM_FA2 ? malloc((size_t)sh->N * sizeof(float)) : NULL;
+    out->L = a == SIM_FA2 ? malloc((size_t)nL * sizeof(float)) : NULL;
     int rc = 0;
     if (!times || !out->O || (a == SIM_FA2 && !out->L)) {
         snprintf(err, errlen, "out of memory for the kernel's results");
@@ -402,7 +500,7 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
         kp.cnt = run == 0 ? &cnt : NULL;      /* run 0 counts; the timed runs do not */
         double t0 = kern_now_seconds();
         for (int k = 0; k < s.n && rc == 0; k++)
-            rc = kern_cpu_launch(tab->fn[s.l[k].k], kp, s.l[k].grid, threads,
+            rc = kern_cpu_launch(tab->fn[s.l[k].k], kp, s.l[k].grid, s.l[k].grid_y, threads,
                                  s.l[k].smem_bytes, err, errlen);
         double dt = kern_now_seconds() - t0;
         if (rc)
@@ -410,7 +508,7 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
         if (run == 0) {
             memcpy(out->O, h.t[SIM_O], (size_t)nO * sizeof(float));
             if (out->L)
-                memcpy(out->L, h.t[SIM_L], (size_t)sh->N * sizeof(float));
+                memcpy(out->L, h.t[SIM_L], (size_t)nL * sizeof(float));
         } else {
             times[run - 1] = dt;
             if (memcmp(out->O, h.t[SIM_O], (size_t)nO * sizeof(float)) != 0) {
@@ -420,19 +518,8 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
             }
         }
     }
-    if (rc == 0) {
-        kern_counts_to_sim(&cnt, &out->counts);
-        out->seconds = kern_median(times, repeat);
-        out->runs = repeat;
-        out->threads = threads;
-        out->launches = s.n;
-        for (int k = 0; k < s.n; k++) {
-            out->blocks += s.l[k].grid;
-            if (s.l[k].smem_bytes > out->smem_bytes)
-                out->smem_bytes = s.l[k].smem_bytes;
-        }
-        out->plan_bytes = p->sram_peak;
-    }
+    if (rc == 0)
+        kern_result_finish(out, &s, p, &cnt, times, repeat, threads);
 done:
     free(times);
     host_free(&h);
@@ -466,19 +553,19 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
     if (check_plan(p, sh, err, errlen))
         return -1;
     /* The CUDA backend takes inputs already rounded, as host_alloc rounds them. */
-    const int64_t nd = sh->N * sh->d;
-    float *in[3] = { malloc((size_t)nd * sizeof(float)), malloc((size_t)nd * sizeof(float)),
-                     malloc((size_t)nd * sizeof(float)) };
+    const sim_tensor ts[3] = { SIM_Q, SIM_K, SIM_V };
     const float *src[3] = { Q, K, V };
+    float *in[3] = { NULL, NULL, NULL };
     int rc = 0;
     for (int t = 0; t < 3; t++) {
-        if (!in[t]) {
+        const int64_t n = kern_tensor_elems(sh, ts[t]);
+        if (!(in[t] = malloc((size_t)n * sizeof(float)))) {
             rc = -1;
             snprintf(err, errlen, "out of memory for the kernel's inputs");
             break;
         }
-        memcpy(in[t], src[t], (size_t)nd * sizeof(float));
-        sim_round_to_dtype(in[t], nd, sh->dtype);
+        memcpy(in[t], src[t], (size_t)n * sizeof(float));
+        sim_round_to_dtype(in[t], n, sh->dtype);
     }
     if (rc == 0)
         rc = kern_cuda_run(a, sh, p, in[0], in[1], in[2], opt, out, err, errlen);

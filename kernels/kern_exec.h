@@ -6,6 +6,7 @@
  *   KERN_GLOBAL            a kernel: `KERN_GLOBAL kern_fa2(kern_params p)`
  *   KERN_DEVICE            a helper called from kernels
  *   kern_block_x()         blockIdx.x      (the thread block's index in the grid)
+ *   kern_block_y()         blockIdx.y      (its second: the query head, in FA2 and naive)
  *   kern_thread_x()        threadIdx.x     (the thread's index in its block)
  *   kern_block_dim()       blockDim.x      (threads per block)
  *   KERN_SYNC()            __syncthreads() (every thread of the block must reach it)
@@ -49,16 +50,27 @@ typedef struct {
 
 /* Everything a kernel reads, passed by value (CUDA kernel parameter space).
  * Global tensors are row-major float arrays whose values are already rounded
- * to what their HBM type holds: Q, K, V, O (N, d); S, P (N, N); m, l, L (N).
- * Tensors a loop order does not use are NULL. */
+ * to what their HBM type holds, laid out head after head as the simulator
+ * holds them (sim_run.c): the query side Q, O, O_acc (B H, N, d), S, P
+ * (B H, N, N_k), m, l, L (B H, N); the key/value side K, V (B G, N_k, d).
+ * Query head h of sequence b is head b H + h, and reads key/value head
+ * b G + h / (H / G). Tensors a loop order does not use are NULL. A kernel
+ * moves the pointers to its head with kern_at_head and then addresses one
+ * head, as before. */
 typedef struct {
     const float *Q, *K, *V;
     float *O, *S, *P, *m, *l, *L;
     float *Oacc;             /* FA1's running output between key blocks, fp32
                                 (sim_inter_acc); NULL: O itself, as the paper */
-    int64_t N, d, Br, Bc, Tr, Tc;
+    float *Ot;               /* split-KV: the splits' partial outputs O~ (S N, d)
+                                a head, fp32; m, l are then (S N) a head */
+    int64_t N, d, Br, Bc, Tr, Tc;   /* N: the query rows N_q */
+    int64_t Nk;              /* key/value rows N_k (>= N under a causal mask) */
+    int64_t H, G;            /* query and key/value heads per sequence */
     int64_t Bs_r;            /* naive one-pass softmax: rows per block */
+    int64_t splits;          /* split-KV: S >= 1 (1: unsplit) */
     int causal;
+    int64_t window;          /* sliding window W (with causal); 0: none */
     sim_dtype dtype;         /* storage type of Q, K, V, O, S, P in HBM */
     float scale;             /* 1 / sqrt(d), rounded once to float on the host */
     int p_round;             /* REF_ROUND_* of P~ before P~ V (sim_inter_p_round) */
@@ -72,6 +84,7 @@ typedef struct {
 #define KERN_GLOBAL static __global__ void
 #define KERN_DEVICE static __device__ inline
 #define kern_block_x() ((int64_t)blockIdx.x)
+#define kern_block_y() ((int64_t)blockIdx.y)
 #define kern_thread_x() ((int64_t)threadIdx.x)
 #define kern_block_dim() ((int64_t)blockDim.x)
 #define KERN_SYNC() __syncthreads()
@@ -84,7 +97,7 @@ extern __shared__ __align__(16) unsigned char kern_dyn_smem[];
 /* The running thread's place in its launch; set by kern_cpu.c for each
  * thread, read through the macros below. */
 typedef struct {
-    int64_t block_x, thread_x, block_dim, grid_dim;
+    int64_t block_x, block_y, thread_x, block_dim, grid_dim;
     unsigned char *smem;     /* this block's shared memory */
     void *barrier;           /* the block's barrier (kern_cpu.c) */
 } kern_cpu_ctx;
@@ -114,6 +127,7 @@ void kern_cpu_carve_note(const char *name, const void *at, int64_t bytes);
 #define KERN_GLOBAL static void
 #define KERN_DEVICE static inline
 #define kern_block_x() (kern_cpu_tls->block_x)
+#define kern_block_y() (kern_cpu_tls->block_y)
 #define kern_thread_x() (kern_cpu_tls->thread_x)
 #define kern_block_dim() (kern_cpu_tls->block_dim)
 #define KERN_SYNC() kern_cpu_sync()
@@ -152,16 +166,88 @@ KERN_DEVICE int64_t kern_min(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-/* Causal block bounds, the same as sim_hier.h's: block pair (i, j) holds an
- * unmasked score iff j * B_c <= the last row of block i. */
-KERN_DEVICE int64_t kern_causal_last_j(int64_t i, int64_t N, int64_t Br, int64_t Bc)
+/*
+ * The mask of sim.h ("the mask"): query row r stands at position r + off of
+ * the keys, off = N_k - N_q; with causal it sees key c iff c <= r + off, and
+ * with a window W also c > r + off - W.
+ */
+KERN_DEVICE ref_mask kern_mask(const kern_params *p)
 {
-    return (kern_min((i + 1) * Br, N) - 1) / Bc;
+    ref_mask mk;
+    mk.causal = p->causal;
+    mk.offset = p->Nk - p->N;
+    mk.window = p->window;
+    return mk;
 }
 
-KERN_DEVICE int64_t kern_causal_first_i(int64_t j, int64_t Br, int64_t Bc)
+/* The key blocks j that query block i visits (holds a visible score in):
+ * sim.h's sim_block_js, which device code cannot call; empty when
+ * lo > hi. tests/test_kernels.c checks the two agree. */
+KERN_DEVICE sim_range kern_block_js(const kern_params *p, int64_t i)
 {
-    return j * Bc / Br;
+    const int64_t off = p->Nk - p->N, r0 = i * p->Br;
+    const int64_t r1 = kern_min(r0 + p->Br, p->N) - 1;
+    int64_t lo = 0, hi = p->Nk - 1;                  /* the keys rows r0..r1 see */
+    if (p->causal) {
+        hi = kern_min(r1 + off, p->Nk - 1);
+        if (p->window > 0 && r0 + off - p->window + 1 > 0)
+            lo = r0 + off - p->window + 1;
+    }
+    sim_range j;
+    j.lo = lo / p->Bc;
+    j.hi = hi < lo ? lo / p->Bc - 1 : hi / p->Bc;
+    return j;
+}
+
+/* The query blocks i that visit key block j: sim.h's sim_block_is. */
+KERN_DEVICE sim_range kern_block_is(const kern_params *p, int64_t j)
+{
+    const int64_t off = p->Nk - p->N, c0 = j * p->Bc;
+    const int64_t c1 = kern_min(c0 + p->Bc, p->Nk) - 1;
+    int64_t lo = 0, hi = p->N - 1;                   /* the rows that see keys c0..c1 */
+    if (p->causal) {
+        if (c0 - off > 0)
+            lo = c0 - off;
+        if (p->window > 0 && c1 - off + p->window - 1 < hi)
+            hi = c1 - off + p->window - 1;
+    }
+    sim_range i;
+    i.lo = lo / p->Br;
+    i.hi = hi < lo ? lo / p->Br - 1 : hi / p->Br;
+    return i;
+}
+
+/* Move p's tensors to query head q (0 .. B H - 1: head b H + h) and the
+ * key/value head it reads, b G + h / (H / G) (GQA; MQA is G = 1).
+ * KERN_BUG_KV_HEAD_MODULO (never in the fasim build; tests/test_kernels.c
+ * must catch it): head h reads h mod G, the same traffic, the wrong keys. */
+KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
+{
+    const int64_t b = q / p->H, h = q % p->H;
+#ifdef KERN_BUG_KV_HEAD_MODULO
+    const int64_t kv = b * p->G + h % p->G;
+#else
+    const int64_t kv = b * p->G + h / (p->H / p->G);
+#endif
+    const int64_t Nd = p->N * p->d, rows = p->N, srows = p->splits * p->N;
+    p->Q += q * Nd;
+    p->K += kv * p->Nk * p->d;
+    p->V += kv * p->Nk * p->d;
+    p->O += q * Nd;
+    if (p->Oacc)                 /* unused tensors stay NULL: no offset on NULL */
+        p->Oacc += q * Nd;
+    if (p->S)
+        p->S += q * rows * p->Nk;
+    if (p->P)
+        p->P += q * rows * p->Nk;
+    if (p->Ot)                   /* split-KV's partials: S N rows a head */
+        p->Ot += q * srows * p->d;
+    if (p->m)
+        p->m += q * srows;
+    if (p->l)
+        p->l += q * srows;
+    if (p->L)
+        p->L += q * rows;
 }
 
 /* The value an HBM element of tensor t holds: the fp32 tensors of sim's

@@ -3,13 +3,19 @@
  * kernel, beside sim/algo_fa1.c: the same loop nest, the same primitives, the
  * same line numbers.
  *
- * Grid: ONE thread block runs the whole nest. Algorithm 1 is sequential in j
- * (K/V outer, line 5) and reads K_j, V_j once per j; a grid of T_r blocks per
- * j would read them T_r times, and one launch per j would still differ from
- * the paper's order of stores. A single block is exactly Algorithm 1, with
- * exactly the simulator's counts: slow on a GPU (one SM), and said so.
- * Production FA1 kernels parallelise over Q blocks (and heads) instead and
- * keep O_i on chip, which is FA2's order (kern_fa2.cuh).
+ * Grid: B H thread blocks, one per (batch, head), as the released
+ * FlashAttention-1 kernel launches them; block q runs the whole nest of query
+ * head q (kern_at_head: it reads key/value head b G + h / (H / G)).
+ * Algorithm 1 is sequential in j (K/V outer, line 5) and reads K_j, V_j once
+ * per j; a grid over i would read them T_r times, and one launch per j would
+ * still differ from the paper's order of stores. A block per head is exactly
+ * Algorithm 1 per head, with exactly the simulator's counts; one head keeps
+ * one SM busy, so a GPU fills only with B H at least its SMs.
+ *
+ * Masking (causal, a sliding window, N_q < N_k: sim.h's mask): line 7 runs
+ * over the query blocks that visit key block j (kern_block_is, the
+ * simulator's sim_block_is), and a key block no query sees is skipped,
+ * K_j and V_j unloaded, as the simulator skips it.
  *
  * Threads split the rows of each tile: thread t computes rows t, t + blockDim,
  * ... with ref_fa1_step_row (lines 10-12 for one row), in the simulator's
@@ -22,7 +28,8 @@
  * l_new are reserved as the plan charges them; kern_fa1_step_row keeps their
  * values in registers.
  *
- * Shapes: Q, K, V, O (N, d); l, m (N). Row-major throughout.
+ * Shapes, one head: Q, O (N, d); K, V (N_k, d); l, m (N). Row-major
+ * throughout.
  */
 #ifndef FASIM_KERN_FA1_CUH
 #define FASIM_KERN_FA1_CUH
@@ -31,8 +38,11 @@
 
 KERN_GLOBAL kern_fa1(kern_params p)
 {
-    const int64_t N = p.N, d = p.d, B_r = p.Br, B_c = p.Bc, T_r = p.Tr, T_c = p.Tc;
+    kern_at_head(&p, kern_block_x());
+    const int64_t N = p.N, N_k = p.Nk, d = p.d, B_r = p.Br, B_c = p.Bc, T_r = p.Tr,
+                  T_c = p.Tc;
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
+    const ref_mask mk = kern_mask(&p);
 
     const sim_dtype dt = p.dtype;
     const int64_t e = kern_tile_elem_bytes(dt);
@@ -72,12 +82,14 @@ KERN_GLOBAL kern_fa1(kern_params p)
     }
     /* 3-4: Q, O, l, m in T_r blocks of B_r rows; K, V in T_c blocks of B_c. */
     for (int64_t j = 0; j < T_c; j++) {                          /* 5 */
-        const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+        const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
+        const sim_range is = kern_block_is(&p, j);
+        if (is.lo > is.hi)
+            continue;           /* no query sees K_j (a window): not loaded */
         KERN_SYNC();            /* every row is done with K_j, V_j of step j - 1 */
         kern_load_tile(p.cnt, SIM_K, dt, K_j, p.K, d, c0, 0, bc, d);  /* 6 */
         kern_load_tile(p.cnt, SIM_V, dt, V_j, p.V, d, c0, 0, bc, d);
-        const int64_t i_start = p.causal ? kern_causal_first_i(j, B_r, B_c) : 0;
-        for (int64_t i = i_start; i < T_r; i++) {                /* 7 */
+        for (int64_t i = is.lo; i <= is.hi; i++) {              /* 7 */
             const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
             KERN_SYNC();        /* the stores of step i - 1 have read O_i, l_i, m_i;
                                    and the writes of line 2 are visible (a block
@@ -90,14 +102,13 @@ KERN_GLOBAL kern_fa1(kern_params p)
             for (int64_t r = tid; r < br; r += nt) {
                 float *s = S_ij + r * bc;
                 kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);      /* 9 */
-                if (p.causal)
-                    ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
+                ref_tile_mask(s, 1, (int)bc, r0 + r, c0, &mk);
                 kern_fa1_step_row(s, (int)bc, Vv, (int)d, O_i + r * d,            /* 10-12 */
                                  &m_i[r], &l_i[r], p.p_round);
             }
             KERN_SYNC();
             /* the last key block block i sees writes O in the dtype */
-            const int last = j == (p.causal ? kern_causal_last_j(i, N, B_r, B_c) : T_c - 1);
+            const int last = j == kern_block_js(&p, i).hi;
             kern_store(p.cnt, p.dtype, last ? SIM_O : T_run, last ? p.O : O_run, d, r0, 0,
                        br, d, O_i);                                                /* 12 */
             kern_store(p.cnt, p.dtype, SIM_l, p.l, 1, r0, 0, br, 1, l_i);       /* 13 */

@@ -16,16 +16,18 @@ extern "C" {
 /* The kernels of the three loop orders. */
 typedef enum {
     KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_2PASS,
-    KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_COUNT
+    KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_FA2_SPLIT,
+    KERN_K_FA2_COMBINE, KERN_K_COUNT
 } kern_kernel;
 
 const char *kern_kernel_name(kern_kernel k);
 
-/* One launch: a kernel, its grid (blocks), and its dynamic shared memory in
- * bytes, which is the plan's bytes of `phase` (kern_layout). */
+/* One launch: a kernel, its grid (grid x grid_y blocks: blockIdx.x, .y),
+ * and its dynamic shared memory in bytes, which is the plan's bytes of
+ * `phase` (kern_layout). */
 typedef struct {
     kern_kernel k;
-    int64_t grid;
+    int64_t grid, grid_y;
     int phase;
     uint64_t smem_bytes;
 } kern_launch;
@@ -53,7 +55,10 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
                 kern_smem_buf buf[SIM_MAX_BUFFERS], int *n, uint64_t *bytes, char *err,
                 size_t errlen);
 
-/* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1). */
+/* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1;
+ * FA2 split-KV: 2), over all B H query heads: naive's and FA2's grids are
+ * (T_r, B H) (the one-pass softmax (ceil(N / B_s), B H)), FA1's (B H, 1),
+ * split-KV's partials (S T_r, B H) and its combine (T_r, B H). */
 typedef struct {
     int n;
     kern_launch l[4];
@@ -63,6 +68,24 @@ typedef struct {
  * buffers its kernels carve out. */
 int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
                        kern_schedule *s, char *err, size_t errlen);
+
+/* What a backend can launch: the grid's x and y dimensions, threads per
+ * block, dynamic shared memory per block. The CUDA backend reads them from
+ * the device; the CPU path has kern_cpu_limits (kern.h's KERN_CPU_*). */
+typedef struct {
+    const char *who;             /* "the CPU path", "this device" */
+    int64_t grid_x, grid_y;
+    int threads;
+    uint64_t smem;
+} kern_limits;
+
+extern const kern_limits kern_cpu_limits;
+
+/* Check every launch of s with `threads` threads per block against lim,
+ * before anything is allocated. Returns 0, or -1 with a one-line message
+ * naming the launch, the limit and its value. */
+int kern_check_limits(const kern_schedule *s, int threads, const kern_limits *lim, char *err,
+                      size_t errlen);
 
 /* The scalar part of the kernels' parameters (pointers NULL). */
 kern_params kern_params_make(const sim_shape *sh, const sim_plan *p);
@@ -82,11 +105,11 @@ typedef struct {
 extern const kern_cpu_table kern_cpu_kernels;
 
 /* Run one launch on the CPU: `threads` POSIX threads form the block and run
- * every block of the grid in turn, with shared memory of smem_bytes bytes
+ * every block of the grid (grid by grid_y) in turn, y outer, with shared memory of smem_bytes bytes
  * (poisoned with 0xff bytes before each block: a NaN read as a float, as fp16
  * bits or as bf16 bits). Returns 0, or -1 with err set (threads could not be
  * created, out of memory). */
-int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int threads,
+int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t grid_y, int threads,
                     uint64_t smem_bytes, char *err, size_t errlen);
 
 /* kern_run on the CPU with the kernels of table t (the tests pass a wrong
@@ -104,17 +127,22 @@ int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p, const floa
 int kern_cuda_probe(char *err, size_t errlen);
 
 /* Helpers the backends share (kern_driver.c). */
-/* 1 when loop order a keeps tensor t in global memory (sim_run's list). */
-int kern_uses(sim_algo a, sim_tensor t);
+/* 1 when loop order a run with `run` keeps tensor t in global memory
+ * (sim_run's list). */
+int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t);
 
-/* Elements of tensor t of loop order a's run of one head of sh (N^2 for S,
- * P; N d for the matrices and O_acc; N for the statistics). */
-int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
+/* kern_tensor_elems of a run: split-KV's O~, m, l hold S N rows a head. */
+int64_t kern_run_elems(const sim_shape *sh, const sim_run_opts *run, sim_tensor t);
+
 
 /* The tensors t[] (host or device copies, NULL where unused) into the
  * kernels' parameters; Oacc only where the run's intermediates keep the
  * running output there (sim_inter_acc). */
 void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const sim_run_opts *run);
+/* Fill a successful run's result: the counts, the median of the timed
+ * runs' seconds (sorts times), the launches, blocks and shared memory of s. */
+void kern_result_finish(kern_result *out, const kern_schedule *s, const sim_plan *p,
+                        const kern_counts *cnt, double *times, int repeat, int threads);
 double kern_now_seconds(void);
 double kern_median(double *x, int n);              /* sorts x */
 void kern_counts_to_sim(const kern_counts *k, sim_counts *s);

@@ -14,19 +14,21 @@
  * then P) or three (max, sum, normalise), exactly as the simulator does,
  * with its bits.
  *
- * Grids, each the simulator's outer loop: T_r blocks for lines 1 and 3 and
- * the tiled softmax (block i owns rows of Q_i), ceil(N / B_s) blocks for
- * the one-pass softmax. Threads split rows; each row's arithmetic is the
- * simulator's, in its order.
+ * Grids, each the simulator's outer loop by the heads: (T_r, B H) blocks for
+ * lines 1 and 3 and the tiled softmax (block (i, q) owns rows of Q_i of query
+ * head q, kern_at_head), (ceil(N / B_s), B H) for the one-pass softmax.
+ * Threads split rows; each row's arithmetic is the simulator's, in its
+ * order. Masked scores (sim.h's mask: causal, a window, N_q < N_k) are -inf
+ * in S, as the simulator writes them.
  *
  * Shared memory per kernel: the plan's buffers of its phase at the plan's
  * bytes, the fp32 ones first, then the tiles held in the dtype's storage type
  * (2-byte bits for fp16/bf16, kern_tile.h): line 1: S_ij (B_r, B_c) fp32, then
- * Q_i (B_r, d), K_j (B_c, d); line 2, all fp32: S_rows (B_s, N), m, l (B_s) or
+ * Q_i (B_r, d), K_j (B_c, d); line 2, all fp32: S_rows (B_s, N_k), m, l (B_s) or
  * S_ij (B_r, B_c), m_i, l_i (B_r); line 3: O_i (B_r, d) fp32, then P_ij
  * (B_r, B_c), V_j (B_c, d).
  *
- * Shapes: Q, K, V, O (N, d); S, P (N, N). Row-major.
+ * Shapes, one head: Q, O (N, d); K, V (N_k, d); S, P (N, N_k). Row-major.
  */
 #ifndef FASIM_KERN_NAIVE_CUH
 #define FASIM_KERN_NAIVE_CUH
@@ -36,9 +38,11 @@
 /* Line 1: S = scale * Q K^T, block i computing row block i of S. */
 KERN_GLOBAL kern_naive_scores(kern_params p)
 {
-    const int64_t N = p.N, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
+    kern_at_head(&p, kern_block_y());
+    const int64_t N = p.N, N_k = p.Nk, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t i = kern_block_x();
+    const ref_mask mk = kern_mask(&p);
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
 
     const sim_dtype dt = p.dtype;
@@ -51,45 +55,45 @@ KERN_GLOBAL kern_naive_scores(kern_params p)
 
     kern_load_tile(p.cnt, SIM_Q, dt, Q_i, p.Q, d, r0, 0, br, d);
     for (int64_t j = 0; j < T_c; j++) {
-        const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+        const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
         KERN_SYNC();            /* the store of step j - 1 has read S_ij; K_j is free */
         kern_load_tile(p.cnt, SIM_K, dt, K_j, p.K, d, c0, 0, bc, d);
         KERN_SYNC();
         for (int64_t r = tid; r < br; r += nt) {
             float *s = S_ij + r * bc;
             kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);
-            if (p.causal)
-                ref_tile_mask_causal(s, 1, (int)bc, r0 + r, c0);
+            ref_tile_mask(s, 1, (int)bc, r0 + r, c0, &mk);
         }
         KERN_SYNC();
-        kern_store(p.cnt, p.dtype, SIM_S, p.S, N, r0, c0, br, bc, S_ij);
+        kern_store(p.cnt, p.dtype, SIM_S, p.S, N_k, r0, c0, br, bc, S_ij);
     }
 }
 
 /* Line 2, one pass: block b normalises B_s whole rows of S into P. */
 KERN_GLOBAL kern_naive_softmax_rows(kern_params p)
 {
-    const int64_t N = p.N, B_s = p.Bs_r;
+    kern_at_head(&p, kern_block_y());
+    const int64_t N = p.N, N_k = p.Nk, B_s = p.Bs_r;
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t r0 = kern_block_x() * B_s, rows = kern_min(B_s, N - r0);
 
     unsigned char *sm = KERN_SHARED();
-    float *S_rows = (float *)kern_carve(&sm, "S_rows", B_s * N * 4);
+    float *S_rows = (float *)kern_carve(&sm, "S_rows", B_s * N_k * 4);
     float *m = (float *)kern_carve(&sm, "m", B_s * 4);
     float *l = (float *)kern_carve(&sm, "l", B_s * 4);
 
-    kern_load(p.cnt, SIM_S, S_rows, p.S, N, r0, 0, rows, N);
+    kern_load(p.cnt, SIM_S, S_rows, p.S, N_k, r0, 0, rows, N_k);
     KERN_SYNC();
     for (int64_t r = tid; r < rows; r += nt) {
-        float *s = S_rows + r * N;
-        m[r] = ref_row_max(s, (int)N);
-        l[r] = ref_exp_shift_sum(s, (int)N, m[r]);
+        float *s = S_rows + r * N_k;
+        m[r] = ref_row_max(s, (int)N_k);
+        l[r] = ref_exp_shift_sum(s, (int)N_k, m[r]);
         float inv_l = 1.0f / l[r];
-        for (int64_t c = 0; c < N; c++)
+        for (int64_t c = 0; c < N_k; c++)
             s[c] = s[c] * inv_l;
     }
     KERN_SYNC();
-    kern_store(p.cnt, p.dtype, SIM_P, p.P, N, r0, 0, rows, N, S_rows);
+    kern_store(p.cnt, p.dtype, SIM_P, p.P, N_k, r0, 0, rows, N_k, S_rows);
 }
 
 /* Line 2 over the B_r x B_c tiles of row block i, in `passes` passes as
@@ -97,8 +101,9 @@ KERN_GLOBAL kern_naive_softmax_rows(kern_params p)
  * (row maxima, row sums against them, then P). */
 KERN_DEVICE void naive_softmax_tiles(const kern_params *pp, int passes)
 {
-    const kern_params p = *pp;
-    const int64_t N = p.N, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
+    kern_params p = *pp;
+    kern_at_head(&p, kern_block_y());
+    const int64_t N = p.N, N_k = p.Nk, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t i = kern_block_x();
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
@@ -108,15 +113,12 @@ KERN_DEVICE void naive_softmax_tiles(const kern_params *pp, int passes)
     float *m_i = (float *)kern_carve(&sm, "m_i", B_r * 4);
     float *l_i = (float *)kern_carve(&sm, "l_i", B_r * 4);
 
-    for (int64_t r = tid; r < br; r += nt) {
-        m_i[r] = -REF_INF;
-        l_i[r] = 0.0f;
-    }
+    kern_state_empty(m_i, l_i, NULL, br, 0);
     for (int pass = 1; pass <= passes; pass++) {
         for (int64_t j = 0; j < T_c; j++) {
-            const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+            const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
             KERN_SYNC();        /* every row (and the last store) is done with S_ij */
-            kern_load(p.cnt, SIM_S, S_ij, p.S, N, r0, c0, br, bc);
+            kern_load(p.cnt, SIM_S, S_ij, p.S, N_k, r0, c0, br, bc);
             KERN_SYNC();
             for (int64_t r = tid; r < br; r += nt) {
                 float *s = S_ij + r * bc;
@@ -133,7 +135,7 @@ KERN_DEVICE void naive_softmax_tiles(const kern_params *pp, int passes)
             }
             if (pass == passes) {
                 KERN_SYNC();
-                kern_store(p.cnt, p.dtype, SIM_P, p.P, N, r0, c0, br, bc, S_ij);
+                kern_store(p.cnt, p.dtype, SIM_P, p.P, N_k, r0, c0, br, bc, S_ij);
             }
         }
     }
@@ -154,7 +156,8 @@ KERN_GLOBAL kern_naive_softmax_3pass(kern_params p)
 /* Line 3: O = P V, block i accumulating O_i in fp32 in shared memory. */
 KERN_GLOBAL kern_naive_pv(kern_params p)
 {
-    const int64_t N = p.N, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
+    kern_at_head(&p, kern_block_y());
+    const int64_t N = p.N, N_k = p.Nk, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t i = kern_block_x();
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
@@ -171,9 +174,9 @@ KERN_GLOBAL kern_naive_pv(kern_params p)
         for (int64_t c = 0; c < d; c++)
             O_i[r * d + c] = 0.0f;
     for (int64_t j = 0; j < T_c; j++) {
-        const int64_t c0 = j * B_c, bc = kern_min(B_c, N - c0);
+        const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
         KERN_SYNC();            /* every row is done with P_ij, V_j of step j - 1 */
-        kern_load_tile(p.cnt, SIM_P, dt, P_ij, p.P, N, r0, c0, br, bc);
+        kern_load_tile(p.cnt, SIM_P, dt, P_ij, p.P, N_k, r0, c0, br, bc);
         kern_load_tile(p.cnt, SIM_V, dt, V_j, p.V, d, c0, 0, bc, d);
         KERN_SYNC();
         for (int64_t r = tid; r < br; r += nt)

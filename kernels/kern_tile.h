@@ -79,6 +79,18 @@ KERN_DEVICE void kern_load_tile(kern_counts *cnt, sim_tensor t, sim_dtype dt, vo
     }
 }
 
+/* The empty online-softmax state of this thread's rows of `rows`: m = -inf,
+ * l = 0, and O = 0 (rows x d; none when O is NULL). No barrier inside. */
+KERN_DEVICE void kern_state_empty(float *m, float *l, float *O, int64_t rows, int64_t d)
+{
+    for (int64_t r = kern_thread_x(); r < rows; r += kern_block_dim()) {
+        m[r] = -REF_INF;
+        l[r] = 0.0f;
+        for (int64_t c = 0; O && c < d; c++)
+            O[r * d + c] = 0.0f;
+    }
+}
+
 /* ref_tile_scores for one row: s[c] = scale * sum_t Q[q0 + t] K[c d + t],
  * c = 0..bc-1, each dot product accumulated t = 0..d-1 with fmaf. */
 KERN_DEVICE void kern_scores_row(kern_tv Q, int64_t q0, kern_tv K, int bc, int d,

@@ -5,7 +5,7 @@
 # Deliberately wrong builds of the same kernel source, which the tests must
 # reject (kernels/kern_cpu_kernels.c with a KERN_BUG_* flag and its table
 # renamed so that it links beside the real one).
-foreach(bug SKIP_RESCALE RELOAD_Q)
+foreach(bug SKIP_RESCALE RELOAD_Q KV_HEAD_MODULO)
   string(TOLOWER ${bug} lbug)
   add_library(kern_bug_${lbug} OBJECT ${PROJECT_SOURCE_DIR}/kernels/kern_cpu_kernels.c)
   target_link_libraries(kern_bug_${lbug} PRIVATE fasim_kernels)
@@ -15,7 +15,8 @@ endforeach()
 
 fasim_test(test_kernels LABEL kernels LIBS fasim_kernels)
 target_sources(test_kernels PRIVATE $<TARGET_OBJECTS:kern_bug_skip_rescale>
-                                    $<TARGET_OBJECTS:kern_bug_reload_q>)
+                                    $<TARGET_OBJECTS:kern_bug_reload_q>
+                                    $<TARGET_OBJECTS:kern_bug_kv_head_modulo>)
 
 fasim_test(test_kernels_gpu LABEL gpu LIBS fasim_kernels)
 
@@ -28,6 +29,14 @@ if(FASIM_HAVE_CUDA)
   set_tests_properties(test_ptxas PROPERTIES TIMEOUT 120)
 else()
   fasim_test(test_ptxas LABEL kernels LIBS fasim_kernels)
+endif()
+# kernels/device_check.sh --dry-run: the FlashAttention-2 paper's launches with
+# the GPU model's time beside each (needs the built fasim for the model).
+if(TARGET fasim)
+  add_test(NAME test_device_check
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_device_check.sh ${CMAKE_BINARY_DIR}
+                   ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_device_check PROPERTIES LABELS kernels TIMEOUT 120)
 endif()
 if(TARGET fasim AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_cli.c)
   fasim_test(test_gpu_cli LABEL cli LIBS fasim_sim fasim_io ARGS $<TARGET_FILE:fasim>)

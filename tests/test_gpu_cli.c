@@ -221,6 +221,78 @@ static void test_out_bytes_equal(void **state)
     }
 }
 
+/* Every head of a batch, GQA, decoding (N_k > N_q) under a causal window:
+ * `fasim gpu --out` and `fasim --compute --out` write the same (B, H, N, d)
+ * bytes, and the kernels launch the released grids: FA1 one block per
+ * (batch, head), FA2 (T_r, B H). */
+static void test_out_bytes_equal_heads(void **state)
+{
+    (void)state;
+    const char *algos[] = { "naive", "fa1", "fa2" };
+    const char *grid[] = { "(grid 3 x 8)", "8 thread blocks\n", "(grid 3 x 8)" };
+    char a[512], b[512];
+    tu_path(a, sizeof a, "kernel_O3.npy");
+    tu_path(b, sizeof b, "sim_O3.npy");
+    for (int k = 0; k < 3; k++) {
+        run_res r1 = run("gpu", "--backend", "cpu", "--algo", algos[k], "--N", "45", "--Nk",
+                         "70", "--d", "8", "--batch", "2", "--heads", "4", "--kv-heads", "2",
+                         "--window", "24", "--Br", "16", "--Bc", "16", "--M", "8K", "--seed",
+                         "3", "--out", a, NULL);
+        run_res r2 = run("--algo", algos[k], "--N", "45", "--Nk", "70", "--d", "8", "--batch",
+                         "2", "--heads", "4", "--kv-heads", "2", "--window", "24", "--Br", "16",
+                         "--Bc", "16", "--M", "8K", "--seed", "3", "--compute", "--out", b,
+                         NULL);
+        assert_int_equal(r1.code, 0);
+        assert_int_equal(r2.code, 0);
+        assert_int_equal(count_of(r1.out, "bit-identical to the simulator (2,880 values"), 1);
+        assert_int_equal(count_of(r1.out, "counters equal"), 1);
+        assert_non_null(strstr(r1.out, "batch 2 x 4 query heads over 2 key/value heads, "
+                                       "N_q = 45, N_k = 70, window 24"));
+        assert_non_null(strstr(r1.out, grid[k]));
+        assert_true(same_file(a, b));
+        run_free(&r1);
+        run_free(&r2);
+    }
+    run_res r = run("gpu", "--backend", "cpu", "--algo", "fa2", "--N", "40", "--d", "8",
+                    "--heads", "3", "--kv-heads", "1", "--causal", "--M", "8K", "--json", NULL);
+    assert_int_equal(r.code, 0);
+    assert_true(json_well_formed(r.out));
+    assert_non_null(strstr(r.out, "\"heads\": 3,"));
+    assert_non_null(strstr(r.out, "\"kv_heads\": 1,"));
+    assert_non_null(strstr(r.out, "\"grid_y\": 3,"));
+    assert_int_equal(count_of(r.out, "\"identical\": true"), 1);
+    run_free(&r);
+}
+
+/* Split-KV (decoding: 4 queries, 700 keys, GQA): FA2 once more in S = 4
+ * splits, its partials' kernel and its combine, bit-identical to the
+ * simulator's split run with equal counters; --out still writes the unsplit
+ * run, byte for byte the report's. */
+static void test_split_kv(void **state)
+{
+    (void)state;
+    char a[512], b[512];
+    tu_path(a, sizeof a, "kernel_O4.npy");
+    tu_path(b, sizeof b, "sim_O4.npy");
+    run_res r1 = run("gpu", "--backend", "cpu", "--algo", "fa2", "--Nq", "4", "--Nk", "700",
+                     "--d", "32", "--heads", "8", "--kv-heads", "2", "--causal", "--splits", "4",
+                     "--Bc", "64", "--out", a, NULL);
+    run_res r2 = run("--algo", "fa2", "--Nq", "4", "--Nk", "700", "--d", "32", "--heads", "8",
+                     "--kv-heads", "2", "--causal", "--splits", "4", "--Bc", "64", "--compute",
+                     "--out", b, NULL);
+    assert_int_equal(r1.code, 0);
+    assert_int_equal(r2.code, 0);
+    assert_non_null(strstr(r1.out, "fa2 S=4 FlashAttention-2, split-KV"));
+    /* 4 splits x 1 query block x 8 heads, then 8 merges */
+    assert_non_null(strstr(r1.out, "2 launches, 40 thread blocks (grid 4 x 8)"));
+    assert_int_equal(count_of(r1.out, "bit-identical to the simulator (1,024 values, and L)"),
+                     2);
+    assert_int_equal(count_of(r1.out, "counters equal"), 2);
+    assert_true(same_file(a, b));
+    run_free(&r1);
+    run_free(&r2);
+}
+
 /* The same from .npy inputs (float32 files, rounded to fp16 by both). */
 static void test_out_bytes_equal_npy(void **state)
 {
@@ -246,6 +318,40 @@ static void test_out_bytes_equal_npy(void **state)
     assert_int_equal(r1.code, 0);
     assert_int_equal(r2.code, 0);
     assert_non_null(strstr(r1.out, "inputs from .npy"));
+    assert_true(same_file(a, b));
+    run_free(&r1);
+    run_free(&r2);
+}
+
+/* 4-D .npy inputs, Q (B, H, N, d) and K, V (B, G, N_k, d): the batch, the
+ * heads and N_k come from them, and --out writes (B, H, N, d), byte for byte
+ * the report's. */
+static void test_out_bytes_equal_npy_heads(void **state)
+{
+    (void)state;
+    const int64_t B = 2, H = 4, G = 2, N = 30, Nk = 50, d = 8;
+    const int64_t nq = B * H * N * d, nk = B * G * Nk * d;
+    float *x = malloc((size_t)(nq + 2 * nk) * sizeof *x);
+    assert_non_null(x);
+    sim_random_qkv(9, B * H * N, B * G * Nk, d, SIM_FP32, x, x + nq, x + nq + nk);
+    char pq[512], pk[512], pv[512], a[512], b[512], err[256];
+    tu_path(pq, sizeof pq, "q4.npy");
+    tu_path(pk, sizeof pk, "k4.npy");
+    tu_path(pv, sizeof pv, "v4.npy");
+    tu_path(a, sizeof a, "kernel_O5.npy");
+    tu_path(b, sizeof b, "sim_O5.npy");
+    assert_int_equal(sim_npy_write_f32_4d(pq, x, B, H, N, d, err, sizeof err), 0);
+    assert_int_equal(sim_npy_write_f32_4d(pk, x + nq, B, G, Nk, d, err, sizeof err), 0);
+    assert_int_equal(sim_npy_write_f32_4d(pv, x + nq + nk, B, G, Nk, d, err, sizeof err), 0);
+    free(x);
+    run_res r1 = run("gpu", "--backend", "cpu", "--algo", "fa1", "--M", "8K", "--causal",
+                     "--q", pq, "--k", pk, "--v", pv, "--out", a, NULL);
+    run_res r2 = run("--algo", "fa1", "--M", "8K", "--causal", "--q", pq, "--k", pk, "--v",
+                     pv, "--out", b, NULL);
+    assert_int_equal(r1.code, 0);
+    assert_int_equal(r2.code, 0);
+    assert_non_null(strstr(r1.out, "batch 2 x 4 query heads over 2 key/value heads, "
+                                   "N_q = 30, N_k = 50"));
     assert_true(same_file(a, b));
     run_free(&r1);
     run_free(&r2);
@@ -287,10 +393,7 @@ static void test_bad_usage(void **state)
     }
     /* The report's variants the kernels do not run: named, not ignored. */
     const char *variant[][3] = {
-        { "--batch", "2", "--batch" },       { "--heads", "2", "--heads" },
-        { "--Nk", "48", "--Nk" },            { "--window", "8", "--window" },
-        { "--pass", "bwd", "--pass bwd" },   { "--splits", "2", "--splits" },
-        { "--page-size", "4", "--page-size" },
+        { "--pass", "bwd", "--pass bwd" },   { "--page-size", "4", "--page-size" },
     };
     for (size_t k = 0; k < sizeof variant / sizeof variant[0]; k++) {
         run_res r = run("gpu", "--backend", "cpu", "--N", "32", variant[k][0], variant[k][1],
@@ -298,9 +401,14 @@ static void test_bad_usage(void **state)
         assert_int_equal(r.code, 2);
         assert_int_equal(r.out_len, 0);
         assert_non_null(strstr(r.err, variant[k][2]));
-        assert_non_null(strstr(r.err, "one head of the forward pass"));
+        assert_non_null(strstr(r.err, "the kernels run the forward pass"));
         run_free(&r);
     }
+    run_res s = run("gpu", "--backend", "cpu", "--N", "32", "--algo", "fa1", "--splits", "2",
+                    NULL);
+    assert_int_equal(s.code, 2);
+    assert_non_null(strstr(s.err, "--splits is a plan of FA2's forward pass"));
+    run_free(&s);
     run_res h = run("gpu", "--help", NULL);
     assert_int_equal(h.code, 0);
     assert_non_null(strstr(h.out, "--backend"));
@@ -319,6 +427,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cpu_json),
         cmocka_unit_test(test_out_bytes_equal),
         cmocka_unit_test(test_out_bytes_equal_npy),
+        cmocka_unit_test(test_out_bytes_equal_heads),
+        cmocka_unit_test(test_split_kv),
+        cmocka_unit_test(test_out_bytes_equal_npy_heads),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_bad_usage),
     };

@@ -6,12 +6,16 @@
  * both forms of the naive softmax): the kernel's O (and FA2's L) must equal
  * sim_run's compute-mode output bit for bit, and its per-tensor counts must
  * equal the simulator's (which in turn must equal the closed form). The test
- * asserts that the random draw covered each kind of configuration.
+ * asserts that the random draw covered each kind of configuration. As many
+ * again per loop order over batches, heads (MHA, GQA, MQA), N_q < N_k and
+ * causal windows, and of FA2 split-KV: every head's output and the counts.
  *
  * The checker proves itself: two deliberately wrong builds of the same kernel
  * source (kern_cpu_kernels.c compiled again with KERN_BUG_SKIP_RESCALE, and
  * with KERN_BUG_RELOAD_Q) must be rejected, the first by the output check and
- * the second by the count check, each while the other check still passes.
+ * the second by the count check, each while the other check still passes; and
+ * KERN_BUG_KV_HEAD_MODULO (GQA's heads reading the wrong key/value head) by
+ * the output check, as one changed element of O in any head is.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +32,7 @@
 
 extern const kern_cpu_table kern_cpu_bug_skip_rescale;
 extern const kern_cpu_table kern_cpu_bug_reload_q;
+extern const kern_cpu_table kern_cpu_bug_kv_head_modulo;
 
 static void random_cases(sim_algo algo, uint64_t seed)
 {
@@ -71,6 +76,86 @@ static void random_cases(sim_algo algo, uint64_t seed)
         assert_true(two_pass >= 1);
         assert_true(three_pass >= 1);
     }
+}
+
+/* KC_CASES random configurations of `algo` over batches, heads (MHA, GQA,
+ * MQA), decoding shapes (N_q < N_k), causal masks and sliding windows: every
+ * head's O (and L) bit for bit and the counts per tensor, with the draw
+ * asserted to have covered each kind. */
+static void random_heads_cases(sim_algo algo, uint64_t seed)
+{
+    uint64_t st = seed;
+    int batch = 0, gqa = 0, mqa = 0, decode = 0, window = 0, causal = 0, plain = 0;
+    for (int k = 0; k < KC_CASES; k++) {
+        kc_case c;
+        kc_random_case_of(&st, algo, 1, &c);
+        kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
+        char desc[256];
+        kc_describe(&c, desc, sizeof desc);
+        if (getenv("KC_VERBOSE"))
+            fprintf(stderr, "%s\n", desc);
+        if (!o.ran || !o.identical || !o.counts_equal || !o.sim_matches_theory)
+            fail_msg("case %d: %s: ran %d identical %d counts_equal %d sim=theory %d", k,
+                     desc, o.ran, o.identical, o.counts_equal, o.sim_matches_theory);
+        const int64_t H = sim_shape_H(&c.sh), G = sim_shape_G(&c.sh);
+        batch += sim_shape_B(&c.sh) > 1;
+        gqa += G > 1 && G < H;
+        mqa += G == 1 && H > 1;
+        decode += sim_shape_Nk(&c.sh) > c.sh.N;
+        window += c.sh.window > 0;
+        causal += c.sh.causal;
+        plain += !c.sh.causal;
+    }
+    assert_true(batch >= 3);
+    assert_true(gqa >= 2);
+    assert_true(mqa >= 2);
+    assert_true(decode >= 3);
+    assert_true(window >= 3);
+    assert_true(causal >= 3);
+    assert_true(plain >= 3);
+}
+
+/* Split-KV: KC_CASES random FA2 configurations with 2 to 9 splits, over the
+ * heads and masks above: the partials' kernel and the combine kernel give
+ * the simulator's split run bit for bit (O and L of every head), with its
+ * counts per tensor (O~, m, l written and read back once per split). */
+static void test_fa2_split_random(void **state)
+{
+    (void)state;
+    uint64_t st = 707;
+    int split = 0, windowed = 0;
+    for (int k = 0; k < KC_CASES; k++) {
+        kc_case c;
+        kc_random_split_case(&st, &c);
+        kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
+        char desc[256];
+        kc_describe(&c, desc, sizeof desc);
+        if (!o.ran || !o.identical || !o.counts_equal || !o.sim_matches_theory)
+            fail_msg("case %d: %s: ran %d identical %d counts_equal %d sim=theory %d", k,
+                     desc, o.ran, o.identical, o.counts_equal, o.sim_matches_theory);
+        split += c.plan.run.splits > 1;
+        windowed += c.plan.run.splits > 1 && c.sh.window > 0;
+    }
+    assert_true(split >= 20);
+    assert_true(windowed >= 2);
+}
+
+static void test_naive_heads_random(void **state)
+{
+    (void)state;
+    random_heads_cases(SIM_NAIVE, 404);
+}
+
+static void test_fa1_heads_random(void **state)
+{
+    (void)state;
+    random_heads_cases(SIM_FA1, 505);
+}
+
+static void test_fa2_heads_random(void **state)
+{
+    (void)state;
+    random_heads_cases(SIM_FA2, 606);
 }
 
 static void test_naive_random(void **state)
@@ -137,6 +222,122 @@ static void test_bug_reload_q_caught(void **state)
         assert_true(bad.identical);           /* the numbers are right ...        */
         assert_false(bad.counts_equal);       /* ... the traffic is not           */
     }
+}
+
+/* A case of two sequences of four query heads over two key/value heads,
+ * decoding (N_k > N_q) under a causal window. */
+static kc_case heads_case(sim_algo algo)
+{
+    kc_case c;
+    memset(&c, 0, sizeof c);
+    c.algo = algo;
+    c.sh = (sim_shape){ .N = 37, .d = 8, .M = 1u << 20, .dtype = SIM_FP16, .causal = 1,
+                        .Nk = 50, .window = 20, .batch = 2, .heads = 4, .kv_heads = 2 };
+    c.seed = 11;
+    c.threads = 3;
+    sim_plan_make(algo, &c.sh, NULL, 8, 6, SIM_PLAN_USER, &c.plan);
+    return c;
+}
+
+/* The comparison sees one wrong element, in any head: the kernels' O with
+ * one value changed (in the last head, its last element; in the first head,
+ * its first) is not identical, and a count one off is not equal. And a
+ * kernel build whose query heads read key/value head h mod G instead of
+ * h / (H / G) moves exactly the same traffic and is caught by the output. */
+static void test_wrong_result_caught(void **state)
+{
+    (void)state;
+    for (int a = 0; a < sim_algo_count(); a++) {
+        if (!kern_serves((sim_algo)a))
+            continue;
+        kc_case c = heads_case((sim_algo)a);
+        sim_result sr;
+        kern_result kr;
+        assert_int_equal(kc_run(&c, &kern_cpu_kernels, &sr, &kr), 0);
+        kc_outcome o = kc_judge(&c, &sr, &kr, 1);
+        assert_true(o.identical && o.counts_equal);
+        const int64_t nO = kern_tensor_elems(&c.sh, SIM_O);
+        const int64_t at[2] = { nO - 1, 0 };
+        for (int k = 0; k < 2; k++) {
+            const float keep = kr.O[at[k]];
+            kr.O[at[k]] = ref_u2f(ref_f2u(keep) ^ 1u);       /* one ulp */
+            assert_false(kc_judge(&c, &sr, &kr, 1).identical);
+            kr.O[at[k]] = keep;
+        }
+        kr.counts.read_elems[SIM_K]++;
+        o = kc_judge(&c, &sr, &kr, 1);
+        assert_true(o.identical);
+        assert_false(o.counts_equal);
+        kern_result_free(&kr);
+        sim_result_free(&sr);
+        kc_outcome bad = kc_compare(&c, &kern_cpu_bug_kv_head_modulo, 1);
+        assert_true(bad.ran);
+        assert_false(bad.identical);
+        assert_true(bad.counts_equal);
+    }
+}
+
+/* The kernels' block bounds (kern_block_js, kern_block_is: device code)
+ * are the simulator's sim_block_js and sim_block_is, for every block of
+ * shapes with causal masks, windows and N_k > N_q. */
+static void test_block_bounds_agree(void **state)
+{
+    (void)state;
+    uint64_t st = 99;
+    for (int k = 0; k < 3000; k++) {
+        sim_shape sh = { .N = tu_rand_range(&st, 1, 70), .d = 4, .M = 1u << 20,
+                         .causal = (int)tu_rand_range(&st, 0, 1) };
+        sh.Nk = sh.N + tu_rand_range(&st, 0, 30);
+        if (sh.causal && tu_rand_range(&st, 0, 1))
+            sh.window = tu_rand_range(&st, 1, sh.Nk + 3);
+        sim_plan p;
+        sim_plan_make(SIM_FA2, &sh, NULL, tu_rand_range(&st, 1, 20), tu_rand_range(&st, 1, 20),
+                      SIM_PLAN_USER, &p);
+        const kern_params kp = kern_params_make(&sh, &p);
+        for (int64_t i = 0; i < p.Tr; i++) {
+            sim_range a = kern_block_js(&kp, i), b = sim_block_js(&sh, i, p.Br, p.Bc);
+            assert_true(a.lo == b.lo && a.hi == b.hi);
+        }
+        for (int64_t j = 0; j < p.Tc; j++) {
+            sim_range a = kern_block_is(&kp, j), b = sim_block_is(&sh, j, p.Br, p.Bc);
+            assert_true(a.lo == b.lo && a.hi == b.hi);
+        }
+    }
+}
+
+/* A launch over the CPU path's limits is refused before anything is
+ * allocated (the inputs here are one float), naming the limit: a grid's y
+ * over 65,535 heads, shared memory over 227 KiB per block, 65 threads. */
+static void test_limits_refused(void **state)
+{
+    (void)state;
+    float x[1] = { 1.0f };
+    kern_result r;
+    char err[1024];
+    sim_shape sh = { .N = 64, .d = 8, .M = 1u << 20, .dtype = SIM_FP16, .batch = 65536 };
+    sim_plan p;
+    sim_plan_make(SIM_FA2, &sh, NULL, 16, 16, SIM_PLAN_USER, &p);
+    assert_int_equal(kern_run(KERN_CPU, SIM_FA2, &sh, &p, x, x, x, NULL, &r, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "65536 blocks in y"));
+    assert_non_null(strstr(err, "65535"));
+    sh.batch = 65535;            /* 65535 heads: within the limit of the grid */
+    kern_schedule s;
+    assert_int_equal(kern_schedule_make(SIM_FA2, &p, &sh, &s, err, sizeof err), 0);
+    assert_int_equal(kern_check_limits(&s, 4, &kern_cpu_limits, err, sizeof err), 0);
+    sh = (sim_shape){ .N = 256, .d = 128, .M = 1u << 20, .dtype = SIM_FP32 };
+    sim_plan_make(SIM_FA2, &sh, NULL, 128, 128, SIM_PLAN_USER, &p);
+    assert_true(p.sram_peak > KERN_CPU_MAX_SMEM);
+    assert_int_equal(kern_run(KERN_CPU, SIM_FA2, &sh, &p, x, x, x, NULL, &r, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "shared memory per block"));
+    assert_non_null(strstr(err, "232448 B"));
+    sh.dtype = SIM_FP16;
+    sim_plan_make(SIM_FA2, &sh, NULL, 16, 16, SIM_PLAN_USER, &p);
+    const kern_options opt = { KERN_CPU_MAX_THREADS + 1, 1 };
+    assert_int_equal(kern_run(KERN_CPU, SIM_FA2, &sh, &p, x, x, x, &opt, &r, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "65 threads per block"));
 }
 
 /* The same case with 1 and 8 threads per block: the same bits (rows are split,
@@ -330,6 +531,13 @@ int main(void)
         cmocka_unit_test(test_fa2_random),
         cmocka_unit_test(test_naive_random),
         cmocka_unit_test(test_fa1_random),
+        cmocka_unit_test(test_naive_heads_random),
+        cmocka_unit_test(test_fa1_heads_random),
+        cmocka_unit_test(test_fa2_heads_random),
+        cmocka_unit_test(test_fa2_split_random),
+        cmocka_unit_test(test_wrong_result_caught),
+        cmocka_unit_test(test_block_bounds_agree),
+        cmocka_unit_test(test_limits_refused),
         cmocka_unit_test(test_bug_skip_rescale_caught),
         cmocka_unit_test(test_bug_reload_q_caught),
         cmocka_unit_test(test_thread_count_independent),

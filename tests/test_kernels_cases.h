@@ -31,15 +31,36 @@ typedef struct {
     int threads;
 } kc_case;
 
+/* The problem's heads and mask, drawn for `algo` (kc_random_heads_case):
+ * batch 1-3, heads 1-4 with G | H key/value heads (MHA, MQA, and GQA: 4 over
+ * 2), N_k >= N
+ * (decoding: fewer queries than keys) or, without causal, any N_k, and with
+ * causal a sliding window now and then. */
+static void kc_random_heads(uint64_t *st, sim_shape *sh)
+{
+    static const int64_t Gs[4][3] = { { 1, 1, 1 }, { 1, 2, 2 }, { 1, 3, 3 }, { 1, 2, 2 } };
+    sh->batch = tu_rand_range(st, 1, 3);
+    sh->heads = tu_rand_range(st, 1, 4);
+    sh->kv_heads = Gs[sh->heads - 1][tu_rand_range(st, 0, 2)];
+    if (tu_rand_range(st, 0, 1))
+        sh->Nk = sh->N + tu_rand_range(st, 0, 40);
+    else if (!sh->causal && tu_rand_range(st, 0, 1))
+        sh->Nk = tu_rand_range(st, 1, sh->N + 20);
+    if (sh->causal && tu_rand_range(st, 0, 1))
+        sh->window = tu_rand_range(st, 1, sim_shape_Nk(sh) + 4);
+}
+
 /* A random case for `algo` from the test's generator state. */
-static void kc_random_case(uint64_t *st, sim_algo algo, kc_case *c)
+static void kc_random_case_of(uint64_t *st, sim_algo algo, int heads, kc_case *c)
 {
     memset(c, 0, sizeof *c);
     c->algo = algo;
-    c->sh.N = tu_rand_range(st, 1, 150);
-    c->sh.d = tu_rand_range(st, 1, 48);
+    c->sh.N = tu_rand_range(st, 1, heads ? 60 : 150);
+    c->sh.d = tu_rand_range(st, 1, heads ? 24 : 48);
     c->sh.dtype = (sim_dtype)tu_rand_range(st, 0, 2);
     c->sh.causal = (int)tu_rand_range(st, 0, 1);
+    if (heads)
+        kc_random_heads(st, &c->sh);
     c->seed = tu_rand(st);
     c->threads = (int)tu_rand_range(st, 1, 8);
     int64_t Br = tu_rand_range(st, 1, c->sh.N + 3);
@@ -57,6 +78,10 @@ static void kc_random_case(uint64_t *st, sim_algo algo, kc_case *c)
     c->sh.M = (uint64_t)tu_rand_range(st, 256, 64 * 1024);
     if (tu_rand_range(st, 0, 3) == 0) {
         c->sh.N = tu_rand_range(st, 48, 120);    /* 4N + 8 > the largest tiny plan, 192 B */
+        if (c->sh.Nk)                            /* the keys as long, or longer */
+            c->sh.Nk = c->sh.N + (c->sh.causal ? tu_rand_range(st, 0, 20) : 0);
+        if (c->sh.window)
+            c->sh.window = tu_rand_range(st, 1, sim_shape_Nk(&c->sh));
         c->sh.d = tu_rand_range(st, 1, 4);
         Br = tu_rand_range(st, 1, 4);
         Bc = tu_rand_range(st, 1, 4);
@@ -70,13 +95,40 @@ static void kc_random_case(uint64_t *st, sim_algo algo, kc_case *c)
     }
 }
 
+/* One head, N_q = N_k (kc_random_case), or the heads and mask drawn too. */
+static inline void kc_random_case(uint64_t *st, sim_algo algo, kc_case *c)
+{
+    kc_random_case_of(st, algo, 0, c);
+}
+
+/* A split-KV case of FA2 (kc_random_case_of's heads and mask): S splits,
+ * 2 <= S <= T_c, of a plan with at least two key blocks. */
+static inline void kc_random_split_case(uint64_t *st, kc_case *c)
+{
+    kc_random_case_of(st, SIM_FA2, 1, c);
+    const int64_t Nk = sim_shape_Nk(&c->sh);
+    int64_t Bc = Nk < 2 ? 1 : tu_rand_range(st, 1, Nk / 2);
+    sim_run_opts run = { 0 };
+    c->sh.M = 1u << 20;
+    sim_plan_make(SIM_FA2, &c->sh, &run, c->plan.Br, Bc, SIM_PLAN_USER, &c->plan);
+    run.splits = c->plan.Tc < 2 ? 0 : tu_rand_range(st, 2, c->plan.Tc < 9 ? c->plan.Tc : 9);
+    sim_plan_make(SIM_FA2, &c->sh, &run, c->plan.Br, Bc, SIM_PLAN_USER, &c->plan);
+}
+
 static void kc_describe(const kc_case *c, char *buf, size_t len)
 {
-    char form[24] = "";
+    char form[32] = "", heads[96] = "";
     if (c->algo == SIM_NAIVE)
         snprintf(form, sizeof form, " softmax=%dpass", c->plan.softmax_passes);
-    snprintf(buf, len, "%s N=%lld d=%lld Br=%lld Bc=%lld M=%llu %s%s seed=%llu threads=%d%s",
-             sim_algo_name(c->algo), (long long)c->sh.N, (long long)c->sh.d,
+    if (c->plan.run.splits > 1)
+        snprintf(form, sizeof form, " splits=%lld", (long long)c->plan.run.splits);
+    if (sim_shape_B(&c->sh) * sim_shape_H(&c->sh) > 1 || c->sh.Nk || c->sh.window)
+        snprintf(heads, sizeof heads, " B=%lld H=%lld G=%lld Nk=%lld W=%lld",
+                 (long long)sim_shape_B(&c->sh), (long long)sim_shape_H(&c->sh),
+                 (long long)sim_shape_G(&c->sh), (long long)sim_shape_Nk(&c->sh),
+                 (long long)c->sh.window);
+    snprintf(buf, len, "%s N=%lld%s d=%lld Br=%lld Bc=%lld M=%llu %s%s seed=%llu threads=%d%s",
+             sim_algo_name(c->algo), (long long)c->sh.N, heads, (long long)c->sh.d,
              (long long)c->plan.Br, (long long)c->plan.Bc, (unsigned long long)c->sh.M,
              sim_dtype_name(c->sh.dtype), c->sh.causal ? " causal" : "",
              (unsigned long long)c->seed, c->threads, form);
@@ -91,76 +143,100 @@ typedef struct {
     double seconds;
 } kc_outcome;
 
-/* Run case c through the simulator and through the kernels: backend CPU with
- * table `tab`, or CUDA when tab is NULL. Prints the case when it fails. */
-static kc_outcome kc_compare(const kc_case *c, const kern_cpu_table *tab, int quiet)
+/* Judge a kernel run kr against the simulator's sr of case c: O (and FA2's
+ * L) bit for bit over every head, the counts per tensor, and the
+ * simulator's counts against the closed form. Prints what differs unless
+ * quiet. */
+static kc_outcome kc_judge(const kc_case *c, const sim_result *sr, const kern_result *kr,
+                           int quiet)
 {
     kc_outcome o;
     memset(&o, 0, sizeof o);
-    const int64_t nd = c->sh.N * c->sh.d;
-    float *Q = malloc((size_t)nd * sizeof *Q), *K = malloc((size_t)nd * sizeof *K),
-          *V = malloc((size_t)nd * sizeof *V);
-    char desc[256], err[1024];
+    char desc[256];
     kc_describe(c, desc, sizeof desc);
-    if (!Q || !K || !V) {
-        free(Q); free(K); free(V);
-        return o;
-    }
-    sim_random_inputs(c->seed, c->sh.N, c->sh.d, c->sh.dtype, Q, K, V);
-    sim_result sr;
-    kern_result kr;
-    kern_options opt = { c->threads, 1 };
-    if (sim_run(c->algo, &c->sh, &c->plan, Q, K, V, NULL, &sr, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: sim_run failed: %s\n", desc, err);
-        goto out;
-    }
-    int rc = tab ? kern_run_cpu_table(tab, c->algo, &c->sh, &c->plan, Q, K, V, &opt, &kr,
-                                      err, sizeof err)
-                 : kern_run(KERN_CUDA, c->algo, &c->sh, &c->plan, Q, K, V, &opt, &kr, err,
-                            sizeof err);
-    if (rc != 0) {
-        fprintf(stderr, "%s: kernel run failed: %s\n", desc, err);
-        sim_result_free(&sr);
-        goto out;
-    }
+    const int64_t nO = kern_tensor_elems(&c->sh, SIM_O), nL = kern_tensor_elems(&c->sh, SIM_L);
     o.ran = 1;
-    o.seconds = kr.seconds;
-    o.differing = quiet ? (memcmp(sr.O, kr.O, (size_t)nd * sizeof(float)) != 0)
-                        : tu_compare_bits(desc, kr.O, sr.O, nd);
+    o.seconds = kr->seconds;
+    o.differing = quiet ? (memcmp(sr->O, kr->O, (size_t)nO * sizeof(float)) != 0)
+                        : tu_compare_bits(desc, kr->O, sr->O, nO);
     o.identical = o.differing == 0;
     if (c->algo == SIM_FA2)
-        o.identical = o.identical && sr.L && kr.L &&
-                      memcmp(sr.L, kr.L, (size_t)c->sh.N * sizeof(float)) == 0;
-    o.counts_equal = sim_counts_equal(&sr.counts, &kr.counts);
+        o.identical = o.identical && sr->L && kr->L &&
+                      memcmp(sr->L, kr->L, (size_t)nL * sizeof(float)) == 0;
+    o.counts_equal = sim_counts_equal(&sr->counts, &kr->counts);
     sim_counts th;
     o.sim_matches_theory = sim_theory_counts(&c->plan, &c->sh, &th) == 0 &&
-                           sim_counts_equal(&th, &sr.counts);
+                           sim_counts_equal(&th, &sr->counts);
     if (!quiet && !o.counts_equal) {
+        const sim_counts *a = &kr->counts, *b = &sr->counts;
         for (int t = 0; t < SIM_TENSOR_COUNT; t++)
-            if (sr.counts.read_elems[t] != kr.counts.read_elems[t] ||
-                sr.counts.write_elems[t] != kr.counts.write_elems[t] ||
-                sr.counts.read_ops[t] != kr.counts.read_ops[t] ||
-                sr.counts.write_ops[t] != kr.counts.write_ops[t])
+            if (b->read_elems[t] != a->read_elems[t] || b->write_elems[t] != a->write_elems[t] ||
+                b->read_ops[t] != a->read_ops[t] || b->write_ops[t] != a->write_ops[t])
                 fprintf(stderr, "%s: %s kernel r %llu/%llu w %llu/%llu, sim r %llu/%llu "
                         "w %llu/%llu (elems/ops)\n", desc, sim_tensor_name((sim_tensor)t),
-                        (unsigned long long)kr.counts.read_elems[t],
-                        (unsigned long long)kr.counts.read_ops[t],
-                        (unsigned long long)kr.counts.write_elems[t],
-                        (unsigned long long)kr.counts.write_ops[t],
-                        (unsigned long long)sr.counts.read_elems[t],
-                        (unsigned long long)sr.counts.read_ops[t],
-                        (unsigned long long)sr.counts.write_elems[t],
-                        (unsigned long long)sr.counts.write_ops[t]);
+                        (unsigned long long)a->read_elems[t],
+                        (unsigned long long)a->read_ops[t],
+                        (unsigned long long)a->write_elems[t],
+                        (unsigned long long)a->write_ops[t],
+                        (unsigned long long)b->read_elems[t],
+                        (unsigned long long)b->read_ops[t],
+                        (unsigned long long)b->write_elems[t],
+                        (unsigned long long)b->write_ops[t]);
     }
     if (!quiet && !o.identical)
         fprintf(stderr, "%s: output not bit-identical (%lld of %lld differ)\n", desc,
-                (long long)o.differing, (long long)nd);
-    kern_result_free(&kr);
-    sim_result_free(&sr);
+                (long long)o.differing, (long long)nO);
+    return o;
+}
+
+/* Run case c through the simulator (*sr) and through the kernels (*kr):
+ * backend CPU with table `tab`, or CUDA when tab is NULL, on the seeded
+ * inputs of every head (Q (B H N, d), K, V (B G N_k, d), as the report
+ * draws them). Returns 0 with both filled (the caller frees them), or -1
+ * with the failure printed. */
+static int kc_run(const kc_case *c, const kern_cpu_table *tab, sim_result *sr, kern_result *kr)
+{
+    const int64_t nq = kern_tensor_elems(&c->sh, SIM_Q), nk = kern_tensor_elems(&c->sh, SIM_K);
+    float *Q = malloc((size_t)nq * sizeof *Q), *K = malloc((size_t)nk * sizeof *K),
+          *V = malloc((size_t)nk * sizeof *V);
+    char desc[256], err[1024];
+    kc_describe(c, desc, sizeof desc);
+    int rc = -1;
+    if (!Q || !K || !V)
+        goto out;
+    sim_random_qkv(c->seed, nq / c->sh.d, nk / c->sh.d, c->sh.d, c->sh.dtype, Q, K, V);
+    kern_options opt = { c->threads, 1 };
+    if (sim_run(c->algo, &c->sh, &c->plan, Q, K, V, NULL, sr, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: sim_run failed: %s\n", desc, err);
+        goto out;
+    }
+    rc = tab ? kern_run_cpu_table(tab, c->algo, &c->sh, &c->plan, Q, K, V, &opt, kr, err,
+                                  sizeof err)
+             : kern_run(KERN_CUDA, c->algo, &c->sh, &c->plan, Q, K, V, &opt, kr, err,
+                        sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "%s: kernel run failed: %s\n", desc, err);
+        sim_result_free(sr);
+    }
 out:
     free(Q);
     free(K);
     free(V);
+    return rc;
+}
+
+/* kc_run, then kc_judge: prints the case when it fails (unless quiet). */
+static kc_outcome kc_compare(const kc_case *c, const kern_cpu_table *tab, int quiet)
+{
+    kc_outcome o;
+    memset(&o, 0, sizeof o);
+    sim_result sr;
+    kern_result kr;
+    if (kc_run(c, tab, &sr, &kr) != 0)
+        return o;
+    o = kc_judge(c, &sr, &kr, quiet);
+    kern_result_free(&kr);
+    sim_result_free(&sr);
     return o;
 }
 

@@ -16,12 +16,17 @@
 
 #define KC_CASES 24
 
-static void random_cases(sim_algo algo, uint64_t seed)
+/* kind 0: one head; 1: batches, heads, GQA, windows, N_q < N_k; 2: the
+ * same with split-KV (FA2). */
+static void random_cases(sim_algo algo, uint64_t seed, int kind)
 {
     uint64_t st = seed;
     for (int k = 0; k < KC_CASES; k++) {
         kc_case c;
-        kc_random_case(&st, algo, &c);
+        if (kind == 2)
+            kc_random_split_case(&st, &c);
+        else
+            kc_random_case_of(&st, algo, kind, &c);
         c.threads = 32 * (int)tu_rand_range(&st, 1, 4);   /* whole warps on a GPU */
         kc_outcome o = kc_compare(&c, NULL, 0);
         char desc[256];
@@ -35,19 +40,23 @@ static void random_cases(sim_algo algo, uint64_t seed)
 static void test_gpu_naive(void **state)
 {
     (void)state;
-    random_cases(SIM_NAIVE, 101);
+    random_cases(SIM_NAIVE, 101, 0);
+    random_cases(SIM_NAIVE, 404, 1);
 }
 
 static void test_gpu_fa1(void **state)
 {
     (void)state;
-    random_cases(SIM_FA1, 202);
+    random_cases(SIM_FA1, 202, 0);
+    random_cases(SIM_FA1, 505, 1);
 }
 
 static void test_gpu_fa2(void **state)
 {
     (void)state;
-    random_cases(SIM_FA2, 303);
+    random_cases(SIM_FA2, 303, 0);
+    random_cases(SIM_FA2, 606, 1);
+    random_cases(SIM_FA2, 707, 2);
 }
 
 /* A classroom-sized case, the one the README shows: N = 1024, the best plan. */
