@@ -150,6 +150,18 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "split-KV decoding: fa2 once more with the key blocks in S\n"
         "splits, partials (O~, m, l) to HBM and a merge; S <= T_c;\n"
         "auto: FlashAttention-2's choice for --gpu's SMs" },
+    [CLI_O_RING] = { "ring", "P", R,
+        "ring attention: fa2's forward across P devices, N/P rows\n"
+        "each, K, V blocks passed round the ring and the partials\n"
+        "merged; per device and round: HBM and link bytes, memory,\n"
+        "all-gather beside it; times with --gpu and --link" },
+    [CLI_O_RING_ORDER] = { "ring-order", "O", R,
+        "with --ring: contiguous (default), device p holds rows\n"
+        "p N/P onwards; zigzag, chunks p and 2P-1-p of 2P, which\n"
+        "balances causal work" },
+    [CLI_O_LINK] = { "link", "NAME", R,
+        "with --ring: the link between devices, nvlink3, nvlink4,\n"
+        "pcie4, pcie5, ib-hdr or ib-ndr (its bandwidth each way)" },
     [CLI_O_SOFTMAX] = { "softmax", "FORM", R | G | X,
         "naive's softmax: auto (default) one pass over whole rows\n"
         "of S when a row fits M, else two over tiles (m and l\n"
@@ -286,6 +298,9 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_PASS),
     ROW(CLI_O_SOFTMAX),
     ROW(CLI_O_SPLITS),
+    ROW(CLI_O_RING),
+    ROW(CLI_O_RING_ORDER),
+    ROW(CLI_O_LINK),
     ROW(CLI_O_PRESET),
     ROW(CLI_O_PAGE_SIZE),
     ROW(CLI_O_INTERMEDIATES),
@@ -636,6 +651,9 @@ static const cli_help_item HELP_VALIDATE[] = {
 
 /* Options of the report that the view names as the report's. */
 static const char *const VIEW_FOREIGN[] = { "json", "out", "max-mem", "max-steps", "version" };
+/* Options of the report that fasim gpu does not take: its kernels run on one
+ * device. */
+static const char *const GPU_FOREIGN[] = { "ring", "ring-order", "link" };
 /* Options of the report or the view that explore does not take. */
 static const char *const EXPLORE_FOREIGN[] = {
     "json", "out", "max-mem", "max-steps", "version", "plan", "seed", "q", "k", "v",
@@ -664,8 +682,9 @@ const cli_command CLI_COMMANDS[CLI_CMD_COUNT] = {
                           "change N, d, M, blocks with keys; all updates", PAGE(HELP_EXPLORE),
                           FOREIGN(EXPLORE_FOREIGN, "the report or the view") },
     [CLI_CMD_GPU] = { "gpu", "fasim gpu", "fasim gpu [--backend cpu]",
-                      "the CUDA kernels (or CPU path) beside the sim", PAGE(HELP_GPU), NULL, 0,
-                      NULL },
+                      "the CUDA kernels (or CPU path) beside the sim", PAGE(HELP_GPU),
+                      FOREIGN(GPU_FOREIGN, "the report (fasim gpu runs its kernels on one "
+                              "device; the report's --ring models many)") },
     [CLI_CMD_COMPARE] = { "compare", "fasim compare", "fasim compare A vs B",
                           "two runs side by side, the differences marked", PAGE(HELP_COMPARE),
                           NULL, 0, NULL },
