@@ -651,9 +651,6 @@ static const cli_help_item HELP_VALIDATE[] = {
 
 /* Options of the report that the view names as the report's. */
 static const char *const VIEW_FOREIGN[] = { "json", "out", "max-mem", "max-steps", "version" };
-/* Options of the report that fasim gpu does not take: its kernels run on one
- * device. */
-static const char *const GPU_FOREIGN[] = { "ring", "ring-order", "link" };
 /* Options of the report or the view that explore does not take. */
 static const char *const EXPLORE_FOREIGN[] = {
     "json", "out", "max-mem", "max-steps", "version", "plan", "seed", "q", "k", "v",
@@ -682,9 +679,8 @@ const cli_command CLI_COMMANDS[CLI_CMD_COUNT] = {
                           "change N, d, M, blocks with keys; all updates", PAGE(HELP_EXPLORE),
                           FOREIGN(EXPLORE_FOREIGN, "the report or the view") },
     [CLI_CMD_GPU] = { "gpu", "fasim gpu", "fasim gpu [--backend cpu]",
-                      "the CUDA kernels (or CPU path) beside the sim", PAGE(HELP_GPU),
-                      FOREIGN(GPU_FOREIGN, "the report (fasim gpu runs its kernels on one "
-                              "device; the report's --ring models many)") },
+                      "the CUDA kernels (or CPU path) beside the sim", PAGE(HELP_GPU), NULL, 0,
+                      NULL },
     [CLI_CMD_COMPARE] = { "compare", "fasim compare", "fasim compare A vs B",
                           "two runs side by side, the differences marked", PAGE(HELP_COMPARE),
                           NULL, 0, NULL },
