@@ -468,7 +468,7 @@ static void fmt_time(char *buf, size_t len, double t)
 static void kinds_text(FILE *out, const sim_ring *g)
 {
     char b1[32], b2[32], b3[32];
-    fprintf(out, "  round kind      N_q x N_k        HBM bytes     tile steps%s\n",
+    fprintf(out, "  round kind      N_q x N_k             HBM bytes   tile steps%s\n",
             g->gpu ? "    GPU time" : "");
     for (int k = 1; k < SIM_RING_KIND_COUNT; k++) {
         const sim_ring_kind_info *ki = &g->kind[k];
@@ -479,7 +479,7 @@ static void kinds_text(FILE *out, const sim_ring *g)
                  (long long)sim_shape_Nk(&ki->sh), ki->sh.causal ? " causal" : "");
         sim_format_bytes(b1, sizeof b1, ki->hbm_bytes);
         sim_format_count(b2, sizeof b2, ki->steps);
-        fprintf(out, "  %c %-13s %-16s %10s %14s", KIND_MARK[k], KIND_NAME[k], shape, b1, b2);
+        fprintf(out, "  %c %-13s %-19s %11s %12s", KIND_MARK[k], KIND_NAME[k], shape, b1, b2);
         if (g->gpu) {
             fmt_time(b3, sizeof b3, ki->compute_s);
             fprintf(out, " %11s", b3);
@@ -513,15 +513,13 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
     fprintf(out, "\nRING ATTENTION: P = %d devices, %s order%s%s\n", P,
             sim_ring_order_name(g->req.order), g->req.link ? ", link " : "",
             g->req.link ? g->req.link->name : "");
+    fprintf(out, "c = N / P = %lld rows of Q, K, V per head on each device", (long long)g->c);
     if (zig)
-        fprintf(out, "each device holds c = %lld rows of Q, K, V per head: chunks p and 2P-1-p "
-                "of\n%lld rows (the zig-zag order);", (long long)g->c, (long long)(g->c / 2));
-    else
-        fprintf(out, "each device holds c = %lld rows of Q, K, V per head;", (long long)g->c);
-    fprintf(out, " round r: device p computes against\nthe K, V block of device (p - r) mod P "
-            "and sends it on to p + 1 (round 0's block\nis its own, so it sends while it "
-            "computes; the last round sends nothing).\nEach round is one FA2 run, B_r = %lld, "
-            "B_c = %lld; the partials (O_r, L_r) merge\nin round order by the merge lemma.\n",
+        fprintf(out, " (zig-zag: chunks p\nand 2P-1-p of h = %lld rows)", (long long)(g->c / 2));
+    fprintf(out, ".\nRound r: device p computes against the K, V block of device (p - r) mod P "
+            "and\nsends it on to p + 1 (round 0's block is its own, so it sends while it\n"
+            "computes; the last round sends nothing). Each round is one FA2 run, B_r = %lld,\n"
+            "B_c = %lld; the partials (O_r, L_r) merge in round order by the merge lemma.\n",
             (long long)g->Br, (long long)g->Bc);
     if (P == 1)
         fprintf(out, "P = 1: one device, one round: plain FA2.\n");
@@ -530,8 +528,8 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
     kinds_text(out, g);
     grid_text(out, g);
 
-    fprintf(out, "  device rounds     HBM bytes   tile steps   sent/recv%s\n",
-            g->gpu ? "     compute      link      time" : "");
+    fprintf(out, "%s%s\n", "   dev rounds   HBM bytes  tile steps  sent/recv",
+            g->gpu ? "    compute      link      time" : "");
     uint64_t tot_b = 0, tot_s = 0, tot_l = 0;
     for (int p = 0; p < P; p++) {
         const sim_ring_device *v = &g->dev[p];
@@ -541,20 +539,20 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
         sim_format_bytes(b1, sizeof b1, v->hbm_bytes);
         sim_format_count(b2, sizeof b2, v->steps);
         sim_format_bytes(b3, sizeof b3, v->sent_bytes);
-        fprintf(out, "  %6d %6llu %13s %12s %11s", p, (unsigned long long)v->rounds_computed,
+        fprintf(out, "  %4d %6llu %11s %11s %10s", p, (unsigned long long)v->rounds_computed,
                 b1, b2, b3);
         if (g->gpu) {
             fmt_time(b4, sizeof b4, v->compute_s);
             fmt_time(b5, sizeof b5, v->link_s);
             fmt_time(b6, sizeof b6, v->time_s);
-            fprintf(out, " %11s %9s %9s", b4, b5, b6);
+            fprintf(out, " %10s %9s %9s", b4, b5, b6);
         }
         fputc('\n', out);
     }
     sim_format_bytes(b1, sizeof b1, tot_b);
     sim_format_count(b2, sizeof b2, tot_s);
     sim_format_bytes(b3, sizeof b3, tot_l);
-    fprintf(out, "  total         %13s %12s %11s\n", b1, b2, b3);
+    fprintf(out, "  total       %11s %11s %10s\n", b1, b2, b3);
     sim_format_bytes(b1, sizeof b1, g->block_bytes);
     fprintf(out, "link: one K, V block = 2 c d B G elements = %s a round, each way", b1);
     if (g->req.link) {
@@ -573,8 +571,8 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
                 "  if its neighbours keep pace)\n", g->slowest, b1, b2);
         if (g->req.link) {
             const double F = sim_gpu_peak_flops(g->gpu, sh->dtype);
-            fprintf(out, "paper's condition c >= s F / (2 B) (c >= F / B in fp16): c = %lld, "
-                    "needs\n  %.0f (F = %.4g TFLOP/s on %s, B = %.4g GB/s): %s\n",
+            fprintf(out, "the paper's condition c >= s F / (2 B) (c >= F / B in fp16): c = %lld "
+                    "rows,\n  the bound %.0f (F = %.4g TFLOP/s on %s, B = %.4g GB/s): at peak rates\n  %s\n",
                     (long long)g->c, ceil(g->threshold_c), F / 1e12, g->gpu->name,
                     g->req.link->bytes_per_s / 1e9,
                     (double)g->c >= g->threshold_c ? "the link hides behind compute"
@@ -603,7 +601,7 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
         fmt_time(b4, sizeof b4, a->ag_compute_s);
         fmt_time(b5, sizeof b5, a->ag_link_s);
         fmt_time(b6, sizeof b6, a->ag_compute_s + a->ag_link_s);
-        fprintf(out, ": gather %s, then compute %s =\n  %s, no overlap", b5, b4, b6);
+        fprintf(out, ":\n  gather %s, then compute %s = %s, no overlap", b5, b4, b6);
     }
     fprintf(out, "\n");
 }
