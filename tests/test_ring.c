@@ -31,7 +31,7 @@
 #include "sim_ring.h"
 #include "test_util.h"
 
-static const char *g_fasim;
+static const char *g_fasim, *g_readme;
 
 /* ---- FA2's closed form, worked out here ---- */
 
@@ -368,13 +368,39 @@ static void test_cli_runs(void **state)
     assert_non_null(strstr(out, "P = 1: one device, one round: plain FA2"));
 }
 
+/* The README's sample of the section is what fasim prints: from its
+ * heading to the end of the output. */
+static void test_readme_sample(void **state)
+{
+    (void)state;
+    static char out[1 << 17], readme[1 << 20];
+    assert_int_equal(run(out, sizeof out, "--N 65536 --d 128 --heads 32 --causal --ring 8 "
+                                          "--gpu h100 --link nvlink4 --ring-order zigzag"), 0);
+    FILE *f = fopen(g_readme, "r");
+    assert_non_null(f);
+    const size_t n = fread(readme, 1, sizeof readme - 1, f);
+    readme[n] = '\0';
+    fclose(f);
+    const char *live = strstr(out, "RING ATTENTION");
+    const char *doc = strstr(readme, "```\nRING ATTENTION");
+    assert_non_null(live);
+    assert_non_null(doc);
+    doc += 4;
+    const char *end = strstr(doc, "```\n");
+    assert_non_null(end);
+    const size_t want = (size_t)(end - doc), got = strlen(live);
+    if (got != want || memcmp(live, doc, want) != 0)
+        fail_msg("README's ring sample differs from the live output:\n%.3000s", live);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_ring PATH_TO_FASIM\n");
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_ring PATH_TO_FASIM README.md\n");
         return 2;
     }
     g_fasim = argv[1];
+    g_readme = argv[2];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_random),
         cmocka_unit_test(test_balance),
@@ -382,6 +408,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_wrong_placement_fails),
         cmocka_unit_test(test_cli_refusals),
         cmocka_unit_test(test_cli_runs),
+        cmocka_unit_test(test_readme_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
