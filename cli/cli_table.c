@@ -22,6 +22,7 @@
 #define G CLI_IN(CLI_CMD_GPU)
 #define X CLI_IN(CLI_CMD_COMPARE)
 #define A CLI_IN(CLI_CMD_VALIDATE)
+#define W CLI_IN(CLI_CMD_RING_MEMORY)
 
 #define PARA(text)        { -1, NULL, text }
 #define ROW(opt)          { opt, NULL, NULL }
@@ -104,7 +105,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "count-only work for naive or FA2 and 90 s for FA1,\n"
         "whose steps move more tensors; with --page-size, up\n"
         "to 140 s: paged steps cost up to 7x)" },
-    [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G | X,
+    [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G | X | W,
         "a100, a100-40, h100, h100-pcie or h200: M = the shared\n"
         "memory one thread block can use (unless --M is given), a\n"
         "roofline estimate and the GPU model (SMs, waves, L2, time)\n"
@@ -120,7 +121,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_TIMELINE] = { "timeline", "FILE", R,
         "with --gpu: draw the first run's SMs over time, wave by\n"
         "wave: FILE.svg a picture, - the terminal (--algo picks it)" },
-    [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X | A,
+    [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X | A | W,
         NULL },
     [CLI_O_VERSION] = { "version", NULL, R,
         NULL },
@@ -647,6 +648,21 @@ static const cli_help_item HELP_VALIDATE[] = {
          "model refused)\n"),
 };
 
+static const cli_help_item HELP_RING_MEMORY[] = {
+    PARA("usage: fasim ring-memory [--gpu NAME]\n"
+         "\n"
+         "The Ring Attention paper's Table 3 (Liu, Zaharia, Abbeel 2023; its A100 rows:\n"
+         "the longest context trained end to end with FSDP on 8 or 32 devices) beside\n"
+         "a memory model of one device: the model state sharded over the devices, each\n"
+         "layer's input kept (full gradient checkpointing) and one layer's working\n"
+         "activations, every assumption printed with the table. Ring attention's\n"
+         "context is the devices times the tokens one device holds.\n"
+         "\n"),
+    LINE("--gpu NAME", "the device whose HBM the model fills: a100 (default, the\n"
+         "paper's A100 80GB), a100-40, h100, h100-pcie or h200; list"),
+    LINE("--help", NULL),
+};
+
 /* ---- the commands ---- */
 
 /* Options of the report that the view names as the report's. */
@@ -687,6 +703,9 @@ const cli_command CLI_COMMANDS[CLI_CMD_COUNT] = {
     [CLI_CMD_VALIDATE] = { "validate", "fasim validate", "fasim validate [FILE]",
                            "the GPU model against published figures",
                            PAGE(HELP_VALIDATE), NULL, 0, NULL },
+    [CLI_CMD_RING_MEMORY] = { "ring-memory", "fasim ring-memory", "fasim ring-memory",
+                              "a ring's longest context: the paper's Table 3",
+                              PAGE(HELP_RING_MEMORY), NULL, 0, NULL },
     [CLI_CMD_HELP] = { "help", "fasim help", "fasim COMMAND --help", "that command's options",
                        NULL, 0, NULL, 0, NULL },
 };

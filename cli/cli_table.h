@@ -26,6 +26,7 @@ typedef enum {
     CLI_CMD_GPU,
     CLI_CMD_COMPARE,
     CLI_CMD_VALIDATE,
+    CLI_CMD_RING_MEMORY, /* fasim ring-memory: the Ring Attention paper's Table 3 */
     CLI_CMD_HELP,        /* fasim help [COMMAND]: that command's --help */
     CLI_CMD_COUNT
 } cli_cmd;

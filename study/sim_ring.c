@@ -685,3 +685,93 @@ void sim_ring_json(sim_json *w, const sim_ring *g, const ref_error *err)
     sim_json_uint(w, "allgather_peak_bytes", g->ag_peak_bytes);
     sim_json_end(w);
 }
+
+/* ---- the longest context a device holds ---- */
+
+/* The models of Table 3's A100 rows. The paper trains OpenLLaMA-3B and
+ * LLaMA 7B and 13B (its section 5.2 follows "LLaMA and OpenLLaMA").
+ *   [LLaMA]    Touvron et al. 2023, "LLaMA: Open and Efficient Foundation
+ *              Language Models", Table 2: 6.7B, dimension 4096, 32 layers;
+ *              13.0B, 5120, 40 layers.
+ *   [OpenLLaMA] openlm-research/open_llama_3b, config.json: hidden_size
+ *              3200, num_hidden_layers 26, intermediate_size 8640, vocab
+ *              32000; 3.43B parameters counted from them. */
+static const sim_ring_model MODELS[] = {
+    { "3B", "OpenLLaMA 3B", 26, 3200, 3.43e9, "[OpenLLaMA] config.json" },
+    { "7B", "LLaMA 7B", 32, 4096, 6.7e9, "[LLaMA] Table 2" },
+    { "13B", "LLaMA 13B", 40, 5120, 13.0e9, "[LLaMA] Table 2" },
+};
+
+/* Table 3 (Liu, Zaharia, Abbeel 2023, p. 7), the A100 rows: Ring
+ * Attention's context in thousands of tokens (x 1e3 as printed; the
+ * figures are powers of two, 512 standing for 2^19 tokens). */
+static const struct {
+    int devices, model;
+    int64_t ktokens;
+} TABLE3[] = {
+    { 8, 0, 512 }, { 8, 1, 256 }, { 8, 2, 128 }, { 32, 1, 4096 }, { 32, 2, 2048 },
+};
+
+/* Bytes a token a layer: the layer's bf16 input kept, 2 h; and one layer's
+ * working activations, 34 h. */
+#define RING_CKPT_BYTES_PER_H 2.0
+#define RING_LAYER_BYTES_PER_H 34.0
+#define RING_STATE_BYTES_PER_PARAM 16.0
+
+int sim_ring_memory_rows(uint64_t hbm, sim_ring_memory_row *rows, int max)
+{
+    int n = 0;
+    for (size_t k = 0; k < sizeof TABLE3 / sizeof TABLE3[0] && n < max; k++) {
+        sim_ring_memory_row *r = &rows[n++];
+        const sim_ring_model *m = &MODELS[TABLE3[k].model];
+        r->model = m;
+        r->devices = TABLE3[k].devices;
+        r->paper_tokens = TABLE3[k].ktokens * 1024;
+        r->state_bytes = RING_STATE_BYTES_PER_PARAM * m->params / r->devices;
+        r->per_token_bytes = (double)m->hidden * (RING_CKPT_BYTES_PER_H * (double)m->layers +
+                                                  RING_LAYER_BYTES_PER_H);
+        const double free_bytes = (double)hbm - r->state_bytes;
+        r->tokens_per_device = free_bytes > 0 ? (int64_t)(free_bytes / r->per_token_bytes) : 0;
+        r->tokens = r->tokens_per_device * r->devices;
+    }
+    return n;
+}
+
+void sim_ring_memory_text(FILE *out, const sim_gpu *g)
+{
+    sim_ring_memory_row rows[8];
+    const int n = sim_ring_memory_rows(g->hbm_capacity, rows, 8);
+    char b1[32];
+    sim_format_bytes(b1, sizeof b1, g->hbm_capacity);
+    fprintf(out, "RING ATTENTION, THE LONGEST CONTEXT: the paper's Table 3 (A100 rows) against\n"
+            "a memory model of one device, %s of HBM (%s)\n\n", b1, g->title);
+    fprintf(out, "  devices  model  state/device  bytes/token  tokens/device  context   paper  "
+            "ratio\n");
+    for (int k = 0; k < n; k++) {
+        const sim_ring_memory_row *r = &rows[k];
+        char st[32], ctx[32], pap[32];
+        sim_format_bytes(st, sizeof st, (uint64_t)r->state_bytes);
+        snprintf(ctx, sizeof ctx, "%.0fK", (double)r->tokens / 1024.0);
+        snprintf(pap, sizeof pap, "%lldK", (long long)(r->paper_tokens / 1024));
+        char tpd[32];
+        sim_format_count(tpd, sizeof tpd, (uint64_t)r->tokens_per_device);
+        fprintf(out, "  %7d  %5s  %12s  %11.0f  %13s  %7s  %6s  %5.2f\n", r->devices,
+                r->model->name, st, r->per_token_bytes,
+                tpd, ctx, pap,
+                (double)r->tokens / (double)r->paper_tokens);
+    }
+    fprintf(out, "\ncontext = devices x tokens/device; paper: Table 3's Ring Attention column\n"
+            "(K = 1,024 tokens, as its powers of two read); ratio = context / paper.\n\n"
+            "assumed, as the paper's section 5.1 sets it up (FSDP, the model sharded over\n"
+            "the devices, one sequence of the whole context):\n"
+            "  - model state: 16 B a parameter (bf16 weights and gradients, fp32 master\n"
+            "    weights and Adam's two moments), sharded over the devices;\n"
+            "  - full gradient checkpointing: each layer's input kept, bf16, 2 h B a token;\n"
+            "  - one layer's activations during its backward, 34 h B a token\n"
+            "    (Korthikanti et al. 2022, section 4.1, without the attention matrix's\n"
+            "    5 a s / h term, which blockwise attention removes);\n"
+            "  - the ring's K, V blocks, FSDP's gathered layer, the logits and the\n"
+            "    framework's workspace: left out.\n"
+            "models: OpenLLaMA 3B (h = 3200, L = 26, 3.43e9 parameters), LLaMA 7B\n"
+            "(4096, 32, 6.7e9) and 13B (5120, 40, 13.0e9).\n");
+}

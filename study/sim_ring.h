@@ -162,4 +162,40 @@ void sim_ring_free(sim_ring *ring);
 void sim_ring_text(FILE *out, const sim_ring *ring, const ref_error *err);
 void sim_ring_json(sim_json *w, const sim_ring *ring, const ref_error *err);
 
+/* ---- the longest context a device holds (fasim ring-memory) ------------
+ * The Ring Attention paper's Table 3 (section 5.1): the longest context
+ * trained end to end with FSDP on n devices. Ring attention's context is n
+ * times what one device holds, c tokens, so the table is a question of
+ * memory per device: with Adam in mixed precision, 16 bytes a parameter
+ * (bf16 weights and gradients, fp32 master weights and two moments)
+ * sharded over the n devices; full gradient checkpointing, each layer's
+ * input kept in bf16 (2 h bytes a token a layer); and one layer's
+ * activations while its backward runs, 34 h bytes a token (Korthikanti et
+ * al. 2022, "Reducing Activation Recomputation in Large Transformer
+ * Models", section 4.1, with memory-efficient attention removing its
+ * 5 a s / h term). Then c = (HBM - 16 params / n) / (h (2 L + 34)). */
+typedef struct {
+    const char *name;          /* "3B" as the table names it */
+    const char *title;         /* "OpenLLaMA 3B" */
+    int64_t layers, hidden;    /* L, h */
+    double params;
+    const char *source;
+} sim_ring_model;
+
+typedef struct {
+    const sim_ring_model *model;
+    int devices;
+    int64_t paper_tokens;      /* Table 3's Ring Attention column, tokens */
+    int64_t tokens_per_device; /* c */
+    int64_t tokens;            /* n c */
+    double state_bytes, per_token_bytes;   /* per device */
+} sim_ring_memory_row;
+
+/* The rows of Table 3 on A100s (8 with NVLink, 32 with InfiniBand) for a
+ * GPU of hbm bytes; returns how many (at most max). */
+int sim_ring_memory_rows(uint64_t hbm, sim_ring_memory_row *rows, int max);
+
+/* The table `fasim ring-memory` prints, every assumption with it. */
+void sim_ring_memory_text(FILE *out, const sim_gpu *g);
+
 #endif /* FASIM_SIM_RING_H */

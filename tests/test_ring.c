@@ -368,6 +368,38 @@ static void test_cli_runs(void **state)
     assert_non_null(strstr(out, "P = 1: one device, one round: plain FA2"));
 }
 
+/* fasim ring-memory: each row's tokens a device from the memory model,
+ * worked out here: (HBM - 16 params / n) / (h (2 L + 34)) bytes a token. */
+static void test_ring_memory(void **state)
+{
+    (void)state;
+    static const struct {
+        int n;
+        double params, h, L, paper_k;
+    } want[] = {
+        { 8, 3.43e9, 3200, 26, 512 },  { 8, 6.7e9, 4096, 32, 256 },
+        { 8, 13.0e9, 5120, 40, 128 },  { 32, 6.7e9, 4096, 32, 4096 },
+        { 32, 13.0e9, 5120, 40, 2048 },
+    };
+    const uint64_t hbm = 80000000000u;       /* an A100 80GB */
+    sim_ring_memory_row rows[8];
+    assert_int_equal(sim_ring_memory_rows(hbm, rows, 8), 5);
+    for (int k = 0; k < 5; k++) {
+        const double c = floor((8e10 - 16.0 * want[k].params / want[k].n) /
+                               (want[k].h * (2.0 * want[k].L + 34.0)));
+        assert_int_equal(rows[k].devices, want[k].n);
+        assert_int_equal(rows[k].tokens_per_device, (int64_t)c);
+        assert_int_equal(rows[k].tokens, (int64_t)c * want[k].n);
+        assert_int_equal(rows[k].paper_tokens, (int64_t)want[k].paper_k * 1024);
+    }
+    static char out[1 << 14];
+    assert_int_equal(run(out, sizeof out, "ring-memory"), 0);
+    assert_non_null(strstr(out, "512K"));
+    assert_non_null(strstr(out, "assumed"));
+    expect("ring-memory --gpu tpu", 2, "--gpu tpu");
+    expect("ring-memory --N 5", 2, "unknown option");
+}
+
 /* The README's sample of the section is what fasim prints: from its
  * heading to the end of the output. */
 static void test_readme_sample(void **state)
@@ -408,6 +440,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_wrong_placement_fails),
         cmocka_unit_test(test_cli_refusals),
         cmocka_unit_test(test_cli_runs),
+        cmocka_unit_test(test_ring_memory),
         cmocka_unit_test(test_readme_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
