@@ -1487,14 +1487,7 @@ static void gpu_model_text(FILE *out, const sim_report *rep)
             case 5: sim_format_bytes(b1, sizeof b1, m->hbm_read_bytes + m->hbm_write_bytes);
                     break;
             case 6: snprintf(b1, sizeof b1, "%.1f%%", m->l2_hit_rate * 100); break;
-            case 7:
-                if (m->time_s >= 1.0)
-                    snprintf(b1, sizeof b1, "%.3g s", m->time_s);
-                else if (m->time_s >= 1e-3)
-                    snprintf(b1, sizeof b1, "%.3g ms", m->time_s * 1e3);
-                else
-                    snprintf(b1, sizeof b1, "%.3g us", m->time_s * 1e6);
-                break;
+            case 7: sim_format_seconds(b1, sizeof b1, m->time_s); break;
             case 8: snprintf(b1, sizeof b1, "%.1f", m->tflops); break;
             default: snprintf(b1, sizeof b1, "%s", sim_gm_bound_name(m->bound)); break;
             }
@@ -1536,12 +1529,8 @@ static void roofline_text(FILE *out, const sim_report *rep)
                 snprintf(b1, sizeof b1, "%s", rf->memory_bound ? "memory" : "compute");
             else if (q == 6)
                 snprintf(b1, sizeof b1, "%.1f", rf->intensity);
-            else if (t >= 1.0)
-                snprintf(b1, sizeof b1, "%.3g s", t);
-            else if (t >= 1e-3)
-                snprintf(b1, sizeof b1, "%.3g ms", t * 1e3);
             else
-                snprintf(b1, sizeof b1, "%.3g us", t * 1e6);
+                sim_format_seconds(b1, sizeof b1, t);
             cell(out, b1);
         }
         fputc('\n', out);

@@ -454,17 +454,6 @@ static const char *const KIND_KEY[SIM_RING_KIND_COUNT] = {
     "skip", "diag", "full", "zz_low", "zz_high",
 };
 
-/* "12.3 ms", "45.6 us": seconds for people. */
-static void fmt_time(char *buf, size_t len, double t)
-{
-    if (t >= 1.0)
-        snprintf(buf, len, "%.3g s", t);
-    else if (t >= 1e-3)
-        snprintf(buf, len, "%.3g ms", t * 1e3);
-    else
-        snprintf(buf, len, "%.3g us", t * 1e6);
-}
-
 static void kinds_text(FILE *out, const sim_ring *g)
 {
     char b1[32], b2[32], b3[32];
@@ -481,7 +470,7 @@ static void kinds_text(FILE *out, const sim_ring *g)
         sim_format_count(b2, sizeof b2, ki->steps);
         fprintf(out, "  %c %-13s %-19s %11s %12s", KIND_MARK[k], KIND_NAME[k], shape, b1, b2);
         if (g->gpu) {
-            fmt_time(b3, sizeof b3, ki->compute_s);
+            sim_format_seconds(b3, sizeof b3, ki->compute_s);
             fprintf(out, " %11s", b3);
         }
         fputc('\n', out);
@@ -542,9 +531,9 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
         fprintf(out, "  %4d %6llu %11s %11s %10s", p, (unsigned long long)v->rounds_computed,
                 b1, b2, b3);
         if (g->gpu) {
-            fmt_time(b4, sizeof b4, v->compute_s);
-            fmt_time(b5, sizeof b5, v->link_s);
-            fmt_time(b6, sizeof b6, v->time_s);
+            sim_format_seconds(b4, sizeof b4, v->compute_s);
+            sim_format_seconds(b5, sizeof b5, v->link_s);
+            sim_format_seconds(b6, sizeof b6, v->time_s);
             fprintf(out, " %10s %9s %9s", b4, b5, b6);
         }
         fputc('\n', out);
@@ -556,7 +545,7 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
     sim_format_bytes(b1, sizeof b1, g->block_bytes);
     fprintf(out, "link: one K, V block = 2 c d B G elements = %s a round, each way", b1);
     if (g->req.link) {
-        fmt_time(b2, sizeof b2, g->link_s);
+        sim_format_seconds(b2, sizeof b2, g->link_s);
         fprintf(out, ": %s\n  at %.4g GB/s (%s)\n", b2, g->req.link->bytes_per_s / 1e9,
                 g->req.link->title);
     } else {
@@ -564,8 +553,8 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
     }
     if (g->gpu) {
         const sim_ring_device *w = &g->dev[g->slowest];
-        fmt_time(b1, sizeof b1, w->time_s);
-        fmt_time(b2, sizeof b2, w->time_serial_s);
+        sim_format_seconds(b1, sizeof b1, w->time_s);
+        sim_format_seconds(b2, sizeof b2, w->time_serial_s);
         fprintf(out, "time: device %d is the slowest: %s with the link behind compute,\n"
                 "  %s without overlap (a round takes max(compute, link); each device as\n"
                 "  if its neighbours keep pace)\n", g->slowest, b1, b2);
@@ -598,9 +587,9 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
             "K\n  and V (%s), holds all of them (peak %s), then one FA2 run a\n  chunk "
             "(%s HBM bytes on device %d)", b2, b1, b3, g->ag_slowest);
     if (g->gpu) {
-        fmt_time(b4, sizeof b4, a->ag_compute_s);
-        fmt_time(b5, sizeof b5, a->ag_link_s);
-        fmt_time(b6, sizeof b6, a->ag_compute_s + a->ag_link_s);
+        sim_format_seconds(b4, sizeof b4, a->ag_compute_s);
+        sim_format_seconds(b5, sizeof b5, a->ag_link_s);
+        sim_format_seconds(b6, sizeof b6, a->ag_compute_s + a->ag_link_s);
         fprintf(out, ":\n  gather %s, then compute %s = %s, no overlap", b5, b4, b6);
     }
     fprintf(out, "\n");
