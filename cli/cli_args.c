@@ -243,6 +243,34 @@ static int parse_pass(sim_request *r, const char *val, char *err, size_t errlen)
     return 0;
 }
 
+int cli_parse_ring_opt(sim_ring_req *rq, int id, const char *optname, const char *val,
+                       char *err, size_t errlen)
+{
+    int64_t n;
+    switch (id) {
+    case CLI_O_RING:
+        if (cli_parse_count(optname, val, 1, SIM_RING_MAX_P, &n, err, errlen))
+            return -1;
+        rq->P = (int)n;
+        return 1;
+    case CLI_O_RING_ORDER:
+        if (sim_ring_order_parse(val, &rq->order) != 0) {
+            ERR("--ring-order %s: unknown order (contiguous or zigzag)", sim_shown(val).s);
+            return -1;
+        }
+        return 1;
+    case CLI_O_LINK:
+        if (!(rq->link = sim_link_find(val))) {
+            char names[128];
+            ERR("--link %s: no such link (%s)", sim_shown(val).s,
+                sim_link_names(names, sizeof names));
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* One of the report's own options (not a problem option). Returns 0 or -1. */
 static int report_option(report_parse *p, int id, const char *optname, const char *val,
                          char *err, size_t errlen)
@@ -282,24 +310,9 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         o->splits_auto = 0;
         return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->run.splits, err, errlen);
     case CLI_O_RING:
-        if (cli_parse_count(optname, val, 1, SIM_RING_MAX_P, &n, err, errlen))
-            return -1;
-        r->ring.P = (int)n;
-        return 0;
     case CLI_O_RING_ORDER:
-        if (sim_ring_order_parse(val, &r->ring.order) != 0) {
-            ERR("--ring-order %s: unknown order (contiguous or zigzag)", sim_shown(val).s);
-            return -1;
-        }
-        return 0;
     case CLI_O_LINK:
-        if (!(r->ring.link = sim_link_find(val))) {
-            char names[128];
-            ERR("--link %s: no such link (%s)", sim_shown(val).s,
-                sim_link_names(names, sizeof names));
-            return -1;
-        }
-        return 0;
+        return cli_parse_ring_opt(&r->ring, id, optname, val, err, errlen) < 0 ? -1 : 0;
     case CLI_O_SOFTMAX:
         if (sim_softmax_parse(val, &r->run.softmax) != 0) {
             ERR("--softmax %s: unknown form (auto, 1pass, 2pass or 3pass)", sim_shown(val).s);

@@ -151,12 +151,12 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "split-KV decoding: fa2 once more with the key blocks in S\n"
         "splits, partials (O~, m, l) to HBM and a merge; S <= T_c;\n"
         "auto: FlashAttention-2's choice for --gpu's SMs" },
-    [CLI_O_RING] = { "ring", "P", R,
+    [CLI_O_RING] = { "ring", "P", R | V,
         "ring attention: fa2's forward across P devices, N/P rows\n"
         "each, K, V blocks passed round the ring and the partials\n"
         "merged; per device and round: HBM and link bytes, memory,\n"
         "all-gather beside it; times with --gpu and --link" },
-    [CLI_O_RING_ORDER] = { "ring-order", "O", R,
+    [CLI_O_RING_ORDER] = { "ring-order", "O", R | V,
         "with --ring: contiguous (default), device p holds rows\n"
         "p N/P onwards; zigzag, chunks p and 2P-1-p of 2P, which\n"
         "balances causal work" },
@@ -376,6 +376,10 @@ static const cli_help_item HELP_VIEW[] = {
         "3, fa1: Algorithm 4 of FlashAttention; fa2: Algorithm 2 of\n"
         "FlashAttention-2), dO seeded"),
     LINE("--splits S", "fa2's split-KV: partials per split, then the merge"),
+    LINE("--ring P", "ring attention across P devices, round by round: whose K, V\n"
+        "block each holds, what it computes, where it sends it, and\n"
+        "one row's running (m, l) of the merge (text)"),
+    LINE("--ring-order O", "with --ring: contiguous (default) or zigzag"),
     LINE("--intermediates K", "kernel (default) or paper: the precision of FA1's running\n"
         "O, the backwards' dQ and P~ (see 'fasim --help')"),
     LINE("--Br B, --Bc B", "block sizes (default: the report's same tiles)"),

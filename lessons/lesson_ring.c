@@ -50,7 +50,7 @@ static void ring_figures(lesson *L, int P, const sim_shape *sh, sim_ring_order o
                         const float *K, const float *V, figures *f, ref_error *err,
                         const double *O_ref)
 {
-    const sim_ring_req rq = { P, o, link };
+    const sim_ring_req rq = { P, o, link, 0 };
     sim_ring r;
     char msg[256];
     if (sim_ring_build(sh, NULL, &rq, 32, 32, g, Q, K, V, &r, msg, sizeof msg) != 0)

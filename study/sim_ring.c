@@ -236,8 +236,12 @@ static int compute(sim_ring *g, const float *Q, const float *K, const float *V, 
     float *m = malloc((size_t)(B * H * c) * sizeof *m), *l = malloc((size_t)(B * H * c) * sizeof *l);
     g->O = malloc((size_t)(B * H * N * d) * sizeof *g->O);
     g->L = malloc((size_t)(B * H * N) * sizeof *g->L);
+    g->watch_m = malloc((size_t)P * (size_t)P * sizeof *g->watch_m);
+    g->watch_l = malloc((size_t)P * (size_t)P * sizeof *g->watch_l);
+    const int64_t watch = g->req.watch >= 0 && g->req.watch < c ? g->req.watch : 0;
     int rc = 0;
-    if (!Qp || !Kq || !Vq || !Qs || !Ks || !Vs || !acc || !m || !l || !g->O || !g->L) {
+    if (!Qp || !Kq || !Vq || !Qs || !Ks || !Vs || !acc || !m || !l || !g->O || !g->L ||
+        !g->watch_m || !g->watch_l) {
         ERR("ring: out of memory for the devices' blocks");
         rc = -1;
     }
@@ -251,6 +255,8 @@ static int compute(sim_ring *g, const float *Q, const float *K, const float *V, 
         /* Rounds in order: the merge's order, so the bits are fixed. */
         for (int r = 0; r < P && rc == 0; r++) {
             const sim_ring_kind kd = sim_ring_round_kind(&g->req, sh->causal, p, r);
+            g->watch_m[p * P + r] = m[watch];   /* a skipped round leaves it */
+            g->watch_l[p * P + r] = l[watch];
             if (kd == SIM_RING_SKIP)
                 continue;
             const sim_ring_kind_info *ki = &g->kind[kd];
@@ -276,6 +282,8 @@ static int compute(sim_ring *g, const float *Q, const float *K, const float *V, 
                               acc + at * d);
                 }
             sim_result_free(&res);
+            g->watch_m[p * P + r] = m[watch];
+            g->watch_l[p * P + r] = l[watch];
         }
         for (int64_t bh = 0; bh < B * H && rc == 0; bh++)
             for (int64_t i = 0; i < c; i++) {
@@ -439,8 +447,10 @@ void sim_ring_free(sim_ring *g)
     free(g->dev);
     free(g->O);
     free(g->L);
+    free(g->watch_m);
+    free(g->watch_l);
     g->dev = NULL;
-    g->O = g->L = NULL;
+    g->O = g->L = g->watch_m = g->watch_l = NULL;
     g->computed = 0;
 }
 
@@ -593,6 +603,39 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
         fprintf(out, ":\n  gather %s, then compute %s = %s, no overlap", b5, b4, b6);
     }
     fprintf(out, "\n");
+}
+
+void sim_ring_rounds_text(FILE *out, const sim_ring *g)
+{
+    const int P = g->req.P;
+    const int64_t w = g->req.watch >= 0 && g->req.watch < g->c ? g->req.watch : 0;
+    fprintf(out, "ring attention, P = %d devices, %s order, c = %lld rows each; each round\n"
+            "one FA2 run a device, the partials merged in round order\n",
+            P, sim_ring_order_name(g->req.order), (long long)g->c);
+    if (g->computed)
+        fprintf(out, "(m, l): the merge's running state of each device's local row %lld: m "
+                "the\nlargest L_r so far, l = sum exp(L_r - m); at the end L = m + log l\n",
+                (long long)w);
+    for (int r = 0; r < P; r++) {
+        fprintf(out, "\n-- round %d of %d --\n", r, P);
+        for (int p = 0; p < P; p++) {
+            const int q = sim_ring_source(P, p, r);
+            const sim_ring_kind kd = sim_ring_round_kind(&g->req, g->sh.causal, p, r);
+            char what[48] = "skipped: every score masked";
+            if (kd != SIM_RING_SKIP)
+                snprintf(what, sizeof what, "%s, %lld x %lld%s", KIND_NAME[kd],
+                         (long long)g->kind[kd].sh.N, (long long)sim_shape_Nk(&g->kind[kd].sh),
+                         g->kind[kd].sh.causal ? " causal" : "");
+            fprintf(out, "  device %d: K, V of %d: %-32s", p, q, what);
+            if (r < P - 1)
+                fprintf(out, " -> %d", (p + 1) % P);
+            else
+                fprintf(out, "     ");
+            if (g->computed)
+                fprintf(out, "  m %.5g, l %.5g", g->watch_m[p * P + r], g->watch_l[p * P + r]);
+            fputc('\n', out);
+        }
+    }
 }
 
 void sim_ring_json(sim_json *w, const sim_ring *g, const ref_error *err)

@@ -74,6 +74,9 @@ typedef struct {
     int P;                     /* devices; 0: no ring */
     sim_ring_order order;
     const sim_link *link;      /* NULL: none (no link times) */
+    int64_t watch;             /* compute mode: the local row (of head 0) of each
+                                  device whose running (m, l) each round keeps,
+                                  for the view (sim_ring_rounds_text) */
 } sim_ring_req;
 
 /* What a device does in one round. */
@@ -131,6 +134,8 @@ typedef struct {
     int computed;              /* compute mode: O, err below */
     float *O;                  /* (B, H, N, d), merged, in dtype; owned */
     float *L;                  /* (B, H, N) */
+    float *watch_m, *watch_l;  /* compute mode: [p P + r], device p's watched row's
+                                  running (m, l) after round r; owned */
 } sim_ring;
 
 /* Check a ring request against a problem: P >= 1, P divides N (2P in the
@@ -156,6 +161,12 @@ int sim_ring_build(const sim_shape *sh, const sim_run_opts *run, const sim_ring_
                    const float *K, const float *V, sim_ring *ring, char *err, size_t errlen);
 
 void sim_ring_free(sim_ring *ring);
+
+/* The rounds one by one, as `fasim view --ring` prints them: in each, per
+ * device, whose K, V block it holds, what it computes, where it sends the
+ * block, and (compute mode) its watched row's running (m, l) of the merge,
+ * m the largest L_r so far and l = sum exp(L_r - m). */
+void sim_ring_rounds_text(FILE *out, const sim_ring *ring);
 
 /* The RING ATTENTION section (80 columns), and the "ring" object of the
  * report's JSON. err: the merged output against the oracle, or NULL. */

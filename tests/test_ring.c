@@ -104,7 +104,7 @@ static void test_counts_random(void **state)
         sh.kv_heads = tu_rand_range(&rng, 0, 1) ? sh.heads : 1;
         const int64_t Br = blocks[tu_rand_range(&rng, 0, 5)];
         const int64_t Bc = blocks[tu_rand_range(&rng, 0, 5)];
-        const sim_ring_req rq = { P, zig ? SIM_RING_ZIGZAG : SIM_RING_CONTIGUOUS, NULL };
+        const sim_ring_req rq = { P, zig ? SIM_RING_ZIGZAG : SIM_RING_CONTIGUOUS, NULL, 0 };
         sim_ring g;
         char err[256];
         if (sim_ring_build(&sh, NULL, &rq, Br, Bc, NULL, NULL, NULL, NULL, &g, err,
@@ -158,7 +158,7 @@ static void test_balance(void **state)
     sim_shape sh = { .N = c * P, .d = d, .M = 1u << 30, .dtype = SIM_FP16, .causal = 1 };
     sim_ring g;
     char err[256];
-    sim_ring_req rq = { P, SIM_RING_CONTIGUOUS, NULL };
+    sim_ring_req rq = { P, SIM_RING_CONTIGUOUS, NULL, 0 };
     assert_int_equal(sim_ring_build(&sh, NULL, &rq, B, B, NULL, NULL, NULL, NULL, &g, err,
                                     sizeof err), 0);
     const cost diag = fa2_cost(c, c, 1, d, B, B, 1, 2), full = fa2_cost(c, c, 0, d, B, B, 1, 2);
@@ -261,7 +261,7 @@ static void test_oracle(void **state)
                 problem pr = make_problem(300u + k, C[k].N, C[k].d, C[k].H, C[k].G, C[k].dt,
                                           causal);
                 const sim_ring_req rq = { C[k].P, zig ? SIM_RING_ZIGZAG : SIM_RING_CONTIGUOUS,
-                                          NULL };
+                                          NULL, 0 };
                 sim_ring a, b;
                 char err[256], what[96];
                 assert_int_equal(sim_ring_build(&pr.sh, NULL, &rq, C[k].Br, C[k].Bc, NULL,
@@ -288,7 +288,7 @@ static void test_wrong_placement_fails(void **state)
     const int P = 4;
     const int64_t N = 128, d = 16, c = N / P, h = c / 2;
     problem pr = make_problem(77, N, d, 1, 1, SIM_FP16, 1);
-    const sim_ring_req rq = { P, SIM_RING_ZIGZAG, NULL };
+    const sim_ring_req rq = { P, SIM_RING_ZIGZAG, NULL, 0 };
     sim_ring g;
     char err[256];
     assert_int_equal(sim_ring_build(&pr.sh, NULL, &rq, 16, 16, NULL, pr.Q, pr.K, pr.V, &g,
@@ -306,6 +306,41 @@ static void test_wrong_placement_fails(void **state)
     assert_int_equal(tu_compare_f64("right", g.O, pr.O_ref, N * d, tol), 0);
     free(wrong);
     sim_ring_free(&g);
+    free_problem(&pr);
+}
+
+/* The view's watched row: after the last round, L = m + log l of the
+ * merge's running state is the row's logsumexp, against the oracle's. */
+static void test_watch(void **state)
+{
+    (void)state;
+    const int P = 4;
+    const int64_t N = 128, d = 16, c = N / P, h = c / 2, w = 5;
+    problem pr = make_problem(91, N, d, 1, 1, SIM_FP32, 1);
+    double *O = malloc((size_t)(N * d) * sizeof *O), *L = malloc((size_t)N * sizeof *L);
+    assert_non_null(O);
+    assert_non_null(L);
+    const ref_mask mk = { 1, 0, 0 };
+    assert_int_equal(ref_oracle_attention_masked(pr.Q, pr.K, pr.V, N, N, d, &mk, O, L), 0);
+    for (int zig = 0; zig <= 1; zig++) {
+        const sim_ring_req rq = { P, zig ? SIM_RING_ZIGZAG : SIM_RING_CONTIGUOUS, NULL, w };
+        sim_ring g;
+        char err[256];
+        assert_int_equal(sim_ring_build(&pr.sh, NULL, &rq, 8, 8, NULL, pr.Q, pr.K, pr.V, &g,
+                                        err, sizeof err), 0);
+        for (int p = 0; p < P; p++) {
+            const int64_t row = zig ? (w < h ? p * h + w : (2 * P - 1 - p) * h + w - h)
+                                    : p * c + w;
+            const double got = (double)g.watch_m[p * P + P - 1] +
+                               log((double)g.watch_l[p * P + P - 1]);
+            if (fabs(got - L[row]) > 1e-5)
+                fail_msg("%s device %d row %lld: L = %.9g, oracle %.9g",
+                         zig ? "zigzag" : "contiguous", p, (long long)row, got, L[row]);
+        }
+        sim_ring_free(&g);
+    }
+    free(O);
+    free(L);
     free_problem(&pr);
 }
 
@@ -351,6 +386,11 @@ static void test_cli_refusals(void **state)
     expect("--N 256 --Nk 512 --ring 2", 2, "N_q = N_k");
     expect("--N 256 --link nvlink4", 2, "goes with --ring");
     expect("gpu --backend cpu --N 256 --ring 2", 2, "runs its kernels on one device");
+    expect("view --N 256 --ring 2 --sdl", 2, "cannot be combined with --sdl");
+    expect("view --N 256 --ring 2 --algo fa1", 2, "cannot be combined with --algo");
+    expect("view --N 256 --ring-order zigzag", 2, "goes with --ring");
+    expect("view --N 100 --ring 3", 2, "not a multiple of 3");
+    expect("view --N 64 --ring 4 --row 16", 2, "0 .. 15");
 }
 
 static void test_cli_runs(void **state)
@@ -366,6 +406,10 @@ static void test_cli_runs(void **state)
     assert_non_null(strstr(out, "\"ring\":{\"P\":1,"));
     assert_int_equal(run(out, sizeof out, "--N 256 --d 32 --ring 1 --count-only"), 0);
     assert_non_null(strstr(out, "P = 1: one device, one round: plain FA2"));
+    assert_int_equal(run(out, sizeof out, "view --N 64 --d 8 --ring 4 --causal"), 0);
+    assert_non_null(strstr(out, "-- round 3 of 4 --"));
+    assert_non_null(strstr(out, "device 0: K, V of 3: skipped: every score masked"));
+    assert_non_null(strstr(out, "device 3: K, V of 0: full block, 16 x 16"));
 }
 
 /* fasim ring-memory: each row's tokens a device from the memory model,
@@ -438,6 +482,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_balance),
         cmocka_unit_test(test_oracle),
         cmocka_unit_test(test_wrong_placement_fails),
+        cmocka_unit_test(test_watch),
         cmocka_unit_test(test_cli_refusals),
         cmocka_unit_test(test_cli_runs),
         cmocka_unit_test(test_ring_memory),
