@@ -578,9 +578,7 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
                                                    : "the link shows");
         }
     } else {
-        const sim_ring_device *w = &g->dev[g->slowest];
         fprintf(out, "device %d does the most tile steps (--gpu NAME for times)\n", g->slowest);
-        (void)w;
     }
     sim_format_bytes(b1, sizeof b1, g->peak_bytes);
     fprintf(out, "peak memory a device: %s (Q, O_r, the fp32 O and L, two K, V blocks:\n"
