@@ -243,6 +243,34 @@ static int parse_pass(sim_request *r, const char *val, char *err, size_t errlen)
     return 0;
 }
 
+int cli_parse_ring_opt(sim_ring_req *rq, int id, const char *optname, const char *val,
+                       char *err, size_t errlen)
+{
+    int64_t n;
+    switch (id) {
+    case CLI_O_RING:
+        if (cli_parse_count(optname, val, 1, SIM_RING_MAX_P, &n, err, errlen))
+            return -1;
+        rq->P = (int)n;
+        return 1;
+    case CLI_O_RING_ORDER:
+        if (sim_ring_order_parse(val, &rq->order) != 0) {
+            ERR("--ring-order %s: unknown order (contiguous or zigzag)", sim_shown(val).s);
+            return -1;
+        }
+        return 1;
+    case CLI_O_LINK:
+        if (!(rq->link = sim_link_find(val))) {
+            char names[128];
+            ERR("--link %s: no such link (%s)", sim_shown(val).s,
+                sim_link_names(names, sizeof names));
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* One of the report's own options (not a problem option). Returns 0 or -1. */
 static int report_option(report_parse *p, int id, const char *optname, const char *val,
                          char *err, size_t errlen)
@@ -281,6 +309,10 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
         }
         o->splits_auto = 0;
         return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &r->run.splits, err, errlen);
+    case CLI_O_RING:
+    case CLI_O_RING_ORDER:
+    case CLI_O_LINK:
+        return cli_parse_ring_opt(&r->ring, id, optname, val, err, errlen) < 0 ? -1 : 0;
     case CLI_O_SOFTMAX:
         if (sim_softmax_parse(val, &r->run.softmax) != 0) {
             ERR("--softmax %s: unknown form (auto, 1pass, 2pass or 3pass)", sim_shown(val).s);
@@ -482,6 +514,49 @@ static int softmax_served(const sim_request *r, char *err, size_t errlen)
     return -1;
 }
 
+/* --ring splits FA2's forward pass across devices: each round is one FA2
+ * run, merged by its logsumexp L. Without --algo it runs fa2 alone; what
+ * it cannot honour is refused, each with its reason. */
+static int ring_combinations(report_parse *p, char *err, size_t errlen)
+{
+    sim_request *r = &p->o->req;
+    if (!r->ring.P) {
+        if (cli_given_has(&p->given, CLI_O_RING_ORDER) || cli_given_has(&p->given, CLI_O_LINK)) {
+            ERR("--%s goes with --ring P", cli_given_has(&p->given, CLI_O_LINK) ? "link"
+                                                                              : "ring-order");
+            return -1;
+        }
+        return 0;
+    }
+    if (cli_given_has(&p->given, CLI_O_ALGO)) {
+        for (int a = 0; a < sim_algo_count(); a++)
+            if (r->run_algo[a] && a != SIM_FA2) {
+                ERR("--ring runs fa2 on each device (each round one FA2 run, the partials "
+                    "merged by their logsumexp L); --algo %s is not a ring here: use --algo "
+                    "fa2 or drop --algo", sim_algo_name((sim_algo)a));
+                return -1;
+            }
+    } else {
+        for (int a = 0; a < sim_algo_count(); a++)
+            r->run_algo[a] = a == SIM_FA2;
+    }
+    const char *no = r->run_pass[SIM_BWD] ? "--pass bwd or both (the ring's backward is "
+                                            "not modelled)"
+                     : r->run.splits || p->o->splits_auto ? "--splits (a ring already splits "
+                                                             "the keys, across devices)"
+                     : r->run.page ? "--page-size (a device's K, V block is contiguous)"
+                     : r->plan_kind == SIM_PLAN_KERNEL ? "--plan kernel (the rounds are "
+                                                         "planned as the fa2 run's tiles)"
+                     : sim_dtype_is_fp8(r->sh.dtype) ? "an fp8 dtype (each device would "
+                                                       "scale its own block)"
+                     : NULL;
+    if (no) {
+        ERR("--ring cannot be combined with %s", no);
+        return -1;
+    }
+    return sim_ring_check(&r->sh, &r->ring, err, errlen);
+}
+
 /* Options that contradict each other, and the mode. */
 static int report_combinations(report_parse *p, char *err, size_t errlen)
 {
@@ -555,6 +630,8 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
                                errlen) != 0)
         return -1;
     if (softmax_served(r, err, errlen) != 0)
+        return -1;
+    if (ring_combinations(p, err, errlen) != 0)
         return -1;
     if (o->out_path) {
         int n_algos = 0;

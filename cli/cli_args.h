@@ -66,6 +66,11 @@ int cli_check_plan_options(int nfiles, int count_only, sim_plan_kind *kind, int6
 int cli_parse_problem_opt(cli_problem *p, int id, const char *optname, const char *val,
                           char *err, size_t errlen);
 
+/* --ring P, --ring-order O, --link NAME into rq: 1 when id is one of them,
+ * 0 when not, -1 with a message. The report and the view share it. */
+int cli_parse_ring_opt(sim_ring_req *rq, int id, const char *optname, const char *val,
+                       char *err, size_t errlen);
+
 /* Look up a --gpu value: a preset, or "list" (*is_list = 1, *out = NULL).
  * Returns 0, or -1 with a message naming the presets. */
 int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, size_t errlen);

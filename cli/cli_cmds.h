@@ -19,5 +19,6 @@ int cli_explore_main(int argc, char **argv, int first);  /* fasim explore ... */
 int cli_gpu_main(int argc, char **argv, int first);      /* fasim gpu ...     */
 int cli_compare_main(int argc, char **argv, int first);  /* fasim compare ... */
 int cli_validate_main(int argc, char **argv, int first); /* fasim validate ... */
+int cli_ring_memory_main(int argc, char **argv, int first);   /* fasim ring-memory */
 
 #endif

@@ -445,6 +445,11 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
                 "buffer in shared memory (--plan same, best or paper)\n");
         return SIM_EUSAGE;
     }
+    if (o->req.ring.P > 0) {
+        fprintf(stderr, "fasim: gpu: --ring is the report's: fasim gpu runs its kernels on one "
+                "device, and the report models the ring's P devices\n");
+        return SIM_EUSAGE;
+    }
     if (o->req.mode == SIM_MODE_COUNT) {
         fprintf(stderr, "fasim: gpu runs the kernels on real data; drop --count-only\n");
         return SIM_EUSAGE;

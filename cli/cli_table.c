@@ -22,6 +22,7 @@
 #define G CLI_IN(CLI_CMD_GPU)
 #define X CLI_IN(CLI_CMD_COMPARE)
 #define A CLI_IN(CLI_CMD_VALIDATE)
+#define W CLI_IN(CLI_CMD_RING_MEMORY)
 
 #define PARA(text)        { -1, NULL, text }
 #define ROW(opt)          { opt, NULL, NULL }
@@ -104,7 +105,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "count-only work for naive or FA2 and 90 s for FA1,\n"
         "whose steps move more tensors; with --page-size, up\n"
         "to 140 s: paged steps cost up to 7x)" },
-    [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G | X,
+    [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G | X | W,
         "a100, a100-40, h100, h100-pcie or h200: M = the shared\n"
         "memory one thread block can use (unless --M is given), a\n"
         "roofline estimate and the GPU model (SMs, waves, L2, time)\n"
@@ -121,7 +122,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_TIMELINE] = { "timeline", "FILE", R,
         "with --gpu: draw the first run's SMs over time, wave by\n"
         "wave: FILE.svg a picture, - the terminal (--algo picks it)" },
-    [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X | A,
+    [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X | A | W,
         NULL },
     [CLI_O_VERSION] = { "version", NULL, R,
         NULL },
@@ -151,6 +152,18 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "split-KV decoding: fa2 once more with the key blocks in S\n"
         "splits, partials (O~, m, l) to HBM and a merge; S <= T_c;\n"
         "auto: FlashAttention-2's choice for --gpu's SMs" },
+    [CLI_O_RING] = { "ring", "P", R | V,
+        "ring attention: fa2's forward across P devices, N/P rows\n"
+        "each, K, V blocks passed round the ring and the partials\n"
+        "merged; per device and round: HBM and link bytes, memory,\n"
+        "all-gather beside it; times with --gpu and --link" },
+    [CLI_O_RING_ORDER] = { "ring-order", "O", R | V,
+        "with --ring: contiguous (default), device p holds rows\n"
+        "p N/P onwards; zigzag, chunks p and 2P-1-p of 2P, which\n"
+        "balances causal work" },
+    [CLI_O_LINK] = { "link", "NAME", R,
+        "with --ring: the link between devices, nvlink3, nvlink4,\n"
+        "pcie4, pcie5, ib-hdr or ib-ndr (its bandwidth each way)" },
     [CLI_O_SOFTMAX] = { "softmax", "FORM", R | G | X,
         "naive's softmax: auto (default) one pass over whole rows\n"
         "of S when a row fits M, else two over tiles (m and l\n"
@@ -287,6 +300,9 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_PASS),
     ROW(CLI_O_SOFTMAX),
     ROW(CLI_O_SPLITS),
+    ROW(CLI_O_RING),
+    ROW(CLI_O_RING_ORDER),
+    ROW(CLI_O_LINK),
     ROW(CLI_O_PRESET),
     ROW(CLI_O_PAGE_SIZE),
     ROW(CLI_O_INTERMEDIATES),
@@ -361,6 +377,10 @@ static const cli_help_item HELP_VIEW[] = {
         "3, fa1: Algorithm 4 of FlashAttention; fa2: Algorithm 2 of\n"
         "FlashAttention-2), dO seeded"),
     LINE("--splits S", "fa2's split-KV: partials per split, then the merge"),
+    LINE("--ring P", "ring attention across P devices, round by round: whose K, V\n"
+        "block each holds, what it computes, where it sends it, and\n"
+        "one row's running (m, l) of the merge (text)"),
+    LINE("--ring-order O", "with --ring: contiguous (default) or zigzag"),
     LINE("--intermediates K", "kernel (default) or paper: the precision of FA1's running\n"
         "O, the backwards' dQ and P~ (see 'fasim --help')"),
     LINE("--Br B, --Bc B", "block sizes (default: the report's same tiles)"),
@@ -641,6 +661,21 @@ static const cli_help_item HELP_VALIDATE[] = {
          "model refused)\n"),
 };
 
+static const cli_help_item HELP_RING_MEMORY[] = {
+    PARA("usage: fasim ring-memory [--gpu NAME]\n"
+         "\n"
+         "The Ring Attention paper's Table 3 (Liu, Zaharia, Abbeel 2023; its A100 rows:\n"
+         "the longest context trained end to end with FSDP on 8 or 32 devices) beside\n"
+         "a memory model of one device: the model state sharded over the devices, each\n"
+         "layer's input kept (full gradient checkpointing) and one layer's working\n"
+         "activations, every assumption printed with the table. Ring attention's\n"
+         "context is the devices times the tokens one device holds.\n"
+         "\n"),
+    LINE("--gpu NAME", "the device whose HBM the model fills: a100 (default, the\n"
+         "paper's A100 80GB), a100-40, h100, h100-pcie or h200; list"),
+    LINE("--help", NULL),
+};
+
 /* ---- the commands ---- */
 
 /* Options of the report that the view names as the report's. */
@@ -681,6 +716,9 @@ const cli_command CLI_COMMANDS[CLI_CMD_COUNT] = {
     [CLI_CMD_VALIDATE] = { "validate", "fasim validate", "fasim validate [FILE]",
                            "the GPU model against published figures",
                            PAGE(HELP_VALIDATE), NULL, 0, NULL },
+    [CLI_CMD_RING_MEMORY] = { "ring-memory", "fasim ring-memory", "fasim ring-memory",
+                              "a ring's longest context: the paper's Table 3",
+                              PAGE(HELP_RING_MEMORY), NULL, 0, NULL },
     [CLI_CMD_HELP] = { "help", "fasim help", "fasim COMMAND --help", "that command's options",
                        NULL, 0, NULL, 0, NULL },
 };

@@ -26,6 +26,7 @@ typedef enum {
     CLI_CMD_GPU,
     CLI_CMD_COMPARE,
     CLI_CMD_VALIDATE,
+    CLI_CMD_RING_MEMORY, /* fasim ring-memory: the Ring Attention paper's Table 3 */
     CLI_CMD_HELP,        /* fasim help [COMMAND]: that command's --help */
     CLI_CMD_COUNT
 } cli_cmd;
@@ -68,6 +69,9 @@ enum {
     CLI_O_PASS,
     CLI_O_DO,
     CLI_O_SPLITS,
+    CLI_O_RING,
+    CLI_O_RING_ORDER,
+    CLI_O_LINK,
     CLI_O_PAGE_SIZE,
     CLI_O_INTERMEDIATES,
     CLI_O_PRESET,

@@ -51,6 +51,8 @@ typedef struct {
     const char *record;        /* --record FILE (.gif, .mp4, a folder) */
     int format;                /* --format: 0 (not given), 1 png, 2 svg */
     int64_t fps;               /* --fps; 0: default */
+    sim_ring_req ring;         /* --ring P: the ring's rounds instead (ring.P > 0) */
+    int ring_order_set;        /* --ring-order given */
 } view_opts;
 
 static void usage(FILE *out)
@@ -165,6 +167,10 @@ static int view_option(view_parse *p, int id, const char *optname, const char *v
     case CLI_O_FPS:
         return cli_parse_count(optname, val, 1, VIEW_MAX_FPS, &o->fps, err, errlen);
     case CLI_O_HELP: o->help = 1; return 0;
+    case CLI_O_RING:
+    case CLI_O_RING_ORDER:
+        o->ring_order_set |= id == CLI_O_RING_ORDER;
+        return cli_parse_ring_opt(&o->ring, id, optname, val, err, errlen) < 0 ? -1 : 0;
     }
     return 0;
 }
@@ -202,6 +208,29 @@ static int view_combinations(view_opts *o, int compute, int count_only, char *er
     }
     if ((o->format || o->fps) && !o->record) {
         ERR("%s applies to --record only", o->format ? "--format" : "--fps");
+        return -1;
+    }
+    if (o->ring.P) {
+        const char *no = drawn ? "--sdl, --screenshot and --record (the rounds are text)"
+                         : c->algo != SIM_FA2 ? "--algo (each round is one fa2 run)"
+                         : c->run.pass == SIM_BWD ? "--pass bwd (the ring's forward pass)"
+                         : c->run.splits > 1 ? "--splits"
+                         : o->q_path ? "--q, --k, --v (the rounds run on seeded inputs)"
+                         : o->step || o->frames ? "--step and --frames (every round is shown)"
+                         : NULL;
+        if (no) {
+            ERR("--ring cannot be combined with %s", no);
+            return -1;
+        }
+        if (sim_ring_check(&c->sh, &o->ring, err, errlen) != 0)
+            return -1;
+        if (c->out_row >= c->sh.N / o->ring.P) {
+            ERR("--row %lld with --ring %d: a local row of a device, 0 .. %lld",
+                (long long)c->out_row, o->ring.P, (long long)(c->sh.N / o->ring.P - 1));
+            return -1;
+        }
+    } else if (o->ring_order_set) {
+        ERR("--ring-order goes with --ring P");
         return -1;
     }
     const int nfiles = cli_check_data_options(compute, count_only, o->q_path, o->k_path,
@@ -379,6 +408,46 @@ static int run_sdl(viz_model *model, const view_opts *o, const sim_npy_matrix np
 #endif
 }
 
+/* --ring P: the ring's rounds on seeded inputs (computed unless
+ * --count-only), on the report's square tiles for the shape, or --Br/--Bc;
+ * --row picks the local row whose (m, l) is shown. */
+static int run_ring(const view_opts *o)
+{
+    const viz_config *c = &o->cfg;
+    const sim_shape *sh = &c->sh;
+    const int compute = c->mode != VIZ_MODE_COUNT;
+    const size_t n = (size_t)(sh->N * sh->d);
+    float *Q = compute ? malloc(n * sizeof *Q) : NULL;
+    float *K = compute ? malloc(n * sizeof *K) : NULL;
+    float *V = compute ? malloc(n * sizeof *V) : NULL;
+    if (compute && (!Q || !K || !V)) {
+        fprintf(stderr, "fasim view: out of memory\n");
+        free(Q);
+        free(K);
+        free(V);
+        return 1;
+    }
+    if (compute)
+        sim_random_qkv(c->seed, sh->N, sh->N, sh->d, sh->dtype, Q, K, V);
+    const int64_t t = sim_report_default_tiles(sh);
+    const int64_t Br = c->Br ? c->Br : t > 0 ? t : 16, Bc = c->Bc ? c->Bc : Br;
+    sim_ring_req rq = o->ring;
+    rq.watch = c->out_row;
+    sim_ring ring;
+    char err[512];
+    int rc = sim_ring_build(sh, &c->run, &rq, Br, Bc, NULL, Q, K, V, &ring, err, sizeof err);
+    if (rc == 0) {
+        sim_ring_rounds_text(stdout, &ring);
+        sim_ring_free(&ring);
+    } else {
+        fprintf(stderr, "fasim view: %s\n", err);
+    }
+    free(Q);
+    free(K);
+    free(V);
+    return rc == 0 ? 0 : 1;
+}
+
 int cli_view_main(int argc, char **argv, int first)
 {
     view_opts o;
@@ -391,6 +460,8 @@ int cli_view_main(int argc, char **argv, int first)
         usage(stdout);
         return 0;
     }
+    if (o.ring.P)
+        return run_ring(&o);
     sim_npy_matrix npy[4];
     memset(npy, 0, sizeof npy);
     int rc = o.record ? record_check(&o) : 0;

@@ -292,6 +292,7 @@ static int cmd_main(int argc, char **argv)
     case CLI_CMD_GPU: return cli_gpu_main(argc, argv, 2);
     case CLI_CMD_COMPARE: return cli_compare_main(argc, argv, 2);
     case CLI_CMD_VALIDATE: return cli_validate_main(argc, argv, 2);
+    case CLI_CMD_RING_MEMORY: return cli_ring_memory_main(argc, argv, 2);
     case CLI_CMD_HELP: return cmd_help(argc, argv);
     }
     return cmd_unknown(argv[1]);

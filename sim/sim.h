@@ -158,6 +158,8 @@ int sim_fp8_scale_parse(const char *s, sim_fp8_scale *out);
 
 /* "96 KiB", "1.50 MiB", "512 B": a byte count for people. */
 void sim_format_bytes(char *buf, size_t len, uint64_t bytes);
+/* "1.23 s", "45.6 ms", "789 us": seconds for people, 3 digits. */
+void sim_format_seconds(char *buf, size_t len, double s);
 /* 1234567 -> "1,234,567". */
 void sim_format_count(char *buf, size_t len, uint64_t n);
 

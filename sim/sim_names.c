@@ -321,6 +321,16 @@ void sim_format_count(char *buf, size_t len, uint64_t n)
         buf[o < len ? o : len - 1] = '\0';
 }
 
+void sim_format_seconds(char *buf, size_t len, double s)
+{
+    if (s >= 1.0)
+        snprintf(buf, len, "%.3g s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3g us", s * 1e6);
+}
+
 void sim_format_bytes(char *buf, size_t len, uint64_t bytes)
 {
     static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };

@@ -552,6 +552,32 @@ static int run_all(const sim_request *req, sim_report *rep, const build_ctx *x, 
     return SIM_OK;
 }
 
+/* The ring of req.ring: its rounds with the fa2 forward run's block sizes,
+ * computed on the report's inputs in compute mode. */
+static int build_ring(sim_report *rep, const build_ctx *x, char *err, size_t errlen)
+{
+    const sim_request *rq = &rep->req;
+    const sim_report_run *fa2 = NULL;
+    for (int k = 0; k < rep->nruns; k++)
+        if (rep->runs[k].algo == SIM_FA2 && rep->runs[k].pass == SIM_FWD)
+            fa2 = &rep->runs[k];
+    if (!fa2) {
+        snprintf(err, errlen, "--ring runs FA2's forward pass on each device: add --algo fa2");
+        return SIM_EUSAGE;
+    }
+    const int c = rep->computed;
+    if (sim_ring_build(&rq->sh, &x->runs[SIM_FWD], &rq->ring, fa2->res.plan.Br,
+                       fa2->res.plan.Bc, rq->gpu, c ? x->Q : NULL, c ? x->K : NULL,
+                       c ? x->V : NULL, &rep->ring, err, errlen) != 0)
+        return SIM_EFAIL;
+    rep->has_ring = 1;
+    if (c) {
+        rep->has_ring_err = 1;
+        rep->ring_err = ref_compare(rep->ring.O, x->O_ref, x->nd);
+    }
+    return SIM_OK;
+}
+
 /* 5. Naive's bytes for the ratios, per pass: measured when it ran, else
  * its closed form under the same plan options. */
 static void naive_bytes(const sim_request *req, sim_report *rep, const build_ctx *x)
@@ -667,7 +693,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     rep->req.run.incoherent_seed = req->seed;    /* and the Hadamard transform's signs */
     const sim_request *rq = &rep->req;
     const sim_shape *sh = &rq->sh;
-    if (sim_check(sh, &rq->run, err, errlen) != 0)
+    if (sim_check(sh, &rq->run, err, errlen) != 0 ||
+        (rq->ring.P > 0 && sim_ring_check(sh, &rq->ring, err, errlen) != 0))
         return SIM_EUSAGE;
     build_ctx ctx, *x = &ctx;
     memset(x, 0, sizeof *x);
@@ -704,6 +731,8 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     if (rc == SIM_OK && sim_shape_G(sh) < sim_shape_H(sh) && req->run_algo[SIM_FA2] &&
         pass_on(req, SIM_FWD))
         rc = build_grouped(rep, x->Q, x->K, x->V, x->O_ref, err, errlen);
+    if (rc == SIM_OK && rq->ring.P > 0)
+        rc = build_ring(rep, x, err, errlen);
     if (rc == SIM_OK)
         naive_bytes(rq, rep, x);
     build_free(x);
@@ -720,6 +749,9 @@ void sim_report_free(sim_report *rep)
     if (rep->has_gqa)
         sim_result_free(&rep->gqa.res);
     rep->has_gqa = 0;
+    if (rep->has_ring)
+        sim_ring_free(&rep->ring);
+    rep->has_ring = 0;
 }
 
 sim_bound sim_report_bound(sim_algo algo)
@@ -1466,14 +1498,7 @@ static void gpu_model_text(FILE *out, const sim_report *rep)
             case 5: sim_format_bytes(b1, sizeof b1, m->hbm_read_bytes + m->hbm_write_bytes);
                     break;
             case 6: snprintf(b1, sizeof b1, "%.1f%%", m->l2_hit_rate * 100); break;
-            case 7:
-                if (m->time_s >= 1.0)
-                    snprintf(b1, sizeof b1, "%.3g s", m->time_s);
-                else if (m->time_s >= 1e-3)
-                    snprintf(b1, sizeof b1, "%.3g ms", m->time_s * 1e3);
-                else
-                    snprintf(b1, sizeof b1, "%.3g us", m->time_s * 1e6);
-                break;
+            case 7: sim_format_seconds(b1, sizeof b1, m->time_s); break;
             case 8: snprintf(b1, sizeof b1, "%.1f", m->tflops); break;
             default: snprintf(b1, sizeof b1, "%s", sim_gm_bound_name(m->bound)); break;
             }
@@ -1515,12 +1540,8 @@ static void roofline_text(FILE *out, const sim_report *rep)
                 snprintf(b1, sizeof b1, "%s", rf->memory_bound ? "memory" : "compute");
             else if (q == 6)
                 snprintf(b1, sizeof b1, "%.1f", rf->intensity);
-            else if (t >= 1.0)
-                snprintf(b1, sizeof b1, "%.3g s", t);
-            else if (t >= 1e-3)
-                snprintf(b1, sizeof b1, "%.3g ms", t * 1e3);
             else
-                snprintf(b1, sizeof b1, "%.3g us", t * 1e6);
+                sim_format_seconds(b1, sizeof b1, t);
             cell(out, b1);
         }
         fputc('\n', out);
@@ -1906,6 +1927,8 @@ void sim_report_text(FILE *out, const sim_report *rep)
         totals_text(out, rep);
     if (rep->req.model)
         model_text(out, rep);
+    if (rep->has_ring)
+        sim_ring_text(out, &rep->ring, rep->has_ring_err ? &rep->ring_err : NULL);
     if (rep->mode_note[0]) {
         /* wrapped at 78 columns, continuation lines under the text */
         fputs("\nnote:", out);
@@ -2320,6 +2343,8 @@ void sim_report_json(FILE *out, const sim_report *rep)
         json_totals(&w, rep);
     if (sim_shape_G(sh) < sim_shape_H(sh))
         json_gqa(&w, rep);
+    if (rep->has_ring)
+        sim_ring_json(&w, &rep->ring, rep->has_ring_err ? &rep->ring_err : NULL);
     if (rep->mode_note[0])
         sim_json_str(&w, "note", rep->mode_note);
     sim_json_end(&w);

@@ -15,6 +15,7 @@
 #include "sim_loop.h"
 #include "sim_gpu_model.h"
 #include "sim_presets.h"
+#include "sim_ring.h"
 #include "sim_status.h"
 
 typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
@@ -68,6 +69,9 @@ typedef struct {
     const sim_model *model;         /* a model preset, or NULL: with one, the
                                        report adds the traffic in GiB, per layer
                                        and for all the model's layers */
+    sim_ring_req ring;              /* ring.P > 0: FA2's forward across ring.P
+                                       devices beside the one-device runs
+                                       (sim_ring.h) */
 } sim_request;
 
 typedef struct {
@@ -113,6 +117,12 @@ typedef struct {
      * or -1 when none of SIM_SAME_TILES fits every run (each then has its
      * best plan); 0: not asked. */
     int64_t same_tiles;
+    /* req.ring.P > 0: the ring, its rounds of the fa2 run's B_r x B_c, and
+     * in compute mode its merged output against the oracle. */
+    int has_ring;
+    sim_ring ring;
+    int has_ring_err;
+    ref_error ring_err;
 } sim_report;
 
 /* The square tiles SIM_PLAN_SAME tries, largest first. The released

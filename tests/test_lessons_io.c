@@ -245,7 +245,8 @@ static const char *pick_dtype(uint64_t *rng, int *e)
 /* ---- golden files ----------------------------------------------------------- */
 
 static const char *const NAMES[] = { "tiling-budget", "io-complexity", "loop-order", "causal",
-                                     "fp8-outliers", "gpu-time",     "l2-bytes" };
+                                     "fp8-outliers", "gpu-time",     "l2-bytes",
+                                     "ring" };
 #define NNAMES ((int)(sizeof NAMES / sizeof NAMES[0]))
 
 static void compare_golden(const char *name, const char *got)
@@ -572,6 +573,10 @@ static void test_bad_input(void **state)
         { "l2-bytes", { "--l2", "0" }, "--l2" },
         { "l2-bytes", { "--l2", "inf" }, "against an unbounded one itself" },
         { "l2-bytes", { "--N", "32768", "--heads", "256" }, "fewer heads" },
+        { "ring", { "--N", "100" }, "a multiple of 2P = 8" },
+        { "ring", { "--P", "8", "--N", "128" }, "at least 32 P = 256" },
+        { "ring", { "--link", "wifi" }, "--link wifi: no such link" },
+        { "ring", { "--P", "1" }, "--P" },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         run_lesson(cases[k].lesson, cases[k].args);

@@ -136,7 +136,7 @@ static void test_every_command(void **state)
 {
     (void)state;
     static const char *const CMDS[] = { "view", "lesson", "sweep", "claims", "validate",
-                                        "explore", "gpu" };
+                                        "ring-memory", "explore", "gpu" };
     for (size_t k = 0; k < sizeof CMDS / sizeof CMDS[0]; k++) {
         char sh[64];
         snprintf(sh, sizeof sh, ".SH fasim %s\n", CMDS[k]);
@@ -227,7 +227,7 @@ static void test_options_match_table(void **state)
         commands++;
     }
     su_free(&r);
-    assert_int_equal(commands, 9);
+    assert_int_equal(commands, 10);
     assert_int_equal(bad, 0);
 }
 
