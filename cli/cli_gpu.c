@@ -358,6 +358,8 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
         what = "--Nq and --Nk of different lengths";
     else if (sh->window > 0)
         what = "--window";
+    else if (o->block_mask)
+        what = "--block-mask";
     else if (o->req.run_pass[SIM_BWD])
         what = "--pass bwd and --pass both";
     else if (o->req.run.splits > 1)

@@ -131,6 +131,11 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_WINDOW] = { "window", "W", R | G | X,
         "sliding window (implies --causal): each query sees the W\n"
         "keys before it, itself included; blocks outside skipped" },
+    [CLI_O_BLOCK_MASK] = { "block-mask", "MASK", R | G,
+        "block-sparse attention: local:K (a band of K blocks each\n"
+        "side), strided:K, global:G,K, random:P (--seed), on the\n"
+        "common plan tile B_r x B_c; or FILE.txt / FILE.npy, a 0/1\n"
+        "matrix of R x C blocks of ceil(N_q/R) x ceil(N_k/C)" },
     [CLI_O_BATCH] = { "batch", "B", R | G | X,
         "sequences in the batch (default 1); the counts are for all\n"
         "B H heads of the batch" },
@@ -273,6 +278,7 @@ static const cli_help_item HELP_REPORT[] = {
         "queries are the last N_q positions, so N_q <= N_k"),
     ROW(CLI_O_CAUSAL),
     ROW(CLI_O_WINDOW),
+    ROW(CLI_O_BLOCK_MASK),
     ROW(CLI_O_BATCH),
     ROW(CLI_O_HEADS),
     ROW(CLI_O_KV_HEADS),

@@ -147,7 +147,7 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
     const int64_t N_k = sim_shape_Nk(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
     const int64_t BH = sim_shape_B(sh) * H, per_g = H / G;
     const int64_t qn = sh->N * sh->d, kn = N_k * sh->d;
-    const ref_mask mk = { sh->causal, N_k - sh->N, sh->window };
+    const ref_mask mk = sim_shape_ref_mask(sh);
     for (int64_t qh = 0; qh < BH; qh++) {
         const int64_t g = (qh / H) * G + (qh % H) / per_g;
         if (O_ref && ref_oracle_attention_masked(Q + qh * qn, K + g * kn, V + g * kn, sh->N,
