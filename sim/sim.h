@@ -641,6 +641,9 @@ typedef struct {
     double io_floor;
     double io_floor_bwd;
     int in_regime;          /* d <= M_elems <= N d */
+    double theta_sparse;    /* with a block mask: N d + N^2 d^2 s / M_elems
+                               (Proposition 4, block-sparse FlashAttention; s the
+                               fraction of nonzero blocks); else theta_flash */
 } sim_bounds;
 
 sim_bounds sim_theory_bounds(const sim_shape *sh);

@@ -354,6 +354,10 @@ sim_bounds sim_theory_bounds(const sim_shape *sh)
      * 4 N_k d. */
     b.io_floor_bwd = heads * 4.0 * (N + N_k) * d;
     b.in_regime = d <= b.M_elems && b.M_elems <= N_max * d;
+    b.theta_sparse = sh->blocks && b.M_elems > 0
+                         ? heads * (N_max * d + N * N_k * d * d * sim_bmask_s(sh->blocks) /
+                                                    b.M_elems)
+                         : b.theta_flash;
     return b;
 }
 
