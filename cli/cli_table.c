@@ -318,6 +318,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_MAX_MEM),
     ROW(CLI_O_MAX_STEPS),
     PARA("  N <= 2^40, d <= 65536, M <= 1G, B, H, G <= 65536; counts must fit in 64 bits\n"
+         "  --block-mask: at most 2^22 blocks, and 2^24 tiles in a plan under one\n"
          "\n"),
     LINE("--help, --version", NULL),
     PARA("\n"

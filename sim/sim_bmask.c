@@ -175,19 +175,28 @@ int sim_bmask_check(const sim_shape *sh, char *err, size_t errlen)
     return 0;
 }
 
+int sim_bmask_plan_check(const sim_shape *sh, int64_t Br, int64_t Bc, char *err,
+                         size_t errlen)
+{
+    const int64_t Tr = (sh->N + Br - 1) / Br, Tc = (sim_shape_Nk(sh) + Bc - 1) / Bc;
+    if (sh->blocks && (uint64_t)Tr * (uint64_t)Tc > SIM_MAX_BMASK_TILES) {
+        snprintf(err, errlen, "--block-mask: a plan of %lld x %lld tiles is more than fasim "
+                 "maps (%llu tiles); use larger blocks (--Br, --Bc)", (long long)Tr,
+                 (long long)Tc, (unsigned long long)SIM_MAX_BMASK_TILES);
+        return -1;
+    }
+    return 0;
+}
+
 int sim_bmask_visits_make(const sim_shape *sh, int64_t Br, int64_t Bc, sim_visits *v,
                           char *err, size_t errlen)
 {
     memset(v, 0, sizeof *v);
     if (!sh->blocks)
         return 0;
-    const int64_t Tr = (sh->N + Br - 1) / Br, Tc = (sim_shape_Nk(sh) + Bc - 1) / Bc;
-    if ((uint64_t)Tr * (uint64_t)Tc > SIM_MAX_BMASK_TILES) {
-        snprintf(err, errlen, "--block-mask: a plan of %lld x %lld tiles is more than fasim "
-                 "maps (%llu tiles); use larger blocks (--Br, --Bc)", (long long)Tr,
-                 (long long)Tc, (unsigned long long)SIM_MAX_BMASK_TILES);
+    if (sim_bmask_plan_check(sh, Br, Bc, err, errlen) != 0)
         return -1;
-    }
+    const int64_t Tr = (sh->N + Br - 1) / Br, Tc = (sim_shape_Nk(sh) + Bc - 1) / Bc;
     v->Tc = Tc;
     v->bits = malloc((size_t)(Tr * Tc));
     v->js = malloc((size_t)Tr * sizeof *v->js);

@@ -46,6 +46,12 @@ typedef struct {
     int64_t Tc;
 } sim_visits;
 
+/* A plan of tiles Br x Bc under sh's block mask: 0, or -1 with a message
+ * when its T_r T_c tiles are more than SIM_MAX_BMASK_TILES (nothing maps
+ * or sums them). 0 without a mask. */
+int sim_bmask_plan_check(const sim_shape *sh, int64_t Br, int64_t Bc, char *err,
+                         size_t errlen);
+
 /* Make v for tiles Br x Bc; returns 0, or -1 with a message (a grid of more
  * than SIM_MAX_BMASK_TILES tiles, or no memory). */
 int sim_bmask_visits_make(const sim_shape *sh, int64_t Br, int64_t Bc, sim_visits *v,

@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_report.h"
+#include "sim_bmask.h"
 #include "sim_text.h"
 
 #include <math.h>
@@ -284,6 +285,8 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
              * below bounds; its counts are taken after the run. */
             sim_plan flat = x->plans[q][a];
             flat.run.page = 0;
+            if (sim_bmask_plan_check(sh, flat.Br, flat.Bc, err, errlen) != 0)
+                return SIM_EUSAGE;
             if (sim_theory_counts(&flat, sh, &c) != 0 ||
                 sim_theory_steps(&x->plans[q][a], sh, &steps) != 0) {
                 snprintf(err, errlen, "N = %lld, d = %lld: %s%s's HBM counts would overflow "

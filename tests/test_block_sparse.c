@@ -624,6 +624,12 @@ static void test_cli_refusals(void **state)
     snprintf(cmd, sizeof cmd, "--N 64 --causal --block-mask %s --count-only", path);
     expect_refusal(cmd, "block row 0");
     expect_refusal("--N 256 --block-mask local:1 --page-size 16 --count-only", "--page");
+    /* a plan of 8192 x 8192 tiles under a 2 x 2 mask: past 2^24 tiles (the
+     * limits' row in test_limits.c is the blocks' one) */
+    write_text("bm_small.txt", "1 0\n1 1\n", path, sizeof path);
+    snprintf(cmd, sizeof cmd, "--N 8192 --block-mask %s --Br 1 --Bc 1 --algo fa2 --count-only",
+             path);
+    expect_refusal(cmd, "8192 x 8192 tiles");
     expect_refusal("gpu --N 256 --block-mask local:1 --backend cpu", "--block-mask");
     /* a good file runs, and its blocks are ceil(N / R) */
     write_text("bm_good.txt", "1 0 0\n1 1 0\n0 1 1\n", path, sizeof path);
