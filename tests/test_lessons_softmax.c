@@ -742,7 +742,7 @@ static void test_bad_input(void **state)
         { { "lesson", "nope", NULL },
           "fasim lesson: unknown lesson 'nope'; run 'fasim lesson' to list them" },
         { { "lesson", "online-sofmax", "--script", NULL }, "did you mean 'online-softmax'?" },
-        { { "lesson", "13", NULL }, "unknown lesson '13'" },
+        { { "lesson", "14", NULL }, "unknown lesson '14'" },
         { { "lesson", "--x", "1", NULL }, "comes before the lesson's name" },
         { { "lesson", "--script", NULL }, "--script needs a lesson" },
     };
