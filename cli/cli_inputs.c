@@ -351,11 +351,10 @@ static int read_npy_mask(const char *path, unsigned char **bits, int64_t *R, int
     return SIM_OK;
 }
 
-int cli_block_mask_load(cli_report_opts *o, char *err, size_t errlen)
+int cli_block_mask_make(const char *spec, sim_shape *sh, int64_t Br, int64_t Bc, int64_t tile,
+                        uint64_t seed, char *err, size_t errlen)
 {
-    const char *spec = o->block_mask;
-    sim_request *r = &o->req;
-    const int64_t Nk = sim_shape_Nk(&r->sh);
+    const int64_t Nk = sim_shape_Nk(sh);
     free(block_bits);
     block_bits = NULL;
     const size_t len = strlen(spec);
@@ -370,7 +369,7 @@ int cli_block_mask_load(cli_report_opts *o, char *err, size_t errlen)
         if (rc != SIM_OK)
             return rc;
         memset(&block_mask, 0, sizeof block_mask);
-        if (sim_bmask_grid(&block_mask, R, C, r->sh.N, Nk, err, errlen) != 0)
+        if (sim_bmask_grid(&block_mask, R, C, sh->N, Nk, err, errlen) != 0)
             return SIM_EUSAGE;
         block_mask.m.bits = block_bits;
         for (int64_t x = 0; x < R * C; x++)
@@ -379,28 +378,34 @@ int cli_block_mask_load(cli_report_opts *o, char *err, size_t errlen)
         const char *base = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
         snprintf(block_mask.pattern, sizeof block_mask.pattern, "file %.58s", base);
     } else {
-        /* The common plan tile: --Br x --Bc, or the square --plan same takes. */
-        sim_request same = *r;
-        same.plan_kind = SIM_PLAN_SAME;
-        const int64_t t = sim_report_same_tiles(&same);
-        const int64_t Br = r->Br ? r->Br : r->Bc ? r->Bc : t;
-        const int64_t Bc = r->Bc ? r->Bc : Br;
+        /* The common plan tile: --Br x --Bc, or the square tile. */
+        Br = Br ? Br : Bc ? Bc : tile;
+        Bc = Bc ? Bc : Br;
         if (Br < 1) {
             snprintf(err, errlen, "--block-mask %s: no common plan tile fits M for the "
                      "patterns' blocks; give --Br and --Bc", sim_shown(spec).s);
             return SIM_EUSAGE;
         }
-        const int64_t br = Br < r->sh.N ? Br : r->sh.N, bc = Bc < Nk ? Bc : Nk;
-        if (sim_bmask_pattern(spec, (r->sh.N + br - 1) / br, (Nk + bc - 1) / bc, br, bc,
-                              r->seed, &block_mask, &block_bits, err, errlen) != 0)
+        const int64_t br = Br < sh->N ? Br : sh->N, bc = Bc < Nk ? Bc : Nk;
+        if (sim_bmask_pattern(spec, (sh->N + br - 1) / br, (Nk + bc - 1) / bc, br, bc, seed,
+                              &block_mask, &block_bits, err, errlen) != 0)
             return SIM_EUSAGE;
     }
-    r->sh.blocks = &block_mask;
+    sh->blocks = &block_mask;
     char why[512];
-    if (sim_bmask_check(&r->sh, why, sizeof why) != 0) {
+    if (sim_bmask_check(sh, why, sizeof why) != 0) {
         snprintf(err, errlen, "%s", why);
-        r->sh.blocks = NULL;
+        sh->blocks = NULL;
         return SIM_EUSAGE;
     }
     return SIM_OK;
+}
+
+int cli_block_mask_load(cli_report_opts *o, char *err, size_t errlen)
+{
+    sim_request *r = &o->req;
+    sim_request same = *r;
+    same.plan_kind = SIM_PLAN_SAME;
+    return cli_block_mask_make(o->block_mask, &r->sh, r->Br, r->Bc, sim_report_same_tiles(&same),
+                               r->seed, err, errlen);
 }

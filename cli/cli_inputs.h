@@ -68,6 +68,12 @@ int cli_out_writable(const char *path);
  * read) with a one-line message in err. */
 int cli_block_mask_load(struct cli_report_opts *o, char *err, size_t errlen);
 
+/* The same for any command: spec made for sh (sh->blocks set), a pattern on
+ * Br x Bc (either alone: square), or the square tile when neither is given
+ * (tile < 1: none fits, refused); seed draws random:P. */
+int cli_block_mask_make(const char *spec, sim_shape *sh, int64_t Br, int64_t Bc, int64_t tile,
+                        uint64_t seed, char *err, size_t errlen);
+
 /* Free what cli_inputs_load read; m may be all empty. */
 void cli_inputs_free(sim_npy_matrix m[4]);
 

@@ -131,7 +131,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_WINDOW] = { "window", "W", R | G | X,
         "sliding window (implies --causal): each query sees the W\n"
         "keys before it, itself included; blocks outside skipped" },
-    [CLI_O_BLOCK_MASK] = { "block-mask", "MASK", R | G,
+    [CLI_O_BLOCK_MASK] = { "block-mask", "MASK", R | V | G,
         "block-sparse attention: local:K (a band of K blocks each\n"
         "side), strided:K, global:G,K, random:P (--seed), on the\n"
         "common plan tile B_r x B_c; or FILE.txt / FILE.npy, a 0/1\n"

@@ -21,6 +21,7 @@
 #include "cli_inputs.h"
 #include "sim_npy.h"
 #include "sim_parse.h"
+#include "sim_report.h"
 #include "viz_curses.h"
 #include "viz_model.h"
 #include "viz_text.h"
@@ -51,6 +52,7 @@ typedef struct {
     const char *record;        /* --record FILE (.gif, .mp4, a folder) */
     int format;                /* --format: 0 (not given), 1 png, 2 svg */
     int64_t fps;               /* --fps; 0: default */
+    const char *block_mask;    /* --block-mask: a pattern or a file */
 } view_opts;
 
 static void usage(FILE *out)
@@ -132,6 +134,7 @@ static int view_option(view_parse *p, int id, const char *optname, const char *v
             return -1;
         c->seed = (uint64_t)n;
         return 0;
+    case CLI_O_BLOCK_MASK: o->block_mask = val; return 0;
     case CLI_O_Q: o->q_path = val; return 0;
     case CLI_O_K: o->k_path = val; return 0;
     case CLI_O_V: o->v_path = val; return 0;
@@ -382,6 +385,14 @@ int cli_view_main(int argc, char **argv, int first)
     int rc = o.record ? record_check(&o) : 0;
     if (!rc && o.q_path)
         rc = load_inputs(&o, npy);
+    if (!rc && o.block_mask) {
+        /* patterns on --Br x --Bc, or the report's default square tile */
+        rc = cli_block_mask_make(o.block_mask, &o.cfg.sh, o.cfg.Br, o.cfg.Bc,
+                                 sim_report_default_tiles(&o.cfg.sh), o.cfg.seed, err,
+                                 sizeof err);
+        if (rc)
+            fprintf(stderr, "fasim view: %s\n", err);
+    }
     viz_model *model = NULL;
     int brc = rc ? rc : viz_model_build(&o.cfg, &model, err, sizeof err);
     if (!rc && brc != VIZ_OK && brc != VIZ_EREFUSED) {

@@ -640,6 +640,22 @@ static void test_cli_refusals(void **state)
     su_free(&r);
 }
 
+/* fasim view draws the tiles a block mask leaves empty as skipped ('-'),
+ * as it draws causal masking's: local:1 on 8 x 8 tiles, at the step of
+ * tile (2, 1), FA2 row by row. */
+static void test_view_skips(void **state)
+{
+    (void)state;
+    su_run r = su_fasim(g_fasim, "view --N 256 --d 16 --M 32K --block-mask local:1 --Br 32 "
+                                 "--Bc 32 --count-only --step 20 --frames 1");
+    assert_int_equal(r.code, 0);
+    const char *rows[] = { "##------", "*..-----", "-...----", "------.." };
+    for (int k = 0; k < 4; k++)
+        if (!strstr(r.out, rows[k]))
+            fail_msg("the view lacks the block row %s:\n%s", rows[k], r.out);
+    su_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -654,6 +670,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_all_ones_is_dense),
         cmocka_unit_test(test_compute_against_f64),
         cmocka_unit_test(test_cli_refusals),
+        cmocka_unit_test(test_view_skips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
