@@ -589,6 +589,16 @@ static void write_text(const char *name, const char *text, char *path, size_t le
     assert_int_equal(tu_write_file(path, text, strlen(text)), 0);
 }
 
+/* A mask file of text, and fasim before + FILE + after refused with word. */
+static void refuse_file(const char *name, const char *text, const char *before,
+                        const char *after, const char *word)
+{
+    char path[512], cmd[1024];
+    write_text(name, text, path, sizeof path);
+    snprintf(cmd, sizeof cmd, "%s%s%s", before, path, after);
+    expect_refusal(cmd, word);
+}
+
 static void test_cli_refusals(void **state)
 {
     (void)state;
@@ -599,37 +609,25 @@ static void test_cli_refusals(void **state)
     expect_refusal("--N 256 --block-mask random:0 --count-only", "random:P");
     expect_refusal("--N 256 --block-mask random:1.5 --count-only", "random:P");
     expect_refusal("--N 256 --block-mask banded:2 --count-only", "local:K");
-    write_text("bm_empty.txt", "\n\n", path, sizeof path);
-    snprintf(cmd, sizeof cmd, "--N 64 --block-mask %s --count-only", path);
-    expect_refusal(cmd, "empty");
-    write_text("bm_two.txt", "1 0\n2 1\n", path, sizeof path);
-    snprintf(cmd, sizeof cmd, "--N 64 --block-mask %s --count-only", path);
-    expect_refusal(cmd, "0 or 1");
-    write_text("bm_ragged.txt", "1 0\n1\n", path, sizeof path);
-    snprintf(cmd, sizeof cmd, "--N 64 --block-mask %s --count-only", path);
-    expect_refusal(cmd, "row 2");
+    refuse_file("bm_empty.txt", "\n\n", "--N 64 --block-mask ", " --count-only", "empty");
+    refuse_file("bm_two.txt", "1 0\n2 1\n", "--N 64 --block-mask ", " --count-only", "0 or 1");
+    refuse_file("bm_ragged.txt", "1 0\n1\n", "--N 64 --block-mask ", " --count-only", "row 2");
     /* 5 block rows over N = 8: ceil(8 / 5) = 2 rows each leaves the last empty */
-    write_text("bm_shape.txt", "1\n1\n1\n1\n1\n", path, sizeof path);
-    snprintf(cmd, sizeof cmd, "--N 8 --block-mask %s --count-only", path);
-    expect_refusal(cmd, "empty");
-    write_text("bm_tall.txt", "1\n1\n1\n", path, sizeof path);
-    snprintf(cmd, sizeof cmd, "--N 2 --block-mask %s --count-only", path);
-    expect_refusal(cmd, "rows");
+    refuse_file("bm_shape.txt", "1\n1\n1\n1\n1\n",
+                "--N 8 --block-mask ", " --count-only", "empty");
+    refuse_file("bm_tall.txt", "1\n1\n1\n", "--N 2 --block-mask ", " --count-only", "rows");
     /* block row 1 all zero: its queries see nothing */
-    write_text("bm_norow.txt", "1 0\n0 0\n", path, sizeof path);
-    snprintf(cmd, sizeof cmd, "--N 64 --block-mask %s --count-only", path);
-    expect_refusal(cmd, "block row 1");
+    refuse_file("bm_norow.txt", "1 0\n0 0\n",
+                "--N 64 --block-mask ", " --count-only", "block row 1");
     /* causal: block row 0 sees only block column 1, above the diagonal */
-    write_text("bm_causal.txt", "0 1\n1 1\n", path, sizeof path);
-    snprintf(cmd, sizeof cmd, "--N 64 --causal --block-mask %s --count-only", path);
-    expect_refusal(cmd, "block row 0");
+    refuse_file("bm_causal.txt", "0 1\n1 1\n",
+                "--N 64 --causal --block-mask ", " --count-only", "block row 0");
     expect_refusal("--N 256 --block-mask local:1 --page-size 16 --count-only", "--page");
     /* a plan of 8192 x 8192 tiles under a 2 x 2 mask: past 2^24 tiles (the
      * limits' row in test_limits.c is the blocks' one) */
-    write_text("bm_small.txt", "1 0\n1 1\n", path, sizeof path);
-    snprintf(cmd, sizeof cmd, "--N 8192 --block-mask %s --Br 1 --Bc 1 --algo fa2 --count-only",
-             path);
-    expect_refusal(cmd, "8192 x 8192 tiles");
+    refuse_file("bm_small.txt", "1 0\n1 1\n",
+                "--N 8192 --block-mask ", " --Br 1 --Bc 1 --algo fa2 --count-only",
+                "8192 x 8192 tiles");
     expect_refusal("gpu --N 256 --block-mask local:1 --backend cpu", "--block-mask");
     /* a good file runs, and its blocks are ceil(N / R) */
     write_text("bm_good.txt", "1 0 0\n1 1 0\n0 1 1\n", path, sizeof path);
