@@ -85,9 +85,13 @@ static void fa2_count_kv(sim_hier *h, const sim_plan *p, int64_t i, sim_range js
 {
     const int64_t N_k = sim_shape_Nk(&h->sh), d = h->sh.d, B_c = p->Bc;
     sim_tally kv = { 0, 0 };
-    for (int64_t j = js.lo; j <= js.hi; j++)
-        if (sim_visited(h, i, j))
+    if (h->vis.bits == NULL)            /* dense: no test per tile */
+        for (int64_t j = js.lo; j <= js.hi; j++)
             sim_tally_add(&kv, sim_min64(B_c, N_k - j * B_c), d);
+    else
+        for (int64_t j = js.lo; j <= js.hi; j++)
+            if (sim_visited(h, i, j))
+                sim_tally_add(&kv, sim_min64(B_c, N_k - j * B_c), d);
     sim_tally_load(h, SIM_K, kv);
     sim_tally_load(h, SIM_V, kv);
     h->steps += kv.ops;
