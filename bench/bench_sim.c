@@ -192,7 +192,7 @@ static void oracle_order(int quick)
             V[i] = (float)((double)(x & 0xffffff) / (double)(1u << 24) - 0.5);
         }
         for (int causal = 0; causal <= 1; causal++) {
-            const ref_mask mk = { causal, 0, 0 };
+            const ref_mask mk = { causal, 0, 0, NULL };
             double t0 = now();
             ref_oracle_attention_plain(Q, K, V, N, N, d, &mk, Op, NULL);
             double t1 = now();

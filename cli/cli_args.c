@@ -295,6 +295,7 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
     case CLI_O_WINDOW:
         r->sh.causal = 1;
         return cli_parse_count(optname, val, 1, SIM_MAX_N, &r->sh.window, err, errlen);
+    case CLI_O_BLOCK_MASK: o->block_mask = val; return 0;
     case CLI_O_SEED:                    /* 0 .. 2^63-1, as in the view and the lessons */
         if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
             return -1;
@@ -549,6 +550,8 @@ static int ring_combinations(report_parse *p, char *err, size_t errlen)
                                                          "planned as the fa2 run's tiles)"
                      : sim_dtype_is_fp8(r->sh.dtype) ? "an fp8 dtype (each device would "
                                                        "scale its own block)"
+                     : p->o->block_mask ? "--block-mask (the rounds are dense blocks; a "
+                                          "mask across devices is not modelled)"
                      : NULL;
     if (no) {
         ERR("--ring cannot be combined with %s", no);

@@ -93,6 +93,7 @@ typedef struct cli_report_opts {
     const char *timeline_path;  /* --timeline FILE.svg or -: the first run's SMs */
     int splits_auto;         /* --splits auto: the released kernel's choice */
     int jobs;            /* --jobs: threads of a compute run; 0: the default */
+    const char *block_mask;  /* --block-mask: a pattern or a file (cli_block_mask_load) */
     sim_request req;
 } cli_report_opts;
 

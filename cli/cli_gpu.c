@@ -383,6 +383,8 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
     }
     if (o->req.model)
         what = "--preset";
+    else if (o->block_mask)
+        what = "--block-mask";
     else if (o->req.run_pass[SIM_BWD])
         what = "--pass bwd and --pass both";
     else if (o->req.run.page > 0)

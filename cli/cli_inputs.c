@@ -4,8 +4,10 @@
 #include "cli_inputs.h"
 
 #include "cli_args.h"
+#include "sim_bmask.h"
 #include "sim_limits.h"
 #include "sim_outfile.h"
+#include "sim_report.h"
 #include "sim_parse.h"
 #include "sim_status.h"
 
@@ -227,4 +229,197 @@ char *cli_read_text(const char *path, const char *cmd, size_t max, const char *t
     }
     free(buf);
     return NULL;
+}
+
+/* ---- --block-mask ------------------------------------------------------- */
+
+/* The one mask of this process and its bits (cli_block_mask_load). */
+static sim_block_mask block_mask;
+static unsigned char *block_bits;
+
+/* A text mask: rows of 0 and 1 separated by spaces (blank lines skipped),
+ * every row as long as the first. Into *bits (R x C). */
+static int read_text_mask(const char *path, unsigned char **bits, int64_t *R, int64_t *C,
+                          char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "--block-mask %s: cannot read it (%s)", sim_shown(path).s,
+                 strerror(errno));
+        return SIM_EFAIL;
+    }
+    int64_t rows = 0, cols = 0, n = 0, cap = 0, in_row = 0;
+    unsigned char *m = NULL;
+    int rc = SIM_OK, c;
+    while (rc == SIM_OK && (c = fgetc(f)) != EOF) {
+        if (c == '0' || c == '1') {
+            int next = fgetc(f);
+            if (next != EOF && next != ' ' && next != '\t' && next != '\n' && next != '\r') {
+                snprintf(err, errlen, "--block-mask %s: row %lld: the values must be 0 or 1, "
+                         "separated by spaces", sim_shown(path).s, (long long)rows + 1);
+                rc = SIM_EUSAGE;
+                break;
+            }
+            if (next != EOF)
+                ungetc(next, f);
+            if ((uint64_t)n >= SIM_MAX_BMASK_BLOCKS) {
+                snprintf(err, errlen, "--block-mask %s: more than %llu blocks",
+                         sim_shown(path).s, (unsigned long long)SIM_MAX_BMASK_BLOCKS);
+                rc = SIM_EUSAGE;
+                break;
+            }
+            if (n == cap) {
+                cap = cap ? 2 * cap : 256;
+                unsigned char *t = realloc(m, (size_t)cap);
+                if (!t) {
+                    snprintf(err, errlen, "--block-mask: out of memory");
+                    rc = SIM_EFAIL;
+                    break;
+                }
+                m = t;
+            }
+            m[n++] = (unsigned char)(c - '0');
+            in_row++;
+        } else if (c == '\n') {
+            if (in_row && rows > 0 && in_row != cols) {
+                snprintf(err, errlen, "--block-mask %s: row %lld has %lld values, row 1 %lld",
+                         sim_shown(path).s, (long long)rows + 1, (long long)in_row,
+                         (long long)cols);
+                rc = SIM_EUSAGE;
+            }
+            if (in_row && rows == 0)
+                cols = in_row;
+            rows += in_row ? 1 : 0;
+            in_row = 0;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+            snprintf(err, errlen, "--block-mask %s: row %lld: the values must be 0 or 1, "
+                     "separated by spaces", sim_shown(path).s, (long long)rows + 1);
+            rc = SIM_EUSAGE;
+        }
+    }
+    if (rc == SIM_OK && in_row) {                  /* a last row without a newline */
+        if (rows > 0 && in_row != cols) {
+            snprintf(err, errlen, "--block-mask %s: row %lld has %lld values, row 1 %lld",
+                     sim_shown(path).s, (long long)rows + 1, (long long)in_row,
+                     (long long)cols);
+            rc = SIM_EUSAGE;
+        }
+        if (rows == 0)
+            cols = in_row;
+        rows++;
+    }
+    fclose(f);
+    if (rc == SIM_OK && rows == 0) {
+        snprintf(err, errlen, "--block-mask %s: the file is empty (rows of 0 and 1 expected)",
+                 sim_shown(path).s);
+        rc = SIM_EUSAGE;
+    }
+    if (rc != SIM_OK) {
+        free(m);
+        return rc;
+    }
+    *bits = m;
+    *R = rows;
+    *C = cols;
+    return SIM_OK;
+}
+
+/* A 2-D .npy mask of 0.0 and 1.0. */
+static int read_npy_mask(const char *path, unsigned char **bits, int64_t *R, int64_t *C,
+                         char *err, size_t errlen)
+{
+    sim_npy_matrix a;
+    char why[512];
+    if (sim_npy_read(path, (int64_t)SIM_MAX_BMASK_BLOCKS, &a, why, sizeof why) != 0) {
+        snprintf(err, errlen, "--block-mask: %s", why);
+        return SIM_EUSAGE;
+    }
+    if (a.rank != 2) {
+        free(a.data);
+        snprintf(err, errlen, "--block-mask %s: a 2-D array of R x C blocks is needed",
+                 sim_shown(path).s);
+        return SIM_EUSAGE;
+    }
+    const int64_t n = a.rows * a.cols;
+    unsigned char *m = malloc((size_t)n);
+    if (!m) {
+        free(a.data);
+        snprintf(err, errlen, "--block-mask: out of memory");
+        return SIM_EFAIL;
+    }
+    for (int64_t x = 0; x < n; x++) {
+        if (a.data[x] != 0.0f && a.data[x] != 1.0f) {
+            snprintf(err, errlen, "--block-mask %s: value %g at block (%lld, %lld): the "
+                     "values must be 0 or 1", sim_shown(path).s, (double)a.data[x],
+                     (long long)(x / a.cols), (long long)(x % a.cols));
+            free(m);
+            free(a.data);
+            return SIM_EUSAGE;
+        }
+        m[x] = (unsigned char)(a.data[x] != 0.0f);
+    }
+    *bits = m;
+    *R = a.rows;
+    *C = a.cols;
+    free(a.data);
+    return SIM_OK;
+}
+
+int cli_block_mask_make(const char *spec, sim_shape *sh, int64_t Br, int64_t Bc, int64_t tile,
+                        uint64_t seed, char *err, size_t errlen)
+{
+    const int64_t Nk = sim_shape_Nk(sh);
+    free(block_bits);
+    block_bits = NULL;
+    const size_t len = strlen(spec);
+    const int npy = len > 4 && !strcmp(spec + len - 4, ".npy");
+    const int txt = !npy && (strchr(spec, ':') == NULL || (len > 4 && !strcmp(spec + len - 4,
+                                                                               ".txt")));
+    int rc;
+    if (npy || txt) {
+        int64_t R = 0, C = 0;
+        rc = npy ? read_npy_mask(spec, &block_bits, &R, &C, err, errlen)
+                 : read_text_mask(spec, &block_bits, &R, &C, err, errlen);
+        if (rc != SIM_OK)
+            return rc;
+        memset(&block_mask, 0, sizeof block_mask);
+        if (sim_bmask_grid(&block_mask, R, C, sh->N, Nk, err, errlen) != 0)
+            return SIM_EUSAGE;
+        block_mask.m.bits = block_bits;
+        for (int64_t x = 0; x < R * C; x++)
+            block_mask.nonzero += block_bits[x];
+        /* the file's last name, cut to fit: the report's line says what it was */
+        const char *base = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+        snprintf(block_mask.pattern, sizeof block_mask.pattern, "file %.58s", base);
+    } else {
+        /* The common plan tile: --Br x --Bc, or the square tile. */
+        Br = Br ? Br : Bc ? Bc : tile;
+        Bc = Bc ? Bc : Br;
+        if (Br < 1) {
+            snprintf(err, errlen, "--block-mask %s: no common plan tile fits M for the "
+                     "patterns' blocks; give --Br and --Bc", sim_shown(spec).s);
+            return SIM_EUSAGE;
+        }
+        const int64_t br = Br < sh->N ? Br : sh->N, bc = Bc < Nk ? Bc : Nk;
+        if (sim_bmask_pattern(spec, (sh->N + br - 1) / br, (Nk + bc - 1) / bc, br, bc, seed,
+                              &block_mask, &block_bits, err, errlen) != 0)
+            return SIM_EUSAGE;
+    }
+    sh->blocks = &block_mask;
+    char why[512];
+    if (sim_bmask_check(sh, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s", why);
+        sh->blocks = NULL;
+        return SIM_EUSAGE;
+    }
+    return SIM_OK;
+}
+
+int cli_block_mask_load(cli_report_opts *o, char *err, size_t errlen)
+{
+    sim_request *r = &o->req;
+    sim_request same = *r;
+    same.plan_kind = SIM_PLAN_SAME;
+    return cli_block_mask_make(o->block_mask, &r->sh, r->Br, r->Bc, sim_report_same_tiles(&same),
+                               r->seed, err, errlen);
 }

@@ -61,6 +61,24 @@ int cli_out_writable(const char *path);
  * else (N, d). Returns SIM_OK, or SIM_EFAIL with the message printed. */
 int cli_out_write(const char *path, const float *O, const sim_shape *sh, int q_rank);
 
+/* --block-mask of o (o->block_mask: a pattern or a file) made for o->req's
+ * problem, once its shape is settled (after the .npy inputs), and set as
+ * o->req.sh.blocks. A pattern is built on the run's common plan tile: --Br
+ * x --Bc where given, else the square of --plan same (sim_report_same_tiles).
+ * A file is a text file of rows of 0 and 1 separated by spaces, or a 2-D
+ * .npy of 0.0 and 1.0, of R x C blocks (sim_bmask_grid says what a grid
+ * needs). The mask and its bits live until the process ends (one per
+ * command). Returns SIM_OK, or SIM_EUSAGE (a bad pattern, shape, value, an
+ * empty file, a query row left no key) or SIM_EFAIL (a file that cannot be
+ * read) with a one-line message in err. */
+int cli_block_mask_load(struct cli_report_opts *o, char *err, size_t errlen);
+
+/* The same for any command: spec made for sh (sh->blocks set), a pattern on
+ * Br x Bc (either alone: square), or the square tile when neither is given
+ * (tile < 1: none fits, refused); seed draws random:P. */
+int cli_block_mask_make(const char *spec, sim_shape *sh, int64_t Br, int64_t Bc, int64_t tile,
+                        uint64_t seed, char *err, size_t errlen);
+
 /* Free what cli_inputs_load read; m may be all empty. */
 void cli_inputs_free(sim_npy_matrix m[4]);
 

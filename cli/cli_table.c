@@ -133,6 +133,11 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_WINDOW] = { "window", "W", R | G | X,
         "sliding window (implies --causal): each query sees the W\n"
         "keys before it, itself included; blocks outside skipped" },
+    [CLI_O_BLOCK_MASK] = { "block-mask", "MASK", R | V | G,
+        "block-sparse attention: local:K (a band of K blocks each\n"
+        "side), strided:K, global:G,K, random:P (--seed), on the\n"
+        "common plan tile B_r x B_c; or FILE.txt / FILE.npy, a 0/1\n"
+        "matrix of R x C blocks of ceil(N_q/R) x ceil(N_k/C)" },
     [CLI_O_BATCH] = { "batch", "B", R | G | X,
         "sequences in the batch (default 1); the counts are for all\n"
         "B H heads of the batch" },
@@ -287,6 +292,7 @@ static const cli_help_item HELP_REPORT[] = {
         "queries are the last N_q positions, so N_q <= N_k"),
     ROW(CLI_O_CAUSAL),
     ROW(CLI_O_WINDOW),
+    ROW(CLI_O_BLOCK_MASK),
     ROW(CLI_O_BATCH),
     ROW(CLI_O_HEADS),
     ROW(CLI_O_KV_HEADS),
@@ -329,6 +335,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_MAX_MEM),
     ROW(CLI_O_MAX_STEPS),
     PARA("  N <= 2^40, d <= 65536, M <= 1G, B, H, G <= 65536; counts must fit in 64 bits\n"
+         "  --block-mask: at most 2^22 blocks, and 2^24 tiles in a plan under one\n"
          "\n"),
     LINE("--help, --version", NULL),
     PARA("\n"

@@ -63,6 +63,7 @@ enum {
     CLI_O_NQ,
     CLI_O_NK,
     CLI_O_WINDOW,
+    CLI_O_BLOCK_MASK,
     CLI_O_BATCH,
     CLI_O_HEADS,
     CLI_O_KV_HEADS,

@@ -21,6 +21,7 @@
 #include "cli_inputs.h"
 #include "sim_npy.h"
 #include "sim_parse.h"
+#include "sim_report.h"
 #include "viz_curses.h"
 #include "viz_model.h"
 #include "viz_text.h"
@@ -53,6 +54,7 @@ typedef struct {
     int64_t fps;               /* --fps; 0: default */
     sim_ring_req ring;         /* --ring P: the ring's rounds instead (ring.P > 0) */
     int ring_order_set;        /* --ring-order given */
+    const char *block_mask;    /* --block-mask: a pattern or a file */
 } view_opts;
 
 static void usage(FILE *out)
@@ -134,6 +136,7 @@ static int view_option(view_parse *p, int id, const char *optname, const char *v
             return -1;
         c->seed = (uint64_t)n;
         return 0;
+    case CLI_O_BLOCK_MASK: o->block_mask = val; return 0;
     case CLI_O_Q: o->q_path = val; return 0;
     case CLI_O_K: o->k_path = val; return 0;
     case CLI_O_V: o->v_path = val; return 0;
@@ -217,6 +220,7 @@ static int view_combinations(view_opts *o, int compute, int count_only, char *er
                          : c->run.splits > 1 ? "--splits"
                          : o->q_path ? "--q, --k, --v (the rounds run on seeded inputs)"
                          : o->step || o->frames ? "--step and --frames (every round is shown)"
+                         : o->block_mask ? "--block-mask (the rounds are dense blocks)"
                          : NULL;
         if (no) {
             ERR("--ring cannot be combined with %s", no);
@@ -467,6 +471,14 @@ int cli_view_main(int argc, char **argv, int first)
     int rc = o.record ? record_check(&o) : 0;
     if (!rc && o.q_path)
         rc = load_inputs(&o, npy);
+    if (!rc && o.block_mask) {
+        /* patterns on --Br x --Bc, or the report's default square tile */
+        rc = cli_block_mask_make(o.block_mask, &o.cfg.sh, o.cfg.Br, o.cfg.Bc,
+                                 sim_report_default_tiles(&o.cfg.sh), o.cfg.seed, err,
+                                 sizeof err);
+        if (rc)
+            fprintf(stderr, "fasim view: %s\n", err);
+    }
     viz_model *model = NULL;
     int brc = rc ? rc : viz_model_build(&o.cfg, &model, err, sizeof err);
     if (!rc && brc != VIZ_OK && brc != VIZ_EREFUSED) {

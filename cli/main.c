@@ -144,6 +144,14 @@ static int cmd_report(int argc, char **argv, int first)
             return rc;
         }
     }
+    if (o.block_mask) {
+        int rc = cli_block_mask_load(&o, err, sizeof err);
+        if (rc != SIM_OK) {
+            fprintf(stderr, "fasim: %s\n", err);
+            cli_inputs_free(m);
+            return rc;
+        }
+    }
     if (o.req.mode == SIM_MODE_COMPUTE || (o.req.mode == SIM_MODE_AUTO && o.req.Q)) {
         /* A compute run can take minutes: say so before it starts. Inputs
          * from files compute without --compute; past SIM_MAX_COMPUTE_FLOPS

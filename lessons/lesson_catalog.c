@@ -9,6 +9,7 @@ static const lesson_def *const ALL[] = {
     &lesson_io_complexity,    &lesson_loop_order,     &lesson_causal,
     &lesson_fp8_outliers,
     &lesson_gpu_time,         &lesson_l2_bytes,
+    &lesson_block_sparse,
     &lesson_ring,
 };
 

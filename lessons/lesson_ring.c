@@ -1,6 +1,6 @@
 /*******************************************************************************
 *
-*   fasim lesson 13 - ring: attention across P devices, K and V passed round
+*   fasim lesson 14 - ring: attention across P devices, K and V passed round
 *
 *   Level:     [★★★] 3/3 advanced                  Minutes: about 15
 *
@@ -92,7 +92,7 @@ static void run(lesson *L)
     float *V = lesson_alloc(L, (size_t)(N * d) * sizeof *V);
     double *O_ref = lesson_alloc(L, (size_t)(N * d) * sizeof *O_ref);
     sim_random_qkv(42, N, N, d, sh.dtype, Q, K, V);
-    const ref_mask mk = { 1, 0, 0 };
+    const ref_mask mk = { 1, 0, 0, NULL };
     if (ref_oracle_attention_masked(Q, K, V, N, N, d, &mk, O_ref, NULL) != 0)
         lesson_fail(L, "out of memory for the oracle");
     figures cont, zig, big;
@@ -199,7 +199,7 @@ static void run(lesson *L)
 }
 
 const lesson_def lesson_ring = {
-    "ring", 13, "Ring attention across devices", "advanced", 15,
+    "ring", 14, "Ring attention across devices", "advanced", 15,
     "K and V passed round a ring of devices",
     "--P P       devices, 2 to 16 (default 4)\n"
     "--N N       sequence length, a multiple of 2P, 32 P to 4096 (default 512)\n"

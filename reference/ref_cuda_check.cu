@@ -39,7 +39,7 @@ __global__ void ref_cuda_check_backward_tile(const float *Q, const float *K, con
     __shared__ float P[16 * 16], dS[16 * 16], D[16];
     int r = threadIdx.x;
     if (r < br && bc <= 16 && d <= 16) {
-        const ref_mask mk = { 1, bc - br, 0 };
+        const ref_mask mk = { 1, bc - br, 0, NULL };
         ref_tile_scores(Q + r * d, K, 1, bc, d, scale, P + r * bc);
         ref_tile_mask(P + r * bc, 1, bc, r, 0, &mk);
         ref_exp_lse_row(P + r * bc, bc, L[r]);

@@ -125,14 +125,14 @@ int ref_oracle_attention_plain(const float *Q, const float *K, const float *V,
 int ref_oracle_attention(const double *Q, const double *K, const double *V,
                          int64_t N, int64_t d, int causal, double *O, double *L)
 {
-    const ref_mask mk = { causal, 0, 0 };
+    const ref_mask mk = { causal, 0, 0, NULL };
     return oracle(Q, K, V, 0, N, N, d, &mk, O, L);
 }
 
 int ref_oracle_attention_f(const float *Q, const float *K, const float *V,
                            int64_t N, int64_t d, int causal, double *O, double *L)
 {
-    const ref_mask mk = { causal, 0, 0 };
+    const ref_mask mk = { causal, 0, 0, NULL };
     return oracle(Q, K, V, 1, N, N, d, &mk, O, L);
 }
 

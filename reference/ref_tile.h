@@ -252,14 +252,28 @@ REF_HD static inline void ref_tile_scores(const float *Q_i, const float *K_j,
  * also requires c > r + offset - W, so that each query sees the W keys
  * before it, itself included. Not causal: every key is visible.
  */
+/* A block-sparse mask (block-sparse FlashAttention), element-wise: an R x C
+ * grid of 0/1 blocks over the N_q x N_k scores, blocks of br rows and bc
+ * keys. Key c is visible to row r only if bits[(r / br) cols + c / bc] is 1
+ * (and the causal rule above allows it). */
+typedef struct {
+    const unsigned char *bits;   /* R x C, row-major, 0 or 1 */
+    int64_t cols;                /* C */
+    int64_t br, bc;              /* rows and keys of one block */
+} ref_blocks;
+
 typedef struct {
     int causal;
     int64_t offset;     /* N_k - N_q >= 0 */
     int64_t window;     /* 0: none */
+    const ref_blocks *blocks;   /* a block-sparse mask, or NULL: none */
 } ref_mask;
 
 REF_HD static inline int ref_mask_visible(const ref_mask *mk, int64_t r, int64_t c)
 {
+    if (mk->blocks && !mk->blocks->bits[(r / mk->blocks->br) * mk->blocks->cols +
+                                        c / mk->blocks->bc])
+        return 0;
     if (!mk->causal)
         return 1;
     if (c > r + mk->offset)
@@ -272,7 +286,7 @@ REF_HD static inline int ref_mask_visible(const ref_mask *mk, int64_t r, int64_t
 REF_HD static inline void ref_tile_mask(float *S, int br, int bc, int64_t row0,
                                         int64_t col0, const ref_mask *mk)
 {
-    if (!mk->causal)
+    if (!mk->causal && !mk->blocks)
         return;
     for (int r = 0; r < br; r++)
         for (int c = 0; c < bc; c++)
@@ -285,7 +299,7 @@ REF_HD static inline void ref_tile_mask(float *S, int br, int bc, int64_t row0,
 REF_HD static inline void ref_tile_mask_causal(float *S, int br, int bc,
                                                int64_t row0, int64_t col0)
 {
-    const ref_mask mk = { 1, 0, 0 };
+    const ref_mask mk = { 1, 0, 0, NULL };
     ref_tile_mask(S, br, bc, row0, col0, &mk);
 }
 

@@ -133,6 +133,8 @@ static int fa1_run(sim_hier *h, const sim_plan *p)
         sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);            /* 6 */
         sim_load(h, SIM_V, SIM_BUF_V_j, V_j, c0, 0, bc, d);
         for (int64_t i = is.lo; i <= is.hi; i++) {               /* 7 */
+            if (!sim_visited(h, i, j))
+                continue;                                        /* a block mask's zero */
             const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
             sim_at(h, FA1_L8_LOAD_QOLM, i, j);
             sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i, r0, 0, br, d);        /* 8 */
@@ -190,8 +192,7 @@ static void fa1_plan(sim_plan *p, const sim_shape *sh, int e)
 
 static void fa1_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
 {
-    const uint64_t N = (uint64_t)sh->N, N_k = (uint64_t)sim_shape_Nk(sh), d = (uint64_t)sh->d;
-    const uint64_t Bc = (uint64_t)p->Bc, Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc;
+    const uint64_t N = (uint64_t)sh->N, d = (uint64_t)sh->d, Tr = (uint64_t)p->Tr;
     const uint64_t Nd = sim_th_mul(k, N, d);
     const sim_tensor O_run = sim_inter_acc(&p->run, SIM_O);
     /* Line 2: O (its running value's tensor), l, m initialised in HBM, one
@@ -200,11 +201,12 @@ static void fa1_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_c
     sim_th_put(out, SIM_l, SIM_WR, N, Tr, k);
     sim_th_put(out, SIM_m, SIM_WR, N, Tr, k);
     /* Line 6: K_j, V_j once per j that some query sees: all of them but
-     * the j_lo(0) whole blocks before row 0's first key (a window). */
-    const uint64_t j_skip = sim_th_kv_skip(p, sh);
-    const uint64_t kv = sim_th_mul(k, N_k - j_skip * Bc, d);
-    sim_th_put(out, SIM_K, SIM_RD, kv, Tc - j_skip, k);
-    sim_th_put(out, SIM_V, SIM_RD, kv, Tc - j_skip, k);
+     * the j_lo(0) whole blocks before row 0's first key (a window), and
+     * under a block mask the blocks it leaves no query (sim_th_kv_seen). */
+    uint64_t kv_blocks;
+    const uint64_t kv = sim_th_mul(k, sim_th_kv_seen(k, p, sh, &kv_blocks), d);
+    sim_th_put(out, SIM_K, SIM_RD, kv, kv_blocks, k);
+    sim_th_put(out, SIM_V, SIM_RD, kv, kv_blocks, k);
     /* Lines 8, 12, 13 at every visited (i, j): rows of Q_i, O_i, l_i, m_i.
      * Every query block sees some key, so line 12 at the last key block of
      * each writes all N d of O, T_r transfers; the running value's tensor

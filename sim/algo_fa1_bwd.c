@@ -119,6 +119,8 @@ static int fa1_bwd_run(sim_hier *h, const sim_plan *p)
             for (int64_t x = 0; x < bc * d; x++)
                 dK_j[x] = dV_j[x] = 0.0f;
         for (int64_t i = is.lo; i <= is.hi; i++) {                   /* 9 */
+            if (!sim_visited(h, i, j))
+                continue;                                            /* a block mask's zero */
             const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
             sim_at(h, FA1B_L10_LOAD_Q, i, j);
             sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i, r0, 0, br, d);            /* 10 */
@@ -178,12 +180,13 @@ static void fa1_bwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
                            sim_counts *out)
 {
     const uint64_t N = (uint64_t)sh->N, N_k = (uint64_t)sim_shape_Nk(sh), d = (uint64_t)sh->d;
-    const uint64_t Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc, j_skip = sim_th_kv_skip(p, sh);
+    const uint64_t Tr = (uint64_t)p->Tr, Tc = (uint64_t)p->Tc;
     const uint64_t Nd = sim_th_mul(k, N, d), Nkd = sim_th_mul(k, N_k, d);
     uint64_t V_b;
     const uint64_t rows = sim_th_pair_rows(k, p, sh, &V_b), rows_d = sim_th_mul(k, rows, d);
     const sim_tensor dQ_run = sim_inter_acc(&p->run, SIM_dQ);
-    const uint64_t kv = sim_bwd_kv_counts(k, p, sh, out);          /* 7 */
+    uint64_t kv_blocks;
+    const uint64_t kv = sim_bwd_kv_counts(k, p, sh, out, &kv_blocks);   /* 7 */
     /* 5: dQ (its running sum's tensor), dK, dV = 0 in HBM, block by block */
     sim_th_put(out, dQ_run, SIM_WR, Nd, Tr, k);
     sim_th_put(out, SIM_dK, SIM_WR, Nkd, Tc, k);
@@ -200,8 +203,8 @@ static void fa1_bwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
     sim_th_put(out, SIM_dQ, SIM_WR, Nd, Tr, k);
     sim_th_put(out, dQ_run, SIM_WR, rows_d - Nd, V_b - Tr, k);
     /* 24: dK_j, dV_j out for the key blocks visited */
-    sim_th_put(out, SIM_dK, SIM_WR, kv, Tc - j_skip, k);
-    sim_th_put(out, SIM_dV, SIM_WR, kv, Tc - j_skip, k);
+    sim_th_put(out, SIM_dK, SIM_WR, kv, kv_blocks, k);
+    sim_th_put(out, SIM_dV, SIM_WR, kv, kv_blocks, k);
 }
 
 /* The visited block pairs. */

@@ -81,12 +81,17 @@ static SIM_NOINLINE void fa2_line10(const float *P_ij, const float *V_j, float *
  * loads of K_j, V_j the loop below makes at each visited j, tallied in
  * locals and added to the counters once per row block. K_j and V_j are
  * the same bc x d tiles, so one tally serves both. */
-static void fa2_count_kv(sim_hier *h, const sim_plan *p, sim_range js)
+static void fa2_count_kv(sim_hier *h, const sim_plan *p, int64_t i, sim_range js)
 {
     const int64_t N_k = sim_shape_Nk(&h->sh), d = h->sh.d, B_c = p->Bc;
     sim_tally kv = { 0, 0 };
-    for (int64_t j = js.lo; j <= js.hi; j++)
-        sim_tally_add(&kv, sim_min64(B_c, N_k - j * B_c), d);
+    if (h->vis.bits == NULL)            /* dense: no test per tile */
+        for (int64_t j = js.lo; j <= js.hi; j++)
+            sim_tally_add(&kv, sim_min64(B_c, N_k - j * B_c), d);
+    else
+        for (int64_t j = js.lo; j <= js.hi; j++)
+            if (sim_visited(h, i, j))
+                sim_tally_add(&kv, sim_min64(B_c, N_k - j * B_c), d);
     sim_tally_load(h, SIM_K, kv);
     sim_tally_load(h, SIM_V, kv);
     h->steps += kv.ops;
@@ -131,8 +136,10 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
             sim_state_empty(m_i, l_i, O_i, hq * br, d);
         const sim_range js = sim_visit_js(h, p, i);
         if (counting)
-            fa2_count_kv(h, p, js);                              /* 6-11, tallied */
+            fa2_count_kv(h, p, i, js);                           /* 6-11, tallied */
         for (int64_t j = js.lo; !counting && j <= js.hi; j++) {  /* 6 */
+            if (!sim_visited(h, i, j))
+                continue;                                        /* a block mask's zero */
             const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
             sim_at(h, FA2_L7_LOAD_KV, i, j);
             sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);        /* 7 */
@@ -185,15 +192,16 @@ static void fa2_plan(sim_plan *p, const sim_shape *sh, int e)
 }
 
 /* Line 7: K_j, V_j at every visited (i, j): B_c keys per pair, less
- * B_c - bc_last for each query block that visits the last key block. */
+ * B_c - bc_last for each query block that visits the last key block; under
+ * a block mask, the keys of the visited pairs summed (sim_th_pair_keys). */
 void sim_fa2_kv_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
 {
     const uint64_t d = (uint64_t)sh->d, Bc = (uint64_t)p->Bc, Tc = (uint64_t)p->Tc;
     const uint64_t bc_last = (uint64_t)sim_shape_Nk(sh) - (Tc - 1) * Bc;
     const uint64_t V_b = sim_th_visited(k, sh, p->Br, p->Bc);
     const sim_range is = sim_block_is(sh, p->Tc - 1, p->Br, p->Bc);
-    const uint64_t keys =
-        sim_th_mul(k, Bc, V_b) - (Bc - bc_last) * (uint64_t)(is.hi - is.lo + 1);
+    const uint64_t keys = sh->blocks ? sim_th_pair_keys(k, p, sh)
+                          : sim_th_mul(k, Bc, V_b) - (Bc - bc_last) * (uint64_t)(is.hi - is.lo + 1);
     sim_th_put(out, SIM_K, SIM_RD, sim_th_mul(k, keys, d), V_b, k);
     sim_th_put(out, SIM_V, SIM_RD, sim_th_mul(k, keys, d), V_b, k);
 }

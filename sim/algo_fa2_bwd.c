@@ -140,6 +140,8 @@ static int fa2_bwd_run(sim_hier *h, const sim_plan *p)
             for (int64_t x = 0; x < bc * d; x++)
                 dK_j[x] = dV_j[x] = 0.0f;
         for (int64_t i = is.lo; i <= is.hi; i++) {                   /* 8 */
+            if (!sim_visited(h, i, j))
+                continue;                                            /* a block mask's zero */
             const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
             sim_at(h, FA2B_L9_LOAD_Q, i, j);
             sim_load(h, SIM_Q, SIM_BUF_Q_i, Q_i, r0, 0, br, d);            /* 9 */
@@ -211,7 +213,8 @@ static void fa2_bwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
     uint64_t V_b;
     const uint64_t rows = sim_th_pair_rows(k, p, sh, &V_b), rows_d = sim_th_mul(k, rows, d);
     const sim_tensor dQ_run = sim_inter_acc(&p->run, SIM_dQ);
-    (void)sim_bwd_kv_counts(k, p, sh, out);                     /* 6 */
+    uint64_t kv_blocks;
+    (void)sim_bwd_kv_counts(k, p, sh, out, &kv_blocks);         /* 6 */
     /* 3: dQ = 0 in HBM (its running sum's tensor); 4: D = rowsum(dO o O),
      * block by block */
     sim_th_put(out, dQ_run, SIM_WR, Nd, Tr, k);

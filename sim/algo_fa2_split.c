@@ -93,6 +93,8 @@ static int partials(sim_hier *h, const sim_plan *p)
             const int64_t j0 = js.lo > split.lo ? js.lo : split.lo;
             const int64_t j1 = js.hi < split.hi ? js.hi : split.hi;
             for (int64_t j = j0; j <= j1; j++) {
+                if (!sim_visited(h, i, j))
+                    continue;                                    /* a block mask's zero */
                 const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
                 sim_at(h, SPLIT_L2_KV, i, j);
                 sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);

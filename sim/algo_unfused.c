@@ -16,7 +16,10 @@
  * Line 3 reads the causal mask, causal_mask = self.bias[...], a torch.bool
  * N x N_k slice of the registered lower-triangular buffer, broadcast over
  * the heads: fasim counts it once per head, as each head's kernel blocks
- * read it (an L2 may serve all but the first head: 1 byte a score). Its
+ * read it (an L2 may serve all but the first head: 1 byte a score). A
+ * block mask (--block-mask) is passed to PyTorch the same way, as the
+ * element-wise bool N x N_k mask (blocks and causal rule combined): line 3
+ * reads it as C, counted alike. Its
  * mask_value (the dtype's lowest, -65504 in fp16, or -1e4 in older
  * releases) is -inf here: exp of either is 0, so P is the same. Line 5 is
  * PyTorch's fused dropout kernel (native_dropout): it reads P, writes the
@@ -504,7 +507,7 @@ static int fwd_ops(const sim_shape *sh, const sim_run_opts *run, uf_op ops[UF_MA
                         SIM_BUF_K_j, SIM_BUF_S_ij };
     ops[n++] = (uf_op){ UF_MAP, UF_L2_SCALE, UF_FN_DIV, SIM_S, NONE, SIM_S, SIM_BUF_S_ij,
                         SIM_BUF_COUNT, SIM_BUF_COUNT };
-    if (sh->causal)
+    if (sh->causal || sh->blocks)
         ops[n++] = (uf_op){ UF_MAP, UF_L3_MASK, UF_FN_WHERE, SIM_S, SIM_C, SIM_S,
                             SIM_BUF_S_ij, SIM_BUF_C_ij, SIM_BUF_COUNT };
     ops[n++] = (uf_op){ UF_SOFTMAX, UF_L4_SOFTMAX, 0, SIM_S, NONE, SIM_P, SIM_BUF_COUNT,

@@ -53,7 +53,7 @@ static int bwd_ops(const sim_shape *sh, const sim_run_opts *run, uf_op ops[UF_MA
                             SIM_BUF_dP_ij, SIM_BUF_Z_ij, SIM_BUF_COUNT };
     ops[n++] = (uf_op){ UF_SOFTMAX_BWD, UFB_L4_SOFTMAX, 0, SIM_dP, SIM_P, SIM_dS,
                         SIM_BUF_COUNT, SIM_BUF_COUNT, SIM_BUF_COUNT };
-    if (sh->causal)
+    if (sh->causal || sh->blocks)
         ops[n++] = (uf_op){ UF_MAP, UFB_L5_MASK, UF_FN_WHERE_BWD, SIM_dS, SIM_C, SIM_dS,
                             SIM_BUF_dS_ij, SIM_BUF_C_ij, SIM_BUF_COUNT };
     ops[n++] = (uf_op){ UF_MAP, UFB_L6_SCALE, UF_FN_DIV, SIM_dS, NONE, SIM_dS, SIM_BUF_dS_ij,

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ref_tile.h"   /* ref_blocks, ref_mask */
+
 /* ---- vocabulary --------------------------------------------------------- */
 
 /* A loop order. The set of them is the registry's (sim_loop.h): loop orders
@@ -233,6 +235,27 @@ sim_tensor sim_inter_acc(const sim_run_opts *run, sim_tensor t);
 int sim_inter_holds(const sim_run_opts *run, sim_tensor t);
 
 
+/* A block-sparse mask (block-sparse FlashAttention, Proposition 4 of the
+ * FlashAttention paper): R x C blocks of 0/1 over the N_q x N_k scores,
+ * blocks of b_r rows and b_c keys (m.br, m.bc). It is element-wise: key c is
+ * visible to row r iff block (r / b_r, c / b_c) is 1 and the causal rule
+ * (sim_mask_keys) allows it. A file's R x C give b_r = ceil(N_q / R), b_c =
+ * ceil(N_k / C); the patterns are built on the run's common plan tile
+ * (sim_bmask.c). The bits belong to whoever made the mask; a shape points at
+ * it. */
+typedef struct {
+    ref_blocks m;            /* the bits (R x C), C, b_r, b_c */
+    int64_t R;               /* block rows */
+    uint64_t nonzero;        /* blocks that are 1 */
+    char pattern[64];        /* "local:2", "file mask.txt": for the report */
+} sim_block_mask;
+
+/* s of Proposition 4: the fraction of the R C blocks that are nonzero. */
+static inline double sim_bmask_s(const sim_block_mask *b)
+{
+    return (double)b->nonzero / ((double)b->R * (double)b->m.cols);
+}
+
 /* One attention problem: queries (N, d), keys and values (N_k, d), the
  * mask, the batch and heads, on an SRAM of M bytes. How it is run is not
  * here (sim_run_opts). The fields after `causal` default to the plain
@@ -254,6 +277,8 @@ typedef struct {
     int64_t heads;       /* H query heads per sequence; 0: 1 */
     int64_t kv_heads;    /* G key/value heads (GQA; MQA is G = 1), G divides H;
                             query head h reads key/value head h / (H / G); 0: H */
+    const sim_block_mask *blocks;   /* a block-sparse mask, with causal or not;
+                                       NULL: none (dense) */
 } sim_shape;
 
 /* How the probabilities entering a matrix product are rounded (P~ before
@@ -373,6 +398,21 @@ static inline sim_range sim_block_is(const sim_shape *sh, int64_t j, int64_t Br,
     sim_range i = { r.lo / Br, r.hi < r.lo ? r.lo / Br - 1 : r.hi / Br };
     return i;
 }
+
+/* The element-wise mask of sh for the tile primitives and the oracle (its
+ * block mask's bits, if any, stay sh's). */
+static inline ref_mask sim_shape_ref_mask(const sim_shape *sh)
+{
+    ref_mask mk = { sh->causal, sim_shape_Nk(sh) - sh->N, sh->window,
+                    sh->blocks ? &sh->blocks->m : NULL };
+    return mk;
+}
+
+/* Whether tile (i, j) of B_r x B_c holds a visible score: the block ranges
+ * above say so for causal masking alone; with a block mask, some nonzero
+ * block of it must meet the tile where the causal rule lets a row see a key
+ * (sim_bmask.c). */
+int sim_tile_visible(const sim_shape *sh, int64_t i, int64_t j, int64_t Br, int64_t Bc);
 
 /* The key blocks of split s of S over T_c blocks: j0 .. j1 inclusive, as even as
  * can be: j0 = floor(s T_c / S). */
@@ -603,6 +643,9 @@ typedef struct {
     double io_floor;
     double io_floor_bwd;
     int in_regime;          /* d <= M_elems <= N d */
+    double theta_sparse;    /* with a block mask: N d + N^2 d^2 s / M_elems
+                               (Proposition 4, block-sparse FlashAttention; s the
+                               fraction of nonzero blocks); else theta_flash */
 } sim_bounds;
 
 sim_bounds sim_theory_bounds(const sim_shape *sh);

@@ -23,6 +23,7 @@
 #include "ref_simd.h"
 #include "ref_tile.h"
 #include "sim.h"
+#include "sim_bmask.h"
 #include "sim_loop.h"
 
 #define SIM_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -52,6 +53,8 @@ typedef struct sim_hier {
     int p_round;                /* REF_ROUND_* of the probabilities entering a
                                    product (sim_inter_p_round) */
     ref_mask mask;              /* the shape's mask, for the tile primitives */
+    sim_visits vis;             /* a block mask: the plan's visited tiles
+                                   (sim_bmask.h); all NULL when dense */
     float *hbm[SIM_TENSOR_COUNT];       /* compute mode: tensor data */
     int64_t hbm_ld[SIM_TENSOR_COUNT];   /* row length of each tensor */
     /* The head(s) the loop order works on now. Tensors hold every head's
@@ -252,22 +255,35 @@ static inline int64_t sim_min64(int64_t a, int64_t b)
 
 /* The block ranges of the mask (sim.h) for the plan's block sizes: the key
  * blocks query block i visits, the query blocks that visit key block j.
- * Without causal masking they are all blocks. */
+ * Without causal masking they are all blocks. With a block mask they run
+ * from the first visited tile to the last, and a loop over one skips the
+ * tiles between that sim_visited says are not visited. */
 static inline sim_range sim_visit_js(const sim_hier *h, const sim_plan *p, int64_t i)
 {
+    if (SIM_UNLIKELY(h->vis.bits != NULL))
+        return h->vis.js[i];
     return sim_block_js(&h->sh, i, p->Br, p->Bc);
 }
 
 static inline sim_range sim_visit_is(const sim_hier *h, const sim_plan *p, int64_t j)
 {
+    if (SIM_UNLIKELY(h->vis.bits != NULL))
+        return h->vis.is[j];
     return sim_block_is(&h->sh, j, p->Br, p->Bc);
+}
+
+/* Whether tile (i, j) of a visit range is visited: always, but under a
+ * block mask (the tile holds a visible score). */
+static inline int sim_visited(const sim_hier *h, int64_t i, int64_t j)
+{
+    return h->vis.bits == NULL || h->vis.bits[i * h->vis.Tc + j];
 }
 
 /* Compute mode: mask a score tile whose top-left score is (r0, c0). */
 static inline void sim_mask_tile(const sim_hier *h, float *S, int64_t br, int64_t bc,
                                  int64_t r0, int64_t c0)
 {
-    if (h->sh.causal)
+    if (h->sh.causal || h->sh.blocks)
         ref_tile_mask(S, (int)br, (int)bc, r0, c0, &h->mask);
 }
 

@@ -80,4 +80,11 @@
  * lines; the built-in claims are fewer than 64. */
 #define SIM_MAX_CLAIMS 256
 
+/* Block-sparse masks: at most 4M blocks in a mask (4 MiB of bits: a
+ * 2048 x 2048 grid, 64-key blocks at N = 128K), and at most 16M tiles in a
+ * plan under one (a byte each, the map a run and the closed forms walk:
+ * about 0.1 s per walk). Larger grids are refused with a message. */
+#define SIM_MAX_BMASK_BLOCKS (UINT64_C(1) << 22)
+#define SIM_MAX_BMASK_TILES  (UINT64_C(1) << 24)
+
 #endif /* FASIM_SIM_LIMITS_H */

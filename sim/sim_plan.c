@@ -290,7 +290,8 @@ static void consider(sim_algo algo, const sim_shape *sh, const sim_run_opts *run
  * HBM bytes are non-increasing in both B_r and B_c (fewer blocks, fewer
  * re-reads), and so are its steps, so the best plan lies on the frontier of
  * largest fitting pairs: for each B_r only the largest B_c that fits is
- * tried. With causal masking larger blocks also load more masked keys, and
+ * tried. With causal masking (or a block mask) larger blocks also load more
+ * masked keys, and
  * split-KV needs T_c >= S, which the largest B_c may break, so there every
  * fitting pair is tried. */
 static best_pair search_in(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
@@ -308,7 +309,7 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, const sim_run_opt
         int64_t fixed = fixed_is_br ? Br_fixed : Bc_fixed;
         int64_t n = fixed_is_br ? n_c : n_r, len = fixed_is_br ? N_c : N_r;
         int64_t kmax = largest_fit(algo, sh, run, with_small, fixed, fixed_is_br, n, &tmp);
-        int64_t kmin = sh->causal || run->splits > 1 ? 0 : kmax;
+        int64_t kmin = sh->causal || sh->blocks || run->splits > 1 ? 0 : kmax;
         for (int64_t k = kmax; k >= kmin && k >= 0; k--) {
             int64_t b = cand_at(len, with_small, k);
             consider(algo, sh, run, fixed_is_br ? fixed : b, fixed_is_br ? b : fixed, &top,
@@ -320,7 +321,7 @@ static best_pair search_in(sim_algo algo, const sim_shape *sh, const sim_run_opt
             int64_t kmax = largest_fit(algo, sh, run, with_small, br, 1, n_c, &tmp);
             if (kmax < 0)
                 break;                    /* larger B_r fits even less */
-            int64_t kmin = sh->causal || run->splits > 1 ? 0 : kmax;
+            int64_t kmin = sh->causal || sh->blocks || run->splits > 1 ? 0 : kmax;
             for (int64_t k = kmax; k >= kmin; k--)
                 consider(algo, sh, run, br, cand_at(N_c, with_small, k), &top, &tmp);
         }

@@ -459,9 +459,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     h->compute = compute;
     h->scale = 1.0f / sqrtf((float)sh->d);
     h->p_round = sim_inter_p_round(sh, &p->run);
-    h->mask.causal = sh->causal;
-    h->mask.offset = sim_shape_Nk(sh) - sh->N;
-    h->mask.window = sh->window;
+    h->mask = sim_shape_ref_mask(sh);
     h->lv[SIM_LEVEL_SRAM].limit = p->sram_peak > sh->M ? p->sram_peak : sh->M;
     h->lv[SIM_LEVEL_REG].limit = p->reg_limit;
     h->obs = (obs && obs->on_event) ? obs : NULL;
@@ -472,7 +470,8 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
 
     int rc = -1;
     int64_t n_el[SIM_TENSOR_COUNT] = { 0 };
-    if (place_tensors(h, l, n_el) != 0 ||
+    if (sim_bmask_visits_make(sh, p->Br, p->Bc, &h->vis, err, errlen) != 0 ||
+        place_tensors(h, l, n_el) != 0 ||
         (h->compute && copy_inputs(h, algo, p, in, n_el) != 0) || run_all(l, h, p) != 0)
         goto done;
     if (h->obs) {
@@ -496,6 +495,7 @@ int sim_run_inputs(sim_algo algo, const sim_shape *sh, const sim_plan *p,
     rc = 0;
 done:
     free(h->pt);
+    sim_bmask_visits_free(&h->vis);
     sim_sram_release_all(h);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         free(h->hbm[t]);

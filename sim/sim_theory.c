@@ -15,10 +15,19 @@
  * Causal masking: block pair (i, j) is visited iff j B_c <= last row of block
  * i, i.e. j <= floor((min((i+1) B_r, N) - 1) / B_c). The number of visited
  * pairs is a floor sum, evaluated exactly in O(log) steps by sim_th_floor_sum().
+ *
+ * A block mask (sim.h, sim_block_mask) makes the visited set any set: the
+ * sums over it that the closed forms are written in (the pairs, their query
+ * rows, keys and scores, the key blocks some query sees) are then summed
+ * tile by tile over the plan's T_r x T_c tiles (visit_sums), each tile
+ * visited iff sim_tile_visible. The forms themselves do not change.
  */
 #include "sim_theory.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "sim_limits.h"
 
 typedef sim_chk chk;              /* short, as the formulas below use it */
 
@@ -52,6 +61,48 @@ uint64_t sim_th_floor_sum(chk *k, uint64_t n, uint64_t m, uint64_t a, uint64_t b
     }
 }
 
+/* The sums over a block mask's visited tiles of B_r x B_c. A grid of more
+ * than SIM_MAX_BMASK_TILES tiles is not summed (an overflow: the plan is not
+ * countable, as a run refuses it). */
+typedef struct {
+    uint64_t pairs, rows, keys;   /* visited pairs; sum of their br_i; of their bc_j */
+    double scores;                /* sum of br_i bc_j */
+    uint64_t kv_blocks, kv_keys;  /* key blocks with a visited tile; their keys */
+} visit_sums;
+
+static visit_sums sums_of(chk *k, const sim_shape *sh, int64_t Br, int64_t Bc)
+{
+    visit_sums v = { 0, 0, 0, 0.0, 0, 0 };
+    const int64_t N = sh->N, N_k = sim_shape_Nk(sh);
+    const int64_t Tr = (N + Br - 1) / Br, Tc = (N_k + Bc - 1) / Bc;
+    unsigned char *seen = NULL;
+    if ((uint64_t)Tr * (uint64_t)Tc > SIM_MAX_BMASK_TILES ||
+        !(seen = calloc((size_t)Tc, 1))) {
+        k->overflow = 1;
+        return v;
+    }
+    for (int64_t i = 0; i < Tr; i++) {
+        const uint64_t br = (uint64_t)((i + 1) * Br < N ? Br : N - i * Br);
+        const sim_range c = sim_block_js(sh, i, Br, Bc);   /* the causal band */
+        for (int64_t j = c.lo; j <= c.hi; j++) {
+            if (!sim_tile_visible(sh, i, j, Br, Bc))
+                continue;
+            const uint64_t bc = (uint64_t)((j + 1) * Bc < N_k ? Bc : N_k - j * Bc);
+            v.pairs++;
+            v.rows += br;
+            v.keys += bc;
+            v.scores += (double)br * (double)bc;
+            if (!seen[j]) {
+                seen[j] = 1;
+                v.kv_blocks++;
+                v.kv_keys += bc;
+            }
+        }
+    }
+    free(seen);
+    return v;
+}
+
 /* Visited block pairs under the shape's mask: the sum over query blocks i of
  * the key blocks j_lo(i) .. j_hi(i) that block i sees (sim.h, "the mask").
  * With off = N_k - N and causal masking, block i < T_r - 1 ends at row
@@ -63,6 +114,8 @@ uint64_t sim_th_visited(chk *k, const sim_shape *sh, int64_t Br, int64_t Bc)
 {
     const int64_t N = sh->N, N_k = sim_shape_Nk(sh), off = N_k - N, W = sh->window;
     const uint64_t Tr = (uint64_t)((N + Br - 1) / Br), Tc = (uint64_t)((N_k + Bc - 1) / Bc);
+    if (sh->blocks)
+        return sums_of(k, sh, Br, Bc).pairs;
     if (!sh->causal)
         return sim_th_mul(k, Tr, Tc);
     uint64_t s = sim_th_floor_sum(k, Tr - 1, (uint64_t)Bc, (uint64_t)Br, (uint64_t)(Br - 1 + off));
@@ -94,6 +147,11 @@ uint64_t sim_th_pair_rows(chk *k, const sim_plan *p, const sim_shape *sh, uint64
 {
     const uint64_t N = (uint64_t)sh->N, Br = (uint64_t)p->Br, Tr = (uint64_t)p->Tr;
     const uint64_t br_last = N - (Tr - 1) * Br;
+    if (sh->blocks) {
+        const visit_sums v = sums_of(k, sh, p->Br, p->Bc);
+        *V_b = v.pairs;
+        return v.rows;
+    }
     *V_b = sim_th_visited(k, sh, p->Br, p->Bc);
     const sim_range js = sim_block_js(sh, p->Tr - 1, p->Br, p->Bc);
     return sim_th_mul(k, Br, *V_b) - (Br - br_last) * (uint64_t)(js.hi - js.lo + 1);
@@ -111,6 +169,8 @@ double sim_th_pair_scores(chk *k, const sim_plan *p, const sim_shape *sh, uint64
     const uint64_t bc_last = (uint64_t)sim_shape_Nk(sh) - (Tc - 1) * Bc;
     uint64_t V_b;
     *rows = sim_th_pair_rows(k, p, sh, &V_b);
+    if (sh->blocks)
+        return sums_of(k, sh, p->Br, p->Bc).scores;
     const sim_range is = sim_block_is(sh, p->Tc - 1, p->Br, p->Bc);
     const double last_rows = (double)Br * (double)(is.hi - is.lo + 1) - (double)(Br - br_last);
     return (double)Bc * (double)*rows - (double)(Bc - bc_last) * last_rows;
@@ -121,13 +181,29 @@ uint64_t sim_th_kv_skip(const sim_plan *p, const sim_shape *sh)
     return (uint64_t)sim_block_js(sh, 0, p->Br, p->Bc).lo;
 }
 
-uint64_t sim_bwd_kv_counts(chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
+uint64_t sim_th_kv_seen(chk *k, const sim_plan *p, const sim_shape *sh, uint64_t *blocks)
 {
-    const uint64_t j_skip = sim_th_kv_skip(p, sh), Tc = (uint64_t)p->Tc;
-    const uint64_t kv = sim_th_mul(k, (uint64_t)sim_shape_Nk(sh) - j_skip * (uint64_t)p->Bc,
-                            (uint64_t)sh->d);
-    sim_th_put(out, SIM_K, SIM_RD, kv, Tc - j_skip, k);
-    sim_th_put(out, SIM_V, SIM_RD, kv, Tc - j_skip, k);
+    if (sh->blocks) {
+        const visit_sums v = sums_of(k, sh, p->Br, p->Bc);
+        *blocks = v.kv_blocks;
+        return v.kv_keys;
+    }
+    const uint64_t j_skip = sim_th_kv_skip(p, sh);
+    *blocks = (uint64_t)p->Tc - j_skip;
+    return (uint64_t)sim_shape_Nk(sh) - j_skip * (uint64_t)p->Bc;
+}
+
+uint64_t sim_th_pair_keys(chk *k, const sim_plan *p, const sim_shape *sh)
+{
+    return sums_of(k, sh, p->Br, p->Bc).keys;
+}
+
+uint64_t sim_bwd_kv_counts(chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out,
+                           uint64_t *blocks)
+{
+    const uint64_t kv = sim_th_mul(k, sim_th_kv_seen(k, p, sh, blocks), (uint64_t)sh->d);
+    sim_th_put(out, SIM_K, SIM_RD, kv, *blocks, k);
+    sim_th_put(out, SIM_V, SIM_RD, kv, *blocks, k);
     return kv;
 }
 
@@ -278,6 +354,10 @@ sim_bounds sim_theory_bounds(const sim_shape *sh)
      * 4 N_k d. */
     b.io_floor_bwd = heads * 4.0 * (N + N_k) * d;
     b.in_regime = d <= b.M_elems && b.M_elems <= N_max * d;
+    b.theta_sparse = sh->blocks && b.M_elems > 0
+                         ? heads * (N_max * d + N * N_k * d * d * sim_bmask_s(sh->blocks) /
+                                                    b.M_elems)
+                         : b.theta_flash;
     return b;
 }
 

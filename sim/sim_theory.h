@@ -69,14 +69,24 @@ uint64_t sim_th_pair_rows(sim_chk *k, const sim_plan *p, const sim_shape *sh, ui
 double sim_th_pair_scores(sim_chk *k, const sim_plan *p, const sim_shape *sh, uint64_t *rows);
 
 /* The key blocks no query sees (those before row 0's first key under a
- * window), which loops over key blocks skip. */
+ * window), which loops over key blocks skip. Without a block mask only: a
+ * block mask may leave any key block unseen (sim_th_kv_seen). */
 uint64_t sim_th_kv_skip(const sim_plan *p, const sim_shape *sh);
 
+/* The key blocks some query sees (*blocks) and their keys (returned): every
+ * block but the sim_th_kv_skip first ones, or under a block mask the key
+ * blocks with a visited tile. */
+uint64_t sim_th_kv_seen(sim_chk *k, const sim_plan *p, const sim_shape *sh, uint64_t *blocks);
+
+/* Over the visited block pairs: the keys of their key blocks, summed (B_c
+ * per pair, bc_last for a pair with the last key block). */
+uint64_t sim_th_pair_keys(sim_chk *k, const sim_plan *p, const sim_shape *sh);
+
 /* The backward passes' key blocks (FA1 line 7, FA2 line 6): K_j, V_j read
- * once for every key block some query sees. Returns those blocks' keys
- * times d, which the dK_j, dV_j writes of FA1 share. */
+ * once for every key block some query sees (*blocks of them). Returns those
+ * blocks' keys times d, which the dK_j, dV_j writes of FA1 share. */
 uint64_t sim_bwd_kv_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
-                           sim_counts *out);
+                           sim_counts *out, uint64_t *blocks);
 
 /* FA2's line 7: K_j, V_j at every visited block pair (algo_fa2.c), which
  * its split form (algo_fa2_split.c) shares. */

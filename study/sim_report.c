@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_report.h"
+#include "sim_bmask.h"
 #include "sim_text.h"
 
 #include <math.h>
@@ -147,7 +148,7 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
     const int64_t N_k = sim_shape_Nk(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
     const int64_t BH = sim_shape_B(sh) * H, per_g = H / G;
     const int64_t qn = sh->N * sh->d, kn = N_k * sh->d;
-    const ref_mask mk = { sh->causal, N_k - sh->N, sh->window };
+    const ref_mask mk = sim_shape_ref_mask(sh);
     for (int64_t qh = 0; qh < BH; qh++) {
         const int64_t g = (qh / H) * G + (qh % H) / per_g;
         if (O_ref && ref_oracle_attention_masked(Q + qh * qn, K + g * kn, V + g * kn, sh->N,
@@ -284,6 +285,8 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
              * below bounds; its counts are taken after the run. */
             sim_plan flat = x->plans[q][a];
             flat.run.page = 0;
+            if (sim_bmask_plan_check(sh, flat.Br, flat.Bc, err, errlen) != 0)
+                return SIM_EUSAGE;
             if (sim_theory_counts(&flat, sh, &c) != 0 ||
                 sim_theory_steps(&x->plans[q][a], sh, &steps) != 0) {
                 snprintf(err, errlen, "N = %lld, d = %lld: %s%s's HBM counts would overflow "
@@ -1284,6 +1287,15 @@ static void plan_rows(FILE *out, const sim_report *rep)
     const sim_shape *sh = &rep->req.sh;
     char b1[80];
     fputc('\n', out);
+    if (sh->blocks) {
+        const sim_block_mask *b = sh->blocks;
+        char c1[32];
+        sim_format_count(c1, sizeof c1, b->nonzero);
+        fprintf(out, "block mask %s: %lld x %lld blocks of %lld x %lld scores; %s nonzero,\n"
+                "  s = %.4g of them (block-sparse: tiles with no visible score skipped)\n\n",
+                b->pattern, (long long)b->R, (long long)b->m.cols, (long long)b->m.br,
+                (long long)b->m.bc, c1, sim_bmask_s(b));
+    }
     runs_header(out, rep, "TILE PLAN");
 
     row_label(out, "B_r x B_c");
@@ -1308,7 +1320,7 @@ static void plan_rows(FILE *out, const sim_report *rep)
     for (int k = 0; k < rep->nruns; k++)
         count_cell(out, rep->runs[k].res.steps);
     fputc('\n', out);
-    if (sh->causal) {
+    if (sh->causal || sh->blocks) {
         row_label(out, "blocks skipped");
         for (int k = 0; k < rep->nruns; k++) {
             skipped_cell(b1, sizeof b1, sh, &rep->runs[k].res.plan);
@@ -1442,6 +1454,14 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
     sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_flash));
     fprintf(out, "  Theorem 2, FlashAttention:  Theta(N^2 d^2 / M) = %s\n", b1);
     fprintf(out, "  Proposition 3, lower bound: Omega(N^2 d^2 / M) = %s\n", b1);
+    if (sh->blocks) {
+        /* Proposition 4: block-sparse FlashAttention, s the fraction of the
+         * mask's blocks that are nonzero. */
+        sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->theta_sparse));
+        fprintf(out, "  Proposition 4, block-sparse: Theta(N d + N^2 d^2 s / M) = %s\n", b1);
+        fprintf(out, "    s = %.4g: the mask's nonzero blocks over all of them\n",
+                sim_bmask_s(sh->blocks));
+    }
     if (pass == SIM_BWD) {
         sim_format_count(b1, sizeof b1, (uint64_t)llround(bd->io_floor_bwd));
         fprintf(out, "  read Q, K, V, O, dO, write dQ, dK, dV once: 8 N d = %s\n", b1);
@@ -1461,6 +1481,15 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
         snprintf(b1, sizeof b1, "%.2f", (double)sim_counts_elems(&rep->runs[k].res.counts) /
                  (th > 0 ? th : 1.0));
         cell(out, b1);
+    }
+    fputc('\n', out);
+    if (!sh->blocks)
+        return;
+    row_label(out, "measured / Prop. 4");
+    for (int k = 0; k < rep->nruns; k++) {
+        snprintf(b1, sizeof b1, "%.2f", (double)sim_counts_elems(&rep->runs[k].res.counts) /
+                 (bd->theta_sparse > 0 ? bd->theta_sparse : 1.0));
+        cell(out, sim_report_bound(rep->runs[k].algo) == SIM_BOUND_FLASH ? b1 : "-");
     }
     fputc('\n', out);
 }
@@ -2028,6 +2057,15 @@ static void json_config(sim_json *w, const sim_report *rep)
         sim_json_str(w, "gpu", rep->req.gpu->name);
     else
         sim_json_null(w, "gpu");
+    if (sh->blocks) {                      /* --block-mask: absent without one */
+        sim_json_obj(w, "block_mask");
+        sim_json_int(w, "rows", sh->blocks->R);
+        sim_json_int(w, "cols", sh->blocks->m.cols);
+        sim_json_uint(w, "nonzero", sh->blocks->nonzero);
+        sim_json_num(w, "s", sim_bmask_s(sh->blocks));
+        sim_json_str(w, "pattern", sh->blocks->pattern);
+        sim_json_end(w);
+    }
     sim_json_end(w);
     sim_json_obj(w, "bounds");
     sim_json_num(w, "theta_standard_elems", bd->theta_standard);
@@ -2037,6 +2075,8 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_num(w, "io_floor_bwd_elems", bd->io_floor_bwd);
     sim_json_bool(w, "in_regime", bd->in_regime);
     sim_json_bool(w, "theorems_apply", bd->in_regime && sim_shape_Nk(&rep->req.sh) == rep->req.sh.N);
+    if (rep->req.sh.blocks)
+        sim_json_num(w, "theta_sparse_elems", bd->theta_sparse);
     sim_json_end(w);
 }
 

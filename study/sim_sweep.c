@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sim_sweep.h"
+#include "sim_bmask.h"
 #include "sim_text.h"
 
 #include <math.h>
@@ -167,6 +168,8 @@ static int plan_and_count(sim_algo algo, const sim_shape *sh, sim_plan_kind kind
         ERR("%s", perr);
         return SIM_EUSAGE;
     }
+    if (sim_bmask_plan_check(sh, m->plan.Br, m->plan.Bc, err, errlen) != 0)
+        return SIM_EUSAGE;
     if (sim_theory_counts(&m->plan, sh, &m->counts) != 0 ||
         sim_theory_steps(&m->plan, sh, &m->steps) != 0) {
         ERR("N = %lld, d = %lld: %s's HBM counts would overflow 64 bits; use a smaller "

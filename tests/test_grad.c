@@ -99,16 +99,16 @@ typedef struct {
 /* Small enough that (Nq + 2 Nk) d perturbations of an O(Nq Nk d) forward pass
  * stay far under a second in the sanitizer build. */
 static const grad_case CASES[] = {
-    { "Nq = Nk, not causal", 7, 7, 4, { 0, 0, 0 }, 1.0 },
-    { "Nq = Nk, causal", 9, 9, 5, { 1, 0, 0 }, 1.0 },
-    { "Nq < Nk, causal offset", 5, 12, 3, { 1, 7, 0 }, 1.0 },
-    { "sliding window", 10, 10, 6, { 1, 0, 3 }, 1.0 },
-    { "offset and window", 6, 11, 4, { 1, 5, 4 }, 1.0 },
-    { "Nq > Nk, not causal, peaky", 12, 5, 6, { 0, 0, 0 }, 2.5 },
+    { "Nq = Nk, not causal", 7, 7, 4, { 0, 0, 0, NULL }, 1.0 },
+    { "Nq = Nk, causal", 9, 9, 5, { 1, 0, 0, NULL }, 1.0 },
+    { "Nq < Nk, causal offset", 5, 12, 3, { 1, 7, 0, NULL }, 1.0 },
+    { "sliding window", 10, 10, 6, { 1, 0, 3, NULL }, 1.0 },
+    { "offset and window", 6, 11, 4, { 1, 5, 4, NULL }, 1.0 },
+    { "Nq > Nk, not causal, peaky", 12, 5, 6, { 0, 0, 0, NULL }, 2.5 },
     /* offset -3: query rows 0..2 see no key (O = 0 there whatever the inputs,
      * so their gradient is 0); fasim's own masks never do this, the oracle's
      * contract covers it */
-    { "rows that see no key", 8, 8, 2, { 1, -3, 0 }, 1.0 },
+    { "rows that see no key", 8, 8, 2, { 1, -3, 0, NULL }, 1.0 },
 };
 #define N_CASES ((int)(sizeof CASES / sizeof CASES[0]))
 
@@ -402,7 +402,7 @@ static void test_oracle_contract(void **state)
 
     /* one key: P = 1 for every row, so dS = 0 and dQ = dK = 0 exactly, and
      * dV = sum_r dO_r (added in row order, as the oracle does) */
-    const grad_case one = { "one key", 6, 1, 3, { 0, 0, 0 }, 1.0 };
+    const grad_case one = { "one key", 6, 1, 3, { 0, 0, 0, NULL }, 1.0 };
     p = make_problem(&one, 0x1c0ull);
     assert_int_equal(ref_oracle_attention_bwd_d(p.Q, p.K, p.V, p.dO, p.Nq, p.Nk, p.d, &p.mk,
                                                 p.dQ, p.dK, p.dV), 0);

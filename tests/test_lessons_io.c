@@ -245,7 +245,7 @@ static const char *pick_dtype(uint64_t *rng, int *e)
 /* ---- golden files ----------------------------------------------------------- */
 
 static const char *const NAMES[] = { "tiling-budget", "io-complexity", "loop-order", "causal",
-                                     "fp8-outliers", "gpu-time",     "l2-bytes",
+                                     "fp8-outliers", "gpu-time",     "l2-bytes",     "block-sparse",
                                      "ring" };
 #define NNAMES ((int)(sizeof NAMES / sizeof NAMES[0]))
 
@@ -499,6 +499,35 @@ static void test_fp8_outliers_random(void **state)
             mq = fmax(mq, fabs(x / sqrt((double)d)));
         }
         check("max |q M|", v[1], mq);
+    }
+}
+
+/* block-sparse: a band local:K on T x T blocks has (2K + 1) T - K (K + 1)
+ * nonzero blocks (K < T); FA2 reads K at each, B d elements of a full block
+ * (with B dividing N here); the bound is N d + N^2 d^2 s / M_elems. */
+static void test_block_sparse_random(void **state)
+{
+    (void)state;
+    uint64_t rng = 1313;
+    for (int t = 0; t < 12; t++) {
+        const int64_t B = (int64_t[]){ 16, 32, 64 }[tu_rand_range(&rng, 0, 2)];
+        const int64_t T = tu_rand_range(&rng, 2, 40), N = T * B;
+        const int64_t K = tu_rand_range(&rng, 0, T - 1), d = tu_rand_range(&rng, 1, 128);
+        char sN[32], sB[32], sP[32], sd[32];
+        snprintf(sN, 32, "%lld", (long long)N);
+        snprintf(sB, 32, "%lld", (long long)B);
+        snprintf(sP, 32, "local:%lld", (long long)K);
+        snprintf(sd, 32, "%lld", (long long)d);
+        const char *args[] = { "--N", sN, "--block", sB, "--pattern", sP, "--d", sd, NULL };
+        run_ok("block-sparse", args);
+        const double nz = (double)((2 * K + 1) * T - K * (K + 1));
+        const double s = nz / ((double)T * (double)T), M = 96.0 * 1024 / 2;
+        double v[MAX_ANSWERS];
+        need_answers(v, 3);
+        check("nonzero blocks", v[0], nz);
+        check("K read", v[1], nz * (double)B * (double)d);
+        check("bound", v[2], (double)N * (double)d +
+                                 (double)N * (double)N * (double)d * (double)d * s / M);
     }
 }
 
@@ -1006,6 +1035,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_io_random),
         cmocka_unit_test(test_loop_order_random),
         cmocka_unit_test(test_causal_random),
+        cmocka_unit_test(test_block_sparse_random),
         cmocka_unit_test(test_fp8_outliers_random),
         cmocka_unit_test(test_gpu_time_is_the_model),
         cmocka_unit_test(test_l2_bytes_is_the_model),

@@ -36,6 +36,8 @@ static const limit_case CASES[] = {
     { "window past 2^40", "--window 1099511627777", 2, { "--window", "at most 1099511627776" },
       "--help", "N <= 2^40" },
     { "M past 1 GiB", "--M 1025M", 2, { "--M", "at most 1G" }, "--help", "M <= 1G" },
+    { "block mask past 2^22 blocks", "--N 8192 --block-mask local:1 --Br 1 --Bc 1 --count-only",
+      2, { "--block-mask", "8192 x 8192 blocks", "4194304" }, "--help", "2^22 blocks" },
     { "counts past 64 bits", "--N 1024G --d 1 --M 1G --count-only", 2,
       { "overflow 64 bits", "smaller N" }, "--help", "counts must fit in 64 bits" },
     { "tile steps", "--N 16M --count-only", 2, { "tile steps", "--max-steps" }, "--help",

@@ -309,14 +309,15 @@ static void test_oracle_mask_is_slicing(void **state)
     for (int k = 0; k < 40; k++) {
         const int64_t Nq = tu_rand_range(&rng, 1, 40), Nk = Nq + tu_rand_range(&rng, 0, 60);
         const int64_t d = tu_rand_range(&rng, 1, 12), off = Nk - Nq;
-        const ref_mask mk = { 1, off, tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 1, Nk) : 0 };
+        const ref_mask mk = { 1, off,
+                              tu_rand_range(&rng, 0, 1) ? tu_rand_range(&rng, 1, Nk) : 0, NULL };
         float *q = random_rows(100u + (uint64_t)k, Nq, d);
         float *kv = random_rows(200u + (uint64_t)k, Nk, d);
         const float *K = kv, *V = kv + Nk * d;
         double *O = malloc((size_t)(Nq * d) * sizeof *O), one[16], L1;
         double *L = malloc((size_t)Nq * sizeof *L);
         assert_int_equal(ref_oracle_attention_masked(q, K, V, Nq, Nk, d, &mk, O, L), 0);
-        const ref_mask none = { 0, 0, 0 };
+        const ref_mask none = { 0, 0, 0, NULL };
         for (int64_t r = 0; r < Nq; r++) {
             int64_t hi = r + off, lo = mk.window ? hi - mk.window + 1 : 0;
             lo = lo < 0 ? 0 : lo;
@@ -346,7 +347,7 @@ static void test_oracle_is_the_plain_loops(void **state)
         const int64_t d = tu_rand_range(&rng, 1, 70);
         const int causal = (int)tu_rand_range(&rng, 0, 1);
         const ref_mask mk = { causal, Nk - Nq, causal && tu_rand_range(&rng, 0, 1)
-                                                   ? tu_rand_range(&rng, 1, Nk) : 0 };
+                                                   ? tu_rand_range(&rng, 1, Nk) : 0, NULL };
         float *q = random_rows(300u + (uint64_t)k, Nq, d);
         float *kv = random_rows(400u + (uint64_t)k, Nk, d);
         const float *K = kv, *V = kv + Nk * d;
@@ -383,7 +384,7 @@ static void test_masks_against_oracle(void **state)
         float *kv = random_rows(400u + (uint64_t)k, sh.Nk, sh.d);
         const float *K = kv + sh.Nk * sh.d, *V = kv + 2 * sh.Nk * sh.d;
         double *O_ref = malloc((size_t)(sh.N * sh.d) * sizeof *O_ref);
-        const ref_mask mk = { sh.causal, sh.Nk - sh.N, sh.window };
+        const ref_mask mk = { sh.causal, sh.Nk - sh.N, sh.window, NULL };
         assert_int_equal(ref_oracle_attention_masked(q, K, V, sh.N, sh.Nk, sh.d, &mk, O_ref,
                                                      NULL), 0);
         for (int a = 0; a < sim_algo_count(); a++) {
@@ -455,7 +456,7 @@ static void test_heads_against_oracle(void **state)
         float *kv = random_rows(700u + (uint64_t)k, BG * sh.Nk, sh.d);
         const float *K = kv + BG * kn, *V = kv + 2 * BG * kn;
         double *O_ref = malloc((size_t)(BH * qn) * sizeof *O_ref);
-        const ref_mask mk = { sh.causal, sh.Nk - sh.N, 0 };
+        const ref_mask mk = { sh.causal, sh.Nk - sh.N, 0, NULL };
         for (int64_t b = 0; b < sh.batch; b++)
             for (int64_t h = 0; h < sh.heads; h++) {
                 const int64_t qh = b * sh.heads + h, g = b * sh.kv_heads + h / per;
@@ -587,7 +588,7 @@ static void bwd_make(bwd_problem *b, uint64_t seed)
     b->dK = malloc((size_t)b->nk * sizeof(double));
     b->dV = malloc((size_t)b->nk * sizeof(double));
     assert_non_null(b->dV);
-    const ref_mask mk = { sh->causal, Nk - sh->N, sh->window };
+    const ref_mask mk = { sh->causal, Nk - sh->N, sh->window, NULL };
     const int64_t qn = sh->N * sh->d, kn = Nk * sh->d;
     for (int64_t h = 0; h < BH; h++)
         assert_int_equal(ref_oracle_attention_bwd(b->q + h * qn, b->kv + h * kn,
@@ -757,7 +758,7 @@ static void test_splits_against_unsplit(void **state)
         float *kv = random_rows(950u + (uint64_t)k, 2 * sh.Nk, sh.d);
         const float *K = kv, *V = kv + sh.Nk * sh.d;
         double *O_ref = malloc((size_t)(sh.N * sh.d) * sizeof *O_ref);
-        const ref_mask mk = { sh.causal, sh.Nk - sh.N, sh.window };
+        const ref_mask mk = { sh.causal, sh.Nk - sh.N, sh.window, NULL };
         assert_int_equal(ref_oracle_attention_masked(q, K, V, sh.N, sh.Nk, sh.d, &mk, O_ref,
                                                      NULL), 0);
         const int64_t Bc = tu_rand_range(&rng, 1, 64), Tc = (sh.Nk + Bc - 1) / Bc;

@@ -216,7 +216,7 @@ static problem make_problem(uint64_t seed, int64_t N, int64_t d, int64_t H, int6
     free(scratch);
     for (size_t k = 0; k < nk; k++)
         pr.v_max = fmax(pr.v_max, fabs(pr.V[k]));
-    const ref_mask mk = { causal, 0, 0 };
+    const ref_mask mk = { causal, 0, 0, NULL };
     for (int64_t h = 0; h < H; h++) {
         const int64_t g = h / (H / G);
         assert_int_equal(ref_oracle_attention_masked(pr.Q + h * N * d, pr.K + g * N * d,
@@ -320,7 +320,7 @@ static void test_watch(void **state)
     double *O = malloc((size_t)(N * d) * sizeof *O), *L = malloc((size_t)N * sizeof *L);
     assert_non_null(O);
     assert_non_null(L);
-    const ref_mask mk = { 1, 0, 0 };
+    const ref_mask mk = { 1, 0, 0, NULL };
     assert_int_equal(ref_oracle_attention_masked(pr.Q, pr.K, pr.V, N, N, d, &mk, O, L), 0);
     for (int zig = 0; zig <= 1; zig++) {
         const sim_ring_req rq = { P, zig ? SIM_RING_ZIGZAG : SIM_RING_CONTIGUOUS, NULL, w };
@@ -383,6 +383,8 @@ static void test_cli_refusals(void **state)
     expect("--N 256 --ring 2 --splits 2", 2, "cannot be combined with --splits");
     expect("--N 256 --ring 2 --page-size 16", 2, "cannot be combined with --page-size");
     expect("--N 256 --ring 2 --window 8", 2, "--window");
+    expect("--N 256 --ring 2 --block-mask local:1", 2, "cannot be combined with --block-mask");
+    expect("view --N 256 --ring 2 --block-mask local:1", 2, "cannot be combined with --block-mask");
     expect("--N 256 --Nk 512 --ring 2", 2, "N_q = N_k");
     expect("--N 256 --link nvlink4", 2, "goes with --ring");
     expect("gpu --backend cpu --N 256 --ring 2", 2, "runs its kernels on one device");

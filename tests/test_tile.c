@@ -1263,7 +1263,7 @@ static void test_bwd_tile_vs_oracle(void **state)
         int Nq = (int)tu_rand_range(&rng, 1, NMAX);
         int Nk = (int)tu_rand_range(&rng, 1, NMAX);
         int d = (int)tu_rand_range(&rng, 1, DMAX);
-        ref_mask mk = { 0, 0, 0 };
+        ref_mask mk = { 0, 0, 0, NULL };
         switch (trial % 4) {
         case 1:                                  /* causal, queries last */
             mk.causal = 1;

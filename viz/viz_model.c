@@ -587,6 +587,15 @@ static int record_transfer(recorder *r, const sim_event *e, rec_ev *x)
     return 0;
 }
 
+/* Whether the run visits tile (i, j): in the mask's band, and under a block
+ * mask holding a visible score (sim_tile_visible). */
+static int tile_visited(const viz_info *in, int64_t i, int64_t j)
+{
+    const sim_range js = sim_block_js(&in->sh, i, in->plan.Br, in->plan.Bc);
+    return j >= js.lo && j <= js.hi &&
+           (!in->sh.blocks || sim_tile_visible(&in->sh, i, j, in->plan.Br, in->plan.Bc));
+}
+
 /* A step (i, j) at a block: the order and the band of the visits. */
 static void visit_block(recorder *r, const sim_event *e)
 {
@@ -599,8 +608,7 @@ static void visit_block(recorder *r, const sim_event *e)
         r->by_row &= e->i > r->bi || (e->i == r->bi && e->j > r->bj);
         r->by_col &= e->j > r->bj || (e->j == r->bj && e->i > r->bi);
     }
-    const sim_range js = sim_block_js(&in->sh, e->i, p->Br, p->Bc);
-    r->in_band &= e->j >= js.lo && e->j <= js.hi;
+    r->in_band &= tile_visited(in, e->i, e->j);
     r->nvisits++;
     r->bi = (int32_t)e->i;
     r->bj = (int32_t)e->j;
@@ -1166,8 +1174,8 @@ static uint64_t band_blocks(const viz_info *in)
     uint64_t n = 0;
     for (int64_t i = 0; i < in->plan.Tr; i++) {
         const sim_range js = sim_block_js(&in->sh, i, in->plan.Br, in->plan.Bc);
-        if (js.hi >= js.lo)
-            n += (uint64_t)(js.hi - js.lo + 1);
+        for (int64_t j = js.lo; j <= js.hi; j++)
+            n += (uint64_t)tile_visited(in, i, j);
     }
     return n;
 }
@@ -1749,7 +1757,7 @@ unsigned viz_block_range(const viz_model *m, int64_t i0, int64_t i1, int64_t j0,
                                                       : j < s->bj || (j == s->bj && i <= s->bi));
             if (i == st->i && j == st->j)
                 bits |= VIZ_BLOCK_NOW;
-            else if (j < js.lo || j > js.hi)
+            else if (j < js.lo || j > js.hi || !tile_visited(&m->info, i, j))
                 bits |= VIZ_BLOCK_SKIPPED;
             else if (done)
                 bits |= VIZ_BLOCK_DONE;

@@ -147,6 +147,11 @@ static const char *parse_report(const char *args, cli_report_opts **o)
                     (*o)->q_path || (*o)->out_path)) {
         snprintf(err, sizeof err, "the page takes the problem's options only");
         rc = -1;
+    } else if (rc == 0 && (*o)->block_mask) {
+        /* its value points into the words freed above, and a mask file is
+         * the command line's to read */
+        snprintf(err, sizeof err, "--block-mask is the command line's (fasim --block-mask)");
+        rc = -1;
     }
     if (rc != 0) {
         free(*o);
