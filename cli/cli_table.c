@@ -104,7 +104,9 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "(default 8589934592 = 2^33: measured, 30 s of\n"
         "count-only work for naive or FA2 and 90 s for FA1,\n"
         "whose steps move more tensors; with --page-size, up\n"
-        "to 140 s: paged steps cost up to 7x)" },
+        "to 140 s: paged steps cost up to 7x); with --gpu, the\n"
+        "GPU model replays at most a 32nd of it (2^28 steps: a\n"
+        "minute or two, up to about four for one long head)" },
     [CLI_O_GPU] = { "gpu", "NAME", R | S | E | G | X | W,
         "a100, a100-40, h100, h100-pcie or h200: M = the shared\n"
         "memory one thread block can use (unless --M is given), a\n"

@@ -19,6 +19,7 @@
 #include "cli_args.h"
 #include "cli_cmds.h"
 #include "cli_inputs.h"
+#include "sim_limits.h"
 #include "sim_npy.h"
 #include "sim_parse.h"
 #include "sim_report.h"
@@ -420,6 +421,17 @@ static int run_ring(const view_opts *o)
     const viz_config *c = &o->cfg;
     const sim_shape *sh = &c->sh;
     const int compute = c->mode != VIZ_MODE_COUNT;
+    /* The rounds' products, Q K^T and P V: 4 N^2 d FLOPs (half under a
+     * causal mask), bounded as the report bounds computing unless forced. */
+    const double flops = 4.0 * (double)sh->N * (double)sh->N * (double)sh->d *
+                         (sh->causal ? 0.5 : 1.0);
+    if (compute && c->mode == VIZ_MODE_AUTO && flops > SIM_MAX_COMPUTE_FLOPS) {
+        fprintf(stderr, "fasim view: --ring at N = %lld: computing the rounds would take "
+                "%.1e flops, over the limit of %.1e; --count-only shows the rounds without "
+                "(m, l), --compute forces it\n", (long long)sh->N, flops,
+                SIM_MAX_COMPUTE_FLOPS);
+        return 2;
+    }
     const size_t n = (size_t)(sh->N * sh->d);
     float *Q = compute ? malloc(n * sizeof *Q) : NULL;
     float *K = compute ? malloc(n * sizeof *K) : NULL;

@@ -60,6 +60,19 @@
  * there, and 121 to 137 s end to end on a busier day: "up to 140 s". */
 #define SIM_DEFAULT_MAX_STEPS (UINT64_C(1) << 33)
 
+/* With --gpu the GPU model replays every step of the runs it prices, each
+ * against the DRAM, the L2, the SM's pipes and the queue of blocks: up to
+ * this factor slower a step than counting, so the report holds its runs to
+ * --max-steps / SIM_GM_STEP_COST steps (2^28 by default). Measured on a
+ * loaded 2-core machine: FA2 at N = 512K, d = 64, M = 228K, one head, 16.8M
+ * steps (fasim --count-only --json, with and without --gpu h100): 2.9e8
+ * steps a second counting, 1.2e6 with the model (14 s of CPU: its L2 holds
+ * the largest working set there); Llama 2 70B at N = 32K, batch 8 (--preset
+ * llama2-70b --gpu h100), 184M steps in 12.7 s: 1.5e7 a second, many heads
+ * sharing one head's steps. So the limit is a minute or two where runs have
+ * many heads and up to about four minutes for one very long head. */
+#define SIM_GM_STEP_COST 32
+
 /* Flops of work that computes on real data without --compute having asked
  * for it: the report on .npy inputs, fasim gpu (the simulator's run and,
  * with --backend cpu, the kernel's counted and timed runs). 7.2e10 is about

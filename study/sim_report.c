@@ -303,6 +303,11 @@ static int plan_runs(const sim_request *req, build_ctx *x, char *err, size_t err
             }
             add_cost(x, (sim_algo)a, sh, &x->runs[q]);
             add_steps(x, steps);
+            /* --ring runs FA2 again: a round of each kind and the all-gather's
+             * chunks, which together cover the problem's tiles once more: at
+             * most twice the one-device run's steps. */
+            if (req->ring.P > 0 && a == SIM_FA2 && q == SIM_FWD)
+                add_steps(x, steps > UINT64_MAX / 2 ? UINT64_MAX : 2 * steps);
             planned++;
         }
     }
@@ -367,6 +372,17 @@ static int check_total_steps(const sim_request *req, build_ctx *x, char *err, si
                             sizeof perr) == 0 &&
             sim_theory_steps(&p, sh, &steps) == 0)
             add_steps(x, steps);
+    }
+    /* With --gpu the GPU model replays every run's steps, pricing each one
+     * (sim_limits.h: SIM_GM_STEP_COST). */
+    const uint64_t gm_max = x->max_steps / SIM_GM_STEP_COST;
+    if (req->gpu && x->total_steps <= x->max_steps && x->total_steps > gm_max) {
+        snprintf(err, errlen, "--gpu: the GPU model would replay %llu tile steps, more than "
+                 "its limit of %llu (--max-steps / %d: it prices each step, %d times or more "
+                 "slower than counting); use a smaller N, fewer heads or devices, or raise "
+                 "--max-steps", (unsigned long long)x->total_steps,
+                 (unsigned long long)gm_max, SIM_GM_STEP_COST, SIM_GM_STEP_COST);
+        return SIM_EUSAGE;
     }
     if (x->total_steps <= x->max_steps)
         return SIM_OK;

@@ -62,6 +62,9 @@ static const limit_case CASES[] = {
       "at most 7.2e10\nflops in all" },
     { "paged tile steps", "--N 1M --page-size 1 --count-only --max-steps 1000", 2,
       { "tile steps", "--max-steps" }, "--help", "paged steps cost up to 7x" },
+    { "gpu model steps", "--N 4M --d 128 --causal --gpu h100 --algo fa2 --count-only", 2,
+      { "GPU model would replay", "limit of 268435456", "--max-steps" }, "--help",
+      "replays at most a 32nd of it" },
     { "trace events", "--gpu a100 --N 16K --d 64 --heads 32 --batch 4 --algo fa2 --count-only "
       "--trace /dev/null", 2, { "6406144 events", "over 4000000", "--heads" }, "--help",
       "most 4,000,000 events" },
