@@ -189,8 +189,8 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
     sim_format_bytes(mb, sizeof mb, sh->M);
     fprintf(out, "fasim gpu: the kernels beside the simulator, backend %s (%d threads per "
             "block)\n", kern_backend_name(b), nruns ? runs[0].kern.threads : 0);
-    fprintf(out, "N = %lld, d = %lld, M = %s, %s%s, %s, %d timed run%s (median)\n",
-            (long long)sh->N, (long long)sh->d, mb, sim_dtype_name(sh->dtype),
+    fprintf(out, "%s = %lld, d = %lld, M = %s, %s%s, %s, %d timed run%s (median)\n",
+            sh->Nk > 0 && sh->Nk != sh->N ? "N_q" : "N", (long long)sh->N, (long long)sh->d, mb, sim_dtype_name(sh->dtype),
             sh->causal ? ", causal" : "", o->q_path ? "inputs from .npy" : "seeded inputs",
             nruns ? runs[0].kern.runs : 0, nruns && runs[0].kern.runs == 1 ? "" : "s");
     if (sim_shape_B(sh) * sim_shape_H(sh) > 1 || sh->Nk > 0 || sh->window > 0) {

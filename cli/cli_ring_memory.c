@@ -15,6 +15,7 @@
 typedef struct {
     const sim_gpu *gpu;
     int list;
+    int help;                  /* --help (-h comes back from the parser itself) */
 } ring_memory_opts;
 
 static int ring_memory_option(void *ctx, int id, const char *optname, const char *val,
@@ -22,6 +23,8 @@ static int ring_memory_option(void *ctx, int id, const char *optname, const char
 {
     ring_memory_opts *o = ctx;
     (void)optname;
+    if (id == CLI_O_HELP)
+        o->help = 1;
     if (id == CLI_O_GPU)
         return cli_parse_gpu(val, &o->gpu, &o->list, err, errlen);
     return 0;
@@ -29,7 +32,7 @@ static int ring_memory_option(void *ctx, int id, const char *optname, const char
 
 int cli_ring_memory_main(int argc, char **argv, int first)
 {
-    ring_memory_opts o = { sim_gpu_find("a100"), 0 };
+    ring_memory_opts o = { sim_gpu_find("a100"), 0, 0 };
     int help = 0;
     char err[512];
     if (cli_parse_each(argc, argv, first, CLI_CMD_RING_MEMORY, &help, ring_memory_option, &o,
@@ -37,7 +40,7 @@ int cli_ring_memory_main(int argc, char **argv, int first)
         fprintf(stderr, "fasim: %s\n", err);
         return SIM_EUSAGE;
     }
-    if (help) {
+    if (help || o.help) {
         cli_usage(stdout, CLI_CMD_RING_MEMORY, NULL, 0);
         return SIM_OK;
     }

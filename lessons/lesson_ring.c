@@ -175,7 +175,9 @@ static void run(lesson *L)
                sim_gpu_peak_flops(g, SIM_FP16) / 1e12, link->name, link->bytes_per_s / 1e9);
     const lesson_question qc = { .answer = ceil(big.threshold), .tol = 1.0 };
     lesson_ask_q(L, &qc, "How many rows must a device hold, at least, for the link to hide?");
-    lesson_print(L, "  N = %s, d = 128, 8 heads on 8 devices: c = %s rows\n",
+    lesson_print(L, "  N = %s, d = 128, 8 heads on 8 devices: c = %s rows (a long context,\n"
+                 "  the same whatever --N, --d and --P: they size the steps above, which\n"
+                 "  compute every output; --gpu and --link apply here)\n",
                  lesson_num((uint64_t)large.N), lesson_num((uint64_t)(large.N / 8)));
     lesson_print(L, "  one round's compute (GPU model): %.3g ms; one block over the link: "
                  "%.3g ms\n", big.compute_round_s * 1e3, big.link_s * 1e3);

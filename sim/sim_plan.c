@@ -461,8 +461,9 @@ static int splits_fit(const sim_plan *p, const sim_shape *sh, char *err, size_t 
         return 0;
     if (err && errlen)
         snprintf(err, errlen, "--splits %lld is more than the T_c = %lld key blocks of "
-                 "B_c = %lld: use at most %lld splits, or --Bc %lld or less",
+                 "B_c = %lld: use at most %lld split%s, or --Bc %lld or less",
                  (long long)p->run.splits, (long long)p->Tc, (long long)p->Bc, (long long)p->Tc,
+                 p->Tc == 1 ? "" : "s",
                  (long long)(sim_shape_Nk(sh) / p->run.splits));
     return -1;
 }

@@ -376,7 +376,8 @@ int sim_ring_build(const sim_shape *sh, const sim_run_opts *run, const sim_ring_
      * output's fp32 accumulator (the final O in the dtype is written over
      * it), L_r and the running L (fp32), and two K, V blocks: the one in
      * hand and the next arriving (double-buffered). */
-    g->peak_bytes = (uint64_t)(B * H) * c * (d * (2 * s + 4) + 8) + 2 * g->block_bytes;
+    g->peak_bytes = (uint64_t)(B * H) * c * (d * (2 * s + 4) + 8) +
+                    (rq->P > 1 ? 2 : 1) * g->block_bytes;   /* one device: nothing arrives */
     /* All-gather: Q, O in the dtype, L, and all of K and V. */
     g->ag_peak_bytes = (uint64_t)(B * H) * c * (2 * d * s + 4) +
                        (uint64_t)P * g->block_bytes;
@@ -509,7 +510,7 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
     const sim_shape *sh = &g->sh;
     const int P = g->req.P, zig = g->req.order == SIM_RING_ZIGZAG;
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-    fprintf(out, "\nRING ATTENTION: P = %d devices, %s order%s%s\n", P,
+    fprintf(out, "\nRING ATTENTION: P = %d device%s, %s order%s%s\n", P, P == 1 ? "" : "s",
             sim_ring_order_name(g->req.order), g->req.link ? ", link " : "",
             g->req.link ? g->req.link->name : "");
     fprintf(out, "c = N / P = %lld rows of Q, K, V per head on each device", (long long)g->c);
@@ -530,11 +531,19 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
     fprintf(out, "%s%s\n", "   dev rounds   HBM bytes  tile steps  sent/recv",
             g->gpu ? "    compute      link      time" : "");
     uint64_t tot_b = 0, tot_s = 0, tot_l = 0;
+    /* Past 64 devices the table shows the first and last 32 and the
+     * slowest; the totals are of all. */
+    const int many = P > 64;
     for (int p = 0; p < P; p++) {
         const sim_ring_device *v = &g->dev[p];
         tot_b += v->hbm_bytes;
         tot_s += v->steps;
         tot_l += v->sent_bytes;
+        if (many && p >= 32 && p < P - 32 && p != g->slowest) {
+            if (p == 32 || (p == g->slowest + 1 && p < P - 32))
+                fprintf(out, "   ...\n");
+            continue;
+        }
         sim_format_bytes(b1, sizeof b1, v->hbm_bytes);
         sim_format_count(b2, sizeof b2, v->steps);
         sim_format_bytes(b3, sizeof b3, v->sent_bytes);
@@ -552,6 +561,9 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
     sim_format_count(b2, sizeof b2, tot_s);
     sim_format_bytes(b3, sizeof b3, tot_l);
     fprintf(out, "  total       %11s %11s %10s\n", b1, b2, b3);
+    if (many)
+        fprintf(out, "  (devices 32 .. %d left out but the slowest; the total is of all %d)\n",
+                P - 33, P);
     sim_format_bytes(b1, sizeof b1, g->block_bytes);
     fprintf(out, "link: one K, V block = 2 c d B G elements = %s a round, each way", b1);
     if (g->req.link) {
@@ -568,14 +580,29 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
         fprintf(out, "time: device %d is the slowest: %s with the link behind compute,\n"
                 "  %s without overlap (a round takes max(compute, link); each device as\n"
                 "  if its neighbours keep pace)\n", g->slowest, b1, b2);
-        if (g->req.link) {
+        if (g->req.link && P > 1) {
             const double F = sim_gpu_peak_flops(g->gpu, sh->dtype);
-            fprintf(out, "the paper's condition c >= s F / (2 B) (c >= F / B in fp16): c = %lld "
-                    "rows,\n  the bound %.0f (F = %.4g TFLOP/s on %s, B = %.4g GB/s): at peak rates\n  %s\n",
+            const int hides_peak = (double)g->c >= g->threshold_c;
+            /* the model's own verdict: every computed round at least as long
+             * as its link time */
+            int hides_model = 1;
+            for (int k = 0; k < SIM_RING_KIND_COUNT; k++)
+                if (g->kind[k].used && k != SIM_RING_SKIP && g->kind[k].compute_s < g->link_s)
+                    hides_model = 0;
+            fprintf(out, "the paper's condition c >= s F / (2 B) (c >= F / B with 2-byte "
+                    "elements):\n  c = %lld rows, the bound %.0f (F = %.4g TFLOP/s on %s, "
+                    "B = %.4g GB/s):\n  at peak rates %s",
                     (long long)g->c, ceil(g->threshold_c), F / 1e12, g->gpu->name,
                     g->req.link->bytes_per_s / 1e9,
-                    (double)g->c >= g->threshold_c ? "the link hides behind compute"
-                                                   : "the link shows");
+                    hides_peak ? "the link hides behind compute" : "the link shows");
+            if (hides_model != hides_peak)
+                fprintf(out, ";\n  in the GPU model's times it %s: %s",
+                        hides_model ? "hides" : "shows",
+                        hides_model ? "a round computes below peak rate\n  (launch, "
+                                      "latency, softmax), which gives the link time"
+                                    : "a causal round computes only part\n  of a block, "
+                                      "where the bound counts a whole one");
+            fprintf(out, "\n");
         }
     } else {
         fprintf(out, "device %d does the most tile steps (--gpu NAME for times)\n", g->slowest);
@@ -584,8 +611,8 @@ void sim_ring_text(FILE *out, const sim_ring *g, const ref_error *err)
     fprintf(out, "peak memory a device: %s (Q, O_r, the fp32 O and L, two K, V blocks:\n"
             "  double-buffered, one in hand and one arriving)\n", b1);
     if (err)
-        fprintf(out, "merged output against the float64 oracle: max abs error %.3g\n",
-                err->max_abs);
+        fprintf(out, "merged output against the float64 oracle: max abs error %.3g, relative "
+                "to\n  max |O| %.3g\n", err->max_abs, err->max_rel);
 
     const sim_ring_device *a = &g->dev[g->ag_slowest];
     sim_format_bytes(b1, sizeof b1, g->ag_peak_bytes);
@@ -636,6 +663,16 @@ void sim_ring_rounds_text(FILE *out, const sim_ring *g)
     }
 }
 
+/* A link time in the JSON: null without --link (0 would read as a link
+ * that takes no time). */
+static void ring_link_s(sim_json *w, const sim_ring *g, double t)
+{
+    if (g->req.link)
+        sim_json_num(w, "link_s", t);
+    else
+        sim_json_null(w, "link_s");
+}
+
 void sim_ring_json(sim_json *w, const sim_ring *g, const ref_error *err)
 {
     const int P = g->req.P;
@@ -647,6 +684,7 @@ void sim_ring_json(sim_json *w, const sim_ring *g, const ref_error *err)
         sim_json_num(w, "link_bytes_per_s", g->req.link->bytes_per_s);
     } else {
         sim_json_null(w, "link");
+        sim_json_null(w, "link_bytes_per_s");
     }
     sim_json_int(w, "rows_per_device", g->c);
     sim_json_int(w, "Br", g->Br);
@@ -654,7 +692,7 @@ void sim_ring_json(sim_json *w, const sim_ring *g, const ref_error *err)
     sim_json_uint(w, "block_bytes", g->block_bytes);
     sim_json_uint(w, "peak_bytes", g->peak_bytes);
     if (g->gpu) {
-        sim_json_num(w, "link_s", g->link_s);
+        ring_link_s(w, g, g->link_s);
         if (g->req.link)
             sim_json_num(w, "threshold_c", g->threshold_c);
         sim_json_int(w, "slowest", g->slowest);
@@ -697,7 +735,7 @@ void sim_ring_json(sim_json *w, const sim_ring *g, const ref_error *err)
         sim_json_uint(w, "recv_bytes", v->recv_bytes);
         if (g->gpu) {
             sim_json_num(w, "compute_s", v->compute_s);
-            sim_json_num(w, "link_s", v->link_s);
+            ring_link_s(w, g, v->link_s);
             sim_json_num(w, "time_s", v->time_s);
         }
         sim_json_obj(w, "allgather");
@@ -706,7 +744,7 @@ void sim_ring_json(sim_json *w, const sim_ring *g, const ref_error *err)
         sim_json_uint(w, "recv_bytes", v->ag_recv_bytes);
         if (g->gpu) {
             sim_json_num(w, "compute_s", v->ag_compute_s);
-            sim_json_num(w, "link_s", v->ag_link_s);
+            ring_link_s(w, g, v->ag_link_s);
         }
         sim_json_end(w);
         sim_json_end(w);
@@ -791,7 +829,11 @@ void sim_ring_memory_text(FILE *out, const sim_gpu *g)
                 (double)r->tokens / (double)r->paper_tokens);
     }
     fprintf(out, "\ncontext = devices x tokens/device; paper: Table 3's Ring Attention column\n"
-            "(K = 1,024 tokens, as its powers of two read); ratio = context / paper.\n\n"
+            "(K = 1,024 tokens, as its powers of two read); ratio = context / paper.\n");
+    if (strcmp(g->name, "a100") != 0)
+        fprintf(out, "The paper's figures are for the A100 80GB; the ratio here sets the %s's\n"
+                "memory against them, so it does not compare like with like.\n", g->name);
+    fprintf(out, "\n"
             "assumed, as the paper's section 5.1 sets it up (FSDP, the model sharded over\n"
             "the devices, one sequence of the whole context):\n"
             "  - model state: 16 B a parameter (bf16 weights and gradients, fp32 master\n"

@@ -140,9 +140,10 @@ static void test_counts_random(void **state)
         }
         assert_int_equal(g.block_bytes, block);
         assert_int_equal(total, total_want);
-        /* Q, O_r (dtype), the fp32 accumulator, L and L_r, two K, V blocks. */
-        assert_int_equal(g.peak_bytes,
-                         (uint64_t)(heads * c) * (uint64_t)(sh.d * (2 * s + 4) + 8) + 2 * block);
+        /* Q, O_r (dtype), the fp32 accumulator, L and L_r, two K, V blocks
+         * (one alone on one device: nothing arrives). */
+        assert_int_equal(g.peak_bytes, (uint64_t)(heads * c) * (uint64_t)(sh.d * (2 * s + 4) + 8) +
+                                           (P > 1 ? 2 : 1) * block);
         sim_ring_free(&g);
     }
 }
@@ -408,6 +409,22 @@ static void test_cli_runs(void **state)
     assert_non_null(strstr(out, "\"ring\":{\"P\":1,"));
     assert_int_equal(run(out, sizeof out, "--N 256 --d 32 --ring 1 --count-only"), 0);
     assert_non_null(strstr(out, "P = 1: one device, one round: plain FA2"));
+    assert_non_null(strstr(out, "RING ATTENTION: P = 1 device,"));
+    assert_int_equal(run(out, sizeof out, "ring-memory --help"), 0);
+    assert_non_null(strstr(out, "usage: fasim ring-memory"));
+    assert_int_equal(run(out, sizeof out, "ring-memory --gpu h200"), 0);
+    assert_non_null(strstr(out, "does not compare like with like"));
+    /* Without --link, link times are null in the JSON, not 0. */
+    assert_int_equal(run(out, sizeof out, "--N 256 --d 32 --ring 2 --gpu h100 --json "
+                                          "--count-only"), 0);
+    assert_non_null(strstr(out, "\"link\":null,\"link_bytes_per_s\":null"));
+    assert_non_null(strstr(out, "\"link_s\":null"));
+    assert_null(strstr(out, "\"link_s\":0"));
+    /* Past 64 devices the per-device table is cut, the totals still of all. */
+    assert_int_equal(run(out, sizeof out, "--N 2048 --d 16 --ring 128 --count-only"), 0);
+    assert_non_null(strstr(out, "(devices 32 .. 95 left out but the slowest; the total is of "
+                                "all 128)"));
+    assert_null(strstr(out, "\n    64 "));
     assert_int_equal(run(out, sizeof out, "view --N 64 --d 8 --ring 4 --causal"), 0);
     assert_non_null(strstr(out, "-- round 3 of 4 --"));
     assert_non_null(strstr(out, "device 0: K, V of 3: skipped: every score masked"));
