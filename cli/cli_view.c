@@ -445,8 +445,24 @@ static int run_ring(const view_opts *o)
     }
     if (compute)
         sim_random_qkv(c->seed, sh->N, sh->N, sh->d, sh->dtype, Q, K, V);
+    /* The report's square tile where it fits M; else, as the view's own run
+     * would, FA2's best plan in M (with --Br/--Bc as given). */
     const int64_t t = sim_report_default_tiles(sh);
-    const int64_t Br = c->Br ? c->Br : t > 0 ? t : 16, Bc = c->Bc ? c->Bc : Br;
+    int64_t Br = c->Br ? c->Br : t, Bc = c->Bc ? c->Bc : Br;
+    if (t <= 0 && !(c->Br && c->Bc)) {
+        sim_plan p;
+        char perr[1024];
+        if (sim_plan_choose(SIM_FA2, sh, &c->run, SIM_PLAN_AUTO, c->Br, c->Bc, &p, perr,
+                            sizeof perr) != 0) {
+            fprintf(stderr, "fasim view: %s\n", perr);
+            free(Q);
+            free(K);
+            free(V);
+            return 2;
+        }
+        Br = p.Br;
+        Bc = p.Bc;
+    }
     sim_ring_req rq = o->ring;
     rq.watch = c->out_row;
     sim_ring ring;

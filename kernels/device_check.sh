@@ -73,7 +73,7 @@ run() {
     fi
 }
 
-say "fasim device check: $ROOT, build $BUILD, $JOBS CPU jobs, log ${OUT:+$LOG}"
+say "fasim device check: $ROOT, build $BUILD, $JOBS CPU jobs, log ${OUT:+$LOG}${OUT:-none (set OUT=DIR)}"
 [ "$DRY" = 1 ] || { date; command -v nvidia-smi >/dev/null && nvidia-smi -L; }
 
 say "1. build (sm_90)"
@@ -175,6 +175,12 @@ fasim, out, run_max, dry, lock = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys
 have = os.access(fasim, os.X_OK)
 if not have:
     print(f"({fasim} is not built: no model times; build first, or set FASIM_DEVICE_BUILD)")
+print("model (ms): the GPU model's time on the h200 preset for the released kernels'\n"
+      "launch (tensor cores, their tiles); measured: fasim's kernels on this GPU, which\n"
+      "are written for bit identity, not speed (no tensor cores): expect them many\n"
+      "times slower than the model. The preset is the H200's whatever the device.\n"
+      "The rows marked run take about 3 minutes of CPU work on 16 cores (the\n"
+      "simulator's reference); the others are listed with the model's time only.")
 print(f"{'N':>6} {'batch':>5} {'heads':>5} {'d':>4} {'causal':>6} {'algo':>5} "
       f"{'grid (x by y)':>13} {'model (ms)':>10}  measured")
 jobs, model = [], {}

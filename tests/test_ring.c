@@ -425,6 +425,10 @@ static void test_cli_runs(void **state)
     assert_non_null(strstr(out, "(devices 32 .. 95 left out but the slowest; the total is of "
                                 "all 128)"));
     assert_null(strstr(out, "\n    64 "));
+    /* The view's small default M at d = 128 fits no square tile: the ring
+     * takes FA2's best plan in M, as the plain view does. */
+    assert_int_equal(run(out, sizeof out, "view --N 256 --d 128 --ring 4"), 0);
+    assert_non_null(strstr(out, "-- round 3 of 4 --"));
     assert_int_equal(run(out, sizeof out, "view --N 64 --d 8 --ring 4 --causal"), 0);
     assert_non_null(strstr(out, "-- round 3 of 4 --"));
     assert_non_null(strstr(out, "device 0: K, V of 3: skipped: every score masked"));
