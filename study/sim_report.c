@@ -140,7 +140,9 @@ static int pass_on(const sim_request *req, sim_pass p)
 
 /* The float64 oracle for every head: O (forward) and the gradients dQ, dK,
  * dV (backward). Query head qh = b H + h reads key/value head
- * b G + h / (H / G). Returns 0, or -1 out of memory. */
+ * b G + h / (H / G); with G < H a key/value head's dK, dV are the sums of
+ * its query heads' (summed here in float64). Returns 0, or -1 out of
+ * memory. */
 static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, const float *V,
                         const float *dO, double *O_ref, double *dQ_ref, double *dK_ref,
                         double *dV_ref)
@@ -149,19 +151,38 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
     const int64_t BH = sim_shape_B(sh) * H, per_g = H / G;
     const int64_t qn = sh->N * sh->d, kn = N_k * sh->d;
     const ref_mask mk = sim_shape_ref_mask(sh);
-    for (int64_t qh = 0; qh < BH; qh++) {
+    double *dK_h = NULL, *dV_h = NULL;            /* one query head's (N_k, d) */
+    if (dQ_ref) {
+        dK_h = malloc((size_t)kn * sizeof *dK_h);
+        dV_h = malloc((size_t)kn * sizeof *dV_h);
+        if (!dK_h || !dV_h) {
+            free(dK_h);
+            free(dV_h);
+            return -1;
+        }
+    }
+    int rc = 0;
+    for (int64_t qh = 0; qh < BH && rc == 0; qh++) {
         const int64_t g = (qh / H) * G + (qh % H) / per_g;
         if (O_ref && ref_oracle_attention_masked(Q + qh * qn, K + g * kn, V + g * kn, sh->N,
                                                  N_k, sh->d, &mk, O_ref + qh * qn, NULL) != 0)
-            return -1;
-        /* The backward runs with G = H (sim_run_opts_valid), so g = qh there. */
-        if (dQ_ref && ref_oracle_attention_bwd(Q + qh * qn, K + g * kn, V + g * kn,
-                                               dO + qh * qn, sh->N, N_k, sh->d, &mk,
-                                               dQ_ref + qh * qn, dK_ref + g * kn,
-                                               dV_ref + g * kn) != 0)
-            return -1;
+            rc = -1;
+        if (rc != 0 || !dQ_ref)
+            continue;
+        if (ref_oracle_attention_bwd(Q + qh * qn, K + g * kn, V + g * kn, dO + qh * qn, sh->N,
+                                     N_k, sh->d, &mk, dQ_ref + qh * qn, dK_h, dV_h) != 0) {
+            rc = -1;
+            continue;
+        }
+        const int first = (qh % H) % per_g == 0;   /* the group's first query head */
+        for (int64_t e = 0; e < kn; e++) {
+            dK_ref[g * kn + e] = (first ? 0.0 : dK_ref[g * kn + e]) + dK_h[e];
+            dV_ref[g * kn + e] = (first ? 0.0 : dV_ref[g * kn + e]) + dV_h[e];
+        }
     }
-    return 0;
+    free(dK_h);
+    free(dV_h);
+    return rc;
 }
 
 /* What sim_report_build works out before and while it runs: per pass the
