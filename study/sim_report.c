@@ -946,6 +946,38 @@ static void gqa_text(FILE *out, const sim_report *rep)
     fputc('\n', out);
 }
 
+/* GROUPED-QUERY ATTENTION in the backward: how dK, dV of a key/value head
+ * come from its H/G query heads (sim_gqa_grad), and what the expanded
+ * gradients and their sum cost each loop order run. */
+static void gqa_bwd_text(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const int64_t H = sim_shape_H(sh), G = sim_shape_G(sh);
+    const sim_dtype dt = sh->dtype;
+    fprintf(out, "\nGROUPED-QUERY ATTENTION, backward: %lld query heads share %lld key/value "
+            "head%s\n", (long long)H, (long long)G, G == 1 ? "" : "s");
+    fprintf(out, "  each query head writes its dK, dV to dK_exp, dV_exp (%s); then a key/value\n"
+            "  head's dK, dV are the sums of its %lld (in fp32, rounded once), as\n"
+            "  FlashAttention-2's mha_bwd does (dk_expanded, at::sum_out)\n",
+            sim_dtype_name(dt), (long long)(H / G));
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_report_run *r = &rep->runs[k];
+        if (r->pass != SIM_BWD)
+            continue;
+        const sim_counts *c = &r->res.counts;
+        uint64_t b = 0;
+        const sim_tensor t[4] = { SIM_dKexp, SIM_dVexp, SIM_dK, SIM_dV };
+        for (int x = 0; x < 4; x++)
+            b += (c->read_elems[t[x]] + c->write_elems[t[x]]) *
+                 (uint64_t)sim_tensor_bytes(t[x], dt);
+        char b1[40], b2[40];
+        sim_format_bytes(b1, sizeof b1, b);
+        sim_format_bytes(b2, sizeof b2, total_bytes(c, dt));
+        fprintf(out, "  %-8s dK_exp, dV_exp, dK, dV: %s of %s\n", sim_algo_name(r->algo), b1,
+                b2);
+    }
+}
+
 /* SPLIT-KV: why the split run exists (S times the blocks of work), what its
  * partial states cost in HBM, and how its output compares with fa2's. */
 static void split_text(FILE *out, const sim_report *rep)
@@ -1751,6 +1783,8 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     softmax_note(out, rep);
     if (G < H && pass == SIM_FWD)
         gqa_text(out, rep);
+    if (G < H && pass == SIM_BWD)
+        gqa_bwd_text(out, rep);
     if (pass == SIM_FWD)
         split_text(out, rep);
     paged_text(out, rep);
