@@ -147,7 +147,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "query heads per sequence (default 1)" },
     [CLI_O_KV_HEADS] = { "kv-heads", "G", R | G | X,
         "key/value heads, G divides H (default H): GQA, MQA at G = 1;\n"
-        "the report adds FA2 with a group's H/G heads in one block" },
+        "the report adds FA2 with a group's H/G heads in one block;\n"
+        "the backward sums dK, dV over each group, as FA2's mha_bwd" },
     [CLI_O_PASS] = { "pass", "P", R | V | G | X,
         "fwd (default), bwd or both: the backward pass computes dQ,\n"
         "dK, dV from dO (naive: Algorithm 3, fa1: Algorithm 4 of\n"

@@ -103,8 +103,9 @@ static int fa1_bwd_run(sim_hier *h, const sim_plan *p)
     for (int64_t i = 0; i < T_r; i++)
         sim_store(h, dQ_run, SIM_BUF_dQ_i, dQ_i, i * B_r, 0, sim_min64(B_r, N - i * B_r), d);
     for (int64_t j = 0; j < T_c; j++) {
-        sim_store(h, SIM_dK, SIM_BUF_dK_j, dK_j, j * B_c, 0, sim_min64(B_c, N_k - j * B_c), d);
-        sim_store(h, SIM_dV, SIM_BUF_dV_j, dV_j, j * B_c, 0, sim_min64(B_c, N_k - j * B_c), d);
+        const int64_t bc = sim_min64(B_c, N_k - j * B_c);
+        sim_store(h, sim_gqa_grad(&h->sh, SIM_dK), SIM_BUF_dK_j, dK_j, j * B_c, 0, bc, d);
+        sim_store(h, sim_gqa_grad(&h->sh, SIM_dV), SIM_BUF_dV_j, dV_j, j * B_c, 0, bc, d);
     }
     for (int64_t j = 0; j < T_c; j++) {                              /* 6 */
         const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
@@ -145,8 +146,8 @@ static int fa1_bwd_run(sim_hier *h, const sim_plan *p)
                 ref_tile_acc_tn(dK_j, dP_ij, Q_i, (int)br, (int)bc, (int)d, h->scale);
         }                                                            /* 23 */
         sim_at(h, FA1B_L24_WRITE_DKV, -1, j);
-        sim_store(h, SIM_dK, SIM_BUF_dK_j, dK_j, c0, 0, bc, d);            /* 24 */
-        sim_store(h, SIM_dV, SIM_BUF_dV_j, dV_j, c0, 0, bc, d);
+        sim_store(h, sim_gqa_grad(&h->sh, SIM_dK), SIM_BUF_dK_j, dK_j, c0, 0, bc, d); /* 24 */
+        sim_store(h, sim_gqa_grad(&h->sh, SIM_dV), SIM_BUF_dV_j, dV_j, c0, 0, bc, d);
     }                                                                /* 25 */
     sim_at(h, FA1B_L26_RETURN, -1, -1);
     sim_sram_release_all(h);

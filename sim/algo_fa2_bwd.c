@@ -163,8 +163,8 @@ static int fa2_bwd_run(sim_hier *h, const sim_plan *p)
                 ref_tile_acc_tn(dK_j, dP_ij, Q_i, (int)br, (int)bc, (int)d, h->scale);
         }                                                            /* 17 */
         sim_at(h, FA2B_L18_WRITE_DKV, -1, j);
-        sim_store(h, SIM_dK, SIM_BUF_dK_j, dK_j, c0, 0, bc, d);            /* 18 */
-        sim_store(h, SIM_dV, SIM_BUF_dV_j, dV_j, c0, 0, bc, d);
+        sim_store(h, sim_gqa_grad(&h->sh, SIM_dK), SIM_BUF_dK_j, dK_j, c0, 0, bc, d); /* 18 */
+        sim_store(h, sim_gqa_grad(&h->sh, SIM_dV), SIM_BUF_dV_j, dV_j, c0, 0, bc, d);
     }                                                                /* 19 */
     sim_at(h, FA2B_L20_RETURN, -1, -1);
     /* 20: the fp32 accumulator becomes dQ in the dtype, block by block (the

@@ -178,7 +178,8 @@ static int line4_dQ(sim_hier *h, const sim_plan *p)
 
 static int naive_bwd_run(sim_hier *h, const sim_plan *p)
 {
-    if (kv_side_product(h, p, NBWD_L1_DV, SIM_P, SIM_BUF_P_ij, SIM_dO, SIM_BUF_dO_i, SIM_dV,
+    const sim_tensor dK = sim_gqa_grad(&h->sh, SIM_dK), dV = sim_gqa_grad(&h->sh, SIM_dV);
+    if (kv_side_product(h, p, NBWD_L1_DV, SIM_P, SIM_BUF_P_ij, SIM_dO, SIM_BUF_dO_i, dV,
                         SIM_BUF_dV_j, 1.0f) != 0)
         return -1;                                          /* 1: dV = P^T dO */
     if (line2_dP(h, p) != 0)                                /* 2: dP = dO V^T */
@@ -187,7 +188,7 @@ static int naive_bwd_run(sim_hier *h, const sim_plan *p)
         return -1;                                          /* 3: dS */
     if (line4_dQ(h, p) != 0)                                /* 4: dQ = dS K */
         return -1;
-    if (kv_side_product(h, p, NBWD_L5_DK, SIM_dS, SIM_BUF_dS_ij, SIM_Q, SIM_BUF_Q_i, SIM_dK,
+    if (kv_side_product(h, p, NBWD_L5_DK, SIM_dS, SIM_BUF_dS_ij, SIM_Q, SIM_BUF_Q_i, dK,
                         SIM_BUF_dK_j, h->scale) != 0)       /* 5: dK = dS^T Q */
         return -1;
     sim_at(h, NBWD_L6_RETURN, -1, -1);                     /* 6: return dQ, dK, dV */

@@ -46,8 +46,8 @@ static int bwd_ops(const sim_shape *sh, const sim_run_opts *run, uf_op ops[UF_MA
     int n = 0;
     ops[n++] = (uf_op){ UF_BMM_NT, UFB_L1_DP, 0, SIM_dO, SIM_V, SIM_dP, SIM_BUF_dO_i,
                         SIM_BUF_V_j, SIM_BUF_dP_ij };
-    ops[n++] = (uf_op){ UF_BMM_TN, UFB_L2_DV, 0, SIM_P, SIM_dO, SIM_dV, SIM_BUF_P_ij,
-                        SIM_BUF_dO_i, SIM_BUF_dV_j };
+    ops[n++] = (uf_op){ UF_BMM_TN, UFB_L2_DV, 0, SIM_P, SIM_dO, sim_gqa_grad(sh, SIM_dV),
+                        SIM_BUF_P_ij, SIM_BUF_dO_i, SIM_BUF_dV_j };
     if (run->dropout > 0.0)
         ops[n++] = (uf_op){ UF_MAP, UFB_L3_DROPOUT, UF_FN_DROPOUT_BWD, SIM_dP, SIM_Z, SIM_dP,
                             SIM_BUF_dP_ij, SIM_BUF_Z_ij, SIM_BUF_COUNT };
@@ -60,8 +60,8 @@ static int bwd_ops(const sim_shape *sh, const sim_run_opts *run, uf_op ops[UF_MA
                         SIM_BUF_COUNT, SIM_BUF_COUNT };
     ops[n++] = (uf_op){ UF_BMM_NN, UFB_L7_DQ, 0, SIM_dS, SIM_K, SIM_dQ, SIM_BUF_dS_ij,
                         SIM_BUF_K_j, SIM_BUF_dQ_i };
-    ops[n++] = (uf_op){ UF_BMM_TN, UFB_L8_DK, 0, SIM_dS, SIM_Q, SIM_dK, SIM_BUF_dS_ij,
-                        SIM_BUF_Q_i, SIM_BUF_dK_j };
+    ops[n++] = (uf_op){ UF_BMM_TN, UFB_L8_DK, 0, SIM_dS, SIM_Q, sim_gqa_grad(sh, SIM_dK),
+                        SIM_BUF_dS_ij, SIM_BUF_Q_i, SIM_BUF_dK_j };
     return n;
 }
 

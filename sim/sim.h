@@ -100,6 +100,9 @@ typedef enum {
     SIM_dQacc,/* "dQ_acc": the backwards' dQ accumulator, fp32 (sim_inter) */
     SIM_C,    /* the unfused baseline's causal mask, bool (1 byte), N x N_k */
     SIM_Z,    /* the unfused baseline's saved dropout mask, bool (1 byte), N x N_k */
+    SIM_dKexp,/* "dK_exp": GQA's backward, dK of each query head (N_k, d) in the dtype,
+                 summed over its group into dK after the loops (sim_gqa_grad) */
+    SIM_dVexp,/* "dV_exp": the same for dV */
     SIM_TENSOR_COUNT
 } sim_tensor;
 
@@ -322,6 +325,20 @@ static inline int64_t sim_run_S(const sim_run_opts *run)
 static inline int64_t sim_run_pages(const sim_shape *sh, const sim_run_opts *run)
 {
     return run->page > 0 ? (sim_shape_Nk(sh) + run->page - 1) / run->page : 0;
+}
+
+/* The tensor a backward loop order writes gradient t (dK or dV) to: with
+ * G < H each query head writes its own, dK_exp or dV_exp (B H heads of
+ * N_k x d, in the dtype), and after the loops every key/value head's dK, dV
+ * is the sum over its H/G query heads, accumulated in fp32 and rounded
+ * once. So the released FlashAttention-2 does it (flash_api.cpp, mha_bwd:
+ * dk_expanded, dv_expanded in q's dtype, then at::sum_out over the group).
+ * With G = H, t itself. */
+static inline sim_tensor sim_gqa_grad(const sim_shape *sh, sim_tensor t)
+{
+    if (sim_shape_G(sh) == sim_shape_H(sh))
+        return t;
+    return t == SIM_dK ? SIM_dKexp : t == SIM_dV ? SIM_dVexp : t;
 }
 
 /* Query heads processed in one block: H / G when grouped, else 1. */

@@ -44,6 +44,10 @@ static const sim_tensor_info TENSORS[SIM_TENSOR_COUNT] = {
     [SIM_Z] = { "Z", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 1 },
     [SIM_Oacc] = { "O_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0 },
     [SIM_dQacc] = { "dQ_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0 },
+    /* GQA's backward: one N_k x d gradient per query head (B H of them),
+     * in the dtype as flash-attn's dk_expanded (sim_gqa_grad). */
+    [SIM_dKexp] = { "dK_exp", 0, 0, SIM_DIM_Nk, SIM_DIM_d, 0 },
+    [SIM_dVexp] = { "dV_exp", 0, 0, SIM_DIM_Nk, SIM_DIM_d, 0 },
 };
 
 /* ---- intermediate precisions (sim.h, sim_inter) ---------------------------

@@ -134,11 +134,7 @@ int sim_loop_register(const sim_loop *l)
 int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, size_t errlen)
 {
     const char *why = NULL;
-    if (run->pass == SIM_BWD && sim_shape_G(sh) < sim_shape_H(sh))
-        why = "the backward pass is simulated with one key/value head per query head: "
-              "with G < H each head's dK, dV would need a sum over its group that the "
-              "papers' algorithms leave out; drop --kv-heads or use --pass fwd";
-    else if (run->pass == SIM_BWD && run->group)
+    if (run->pass == SIM_BWD && run->group)
         why = "grouped query heads are a plan of FA2's forward pass only";
     else if (run->splits < 0)
         why = "--splits must be at least 1";

@@ -89,9 +89,13 @@ static void tensor_shape(const sim_shape *sh, const sim_run_opts *run, sim_tenso
 
 /* The tensors a run holds in HBM: its loop order's (the forward's, and for
  * the backward also dO, the gradients, and its own intermediates), less an
- * fp32 accumulator the run's intermediates do not use. */
-static int needs(const sim_loop *l, const sim_run_opts *run, sim_tensor t)
+ * fp32 accumulator the run's intermediates do not use; and a backward with
+ * G < H its query heads' dK_exp, dV_exp (sim_gqa_grad). */
+static int needs(const sim_loop *l, const sim_shape *sh, const sim_run_opts *run,
+                 sim_tensor t)
 {
+    if (t == SIM_dKexp || t == SIM_dVexp)
+        return run->pass == SIM_BWD && sim_gqa_grad(sh, SIM_dK) == SIM_dKexp;
     return ((l->hbm >> t) & 1u) && sim_inter_holds(run, t);
 }
 
@@ -108,7 +112,7 @@ uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh, const sim_run_op
     double bytes = 0.0;                    /* every tensor the run holds, as floats */
     const sim_loop *l = loop_or_plain(algo, run);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!l || !needs(l, run, (sim_tensor)t))
+        if (!l || !needs(l, sh, run, (sim_tensor)t))
             continue;
         int64_t dims[2];
         tensor_shape(sh, run, (sim_tensor)t, dims);
@@ -134,30 +138,84 @@ double sim_compute_flops(sim_algo algo, const sim_shape *sh, const sim_run_opts 
     return per * N * N_k * d * (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
 }
 
+/* Every tensor's base row at query head `head` (of B H) and key/value
+ * head kv_head (of B G). */
+static void set_bases(sim_hier *h, const sim_plan *p, int64_t head, int64_t kv_head)
+{
+    for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
+        int64_t dims[2];
+        tensor_shape(&h->sh, &p->run, (sim_tensor)t, dims);
+        h->base[t] = (kv_side((sim_tensor)t) ? kv_head : head) * dims[0];
+    }
+}
+
+/* GQA's backward, after the loop nest of key/value head kv_head's group:
+ * dK = the sum of the group's H/G dK_exp, dV of its dV_exp (sim_gqa_grad),
+ * as at::sum_out does it after flash-attn's kernel: key block by key
+ * block (B_c rows), each query head's tile read once, the sum kept in
+ * fp32 and written once, rounded to the dtype. Its own pass, not a tile
+ * step of the loop nest. Returns 0, or -1 out of memory. */
+static int group_sum(sim_hier *h, const sim_plan *p, int64_t head0, int64_t kv_head)
+{
+    const sim_shape *sh = &h->sh;
+    const int64_t N_k = sim_shape_Nk(sh), d = sh->d, B_c = p->Bc;
+    const int64_t per_g = sim_shape_H(sh) / sim_shape_G(sh);
+    const sim_tensor from[2] = { SIM_dKexp, SIM_dVexp }, to[2] = { SIM_dK, SIM_dV };
+    const sim_buf_id buf[2] = { SIM_BUF_dK_j, SIM_BUF_dV_j };
+    float *tile = NULL, *sum = NULL;                   /* (B_c, d) each, compute mode */
+    if (h->compute) {
+        tile = malloc((size_t)(B_c * d) * sizeof *tile);
+        sum = malloc((size_t)(B_c * d) * sizeof *sum);
+        if (!tile || !sum) {
+            free(tile);
+            free(sum);
+            snprintf(h->err, h->errlen, "out of memory for the group sum of dK, dV");
+            return -1;
+        }
+    }
+    for (int x = 0; x < 2; x++)
+        for (int64_t c0 = 0; c0 < N_k; c0 += B_c) {
+            const int64_t bc = sim_min64(B_c, N_k - c0);
+            if (sum)
+                memset(sum, 0, (size_t)(bc * d) * sizeof *sum);
+            for (int64_t q = 0; q < per_g; q++) {
+                set_bases(h, p, head0 + q, kv_head);
+                sim_load(h, from[x], buf[x], tile, c0, 0, bc, d);
+                if (sum)
+                    for (int64_t e = 0; e < bc * d; e++)
+                        sum[e] += tile[e];
+            }
+            sim_store(h, to[x], buf[x], sum, c0, 0, bc, d);
+        }
+    free(tile);
+    free(sum);
+    return 0;
+}
+
 /* The loop order once per block of heads: for each sequence b and each
  * key/value head g, the H/G query heads that read g, one at a time or (a
  * grouped plan) all in one block. Every tensor's base row moves to the
- * head(s) in hand. */
+ * head(s) in hand. A backward with G < H then sums g's gradients. */
 static int run_heads(const sim_loop *l, sim_hier *h, const sim_plan *p)
 {
     const sim_shape *sh = &h->sh;
     const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
     const int64_t per_g = H / G, hq = sim_run_hq(sh, &p->run);
+    const int sum = p->run.pass == SIM_BWD && G < H;
     h->hq = hq;
     for (int64_t b = 0; b < B; b++)
-        for (int64_t g = 0; g < G; g++)
+        for (int64_t g = 0; g < G; g++) {
             for (int64_t h0 = g * per_g; h0 < (g + 1) * per_g; h0 += hq) {
                 h->head = b * H + h0;
                 h->kv_head = b * G + g;
                 h->block = h->head / hq;         /* one thread block per block of heads */
-                for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-                    int64_t dims[2];
-                    tensor_shape(sh, &p->run, (sim_tensor)t, dims);
-                    h->base[t] = (kv_side((sim_tensor)t) ? b * G + g : h->head) * dims[0];
-                }
+                set_bases(h, p, h->head, h->kv_head);
                 if (l->run(h, p) != 0 || h->failed)
                     return -1;
             }
+            if (sum && group_sum(h, p, b * H + g * per_g, b * G + g) != 0)
+                return -1;
+        }
     return 0;
 }
 
@@ -387,7 +445,7 @@ static int place_tensors(sim_hier *h, const sim_loop *l, int64_t n_el[SIM_TENSOR
         h->hbm_ld[t] = dims[1];
         /* Sizes only where data is held: count-only shapes may be far too
          * large for a product of them (the counts are checked, not these). */
-        if (!h->compute || !needs(l, run, (sim_tensor)t))
+        if (!h->compute || !needs(l, sh, run, (sim_tensor)t))
             continue;
         n_el[t] = tensor_heads(sh, (sim_tensor)t) * dims[0] * dims[1];
         if (run->page > 0 && (t == SIM_K || t == SIM_V))         /* the pool: whole pages */

@@ -295,6 +295,27 @@ int sim_theory_counts(const sim_plan *p, const sim_shape *sh, sim_counts *out)
         out->read_ops[t] = sim_th_mul(&k, out->read_ops[t], f);
         out->write_ops[t] = sim_th_mul(&k, out->write_ops[t], f);
     }
+    /* GQA's backward (sim_gqa_grad): every query head's dK, dV went to
+     * dK_exp, dV_exp; then each of the B G key/value heads reads its H/G
+     * query heads' tiles, T_c blocks of B_c rows, and writes dK, dV once. */
+    if (p->run.pass == SIM_BWD && sim_gqa_grad(sh, SIM_dK) == SIM_dKexp) {
+        const uint64_t Nkd = sim_th_mul(&k, (uint64_t)sim_shape_Nk(sh), (uint64_t)sh->d);
+        const uint64_t kv_heads = sim_th_mul(&k, (uint64_t)sim_shape_B(sh),
+                                             (uint64_t)sim_shape_G(sh));
+        const sim_tensor from[2] = { SIM_dKexp, SIM_dVexp }, to[2] = { SIM_dK, SIM_dV };
+        for (int x = 0; x < 2; x++) {
+            /* a loop order's counts that name dK_exp already stay */
+            out->write_elems[from[x]] = sim_th_add(&k, out->write_elems[from[x]],
+                                                   out->write_elems[to[x]]);
+            out->write_ops[from[x]] = sim_th_add(&k, out->write_ops[from[x]],
+                                                 out->write_ops[to[x]]);
+            out->write_elems[to[x]] = out->write_ops[to[x]] = 0;
+            sim_th_put(out, from[x], SIM_RD, sim_th_mul(&k, Nkd, q_heads),
+                       sim_th_mul(&k, (uint64_t)p->Tc, q_heads), &k);
+            sim_th_put(out, to[x], SIM_WR, sim_th_mul(&k, Nkd, kv_heads),
+                       sim_th_mul(&k, (uint64_t)p->Tc, kv_heads), &k);
+        }
+    }
     /* The byte totals must fit too: elements times at most 4 bytes. */
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
         (void)sim_th_mul(&k, out->read_elems[t], 4);

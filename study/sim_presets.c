@@ -299,11 +299,11 @@ static const sim_model MODELS[] = {
     { "llama2-7b", "Llama 2 7B", "[LLAMA2] Touvron et al. 2023",
       4096, 128, 32, 32, 0, 8, 32, 1, 1, 0, NULL },
     { "llama2-70b", "Llama 2 70B, GQA 64:8", "[LLAMA2] Touvron et al. 2023",
-      4096, 128, 64, 8, 0, 8, 80, 1, 0, 0, NULL },
+      4096, 128, 64, 8, 0, 8, 80, 1, 1, 0, NULL },
     { "llama3-8b", "Llama 3 8B, GQA 32:8", "[LLAMA3] Meta, Llama 3 release 2024",
-      8192, 128, 32, 8, 0, 4, 32, 1, 0, 0, NULL },
+      8192, 128, 32, 8, 0, 4, 32, 1, 1, 0, NULL },
     { "mistral-7b", "Mistral 7B, GQA 32:8, window 4096",
-      "[MISTRAL] Jiang et al. 2023", 8192, 128, 32, 8, 4096, 4, 32, 1, 0, 0, NULL },
+      "[MISTRAL] Jiang et al. 2023", 8192, 128, 32, 8, 4096, 4, 32, 1, 1, 0, NULL },
 };
 #define NMODELS (int)(sizeof MODELS / sizeof MODELS[0])
 
@@ -344,8 +344,8 @@ void sim_model_print_table(FILE *out)
                 MODELS[k].source);
     fprintf(out, "\nOne attention layer over the batch, fp16; the report adds the traffic of "
             "all the\nlayers. The batch is fasim's choice (--batch changes it, as any option "
-            "given\nbeside --preset overrides it). The GQA models run the forward pass "
-            "(prefill):\nthe backward with G < H is not simulated. Sources: each model's "
+            "given\nbeside --preset overrides it). The GQA models' backward sums dK, dV over "
+            "each\ngroup of query heads, as FlashAttention-2 does. Sources: each model's "
             "paper and\nreleased configuration (cited in study/sim_presets.c).\n");
 }
 

@@ -97,7 +97,7 @@ typedef struct {
     int64_t layers;               /* attention layers, for the whole model's traffic */
     int causal;                   /* decoder (1) or encoder (0) */
     int backward;                 /* 1: forward and backward (training); 0: forward
-                                     only (the backward with G < H is not simulated) */
+                                     only */
     int every_algo;               /* 1: the report runs every loop order when --algo
                                      is not given, the opt-in baselines too
                                      (sim_algo_in_default): the preset reproduces a

@@ -140,7 +140,9 @@ static int pass_on(const sim_request *req, sim_pass p)
 
 /* The float64 oracle for every head: O (forward) and the gradients dQ, dK,
  * dV (backward). Query head qh = b H + h reads key/value head
- * b G + h / (H / G). Returns 0, or -1 out of memory. */
+ * b G + h / (H / G); with G < H a key/value head's dK, dV are the sums of
+ * its query heads' (summed here in float64). Returns 0, or -1 out of
+ * memory. */
 static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, const float *V,
                         const float *dO, double *O_ref, double *dQ_ref, double *dK_ref,
                         double *dV_ref)
@@ -149,19 +151,38 @@ static int oracle_heads(const sim_shape *sh, const float *Q, const float *K, con
     const int64_t BH = sim_shape_B(sh) * H, per_g = H / G;
     const int64_t qn = sh->N * sh->d, kn = N_k * sh->d;
     const ref_mask mk = sim_shape_ref_mask(sh);
-    for (int64_t qh = 0; qh < BH; qh++) {
+    double *dK_h = NULL, *dV_h = NULL;            /* one query head's (N_k, d) */
+    if (dQ_ref) {
+        dK_h = malloc((size_t)kn * sizeof *dK_h);
+        dV_h = malloc((size_t)kn * sizeof *dV_h);
+        if (!dK_h || !dV_h) {
+            free(dK_h);
+            free(dV_h);
+            return -1;
+        }
+    }
+    int rc = 0;
+    for (int64_t qh = 0; qh < BH && rc == 0; qh++) {
         const int64_t g = (qh / H) * G + (qh % H) / per_g;
         if (O_ref && ref_oracle_attention_masked(Q + qh * qn, K + g * kn, V + g * kn, sh->N,
                                                  N_k, sh->d, &mk, O_ref + qh * qn, NULL) != 0)
-            return -1;
-        /* The backward runs with G = H (sim_run_opts_valid), so g = qh there. */
-        if (dQ_ref && ref_oracle_attention_bwd(Q + qh * qn, K + g * kn, V + g * kn,
-                                               dO + qh * qn, sh->N, N_k, sh->d, &mk,
-                                               dQ_ref + qh * qn, dK_ref + g * kn,
-                                               dV_ref + g * kn) != 0)
-            return -1;
+            rc = -1;
+        if (rc != 0 || !dQ_ref)
+            continue;
+        if (ref_oracle_attention_bwd(Q + qh * qn, K + g * kn, V + g * kn, dO + qh * qn, sh->N,
+                                     N_k, sh->d, &mk, dQ_ref + qh * qn, dK_h, dV_h) != 0) {
+            rc = -1;
+            continue;
+        }
+        const int first = (qh % H) % per_g == 0;   /* the group's first query head */
+        for (int64_t e = 0; e < kn; e++) {
+            dK_ref[g * kn + e] = (first ? 0.0 : dK_ref[g * kn + e]) + dK_h[e];
+            dV_ref[g * kn + e] = (first ? 0.0 : dV_ref[g * kn + e]) + dV_h[e];
+        }
     }
-    return 0;
+    free(dK_h);
+    free(dV_h);
+    return rc;
 }
 
 /* What sim_report_build works out before and while it runs: per pass the
@@ -939,6 +960,38 @@ static void gqa_text(FILE *out, const sim_report *rep)
         fprintf(out, ";\n  max |O - O_ref| %.3e (one head per block: %.3e)", grp->err.max_abs,
                 one->err.max_abs);
     fputc('\n', out);
+}
+
+/* GROUPED-QUERY ATTENTION in the backward: how dK, dV of a key/value head
+ * come from its H/G query heads (sim_gqa_grad), and what the expanded
+ * gradients and their sum cost each loop order run. */
+static void gqa_bwd_text(FILE *out, const sim_report *rep)
+{
+    const sim_shape *sh = &rep->req.sh;
+    const int64_t H = sim_shape_H(sh), G = sim_shape_G(sh);
+    const sim_dtype dt = sh->dtype;
+    fprintf(out, "\nGROUPED-QUERY ATTENTION, backward: %lld query heads share %lld key/value "
+            "head%s\n", (long long)H, (long long)G, G == 1 ? "" : "s");
+    fprintf(out, "  each query head writes its dK, dV to dK_exp, dV_exp (%s); then a key/value\n"
+            "  head's dK, dV are the sums of its %lld (in fp32, rounded once), as\n"
+            "  FlashAttention-2's mha_bwd does (dk_expanded, at::sum_out)\n",
+            sim_dtype_name(dt), (long long)(H / G));
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_report_run *r = &rep->runs[k];
+        if (r->pass != SIM_BWD)
+            continue;
+        const sim_counts *c = &r->res.counts;
+        uint64_t b = 0;
+        const sim_tensor t[4] = { SIM_dKexp, SIM_dVexp, SIM_dK, SIM_dV };
+        for (int x = 0; x < 4; x++)
+            b += (c->read_elems[t[x]] + c->write_elems[t[x]]) *
+                 (uint64_t)sim_tensor_bytes(t[x], dt);
+        char b1[40], b2[40];
+        sim_format_bytes(b1, sizeof b1, b);
+        sim_format_bytes(b2, sizeof b2, total_bytes(c, dt));
+        fprintf(out, "  %-8s dK_exp, dV_exp, dK, dV: %s of %s\n", sim_algo_name(r->algo), b1,
+                b2);
+    }
 }
 
 /* SPLIT-KV: why the split run exists (S times the blocks of work), what its
@@ -1746,6 +1799,8 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     softmax_note(out, rep);
     if (G < H && pass == SIM_FWD)
         gqa_text(out, rep);
+    if (G < H && pass == SIM_BWD)
+        gqa_bwd_text(out, rep);
     if (pass == SIM_FWD)
         split_text(out, rep);
     paged_text(out, rep);

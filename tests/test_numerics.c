@@ -664,6 +664,166 @@ static void test_backward_against_oracle(void **state)
            "fa2 %.2e (bound %.0e)\n", worst[0], worst[1], worst[2], GRAD_TOL);
 }
 
+/* GQA's backward (G < H): the float64 oracle per query head, its dK, dV
+ * summed over the head's group here in float64; K, V, dK, dV hold B G
+ * heads. dK_h is the first query head's alone, for the check that must
+ * fail. */
+typedef struct {
+    sim_shape sh;
+    int64_t nq, nk;
+    float *q, *k, *v, *dO;
+    double *dQ, *dK, *dV, *dK_h;
+} gqa_problem;
+
+static void gqa_make(gqa_problem *b, uint64_t seed)
+{
+    const sim_shape *sh = &b->sh;
+    const int64_t B = sim_shape_B(sh), H = sim_shape_H(sh), G = sim_shape_G(sh);
+    const int64_t Nk = sim_shape_Nk(sh), qn = sh->N * sh->d, kn = Nk * sh->d;
+    b->nq = B * H * qn;
+    b->nk = B * G * kn;
+    b->q = random_rows(seed, B * H * sh->N, sh->d);
+    b->k = random_rows(seed + 1, B * G * Nk, sh->d);
+    b->v = random_rows(seed + 2, B * G * Nk, sh->d);
+    b->dO = random_rows(seed + 3, B * H * sh->N, sh->d);
+    b->dQ = malloc((size_t)b->nq * sizeof(double));
+    b->dK = calloc((size_t)b->nk, sizeof(double));
+    b->dV = calloc((size_t)b->nk, sizeof(double));
+    b->dK_h = calloc((size_t)b->nk, sizeof(double));
+    double *dk = malloc((size_t)kn * sizeof *dk), *dv = malloc((size_t)kn * sizeof *dv);
+    assert_true(b->dQ && b->dK && b->dV && b->dK_h && dk && dv);
+    const ref_mask mk = { sh->causal, Nk - sh->N, sh->window, NULL };
+    for (int64_t qh = 0; qh < B * H; qh++) {
+        const int64_t g = (qh / H) * G + (qh % H) / (H / G);
+        assert_int_equal(ref_oracle_attention_bwd(b->q + qh * qn, b->k + g * kn, b->v + g * kn,
+                                                  b->dO + qh * qn, sh->N, Nk, sh->d, &mk,
+                                                  b->dQ + qh * qn, dk, dv), 0);
+        for (int64_t e = 0; e < kn; e++) {
+            b->dK[g * kn + e] += dk[e];
+            b->dV[g * kn + e] += dv[e];
+            if ((qh % H) % (H / G) == 0)
+                b->dK_h[g * kn + e] = dk[e];
+        }
+    }
+    free(dk);
+    free(dv);
+}
+
+static void gqa_free(gqa_problem *b)
+{
+    free(b->q);
+    free(b->k);
+    free(b->v);
+    free(b->dO);
+    free(b->dQ);
+    free(b->dK);
+    free(b->dV);
+    free(b->dK_h);
+}
+
+/* Counting only: the counts of algo a on sh. */
+static sim_counts counts_of(sim_algo a, const sim_shape *sh, int64_t Br, int64_t Bc)
+{
+    sim_plan p;
+    sim_result r;
+    assert_int_equal(sim_plan_make(a, sh, &BWD, Br, Bc, SIM_PLAN_USER, &p), 0);
+    assert_int_equal(sim_run_inputs(a, sh, &p, NULL, NULL, &r, NULL, 0), 0);
+    sim_counts c = r.counts;
+    sim_counts th;
+    assert_int_equal(sim_theory_counts(&p, sh, &th), 0);
+    assert_true(sim_counts_equal(&c, &th));           /* the library's closed form too */
+    sim_result_free(&r);
+    return c;
+}
+
+/* GQA's backward, every loop order, against the float64 oracle with the
+ * group sum done here, and its counts against the closed form of
+ * flash-attn's mha_bwd: each query head's dK, dV written to dK_exp, dV_exp
+ * as MHA writes dK, dV (K, V read per query head, as MHA reads them: every
+ * other tensor's count is MHA's on the same H), then each key/value head's
+ * H/G tiles of dK_exp read per key block of B_c rows and dK written once.
+ * G = H is MHA exactly: no dK_exp, the counts of no --kv-heads. */
+static void test_gqa_backward(void **state)
+{
+    (void)state;
+    uint64_t rng = 2718;
+    double worst = 0.0;
+    for (int k = 0; k < 32; k++) {
+        gqa_problem b = { .sh = { .N = tu_rand_range(&rng, 1, 40),
+                                  .d = tu_rand_range(&rng, 1, 16), .M = 64u << 20,
+                                  .dtype = SIM_FP32, .causal = k % 2 } };
+        b.sh.heads = tu_rand_range(&rng, 2, 6);
+        do
+            b.sh.kv_heads = tu_rand_range(&rng, 1, b.sh.heads);
+        while (b.sh.heads % b.sh.kv_heads != 0);
+        if (k % 8 == 0)
+            b.sh.kv_heads = b.sh.heads;                 /* G = H: plain MHA */
+        b.sh.batch = tu_rand_range(&rng, 1, 2);
+        b.sh.Nk = b.sh.N + (k % 3 ? tu_rand_range(&rng, 0, 30) : 0);
+        if (b.sh.causal && k % 4 == 1)
+            b.sh.window = tu_rand_range(&rng, 1, b.sh.Nk);
+        const int64_t B = b.sh.batch, H = b.sh.heads, G = b.sh.kv_heads;
+        const int64_t Nk = b.sh.Nk, d = b.sh.d;
+        gqa_make(&b, 900u + 5u * (uint64_t)k);
+        const int64_t Br = tu_rand_range(&rng, 1, b.sh.N), Bc = tu_rand_range(&rng, 1, Nk);
+        const uint64_t Tc = (uint64_t)((Nk + Bc - 1) / Bc);
+        sim_shape mha = b.sh;
+        mha.kv_heads = 0;
+        for (int a = 0; a < sim_algo_count(); a++) {
+            char what[160];
+            snprintf(what, sizeof what, "%s bwd B=%lld H=%lld G=%lld N=%lld Nk=%lld d=%lld "
+                     "causal=%d W=%lld", sim_algo_name((sim_algo)a), (long long)B,
+                     (long long)H, (long long)G, (long long)b.sh.N, (long long)Nk,
+                     (long long)d, b.sh.causal, (long long)b.sh.window);
+            sim_plan p;
+            sim_result r;
+            char err[256];
+            const sim_inputs in = { b.q, b.k, b.v, b.dO };
+            assert_int_equal(sim_plan_make((sim_algo)a, &b.sh, &BWD, Br, Bc, SIM_PLAN_USER,
+                                           &p), 0);
+            if (sim_run_inputs((sim_algo)a, &b.sh, &p, &in, NULL, &r, err, sizeof err) != 0)
+                fail_msg("%s: %s", what, err);
+            assert_true(grad_ok(what, r.dQ, b.dQ, b.nq, &worst));
+            assert_true(grad_ok(what, r.dK, b.dK, b.nk, &worst));
+            assert_true(grad_ok(what, r.dV, b.dV, b.nk, &worst));
+            /* counts: computed in compute mode, counting only, and closed form */
+            const sim_counts c = counts_of((sim_algo)a, &b.sh, Br, Bc);
+            assert_true(sim_counts_equal(&r.counts, &c));
+            sim_result_free(&r);
+            sim_counts want = counts_of((sim_algo)a, &mha, Br, Bc);
+            if (G < H) {
+                const sim_tensor ex[2] = { SIM_dKexp, SIM_dVexp }, to[2] = { SIM_dK, SIM_dV };
+                for (int x = 0; x < 2; x++) {
+                    want.write_elems[ex[x]] = want.write_elems[to[x]];
+                    want.write_ops[ex[x]] = want.write_ops[to[x]];
+                    want.read_elems[ex[x]] = (uint64_t)(B * H * Nk * d);
+                    want.read_ops[ex[x]] = (uint64_t)(B * H) * Tc;
+                    want.write_elems[to[x]] = (uint64_t)(B * G * Nk * d);
+                    want.write_ops[to[x]] = (uint64_t)(B * G) * Tc;
+                }
+            }
+            if (!sim_counts_equal(&c, &want))
+                fail_msg("%s: counts differ from the closed form", what);
+            assert_int_equal(c.read_elems[SIM_dKexp] + c.write_elems[SIM_dKexp] == 0, G == H);
+        }
+        /* The check fails without the group sum: dK of one query head. */
+        if (G < H) {
+            double w = 0.0;
+            sim_result r;
+            const sim_inputs in = { b.q, b.k, b.v, b.dO };
+            sim_plan p;
+            assert_int_equal(sim_plan_make(SIM_FA2, &b.sh, &BWD, Br, Bc, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(sim_run_inputs(SIM_FA2, &b.sh, &p, &in, NULL, &r, NULL, 0), 0);
+            assert_false(grad_ok("fa2 dK against one head's, no group sum (must fail)", r.dK,
+                                 b.dK_h, b.nk, &w));
+            sim_result_free(&r);
+        }
+        gqa_free(&b);
+    }
+    printf("  GQA backward, worst error of the gradient's max-norm: %.2e (bound %.0e)\n",
+           worst, GRAD_TOL);
+}
+
 /* The checker proves itself: a dQ missing its 1/sqrt(d) (a real slip: the
  * scale is easy to forget in the backward, Algorithm 2 omits it) and a dS
  * without the D term are both rejected by the same comparison. */
@@ -927,6 +1087,7 @@ int main(void)
         cmocka_unit_test(test_gqa_g_equals_h_is_plain),
         cmocka_unit_test(test_backward_against_oracle),
         cmocka_unit_test(test_backward_checker_rejects_wrong),
+        cmocka_unit_test(test_gqa_backward),
         cmocka_unit_test(test_backward_line3_passes_same_bits),
         cmocka_unit_test(test_splits_against_unsplit),
         cmocka_unit_test(test_paged_same_bits),
