@@ -606,7 +606,7 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
             return SIM_EFAIL;
         }
     }
-    kern_options opt = { g->threads, g->repeat };
+    kern_options opt = { .threads = g->threads, .repeat = g->repeat };
     int krc = kern_run(g->backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern, err,
                        sizeof err);
     if (lockfd >= 0)
