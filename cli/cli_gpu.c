@@ -267,8 +267,9 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
                 r->kern.blocks == 1 ? "" : "s", grid);
         sim_format_count(c1, sizeof c1, (uint64_t)nO);
         if (r->identical && r->pass == SIM_BWD && r->dq_differing) {
-            fprintf(out, "  output   dK, dV bit-identical to the simulator; dQ differs in %lld "
-                    "of %s values\n", (long long)r->dq_differing, c1);
+            sim_format_count(c2, sizeof c2, (uint64_t)r->dq_differing);
+            fprintf(out, "  output   dK, dV bit-identical to the simulator; dQ differs in %s "
+                    "of %s values\n", c2, c1);
             fprintf(out, "           (max |diff| %.3g): the same additions in another order\n",
                     r->max_diff);
         } else if (r->identical && r->pass == SIM_BWD)
