@@ -183,6 +183,7 @@ KERN_DEVICE ref_mask kern_mask(const kern_params *p)
     mk.causal = p->causal;
     mk.offset = p->Nk - p->N;
     mk.window = p->window;
+    mk.blocks = NULL;        /* the kernels run no block-sparse mask */
     return mk;
 }
 
