@@ -49,7 +49,7 @@ static void row(sim_algo a, sim_shape sh, int64_t B_r, int64_t B_c, int threads)
         exit(1);
     }
     const double t_sim = now() - t0;
-    const kern_options opt = { threads, 1 };
+    const kern_options opt = { .threads = threads, .repeat = 1 };
     t0 = now();
     if (kern_run(KERN_CPU, a, &sh, &p, Q, K, V, &opt, &kr, err, sizeof err) != 0) {
         fprintf(stderr, "bench_kern: kern_run: %s\n", err);

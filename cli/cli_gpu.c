@@ -59,19 +59,35 @@ static void usage(FILE *out)
 
 typedef struct {
     sim_algo algo;
+    sim_pass pass;        /* SIM_FWD, or SIM_BWD (FA2's backward kernels) */
     sim_plan plan;
     sim_result sim;
     kern_result kern;
-    int identical;        /* O (and L) bit-identical */
+    int identical;        /* O (and L), or dQ, dK and dV, bit-identical */
+    kern_dq_mode dq_mode; /* the backward's: how dQ was added, */
+    uint64_t order_seed;  /* and the blocks' order (0: the grid's) */
+    int64_t dq_differing; /* atomic dQ: values apart from the simulator's sum, which
+                             adds in ascending j (identical then judges dK, dV) */
     double max_diff;      /* max |kernel - sim| over O; inf where one is NaN */
     int counts_equal;
 } gpu_run;
 
-/* Pull --backend, --repeat, --threads out of argv[first..]; the rest goes to
- * the report's parser. Returns 0, or -1 with err set. */
+/* The command line of fasim gpu: the report's options, and its own
+ * (take_own_options). */
+typedef struct {
+    cli_report_opts o;
+    kern_backend backend;
+    int repeat, threads;
+    const char *lock_path;
+    kern_dq_mode dq_mode;
+    uint64_t block_order_seed;
+    int backward_options;        /* --dq-mode or --block-order-seed given */
+} gpu_opts;
+
+/* Pull gpu's own options out of argv[first..]; the rest goes to the
+ * report's parser. Returns 0, or -1 with err set. */
 static int take_own_options(int argc, char **argv, int first, char **rest, int *nrest,
-                            kern_backend *backend, int *repeat, int *threads,
-                            const char **lock, char *err, size_t errlen)
+                            gpu_opts *g, char *err, size_t errlen)
 {
     *nrest = 0;
     cli_given given = { { 0, 0 } };
@@ -106,7 +122,7 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
             return -1;
         int64_t n;
         if (which == CLI_O_BACKEND) {
-            if (kern_backend_parse(val, backend) != 0) {
+            if (kern_backend_parse(val, &g->backend) != 0) {
                 snprintf(err, errlen, "--backend %s: unknown backend (cpu or cuda)",
                          sim_shown(val).s);
                 return -1;
@@ -114,13 +130,25 @@ static int take_own_options(int argc, char **argv, int first, char **rest, int *
         } else if (which == CLI_O_REPEAT) {
             if (cli_parse_count("--repeat", val, 1, GPU_MAX_REPEAT, &n, err, errlen))
                 return -1;
-            *repeat = (int)n;
+            g->repeat = (int)n;
         } else if (which == CLI_O_LOCK) {
-            *lock = val;
+            g->lock_path = val;
+        } else if (which == CLI_O_DQ_MODE) {
+            if (kern_dq_mode_parse(val, &g->dq_mode) != 0) {
+                snprintf(err, errlen, "--dq-mode %s: unknown mode (deterministic or atomic)",
+                         sim_shown(val).s);
+                return -1;
+            }
+            g->backward_options = 1;
+        } else if (which == CLI_O_BLOCK_ORDER_SEED) {
+            if (cli_parse_count("--block-order-seed", val, 0, INT64_MAX, &n, err, errlen))
+                return -1;
+            g->block_order_seed = (uint64_t)n;
+            g->backward_options = 1;
         } else {
             if (cli_parse_count("--threads", val, 1, GPU_MAX_THREADS, &n, err, errlen))
                 return -1;
-            *threads = (int)n;
+            g->threads = (int)n;
         }
     }
     rest[*nrest] = NULL;
@@ -213,12 +241,23 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
         const gpu_run *r = &runs[k];
         const int64_t nO = kern_tensor_elems(sh, SIM_O);
         char c1[32], c2[32], grid[64] = "";
-        if (r->plan.run.splits > 1)
+        if (r->pass == SIM_BWD) {
+            fprintf(out, "\nfa2 bwd FlashAttention-2's backward (Algorithm 2): D, then a block "
+                    "per key block\n");
+            fprintf(out, "  dQ       %s (%s), blocks in ", kern_dq_mode_name(r->dq_mode),
+                    r->dq_mode == KERN_DQ_DETERMINISTIC ? "j ascending in each head"
+                                                        : "as the blocks finish");
+            if (r->order_seed)
+                fprintf(out, "seed %llu's order\n", (unsigned long long)r->order_seed);
+            else
+                fprintf(out, "the grid's order\n");
+        } else if (r->plan.run.splits > 1) {
             fprintf(out, "\nfa2 S=%lld FlashAttention-2, split-KV: %lld splits of the keys, "
                     "then their merge\n", (long long)r->plan.run.splits,
                     (long long)r->plan.run.splits);
-        else
+        } else {
             fprintf(out, "\n%-6s %s\n", sim_algo_name(r->algo), sim_algo_title(r->algo));
+        }
         if (r->kern.grid_y > 1)     /* the grid of the largest launch, x by y */
             snprintf(grid, sizeof grid, " (grid %lld x %lld)", (long long)r->kern.grid_x,
                      (long long)r->kern.grid_y);
@@ -227,7 +266,17 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
                 r->kern.launches == 1 ? "" : "es", (long long)r->kern.blocks,
                 r->kern.blocks == 1 ? "" : "s", grid);
         sim_format_count(c1, sizeof c1, (uint64_t)nO);
-        if (r->identical)
+        if (r->identical && r->pass == SIM_BWD && r->dq_differing) {
+            sim_format_count(c2, sizeof c2, (uint64_t)r->dq_differing);
+            fprintf(out, "  output   dK, dV bit-identical to the simulator; dQ differs in %s "
+                    "of %s values\n", c2, c1);
+            fprintf(out, "           (max |diff| %.3g): the same additions in another order\n",
+                    r->max_diff);
+        } else if (r->identical && r->pass == SIM_BWD)
+            fprintf(out, "  output   bit-identical to the simulator (dQ %s values, dK and dV "
+                    "%s each)\n", c1, (sim_format_count(c2, sizeof c2, (uint64_t)
+                    kern_tensor_elems(sh, SIM_K)), c2));
+        else if (r->identical)
             fprintf(out, "  output   bit-identical to the simulator (%s values%s)\n", c1,
                     r->algo == SIM_FA2 ? ", and L" : "");
         else
@@ -291,6 +340,11 @@ static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const g
 {
     sim_json_obj(w, NULL);
     sim_json_str(w, "algo", sim_algo_name(r->algo));
+    sim_json_str(w, "pass", sim_pass_name(r->pass));
+    if (r->pass == SIM_BWD) {
+        sim_json_str(w, "dq_mode", kern_dq_mode_name(r->dq_mode));
+        sim_json_uint(w, "block_order_seed", r->order_seed);
+    }
     sim_json_int(w, "splits", r->plan.run.splits > 1 ? r->plan.run.splits : 1);
     sim_json_int(w, "Br", r->plan.Br);
     sim_json_int(w, "Bc", r->plan.Bc);
@@ -302,6 +356,8 @@ static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const g
     sim_json_uint(w, "smem_bytes", r->kern.smem_bytes);
     sim_json_uint(w, "plan_sram_bytes", r->kern.plan_bytes);
     sim_json_bool(w, "identical", r->identical);
+    if (r->pass == SIM_BWD)
+        sim_json_int(w, "dq_differing", r->dq_differing);
     sim_json_num_g(w, "max_abs_diff", r->max_diff, 9);
     sim_json_bool(w, "counts_equal", r->counts_equal);
     sim_json_obj(w, "tensors");
@@ -385,25 +441,38 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
         what = "--preset";
     else if (o->block_mask)
         what = "--block-mask";
-    else if (o->req.run_pass[SIM_BWD])
-        what = "--pass bwd and --pass both";
     else if (o->req.run.page > 0)
         what = "--page-size";
-    if (!what)
+    if (what) {
+        snprintf(err, errlen, "%s: the kernels run the forward pass (batches, heads, GQA, "
+                 "causal windows, N_q < N_k, split-KV) and FA2's backward; the report (fasim "
+                 "without 'gpu') simulates the rest", what);
+        return 1;
+    }
+    if (!o->req.run_pass[SIM_BWD])
         return 0;
-    snprintf(err, errlen, "%s: the kernels run the forward pass (batches, heads, GQA, "
-             "causal windows, N_q < N_k, split-KV); the report (fasim without 'gpu') "
-             "simulates the rest", what);
-    return 1;
+    for (int a = 0; a < sim_algo_count(); a++)
+        if (a != SIM_FA2 && o->req.run_algo[a] == 1 && !o->req.run_pass[SIM_FWD]) {
+            snprintf(err, errlen, "--pass bwd: the backward kernels are FA2's (--algo fa2); "
+                     "%s's backward is the report's (fasim without 'gpu')",
+                     sim_algo_name((sim_algo)a));
+            return 1;
+        }
+    if (!o->req.run_algo[SIM_FA2]) {
+        snprintf(err, errlen, "--pass %s: the backward kernels are FA2's: add fa2 to --algo",
+                 o->req.run_pass[SIM_FWD] ? "both" : "bwd");
+        return 1;
+    }
+    if (sim_shape_G(sh) < sim_shape_H(sh)) {
+        snprintf(err, errlen, "--pass %s with --kv-heads %lld < --heads %lld: the backward "
+                 "kernels run MHA (one key/value head per query head); GQA's backward, dK and dV "
+                 "summed over each group, is the report's (fasim without 'gpu')",
+                 o->req.run_pass[SIM_FWD] ? "both" : "bwd", (long long)sim_shape_G(sh),
+                 (long long)sim_shape_H(sh));
+        return 1;
+    }
+    return 0;
 }
-
-/* The command line of fasim gpu. */
-typedef struct {
-    cli_report_opts o;
-    kern_backend backend;
-    int repeat, threads;
-    const char *lock_path;
-} gpu_opts;
 
 /* Parse and check the options: -1 to go on, or the exit status (after
  * --help, or with the message printed). */
@@ -414,14 +483,16 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
     g->repeat = 0;                    /* unset: chosen by the backend below */
     g->threads = 0;
     g->lock_path = NULL;
+    g->dq_mode = KERN_DQ_DETERMINISTIC;
+    g->block_order_seed = 0;
+    g->backward_options = 0;
     int nrest = 0;
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     if (!rest) {
         fprintf(stderr, "fasim: out of memory\n");
         return SIM_EFAIL;
     }
-    if (take_own_options(argc, argv, first, rest, &nrest, &g->backend, &g->repeat,
-                         &g->threads, &g->lock_path, err, sizeof err) != 0) {
+    if (take_own_options(argc, argv, first, rest, &nrest, g, err, sizeof err) != 0) {
         fprintf(stderr, "fasim: %s\n", err);
         free(rest);
         return SIM_EUSAGE;
@@ -468,6 +539,16 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
         fprintf(stderr, "fasim: gpu: %s\n", err);
         return SIM_EUSAGE;
     }
+    if (g->backward_options && !o->req.run_pass[SIM_BWD]) {
+        fprintf(stderr, "fasim: gpu: --dq-mode and --block-order-seed choose how the "
+                "backward adds dQ: add --pass bwd (or both)\n");
+        return SIM_EUSAGE;
+    }
+    if (o->req.run_pass[SIM_BWD] && o->out_path) {
+        fprintf(stderr, "fasim: gpu: --out writes the forward's O: drop --pass bwd, or "
+                "--out\n");
+        return SIM_EUSAGE;
+    }
     if (g->backend == KERN_CUDA && !kern_cuda_available(err, sizeof err)) {
         fprintf(stderr, "fasim: %s\n", err);
         return SIM_EFAIL;
@@ -489,7 +570,7 @@ static int gpu_work(const gpu_opts *g, const gpu_run *runs, int nruns)
     const double per_run = 1.0 + (g->backend == KERN_CPU ? 1.0 + g->repeat : 0.0);
     double flops = 0.0;
     for (int k = 0; k < nruns; k++)
-        flops += per_run * sim_compute_flops(runs[k].algo, sh, &g->o.req.run);
+        flops += per_run * sim_compute_flops(runs[k].algo, sh, &runs[k].plan.run);
     const double secs = ceil(flops / SIM_COMPUTE_FLOPS_PER_S);
     if (g->o.req.mode != SIM_MODE_COMPUTE && flops > SIM_MAX_COMPUTE_FLOPS) {
         fprintf(stderr, "fasim: gpu: the simulator%s would compute %.1e flops, about %.0f s "
@@ -564,13 +645,27 @@ static int gpu_plan(const gpu_opts *g, gpu_run runs[GPU_MAX_RUNS], int *nruns)
     /* Each loop order asked for, unsplit; with --splits S, FA2 once more in
      * S splits (its partials' and its combine kernel), as the report adds
      * its split-KV run. */
-    for (int a = 0; a <= sim_algo_count(); a++) {
+    for (int a = 0; o->req.run_pass[SIM_FWD] && a <= sim_algo_count(); a++) {
         const int split = a == sim_algo_count();
         if (split ? S <= 1 : !o->req.run_algo[a])
             continue;
         gpu_run *r = &runs[*nruns];
         r->algo = split ? SIM_FA2 : (sim_algo)a;
+        r->pass = SIM_FWD;
         req.run.splits = split ? S : 0;
+        int rc = gpu_plan_one(g, &req, r);
+        if (rc != SIM_OK)
+            return rc;
+        (*nruns)++;
+    }
+    /* --pass bwd or both: FA2's backward (unsupported() has checked that
+     * fa2 is asked for), after the forward runs as the report orders them. */
+    if (o->req.run_pass[SIM_BWD]) {
+        gpu_run *r = &runs[*nruns];
+        r->algo = SIM_FA2;
+        r->pass = SIM_BWD;
+        req.run.splits = 0;
+        req.run.pass = SIM_BWD;
         int rc = gpu_plan_one(g, &req, r);
         if (rc != SIM_OK)
             return rc;
@@ -582,12 +677,13 @@ static int gpu_plan(const gpu_opts *g, gpu_run runs[GPU_MAX_RUNS], int *nruns)
 /* Run r on the simulator, then (holding --lock) on the kernels, and compare
  * them. Returns SIM_OK or SIM_EFAIL with the message printed. */
 static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const float *K,
-                       const float *V)
+                       const float *V, const float *dO)
 {
     char err[2048];
     const sim_shape *sh = &g->o.req.sh;
     const int64_t nd = kern_tensor_elems(sh, SIM_O), nL = kern_tensor_elems(sh, SIM_L);
-    if (sim_run(r->algo, sh, &r->plan, Q, K, V, NULL, &r->sim, err, sizeof err) != 0) {
+    const sim_inputs in = { Q, K, V, r->pass == SIM_BWD ? dO : NULL };
+    if (sim_run_inputs(r->algo, sh, &r->plan, &in, NULL, &r->sim, err, sizeof err) != 0) {
         fprintf(stderr, "fasim: simulator: %s\n", err);
         return SIM_EFAIL;
     }
@@ -606,21 +702,49 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
             return SIM_EFAIL;
         }
     }
-    kern_options opt = { g->threads, g->repeat };
-    int krc = kern_run(g->backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern, err,
-                       sizeof err);
+    r->dq_mode = g->dq_mode;
+    r->order_seed = g->block_order_seed;
+    kern_options opt = { .threads = g->threads, .repeat = g->repeat, .dq_mode = g->dq_mode,
+                         .block_order_seed = g->block_order_seed };
+    int krc = r->pass == SIM_BWD
+                  ? kern_run_bwd(g->backend, r->algo, sh, &r->plan, Q, K, V, dO, &opt,
+                                 &r->kern, err, sizeof err)
+                  : kern_run(g->backend, r->algo, sh, &r->plan, Q, K, V, &opt, &r->kern,
+                             err, sizeof err);
     if (lockfd >= 0)
         close(lockfd);                    /* releases the lock */
     if (krc != 0) {
         fprintf(stderr, "fasim: %s kernel: %s\n", sim_algo_name(r->algo), err);
         return SIM_EFAIL;
     }
+    r->counts_equal = sim_counts_equal(&r->sim.counts, &r->kern.counts);
+    if (r->pass == SIM_BWD) {   /* the gradients: dQ (as O), dK, dV (as K) */
+        const int64_t nk = kern_tensor_elems(sh, SIM_K);
+        const float *ks[3] = { r->kern.dQ, r->kern.dK, r->kern.dV },
+                    *ss[3] = { r->sim.dQ, r->sim.dK, r->sim.dV };
+        r->identical = 1;
+        r->max_diff = 0.0;
+        for (int t = 0; t < 3; t++) {
+            const int64_t n = t ? nk : nd;
+            const double m = max_abs_diff(ks[t], ss[t], n);
+            const int same = memcmp(ks[t], ss[t], (size_t)n * sizeof(float)) == 0;
+            if (t == 0 && r->dq_mode == KERN_DQ_ATOMIC) {   /* another order may differ */
+                for (int64_t x = 0; x < n; x++)
+                    r->dq_differing += memcmp(&ks[t][x], &ss[t][x], sizeof(float)) != 0;
+                if (isinf(m))                               /* a NaN is no order's */
+                    r->identical = 0;
+            } else {
+                r->identical = r->identical && same;
+            }
+            r->max_diff = m > r->max_diff ? m : r->max_diff;
+        }
+        return SIM_OK;
+    }
     r->identical = memcmp(r->sim.O, r->kern.O, (size_t)nd * sizeof(float)) == 0;
     if (r->algo == SIM_FA2)
         r->identical = r->identical && r->sim.L && r->kern.L &&
                        memcmp(r->sim.L, r->kern.L, (size_t)nL * sizeof(float)) == 0;
     r->max_diff = max_abs_diff(r->kern.O, r->sim.O, nd);
-    r->counts_equal = sim_counts_equal(&r->sim.counts, &r->kern.counts);
     return SIM_OK;
 }
 
@@ -671,7 +795,7 @@ int cli_gpu_main(int argc, char **argv, int first)
     int nruns = 0;
     gpu_run runs[GPU_MAX_RUNS];
     memset(runs, 0, sizeof runs);
-    float *Q = NULL, *K = NULL, *V = NULL;
+    float *Q = NULL, *K = NULL, *V = NULL, *dO = NULL;
     if ((o->q_path && (rc = load_inputs(o, m)) != SIM_OK) ||
         (rc = gpu_plan(&g, runs, &nruns)) != SIM_OK)
         goto out;
@@ -696,9 +820,21 @@ int cli_gpu_main(int argc, char **argv, int first)
                                                              nk / sh->d, sh->d, sh->dtype, Q,
                                                              K, V);
     }
+    /* The backward's dO: --dO, or the report's draw (sim_report.c). */
+    if (o->req.run_pass[SIM_BWD]) {
+        if (!(dO = malloc((size_t)nq * sizeof *dO))) {
+            fprintf(stderr, "fasim: out of memory for the inputs\n");
+            rc = SIM_EFAIL;
+            goto out;
+        }
+        if (m[3].data)
+            memcpy(dO, m[3].data, (size_t)nq * sizeof *dO);
+        else
+            sim_random_grad(o->req.seed, nq, sh->dtype, dO);
+    }
     const gpu_run *naive = NULL;
     for (int k = 0; k < nruns; k++) {
-        if ((rc = gpu_run_one(&g, &runs[k], Q, K, V)) != SIM_OK)
+        if ((rc = gpu_run_one(&g, &runs[k], Q, K, V, dO)) != SIM_OK)
             goto out;
         if (runs[k].algo == SIM_NAIVE)
             naive = &runs[k];
@@ -714,6 +850,7 @@ out:
         free(K);
         free(V);
     }
+    free(dO);
     cli_inputs_free(m);
     return rc;
 }

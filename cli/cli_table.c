@@ -275,6 +275,14 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_LOCK] = { "lock", "F", G,
         "hold a lock on file F while the kernels run (several\n"
         "fasim gpu processes on one device time one at a time)" },
+    [CLI_O_DQ_MODE] = { "dq-mode", "MODE", G,
+        "the backward's dQ, which FA2's thread blocks share:\n"
+        "deterministic (default): added in a fixed order, j\n"
+        "ascending (the simulator's bits); atomic: in the order\n"
+        "the blocks run, as atomicAdd adds" },
+    [CLI_O_BLOCK_ORDER_SEED] = { "block-order-seed", "S", G,
+        "run the backward's thread blocks in an order shuffled\n"
+        "from S, as a GPU may (default 0: the grid's order)" },
 };
 
 static const cli_help_item HELP_REPORT[] = {
@@ -581,6 +589,8 @@ static const cli_help_item HELP_GPU[] = {
     ROW(CLI_O_REPEAT),
     ROW(CLI_O_THREADS),
     ROW(CLI_O_LOCK),
+    ROW(CLI_O_DQ_MODE),
+    ROW(CLI_O_BLOCK_ORDER_SEED),
     PARA("\n"
          "and the report's options: --N --d --M --dtype --algo --Br --Bc --plan\n"
          "--causal --seed --q --k --v --json --gpu --max-mem --max-steps --compute\n"
@@ -590,8 +600,10 @@ static const cli_help_item HELP_GPU[] = {
          "--Nq/--Nk (N_q <= N_k with --causal), --causal, --window, launched as the\n"
          "released kernels are (FA1: a block per (batch, head); FA2 and naive:\n"
          "(T_r, batch x heads)); --splits S runs FA2 once more split-KV (S splits'\n"
-         "partials, then a combine kernel); --pass, --page-size and --preset are the\n"
-         "report's alone.\n"
+         "partials, then a combine kernel). --pass bwd (or both) runs FA2's backward\n"
+         "kernels (one block per key block, grid (T_c, batch x heads)) beside the\n"
+         "simulator's backward: dQ, dK, dV and the counts, for MHA; --page-size and\n"
+         "--preset are the report's alone.\n"
          "\n"
          "launch limits, checked before anything is allocated: on CUDA the device's\n"
          "(grid, threads and shared memory per block); on the CPU path a grid of at\n"

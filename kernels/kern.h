@@ -42,14 +42,32 @@ int kern_backend_parse(const char *s, kern_backend *out);
 #define KERN_CPU_MAX_SMEM (227u * 1024u)
 #define KERN_CUDA_DEFAULT_THREADS 128  /* four warps: rows of B_r <= 128 each get one */
 
+/* How FA2's backward adds the key blocks' shares into dQ's running sum,
+ * which all thread blocks of a head share (kern_fa2_bwd.cuh).
+ * DETERMINISTIC: in a fixed order, j ascending, whatever order the blocks
+ * run in (a block waits for block j - 1 of its head): the simulator's bits.
+ * ATOMIC: in the order the blocks happen to run, as the released kernel's
+ * atomicAdd does by default; on the CPU path that order is the shuffle of
+ * kern_options.block_order_seed, and each block's add is its
+ * read-modify-write of dQ_i at its turn. */
+typedef enum { KERN_DQ_DETERMINISTIC, KERN_DQ_ATOMIC, KERN_DQ_COUNT } kern_dq_mode;
+
+const char *kern_dq_mode_name(kern_dq_mode m);       /* "deterministic", "atomic" */
+int kern_dq_mode_parse(const char *s, kern_dq_mode *out);   /* 0, or -1 */
+
 typedef struct {
     int threads;     /* threads per block; 0: the backend's default */
     int repeat;      /* timed runs after the counted one (>= 1; 0 means 1) */
+    kern_dq_mode dq_mode;        /* the backward's dQ (DETERMINISTIC, 0, by default) */
+    uint64_t block_order_seed;   /* the backward's block order; 0: the grid's order */
 } kern_options;
 
 typedef struct {
     float *O;                /* (B H, N, d), owned; values of the dtype */
     float *L;                /* FA2: (B H, N) logsumexp, owned; else NULL */
+    float *dQ, *dK, *dV;     /* the backward: (B H, N, d), (B G, N_k, d) twice,
+                                owned; NULL after a forward run (O, L are then
+                                the forward's, which the backward read) */
     sim_counts counts;       /* the counting run's global-memory traffic */
     double seconds;          /* median over the timed runs: the launches only */
     int runs;                /* timed runs */
@@ -80,6 +98,21 @@ typedef struct {
 int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
              const float *Q, const float *K, const float *V, const kern_options *opt,
              kern_result *out, char *err, size_t errlen);
+
+/*
+ * The backward pass of loop order a (FA2: kern_fa2_bwd.cuh) with a backward
+ * plan p (p->run.pass SIM_BWD) on inputs Q, K, V and the output gradient dO
+ * (B H, N, d), all rounded to the dtype here as sim_run rounds them: first
+ * the forward kernels with the forward plan of the same blocks (O and L, as
+ * sim_run's backward computes its forward first; not counted), then the
+ * backward's launches, counted once and timed opt->repeat times, with the
+ * block order and dQ mode of opt. MHA only (G = H), on the CPU path only.
+ * Returns 0 with *out filled (dQ, dK, dV; O and L the forward's), or -1
+ * with a one-line message in err.
+ */
+int kern_run_bwd(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
+                 const float *Q, const float *K, const float *V, const float *dO,
+                 const kern_options *opt, kern_result *out, char *err, size_t errlen);
 
 void kern_result_free(kern_result *r);
 

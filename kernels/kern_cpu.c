@@ -83,6 +83,7 @@ typedef struct {
     kern_cpu_fn fn;
     kern_params p;
     int64_t grid, grid_y;
+    const int64_t *order;    /* the blocks' order (y grid + x each); NULL: in turn */
     int threads;
     unsigned char *smem;
     uint64_t smem_bytes;
@@ -104,16 +105,16 @@ static void run_blocks(cpu_launch *L, int tid)
 {
     kern_cpu_ctx ctx = { 0, 0, tid, L->threads, L->grid, L->smem, &L->barrier };
     kern_cpu_tls = &ctx;
-    for (int64_t y = 0; y < L->grid_y; y++)
-        for (int64_t b = 0; b < L->grid; b++) {
-            ctx.block_x = b;
-            ctx.block_y = y;
-            if (tid == 0)
-                memset(L->smem, 0xff, (size_t)L->smem_bytes);
-            barrier_wait(&L->barrier);     /* poisoned before anyone starts */
-            L->fn(L->p);
-            barrier_wait(&L->barrier);     /* block b done before b + 1 reuses SRAM */
-        }
+    for (int64_t k = 0; k < L->grid * L->grid_y; k++) {
+        const int64_t at = L->order ? L->order[k] : k;      /* y outer, x inner */
+        ctx.block_x = at % L->grid;
+        ctx.block_y = at / L->grid;
+        if (tid == 0)
+            memset(L->smem, 0xff, (size_t)L->smem_bytes);
+        barrier_wait(&L->barrier);     /* poisoned before anyone starts */
+        L->fn(L->p);
+        barrier_wait(&L->barrier);     /* block k done before k + 1 reuses SRAM */
+    }
     kern_cpu_tls = NULL;
 }
 
@@ -134,6 +135,13 @@ static void *worker_main(void *arg)
 int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t grid_y, int threads,
                     uint64_t smem_bytes, char *err, size_t errlen)
 {
+    return kern_cpu_launch_order(fn, p, grid, grid_y, threads, smem_bytes, NULL, err, errlen);
+}
+
+int kern_cpu_launch_order(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t grid_y,
+                          int threads, uint64_t smem_bytes, const int64_t *order, char *err,
+                          size_t errlen)
+{
     if (threads < 1 || threads > KERN_CPU_MAX_THREADS) {
         snprintf(err, errlen, "threads per block must be 1..%d on the CPU path (got %d)",
                  KERN_CPU_MAX_THREADS, threads);
@@ -149,6 +157,7 @@ int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t grid_y,
     L.p = p;
     L.grid = grid;
     L.grid_y = grid_y;
+    L.order = order;
     L.threads = threads;
     L.smem_bytes = smem_bytes;
     L.smem = malloc((size_t)(smem_bytes ? smem_bytes : 1));

@@ -11,6 +11,7 @@
 
 #include "kern_fa1.cuh"
 #include "kern_fa2.cuh"
+#include "kern_fa2_bwd.cuh"
 #include "kern_naive.cuh"
 
 #ifndef KERN_TABLE_NAME
@@ -33,5 +34,8 @@ const kern_cpu_table KERN_TABLE_NAME = {
         [KERN_K_FA2] = kern_fa2,
         [KERN_K_FA2_SPLIT] = kern_fa2_split,
         [KERN_K_FA2_COMBINE] = kern_fa2_combine,
+        [KERN_K_FA2_BWD_PRE] = kern_fa2_bwd_pre,
+        [KERN_K_FA2_BWD] = kern_fa2_bwd,
+        [KERN_K_FA2_BWD_CONVERT] = kern_fa2_bwd_convert,
     },
 };

@@ -23,6 +23,7 @@ extern "C" {
 
 #include "kern_fa1.cuh"
 #include "kern_fa2.cuh"
+#include "kern_fa2_bwd.cuh"   /* compiled and checked by ptxas; kern_run_bwd runs it on the CPU */
 #include "kern_naive.cuh"
 
 #define HINT "; run with --backend cpu to use the same kernels on the CPU"
@@ -40,6 +41,9 @@ static cuda_kernel_fn cuda_kernel(kern_kernel k)
     case KERN_K_FA1: return kern_fa1;
     case KERN_K_FA2_SPLIT: return kern_fa2_split;
     case KERN_K_FA2_COMBINE: return kern_fa2_combine;
+    case KERN_K_FA2_BWD_PRE: return kern_fa2_bwd_pre;
+    case KERN_K_FA2_BWD: return kern_fa2_bwd;
+    case KERN_K_FA2_BWD_CONVERT: return kern_fa2_bwd_convert;
     default: return kern_fa2;
     }
 }

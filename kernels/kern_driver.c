@@ -35,7 +35,8 @@ const char *kern_kernel_name(kern_kernel k)
     static const char *names[KERN_K_COUNT] = {
         "kern_naive_scores", "kern_naive_softmax_rows", "kern_naive_softmax_2pass",
         "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa2",
-        "kern_fa2_split", "kern_fa2_combine",
+        "kern_fa2_split", "kern_fa2_combine", "kern_fa2_bwd_pre", "kern_fa2_bwd",
+        "kern_fa2_bwd_convert",
     };
     return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
 }
@@ -150,6 +151,15 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
         F("O~_s", Br, d); F("m_s", Br, 1); F("l_s", Br, 1); F("O_i", Br, d);
         F("m_i", Br, 1); F("l_i", Br, 1);
         break;
+    case KERN_K_FA2_BWD_PRE:
+        T("O_i", Br, d); T("dO_i", Br, d); F("D_i", Br, 1);
+        break;
+    case KERN_K_FA2_BWD:
+    case KERN_K_FA2_BWD_CONVERT:        /* converts through phase 2's dQ_i */
+        T("K_j", Bc, d); T("V_j", Bc, d); F("dK_j", Bc, d); F("dV_j", Bc, d);
+        T("Q_i", Br, d); T("dO_i", Br, d); F("dQ_i", Br, d); F("L_i", Br, 1);
+        F("D_i", Br, 1); F("S_ij", Br, Bc); F("dP_ij", Br, Bc);
+        break;
     default:
         break;
     }
@@ -257,7 +267,12 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
         s->l[s->n++] = (kern_launch){ KERN_K_FA1, BH, 1, 1, 0 };
         break;
     case SIM_FA2:
-        if (sim_run_S(&p->run) > 1) {       /* split-KV: partials, then their merge */
+        if (p->run.pass == SIM_BWD) {       /* D, the key blocks, dQ_acc -> dQ */
+            s->l[s->n++] = (kern_launch){ KERN_K_FA2_BWD_PRE, p->Tr, BH, 1, 0 };
+            s->l[s->n++] = (kern_launch){ KERN_K_FA2_BWD, p->Tc, BH, 2, 0 };
+            if (sim_inter_acc(&p->run, SIM_dQ) == SIM_dQacc)
+                s->l[s->n++] = (kern_launch){ KERN_K_FA2_BWD_CONVERT, p->Tr, BH, 2, 0 };
+        } else if (sim_run_S(&p->run) > 1) {       /* split-KV: partials, then their merge */
             s->l[s->n++] = (kern_launch){ KERN_K_FA2_SPLIT, sim_run_S(&p->run) * p->Tr, BH,
                                           1, 0 };
             s->l[s->n++] = (kern_launch){ KERN_K_FA2_COMBINE, p->Tr, BH, 2, 0 };
@@ -329,7 +344,10 @@ void kern_result_free(kern_result *r)
         return;
     free(r->O);
     free(r->L);
-    r->O = r->L = NULL;
+    free(r->dQ);
+    free(r->dK);
+    free(r->dV);
+    r->O = r->L = r->dQ = r->dK = r->dV = NULL;
 }
 
 /* Host copies of the tensors of one run (the CPU backend's "global memory"). */
@@ -348,6 +366,13 @@ static void host_free(host_tensors *h)
 int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t)
 {
     const int split = a == SIM_FA2 && sim_run_S(run) > 1;
+    if (run->pass == SIM_BWD)           /* FA2's backward (kern_fa2_bwd.cuh) */
+        switch (t) {
+        case SIM_Q: case SIM_K: case SIM_V: case SIM_O: case SIM_L: case SIM_dO:
+        case SIM_D: case SIM_dQ: case SIM_dK: case SIM_dV: return 1;
+        case SIM_dQacc: return sim_inter_acc(run, SIM_dQ) == SIM_dQacc;
+        default: return 0;
+        }
     switch (t) {
     case SIM_Q: case SIM_K: case SIM_V: case SIM_O: return 1;
     case SIM_S: case SIM_P: return a == SIM_NAIVE;
@@ -369,10 +394,11 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t)
 {
     const int64_t N = sh->N, N_k = sim_shape_Nk(sh), d = sh->d;
     const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
-    if (t == SIM_K || t == SIM_V)
+    if (t == SIM_K || t == SIM_V || t == SIM_dK || t == SIM_dV)
         return BG * N_k * d;
     return BH * ((t == SIM_S || t == SIM_P) ? N * N_k
-                 : (t == SIM_Q || t == SIM_O || t == SIM_Oacc || t == SIM_Ot) ? N * d : N);
+                 : (t == SIM_Q || t == SIM_O || t == SIM_Oacc || t == SIM_Ot || t == SIM_dO ||
+                    t == SIM_dQ || t == SIM_dQacc) ? N * d : N);
 }
 
 void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const sim_run_opts *run)
@@ -388,6 +414,12 @@ void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const si
     k->L = t[SIM_L];
     k->Ot = t[SIM_Ot];
     k->Oacc = sim_inter_acc(run, SIM_O) == SIM_Oacc ? t[SIM_Oacc] : NULL;
+    k->dO = t[SIM_dO];
+    k->D = t[SIM_D];
+    k->dQ = t[SIM_dQ];
+    k->dK = t[SIM_dK];
+    k->dV = t[SIM_dV];
+    k->dQacc = sim_inter_acc(run, SIM_dQ) == SIM_dQacc ? t[SIM_dQacc] : NULL;
 }
 
 static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh,
@@ -447,10 +479,17 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
         snprintf(err, errlen, "N_k and d must fit in 32 bits for the kernels");
         return -1;
     }
-    if (p->run.group || p->run.page > 0 || p->run.pass != SIM_FWD ||
-        (sim_run_S(&p->run) > 1 && p->algo != SIM_FA2)) {
-        snprintf(err, errlen, "the kernels run the forward pass, ungrouped and unpaged, "
-                 "split only in FA2; the simulator runs the rest");
+    if (p->run.group || p->run.page > 0 ||
+        (p->run.pass != SIM_FWD && !(p->run.pass == SIM_BWD && p->algo == SIM_FA2)) ||
+        (sim_run_S(&p->run) > 1 && (p->algo != SIM_FA2 || p->run.pass != SIM_FWD))) {
+        snprintf(err, errlen, "the kernels run the forward pass and FA2's backward, "
+                 "ungrouped and unpaged, split only in FA2's forward; the simulator runs "
+                 "the rest");
+        return -1;
+    }
+    if (p->run.pass == SIM_BWD && sim_shape_G(sh) != sim_shape_H(sh)) {
+        snprintf(err, errlen, "the backward kernels run MHA (--kv-heads = --heads); GQA's "
+                 "backward is simulated by the report alone");
         return -1;
     }
     if (sim_dtype_is_fp8(sh->dtype)) {   /* kern_tile.h holds 2- and 4-byte tiles only */
@@ -468,6 +507,10 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
     memset(out, 0, sizeof *out);
     if (check_plan(p, sh, err, errlen))
         return -1;
+    if (p->run.pass != SIM_FWD) {
+        snprintf(err, errlen, "internal: a backward plan given to the forward's run");
+        return -1;
+    }
     kern_schedule s;
     if (kern_schedule_make(a, p, sh, &s, err, errlen))
         return -1;
@@ -526,6 +569,186 @@ done:
     if (rc)
         kern_result_free(out);
     return rc;
+}
+
+/* ---- the backward ------------------------------------------------------------ */
+
+const char *kern_dq_mode_name(kern_dq_mode m)
+{
+    return m == KERN_DQ_ATOMIC ? "atomic" : m == KERN_DQ_DETERMINISTIC ? "deterministic" : "?";
+}
+
+int kern_dq_mode_parse(const char *s, kern_dq_mode *out)
+{
+    for (int m = 0; s && m < KERN_DQ_COUNT; m++)
+        if (!strcmp(s, kern_dq_mode_name((kern_dq_mode)m))) {
+            *out = (kern_dq_mode)m;
+            return 0;
+        }
+    return -1;
+}
+
+/* splitmix64: the shuffle's generator (any fixed one would do). */
+static uint64_t order_next(uint64_t *st)
+{
+    uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void kern_block_order(int64_t grid, int64_t grid_y, uint64_t seed, kern_dq_mode mode,
+                      int64_t *order)
+{
+    const int64_t n = grid * grid_y;
+    for (int64_t k = 0; k < n; k++)
+        order[k] = k;
+    if (seed == 0)
+        return;
+    uint64_t st = seed;
+    for (int64_t k = n - 1; k > 0; k--) {                /* Fisher-Yates */
+        const int64_t r = (int64_t)(order_next(&st) % (uint64_t)(k + 1)), t = order[k];
+        order[k] = order[r];
+        order[r] = t;
+    }
+    if (mode != KERN_DQ_DETERMINISTIC)
+        return;
+    /* Head y's blocks, in the places the shuffle gave them, in ascending x:
+     * the next of head y to run is block next[y]. */
+    int64_t *next = calloc((size_t)grid_y, sizeof *next);
+    if (!next) {                     /* the grid's own order is also j ascending */
+        for (int64_t k = 0; k < n; k++)
+            order[k] = k;
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t y = order[k] / grid;
+        order[k] = y * grid + next[y]++;
+    }
+    free(next);
+}
+
+int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
+                           const sim_plan *p, const float *Q, const float *K, const float *V,
+                           const float *dO, const kern_options *opt, kern_result *out,
+                           char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (check_plan(p, sh, err, errlen))
+        return -1;
+    if (p->run.pass != SIM_BWD) {
+        snprintf(err, errlen, "internal: a forward plan given to the backward's run");
+        return -1;
+    }
+    kern_schedule s;
+    if (kern_schedule_make(a, p, sh, &s, err, errlen))
+        return -1;
+    const int threads = opt && opt->threads ? opt->threads : KERN_CPU_DEFAULT_THREADS;
+    const int repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
+    const kern_dq_mode mode = opt ? opt->dq_mode : KERN_DQ_DETERMINISTIC;
+    if (kern_check_limits(&s, threads, &kern_cpu_limits, err, errlen))
+        return -1;
+
+    /* The forward with the same blocks, as sim_run's backward runs it first
+     * (forward_first, which lifts the SRAM limit to the forward plan's). */
+    sim_run_opts fwd = p->run;
+    fwd.pass = SIM_FWD;
+    sim_plan fp;
+    if (sim_plan_make(a, sh, &fwd, p->Br, p->Bc, SIM_PLAN_AUTO, &fp) != 0) {
+        snprintf(err, errlen, "internal: no forward plan for the backward's blocks");
+        return -1;
+    }
+    fp.fits = 1;
+    kern_options fo = { threads, 1, KERN_DQ_DETERMINISTIC, 0 };
+    kern_result fr;
+    if (kern_run_cpu_table(tab, a, sh, &fp, Q, K, V, &fo, &fr, err, errlen))
+        return -1;
+
+    host_tensors h;
+    int rc = host_alloc(&h, a, sh, &p->run, Q, K, V, err, errlen);
+    if (rc) {
+        kern_result_free(&fr);
+        return -1;
+    }
+    memcpy(h.t[SIM_O], fr.O, (size_t)h.n[SIM_O] * sizeof(float));
+    memcpy(h.t[SIM_L], fr.L, (size_t)h.n[SIM_L] * sizeof(float));
+    memcpy(h.t[SIM_dO], dO, (size_t)h.n[SIM_dO] * sizeof(float));
+    sim_round_to_dtype(h.t[SIM_dO], h.n[SIM_dO], sh->dtype);
+    out->O = fr.O;
+    out->L = fr.L;
+    kern_params kp = kern_params_make(sh, p);
+    kern_params_bind(&kp, h.t, &p->run);
+
+    const sim_tensor outs[3] = { SIM_dQ, SIM_dK, SIM_dV };
+    float **res[3] = { &out->dQ, &out->dK, &out->dV };
+    double *times = malloc((size_t)repeat * sizeof *times);
+    int64_t *order = NULL;
+    for (int k = 0; k < s.n; k++)
+        if (s.l[k].k == KERN_K_FA2_BWD &&
+            (order = malloc((size_t)(s.l[k].grid * s.l[k].grid_y) * sizeof *order)))
+            kern_block_order(s.l[k].grid, s.l[k].grid_y, opt ? opt->block_order_seed : 0,
+                             mode, order);
+    for (int k = 0; k < 3; k++)
+        *res[k] = malloc((size_t)h.n[outs[k]] * sizeof(float));
+    if (!times || !order || !out->dQ || !out->dK || !out->dV) {
+        snprintf(err, errlen, "out of memory for the kernel's results");
+        rc = -1;
+        goto done;
+    }
+    kern_counts cnt;
+    memset(&cnt, 0, sizeof cnt);
+    for (int run = 0; run <= repeat && rc == 0; run++) {
+        const sim_tensor poisoned[5] = { SIM_D, SIM_dQ, SIM_dK, SIM_dV, SIM_dQacc };
+        for (int t = 0; t < 5; t++)
+            if (h.t[poisoned[t]])
+                kern_poison(h.t[poisoned[t]], h.n[poisoned[t]]);
+        kp.cnt = run == 0 ? &cnt : NULL;      /* run 0 counts; the timed runs do not */
+        double t0 = kern_now_seconds();
+        for (int k = 0; k < s.n && rc == 0; k++)
+            rc = kern_cpu_launch_order(tab->fn[s.l[k].k], kp, s.l[k].grid, s.l[k].grid_y,
+                                       threads, s.l[k].smem_bytes,
+                                       s.l[k].k == KERN_K_FA2_BWD ? order : NULL, err, errlen);
+        double dt = kern_now_seconds() - t0;
+        if (rc)
+            break;
+        for (int k = 0; k < 3; k++) {
+            const size_t bytes = (size_t)h.n[outs[k]] * sizeof(float);
+            if (run == 0) {
+                memcpy(*res[k], h.t[outs[k]], bytes);
+            } else if (memcmp(*res[k], h.t[outs[k]], bytes) != 0) {
+                snprintf(err, errlen, "%s: the %s of timed run %d differs from the counted "
+                         "run's: the kernel has a race", sim_algo_name(a),
+                         sim_tensor_name(outs[k]), run);
+                rc = -1;
+                break;
+            }
+        }
+        if (run > 0)
+            times[run - 1] = dt;
+    }
+    if (rc == 0)
+        kern_result_finish(out, &s, p, &cnt, times, repeat, threads);
+done:
+    free(order);
+    free(times);
+    host_free(&h);
+    if (rc)
+        kern_result_free(out);
+    return rc;
+}
+
+int kern_run_bwd(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
+                 const float *Q, const float *K, const float *V, const float *dO,
+                 const kern_options *opt, kern_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (b != KERN_CPU) {
+        snprintf(err, errlen, "the backward kernels run on the CPU path so far: use "
+                 "--backend cpu");
+        return -1;
+    }
+    return kern_run_bwd_cpu_table(&kern_cpu_kernels, a, sh, p, Q, K, V, dO, opt, out, err,
+                                  errlen);
 }
 
 int kern_cuda_available(char *err, size_t errlen)

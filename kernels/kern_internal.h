@@ -17,7 +17,8 @@ extern "C" {
 typedef enum {
     KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_2PASS,
     KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_FA2_SPLIT,
-    KERN_K_FA2_COMBINE, KERN_K_COUNT
+    KERN_K_FA2_COMBINE, KERN_K_FA2_BWD_PRE, KERN_K_FA2_BWD, KERN_K_FA2_BWD_CONVERT,
+    KERN_K_COUNT
 } kern_kernel;
 
 const char *kern_kernel_name(kern_kernel k);
@@ -56,9 +57,11 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
                 size_t errlen);
 
 /* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1;
- * FA2 split-KV: 2), over all B H query heads: naive's and FA2's grids are
- * (T_r, B H) (the one-pass softmax (ceil(N / B_s), B H)), FA1's (B H, 1),
- * split-KV's partials (S T_r, B H) and its combine (T_r, B H). */
+ * FA2 split-KV: 2; FA2's backward: 3, or 2 without dQ_acc), over all B H
+ * query heads: naive's and FA2's grids are (T_r, B H) (the one-pass softmax
+ * (ceil(N / B_s), B H)), FA1's (B H, 1), split-KV's partials (S T_r, B H)
+ * and its combine (T_r, B H); FA2's backward (T_r, B H), (T_c, B H), and
+ * its convert (T_r, B H). */
 typedef struct {
     int n;
     kern_launch l[4];
@@ -111,6 +114,21 @@ extern const kern_cpu_table kern_cpu_kernels;
  * created, out of memory). */
 int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t grid_y, int threads,
                     uint64_t smem_bytes, char *err, size_t errlen);
+/* The same with the blocks run in the order order[0 .. grid grid_y - 1],
+ * each entry a block y grid + x (a permutation); NULL: y outer, x inner. */
+int kern_cpu_launch_order(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t grid_y,
+                          int threads, uint64_t smem_bytes, const int64_t *order, char *err,
+                          size_t errlen);
+
+/* The order FA2's backward kernel (grid (T_c, B H)) runs its blocks in, as
+ * order[] takes it (kern_cpu_launch_order): with seed 0 the grid's own order;
+ * else a shuffle drawn from the seed (blocks finishing as they happen to on
+ * a GPU). In KERN_DQ_DETERMINISTIC mode each head's blocks then take the
+ * places the shuffle gave that head in ascending j: a block that arrives
+ * before block j - 1 of its head waits for it, as the released kernel's
+ * deterministic mode makes it wait. order has grid grid_y entries. */
+void kern_block_order(int64_t grid, int64_t grid_y, uint64_t seed, kern_dq_mode mode,
+                      int64_t *order);
 
 /* kern_run on the CPU with the kernels of table t (the tests pass a wrong
  * build here; kern_run passes &kern_cpu_kernels). */
@@ -119,6 +137,12 @@ int kern_run_cpu_table(const kern_cpu_table *t, sim_algo a, const sim_shape *sh,
                        const kern_options *opt, kern_result *out, char *err, size_t errlen);
 
 /* ---- the CUDA path (kern_cuda.cu; only in a CUDA build) -------------------- */
+
+/* kern_run_bwd on the CPU with the kernels of table t. */
+int kern_run_bwd_cpu_table(const kern_cpu_table *t, sim_algo a, const sim_shape *sh,
+                           const sim_plan *p, const float *Q, const float *K, const float *V,
+                           const float *dO, const kern_options *opt, kern_result *out,
+                           char *err, size_t errlen);
 
 /* Inputs are already rounded to the dtype. Same contract as kern_run. */
 int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p, const float *Q,

@@ -117,6 +117,44 @@ KERN_DEVICE void kern_pv_acc_row(float *o, int d, float alpha, kern_tv P, int64_
     }
 }
 
+/* ref_row_dot with a and b read as tile views from a0, b0: fmaf from 0.0f,
+ * k = 0..n-1 (the backward's D_i[r] = rowsum(dO_i o O_i)). */
+KERN_DEVICE float kern_row_dot_tv(kern_tv a, int64_t a0, kern_tv b, int64_t b0, int n)
+{
+    float acc = 0.0f;
+    for (int k = 0; k < n; k++)
+        acc = fmaf(kern_tv_at(a, a0 + k), kern_tv_at(b, b0 + k), acc);
+    return acc;
+}
+
+/* Row c of ref_tile_acc_tn: acc[t] (row c of the (acols, d) accumulator)
+ * <- fmaf(scale, sum_r A[r][c] B[r][t], acc[t]), the sum over r = 0..rows-1
+ * with fmaf from 0.0f; A fp32 (rows, acols), B a tile view (rows, d). */
+KERN_DEVICE void kern_acc_tn_row(float *acc, int c, const float *A, int rows, int acols,
+                                 kern_tv B, int d, float scale)
+{
+    for (int t = 0; t < d; t++) {
+        float s = 0.0f;
+        for (int r = 0; r < rows; r++)
+            s = fmaf(A[(int64_t)r * acols + c], kern_tv_at(B, (int64_t)r * d + t), s);
+        acc[t] = fmaf(scale, s, acc[t]);
+    }
+}
+
+/* Row r of ref_tile_acc_nn: acc[t] <- fmaf(scale, sum_c a[c] B[c][t], acc[t]),
+ * the sum over c = 0..k-1 with fmaf from 0.0f; a the fp32 row r of A (k),
+ * B a tile view (k, d). */
+KERN_DEVICE void kern_acc_nn_row(float *acc, const float *a, int k, kern_tv B, int d,
+                                 float scale)
+{
+    for (int t = 0; t < d; t++) {
+        float s = 0.0f;
+        for (int c = 0; c < k; c++)
+            s = fmaf(a[c], kern_tv_at(B, (int64_t)c * d + t), s);
+        acc[t] = fmaf(scale, s, acc[t]);
+    }
+}
+
 /* ref_fa1_step_row (FA1 lines 10-12 for one row) with V_j read as a tile view;
  * s (bc floats) is the fp32 row of S_ij, P~ on return. */
 KERN_DEVICE void kern_fa1_step_row(float *s, int bc, kern_tv V, int d, float *o, float *m,

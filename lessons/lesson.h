@@ -82,6 +82,7 @@ extern const lesson_def lesson_gpu_time;           /* 11 */
 extern const lesson_def lesson_l2_bytes;           /* 12 */
 extern const lesson_def lesson_block_sparse;       /* 13 */
 extern const lesson_def lesson_ring;               /* 14 */
+extern const lesson_def lesson_atomic_dq;          /* 15 */
 
 /* All lessons, in order; *count receives how many. */
 #define LESSON_MAX_VECTOR 4096     /* entries of a list option: lessons show vectors, not data sets */

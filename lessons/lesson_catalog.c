@@ -11,6 +11,7 @@ static const lesson_def *const ALL[] = {
     &lesson_gpu_time,         &lesson_l2_bytes,
     &lesson_block_sparse,
     &lesson_ring,
+    &lesson_atomic_dq,
 };
 
 const lesson_def *const *lesson_all(int *count)

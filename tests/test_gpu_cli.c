@@ -393,7 +393,7 @@ static void test_bad_usage(void **state)
     }
     /* The report's variants the kernels do not run: named, not ignored. */
     const char *variant[][3] = {
-        { "--pass", "bwd", "--pass bwd" },   { "--page-size", "4", "--page-size" },
+        { "--page-size", "4", "--page-size" },
     };
     for (size_t k = 0; k < sizeof variant / sizeof variant[0]; k++) {
         run_res r = run("gpu", "--backend", "cpu", "--N", "32", variant[k][0], variant[k][1],
@@ -415,6 +415,78 @@ static void test_bad_usage(void **state)
     run_free(&h);
 }
 
+/* --pass both: the forward's run, then FA2's backward kernels beside the
+ * simulator's backward (dQ, dK, dV bit for bit, the counts per tensor), over
+ * batches, heads, a causal window; dQ's modes and block orders. */
+static void test_backward(void **state)
+{
+    (void)state;
+    run_res r = run("gpu", "--backend", "cpu", "--N", "40", "--d", "8", "--batch", "2",
+                    "--heads", "2", "--causal", "--window", "12", "--Br", "8", "--Bc", "5",
+                    "--algo", "fa2", "--pass", "both", NULL);
+    assert_int_equal(r.code, 0);
+    assert_int_equal(count_of(r.out, "bit-identical to the simulator"), 2);
+    assert_int_equal(count_of(r.out, "counters equal"), 2);
+    assert_int_equal(count_of(r.out, "DIFFER"), 0);
+    assert_non_null(strstr(r.out, "\nfa2 bwd FlashAttention-2's backward (Algorithm 2)"));
+    assert_non_null(strstr(r.out, "dQ       deterministic (j ascending in each head), "
+                                  "blocks in the grid's order"));
+    assert_non_null(strstr(r.out, "(dQ 1,280 values, dK and dV 1,280 each)"));
+    /* B H N d = 2 x 2 x 40 x 8; T_r = 5, T_c = 8: (5 + 8 + 5) x 4 blocks */
+    assert_non_null(strstr(r.out, "3 launches, 72 thread blocks (grid 8 x 4)"));
+    assert_string_equal(r.err, "");
+    run_free(&r);
+    /* A shuffled order: deterministic keeps the simulator's dQ; atomic adds
+     * in the shuffled order, dQ apart (fp32: no rounding hides it), dK and
+     * dV still the simulator's; both exit 0. */
+    const char *mode[2] = { "deterministic", "atomic" };
+    for (int k = 0; k < 2; k++) {
+        run_res m = run("gpu", "--backend", "cpu", "--N", "40", "--d", "8", "--heads", "2",
+                        "--Br", "8", "--Bc", "5", "--dtype", "fp32", "--algo", "fa2", "--pass",
+                        "bwd", "--dq-mode", mode[k], "--block-order-seed", "1", NULL);
+        assert_int_equal(m.code, 0);
+        assert_non_null(strstr(m.out, "blocks in seed 1's order"));
+        assert_int_equal(count_of(m.out, "counters equal"), 1);
+        if (k == 0)
+            assert_non_null(strstr(m.out, "bit-identical to the simulator (dQ"));
+        else
+            assert_non_null(strstr(m.out, "dK, dV bit-identical to the simulator; dQ differs "
+                                          "in "));
+        run_free(&m);
+    }
+    run_res j = run("gpu", "--backend", "cpu", "--N", "24", "--d", "4", "--pass", "bwd",
+                    "--json", NULL);
+    assert_int_equal(j.code, 0);
+    assert_true(json_well_formed(j.out));
+    assert_non_null(strstr(j.out, "\"pass\": \"bwd\", \"dq_mode\": \"deterministic\", "
+                                  "\"block_order_seed\": 0"));
+    assert_non_null(strstr(j.out, "\"identical\": true, \"dq_differing\": 0"));
+    run_free(&j);
+    /* Refused, in one line: an unknown mode, the modes without the
+     * backward, GQA's backward, another loop order's backward, --out. */
+    const char *bad[][5] = {
+        { "--dq-mode", "atomics", "--pass", "bwd", NULL },
+        { "--dq-mode", "atomic", "--pass", "fwd", NULL },
+        { "--block-order-seed", "3", "--causal", NULL, NULL },
+        { "--kv-heads", "1", "--pass", "bwd", NULL },
+        { "--algo", "fa1", "--pass", "bwd", NULL },
+        { "--algo", "fa2", "--out", "/tmp/fasim-gpu-bwd.npy", "--pass" },
+    };
+    const char *says[] = { "--dq-mode atomics: unknown mode", "add --pass bwd",
+                           "add --pass bwd", "one key/value head per query head",
+                           "the backward kernels are FA2's", "--out writes the forward's O" };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        run_res b = run("gpu", "--backend", "cpu", "--N", "32", "--heads", "2", bad[k][0],
+                        bad[k][1], bad[k][2], bad[k][3], bad[k][4], k == 5 ? "both" : NULL,
+                        NULL);
+        assert_int_equal(b.code, 2);
+        assert_int_equal(b.out_len, 0);
+        assert_int_equal(count_of(b.err, "\n"), 1);
+        assert_non_null(strstr(b.err, says[k]));
+        run_free(&b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -432,6 +504,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_out_bytes_equal_npy_heads),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_backward),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

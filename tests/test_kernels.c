@@ -334,7 +334,7 @@ static void test_limits_refused(void **state)
     assert_non_null(strstr(err, "232448 B"));
     sh.dtype = SIM_FP16;
     sim_plan_make(SIM_FA2, &sh, NULL, 16, 16, SIM_PLAN_USER, &p);
-    const kern_options opt = { KERN_CPU_MAX_THREADS + 1, 1 };
+    const kern_options opt = { .threads = KERN_CPU_MAX_THREADS + 1, .repeat = 1 };
     assert_int_equal(kern_run(KERN_CPU, SIM_FA2, &sh, &p, x, x, x, &opt, &r, err, sizeof err),
                      -1);
     assert_non_null(strstr(err, "65 threads per block"));

@@ -205,7 +205,7 @@ static int kc_run(const kc_case *c, const kern_cpu_table *tab, sim_result *sr, k
     if (!Q || !K || !V)
         goto out;
     sim_random_qkv(c->seed, nq / c->sh.d, nk / c->sh.d, c->sh.d, c->sh.dtype, Q, K, V);
-    kern_options opt = { c->threads, 1 };
+    kern_options opt = { .threads = c->threads, .repeat = 1 };
     if (sim_run(c->algo, &c->sh, &c->plan, Q, K, V, NULL, sr, err, sizeof err) != 0) {
         fprintf(stderr, "%s: sim_run failed: %s\n", desc, err);
         goto out;
@@ -226,7 +226,7 @@ out:
 }
 
 /* kc_run, then kc_judge: prints the case when it fails (unless quiet). */
-static kc_outcome kc_compare(const kc_case *c, const kern_cpu_table *tab, int quiet)
+static inline kc_outcome kc_compare(const kc_case *c, const kern_cpu_table *tab, int quiet)
 {
     kc_outcome o;
     memset(&o, 0, sizeof o);

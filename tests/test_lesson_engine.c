@@ -219,7 +219,7 @@ static void test_script(void **state)
     (void)state;
     RUN(&TOY, NULL, NULL);
     assert_int_equal(g_res.rc, 0);
-    expect_out("Lesson 1 of 14: A toy\n(toy; beginner; about 1 minutes)\n\n");
+    expect_out("Lesson 1 of 15: A toy\n(toy; beginner; about 1 minutes)\n\n");
     expect_out("Step 1 of 3: First\n------------------\n\n");
     expect_out("Step 2 of 3: Second\n");
     expect_out("Step 3 of 3: Third\n");
@@ -525,19 +525,21 @@ static void test_catalog(void **state)
     assert_ptr_equal(lesson_find("block-sparse"), &lesson_block_sparse);
     assert_ptr_equal(lesson_find("ring"), &lesson_ring);
     assert_ptr_equal(lesson_find("14"), &lesson_ring);
-    assert_null(lesson_find("15"));
+    assert_ptr_equal(lesson_find("atomic-dq"), &lesson_atomic_dq);
+    assert_ptr_equal(lesson_find("15"), &lesson_atomic_dq);
+    assert_null(lesson_find("16"));
     assert_null(lesson_find("0"));
     assert_null(lesson_find("online"));
     assert_null(lesson_find(""));
     int count_;
     const lesson_def *const *all = lesson_all(&count_);
-    assert_int_equal(count_, 14);
+    assert_int_equal(count_, 15);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     lesson_print_list(f);
     fclose(f);
-    assert_int_equal(count(buf, "\n"), 15);
+    assert_int_equal(count(buf, "\n"), 16);
     for (int k = 0; k < count_; k++) {
         assert_int_equal(all[k]->number, k + 1);
         char row[96];

@@ -246,7 +246,7 @@ static const char *pick_dtype(uint64_t *rng, int *e)
 
 static const char *const NAMES[] = { "tiling-budget", "io-complexity", "loop-order", "causal",
                                      "fp8-outliers", "gpu-time",     "l2-bytes",     "block-sparse",
-                                     "ring" };
+                                     "ring",          "atomic-dq" };
 #define NNAMES ((int)(sizeof NAMES / sizeof NAMES[0]))
 
 static void compare_golden(const char *name, const char *got)
@@ -606,6 +606,8 @@ static void test_bad_input(void **state)
         { "ring", { "--P", "8", "--N", "128" }, "at least 32 P = 256" },
         { "ring", { "--link", "wifi" }, "--link wifi: no such link" },
         { "ring", { "--P", "1" }, "--P" },
+        { "atomic-dq", { "--N", "8" }, "--N" },
+        { "atomic-dq", { "--order", "0" }, "--order" },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         run_lesson(cases[k].lesson, cases[k].args);

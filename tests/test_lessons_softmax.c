@@ -742,7 +742,7 @@ static void test_bad_input(void **state)
         { { "lesson", "nope", NULL },
           "fasim lesson: unknown lesson 'nope'; run 'fasim lesson' to list them" },
         { { "lesson", "online-sofmax", "--script", NULL }, "did you mean 'online-softmax'?" },
-        { { "lesson", "15", NULL }, "unknown lesson '15'" },
+        { { "lesson", "16", NULL }, "unknown lesson '16'" },
         { { "lesson", "--x", "1", NULL }, "comes before the lesson's name" },
         { { "lesson", "--script", NULL }, "--script needs a lesson" },
     };
