@@ -437,10 +437,14 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
                  "'gpu')", sim_dtype_name(sh->dtype));
         return 1;
     }
+    if (o->block_mask) {
+        snprintf(err, errlen, "--block-mask: the kernels run dense masks only (causal and "
+                 "windows); block-sparse attention is simulated by the report (fasim without "
+                 "'gpu')");
+        return 1;
+    }
     if (o->req.model)
         what = "--preset";
-    else if (o->block_mask)
-        what = "--block-mask";
     else if (o->req.run.page > 0)
         what = "--page-size";
     if (what) {

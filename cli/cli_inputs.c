@@ -395,6 +395,14 @@ int cli_block_mask_make(const char *spec, sim_shape *sh, int64_t Br, int64_t Bc,
         /* The common plan tile: --Br x --Bc, or the square tile. */
         Br = Br ? Br : Bc ? Bc : tile;
         Bc = Bc ? Bc : Br;
+        if (Br != Bc) {
+            /* |i - j| on blocks of unequal sides is no band along the
+             * scores' diagonal */
+            snprintf(err, errlen, "--block-mask %s: the patterns are built on square blocks, "
+                     "and --Br %lld x --Bc %lld is not; give --Br = --Bc, or a mask file",
+                     sim_shown(spec).s, (long long)Br, (long long)Bc);
+            return SIM_EUSAGE;
+        }
         if (Br < 1) {
             snprintf(err, errlen, "--block-mask %s: no common plan tile fits M for the "
                      "patterns' blocks; give --Br and --Bc", sim_shown(spec).s);

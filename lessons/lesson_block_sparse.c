@@ -63,6 +63,7 @@ static void run(lesson *L)
     int64_t B = lesson_opt_int(L, "block", 64, 1, (int64_t)1 << 24);
     const char *pat = lesson_opt_string(L, "pattern", "local:1");
     sh.d = lesson_opt_int(L, "d", 64, 1, 4096);
+    const char *m_text = lesson_opt_string(L, "M", "96K");
     sh.M = lesson_opt_size(L, "M", "96K");
     sh.dtype = SIM_FP16;
     B = B < sh.N ? B : sh.N;
@@ -201,9 +202,11 @@ static void run(lesson *L)
                "elements of each.\n"
                "- Q, O and L move once whatever the mask, so Proposition 4's bound is "
                "N d + N^2 d^2 s / M, not s N^2 d^2 / M.\n"
-               "- `fasim --block-mask %s --N %lld` counts the same run, tensor by tensor.",
+               "- `fasim --block-mask %s --N %lld --d %lld --M %s --Br %lld --Bc %lld%s` "
+               "counts the same run, tensor by tensor.",
                lesson_num(bm.nonzero), lesson_num(all), s, lesson_num(k_dense),
-               sim_shown(pat).s, (long long)sh.N);
+               sim_shown(pat).s, (long long)sh.N, (long long)sh.d, m_text, (long long)B,
+               (long long)B, strncmp(pat, "random:", 7) ? "" : " --seed 1");
     free(bits);
 }
 

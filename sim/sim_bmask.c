@@ -124,7 +124,8 @@ int sim_bmask_pattern(const char *spec, int64_t R, int64_t C, int64_t br, int64_
             case 0: on = dist <= K; break;
             case 1: on = dist % K == 0; break;
             case 2: on = i < G || j < G || dist <= K; break;
-            default: on = (double)ref_rng_uniform(&rng) < P || i == j; break;
+            /* ref_rng_uniform is on [-1, 1): u01 on [0, 1) */
+            default: on = ((double)ref_rng_uniform(&rng) + 1.0) * 0.5 < P || i == j; break;
             }
             m[i * C + j] = (unsigned char)on;
             nz += (uint64_t)on;

@@ -268,7 +268,8 @@ int sim_check(const sim_shape *sh, const sim_run_opts *run, char *err, size_t er
         /* Paged KV's closed form sums pages over key blocks that a causal
          * band leaves contiguous; a block mask's are not modelled. */
         if (err && errlen)
-            snprintf(err, errlen, "--block-mask does not combine with --page");
+            snprintf(err, errlen, "--block-mask does not combine with --page-size (a paged "
+                     "KV cache's traffic under a block mask is not modelled)");
         return -1;
     }
     return run ? sim_run_opts_valid(sh, run, err, errlen) : 0;

@@ -599,6 +599,40 @@ static void refuse_file(const char *name, const char *text, const char *before,
     expect_refusal(cmd, word);
 }
 
+/* random:P keeps each off-diagonal block with probability P (and every
+ * diagonal block): over T = 128 (16,256 off-diagonal blocks) the count is
+ * within 5 standard deviations of T + P (T^2 - T), for several P and seeds. */
+static void test_random_density(void **state)
+{
+    (void)state;
+    const int64_t T = 128;
+    const double Ps[] = { 0.01, 0.1, 0.25, 0.5, 0.9 };
+    for (size_t k = 0; k < sizeof Ps / sizeof Ps[0]; k++)
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            char spec[32];
+            snprintf(spec, sizeof spec, "random:%g", Ps[k]);
+            sim_block_mask bm;
+            unsigned char *bits;
+            char err[256];
+            assert_int_equal(sim_bmask_pattern(spec, T, T, 16, 16, seed, &bm, &bits, err,
+                                               sizeof err), 0);
+            uint64_t on = 0, diag = 0;
+            for (int64_t i = 0; i < T; i++)
+                for (int64_t j = 0; j < T; j++) {
+                    on += bits[i * T + j];
+                    diag += i == j && bits[i * T + j];
+                }
+            assert_int_equal(on, bm.nonzero);
+            assert_int_equal(diag, (uint64_t)T);
+            const double n = (double)(T * T - T), want = (double)T + Ps[k] * n;
+            const double sd = sqrt(n * Ps[k] * (1 - Ps[k]));
+            if (fabs((double)on - want) > 5 * sd)
+                fail_msg("%s seed %llu: %llu blocks on, expected %.0f +- %.0f", spec,
+                         (unsigned long long)seed, (unsigned long long)on, want, 5 * sd);
+            free(bits);
+        }
+}
+
 static void test_cli_refusals(void **state)
 {
     (void)state;
@@ -609,6 +643,9 @@ static void test_cli_refusals(void **state)
     expect_refusal("--N 256 --block-mask random:0 --count-only", "random:P");
     expect_refusal("--N 256 --block-mask random:1.5 --count-only", "random:P");
     expect_refusal("--N 256 --block-mask banded:2 --count-only", "local:K");
+    /* a pattern's |i - j| on unequal blocks is no band along the diagonal */
+    expect_refusal("--N 1024 --Br 32 --Bc 64 --block-mask local:1 --count-only",
+                   "built on square blocks");
     refuse_file("bm_empty.txt", "\n\n", "--N 64 --block-mask ", " --count-only", "empty");
     refuse_file("bm_two.txt", "1 0\n2 1\n", "--N 64 --block-mask ", " --count-only", "0 or 1");
     refuse_file("bm_ragged.txt", "1 0\n1\n", "--N 64 --block-mask ", " --count-only", "row 2");
@@ -667,6 +704,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_missing_tile_is_seen),
         cmocka_unit_test(test_all_ones_is_dense),
         cmocka_unit_test(test_compute_against_f64),
+        cmocka_unit_test(test_random_density),
         cmocka_unit_test(test_cli_refusals),
         cmocka_unit_test(test_view_skips),
     };
