@@ -500,23 +500,35 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
     return 0;
 }
 
-int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
-                       const sim_plan *p, const float *Q, const float *K, const float *V,
-                       const kern_options *opt, kern_result *out, char *err, size_t errlen)
+/* What a CPU run of either pass checks first: the plan against the shape,
+ * its pass, the launch schedule and the CPU path's limits; the threads per
+ * block and timed runs asked for. Returns 0, or -1 with err set. */
+static int cpu_prelude(sim_algo a, const sim_shape *sh, const sim_plan *p, sim_pass pass,
+                       const kern_options *opt, kern_result *out, kern_schedule *s,
+                       int *threads, int *repeat, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (check_plan(p, sh, err, errlen))
         return -1;
-    if (p->run.pass != SIM_FWD) {
-        snprintf(err, errlen, "internal: a backward plan given to the forward's run");
+    if (p->run.pass != pass) {
+        snprintf(err, errlen, "internal: a %s plan given to the %s's run",
+                 pass == SIM_FWD ? "backward" : "forward", pass == SIM_FWD ? "forward" : "backward");
         return -1;
     }
-    kern_schedule s;
-    if (kern_schedule_make(a, p, sh, &s, err, errlen))
+    if (kern_schedule_make(a, p, sh, s, err, errlen))
         return -1;
-    const int threads = opt && opt->threads ? opt->threads : KERN_CPU_DEFAULT_THREADS;
-    const int repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
-    if (kern_check_limits(&s, threads, &kern_cpu_limits, err, errlen))
+    *threads = opt && opt->threads ? opt->threads : KERN_CPU_DEFAULT_THREADS;
+    *repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
+    return kern_check_limits(s, *threads, &kern_cpu_limits, err, errlen) ? -1 : 0;
+}
+
+int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
+                       const sim_plan *p, const float *Q, const float *K, const float *V,
+                       const kern_options *opt, kern_result *out, char *err, size_t errlen)
+{
+    kern_schedule s;
+    int threads, repeat;
+    if (cpu_prelude(a, sh, p, SIM_FWD, opt, out, &s, &threads, &repeat, err, errlen))
         return -1;
     const int64_t nO = kern_tensor_elems(sh, SIM_O), nL = kern_tensor_elems(sh, SIM_L);
 
@@ -633,21 +645,11 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
                            const float *dO, const kern_options *opt, kern_result *out,
                            char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    if (check_plan(p, sh, err, errlen))
-        return -1;
-    if (p->run.pass != SIM_BWD) {
-        snprintf(err, errlen, "internal: a forward plan given to the backward's run");
-        return -1;
-    }
     kern_schedule s;
-    if (kern_schedule_make(a, p, sh, &s, err, errlen))
+    int threads, repeat;
+    if (cpu_prelude(a, sh, p, SIM_BWD, opt, out, &s, &threads, &repeat, err, errlen))
         return -1;
-    const int threads = opt && opt->threads ? opt->threads : KERN_CPU_DEFAULT_THREADS;
-    const int repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
     const kern_dq_mode mode = opt ? opt->dq_mode : KERN_DQ_DETERMINISTIC;
-    if (kern_check_limits(&s, threads, &kern_cpu_limits, err, errlen))
-        return -1;
 
     /* The forward with the same blocks, as sim_run's backward runs it first
      * (forward_first, which lifts the SRAM limit to the forward plan's). */
