@@ -49,9 +49,10 @@ typedef struct {
  * buf[] in the plan's order with their offsets, the fp32 buffers first and
  * then the dtype's tiles, each group in the plan's order (as the kernels
  * carve them). Checks that the plan's buffer list is exactly the kernel's
- * (names, order, rows, columns, element bytes), that every buffer is aligned
+ * (names, order, rows, columns, element bytes; GQA's group sums take only
+ * their one buffer of the phase, found by name), that every buffer is aligned
  * to its element size, and that the layout's bytes equal the plan's bytes of
- * the phase (no padding). Returns 0 with *n and *bytes set, or -1 (err set).
+ * the phase, or of the buffers taken (no padding). Returns 0 with *n and *bytes set, or -1 (err set).
  */
 int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
                 kern_smem_buf buf[SIM_MAX_BUFFERS], int *n, uint64_t *bytes, char *err,
