@@ -12,6 +12,7 @@
 #include "kern_fa1.cuh"
 #include "kern_fa2.cuh"
 #include "kern_fa2_bwd.cuh"
+#include "kern_gqa_bwd.cuh"
 #include "kern_naive.cuh"
 
 #ifndef KERN_TABLE_NAME
@@ -37,5 +38,7 @@ const kern_cpu_table KERN_TABLE_NAME = {
         [KERN_K_FA2_BWD_PRE] = kern_fa2_bwd_pre,
         [KERN_K_FA2_BWD] = kern_fa2_bwd,
         [KERN_K_FA2_BWD_CONVERT] = kern_fa2_bwd_convert,
+        [KERN_K_GQA_SUM_DK] = kern_gqa_sum_dk,
+        [KERN_K_GQA_SUM_DV] = kern_gqa_sum_dv,
     },
 };

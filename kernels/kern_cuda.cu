@@ -24,6 +24,7 @@ extern "C" {
 #include "kern_fa1.cuh"
 #include "kern_fa2.cuh"
 #include "kern_fa2_bwd.cuh"   /* compiled and checked by ptxas; kern_run_bwd runs it on the CPU */
+#include "kern_gqa_bwd.cuh"
 #include "kern_naive.cuh"
 
 #define HINT "; run with --backend cpu to use the same kernels on the CPU"
@@ -44,6 +45,8 @@ static cuda_kernel_fn cuda_kernel(kern_kernel k)
     case KERN_K_FA2_BWD_PRE: return kern_fa2_bwd_pre;
     case KERN_K_FA2_BWD: return kern_fa2_bwd;
     case KERN_K_FA2_BWD_CONVERT: return kern_fa2_bwd_convert;
+    case KERN_K_GQA_SUM_DK: return kern_gqa_sum_dk;
+    case KERN_K_GQA_SUM_DV: return kern_gqa_sum_dv;
     default: return kern_fa2;
     }
 }
@@ -167,7 +170,7 @@ static int run_upload(cuda_run *c, const float *const in[3], char *err, size_t e
 {
     int rc = 0;
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!kern_uses(c->a, &c->p->run, (sim_tensor)t))
+        if (!kern_uses(c->a, c->sh, &c->p->run, (sim_tensor)t))
             continue;
         c->nT[t] = kern_run_elems(c->sh, &c->p->run, (sim_tensor)t);
         CK(cudaMalloc((void **)&c->dT[t], (size_t)c->nT[t] * sizeof(float)));

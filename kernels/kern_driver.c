@@ -36,7 +36,7 @@ const char *kern_kernel_name(kern_kernel k)
         "kern_naive_scores", "kern_naive_softmax_rows", "kern_naive_softmax_2pass",
         "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa2",
         "kern_fa2_split", "kern_fa2_combine", "kern_fa2_bwd_pre", "kern_fa2_bwd",
-        "kern_fa2_bwd_convert",
+        "kern_fa2_bwd_convert", "kern_gqa_sum_dk", "kern_gqa_sum_dv",
     };
     return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
 }
@@ -160,6 +160,12 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
         T("Q_i", Br, d); T("dO_i", Br, d); F("dQ_i", Br, d); F("L_i", Br, 1);
         F("D_i", Br, 1); F("S_ij", Br, Bc); F("dP_ij", Br, Bc);
         break;
+    case KERN_K_GQA_SUM_DK:             /* one of its phase's buffers (carve_borrows) */
+        F("dK_j", Bc, d);
+        break;
+    case KERN_K_GQA_SUM_DV:
+        F("dV_j", Bc, d);
+        break;
     default:
         break;
     }
@@ -167,6 +173,14 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
 #undef F
 #undef C
     return n;
+}
+
+/* 1 for a kernel that takes some of its phase's buffers, not all: GQA's
+ * group sums, one pass after the loops that the simulator runs through one
+ * buffer of the backward's plan (sim_run.c's group_sum: dK_j, dV_j). */
+static int carve_borrows(kern_kernel k)
+{
+    return k == KERN_K_GQA_SUM_DK || k == KERN_K_GQA_SUM_DV;
 }
 
 int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
@@ -180,7 +194,8 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
     *bytes = 0;
     for (int b = 0; b < p->nbuf; b++) {
         const sim_buffer *pb = &p->buf[b];
-        if (pb->phase != phase)
+        if (pb->phase != phase ||
+            (carve_borrows(k) && (at >= nc || strcmp(pb->name, c[at].name) != 0)))
             continue;
         if (at >= nc || strcmp(pb->name, c[at].name) != 0 || pb->rows != c[at].rows ||
             pb->cols != c[at].cols || pb->elem_bytes != c[at].elem_bytes) {
@@ -226,7 +241,8 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
 }
 
 /* The launch's shared memory in bytes: the layout's, which kern_layout has
- * checked to be the plan's bytes of the phase. */
+ * checked to be the plan's bytes of the phase (of its buffers, for a kernel
+ * that borrows some). */
 static int smem_of(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
                    uint64_t *bytes, char *err, size_t errlen)
 {
@@ -283,6 +299,25 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
     default:
         snprintf(err, errlen, "unknown loop order");
         return -1;
+    }
+    /* GQA's backward: dK_exp, then dV_exp, summed over each group (sim_run.c's
+     * group_sum) through the plan's dK_j, dV_j, in the phase that holds each. */
+    if (p->run.pass == SIM_BWD && sim_shape_G(sh) < sim_shape_H(sh)) {
+        const int64_t BG = sim_shape_B(sh) * sim_shape_G(sh);
+        const kern_kernel ks[2] = { KERN_K_GQA_SUM_DK, KERN_K_GQA_SUM_DV };
+        const char *bufs[2] = { "dK_j", "dV_j" };
+        for (int x = 0; x < 2; x++) {
+            int phase = 0;
+            for (int b = 0; b < p->nbuf && !phase; b++)
+                if (!strcmp(p->buf[b].name, bufs[x]))
+                    phase = p->buf[b].phase;
+            if (!phase) {
+                snprintf(err, errlen, "internal: the %s plan lacks buffer %s that %s uses",
+                         sim_algo_name(a), bufs[x], kern_kernel_name(ks[x]));
+                return -1;
+            }
+            s->l[s->n++] = (kern_launch){ ks[x], p->Tc, BG, phase, 0 };
+        }
     }
     for (int k = 0; k < s->n; k++)
         if (smem_of(s->l[k].k, s->l[k].phase, p, sh, &s->l[k].smem_bytes, err, errlen))
@@ -363,7 +398,7 @@ static void host_free(host_tensors *h)
     memset(h, 0, sizeof *h);
 }
 
-int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t)
+int kern_uses(sim_algo a, const sim_shape *sh, const sim_run_opts *run, sim_tensor t)
 {
     const int split = a == SIM_FA2 && sim_run_S(run) > 1;
     if (run->pass == SIM_BWD)           /* FA2's backward (kern_fa2_bwd.cuh) */
@@ -371,6 +406,7 @@ int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t)
         case SIM_Q: case SIM_K: case SIM_V: case SIM_O: case SIM_L: case SIM_dO:
         case SIM_D: case SIM_dQ: case SIM_dK: case SIM_dV: return 1;
         case SIM_dQacc: return sim_inter_acc(run, SIM_dQ) == SIM_dQacc;
+        case SIM_dKexp: case SIM_dVexp: return sim_gqa_grad(sh, SIM_dK) == SIM_dKexp;
         default: return 0;
         }
     switch (t) {
@@ -396,6 +432,8 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t)
     const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
     if (t == SIM_K || t == SIM_V || t == SIM_dK || t == SIM_dV)
         return BG * N_k * d;
+    if (t == SIM_dKexp || t == SIM_dVexp)              /* GQA: per query head */
+        return BH * N_k * d;
     return BH * ((t == SIM_S || t == SIM_P) ? N * N_k
                  : (t == SIM_Q || t == SIM_O || t == SIM_Oacc || t == SIM_Ot || t == SIM_dO ||
                     t == SIM_dQ || t == SIM_dQacc) ? N * d : N);
@@ -420,6 +458,8 @@ void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const si
     k->dK = t[SIM_dK];
     k->dV = t[SIM_dV];
     k->dQacc = sim_inter_acc(run, SIM_dQ) == SIM_dQacc ? t[SIM_dQacc] : NULL;
+    k->dKexp = t[SIM_dKexp];             /* NULL unless G < H (kern_uses) */
+    k->dVexp = t[SIM_dVexp];
 }
 
 static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh,
@@ -428,7 +468,7 @@ static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh,
 {
     memset(h, 0, sizeof *h);
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!kern_uses(a, run, (sim_tensor)t))
+        if (!kern_uses(a, sh, run, (sim_tensor)t))
             continue;
         h->n[t] = kern_run_elems(sh, run, (sim_tensor)t);
         h->t[t] = malloc((size_t)h->n[t] * sizeof(float));
@@ -485,11 +525,6 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
         snprintf(err, errlen, "the kernels run the forward pass and FA2's backward, "
                  "ungrouped and unpaged, split only in FA2's forward; the simulator runs "
                  "the rest");
-        return -1;
-    }
-    if (p->run.pass == SIM_BWD && sim_shape_G(sh) != sim_shape_H(sh)) {
-        snprintf(err, errlen, "the backward kernels run MHA (--kv-heads = --heads); GQA's "
-                 "backward is simulated by the report alone");
         return -1;
     }
     if (sim_dtype_is_fp8(sh->dtype)) {   /* kern_tile.h holds 2- and 4-byte tiles only */
@@ -700,8 +735,9 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
     kern_counts cnt;
     memset(&cnt, 0, sizeof cnt);
     for (int run = 0; run <= repeat && rc == 0; run++) {
-        const sim_tensor poisoned[5] = { SIM_D, SIM_dQ, SIM_dK, SIM_dV, SIM_dQacc };
-        for (int t = 0; t < 5; t++)
+        const sim_tensor poisoned[7] = { SIM_D, SIM_dQ, SIM_dK, SIM_dV, SIM_dQacc, SIM_dKexp,
+                                         SIM_dVexp };
+        for (int t = 0; t < 7; t++)
             if (h.t[poisoned[t]])
                 kern_poison(h.t[poisoned[t]], h.n[poisoned[t]]);
         kp.cnt = run == 0 ? &cnt : NULL;      /* run 0 counts; the timed runs do not */

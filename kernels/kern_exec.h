@@ -67,9 +67,11 @@ typedef struct {
     /* The backward (kern_fa2_bwd.cuh): dO, dQ, dQ_acc (B H, N, d), D (B H, N),
      * dK, dV (B G, N_k, d); O and L are then the forward's, read. NULL in a
      * forward run. dQacc: dQ's fp32 running sum (sim_inter_acc); NULL: dQ
-     * itself, as the paper. */
+     * itself, as the paper. dKexp, dVexp: GQA's (G < H) per-query-head dK,
+     * dV (B H, N_k, d) in the dtype, summed over each group into dK, dV by
+     * kern_gqa_bwd.cuh (sim_gqa_grad); NULL with G = H. */
     const float *dO;
-    float *D, *dQ, *dK, *dV, *dQacc;
+    float *D, *dQ, *dK, *dV, *dQacc, *dKexp, *dVexp;
     int64_t N, d, Br, Bc, Tr, Tc;   /* N: the query rows N_q */
     int64_t Nk;              /* key/value rows N_k (>= N under a causal mask) */
     int64_t H, G;            /* query and key/value heads per sequence */
@@ -263,6 +265,10 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
             p->dQacc += q * Nd;
         p->dK += kv * p->Nk * p->d;
         p->dV += kv * p->Nk * p->d;
+        if (p->dKexp) {          /* GQA: the query head's own dK, dV */
+            p->dKexp += q * p->Nk * p->d;
+            p->dVexp += q * p->Nk * p->d;
+        }
     }
 }
 
@@ -282,24 +288,43 @@ KERN_DEVICE float kern_hbm_round(sim_dtype dt, sim_tensor t, float x)
 }
 
 /*
- * Global -> shared: the tile (r0.., c0..) of rows x cols of tensor t, whose
+ * Global -> shared (kern_load; kern_load_to with add = 0, and with add = 1
+ * kern_load_add below): the tile (r0.., c0..) of rows x cols of tensor t, whose
  * rows are `ld` floats apart in global memory, into dst (row-major, row
  * length cols). All threads of the block copy (element x goes to thread
  * x mod blockDim, so neighbouring threads touch neighbouring addresses);
  * thread 0 counts one transfer of rows * cols elements. No barrier inside:
  * the caller puts KERN_SYNC() between this and any use of dst.
  */
-KERN_DEVICE void kern_load(kern_counts *cnt, sim_tensor t, float *dst, const float *src,
-                           int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols)
+KERN_DEVICE void kern_load_to(kern_counts *cnt, sim_tensor t, float *dst, const float *src,
+                              int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                              int add)
 {
     for (int64_t x = kern_thread_x(); x < rows * cols; x += kern_block_dim()) {
         int64_t r = x / cols, c = x % cols;
-        dst[x] = src[(r0 + r) * ld + c0 + c];
+        const float v = src[(r0 + r) * ld + c0 + c];
+        dst[x] = add ? dst[x] + v : v;
     }
     if (cnt && kern_thread_x() == 0) {
         KERN_COUNT_ADD(&cnt->read_elems[t], rows * cols);
         KERN_COUNT_ADD(&cnt->read_ops[t], 1);
     }
+}
+
+KERN_DEVICE void kern_load(kern_counts *cnt, sim_tensor t, float *dst, const float *src,
+                           int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols)
+{
+    kern_load_to(cnt, t, dst, src, ld, r0, c0, rows, cols, 0);
+}
+
+/* The same, added: dst[x] = dst[x] + the tile's element x, one fp32 addition
+ * per element, counted as kern_load. Element x is thread x mod blockDim's
+ * here as in kern_load and kern_store, so a thread adds only to the
+ * elements it wrote or zeroed itself: no barrier between two of these. */
+KERN_DEVICE void kern_load_add(kern_counts *cnt, sim_tensor t, float *dst, const float *src,
+                               int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols)
+{
+    kern_load_to(cnt, t, dst, src, ld, r0, c0, rows, cols, 1);
 }
 
 /* Shared -> global: src (rows x cols, row-major) into tile (r0.., c0..) of

@@ -9,7 +9,9 @@
  *   kern_fa2_bwd          grid (T_c, B H), phase 2: block (j, q) owns key
  *                         block j of head q (line 5's loop is the grid's x):
  *                         K_j, V_j on chip, dK_j, dV_j accumulated on chip
- *                         and written once (line 18), and for every query
+ *                         and written once (line 18; with G < H to the
+ *                         head's dK_exp, dV_exp, which kern_gqa_bwd.cuh's
+ *                         launches then sum over each group), and for every query
  *                         block i that sees key block j, Q_i, dO_i, L_i, D_i
  *                         read and dQ_i read, added to and written (line 15);
  *   kern_fa2_bwd_convert  grid (T_r, B H), phase 2's buffers: dQ_acc (fp32)
@@ -33,7 +35,7 @@
  * plan's bytes, the fp32 ones first (D_i; dK_j, dV_j, dQ_i, L_i, D_i, S_ij,
  * dP_ij), then the tiles in the dtype (O_i, dO_i; K_j, V_j, Q_i, dO_i).
  *
- * Shapes, one head: Q, O, dO, dQ, dQ_acc (N, d); K, V, dK, dV (N_k, d);
+ * Shapes, one head: Q, O, dO, dQ, dQ_acc (N, d); K, V, dK, dV, dK_exp, dV_exp (N_k, d);
  * L, D (N); br, bc this block's rows (the last may be partial).
  *
  * A deliberately wrong variant, for the test that must catch it (never
@@ -44,6 +46,7 @@
 #ifndef FASIM_KERN_FA2_BWD_CUH
 #define FASIM_KERN_FA2_BWD_CUH
 
+#include "kern_gqa_bwd.cuh"
 #include "kern_tile.h"
 
 /* dQ's running sum: dQ_acc (fp32), or dQ itself (the paper's). */
@@ -168,8 +171,10 @@ KERN_GLOBAL kern_fa2_bwd(kern_params p)
         kern_store(p.cnt, dt, dq_t, dq, d, r0, 0, br, d, b.dQ_i);
     }                                                            /* 17 */
     KERN_SYNC();                /* dK_j, dV_j whole */
-    kern_store(p.cnt, dt, SIM_dK, p.dK, d, c0, 0, bc, d, b.dK_j); /* 18 */
-    kern_store(p.cnt, dt, SIM_dV, p.dV, d, c0, 0, bc, d, b.dV_j);
+    sim_tensor dK_t = SIM_dK, dV_t = SIM_dV;       /* GQA: the head's dK_exp, dV_exp */
+    float *dK = kern_gqa_grad(&p, &dK_t), *dV = kern_gqa_grad(&p, &dV_t);
+    kern_store(p.cnt, dt, dK_t, dK, d, c0, 0, bc, d, b.dK_j);     /* 18 */
+    kern_store(p.cnt, dt, dV_t, dV, d, c0, 0, bc, d, b.dV_j);
 }                                                                /* 19 */
 
 /* Line 20: dQ_i = dQ_acc_i in the dtype, through phase 2's dQ_i buffer as

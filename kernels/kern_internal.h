@@ -18,6 +18,7 @@ typedef enum {
     KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_2PASS,
     KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_FA2_SPLIT,
     KERN_K_FA2_COMBINE, KERN_K_FA2_BWD_PRE, KERN_K_FA2_BWD, KERN_K_FA2_BWD_CONVERT,
+    KERN_K_GQA_SUM_DK, KERN_K_GQA_SUM_DV,
     KERN_K_COUNT
 } kern_kernel;
 
@@ -48,9 +49,10 @@ typedef struct {
  * buf[] in the plan's order with their offsets, the fp32 buffers first and
  * then the dtype's tiles, each group in the plan's order (as the kernels
  * carve them). Checks that the plan's buffer list is exactly the kernel's
- * (names, order, rows, columns, element bytes), that every buffer is aligned
+ * (names, order, rows, columns, element bytes; GQA's group sums take only
+ * their one buffer of the phase, found by name), that every buffer is aligned
  * to its element size, and that the layout's bytes equal the plan's bytes of
- * the phase (no padding). Returns 0 with *n and *bytes set, or -1 (err set).
+ * the phase, or of the buffers taken (no padding). Returns 0 with *n and *bytes set, or -1 (err set).
  */
 int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
                 kern_smem_buf buf[SIM_MAX_BUFFERS], int *n, uint64_t *bytes, char *err,
@@ -61,10 +63,11 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
  * query heads: naive's and FA2's grids are (T_r, B H) (the one-pass softmax
  * (ceil(N / B_s), B H)), FA1's (B H, 1), split-KV's partials (S T_r, B H)
  * and its combine (T_r, B H); FA2's backward (T_r, B H), (T_c, B H), and
- * its convert (T_r, B H). */
+ * its convert (T_r, B H). A backward with G < H then has GQA's group sums
+ * of dK_exp and dV_exp (kern_gqa_bwd.cuh), grids (T_c, B G). */
 typedef struct {
     int n;
-    kern_launch l[4];
+    kern_launch l[8];
 } kern_schedule;
 
 /* Returns 0, or -1 (err set) for an unknown loop order or a plan without the
@@ -151,9 +154,9 @@ int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p, const floa
 int kern_cuda_probe(char *err, size_t errlen);
 
 /* Helpers the backends share (kern_driver.c). */
-/* 1 when loop order a run with `run` keeps tensor t in global memory
- * (sim_run's list). */
-int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t);
+/* 1 when loop order a run with `run` on shape sh keeps tensor t in global
+ * memory (sim_run's list). */
+int kern_uses(sim_algo a, const sim_shape *sh, const sim_run_opts *run, sim_tensor t);
 
 /* kern_tensor_elems of a run: split-KV's O~, m, l hold S N rows a head. */
 int64_t kern_run_elems(const sim_shape *sh, const sim_run_opts *run, sim_tensor t);

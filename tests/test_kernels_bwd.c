@@ -13,6 +13,14 @@
  * bits of dQ; in both, dK and dV are the same under every order (each block
  * owns its own). A wrong build (KERN_BUG_BWD_DS_NO_D: line 14 without D_i)
  * must fail the output check while its counts still agree.
+ *
+ * GQA and MQA (G < H, kern_gqa_bwd.cuh): 32 random configurations (batch
+ * 1-3, H up to 8 over every G that divides it, G = 1 among them, the same
+ * masks, dtypes, threads and intermediates) with dQ, dK, dV bit-identical to
+ * sim_run's and the counts equal per tensor, dK_exp and dV_exp included;
+ * the group sums' launches carve the plan's dK_j, dV_j; and a wrong build
+ * that sums a group's heads from the last to the first
+ * (KERN_BUG_GQA_SUM_DESCENDING) must fail on dK and dV alone.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,16 +31,15 @@
 #include "test_kernels_cases.h"
 
 #define KB_CASES 36
+#define KG_CASES 32
 
 extern const kern_cpu_table kern_cpu_bug_bwd_ds_no_d;
+extern const kern_cpu_table kern_cpu_bug_gqa_sum_descending;
 
-/* A backward case: kc_random_case_of's problem (heads and mask drawn when
- * `heads`), made MHA, with FA2's backward plan of the same blocks (M raised
- * to its peak where it does not fit), the paper's intermediates when paper. */
-static void kb_random_case(uint64_t *st, int heads, int paper, kc_case *c)
+/* c's problem with FA2's backward plan of its blocks (M raised to the
+ * plan's peak where it does not fit), the paper's intermediates when paper. */
+static void kb_plan(int paper, kc_case *c)
 {
-    kc_random_case_of(st, SIM_FA2, heads, c);
-    c->sh.kv_heads = c->sh.heads;
     const sim_run_opts run = { .pass = SIM_BWD,
                                .intermediates = paper ? SIM_INTER_PAPER : SIM_INTER_KERNEL };
     const int64_t Br = c->plan.Br, Bc = c->plan.Bc;
@@ -41,6 +48,15 @@ static void kb_random_case(uint64_t *st, int heads, int paper, kc_case *c)
         c->sh.M = c->plan.sram_peak;
         sim_plan_make(SIM_FA2, &c->sh, &run, Br, Bc, SIM_PLAN_USER, &c->plan);
     }
+}
+
+/* A backward case: kc_random_case_of's problem (heads and mask drawn when
+ * `heads`), made MHA, with kb_plan's plan. */
+static void kb_random_case(uint64_t *st, int heads, int paper, kc_case *c)
+{
+    kc_random_case_of(st, SIM_FA2, heads, c);
+    c->sh.kv_heads = c->sh.heads;
+    kb_plan(paper, c);
 }
 
 typedef struct {
@@ -111,6 +127,30 @@ static int kb_counts_ok(const kc_case *c, const sim_result *sr, const kern_resul
            sim_theory_counts(&c->plan, &c->sh, &th) == 0 && sim_counts_equal(&th, &sr->counts);
 }
 
+/* Case k of a random draw (`what` names the draw): the kernels' dQ, dK, dV
+ * bit-identical to the simulator's and the counts equal per tensor and to
+ * the closed form, or the test fails naming the case. The kernels' counts
+ * go to *counts. */
+static void kb_check_case(const char *what, int k, const kc_case *c, sim_counts *counts)
+{
+    kb_inputs in;
+    kb_inputs_make(c, &in);
+    sim_result sr;
+    kern_result kr;
+    kb_sim(c, &in, &sr);
+    kb_kern(c, &kern_cpu_kernels, &in, KERN_DQ_DETERMINISTIC, 0, &kr);
+    char desc[256];
+    kc_describe(c, desc, sizeof desc);
+    const unsigned g = kb_same_grads(c, &sr, &kr);
+    if (g != 7u || !kb_counts_ok(c, &sr, &kr))
+        fail_msg("%s case %d: %s: dQ %u dK %u dV %u counts %d", what, k, desc, g & 1u,
+                 g >> 1 & 1u, g >> 2 & 1u, kb_counts_ok(c, &sr, &kr));
+    *counts = kr.counts;
+    kern_result_free(&kr);
+    sim_result_free(&sr);
+    kb_inputs_free(&in);
+}
+
 static void test_random_cases(void **state)
 {
     (void)state;
@@ -120,18 +160,8 @@ static void test_random_cases(void **state)
     for (int k = 0; k < KB_CASES; k++) {
         kc_case c;
         kb_random_case(&st, k % 2, k % 3 == 1, &c);
-        kb_inputs in;
-        kb_inputs_make(&c, &in);
-        sim_result sr;
-        kern_result kr;
-        kb_sim(&c, &in, &sr);
-        kb_kern(&c, &kern_cpu_kernels, &in, KERN_DQ_DETERMINISTIC, 0, &kr);
-        char desc[256];
-        kc_describe(&c, desc, sizeof desc);
-        const unsigned g = kb_same_grads(&c, &sr, &kr);
-        if (g != 7u || !kb_counts_ok(&c, &sr, &kr))
-            fail_msg("case %d: %s: dQ %u dK %u dV %u counts %d", k, desc, g & 1u,
-                     g >> 1 & 1u, g >> 2 & 1u, kb_counts_ok(&c, &sr, &kr));
+        sim_counts cnt;
+        kb_check_case("MHA", k, &c, &cnt);
         partial += c.sh.N % c.plan.Br != 0 || sim_shape_Nk(&c.sh) % c.plan.Bc != 0;
         causal += c.sh.causal;
         window += c.sh.window > 0;
@@ -139,9 +169,6 @@ static void test_random_cases(void **state)
         multi += sim_shape_B(&c.sh) * sim_shape_H(&c.sh) > 1;
         paper += c.plan.run.intermediates == SIM_INTER_PAPER;
         dtypes[c.sh.dtype]++;
-        kern_result_free(&kr);
-        sim_result_free(&sr);
-        kb_inputs_free(&in);
     }
     /* The draw covered each kind of configuration. */
     assert_true(partial >= 3);
@@ -261,7 +288,164 @@ static void test_bug_is_caught(void **state)
     kb_inputs_free(&in);
 }
 
-/* Refusals: GQA's backward, a forward plan given to the backward's run. */
+/* ---- GQA and MQA ----------------------------------------------------------- */
+
+/* A GQA case: kc_random_case_of's problem (mask, N_k, dtype, threads,
+ * blocks) with H drawn from 2, 3, 4, 6, 8 and G from the divisors of H
+ * below it (1: MQA). */
+static void kg_random_case(uint64_t *st, int paper, kc_case *c)
+{
+    static const int64_t Hs[5] = { 2, 3, 4, 6, 8 };
+    kc_random_case_of(st, SIM_FA2, 1, c);
+    c->sh.heads = Hs[tu_rand_range(st, 0, 4)];
+    int64_t Gs[8], n = 0;
+    for (int64_t g = 1; g < c->sh.heads; g++)
+        if (c->sh.heads % g == 0)
+            Gs[n++] = g;
+    c->sh.kv_heads = Gs[tu_rand_range(st, 0, n - 1)];
+    kb_plan(paper, c);
+}
+
+static void test_gqa_random_cases(void **state)
+{
+    (void)state;
+    uint64_t st = 0x67716162776475ull;
+    int mqa = 0, gqa = 0, big_groups = 0, causal = 0, window = 0, partial = 0, paper = 0;
+    int multi_batch = 0, threads = 0;
+    int dtypes[KERN_DTYPE_COUNT] = { 0 };
+    for (int k = 0; k < KG_CASES; k++) {
+        kc_case c;
+        kg_random_case(&st, k % 3 == 1, &c);
+        sim_counts cnt;
+        kb_check_case("GQA", k, &c, &cnt);
+        /* Every query head's dK_exp went out once per key block, and every
+         * key/value head's dK came in from its whole group. */
+        const uint64_t BH = (uint64_t)(sim_shape_B(&c.sh) * sim_shape_H(&c.sh));
+        const uint64_t Nkd = (uint64_t)(sim_shape_Nk(&c.sh) * c.sh.d);
+        assert_int_equal(cnt.write_elems[SIM_dKexp], BH * Nkd);
+        assert_int_equal(cnt.read_elems[SIM_dVexp], BH * Nkd);
+        assert_int_equal(cnt.write_elems[SIM_dK], (uint64_t)kern_tensor_elems(&c.sh, SIM_dK));
+        mqa += sim_shape_G(&c.sh) == 1;
+        gqa += sim_shape_G(&c.sh) > 1;
+        big_groups += sim_shape_H(&c.sh) / sim_shape_G(&c.sh) >= 3;
+        causal += c.sh.causal;
+        window += c.sh.window > 0;
+        partial += sim_shape_Nk(&c.sh) % c.plan.Bc != 0;
+        paper += c.plan.run.intermediates == SIM_INTER_PAPER;
+        multi_batch += sim_shape_B(&c.sh) > 1;
+        threads += c.threads > 1;
+        dtypes[c.sh.dtype]++;
+    }
+    assert_true(mqa >= 3);
+    assert_true(gqa >= 3);
+    assert_true(big_groups >= 3);
+    assert_true(causal >= 3);
+    assert_true(window >= 1);
+    assert_true(partial >= 3);
+    assert_true(paper >= 3);
+    assert_true(multi_batch >= 3);
+    assert_true(threads >= 3);
+    for (int t = 0; t < KERN_DTYPE_COUNT; t++)
+        assert_true(dtypes[t] >= 1);
+}
+
+/* A group of four query heads per key/value head, fp32 (nothing but the
+ * additions rounds the group's sum), several key blocks, 3 threads. */
+static void gqa_case(kc_case *c)
+{
+    order_case(c);
+    c->sh.heads = 8;
+    c->sh.kv_heads = 2;
+    kb_plan(0, c);
+    assert_true(c->plan.fits);
+}
+
+/* The schedule: FA2's backward launches, then the two group sums, grid
+ * (T_c, B G), each with the plan's dK_j or dV_j of phase 2 and nothing
+ * else; and what the CPU path carves is that layout. A plan whose dK_j
+ * is not the kernel's is refused. */
+static void test_gqa_schedule(void **state)
+{
+    (void)state;
+    kc_case c;
+    gqa_case(&c);
+    kern_schedule s;
+    char err[256];
+    assert_int_equal(kern_schedule_make(SIM_FA2, &c.plan, &c.sh, &s, err, sizeof err), 0);
+    assert_int_equal(s.n, 5);
+    const kern_kernel want[2] = { KERN_K_GQA_SUM_DK, KERN_K_GQA_SUM_DV };
+    const char *bufs[2] = { "dK_j", "dV_j" };
+    for (int x = 0; x < 2; x++) {
+        const kern_launch *l = &s.l[3 + x];
+        assert_int_equal(l->k, want[x]);
+        assert_int_equal(l->grid, c.plan.Tc);
+        assert_int_equal(l->grid_y, sim_shape_B(&c.sh) * sim_shape_G(&c.sh));
+        assert_int_equal(l->phase, 2);
+        kern_smem_buf buf[SIM_MAX_BUFFERS];
+        int n;
+        uint64_t bytes;
+        assert_int_equal(kern_layout(l->k, l->phase, &c.plan, &c.sh, buf, &n, &bytes, err,
+                                     sizeof err), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(buf[0].name, bufs[x]);
+        assert_int_equal(buf[0].offset, 0);
+        assert_int_equal(bytes, (uint64_t)(c.plan.Bc * c.sh.d) * 4u);
+        assert_int_equal(l->smem_bytes, bytes);
+    }
+    kern_carve_log log;
+    memset(&log, 0, sizeof log);
+    kb_inputs in;
+    kb_inputs_make(&c, &in);
+    kern_result kr;
+    kern_cpu_carve_log = &log;
+    kb_kern(&c, &kern_cpu_kernels, &in, KERN_DQ_DETERMINISTIC, 0, &kr);
+    kern_cpu_carve_log = NULL;
+    kern_result_free(&kr);
+    /* Launches 0 and 1 are the forward's (counted, timed), 2 .. 6 the
+     * backward's counted run: its launches 3 and 4 are the sums. */
+    int seen[2] = { 0, 0 };
+    for (int r = 0; r < log.n; r++)
+        for (int x = 0; x < 2; x++)
+            if (log.r[r].launch == 2 + 3 + x) {
+                assert_string_equal(log.r[r].name, bufs[x]);
+                assert_int_equal(log.r[r].offset, 0);
+                assert_int_equal(log.r[r].bytes, (uint64_t)(c.plan.Bc * c.sh.d) * 4u);
+                seen[x]++;
+            }
+    assert_int_equal(seen[0], 1);
+    assert_int_equal(seen[1], 1);
+    for (int b = 0; b < c.plan.nbuf; b++)
+        if (!strcmp(c.plan.buf[b].name, "dV_j"))
+            c.plan.buf[b].cols += 1;
+    assert_int_equal(kern_schedule_make(SIM_FA2, &c.plan, &c.sh, &s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "does not match"));
+    kb_inputs_free(&in);
+}
+
+/* The wrong build: a group summed from its last head to its first. The same
+ * transfers, dQ right, dK and dV wrong. */
+static void test_gqa_bug_is_caught(void **state)
+{
+    (void)state;
+    kc_case c;
+    gqa_case(&c);
+    kb_inputs in;
+    kb_inputs_make(&c, &in);
+    sim_result sr;
+    kern_result kr, good;
+    kb_sim(&c, &in, &sr);
+    kb_kern(&c, &kern_cpu_kernels, &in, KERN_DQ_DETERMINISTIC, 0, &good);
+    assert_int_equal(kb_same_grads(&c, &sr, &good), 7u);
+    kb_kern(&c, &kern_cpu_bug_gqa_sum_descending, &in, KERN_DQ_DETERMINISTIC, 0, &kr);
+    assert_int_equal(kb_same_grads(&c, &sr, &kr), 1u);
+    assert_true(kb_counts_ok(&c, &sr, &kr));
+    kern_result_free(&good);
+    kern_result_free(&kr);
+    sim_result_free(&sr);
+    kb_inputs_free(&in);
+}
+
+/* Refusals: a forward plan given to the backward's run. */
 static void test_refusals(void **state)
 {
     (void)state;
@@ -271,11 +455,6 @@ static void test_refusals(void **state)
     kb_inputs_make(&c, &in);
     kern_result kr;
     char err[512];
-    c.sh.kv_heads = 1;
-    assert_int_equal(kern_run_bwd(KERN_CPU, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V, in.dO,
-                                  NULL, &kr, err, sizeof err), -1);
-    assert_non_null(strstr(err, "GQA"));
-    c.sh.kv_heads = 2;
     assert_int_equal(kern_run_bwd(KERN_CUDA, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V, in.dO,
                                   NULL, &kr, err, sizeof err), -1);
     assert_non_null(strstr(err, "--backend cpu"));
@@ -302,6 +481,9 @@ int main(void)
         cmocka_unit_test(test_dq_modes),
         cmocka_unit_test(test_block_order),
         cmocka_unit_test(test_bug_is_caught),
+        cmocka_unit_test(test_gqa_random_cases),
+        cmocka_unit_test(test_gqa_schedule),
+        cmocka_unit_test(test_gqa_bug_is_caught),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
