@@ -100,13 +100,15 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
              kern_result *out, char *err, size_t errlen);
 
 /*
- * The backward pass of loop order a (FA2: kern_fa2_bwd.cuh) with a backward
- * plan p (p->run.pass SIM_BWD) on inputs Q, K, V and the output gradient dO
- * (B H, N, d), all rounded to the dtype here as sim_run rounds them: first
- * the forward kernels with the forward plan of the same blocks (O and L, as
- * sim_run's backward computes its forward first; not counted), then the
- * backward's launches, counted once and timed opt->repeat times, with the
- * block order and dQ mode of opt. MHA only (G = H), on the CPU path only.
+ * The backward pass of loop order a (FA1: kern_fa1_bwd.cuh; FA2:
+ * kern_fa2_bwd.cuh) with a backward plan p (p->run.pass SIM_BWD) on inputs
+ * Q, K, V and the output gradient dO (B H, N, d), all rounded to the dtype
+ * here as sim_run rounds them: first the forward kernels with the forward
+ * plan of the same blocks (O, and L for FA2 or m, l for FA1, as sim_run's
+ * backward computes its forward first; not counted), then the backward's
+ * launches, counted once and timed opt->repeat times, with the block order
+ * and dQ mode of opt (FA2's; FA1 holds a head per block, dQ's additions in
+ * one order whatever opt says). MHA only (G = H), on the CPU path only.
  * Returns 0 with *out filled (dQ, dK, dV; O and L the forward's), or -1
  * with a one-line message in err.
  */
@@ -124,6 +126,8 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
 /* 1 when kernels/ has a kernel of loop order a (naive, fa1, fa2), else 0:
  * a loop order registered at run time has none. */
 int kern_serves(sim_algo a);
+/* 1 when kernels/ has the backward pass of loop order a (fa1, fa2), else 0. */
+int kern_serves_bwd(sim_algo a);
 
 /* 1 when this build has the CUDA backend and a device is present; else 0
  * with the reason in err (one line, ending in the --backend cpu hint). */

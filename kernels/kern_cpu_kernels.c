@@ -10,6 +10,7 @@
 #include "kern_internal.h"
 
 #include "kern_fa1.cuh"
+#include "kern_fa1_bwd.cuh"
 #include "kern_fa2.cuh"
 #include "kern_fa2_bwd.cuh"
 #include "kern_gqa_bwd.cuh"
@@ -32,6 +33,7 @@ const kern_cpu_table KERN_TABLE_NAME = {
         [KERN_K_NAIVE_SOFTMAX_3PASS] = kern_naive_softmax_3pass,
         [KERN_K_NAIVE_PV] = kern_naive_pv,
         [KERN_K_FA1] = kern_fa1,
+        [KERN_K_FA1_BWD] = kern_fa1_bwd,
         [KERN_K_FA2] = kern_fa2,
         [KERN_K_FA2_SPLIT] = kern_fa2_split,
         [KERN_K_FA2_COMBINE] = kern_fa2_combine,

@@ -22,6 +22,7 @@ extern "C" {
 #include "kern_internal.h"
 
 #include "kern_fa1.cuh"
+#include "kern_fa1_bwd.cuh"   /* compiled and checked by ptxas; kern_run_bwd runs it on the CPU */
 #include "kern_fa2.cuh"
 #include "kern_fa2_bwd.cuh"   /* compiled and checked by ptxas; kern_run_bwd runs it on the CPU */
 #include "kern_gqa_bwd.cuh"
@@ -40,6 +41,7 @@ static cuda_kernel_fn cuda_kernel(kern_kernel k)
     case KERN_K_NAIVE_SOFTMAX_3PASS: return kern_naive_softmax_3pass;
     case KERN_K_NAIVE_PV: return kern_naive_pv;
     case KERN_K_FA1: return kern_fa1;
+    case KERN_K_FA1_BWD: return kern_fa1_bwd;
     case KERN_K_FA2_SPLIT: return kern_fa2_split;
     case KERN_K_FA2_COMBINE: return kern_fa2_combine;
     case KERN_K_FA2_BWD_PRE: return kern_fa2_bwd_pre;

@@ -34,7 +34,7 @@ const char *kern_kernel_name(kern_kernel k)
 {
     static const char *names[KERN_K_COUNT] = {
         "kern_naive_scores", "kern_naive_softmax_rows", "kern_naive_softmax_2pass",
-        "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa2",
+        "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa1_bwd", "kern_fa2",
         "kern_fa2_split", "kern_fa2_combine", "kern_fa2_bwd_pre", "kern_fa2_bwd",
         "kern_fa2_bwd_convert", "kern_gqa_sum_dk", "kern_gqa_sum_dv",
     };
@@ -141,6 +141,12 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
         T("K_j", Bc, d); T("V_j", Bc, d); T("Q_i", Br, d); F("O_i", Br, d);
         F("S_ij", Br, Bc); F("m_i", Br, 1); F("l_i", Br, 1); F("m~_ij", Br, 1);
         F("l~_ij", Br, 1); F("m_new", Br, 1); F("l_new", Br, 1);
+        break;
+    case KERN_K_FA1_BWD:
+        T("K_j", Bc, d); T("V_j", Bc, d); F("dK_j", Bc, d); F("dV_j", Bc, d);
+        T("Q_i", Br, d); T("O_i", Br, d); T("dO_i", Br, d); F("dQ_i", Br, d);
+        F("l_i", Br, 1); F("m_i", Br, 1); F("S_ij", Br, Bc); F("dP_ij", Br, Bc);
+        F("D_i", Br, 1);
         break;
     case KERN_K_FA2:
     case KERN_K_FA2_SPLIT:
@@ -256,6 +262,11 @@ int kern_serves(sim_algo a)
     return a == SIM_NAIVE || a == SIM_FA1 || a == SIM_FA2;
 }
 
+int kern_serves_bwd(sim_algo a)
+{
+    return a == SIM_FA1 || a == SIM_FA2;
+}
+
 int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
                        kern_schedule *s, char *err, size_t errlen)
 {
@@ -279,8 +290,9 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
                                           p->Tr, BH, 2, 0 };
         s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_PV, p->Tr, BH, 3, 0 };
         break;
-    case SIM_FA1:
-        s->l[s->n++] = (kern_launch){ KERN_K_FA1, BH, 1, 1, 0 };
+    case SIM_FA1:       /* the backward: one launch too, dQ written at the last j */
+        s->l[s->n++] = (kern_launch){ p->run.pass == SIM_BWD ? KERN_K_FA1_BWD : KERN_K_FA1, BH,
+                                      1, 1, 0 };
         break;
     case SIM_FA2:
         if (p->run.pass == SIM_BWD) {       /* D, the key blocks, dQ_acc -> dQ */
@@ -401,10 +413,12 @@ static void host_free(host_tensors *h)
 int kern_uses(sim_algo a, const sim_shape *sh, const sim_run_opts *run, sim_tensor t)
 {
     const int split = a == SIM_FA2 && sim_run_S(run) > 1;
-    if (run->pass == SIM_BWD)           /* FA2's backward (kern_fa2_bwd.cuh) */
+    if (run->pass == SIM_BWD)           /* kern_fa1_bwd.cuh, kern_fa2_bwd.cuh */
         switch (t) {
-        case SIM_Q: case SIM_K: case SIM_V: case SIM_O: case SIM_L: case SIM_dO:
-        case SIM_D: case SIM_dQ: case SIM_dK: case SIM_dV: return 1;
+        case SIM_Q: case SIM_K: case SIM_V: case SIM_O: case SIM_dO: case SIM_dQ:
+        case SIM_dK: case SIM_dV: return 1;
+        case SIM_m: case SIM_l: return a == SIM_FA1;     /* the forward's statistics */
+        case SIM_L: case SIM_D: return a == SIM_FA2;
         case SIM_dQacc: return sim_inter_acc(run, SIM_dQ) == SIM_dQacc;
         case SIM_dKexp: case SIM_dVexp: return sim_gqa_grad(sh, SIM_dK) == SIM_dKexp;
         default: return 0;
@@ -520,11 +534,11 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
         return -1;
     }
     if (p->run.group || p->run.page > 0 ||
-        (p->run.pass != SIM_FWD && !(p->run.pass == SIM_BWD && p->algo == SIM_FA2)) ||
+        (p->run.pass != SIM_FWD && !(p->run.pass == SIM_BWD && kern_serves_bwd(p->algo))) ||
         (sim_run_S(&p->run) > 1 && (p->algo != SIM_FA2 || p->run.pass != SIM_FWD))) {
-        snprintf(err, errlen, "the kernels run the forward pass and FA2's backward, "
-                 "ungrouped and unpaged, split only in FA2's forward; the simulator runs "
-                 "the rest");
+        snprintf(err, errlen, "the kernels run the forward pass and FA1's and FA2's "
+                 "backward, ungrouped and unpaged, split only in FA2's forward; the "
+                 "simulator runs the rest");
         return -1;
     }
     if (sim_dtype_is_fp8(sh->dtype)) {   /* kern_tile.h holds 2- and 4-byte tiles only */
@@ -557,9 +571,13 @@ static int cpu_prelude(sim_algo a, const sim_shape *sh, const sim_plan *p, sim_p
     return kern_check_limits(s, *threads, &kern_cpu_limits, err, errlen) ? -1 : 0;
 }
 
-int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
+/* kern_run_cpu_table; with keep not NULL a successful run also hands over
+ * its global tensors (the backward reads O and the statistics from them;
+ * free with host_free). */
+static int cpu_forward(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
                        const sim_plan *p, const float *Q, const float *K, const float *V,
-                       const kern_options *opt, kern_result *out, char *err, size_t errlen)
+                       const kern_options *opt, kern_result *out, host_tensors *keep,
+                       char *err, size_t errlen)
 {
     kern_schedule s;
     int threads, repeat;
@@ -612,10 +630,20 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
         kern_result_finish(out, &s, p, &cnt, times, repeat, threads);
 done:
     free(times);
-    host_free(&h);
+    if (keep && rc == 0)
+        *keep = h;
+    else
+        host_free(&h);
     if (rc)
         kern_result_free(out);
     return rc;
+}
+
+int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
+                       const sim_plan *p, const float *Q, const float *K, const float *V,
+                       const kern_options *opt, kern_result *out, char *err, size_t errlen)
+{
+    return cpu_forward(tab, a, sh, p, Q, K, V, opt, out, NULL, err, errlen);
 }
 
 /* ---- the backward ------------------------------------------------------------ */
@@ -698,17 +726,23 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
     fp.fits = 1;
     kern_options fo = { threads, 1, KERN_DQ_DETERMINISTIC, 0 };
     kern_result fr;
-    if (kern_run_cpu_table(tab, a, sh, &fp, Q, K, V, &fo, &fr, err, errlen))
+    host_tensors fh;
+    if (cpu_forward(tab, a, sh, &fp, Q, K, V, &fo, &fr, &fh, err, errlen))
         return -1;
 
     host_tensors h;
     int rc = host_alloc(&h, a, sh, &p->run, Q, K, V, err, errlen);
     if (rc) {
         kern_result_free(&fr);
+        host_free(&fh);
         return -1;
     }
-    memcpy(h.t[SIM_O], fr.O, (size_t)h.n[SIM_O] * sizeof(float));
-    memcpy(h.t[SIM_L], fr.L, (size_t)h.n[SIM_L] * sizeof(float));
+    /* What the backward reads of the forward's: O, and L (FA2) or m, l (FA1). */
+    const sim_tensor kept[4] = { SIM_O, SIM_L, SIM_m, SIM_l };
+    for (int k = 0; k < 4; k++)
+        if (h.t[kept[k]])
+            memcpy(h.t[kept[k]], fh.t[kept[k]], (size_t)h.n[kept[k]] * sizeof(float));
+    host_free(&fh);
     memcpy(h.t[SIM_dO], dO, (size_t)h.n[SIM_dO] * sizeof(float));
     sim_round_to_dtype(h.t[SIM_dO], h.n[SIM_dO], sh->dtype);
     out->O = fr.O;
@@ -719,15 +753,21 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
     const sim_tensor outs[3] = { SIM_dQ, SIM_dK, SIM_dV };
     float **res[3] = { &out->dQ, &out->dK, &out->dV };
     double *times = malloc((size_t)repeat * sizeof *times);
+    /* FA2's key-block grid runs in the order of opt (kern_block_order); FA1's
+     * blocks each hold a whole head, whose dQ no other block adds to. */
     int64_t *order = NULL;
-    for (int k = 0; k < s.n; k++)
-        if (s.l[k].k == KERN_K_FA2_BWD &&
-            (order = malloc((size_t)(s.l[k].grid * s.l[k].grid_y) * sizeof *order)))
+    int ordered = 0;
+    for (int k = 0; k < s.n; k++) {
+        if (s.l[k].k != KERN_K_FA2_BWD)
+            continue;
+        ordered = 1;
+        if ((order = malloc((size_t)(s.l[k].grid * s.l[k].grid_y) * sizeof *order)))
             kern_block_order(s.l[k].grid, s.l[k].grid_y, opt ? opt->block_order_seed : 0,
                              mode, order);
+    }
     for (int k = 0; k < 3; k++)
         *res[k] = malloc((size_t)h.n[outs[k]] * sizeof(float));
-    if (!times || !order || !out->dQ || !out->dK || !out->dV) {
+    if (!times || (ordered && !order) || !out->dQ || !out->dK || !out->dV) {
         snprintf(err, errlen, "out of memory for the kernel's results");
         rc = -1;
         goto done;

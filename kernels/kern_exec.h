@@ -64,12 +64,13 @@ typedef struct {
                                 (sim_inter_acc); NULL: O itself, as the paper */
     float *Ot;               /* split-KV: the splits' partial outputs O~ (S N, d)
                                 a head, fp32; m, l are then (S N) a head */
-    /* The backward (kern_fa2_bwd.cuh): dO, dQ, dQ_acc (B H, N, d), D (B H, N),
-     * dK, dV (B G, N_k, d); O and L are then the forward's, read. NULL in a
-     * forward run. dQacc: dQ's fp32 running sum (sim_inter_acc); NULL: dQ
-     * itself, as the paper. dKexp, dVexp: GQA's (G < H) per-query-head dK,
-     * dV (B H, N_k, d) in the dtype, summed over each group into dK, dV by
-     * kern_gqa_bwd.cuh (sim_gqa_grad); NULL with G = H. */
+    /* The backward (kern_fa1_bwd.cuh, kern_fa2_bwd.cuh): dO, dQ, dQ_acc
+     * (B H, N, d), D (B H, N; FA2's), dK, dV (B G, N_k, d); O and L (FA2) or
+     * m, l (FA1) are then the forward's, read. NULL in a forward run. dQacc:
+     * dQ's fp32 running sum (sim_inter_acc); NULL: dQ itself, as the paper.
+     * dKexp, dVexp: GQA's (G < H) per-query-head dK, dV (B H, N_k, d) in the
+     * dtype, summed over each group into dK, dV by kern_gqa_bwd.cuh
+     * (sim_gqa_grad); NULL with G = H. */
     const float *dO;
     float *D, *dQ, *dK, *dV, *dQacc, *dKexp, *dVexp;
     int64_t N, d, Br, Bc, Tr, Tc;   /* N: the query rows N_q */
@@ -259,7 +260,8 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
         p->L += q * rows;
     if (p->dO) {                 /* the backward's tensors */
         p->dO += q * Nd;
-        p->D += q * rows;
+        if (p->D)                /* FA2's; FA1's backward reads m, l instead */
+            p->D += q * rows;
         p->dQ += q * Nd;
         if (p->dQacc)
             p->dQacc += q * Nd;

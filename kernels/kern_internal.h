@@ -16,9 +16,9 @@ extern "C" {
 /* The kernels of the three loop orders. */
 typedef enum {
     KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_2PASS,
-    KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_FA2_SPLIT,
-    KERN_K_FA2_COMBINE, KERN_K_FA2_BWD_PRE, KERN_K_FA2_BWD, KERN_K_FA2_BWD_CONVERT,
-    KERN_K_GQA_SUM_DK, KERN_K_GQA_SUM_DV,
+    KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA1_BWD, KERN_K_FA2,
+    KERN_K_FA2_SPLIT, KERN_K_FA2_COMBINE, KERN_K_FA2_BWD_PRE, KERN_K_FA2_BWD,
+    KERN_K_FA2_BWD_CONVERT, KERN_K_GQA_SUM_DK, KERN_K_GQA_SUM_DV,
     KERN_K_COUNT
 } kern_kernel;
 
@@ -59,12 +59,13 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
                 size_t errlen);
 
 /* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1;
- * FA2 split-KV: 2; FA2's backward: 3, or 2 without dQ_acc), over all B H
- * query heads: naive's and FA2's grids are (T_r, B H) (the one-pass softmax
- * (ceil(N / B_s), B H)), FA1's (B H, 1), split-KV's partials (S T_r, B H)
- * and its combine (T_r, B H); FA2's backward (T_r, B H), (T_c, B H), and
- * its convert (T_r, B H). A backward with G < H then has GQA's group sums
- * of dK_exp and dV_exp (kern_gqa_bwd.cuh), grids (T_c, B G). */
+ * FA2 split-KV: 2; FA1's backward: 1; FA2's backward: 3, or 2 without
+ * dQ_acc), over all B H query heads: naive's and FA2's grids are (T_r, B H)
+ * (the one-pass softmax (ceil(N / B_s), B H)), FA1's (B H, 1) in both
+ * passes, split-KV's partials (S T_r, B H) and its combine (T_r, B H); FA2's
+ * backward (T_r, B H), (T_c, B H), and its convert (T_r, B H). A backward
+ * with G < H then has GQA's group sums of dK_exp and dV_exp
+ * (kern_gqa_bwd.cuh), grids (T_c, B G). */
 typedef struct {
     int n;
     kern_launch l[8];
