@@ -13,6 +13,13 @@
  * bits of dQ; in both, dK and dV are the same under every order (each block
  * owns its own). A wrong build (KERN_BUG_BWD_DS_NO_D: line 14 without D_i)
  * must fail the output check while its counts still agree.
+ *
+ * dQ_i's turns (kern_exec.h's kern_turn_*) run on the CPU path too: a block
+ * that would wait for a turn that never comes fails the launch there. So
+ * every case above checks the turn each block waits for (j - js.lo) under
+ * causal masks and windows, and a wrong build that hands the turn on
+ * unchanged (KERN_BUG_BWD_TURN_KEPT) must fail in deterministic mode, where
+ * a GPU would hang, and still be right in atomic mode, which only locks.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +32,7 @@
 #define KB_CASES 36
 
 extern const kern_cpu_table kern_cpu_bug_bwd_ds_no_d;
+extern const kern_cpu_table kern_cpu_bug_bwd_turn_kept;
 
 /* A backward case: kc_random_case_of's problem (heads and mask drawn when
  * `heads`), made MHA, with FA2's backward plan of the same blocks (M raised
@@ -261,6 +269,34 @@ static void test_bug_is_caught(void **state)
     kb_inputs_free(&in);
 }
 
+/* The wrong build that keeps dQ_i's turn: deterministic mode stalls at the
+ * second key block of a head (named in the message); atomic mode, a lock,
+ * runs and gives the simulator's bits in the grid's order. */
+static void test_turn_bug_is_caught(void **state)
+{
+    (void)state;
+    kc_case c;
+    order_case(&c);
+    kb_inputs in;
+    kb_inputs_make(&c, &in);
+    sim_result sr;
+    kern_result kr;
+    kb_sim(&c, &in, &sr);
+    char err[512];
+    const kern_options det = { .threads = 2, .repeat = 1 };
+    assert_int_equal(kern_run_bwd_cpu_table(&kern_cpu_bug_bwd_turn_kept, SIM_FA2, &c.sh,
+                                            &c.plan, in.Q, in.K, in.V, in.dO, &det, &kr, err,
+                                            sizeof err), -1);
+    assert_non_null(strstr(err, "block (1, 0) waited for a turn that never came"));
+    assert_null(kr.dQ);
+    assert_null(kr.O);
+    kb_kern(&c, &kern_cpu_bug_bwd_turn_kept, &in, KERN_DQ_ATOMIC, 0, &kr);
+    assert_int_equal(kb_same_grads(&c, &sr, &kr), 7u);
+    kern_result_free(&kr);
+    sim_result_free(&sr);
+    kb_inputs_free(&in);
+}
+
 /* Refusals: GQA's backward, a forward plan given to the backward's run. */
 static void test_refusals(void **state)
 {
@@ -276,8 +312,15 @@ static void test_refusals(void **state)
                                   NULL, &kr, err, sizeof err), -1);
     assert_non_null(strstr(err, "GQA"));
     c.sh.kv_heads = 2;
+    if (!kern_cuda_available(err, sizeof err)) {
+        assert_int_equal(kern_run_bwd(KERN_CUDA, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V,
+                                      in.dO, NULL, &kr, err, sizeof err), -1);
+        assert_non_null(strstr(err, "--backend cpu"));
+    }
+    /* A block order is the CPU path's: a GPU's is the hardware's. */
+    const kern_options seeded = { .block_order_seed = 5 };
     assert_int_equal(kern_run_bwd(KERN_CUDA, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V, in.dO,
-                                  NULL, &kr, err, sizeof err), -1);
+                                  &seeded, &kr, err, sizeof err), -1);
     assert_non_null(strstr(err, "--backend cpu"));
     sim_plan fp;
     const sim_run_opts fwd = { 0 };
@@ -302,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_dq_modes),
         cmocka_unit_test(test_block_order),
         cmocka_unit_test(test_bug_is_caught),
+        cmocka_unit_test(test_turn_bug_is_caught),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
