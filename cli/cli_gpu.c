@@ -249,6 +249,8 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
                                                         : "as the blocks finish");
             if (r->order_seed)
                 fprintf(out, "seed %llu's order\n", (unsigned long long)r->order_seed);
+            else if (b == KERN_CUDA)
+                fprintf(out, "the order this device runs them in\n");
             else
                 fprintf(out, "the grid's order\n");
         } else if (r->plan.run.splits > 1) {
@@ -546,6 +548,11 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
     if (g->backward_options && !o->req.run_pass[SIM_BWD]) {
         fprintf(stderr, "fasim: gpu: --dq-mode and --block-order-seed choose how the "
                 "backward adds dQ: add --pass bwd (or both)\n");
+        return SIM_EUSAGE;
+    }
+    if (g->block_order_seed && g->backend == KERN_CUDA) {
+        fprintf(stderr, "fasim: gpu: --block-order-seed orders the CPU path's blocks; on a GPU "
+                "the hardware orders them: drop it, or add --backend cpu\n");
         return SIM_EUSAGE;
     }
     if (o->req.run_pass[SIM_BWD] && o->out_path) {
