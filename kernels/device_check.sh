@@ -101,7 +101,7 @@ if command -v compute-sanitizer >/dev/null 2>&1 || [ "$DRY" = 1 ]; then
         # The backward's blocks wait for each other's turn at dQ_i: a bound
         # on the time, should a tool run them in an order they cannot finish in.
         for mode in deterministic atomic; do
-            run "sanitizer-$tool-bwd-$mode" timeout 300 compute-sanitizer --tool "$tool" \
+            run "sanitizer-$tool-bwd-$mode" timeout 120 compute-sanitizer --tool "$tool" \
                 --error-exitcode 1 "$FASIM" gpu --algo fa2 --pass bwd --dq-mode "$mode" \
                 --N 256 --d 64 --heads 2 --causal --M 48K --repeat 1
         done
