@@ -48,8 +48,9 @@ int kern_backend_parse(const char *s, kern_backend *out);
  * run in (a block waits for block j - 1 of its head): the simulator's bits.
  * ATOMIC: in the order the blocks happen to run, as the released kernel's
  * atomicAdd does by default; on the CPU path that order is the shuffle of
- * kern_options.block_order_seed, and each block's add is its
- * read-modify-write of dQ_i at its turn. */
+ * kern_options.block_order_seed, on a GPU the device's. Either way each
+ * block's add is its whole read-modify-write of dQ_i, under dQ_i's lock
+ * (kern_fa2_bwd.cuh), not the released kernel's per-element atomicAdd. */
 typedef enum { KERN_DQ_DETERMINISTIC, KERN_DQ_ATOMIC, KERN_DQ_COUNT } kern_dq_mode;
 
 const char *kern_dq_mode_name(kern_dq_mode m);       /* "deterministic", "atomic" */
@@ -106,7 +107,10 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
  * the forward kernels with the forward plan of the same blocks (O and L, as
  * sim_run's backward computes its forward first; not counted), then the
  * backward's launches, counted once and timed opt->repeat times, with the
- * block order and dQ mode of opt. MHA only (G = H), on the CPU path only.
+ * block order and dQ mode of opt. MHA only (G = H). On KERN_CUDA the
+ * device orders the blocks (a block_order_seed is refused) and, in
+ * KERN_DQ_ATOMIC mode, dQ is not compared across the timed runs (its
+ * additions' order may change from run to run; dK and dV are).
  * Returns 0 with *out filled (dQ, dK, dV; O and L the forward's), or -1
  * with a one-line message in err.
  */

@@ -41,6 +41,11 @@ const char *kern_kernel_name(kern_kernel k)
     return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
 }
 
+int kern_kernel_turns(kern_kernel k)
+{
+    return k == KERN_K_FA2_BWD;
+}
+
 double kern_now_seconds(void)
 {
     struct timespec ts;
@@ -584,8 +589,8 @@ int kern_outs_keep(const kern_outs *o, sim_algo a, int run, float *const src[3],
 }
 
 /* The CPU path's runs of either pass: poison what the pass writes, launch
- * the schedule (the block order `order` for the backward's key-block
- * launch), keep run 0's outputs and counts, compare the timed runs'. */
+ * the schedule (the launch that takes turns in the block order `order`),
+ * keep run 0's outputs and counts, compare the timed runs'. */
 static int cpu_runs(const kern_cpu_table *tab, sim_algo a, const kern_schedule *s,
                     sim_pass pass, host_tensors *h, kern_params kp, const int64_t *order,
                     int threads, int repeat, const kern_outs *o, kern_counts *cnt,
@@ -603,7 +608,7 @@ static int cpu_runs(const kern_cpu_table *tab, sim_algo a, const kern_schedule *
         for (int k = 0; k < s->n; k++)
             if (kern_cpu_launch_order(tab->fn[s->l[k].k], kp, s->l[k].grid, s->l[k].grid_y,
                                       threads, s->l[k].smem_bytes,
-                                      s->l[k].k == KERN_K_FA2_BWD ? order : NULL, err, errlen))
+                                      kern_kernel_turns(s->l[k].k) ? order : NULL, err, errlen))
                 return -1;
         double dt = kern_now_seconds() - t0;
         float *src[3] = { NULL, NULL, NULL };
@@ -769,13 +774,14 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
     kern_outs_make(a, sh, SIM_BWD, out, &o);
     double *times = malloc((size_t)repeat * sizeof *times);
     int64_t *order = NULL;
+    int ordered = 0;                 /* a launch takes turns (one per schedule) */
     for (int k = 0; k < s.n; k++)
-        if (s.l[k].k == KERN_K_FA2_BWD &&
+        if (kern_kernel_turns(s.l[k].k) && (ordered = 1) &&
             (order = malloc((size_t)(s.l[k].grid * s.l[k].grid_y) * sizeof *order)))
             kern_block_order(s.l[k].grid, s.l[k].grid_y, opt ? opt->block_order_seed : 0,
                              mode, order);
     kern_counts cnt;
-    if (!times || !order) {
+    if (!times || (ordered && !order)) {
         snprintf(err, errlen, "out of memory for the kernel's results");
         rc = -1;
     } else {

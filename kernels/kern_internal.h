@@ -22,6 +22,10 @@ typedef enum {
 } kern_kernel;
 
 const char *kern_kernel_name(kern_kernel k);
+/* 1 when kernel k's blocks take turns at dQ_i (kern_params.dq_turn: a
+ * backward's key blocks, kern_fa2_bwd): the CPU path runs such a launch's
+ * blocks in the order of kern_block_order. */
+int kern_kernel_turns(kern_kernel k);
 
 /* One launch: a kernel, its grid (grid x grid_y blocks: blockIdx.x, .y),
  * and its dynamic shared memory in bytes, which is the plan's bytes of
