@@ -256,6 +256,8 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
                                                         : "as the blocks finish");
             if (r->order_seed)
                 fprintf(out, "seed %llu's order\n", (unsigned long long)r->order_seed);
+            else if (b == KERN_CUDA)
+                fprintf(out, "the order this device runs them in\n");
             else
                 fprintf(out, "the grid's order\n");
         } else if (r->plan.run.splits > 1) {
@@ -555,6 +557,11 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
         fprintf(stderr, "fasim: gpu: --dq-mode and --block-order-seed order FA2's backward "
                 "blocks (FA1's holds each head in one block, dQ added in one order): add fa2 "
                 "to --algo\n");
+        return SIM_EUSAGE;
+    }
+    if (g->block_order_seed && g->backend == KERN_CUDA) {
+        fprintf(stderr, "fasim: gpu: --block-order-seed orders the CPU path's blocks; on a GPU "
+                "the hardware orders them: drop it, or add --backend cpu\n");
         return SIM_EUSAGE;
     }
     if (o->req.run_pass[SIM_BWD] && o->out_path) {

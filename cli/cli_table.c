@@ -282,7 +282,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "the blocks run, as atomicAdd adds" },
     [CLI_O_BLOCK_ORDER_SEED] = { "block-order-seed", "S", G,
         "run the backward's thread blocks in an order shuffled\n"
-        "from S, as a GPU may (default 0: the grid's order)" },
+        "from S, as a GPU may (default 0: the grid's order);\n"
+        "the CPU path's: on a GPU the hardware orders them" },
 };
 
 static const cli_help_item HELP_REPORT[] = {

@@ -48,8 +48,9 @@ int kern_backend_parse(const char *s, kern_backend *out);
  * run in (a block waits for block j - 1 of its head): the simulator's bits.
  * ATOMIC: in the order the blocks happen to run, as the released kernel's
  * atomicAdd does by default; on the CPU path that order is the shuffle of
- * kern_options.block_order_seed, and each block's add is its
- * read-modify-write of dQ_i at its turn. */
+ * kern_options.block_order_seed, on a GPU the device's. Either way each
+ * block's add is its whole read-modify-write of dQ_i, under dQ_i's lock
+ * (kern_fa2_bwd.cuh), not the released kernel's per-element atomicAdd. */
 typedef enum { KERN_DQ_DETERMINISTIC, KERN_DQ_ATOMIC, KERN_DQ_COUNT } kern_dq_mode;
 
 const char *kern_dq_mode_name(kern_dq_mode m);       /* "deterministic", "atomic" */
@@ -65,6 +66,8 @@ typedef struct {
 typedef struct {
     float *O;                /* (B H, N, d), owned; values of the dtype */
     float *L;                /* FA2: (B H, N) logsumexp, owned; else NULL */
+    float *m, *l;            /* FA1: (B H, N) row maxima and sums, owned (its
+                                backward reads them); else NULL */
     float *dQ, *dK, *dV;     /* the backward: (B H, N, d), (B G, N_k, d) twice,
                                 owned; NULL after a forward run (O, L are then
                                 the forward's, which the backward read) */
@@ -108,7 +111,11 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
  * backward computes its forward first; not counted), then the backward's
  * launches, counted once and timed opt->repeat times, with the block order
  * and dQ mode of opt (FA2's; FA1 holds a head per block, dQ's additions in
- * one order whatever opt says). MHA only (G = H), on the CPU path only.
+ * one order whatever opt says). MHA, GQA and MQA (G < H: the group sums of
+ * kern_gqa_bwd.cuh follow). On KERN_CUDA the device orders the blocks (a
+ * block_order_seed is refused) and, in KERN_DQ_ATOMIC mode, dQ is not
+ * compared across the timed runs (its additions' order may change from run
+ * to run; dK and dV are).
  * Returns 0 with *out filled (dQ, dK, dV; O and L the forward's), or -1
  * with a one-line message in err.
  */

@@ -11,7 +11,9 @@
  * one that writes past its buffers is caught by AddressSanitizer).
  *
  * Blocks run in sequence, never concurrently, so the order of global-memory
- * writes is the simulator's and counters need no atomics. This is CUDA's
+ * writes is the simulator's and counters need no atomics; a block that waits
+ * for another's turn (kern_exec.h's kern_turn_*) finds it taken or never
+ * gets it, which fails the launch (kern_cpu_stall). This is CUDA's
  * block model (threads, barriers, shared memory) with one block resident at a
  * time: it catches missing barriers and unwritten shared memory, not what
  * only a GPU shows (concurrent blocks racing, warp-level behaviour).
@@ -79,6 +81,13 @@ void kern_cpu_sync(void)
     barrier_wait((cpu_barrier *)kern_cpu_tls->barrier);
 }
 
+void kern_cpu_stall(void)
+{
+    const kern_cpu_ctx *c = kern_cpu_tls;
+    if (*c->stalled < 0)
+        *c->stalled = c->block_y * c->grid_dim + c->block_x;
+}
+
 typedef struct {
     kern_cpu_fn fn;
     kern_params p;
@@ -88,6 +97,7 @@ typedef struct {
     unsigned char *smem;
     uint64_t smem_bytes;
     cpu_barrier barrier;
+    int64_t stalled;         /* kern_cpu_stall: the first block (y grid + x); -1: none */
     /* The start gate: workers wait until every thread exists (go) or the
      * launch is abandoned (abort), so that a failed pthread_create never
      * leaves threads waiting at a barrier that cannot fill. */
@@ -103,7 +113,7 @@ typedef struct {
 
 static void run_blocks(cpu_launch *L, int tid)
 {
-    kern_cpu_ctx ctx = { 0, 0, tid, L->threads, L->grid, L->smem, &L->barrier };
+    kern_cpu_ctx ctx = { 0, 0, tid, L->threads, L->grid, L->smem, &L->barrier, &L->stalled };
     kern_cpu_tls = &ctx;
     for (int64_t k = 0; k < L->grid * L->grid_y; k++) {
         const int64_t at = L->order ? L->order[k] : k;      /* y outer, x inner */
@@ -158,6 +168,7 @@ int kern_cpu_launch_order(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t g
     L.grid = grid;
     L.grid_y = grid_y;
     L.order = order;
+    L.stalled = -1;
     L.threads = threads;
     L.smem_bytes = smem_bytes;
     L.smem = malloc((size_t)(smem_bytes ? smem_bytes : 1));
@@ -197,6 +208,12 @@ int kern_cpu_launch_order(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t g
         run_blocks(&L, 0);
     for (int t = 1; t <= created; t++)
         pthread_join(tids[t], NULL);
+    if (rc == 0 && L.stalled >= 0) {
+        snprintf(err, errlen, "block (%lld, %lld) waited for a turn that never came: blocks "
+                 "run one at a time here, and on a GPU it would spin for ever",
+                 (long long)(L.stalled % grid), (long long)(L.stalled / grid));
+        rc = -1;
+    }
 
     pthread_cond_destroy(&L.cv);
     pthread_mutex_destroy(&L.mu);

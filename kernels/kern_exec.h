@@ -14,6 +14,9 @@
  *   kern_carve             the next buffer of it (the plan's buffers, see below)
  *   kern_load / kern_store counted, cooperative tile copies global <-> shared
  *   kern_load_tile         the same into a tile held in the dtype's storage type
+ *   kern_turn_wait / kern_turn_lock / kern_turn_pass
+ *                          a block's turn at a global tile that blocks share
+ *                          (a semaphore in global memory, below)
  *
  * Under nvcc these are CUDA's own. On the CPU (kern_cpu.c) every thread of a
  * block is a real POSIX thread, KERN_SYNC() is a real barrier across them and
@@ -73,6 +76,12 @@ typedef struct {
      * (sim_gqa_grad); NULL with G = H. */
     const float *dO;
     float *D, *dQ, *dK, *dV, *dQacc, *dKexp, *dVexp;
+    /* dQ_i's turn (B H, T_r), one int per head and query block, which
+     * kern_fa2_bwd_pre zeroes: with dq_atomic 0 the key blocks done with
+     * dQ_i so far (a block waits until the count is its turn), else a lock
+     * (1 while a block holds dQ_i). NULL: no turns (a forward run). */
+    int *dq_turn;
+    int dq_atomic;
     int64_t N, d, Br, Bc, Tr, Tc;   /* N: the query rows N_q */
     int64_t Nk;              /* key/value rows N_k (>= N under a causal mask) */
     int64_t H, G;            /* query and key/value heads per sequence */
@@ -109,12 +118,19 @@ typedef struct {
     int64_t block_x, block_y, thread_x, block_dim, grid_dim;
     unsigned char *smem;     /* this block's shared memory */
     void *barrier;           /* the block's barrier (kern_cpu.c) */
+    int64_t *stalled;        /* the launch's first block to stall (y grid + x); -1: none */
 } kern_cpu_ctx;
 
 extern _Thread_local const kern_cpu_ctx *kern_cpu_tls;
 
 /* A barrier across the threads of the running block (kern_cpu.c). */
 void kern_cpu_sync(void);
+
+/* The running block waits for a turn that has not come (kern_turn_wait,
+ * kern_turn_lock): blocks run one at a time here, so it never would; on a
+ * GPU the block would spin for ever. kern_cpu.c notes the block and fails
+ * the launch with a message naming it. */
+void kern_cpu_stall(void);
 
 /* The tests' record of how kernels carve their shared memory: when
  * kern_cpu_carve_log is not NULL, thread 0 of block 0 of every CPU launch
@@ -271,6 +287,78 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
             p->dKexp += q * p->Nk * p->d;
             p->dVexp += q * p->Nk * p->d;
         }
+        if (p->dq_turn)
+            p->dq_turn += q * p->Tr;
+    }
+}
+
+/*
+ * Turns: blocks of one launch that read-modify-write the same global tile
+ * (FA2's backward: dQ_i) take turns through an int in global memory, as the
+ * released kernels' deterministic backward does with its semaphore.
+ *
+ *   kern_turn_wait(turn, v)   until *turn == v (the blocks before this one
+ *                             are done with the tile);
+ *   kern_turn_lock(turn)      until this block sets *turn from 0 to 1 (any
+ *                             order, one block at a time);
+ *   kern_turn_pass(turn, v)   the tile's writes visible, then *turn = v.
+ *
+ * Every thread of the block calls them (they hold barriers). On a GPU,
+ * thread 0 spins (a volatile read, or atomicCAS) while the others wait at
+ * the barrier; the fences are cooperative groups' grid barrier's: the
+ * writers' __threadfence() before the atomic store of the turn, the
+ * reader's after it sees the turn, and __syncthreads() to the rest of each
+ * block. Progress: a block only ever waits for blocks of lower blockIdx.x
+ * (an earlier turn) or for a block holding a lock, which waits for nothing;
+ * blocks are issued in blockIdx order, so the ones it waits for are resident
+ * or done. On the CPU path the blocks run one at a time in the driver's
+ * order: a turn that has not come when it is asked for never will, so
+ * kern_cpu_stall() fails the launch instead of spinning.
+ */
+KERN_DEVICE void kern_turn_wait(int *turn, int v)
+{
+    if (kern_thread_x() == 0) {
+#if defined(__CUDACC__)
+        while (*(volatile int *)turn != v) {
+        }
+        __threadfence();
+#else
+        if (*turn != v)
+            kern_cpu_stall();
+#endif
+    }
+    KERN_SYNC();
+}
+
+KERN_DEVICE void kern_turn_lock(int *turn)
+{
+    if (kern_thread_x() == 0) {
+#if defined(__CUDACC__)
+        while (atomicCAS(turn, 0, 1) != 0) {
+        }
+        __threadfence();
+#else
+        if (*turn != 0)
+            kern_cpu_stall();
+        *turn = 1;
+#endif
+    }
+    KERN_SYNC();
+}
+
+KERN_DEVICE void kern_turn_pass(int *turn, int v)
+{
+#if defined(__CUDACC__)
+    __threadfence();         /* this thread's writes of the tile, device-wide */
+#endif
+    KERN_SYNC();
+    if (kern_thread_x() == 0) {
+#if defined(__CUDACC__)
+        __threadfence();
+        atomicExch(turn, v);
+#else
+        *turn = v;
+#endif
     }
 }
 

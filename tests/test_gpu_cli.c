@@ -505,6 +505,15 @@ static void test_backward(void **state)
         assert_non_null(strstr(b.err, says[k]));
         run_free(&b);
     }
+    /* A block order on CUDA: the device's own, refused before the device is
+     * looked for (so the same on any machine). */
+    run_res s = run("gpu", "--backend", "cuda", "--N", "32", "--pass", "bwd",
+                    "--block-order-seed", "2", NULL);
+    assert_int_equal(s.code, 2);
+    assert_int_equal(s.out_len, 0);
+    assert_int_equal(count_of(s.err, "\n"), 1);
+    assert_non_null(strstr(s.err, "on a GPU the hardware orders them"));
+    run_free(&s);
 }
 
 int main(int argc, char **argv)

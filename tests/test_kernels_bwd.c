@@ -24,6 +24,13 @@
  * line 13 without diag(l_i)^-1) must fail the output and the oracle's check
  * with its counts right.
  *
+ * dQ_i's turns (kern_exec.h's kern_turn_*) run on the CPU path too: a block
+ * that would wait for a turn that never comes fails the launch there. So
+ * every case above checks the turn each block waits for (j - js.lo) under
+ * causal masks and windows, and a wrong build that hands the turn on
+ * unchanged (KERN_BUG_BWD_TURN_KEPT) must fail in deterministic mode, where
+ * a GPU would hang, and still be right in atomic mode, which only locks.
+ *
  * GQA and MQA (G < H, kern_gqa_bwd.cuh): 32 random configurations of FA2's
  * backward and 16 of FA1's (batch 1-3, H up to 8 over every G that divides
  * it, G = 1 among them, the same masks, dtypes, threads and intermediates)
@@ -48,99 +55,7 @@
 extern const kern_cpu_table kern_cpu_bug_bwd_ds_no_d;
 extern const kern_cpu_table kern_cpu_bug_fa1_bwd_no_l;
 extern const kern_cpu_table kern_cpu_bug_gqa_sum_descending;
-
-/* c's problem with its loop order's backward plan of its blocks (M raised
- * to the plan's peak where it does not fit), the paper's intermediates when
- * paper. */
-static void kb_plan(int paper, kc_case *c)
-{
-    const sim_algo a = c->algo;
-    const sim_run_opts run = { .pass = SIM_BWD,
-                               .intermediates = paper ? SIM_INTER_PAPER : SIM_INTER_KERNEL };
-    const int64_t Br = c->plan.Br, Bc = c->plan.Bc;
-    sim_plan_make(a, &c->sh, &run, Br, Bc, SIM_PLAN_USER, &c->plan);
-    if (!c->plan.fits) {
-        c->sh.M = c->plan.sram_peak;
-        sim_plan_make(a, &c->sh, &run, Br, Bc, SIM_PLAN_USER, &c->plan);
-    }
-}
-
-/* A backward case of loop order a: kc_random_case_of's problem (heads and
- * mask drawn when `heads`), made MHA, with kb_plan's plan. */
-static void kb_random_case(uint64_t *st, sim_algo a, int heads, int paper, kc_case *c)
-{
-    kc_random_case_of(st, a, heads, c);
-    c->sh.kv_heads = c->sh.heads;
-    kb_plan(paper, c);
-}
-
-typedef struct {
-    float *Q, *K, *V, *dO;
-} kb_inputs;
-
-static void kb_inputs_free(kb_inputs *in)
-{
-    free(in->Q);
-    free(in->K);
-    free(in->V);
-    free(in->dO);
-}
-
-static void kb_inputs_make(const kc_case *c, kb_inputs *in)
-{
-    const int64_t nq = kern_tensor_elems(&c->sh, SIM_Q), nk = kern_tensor_elems(&c->sh, SIM_K);
-    in->Q = malloc((size_t)nq * sizeof(float));
-    in->K = malloc((size_t)nk * sizeof(float));
-    in->V = malloc((size_t)nk * sizeof(float));
-    in->dO = malloc((size_t)nq * sizeof(float));
-    assert_non_null(in->Q);
-    assert_non_null(in->K);
-    assert_non_null(in->V);
-    assert_non_null(in->dO);
-    sim_random_qkv(c->seed, nq / c->sh.d, nk / c->sh.d, c->sh.d, c->sh.dtype, in->Q, in->K,
-                   in->V);
-    sim_random_grad(c->seed + 1, nq, c->sh.dtype, in->dO);
-}
-
-static void kb_sim(const kc_case *c, const kb_inputs *in, sim_result *sr)
-{
-    char err[512];
-    const sim_inputs si = { in->Q, in->K, in->V, in->dO };
-    if (sim_run_inputs(c->algo, &c->sh, &c->plan, &si, NULL, sr, err, sizeof err) != 0)
-        fail_msg("sim_run: %s", err);
-}
-
-static void kb_kern(const kc_case *c, const kern_cpu_table *tab, const kb_inputs *in,
-                    kern_dq_mode mode, uint64_t order_seed, kern_result *kr)
-{
-    char err[512], desc[256];
-    const kern_options opt = { .threads = c->threads, .repeat = 1, .dq_mode = mode,
-                               .block_order_seed = order_seed };
-    kc_describe(c, desc, sizeof desc);
-    if (kern_run_bwd_cpu_table(tab, c->algo, &c->sh, &c->plan, in->Q, in->K, in->V, in->dO,
-                               &opt, kr, err, sizeof err) != 0)
-        fail_msg("%s: kernel run: %s", desc, err);
-}
-
-static int same(const float *a, const float *b, int64_t n)
-{
-    return a && b && memcmp(a, b, (size_t)n * sizeof(float)) == 0;
-}
-
-/* Which of dQ, dK, dV (bits 0, 1, 2) of kr equal sr's. */
-static unsigned kb_same_grads(const kc_case *c, const sim_result *sr, const kern_result *kr)
-{
-    const int64_t nq = kern_tensor_elems(&c->sh, SIM_Q), nk = kern_tensor_elems(&c->sh, SIM_K);
-    return (unsigned)same(sr->dQ, kr->dQ, nq) | (unsigned)same(sr->dK, kr->dK, nk) << 1 |
-           (unsigned)same(sr->dV, kr->dV, nk) << 2;
-}
-
-static int kb_counts_ok(const kc_case *c, const sim_result *sr, const kern_result *kr)
-{
-    sim_counts th;
-    return sim_counts_equal(&sr->counts, &kr->counts) &&
-           sim_theory_counts(&c->plan, &c->sh, &th) == 0 && sim_counts_equal(&th, &sr->counts);
-}
+extern const kern_cpu_table kern_cpu_bug_bwd_turn_kept;
 
 /* Normwise error of the gradients against the float64 oracle on the same
  * (rounded) inputs: fp32's bound is test_numerics.c's GRAD_TOL; the 2-byte
@@ -282,32 +197,11 @@ static void test_random_cases(void **state)
     kb_cover_check(&v, 1, 0);
 }
 
-/* A case with several key blocks per head and several heads: fp32 (so that
- * nothing rounds dQ's running sum but the additions themselves). */
-static void order_case(sim_algo a, kc_case *c)
-{
-    memset(c, 0, sizeof *c);
-    c->algo = a;
-    c->sh.N = 40;
-    c->sh.d = 8;
-    c->sh.dtype = SIM_FP32;
-    c->sh.batch = 2;
-    c->sh.heads = 2;
-    c->sh.kv_heads = 2;
-    c->sh.M = 1u << 20;
-    c->seed = 7;
-    c->threads = 3;
-    const sim_run_opts run = { .pass = SIM_BWD };
-    sim_plan_make(a, &c->sh, &run, 8, 5, SIM_PLAN_USER, &c->plan);
-    assert_true(c->plan.fits);
-    assert_int_equal(c->plan.Tc, 8);
-}
-
 static void test_dq_modes(void **state)
 {
     (void)state;
     kc_case c;
-    order_case(SIM_FA2, &c);
+    kb_order_case(SIM_FA2, &c);
     kb_inputs in;
     kb_inputs_make(&c, &in);
     sim_result sr;
@@ -327,7 +221,7 @@ static void test_dq_modes(void **state)
         assert_int_equal(kb_same_grads(&c, &sr, &atom) & 6u, 6u);
         assert_true(kb_counts_ok(&c, &sr, &det));
         assert_true(kb_counts_ok(&c, &sr, &atom));
-        differ += !same(first.dQ, atom.dQ, nq);
+        differ += !kb_same(first.dQ, atom.dQ, nq);
         kern_result_free(&det);
         kern_result_free(&atom);
     }
@@ -335,7 +229,7 @@ static void test_dq_modes(void **state)
      * order 1 (checked on their own), and most of the others. */
     kern_result one;
     kb_kern(&c, &kern_cpu_kernels, &in, KERN_DQ_ATOMIC, 1, &one);
-    assert_false(same(first.dQ, one.dQ, nq));
+    assert_false(kb_same(first.dQ, one.dQ, nq));
     assert_true(differ >= 6);
     kern_result_free(&one);
     kern_result_free(&first);
@@ -377,7 +271,7 @@ static void test_block_order(void **state)
 static void kb_bug_caught(sim_algo a, const kern_cpu_table *bug, unsigned right)
 {
     kc_case c;
-    order_case(a, &c);
+    kb_order_case(a, &c);
     kb_inputs in;
     kb_inputs_make(&c, &in);
     sim_result sr;
@@ -485,7 +379,7 @@ static void test_fa1_gqa_random_cases(void **state)
  * additions rounds the group's sum), several key blocks, 3 threads. */
 static void gqa_case(kc_case *c)
 {
-    order_case(SIM_FA2, c);
+    kb_order_case(SIM_FA2, c);
     c->sh.heads = 8;
     c->sh.kv_heads = 2;
     kb_plan(0, c);
@@ -577,7 +471,36 @@ static void test_gqa_bug_is_caught(void **state)
     kb_inputs_free(&in);
 }
 
-/* Refusals: a forward plan given to the backward's run, the CUDA backend. */
+/* The wrong build that keeps dQ_i's turn: deterministic mode stalls at the
+ * second key block of a head (named in the message); atomic mode, a lock,
+ * runs and gives the simulator's bits in the grid's order. */
+static void test_turn_bug_is_caught(void **state)
+{
+    (void)state;
+    kc_case c;
+    kb_order_case(SIM_FA2, &c);
+    kb_inputs in;
+    kb_inputs_make(&c, &in);
+    sim_result sr;
+    kern_result kr;
+    kb_sim(&c, &in, &sr);
+    char err[512];
+    const kern_options det = { .threads = 2, .repeat = 1 };
+    assert_int_equal(kern_run_bwd_cpu_table(&kern_cpu_bug_bwd_turn_kept, SIM_FA2, &c.sh,
+                                            &c.plan, in.Q, in.K, in.V, in.dO, &det, &kr, err,
+                                            sizeof err), -1);
+    assert_non_null(strstr(err, "block (1, 0) waited for a turn that never came"));
+    assert_null(kr.dQ);
+    assert_null(kr.O);
+    kb_kern(&c, &kern_cpu_bug_bwd_turn_kept, &in, KERN_DQ_ATOMIC, 0, &kr);
+    assert_int_equal(kb_same_grads(&c, &sr, &kr), 7u);
+    kern_result_free(&kr);
+    sim_result_free(&sr);
+    kb_inputs_free(&in);
+}
+
+/* Refusals: the CUDA backend without a device or with a block order, a
+ * forward plan given to the backward's run. */
 static void test_refusals(void **state)
 {
     (void)state;
@@ -585,10 +508,17 @@ static void test_refusals(void **state)
     kb_inputs in;
     kern_result kr;
     char err[512];
-    order_case(SIM_FA2, &c);
+    kb_order_case(SIM_FA2, &c);
     kb_inputs_make(&c, &in);
+    if (!kern_cuda_available(err, sizeof err)) {
+        assert_int_equal(kern_run_bwd(KERN_CUDA, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V,
+                                      in.dO, NULL, &kr, err, sizeof err), -1);
+        assert_non_null(strstr(err, "--backend cpu"));
+    }
+    /* A block order is the CPU path's: a GPU's is the hardware's. */
+    const kern_options seeded = { .block_order_seed = 5 };
     assert_int_equal(kern_run_bwd(KERN_CUDA, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V, in.dO,
-                                  NULL, &kr, err, sizeof err), -1);
+                                  &seeded, &kr, err, sizeof err), -1);
     assert_non_null(strstr(err, "--backend cpu"));
     sim_plan fp;
     const sim_run_opts fwd = { 0 };
@@ -693,7 +623,7 @@ static void test_fa1_schedule(void **state)
 {
     (void)state;
     kc_case c;
-    order_case(SIM_FA1, &c);
+    kb_order_case(SIM_FA1, &c);
     kern_schedule s;
     char err[512];
     assert_int_equal(kern_schedule_make(SIM_FA1, &c.plan, &c.sh, &s, err, sizeof err), 0);
@@ -712,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_dq_modes),
         cmocka_unit_test(test_block_order),
         cmocka_unit_test(test_bug_is_caught),
+        cmocka_unit_test(test_turn_bug_is_caught),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_fa1_random_cases),
         cmocka_unit_test(test_fa1_schedule),
