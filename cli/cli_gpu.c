@@ -46,7 +46,7 @@
 #define GPU_DEFAULT_REPEAT_CPU 1 /* the CPU path's time is not a GPU's: one check of races */
 #define GPU_MAX_REPEAT 1000      /* a median of more says nothing new */
 #define GPU_MAX_THREADS 1024     /* CUDA's bound; the CPU path's is KERN_CPU_MAX_THREADS */
-#define GPU_MAX_RUNS (SIM_ALGO_MAX + 1)  /* every loop order, and FA2 split-KV */
+#define GPU_MAX_RUNS (2 * SIM_ALGO_MAX + 1)  /* every loop order both ways, FA2 split-KV */
 
 static void usage(FILE *out)
 {
@@ -59,7 +59,7 @@ static void usage(FILE *out)
 
 typedef struct {
     sim_algo algo;
-    sim_pass pass;        /* SIM_FWD, or SIM_BWD (FA2's backward kernels) */
+    sim_pass pass;        /* SIM_FWD, or SIM_BWD (naive's or FA2's backward kernels) */
     sim_plan plan;
     sim_result sim;
     kern_result kern;
@@ -209,8 +209,18 @@ static void print_seconds(FILE *out, double s)
         fprintf(out, "%.1f us", s * 1e6);
 }
 
+/* The naive run of pass `pass` among runs[], the baseline of the speedups
+ * of that pass; NULL when naive was not run that way. */
+static const gpu_run *naive_of(const gpu_run *runs, int nruns, sim_pass pass)
+{
+    for (int k = 0; k < nruns; k++)
+        if (runs[k].algo == SIM_NAIVE && runs[k].pass == pass)
+            return &runs[k];
+    return NULL;
+}
+
 static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
-                       const gpu_run *runs, int nruns, const gpu_run *naive)
+                       const gpu_run *runs, int nruns)
 {
     const sim_shape *sh = &o->req.sh;
     char mb[32];
@@ -238,10 +248,13 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
                 "times are not a GPU's, and one loop order's time over another's is no\n"
                 "speedup a GPU would show (run --backend cuda on a GPU for that).\n");
     for (int k = 0; k < nruns; k++) {
-        const gpu_run *r = &runs[k];
+        const gpu_run *r = &runs[k], *naive = naive_of(runs, nruns, r->pass);
         const int64_t nO = kern_tensor_elems(sh, SIM_O);
         char c1[32], c2[32], grid[64] = "";
-        if (r->pass == SIM_BWD) {
+        if (r->pass == SIM_BWD && r->algo == SIM_NAIVE) {
+            fprintf(out, "\nnaive bwd standard attention's backward (Algorithm 3): a launch per "
+                    "line, dV, dP, dS, dQ, dK\n");
+        } else if (r->pass == SIM_BWD) {
             fprintf(out, "\nfa2 bwd FlashAttention-2's backward (Algorithm 2): D, then a block "
                     "per key block\n");
             fprintf(out, "  dQ       %s (%s), blocks in ", kern_dq_mode_name(r->dq_mode),
@@ -385,7 +398,7 @@ static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const g
 }
 
 static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
-                       const gpu_run *runs, int nruns, const gpu_run *naive)
+                       const gpu_run *runs, int nruns)
 {
     const sim_shape *sh = &o->req.sh;
     sim_json w;
@@ -408,7 +421,7 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
     sim_json_arr_lines(&w, "runs");
     /* The CPU path's times are no GPU's: no speedup (null) on it. */
     for (int k = 0; k < nruns; k++)
-        json_run(&w, sh, &runs[k], b == KERN_CPU ? NULL : naive);
+        json_run(&w, sh, &runs[k], b == KERN_CPU ? NULL : naive_of(runs, nruns, runs[k].pass));
     sim_json_end(&w);
     sim_json_end(&w);
     fputc('\n', out);
@@ -449,22 +462,26 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
         what = "--page-size";
     if (what) {
         snprintf(err, errlen, "%s: the kernels run the forward pass (batches, heads, GQA, "
-                 "causal windows, N_q < N_k, split-KV) and FA2's backward; the report (fasim "
-                 "without 'gpu') simulates the rest", what);
+                 "causal windows, N_q < N_k, split-KV) and naive's and FA2's backward; the "
+                 "report (fasim without 'gpu') simulates the rest", what);
         return 1;
     }
     if (!o->req.run_pass[SIM_BWD])
         return 0;
-    for (int a = 0; a < sim_algo_count(); a++)
-        if (a != SIM_FA2 && o->req.run_algo[a] == 1 && !o->req.run_pass[SIM_FWD]) {
-            snprintf(err, errlen, "--pass bwd: the backward kernels are FA2's (--algo fa2); "
-                     "%s's backward is the report's (fasim without 'gpu')",
+    int bwd = 0;
+    for (int a = 0; a < sim_algo_count(); a++) {
+        if (!kern_serves_bwd((sim_algo)a) && o->req.run_algo[a] == 1 &&
+            !o->req.run_pass[SIM_FWD]) {
+            snprintf(err, errlen, "--pass bwd: the backward kernels are naive's and FA2's "
+                     "(--algo naive,fa2); %s's backward is the report's (fasim without 'gpu')",
                      sim_algo_name((sim_algo)a));
             return 1;
         }
-    if (!o->req.run_algo[SIM_FA2]) {
-        snprintf(err, errlen, "--pass %s: the backward kernels are FA2's: add fa2 to --algo",
-                 o->req.run_pass[SIM_FWD] ? "both" : "bwd");
+        bwd += o->req.run_algo[a] && kern_serves_bwd((sim_algo)a);
+    }
+    if (!bwd) {
+        snprintf(err, errlen, "--pass %s: the backward kernels are naive's and FA2's: add "
+                 "naive or fa2 to --algo", o->req.run_pass[SIM_FWD] ? "both" : "bwd");
         return 1;
     }
     if (sim_shape_G(sh) < sim_shape_H(sh)) {
@@ -662,11 +679,14 @@ static int gpu_plan(const gpu_opts *g, gpu_run runs[GPU_MAX_RUNS], int *nruns)
             return rc;
         (*nruns)++;
     }
-    /* --pass bwd or both: FA2's backward (unsupported() has checked that
-     * fa2 is asked for), after the forward runs as the report orders them. */
-    if (o->req.run_pass[SIM_BWD]) {
+    /* --pass bwd or both: the backward of each loop order asked for that has
+     * backward kernels (unsupported() has checked there is one), after the
+     * forward runs as the report orders them. */
+    for (int a = 0; o->req.run_pass[SIM_BWD] && a < sim_algo_count(); a++) {
+        if (!o->req.run_algo[a] || !kern_serves_bwd((sim_algo)a))
+            continue;
         gpu_run *r = &runs[*nruns];
-        r->algo = SIM_FA2;
+        r->algo = (sim_algo)a;
         r->pass = SIM_BWD;
         req.run.splits = 0;
         req.run.pass = SIM_BWD;
@@ -754,8 +774,7 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
 
 /* Print the runs, name the ones that do not match, write --out. Returns
  * the exit status. */
-static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const gpu_run *naive,
-                      int q_rank)
+static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, int q_rank)
 {
     const cli_report_opts *o = &g->o;
     const sim_shape *sh = &o->req.sh;
@@ -765,9 +784,9 @@ static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const g
         if (!runs[k].identical || !runs[k].counts_equal)
             all_match = 0;
     if (o->json)
-        print_json(stdout, o, backend, runs, nruns, naive);
+        print_json(stdout, o, backend, runs, nruns);
     else
-        print_text(stdout, o, backend, runs, nruns, naive);
+        print_text(stdout, o, backend, runs, nruns);
     if (fflush(stdout) != 0) {
         fprintf(stderr, "fasim: cannot write to stdout\n");
         rc = SIM_EFAIL;
@@ -836,14 +855,10 @@ int cli_gpu_main(int argc, char **argv, int first)
         else
             sim_random_grad(o->req.seed, nq, sh->dtype, dO);
     }
-    const gpu_run *naive = NULL;
-    for (int k = 0; k < nruns; k++) {
+    for (int k = 0; k < nruns; k++)
         if ((rc = gpu_run_one(&g, &runs[k], Q, K, V, dO)) != SIM_OK)
             goto out;
-        if (runs[k].algo == SIM_NAIVE)
-            naive = &runs[k];
-    }
-    rc = gpu_output(&g, runs, nruns, naive, o->q_path ? m[0].rank : 0);
+    rc = gpu_output(&g, runs, nruns, o->q_path ? m[0].rank : 0);
 out:
     for (int k = 0; k < GPU_MAX_RUNS; k++) {
         sim_result_free(&runs[k].sim);

@@ -100,13 +100,14 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
              kern_result *out, char *err, size_t errlen);
 
 /*
- * The backward pass of loop order a (FA2: kern_fa2_bwd.cuh) with a backward
- * plan p (p->run.pass SIM_BWD) on inputs Q, K, V and the output gradient dO
+ * The backward pass of loop order a (kern_serves_bwd: naive,
+ * kern_naive_bwd.cuh; FA2, kern_fa2_bwd.cuh) with a backward plan p
+ * (p->run.pass SIM_BWD) on inputs Q, K, V and the output gradient dO
  * (B H, N, d), all rounded to the dtype here as sim_run rounds them: first
- * the forward kernels with the forward plan of the same blocks (O and L, as
- * sim_run's backward computes its forward first; not counted), then the
- * backward's launches, counted once and timed opt->repeat times, with the
- * block order and dQ mode of opt. MHA only (G = H), on the CPU path only.
+ * the forward kernels with the forward plan of the same blocks (what the
+ * backward reads: P, or O and L, as sim_run's backward computes its forward
+ * first; not counted), then the backward's launches, counted once and timed
+ * opt->repeat times, with the block order and dQ mode of opt (FA2's). MHA only (G = H), on the CPU path only.
  * Returns 0 with *out filled (dQ, dK, dV; O and L the forward's), or -1
  * with a one-line message in err.
  */
@@ -116,7 +117,7 @@ int kern_run_bwd(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan
 
 void kern_result_free(kern_result *r);
 
-/* Elements of tensor t of a run of sh, all heads: B H N N_k for S, P;
+/* Elements of tensor t of a run of sh, all heads: B H N N_k for S, P, dP, dS;
  * B H N d for Q, O, O_acc; B G N_k d for K, V; B H N for the statistics
  * (kern_result's O and L are B H N d and B H N). */
 int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
@@ -124,6 +125,10 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
 /* 1 when kernels/ has a kernel of loop order a (naive, fa1, fa2), else 0:
  * a loop order registered at run time has none. */
 int kern_serves(sim_algo a);
+
+/* 1 when kernels/ has loop order a's backward pass (naive: Algorithm 3,
+ * kern_naive_bwd.cuh; fa2: kern_fa2_bwd.cuh), else 0. */
+int kern_serves_bwd(sim_algo a);
 
 /* 1 when this build has the CUDA backend and a device is present; else 0
  * with the reason in err (one line, ending in the --backend cpu hint). */

@@ -37,6 +37,8 @@ const char *kern_kernel_name(kern_kernel k)
         "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa2",
         "kern_fa2_split", "kern_fa2_combine", "kern_fa2_bwd_pre", "kern_fa2_bwd",
         "kern_fa2_bwd_convert",
+        "kern_naive_bwd_dv", "kern_naive_bwd_dp", "kern_naive_bwd_ds_rows",
+        "kern_naive_bwd_ds_2pass", "kern_naive_bwd_dq", "kern_naive_bwd_dk",
     };
     return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
 }
@@ -160,6 +162,24 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
         T("Q_i", Br, d); T("dO_i", Br, d); F("dQ_i", Br, d); F("L_i", Br, 1);
         F("D_i", Br, 1); F("S_ij", Br, Bc); F("dP_ij", Br, Bc);
         break;
+    case KERN_K_NAIVE_BWD_DV:
+        T("P_ij", Br, Bc); T("dO_i", Br, d); F("dV_j", Bc, d);
+        break;
+    case KERN_K_NAIVE_BWD_DP:
+        T("dO_i", Br, d); T("V_j", Bc, d); F("dP_ij", Br, Bc);
+        break;
+    case KERN_K_NAIVE_BWD_DS_ROWS:
+        F("P_rows", Bs, N_k); F("dP_rows", Bs, N_k); F("D", Bs, 1);
+        break;
+    case KERN_K_NAIVE_BWD_DS_2PASS:
+        F("P_ij", Br, Bc); F("dP_ij", Br, Bc); F("D_i", Br, 1);
+        break;
+    case KERN_K_NAIVE_BWD_DQ:
+        T("dS_ij", Br, Bc); T("K_j", Bc, d); F("dQ_i", Br, d);
+        break;
+    case KERN_K_NAIVE_BWD_DK:
+        T("dS_ij", Br, Bc); T("Q_i", Br, d); F("dK_j", Bc, d);
+        break;
     default:
         break;
     }
@@ -240,6 +260,11 @@ int kern_serves(sim_algo a)
     return a == SIM_NAIVE || a == SIM_FA1 || a == SIM_FA2;
 }
 
+int kern_serves_bwd(sim_algo a)
+{
+    return a == SIM_NAIVE || a == SIM_FA2;
+}
+
 int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
                        kern_schedule *s, char *err, size_t errlen)
 {
@@ -253,6 +278,18 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
     const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh);
     switch (a) {
     case SIM_NAIVE:
+        if (p->run.pass == SIM_BWD) {       /* Algorithm 3, a launch per line */
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DV, p->Tc, BH, 1, 0 };
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DP, p->Tr, BH, 2, 0 };
+            if (p->softmax_passes == 1)
+                s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DS_ROWS,
+                                              (sh->N + p->Bs_r - 1) / p->Bs_r, BH, 3, 0 };
+            else
+                s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DS_2PASS, p->Tr, BH, 3, 0 };
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DQ, p->Tr, BH, 4, 0 };
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DK, p->Tc, BH, 5, 0 };
+            break;
+        }
         s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SCORES, p->Tr, BH, 1, 0 };
         if (p->softmax_passes == 1)
             s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SOFTMAX_ROWS,
@@ -366,6 +403,12 @@ static void host_free(host_tensors *h)
 int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t)
 {
     const int split = a == SIM_FA2 && sim_run_S(run) > 1;
+    if (run->pass == SIM_BWD && a == SIM_NAIVE)     /* kern_naive_bwd.cuh */
+        switch (t) {
+        case SIM_Q: case SIM_K: case SIM_V: case SIM_P: case SIM_dO: case SIM_dP:
+        case SIM_dS: case SIM_dQ: case SIM_dK: case SIM_dV: return 1;
+        default: return 0;
+        }
     if (run->pass == SIM_BWD)           /* FA2's backward (kern_fa2_bwd.cuh) */
         switch (t) {
         case SIM_Q: case SIM_K: case SIM_V: case SIM_O: case SIM_L: case SIM_dO:
@@ -396,7 +439,7 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t)
     const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
     if (t == SIM_K || t == SIM_V || t == SIM_dK || t == SIM_dV)
         return BG * N_k * d;
-    return BH * ((t == SIM_S || t == SIM_P) ? N * N_k
+    return BH * ((t == SIM_S || t == SIM_P || t == SIM_dP || t == SIM_dS) ? N * N_k
                  : (t == SIM_Q || t == SIM_O || t == SIM_Oacc || t == SIM_Ot || t == SIM_dO ||
                     t == SIM_dQ || t == SIM_dQacc) ? N * d : N);
 }
@@ -420,6 +463,8 @@ void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const si
     k->dK = t[SIM_dK];
     k->dV = t[SIM_dV];
     k->dQacc = sim_inter_acc(run, SIM_dQ) == SIM_dQacc ? t[SIM_dQacc] : NULL;
+    k->dP = t[SIM_dP];
+    k->dS = t[SIM_dS];
 }
 
 static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh,
@@ -480,11 +525,11 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
         return -1;
     }
     if (p->run.group || p->run.page > 0 ||
-        (p->run.pass != SIM_FWD && !(p->run.pass == SIM_BWD && p->algo == SIM_FA2)) ||
+        (p->run.pass != SIM_FWD && !(p->run.pass == SIM_BWD && kern_serves_bwd(p->algo))) ||
         (sim_run_S(&p->run) > 1 && (p->algo != SIM_FA2 || p->run.pass != SIM_FWD))) {
-        snprintf(err, errlen, "the kernels run the forward pass and FA2's backward, "
-                 "ungrouped and unpaged, split only in FA2's forward; the simulator runs "
-                 "the rest");
+        snprintf(err, errlen, "the kernels run the forward pass and naive's and FA2's "
+                 "backward, ungrouped and unpaged, split only in FA2's forward; the simulator "
+                 "runs the rest");
         return -1;
     }
     if (p->run.pass == SIM_BWD && sim_shape_G(sh) != sim_shape_H(sh)) {
@@ -522,9 +567,13 @@ static int cpu_prelude(sim_algo a, const sim_shape *sh, const sim_plan *p, sim_p
     return kern_check_limits(s, *threads, &kern_cpu_limits, err, errlen) ? -1 : 0;
 }
 
-int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
+/* kern_run_cpu_table; with `keep`, the run's global memory is handed to
+ * *keep on success instead of freed (the backward reads what the forward
+ * left there: P, or O and L). */
+static int run_fwd_cpu(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
                        const sim_plan *p, const float *Q, const float *K, const float *V,
-                       const kern_options *opt, kern_result *out, char *err, size_t errlen)
+                       const kern_options *opt, kern_result *out, host_tensors *keep,
+                       char *err, size_t errlen)
 {
     kern_schedule s;
     int threads, repeat;
@@ -577,10 +626,20 @@ int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *s
         kern_result_finish(out, &s, p, &cnt, times, repeat, threads);
 done:
     free(times);
-    host_free(&h);
+    if (rc == 0 && keep)
+        *keep = h;
+    else
+        host_free(&h);
     if (rc)
         kern_result_free(out);
     return rc;
+}
+
+int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
+                       const sim_plan *p, const float *Q, const float *K, const float *V,
+                       const kern_options *opt, kern_result *out, char *err, size_t errlen)
+{
+    return run_fwd_cpu(tab, a, sh, p, Q, K, V, opt, out, NULL, err, errlen);
 }
 
 /* ---- the backward ------------------------------------------------------------ */
@@ -663,17 +722,29 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
     fp.fits = 1;
     kern_options fo = { threads, 1, KERN_DQ_DETERMINISTIC, 0 };
     kern_result fr;
-    if (kern_run_cpu_table(tab, a, sh, &fp, Q, K, V, &fo, &fr, err, errlen))
+    host_tensors fh;
+    if (run_fwd_cpu(tab, a, sh, &fp, Q, K, V, &fo, &fr, &fh, err, errlen))
         return -1;
 
     host_tensors h;
     int rc = host_alloc(&h, a, sh, &p->run, Q, K, V, err, errlen);
     if (rc) {
+        host_free(&fh);
         kern_result_free(&fr);
         return -1;
     }
-    memcpy(h.t[SIM_O], fr.O, (size_t)h.n[SIM_O] * sizeof(float));
-    memcpy(h.t[SIM_L], fr.L, (size_t)h.n[SIM_L] * sizeof(float));
+    /* What the backward reads of the forward's global memory (P; O, L):
+     * every tensor both use but the inputs, taken over as the forward left
+     * it. The rest the backward writes: poisoned before each run. */
+    int from_fwd[SIM_TENSOR_COUNT] = { 0 };
+    for (int t = SIM_V + 1; t < SIM_TENSOR_COUNT; t++)
+        if (h.t[t] && fh.t[t] && h.n[t] == fh.n[t]) {
+            float *x = h.t[t];
+            h.t[t] = fh.t[t];
+            fh.t[t] = x;
+            from_fwd[t] = 1;
+        }
+    host_free(&fh);
     memcpy(h.t[SIM_dO], dO, (size_t)h.n[SIM_dO] * sizeof(float));
     sim_round_to_dtype(h.t[SIM_dO], h.n[SIM_dO], sh->dtype);
     out->O = fr.O;
@@ -684,15 +755,19 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
     const sim_tensor outs[3] = { SIM_dQ, SIM_dK, SIM_dV };
     float **res[3] = { &out->dQ, &out->dK, &out->dV };
     double *times = malloc((size_t)repeat * sizeof *times);
-    int64_t *order = NULL;
+    int64_t *order = NULL;           /* FA2's key blocks (dQ's additions); none in naive's */
+    int order_lost = 0;
     for (int k = 0; k < s.n; k++)
-        if (s.l[k].k == KERN_K_FA2_BWD &&
-            (order = malloc((size_t)(s.l[k].grid * s.l[k].grid_y) * sizeof *order)))
-            kern_block_order(s.l[k].grid, s.l[k].grid_y, opt ? opt->block_order_seed : 0,
-                             mode, order);
+        if (s.l[k].k == KERN_K_FA2_BWD) {
+            order = malloc((size_t)(s.l[k].grid * s.l[k].grid_y) * sizeof *order);
+            order_lost = !order;
+            if (order)
+                kern_block_order(s.l[k].grid, s.l[k].grid_y, opt ? opt->block_order_seed : 0,
+                                 mode, order);
+        }
     for (int k = 0; k < 3; k++)
         *res[k] = malloc((size_t)h.n[outs[k]] * sizeof(float));
-    if (!times || !order || !out->dQ || !out->dK || !out->dV) {
+    if (!times || order_lost || !out->dQ || !out->dK || !out->dV) {
         snprintf(err, errlen, "out of memory for the kernel's results");
         rc = -1;
         goto done;
@@ -700,10 +775,9 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
     kern_counts cnt;
     memset(&cnt, 0, sizeof cnt);
     for (int run = 0; run <= repeat && rc == 0; run++) {
-        const sim_tensor poisoned[5] = { SIM_D, SIM_dQ, SIM_dK, SIM_dV, SIM_dQacc };
-        for (int t = 0; t < 5; t++)
-            if (h.t[poisoned[t]])
-                kern_poison(h.t[poisoned[t]], h.n[poisoned[t]]);
+        for (int t = SIM_V + 1; t < SIM_TENSOR_COUNT; t++)
+            if (h.t[t] && !from_fwd[t] && t != SIM_dO)
+                kern_poison(h.t[t], h.n[t]);
         kp.cnt = run == 0 ? &cnt : NULL;      /* run 0 counts; the timed runs do not */
         double t0 = kern_now_seconds();
         for (int k = 0; k < s.n && rc == 0; k++)

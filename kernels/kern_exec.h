@@ -64,12 +64,14 @@ typedef struct {
                                 (sim_inter_acc); NULL: O itself, as the paper */
     float *Ot;               /* split-KV: the splits' partial outputs O~ (S N, d)
                                 a head, fp32; m, l are then (S N) a head */
-    /* The backward (kern_fa2_bwd.cuh): dO, dQ, dQ_acc (B H, N, d), D (B H, N),
-     * dK, dV (B G, N_k, d); O and L are then the forward's, read. NULL in a
-     * forward run. dQacc: dQ's fp32 running sum (sim_inter_acc); NULL: dQ
-     * itself, as the paper. */
+    /* The backward (kern_fa2_bwd.cuh, kern_naive_bwd.cuh): dO, dQ, dQ_acc
+     * (B H, N, d), D (B H, N), dK, dV (B G, N_k, d), standard attention's dP,
+     * dS (B H, N, N_k); O and L (FA2) or P (naive) are then the forward's,
+     * read. NULL in a forward run, and where the loop order has none.
+     * dQacc: dQ's fp32 running sum (sim_inter_acc); NULL: dQ itself, as the
+     * paper. */
     const float *dO;
-    float *D, *dQ, *dK, *dV, *dQacc;
+    float *D, *dQ, *dK, *dV, *dQacc, *dP, *dS;
     int64_t N, d, Br, Bc, Tr, Tc;   /* N: the query rows N_q */
     int64_t Nk;              /* key/value rows N_k (>= N under a causal mask) */
     int64_t H, G;            /* query and key/value heads per sequence */
@@ -240,7 +242,8 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
     p->Q += q * Nd;
     p->K += kv * p->Nk * p->d;
     p->V += kv * p->Nk * p->d;
-    p->O += q * Nd;
+    if (p->O)                    /* none in the naive backward */
+        p->O += q * Nd;
     if (p->Oacc)                 /* unused tensors stay NULL: no offset on NULL */
         p->Oacc += q * Nd;
     if (p->S)
@@ -257,10 +260,15 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
         p->L += q * rows;
     if (p->dO) {                 /* the backward's tensors */
         p->dO += q * Nd;
-        p->D += q * rows;
         p->dQ += q * Nd;
+        if (p->D)
+            p->D += q * rows;
         if (p->dQacc)
             p->dQacc += q * Nd;
+        if (p->dP)
+            p->dP += q * rows * p->Nk;
+        if (p->dS)
+            p->dS += q * rows * p->Nk;
         p->dK += kv * p->Nk * p->d;
         p->dV += kv * p->Nk * p->d;
     }

@@ -474,7 +474,7 @@ static void test_backward(void **state)
     };
     const char *says[] = { "--dq-mode atomics: unknown mode", "add --pass bwd",
                            "add --pass bwd", "one key/value head per query head",
-                           "the backward kernels are FA2's", "--out writes the forward's O" };
+                           "the backward kernels are naive's and FA2's", "--out writes the forward's O" };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         run_res b = run("gpu", "--backend", "cpu", "--N", "32", "--heads", "2", bad[k][0],
                         bad[k][1], bad[k][2], bad[k][3], bad[k][4], k == 5 ? "both" : NULL,
