@@ -5,7 +5,7 @@
 # Deliberately wrong builds of the same kernel source, which the tests must
 # reject (kernels/kern_cpu_kernels.c with a KERN_BUG_* flag and its table
 # renamed so that it links beside the real one).
-foreach(bug SKIP_RESCALE RELOAD_Q KV_HEAD_MODULO BWD_DS_NO_D)
+foreach(bug SKIP_RESCALE RELOAD_Q KV_HEAD_MODULO BWD_DS_NO_D NAIVE_BWD_D_PER_TILE)
   string(TOLOWER ${bug} lbug)
   add_library(kern_bug_${lbug} OBJECT ${PROJECT_SOURCE_DIR}/kernels/kern_cpu_kernels.c)
   target_link_libraries(kern_bug_${lbug} PRIVATE fasim_kernels)
@@ -21,6 +21,10 @@ target_sources(test_kernels PRIVATE $<TARGET_OBJECTS:kern_bug_skip_rescale>
 # FA2's backward kernels against the simulator's backward, and dQ's modes.
 fasim_test(test_kernels_bwd LABEL kernels LIBS fasim_kernels)
 target_sources(test_kernels_bwd PRIVATE $<TARGET_OBJECTS:kern_bug_bwd_ds_no_d>)
+
+# Standard attention's backward kernels (Algorithm 3) against the simulator's.
+fasim_test(test_kernels_naive_bwd LABEL kernels LIBS fasim_kernels)
+target_sources(test_kernels_naive_bwd PRIVATE $<TARGET_OBJECTS:kern_bug_naive_bwd_d_per_tile>)
 
 fasim_test(test_kernels_gpu LABEL gpu LIBS fasim_kernels)
 

@@ -20,95 +20,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "test_kernels_cases.h"
+#include "test_kernels_bwd_cases.h"
 
 #define KB_CASES 36
 
 extern const kern_cpu_table kern_cpu_bug_bwd_ds_no_d;
 
-/* A backward case: kc_random_case_of's problem (heads and mask drawn when
- * `heads`), made MHA, with FA2's backward plan of the same blocks (M raised
- * to its peak where it does not fit), the paper's intermediates when paper. */
+/* A case of FA2's backward, with the paper's intermediates when paper. */
 static void kb_random_case(uint64_t *st, int heads, int paper, kc_case *c)
 {
-    kc_random_case_of(st, SIM_FA2, heads, c);
-    c->sh.kv_heads = c->sh.heads;
     const sim_run_opts run = { .pass = SIM_BWD,
                                .intermediates = paper ? SIM_INTER_PAPER : SIM_INTER_KERNEL };
-    const int64_t Br = c->plan.Br, Bc = c->plan.Bc;
-    sim_plan_make(SIM_FA2, &c->sh, &run, Br, Bc, SIM_PLAN_USER, &c->plan);
-    if (!c->plan.fits) {
-        c->sh.M = c->plan.sram_peak;
-        sim_plan_make(SIM_FA2, &c->sh, &run, Br, Bc, SIM_PLAN_USER, &c->plan);
-    }
-}
-
-typedef struct {
-    float *Q, *K, *V, *dO;
-} kb_inputs;
-
-static void kb_inputs_free(kb_inputs *in)
-{
-    free(in->Q);
-    free(in->K);
-    free(in->V);
-    free(in->dO);
-}
-
-static void kb_inputs_make(const kc_case *c, kb_inputs *in)
-{
-    const int64_t nq = kern_tensor_elems(&c->sh, SIM_Q), nk = kern_tensor_elems(&c->sh, SIM_K);
-    in->Q = malloc((size_t)nq * sizeof(float));
-    in->K = malloc((size_t)nk * sizeof(float));
-    in->V = malloc((size_t)nk * sizeof(float));
-    in->dO = malloc((size_t)nq * sizeof(float));
-    assert_non_null(in->Q);
-    assert_non_null(in->K);
-    assert_non_null(in->V);
-    assert_non_null(in->dO);
-    sim_random_qkv(c->seed, nq / c->sh.d, nk / c->sh.d, c->sh.d, c->sh.dtype, in->Q, in->K,
-                   in->V);
-    sim_random_grad(c->seed + 1, nq, c->sh.dtype, in->dO);
-}
-
-static void kb_sim(const kc_case *c, const kb_inputs *in, sim_result *sr)
-{
-    char err[512];
-    const sim_inputs si = { in->Q, in->K, in->V, in->dO };
-    if (sim_run_inputs(SIM_FA2, &c->sh, &c->plan, &si, NULL, sr, err, sizeof err) != 0)
-        fail_msg("sim_run: %s", err);
-}
-
-static void kb_kern(const kc_case *c, const kern_cpu_table *tab, const kb_inputs *in,
-                    kern_dq_mode mode, uint64_t order_seed, kern_result *kr)
-{
-    char err[512], desc[256];
-    const kern_options opt = { .threads = c->threads, .repeat = 1, .dq_mode = mode,
-                               .block_order_seed = order_seed };
-    kc_describe(c, desc, sizeof desc);
-    if (kern_run_bwd_cpu_table(tab, SIM_FA2, &c->sh, &c->plan, in->Q, in->K, in->V, in->dO,
-                               &opt, kr, err, sizeof err) != 0)
-        fail_msg("%s: kernel run: %s", desc, err);
-}
-
-static int same(const float *a, const float *b, int64_t n)
-{
-    return a && b && memcmp(a, b, (size_t)n * sizeof(float)) == 0;
-}
-
-/* Which of dQ, dK, dV (bits 0, 1, 2) of kr equal sr's. */
-static unsigned kb_same_grads(const kc_case *c, const sim_result *sr, const kern_result *kr)
-{
-    const int64_t nq = kern_tensor_elems(&c->sh, SIM_Q), nk = kern_tensor_elems(&c->sh, SIM_K);
-    return (unsigned)same(sr->dQ, kr->dQ, nq) | (unsigned)same(sr->dK, kr->dK, nk) << 1 |
-           (unsigned)same(sr->dV, kr->dV, nk) << 2;
-}
-
-static int kb_counts_ok(const kc_case *c, const sim_result *sr, const kern_result *kr)
-{
-    sim_counts th;
-    return sim_counts_equal(&sr->counts, &kr->counts) &&
-           sim_theory_counts(&c->plan, &c->sh, &th) == 0 && sim_counts_equal(&th, &sr->counts);
+    kb_random_case_of(st, SIM_FA2, heads, &run, c);
 }
 
 static void test_random_cases(void **state)
