@@ -192,23 +192,7 @@ static void test_refusals(void **state)
     order_case(&c);
     kb_inputs in;
     kb_inputs_make(&c, &in);
-    kern_result kr;
-    char err[512];
-    c.sh.kv_heads = 1;
-    assert_int_equal(kern_run_bwd(KERN_CPU, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V, in.dO,
-                                  NULL, &kr, err, sizeof err), -1);
-    assert_non_null(strstr(err, "GQA"));
-    c.sh.kv_heads = 2;
-    assert_int_equal(kern_run_bwd(KERN_CUDA, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V, in.dO,
-                                  NULL, &kr, err, sizeof err), -1);
-    assert_non_null(strstr(err, "--backend cpu"));
-    sim_plan fp;
-    const sim_run_opts fwd = { 0 };
-    sim_plan_make(SIM_FA2, &c.sh, &fwd, 8, 5, SIM_PLAN_USER, &fp);
-    assert_int_equal(kern_run_bwd(KERN_CPU, SIM_FA2, &c.sh, &fp, in.Q, in.K, in.V, in.dO,
-                                  NULL, &kr, err, sizeof err), -1);
-    assert_int_equal(kern_run(KERN_CPU, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V, NULL, &kr,
-                              err, sizeof err), -1);
+    kb_assert_refusals(&c, &in);
     kern_dq_mode m;
     assert_int_equal(kern_dq_mode_parse("atomic", &m), 0);
     assert_int_equal(m, KERN_DQ_ATOMIC);

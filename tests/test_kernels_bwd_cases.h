@@ -95,4 +95,29 @@ static int kb_counts_ok(const kc_case *c, const sim_result *sr, const kern_resul
            sim_theory_counts(&c->plan, &c->sh, &th) == 0 && sim_counts_equal(&th, &sr->counts);
 }
 
+/* What every backward run refuses, case c (two heads or more) on inputs in:
+ * GQA's backward, the CUDA backend, a forward plan given to the backward's
+ * run and the backward's plan to the forward's. */
+static void kb_assert_refusals(kc_case *c, const kb_inputs *in)
+{
+    kern_result kr;
+    char err[512];
+    const int64_t G = c->sh.kv_heads;
+    c->sh.kv_heads = 1;
+    assert_int_equal(kern_run_bwd(KERN_CPU, c->algo, &c->sh, &c->plan, in->Q, in->K, in->V,
+                                  in->dO, NULL, &kr, err, sizeof err), -1);
+    assert_non_null(strstr(err, "GQA"));
+    c->sh.kv_heads = G;
+    assert_int_equal(kern_run_bwd(KERN_CUDA, c->algo, &c->sh, &c->plan, in->Q, in->K, in->V,
+                                  in->dO, NULL, &kr, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--backend cpu"));
+    sim_plan fp;
+    const sim_run_opts fwd = { 0 };
+    sim_plan_make(c->algo, &c->sh, &fwd, c->plan.Br, c->plan.Bc, SIM_PLAN_USER, &fp);
+    assert_int_equal(kern_run_bwd(KERN_CPU, c->algo, &c->sh, &fp, in->Q, in->K, in->V, in->dO,
+                                  NULL, &kr, err, sizeof err), -1);
+    assert_int_equal(kern_run(KERN_CPU, c->algo, &c->sh, &c->plan, in->Q, in->K, in->V, NULL,
+                              &kr, err, sizeof err), -1);
+}
+
 #endif /* FASIM_TEST_KERNELS_BWD_CASES_H */
