@@ -2,7 +2,7 @@
  * kern_tile.h — tiles held in shared memory in their storage type, and the
  * few tile primitives of reference/ref_tile.h rewritten to read them.
  *
- * The plan charges Q_i, K_j, V_j (and the naive order's P_ij) at the dtype's
+ * The plan charges Q_i, K_j, V_j (and the naive order's P_ij, dS_ij) at the dtype's
  * bytes: 2 for fp16 and bf16, 4 for fp32. The kernels hold them so: a tile
  * of an fp16 run is an array of fp16 bit patterns (kern_half.h), of a bf16
  * run of bf16 bit patterns, of an fp32 run of floats. A kern_tv ("tile
