@@ -60,7 +60,7 @@ static void usage(FILE *out)
 
 typedef struct {
     sim_algo algo;
-    sim_pass pass;        /* SIM_FWD, or SIM_BWD (FA1's and FA2's backward kernels) */
+    sim_pass pass;        /* SIM_FWD, or SIM_BWD (the backward kernels: kern_serves_bwd) */
     sim_plan plan;
     sim_result sim;
     kern_result kern;
@@ -210,8 +210,18 @@ static void print_seconds(FILE *out, double s)
         fprintf(out, "%.1f us", s * 1e6);
 }
 
+/* The naive run of pass `pass` among runs[], the baseline of the speedups
+ * of that pass; NULL when naive was not run that way. */
+static const gpu_run *naive_of(const gpu_run *runs, int nruns, sim_pass pass)
+{
+    for (int k = 0; k < nruns; k++)
+        if (runs[k].algo == SIM_NAIVE && runs[k].pass == pass)
+            return &runs[k];
+    return NULL;
+}
+
 static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
-                       const gpu_run *runs, int nruns, const gpu_run *naive)
+                       const gpu_run *runs, int nruns)
 {
     const sim_shape *sh = &o->req.sh;
     char mb[32];
@@ -239,18 +249,21 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
                 "times are not a GPU's, and one loop order's time over another's is no\n"
                 "speedup a GPU would show (run --backend cuda on a GPU for that).\n");
     for (int k = 0; k < nruns; k++) {
-        const gpu_run *r = &runs[k];
+        const gpu_run *r = &runs[k], *naive = naive_of(runs, nruns, r->pass);
         const int64_t nO = kern_tensor_elems(sh, SIM_O);
         char c1[32], c2[32], grid[64] = "";
+        const char *gqa = sim_shape_G(sh) < sim_shape_H(sh)
+            ? ",\n         then dK, dV summed over each key/value head's query heads (GQA)" : "";
         if (r->pass == SIM_BWD && r->algo == SIM_FA1) {
             fprintf(out, "\nfa1 bwd FlashAttention's backward (Algorithm 4): a block per head, "
-                    "K/V outer, Q inner\n");
+                    "K/V outer, Q inner%s\n", gqa);
             fprintf(out, "  dQ       j ascending, in the one block of its head\n");
+        } else if (r->pass == SIM_BWD && r->algo == SIM_NAIVE) {
+            fprintf(out, "\nnaive bwd standard attention's backward (Algorithm 3): a launch per "
+                    "line, dV, dP, dS, dQ, dK%s\n", gqa);
         } else if (r->pass == SIM_BWD) {
             fprintf(out, "\nfa2 bwd FlashAttention-2's backward (Algorithm 2): D, then a block "
-                    "per key block%s\n", sim_shape_G(sh) < sim_shape_H(sh)
-                    ? ",\n         then dK, dV summed over each key/value head's query heads (GQA)"
-                    : "");
+                    "per key block%s\n", gqa);
             fprintf(out, "  dQ       %s (%s), blocks in ", kern_dq_mode_name(r->dq_mode),
                     r->dq_mode == KERN_DQ_DETERMINISTIC ? "j ascending in each head"
                                                         : "as the blocks finish");
@@ -394,7 +407,7 @@ static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const g
 }
 
 static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
-                       const gpu_run *runs, int nruns, const gpu_run *naive)
+                       const gpu_run *runs, int nruns)
 {
     const sim_shape *sh = &o->req.sh;
     sim_json w;
@@ -417,7 +430,7 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
     sim_json_arr_lines(&w, "runs");
     /* The CPU path's times are no GPU's: no speedup (null) on it. */
     for (int k = 0; k < nruns; k++)
-        json_run(&w, sh, &runs[k], b == KERN_CPU ? NULL : naive);
+        json_run(&w, sh, &runs[k], b == KERN_CPU ? NULL : naive_of(runs, nruns, runs[k].pass));
     sim_json_end(&w);
     sim_json_end(&w);
     fputc('\n', out);
@@ -458,7 +471,7 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
         what = "--page-size";
     if (what) {
         snprintf(err, errlen, "%s: the kernels run the forward pass (batches, heads, GQA, "
-                 "causal windows, N_q < N_k, split-KV) and FA1's and FA2's backward; the report "
+                 "causal windows, N_q < N_k, split-KV) and every loop order's backward; the report "
                  "(fasim without 'gpu') simulates the rest", what);
         return 1;
     }
@@ -468,16 +481,16 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
     for (int a = 0; a < sim_algo_count(); a++) {
         if (!kern_serves_bwd((sim_algo)a) && o->req.run_algo[a] == 1 &&
             !o->req.run_pass[SIM_FWD]) {
-            snprintf(err, errlen, "--pass bwd: the backward kernels are FA1's and FA2's "
-                     "(--algo fa1, fa2); %s's backward is the report's (fasim without 'gpu')",
+            snprintf(err, errlen, "--pass bwd: the backward kernels are naive's, FA1's and "
+                     "FA2's (--algo naive, fa1, fa2); %s's backward is the report's (fasim without 'gpu')",
                      sim_algo_name((sim_algo)a));
             return 1;
         }
         bwd += o->req.run_algo[a] && kern_serves_bwd((sim_algo)a);
     }
     if (!bwd) {
-        snprintf(err, errlen, "--pass %s: the backward kernels are FA1's and FA2's: add fa1 "
-                 "or fa2 to --algo", o->req.run_pass[SIM_FWD] ? "both" : "bwd");
+        snprintf(err, errlen, "--pass %s: add naive, fa1 or fa2 to --algo (the loop orders "
+                 "with backward kernels)", o->req.run_pass[SIM_FWD] ? "both" : "bwd");
         return 1;
     }
     return 0;
@@ -773,8 +786,7 @@ static int gpu_run_one(const gpu_opts *g, gpu_run *r, const float *Q, const floa
 
 /* Print the runs, name the ones that do not match, write --out. Returns
  * the exit status. */
-static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const gpu_run *naive,
-                      int q_rank)
+static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, int q_rank)
 {
     const cli_report_opts *o = &g->o;
     const sim_shape *sh = &o->req.sh;
@@ -784,9 +796,9 @@ static int gpu_output(const gpu_opts *g, const gpu_run *runs, int nruns, const g
         if (!runs[k].identical || !runs[k].counts_equal)
             all_match = 0;
     if (o->json)
-        print_json(stdout, o, backend, runs, nruns, naive);
+        print_json(stdout, o, backend, runs, nruns);
     else
-        print_text(stdout, o, backend, runs, nruns, naive);
+        print_text(stdout, o, backend, runs, nruns);
     if (fflush(stdout) != 0) {
         fprintf(stderr, "fasim: cannot write to stdout\n");
         rc = SIM_EFAIL;
@@ -855,14 +867,10 @@ int cli_gpu_main(int argc, char **argv, int first)
         else
             sim_random_grad(o->req.seed, nq, sh->dtype, dO);
     }
-    const gpu_run *naive = NULL;
-    for (int k = 0; k < nruns; k++) {
+    for (int k = 0; k < nruns; k++)
         if ((rc = gpu_run_one(&g, &runs[k], Q, K, V, dO)) != SIM_OK)
             goto out;
-        if (runs[k].algo == SIM_NAIVE)
-            naive = &runs[k];
-    }
-    rc = gpu_output(&g, runs, nruns, naive, o->q_path ? m[0].rank : 0);
+    rc = gpu_output(&g, runs, nruns, o->q_path ? m[0].rank : 0);
 out:
     for (int k = 0; k < GPU_MAX_RUNS; k++) {
         sim_result_free(&runs[k].sim);

@@ -103,16 +103,17 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
              kern_result *out, char *err, size_t errlen);
 
 /*
- * The backward pass of loop order a (FA1: kern_fa1_bwd.cuh; FA2:
- * kern_fa2_bwd.cuh) with a backward plan p (p->run.pass SIM_BWD) on inputs
- * Q, K, V and the output gradient dO (B H, N, d), all rounded to the dtype
- * here as sim_run rounds them: first the forward kernels with the forward
- * plan of the same blocks (O, and L for FA2 or m, l for FA1, as sim_run's
- * backward computes its forward first; not counted), then the backward's
- * launches, counted once and timed opt->repeat times, with the block order
- * and dQ mode of opt (FA2's; FA1 holds a head per block, dQ's additions in
- * one order whatever opt says). MHA, GQA and MQA (G < H: the group sums of
- * kern_gqa_bwd.cuh follow). On KERN_CUDA the device orders the blocks (a
+ * The backward pass of loop order a (kern_serves_bwd: naive,
+ * kern_naive_bwd.cuh; FA1, kern_fa1_bwd.cuh; FA2, kern_fa2_bwd.cuh) with a
+ * backward plan p (p->run.pass SIM_BWD) on inputs Q, K, V and the output
+ * gradient dO (B H, N, d), all rounded to the dtype here as sim_run rounds
+ * them: first the forward kernels with the forward plan of the same blocks
+ * (what the backward reads: P for naive, O and L for FA2, O, m and l for
+ * FA1, as sim_run's backward computes its forward first; not counted), then
+ * the backward's launches, counted once and timed opt->repeat times, with
+ * the block order and dQ mode of opt (FA2's; FA1 holds a head per block,
+ * naive writes each dQ block once). MHA, GQA and MQA (G < H: the group sums
+ * of kern_gqa_bwd.cuh follow). On KERN_CUDA the device orders the blocks (a
  * block_order_seed is refused) and, in KERN_DQ_ATOMIC mode, dQ is not
  * compared across the timed runs (its additions' order may change from run
  * to run; dK and dV are).
@@ -125,7 +126,7 @@ int kern_run_bwd(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan
 
 void kern_result_free(kern_result *r);
 
-/* Elements of tensor t of a run of sh, all heads: B H N N_k for S, P;
+/* Elements of tensor t of a run of sh, all heads: B H N N_k for S, P, dP, dS;
  * B H N d for Q, O, O_acc; B G N_k d for K, V; B H N for the statistics
  * (kern_result's O and L are B H N d and B H N). */
 int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
@@ -134,6 +135,10 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
  * a loop order registered at run time has none. */
 int kern_serves(sim_algo a);
 /* 1 when kernels/ has the backward pass of loop order a (fa1, fa2), else 0. */
+int kern_serves_bwd(sim_algo a);
+
+/* 1 when kernels/ has loop order a's backward pass (naive: Algorithm 3,
+ * kern_naive_bwd.cuh; fa2: kern_fa2_bwd.cuh), else 0. */
 int kern_serves_bwd(sim_algo a);
 
 /* 1 when this build has the CUDA backend and a device is present; else 0

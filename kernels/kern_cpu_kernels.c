@@ -15,6 +15,7 @@
 #include "kern_fa2_bwd.cuh"
 #include "kern_gqa_bwd.cuh"
 #include "kern_naive.cuh"
+#include "kern_naive_bwd.cuh"
 
 #ifndef KERN_TABLE_NAME
 #define KERN_TABLE_NAME kern_cpu_kernels
@@ -42,5 +43,11 @@ const kern_cpu_table KERN_TABLE_NAME = {
         [KERN_K_FA2_BWD_CONVERT] = kern_fa2_bwd_convert,
         [KERN_K_GQA_SUM_DK] = kern_gqa_sum_dk,
         [KERN_K_GQA_SUM_DV] = kern_gqa_sum_dv,
+        [KERN_K_NAIVE_BWD_DV] = kern_naive_bwd_dv,
+        [KERN_K_NAIVE_BWD_DP] = kern_naive_bwd_dp,
+        [KERN_K_NAIVE_BWD_DS_ROWS] = kern_naive_bwd_ds_rows,
+        [KERN_K_NAIVE_BWD_DS_2PASS] = kern_naive_bwd_ds_2pass,
+        [KERN_K_NAIVE_BWD_DQ] = kern_naive_bwd_dq,
+        [KERN_K_NAIVE_BWD_DK] = kern_naive_bwd_dk,
     },
 };

@@ -30,6 +30,7 @@ extern "C" {
 #include "kern_fa2_bwd.cuh"
 #include "kern_gqa_bwd.cuh"
 #include "kern_naive.cuh"
+#include "kern_naive_bwd.cuh"   /* as kern_fa2_bwd.cuh */
 
 #define HINT "; run with --backend cpu to use the same kernels on the CPU"
 
@@ -52,6 +53,12 @@ static cuda_kernel_fn cuda_kernel(kern_kernel k)
     case KERN_K_FA2_BWD_CONVERT: return kern_fa2_bwd_convert;
     case KERN_K_GQA_SUM_DK: return kern_gqa_sum_dk;
     case KERN_K_GQA_SUM_DV: return kern_gqa_sum_dv;
+    case KERN_K_NAIVE_BWD_DV: return kern_naive_bwd_dv;
+    case KERN_K_NAIVE_BWD_DP: return kern_naive_bwd_dp;
+    case KERN_K_NAIVE_BWD_DS_ROWS: return kern_naive_bwd_ds_rows;
+    case KERN_K_NAIVE_BWD_DS_2PASS: return kern_naive_bwd_ds_2pass;
+    case KERN_K_NAIVE_BWD_DQ: return kern_naive_bwd_dq;
+    case KERN_K_NAIVE_BWD_DK: return kern_naive_bwd_dk;
     default: return kern_fa2;
     }
 }

@@ -37,6 +37,8 @@ const char *kern_kernel_name(kern_kernel k)
         "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa1_bwd", "kern_fa2",
         "kern_fa2_split", "kern_fa2_combine", "kern_fa2_bwd_pre", "kern_fa2_bwd",
         "kern_fa2_bwd_convert", "kern_gqa_sum_dk", "kern_gqa_sum_dv",
+        "kern_naive_bwd_dv", "kern_naive_bwd_dp", "kern_naive_bwd_ds_rows",
+        "kern_naive_bwd_ds_2pass", "kern_naive_bwd_dq", "kern_naive_bwd_dk",
     };
     return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
 }
@@ -177,6 +179,24 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
     case KERN_K_GQA_SUM_DV:
         F("dV_j", Bc, d);
         break;
+    case KERN_K_NAIVE_BWD_DV:
+        T("P_ij", Br, Bc); T("dO_i", Br, d); F("dV_j", Bc, d);
+        break;
+    case KERN_K_NAIVE_BWD_DP:
+        T("dO_i", Br, d); T("V_j", Bc, d); F("dP_ij", Br, Bc);
+        break;
+    case KERN_K_NAIVE_BWD_DS_ROWS:
+        F("P_rows", Bs, N_k); F("dP_rows", Bs, N_k); F("D", Bs, 1);
+        break;
+    case KERN_K_NAIVE_BWD_DS_2PASS:
+        F("P_ij", Br, Bc); F("dP_ij", Br, Bc); F("D_i", Br, 1);
+        break;
+    case KERN_K_NAIVE_BWD_DQ:
+        T("dS_ij", Br, Bc); T("K_j", Bc, d); F("dQ_i", Br, d);
+        break;
+    case KERN_K_NAIVE_BWD_DK:
+        T("dS_ij", Br, Bc); T("Q_i", Br, d); F("dK_j", Bc, d);
+        break;
     default:
         break;
     }
@@ -269,7 +289,7 @@ int kern_serves(sim_algo a)
 
 int kern_serves_bwd(sim_algo a)
 {
-    return a == SIM_FA1 || a == SIM_FA2;
+    return a == SIM_NAIVE || a == SIM_FA1 || a == SIM_FA2;
 }
 
 int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
@@ -285,6 +305,18 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
     const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh);
     switch (a) {
     case SIM_NAIVE:
+        if (p->run.pass == SIM_BWD) {       /* Algorithm 3, a launch per line */
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DV, p->Tc, BH, 1, 0 };
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DP, p->Tr, BH, 2, 0 };
+            if (p->softmax_passes == 1)
+                s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DS_ROWS,
+                                              (sh->N + p->Bs_r - 1) / p->Bs_r, BH, 3, 0 };
+            else
+                s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DS_2PASS, p->Tr, BH, 3, 0 };
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DQ, p->Tr, BH, 4, 0 };
+            s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_BWD_DK, p->Tc, BH, 5, 0 };
+            break;
+        }
         s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SCORES, p->Tr, BH, 1, 0 };
         if (p->softmax_passes == 1)
             s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_SOFTMAX_ROWS,
@@ -423,6 +455,13 @@ static void host_free(host_tensors *h)
 int kern_uses(sim_algo a, const sim_shape *sh, const sim_run_opts *run, sim_tensor t)
 {
     const int split = a == SIM_FA2 && sim_run_S(run) > 1;
+    if (run->pass == SIM_BWD && a == SIM_NAIVE)     /* kern_naive_bwd.cuh */
+        switch (t) {
+        case SIM_Q: case SIM_K: case SIM_V: case SIM_P: case SIM_dO: case SIM_dP:
+        case SIM_dS: case SIM_dQ: case SIM_dK: case SIM_dV: return 1;
+        case SIM_dKexp: case SIM_dVexp: return sim_gqa_grad(sh, SIM_dK) == SIM_dKexp;
+        default: return 0;
+        }
     if (run->pass == SIM_BWD)           /* kern_fa1_bwd.cuh, kern_fa2_bwd.cuh */
         switch (t) {
         case SIM_Q: case SIM_K: case SIM_V: case SIM_O: case SIM_dO: case SIM_dQ:
@@ -458,7 +497,7 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t)
         return BG * N_k * d;
     if (t == SIM_dKexp || t == SIM_dVexp)              /* GQA: per query head */
         return BH * N_k * d;
-    return BH * ((t == SIM_S || t == SIM_P) ? N * N_k
+    return BH * ((t == SIM_S || t == SIM_P || t == SIM_dP || t == SIM_dS) ? N * N_k
                  : (t == SIM_Q || t == SIM_O || t == SIM_Oacc || t == SIM_Ot || t == SIM_dO ||
                     t == SIM_dQ || t == SIM_dQacc) ? N * d : N);
 }
@@ -484,6 +523,8 @@ void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const si
     k->dQacc = sim_inter_acc(run, SIM_dQ) == SIM_dQacc ? t[SIM_dQacc] : NULL;
     k->dKexp = t[SIM_dKexp];             /* NULL unless G < H (kern_uses) */
     k->dVexp = t[SIM_dVexp];
+    k->dP = t[SIM_dP];
+    k->dS = t[SIM_dS];
 }
 
 static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh, const sim_plan *p,
@@ -554,7 +595,7 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
     if (p->run.group || p->run.page > 0 ||
         (p->run.pass != SIM_FWD && !(p->run.pass == SIM_BWD && kern_serves_bwd(p->algo))) ||
         (sim_run_S(&p->run) > 1 && (p->algo != SIM_FA2 || p->run.pass != SIM_FWD))) {
-        snprintf(err, errlen, "the kernels run the forward pass and FA1's and FA2's "
+        snprintf(err, errlen, "the kernels run the forward pass and the three loop orders' "
                  "backward, ungrouped and unpaged, split only in FA2's forward; the "
                  "simulator runs the rest");
         return -1;
@@ -591,7 +632,7 @@ int kern_writes(sim_pass pass, sim_tensor t)
 {
     if (pass == SIM_BWD)
         return t == SIM_D || t == SIM_dQ || t == SIM_dK || t == SIM_dV || t == SIM_dQacc ||
-               t == SIM_dKexp || t == SIM_dVexp;
+               t == SIM_dKexp || t == SIM_dVexp || t == SIM_dP || t == SIM_dS;
     return t >= SIM_O;
 }
 
@@ -828,13 +869,15 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
     host_tensors h;
     int rc = host_alloc(&h, a, sh, p, Q, K, V, err, errlen);
     if (rc) {
+        host_free(&fh);
         kern_result_free(&fr);
         host_free(&fh);
         return -1;
     }
-    /* What the backward reads of the forward's: O, and L (FA2) or m, l (FA1). */
-    const sim_tensor kept[4] = { SIM_O, SIM_L, SIM_m, SIM_l };
-    for (int k = 0; k < 4; k++)
+    /* What the backward reads of the forward's: P (naive), O and L (FA2), or
+     * O, m and l (FA1). */
+    const sim_tensor kept[5] = { SIM_P, SIM_O, SIM_L, SIM_m, SIM_l };
+    for (int k = 0; k < 5; k++)
         if (h.t[kept[k]])
             memcpy(h.t[kept[k]], fh.t[kept[k]], (size_t)h.n[kept[k]] * sizeof(float));
     host_free(&fh);
@@ -914,6 +957,11 @@ int kern_run_bwd(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan
     if (opt && opt->block_order_seed) {
         snprintf(err, errlen, "--block-order-seed orders the CPU path's blocks; on a GPU the "
                  "hardware orders them: drop it, or use --backend cpu");
+        return -1;
+    }
+    if (a == SIM_NAIVE) {       /* kern_cuda_run_bwd takes O, L, m, l, not P, from its forward */
+        snprintf(err, errlen, "standard attention's backward kernels run on the CPU path so "
+                 "far (the CUDA run does not keep the forward's P): use --backend cpu");
         return -1;
     }
 #ifdef FASIM_HAVE_CUDA

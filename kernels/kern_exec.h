@@ -67,15 +67,17 @@ typedef struct {
                                 (sim_inter_acc); NULL: O itself, as the paper */
     float *Ot;               /* split-KV: the splits' partial outputs O~ (S N, d)
                                 a head, fp32; m, l are then (S N) a head */
-    /* The backward (kern_fa1_bwd.cuh, kern_fa2_bwd.cuh): dO, dQ, dQ_acc
-     * (B H, N, d), D (B H, N; FA2's), dK, dV (B G, N_k, d); O and L (FA2) or
-     * m, l (FA1) are then the forward's, read. NULL in a forward run. dQacc:
+    /* The backward (kern_naive_bwd.cuh, kern_fa1_bwd.cuh, kern_fa2_bwd.cuh):
+     * dO, dQ, dQ_acc (B H, N, d), D (B H, N; FA2's), dK, dV (B G, N_k, d),
+     * standard attention's dP, dS (B H, N, N_k); P (naive), O and L (FA2) or
+     * m, l (FA1) are then the forward's, read. NULL in a forward run, and
+     * where the loop order has none. dQacc:
      * dQ's fp32 running sum (sim_inter_acc); NULL: dQ itself, as the paper.
      * dKexp, dVexp: GQA's (G < H) per-query-head dK, dV (B H, N_k, d) in the
      * dtype, summed over each group into dK, dV by kern_gqa_bwd.cuh
      * (sim_gqa_grad); NULL with G = H. */
     const float *dO;
-    float *D, *dQ, *dK, *dV, *dQacc, *dKexp, *dVexp;
+    float *D, *dQ, *dK, *dV, *dQacc, *dKexp, *dVexp, *dP, *dS;
     /* dQ_i's turn (B H, T_r), one int per head and query block, which
      * kern_fa2_bwd_pre zeroes: with dq_atomic 0 the key blocks done with
      * dQ_i so far (a block waits until the count is its turn), else a lock
@@ -259,7 +261,8 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
     p->Q += q * Nd;
     p->K += kv * p->Nk * p->d;
     p->V += kv * p->Nk * p->d;
-    p->O += q * Nd;
+    if (p->O)                    /* none in the naive backward */
+        p->O += q * Nd;
     if (p->Oacc)                 /* unused tensors stay NULL: no offset on NULL */
         p->Oacc += q * Nd;
     if (p->S)
@@ -276,11 +279,15 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
         p->L += q * rows;
     if (p->dO) {                 /* the backward's tensors */
         p->dO += q * Nd;
-        if (p->D)                /* FA2's; FA1's backward reads m, l instead */
-            p->D += q * rows;
         p->dQ += q * Nd;
+        if (p->D)
+            p->D += q * rows;
         if (p->dQacc)
             p->dQacc += q * Nd;
+        if (p->dP)
+            p->dP += q * rows * p->Nk;
+        if (p->dS)
+            p->dS += q * rows * p->Nk;
         p->dK += kv * p->Nk * p->d;
         p->dV += kv * p->Nk * p->d;
         if (p->dKexp) {          /* GQA: the query head's own dK, dV */

@@ -13,12 +13,14 @@
 extern "C" {
 #endif
 
-/* The kernels of the three loop orders. */
+/* The kernels of the three loop orders, and of the backward passes. */
 typedef enum {
     KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_2PASS,
     KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA1_BWD, KERN_K_FA2,
     KERN_K_FA2_SPLIT, KERN_K_FA2_COMBINE, KERN_K_FA2_BWD_PRE, KERN_K_FA2_BWD,
     KERN_K_FA2_BWD_CONVERT, KERN_K_GQA_SUM_DK, KERN_K_GQA_SUM_DV,
+    KERN_K_NAIVE_BWD_DV, KERN_K_NAIVE_BWD_DP, KERN_K_NAIVE_BWD_DS_ROWS,
+    KERN_K_NAIVE_BWD_DS_2PASS, KERN_K_NAIVE_BWD_DQ, KERN_K_NAIVE_BWD_DK,
     KERN_K_COUNT
 } kern_kernel;
 
@@ -64,15 +66,18 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
 
 /* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1;
  * FA2 split-KV: 2; FA1's backward: 1; FA2's backward: 3, or 2 without
- * dQ_acc), over all B H query heads: naive's and FA2's grids are (T_r, B H)
- * (the one-pass softmax (ceil(N / B_s), B H)), FA1's (B H, 1) in both
- * passes, split-KV's partials (S T_r, B H) and its combine (T_r, B H); FA2's
- * backward (T_r, B H), (T_c, B H), and its convert (T_r, B H). A backward
- * with G < H then has GQA's group sums of dK_exp and dV_exp
- * (kern_gqa_bwd.cuh), grids (T_c, B G). */
+ * dQ_acc; naive's backward: 5), over all B H query heads: naive's and FA2's
+ * grids are (T_r, B H) (the one-pass softmax (ceil(N / B_s), B H)), FA1's
+ * (B H, 1) in both passes, split-KV's partials (S T_r, B H) and its combine
+ * (T_r, B H); FA2's backward (T_r, B H), (T_c, B H), and its convert
+ * (T_r, B H); naive's backward (T_c, B H) for dV and dK, (T_r, B H) for dP,
+ * dS (the one-pass form (ceil(N / B_s), B H)) and dQ. A backward with G < H
+ * then has GQA's group sums of dK_exp and dV_exp (kern_gqa_bwd.cuh), grids
+ * (T_c, B G): 7 launches at most. */
+#define KERN_MAX_LAUNCHES 8
 typedef struct {
     int n;
-    kern_launch l[8];
+    kern_launch l[KERN_MAX_LAUNCHES];
 } kern_schedule;
 
 /* Returns 0, or -1 (err set) for an unknown loop order or a plan without the

@@ -35,38 +35,52 @@
 
 #include "kern_tile.h"
 
-/* Line 1: S = scale * Q K^T, block i computing row block i of S. */
-KERN_GLOBAL kern_naive_scores(kern_params p)
+/* Block i computes row block i of A B^T, tile by tile: line 1's
+ * S = scale Q K^T (masked scores -inf), or with `dP` the backward's line 2,
+ * dP = dO V^T (kern_naive_bwd.cuh), the same loop on other tensors. */
+KERN_DEVICE void naive_row_products(const kern_params *pp, int dP)
 {
+    kern_params p = *pp;
     kern_at_head(&p, kern_block_y());
     const int64_t N = p.N, N_k = p.Nk, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
     const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t i = kern_block_x();
     const ref_mask mk = kern_mask(&p);
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
+    const sim_tensor tA = dP ? SIM_dO : SIM_Q, tB = dP ? SIM_V : SIM_K, tC = dP ? SIM_dP : SIM_S;
+    const float *A = dP ? p.dO : p.Q, *B = dP ? p.V : p.K;
+    float *C = dP ? p.dP : p.S;
+    const float scale = dP ? 1.0f : p.scale;
 
     const sim_dtype dt = p.dtype;
     const int64_t e = kern_tile_elem_bytes(dt);
     unsigned char *sm = KERN_SHARED();
-    float *S_ij = (float *)kern_carve(&sm, "S_ij", B_r * B_c * 4);
-    void *Q_i = kern_carve(&sm, "Q_i", B_r * d * e);
-    void *K_j = kern_carve(&sm, "K_j", B_c * d * e);
-    const kern_tv Qv = kern_tv_make(Q_i, dt), Kv = kern_tv_make(K_j, dt);
+    float *C_ij = (float *)kern_carve(&sm, dP ? "dP_ij" : "S_ij", B_r * B_c * 4);
+    void *A_i = kern_carve(&sm, dP ? "dO_i" : "Q_i", B_r * d * e);
+    void *B_j = kern_carve(&sm, dP ? "V_j" : "K_j", B_c * d * e);
+    const kern_tv Av = kern_tv_make(A_i, dt), Bv = kern_tv_make(B_j, dt);
 
-    kern_load_tile(p.cnt, SIM_Q, dt, Q_i, p.Q, d, r0, 0, br, d);
+    kern_load_tile(p.cnt, tA, dt, A_i, A, d, r0, 0, br, d);
     for (int64_t j = 0; j < T_c; j++) {
         const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
-        KERN_SYNC();            /* the store of step j - 1 has read S_ij; K_j is free */
-        kern_load_tile(p.cnt, SIM_K, dt, K_j, p.K, d, c0, 0, bc, d);
+        KERN_SYNC();            /* the store of step j - 1 has read C_ij; B_j is free */
+        kern_load_tile(p.cnt, tB, dt, B_j, B, d, c0, 0, bc, d);
         KERN_SYNC();
         for (int64_t r = tid; r < br; r += nt) {
-            float *s = S_ij + r * bc;
-            kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);
-            ref_tile_mask(s, 1, (int)bc, r0 + r, c0, &mk);
+            float *s = C_ij + r * bc;
+            kern_scores_row(Av, r * d, Bv, (int)bc, (int)d, scale, s);
+            if (!dP)
+                ref_tile_mask(s, 1, (int)bc, r0 + r, c0, &mk);
         }
         KERN_SYNC();
-        kern_store(p.cnt, p.dtype, SIM_S, p.S, N_k, r0, c0, br, bc, S_ij);
+        kern_store(p.cnt, dt, tC, C, N_k, r0, c0, br, bc, C_ij);
     }
+}
+
+/* Line 1: S = scale * Q K^T, block i computing row block i of S. */
+KERN_GLOBAL kern_naive_scores(kern_params p)
+{
+    naive_row_products(&p, 0);
 }
 
 /* Line 2, one pass: block b normalises B_s whole rows of S into P. */

@@ -2,7 +2,7 @@
  * kern_tile.h — tiles held in shared memory in their storage type, and the
  * few tile primitives of reference/ref_tile.h rewritten to read them.
  *
- * The plan charges Q_i, K_j, V_j (and the naive order's P_ij) at the dtype's
+ * The plan charges Q_i, K_j, V_j (and the naive order's P_ij, dS_ij) at the dtype's
  * bytes: 2 for fp16 and bf16, 4 for fp32. The kernels hold them so: a tile
  * of an fp16 run is an array of fp16 bit patterns (kern_half.h), of a bf16
  * run of bf16 bit patterns, of an fp32 run of floats. A kern_tv ("tile
@@ -129,30 +129,46 @@ KERN_DEVICE float kern_row_dot_tv(kern_tv a, int64_t a0, kern_tv b, int64_t b0, 
 
 /* Row c of ref_tile_acc_tn: acc[t] (row c of the (acols, d) accumulator)
  * <- fmaf(scale, sum_r A[r][c] B[r][t], acc[t]), the sum over r = 0..rows-1
- * with fmaf from 0.0f; A fp32 (rows, acols), B a tile view (rows, d). */
-KERN_DEVICE void kern_acc_tn_row(float *acc, int c, const float *A, int rows, int acols,
-                                 kern_tv B, int d, float scale)
+ * with fmaf from 0.0f; A (rows, acols) and B (rows, d) tile views (A in the
+ * dtype: standard attention's P_ij, dS_ij; or fp32, kern_acc_tn_row). */
+KERN_DEVICE void kern_acc_tn_row_tv(float *acc, int c, kern_tv A, int rows, int acols,
+                                    kern_tv B, int d, float scale)
 {
     for (int t = 0; t < d; t++) {
         float s = 0.0f;
         for (int r = 0; r < rows; r++)
-            s = fmaf(A[(int64_t)r * acols + c], kern_tv_at(B, (int64_t)r * d + t), s);
+            s = fmaf(kern_tv_at(A, (int64_t)r * acols + c), kern_tv_at(B, (int64_t)r * d + t),
+                     s);
         acc[t] = fmaf(scale, s, acc[t]);
     }
 }
 
-/* Row r of ref_tile_acc_nn: acc[t] <- fmaf(scale, sum_c a[c] B[c][t], acc[t]),
- * the sum over c = 0..k-1 with fmaf from 0.0f; a the fp32 row r of A (k),
- * B a tile view (k, d). */
-KERN_DEVICE void kern_acc_nn_row(float *acc, const float *a, int k, kern_tv B, int d,
-                                 float scale)
+/* kern_acc_tn_row_tv with A fp32 (FA2's recomputed P_ij, dS_ij). */
+KERN_DEVICE void kern_acc_tn_row(float *acc, int c, const float *A, int rows, int acols,
+                                 kern_tv B, int d, float scale)
+{
+    kern_acc_tn_row_tv(acc, c, kern_tv_make(A, SIM_FP32), rows, acols, B, d, scale);
+}
+
+/* Row r of ref_tile_acc_nn: acc[t] <- fmaf(scale, sum_c A[a0 + c] B[c][t],
+ * acc[t]), the sum over c = 0..k-1 with fmaf from 0.0f; A a tile view whose
+ * row r starts at a0 (k elements), B a tile view (k, d). */
+KERN_DEVICE void kern_acc_nn_row_tv(float *acc, kern_tv A, int64_t a0, int k, kern_tv B,
+                                    int d, float scale)
 {
     for (int t = 0; t < d; t++) {
         float s = 0.0f;
         for (int c = 0; c < k; c++)
-            s = fmaf(a[c], kern_tv_at(B, (int64_t)c * d + t), s);
+            s = fmaf(kern_tv_at(A, a0 + c), kern_tv_at(B, (int64_t)c * d + t), s);
         acc[t] = fmaf(scale, s, acc[t]);
     }
+}
+
+/* kern_acc_nn_row_tv with a the fp32 row r of A (k). */
+KERN_DEVICE void kern_acc_nn_row(float *acc, const float *a, int k, kern_tv B, int d,
+                                 float scale)
+{
+    kern_acc_nn_row_tv(acc, kern_tv_make(a, SIM_FP32), 0, k, B, d, scale);
 }
 
 /* ref_fa1_step_row (FA1 lines 10-12 for one row) with V_j read as a tile view;

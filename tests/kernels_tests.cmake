@@ -6,7 +6,7 @@
 # reject (kernels/kern_cpu_kernels.c with a KERN_BUG_* flag and its table
 # renamed so that it links beside the real one).
 foreach(bug SKIP_RESCALE RELOAD_Q KV_HEAD_MODULO BWD_DS_NO_D GQA_SUM_DESCENDING FA1_BWD_NO_L
-            BWD_TURN_KEPT)
+            BWD_TURN_KEPT NAIVE_BWD_D_PER_TILE)
   string(TOLOWER ${bug} lbug)
   add_library(kern_bug_${lbug} OBJECT ${PROJECT_SOURCE_DIR}/kernels/kern_cpu_kernels.c)
   target_link_libraries(kern_bug_${lbug} PRIVATE fasim_kernels)
@@ -25,6 +25,10 @@ target_sources(test_kernels_bwd PRIVATE $<TARGET_OBJECTS:kern_bug_bwd_ds_no_d>
                                         $<TARGET_OBJECTS:kern_bug_gqa_sum_descending>
                                         $<TARGET_OBJECTS:kern_bug_fa1_bwd_no_l>
                                         $<TARGET_OBJECTS:kern_bug_bwd_turn_kept>)
+
+# Standard attention's backward kernels (Algorithm 3) against the simulator's.
+fasim_test(test_kernels_naive_bwd LABEL kernels LIBS fasim_kernels)
+target_sources(test_kernels_naive_bwd PRIVATE $<TARGET_OBJECTS:kern_bug_naive_bwd_d_per_tile>)
 
 fasim_test(test_kernels_gpu LABEL gpu LIBS fasim_kernels)
 

@@ -415,6 +415,33 @@ static void test_bad_usage(void **state)
     run_free(&h);
 }
 
+/* --algo naive --pass both: the forward's three kernels, then standard
+ * attention's backward, a kernel per line, beside the simulator's; with a
+ * small M (360 B, under a row of P and dP: 372 B) line 3 goes over tiles
+ * in two passes, with the same bits. */
+static void test_naive_backward(void **state)
+{
+    (void)state;
+    const char *M[2] = { "96K", "360" };
+    for (int k = 0; k < 2; k++) {
+        run_res r = run("gpu", "--backend", "cpu", "--N", "40", "--Nk", "46", "--d", "4",
+                        "--heads", "2", "--causal", "--Br", "8", "--Bc", "5", "--M", M[k],
+                        "--algo", "naive", "--pass", "both", NULL);
+        assert_int_equal(r.code, 0);
+        assert_int_equal(count_of(r.out, "bit-identical to the simulator"), 2);
+        assert_int_equal(count_of(r.out, "counters equal"), 2);
+        assert_int_equal(count_of(r.out, "DIFFER"), 0);
+        assert_non_null(strstr(r.out, "\nnaive bwd standard attention's backward "
+                                      "(Algorithm 3)"));
+        /* T_r = 5, T_c = 10, B H = 2: dV, dK (10 x 2), dP, dQ (5 x 2), and
+         * dS over whole rows (40 rows a block: 1 x 2) or tiles (5 x 2) */
+        assert_non_null(strstr(r.out, k ? "5 launches, 70 thread blocks (grid 10 x 2)"
+                                        : "5 launches, 62 thread blocks (grid 10 x 2)"));
+        assert_string_equal(r.err, "");
+        run_free(&r);
+    }
+}
+
 /* --pass both: the forward's run, then FA1's or FA2's backward kernels
  * beside the simulator's backward (dQ, dK, dV bit for bit, the counts per
  * tensor), over batches, heads, a causal window; dQ's modes and block
@@ -482,22 +509,20 @@ static void test_backward(void **state)
     assert_non_null(strstr(g.out, "bit-identical to the simulator (dQ"));
     run_free(&g);
     /* Refused, in one line: an unknown mode, the modes without the
-     * backward, another loop order's backward, --out, the modes without
-     * FA2's backward. */
+     * backward, --out, the modes without FA2's backward. */
     const char *bad[][5] = {
         { "--dq-mode", "atomics", "--pass", "bwd", NULL },
         { "--dq-mode", "atomic", "--pass", "fwd", NULL },
         { "--block-order-seed", "3", "--causal", NULL, NULL },
-        { "--algo", "naive", "--pass", "bwd", NULL },
         { "--algo", "fa2", "--out", "/tmp/fasim-gpu-bwd.npy", "--pass" },
         { "--algo", "fa1", "--dq-mode", "atomic", "--pass" },
     };
     const char *says[] = { "--dq-mode atomics: unknown mode", "add --pass bwd",
-                           "add --pass bwd", "the backward kernels are FA1's and FA2's",
-                           "--out writes the forward's O", "add fa2 to --algo" };
+                           "add --pass bwd", "--out writes the forward's O",
+                           "add fa2 to --algo" };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         run_res b = run("gpu", "--backend", "cpu", "--N", "32", "--heads", "2", bad[k][0],
-                        bad[k][1], bad[k][2], bad[k][3], bad[k][4], k >= 4 ? "both" : NULL,
+                        bad[k][1], bad[k][2], bad[k][3], bad[k][4], k >= 3 ? "both" : NULL,
                         NULL);
         assert_int_equal(b.code, 2);
         assert_int_equal(b.out_len, 0);
@@ -534,6 +559,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_backward),
+        cmocka_unit_test(test_naive_backward),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,7 @@
  * a GPU would hang, and still be right in atomic mode, which only locks.
  *
  * GQA and MQA (G < H, kern_gqa_bwd.cuh): 32 random configurations of FA2's
- * backward and 16 of FA1's (batch 1-3, H up to 8 over every G that divides
+ * backward and 16 each of FA1's and standard attention's (batch 1-3, H up to 8 over every G that divides
  * it, G = 1 among them, the same masks, dtypes, threads and intermediates)
  * with dQ, dK, dV bit-identical to sim_run's and the counts equal per
  * tensor, dK_exp and dV_exp included; the group sums' launches carve the
@@ -332,7 +332,7 @@ static void kg_random_cases(sim_algo a, int n, uint64_t st)
          * key/value head's dK came in from its whole group. */
         const uint64_t BH = (uint64_t)(sim_shape_B(&c.sh) * sim_shape_H(&c.sh));
         const uint64_t Nkd = (uint64_t)(sim_shape_Nk(&c.sh) * c.sh.d);
-        if (a == SIM_FA2)
+        if (a != SIM_FA1)
             assert_int_equal(cnt.write_elems[SIM_dKexp], BH * Nkd);
         else            /* FA1: line 5's zeros too, and line 24 where a query sees j */
             assert_true(cnt.write_elems[SIM_dKexp] >= BH * Nkd &&
@@ -373,6 +373,12 @@ static void test_fa1_gqa_random_cases(void **state)
 {
     (void)state;
     kg_random_cases(SIM_FA1, KG_CASES / 2, 0x6661316771ull);
+}
+
+static void test_naive_gqa_random_cases(void **state)
+{
+    (void)state;
+    kg_random_cases(SIM_NAIVE, KG_CASES / 2, 0x6e61697665ull);
 }
 
 /* A group of four query heads per key/value head, fp32 (nothing but the
@@ -648,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_fa1_schedule),
         cmocka_unit_test(test_gqa_random_cases),
         cmocka_unit_test(test_fa1_gqa_random_cases),
+        cmocka_unit_test(test_naive_gqa_random_cases),
         cmocka_unit_test(test_gqa_schedule),
         cmocka_unit_test(test_gqa_bug_is_caught),
     };

@@ -3,7 +3,7 @@
  *
  * Compiles kernels/kern_cuda.cu once with nvcc for sm_80 and sm_90 (the
  * build's flags: -fmad=false, -Werror=all-warnings) with -Xptxas -v, reads
- * ptxas's report and checks, for each kernel on each
+ * ptxas's report and checks, for each kernel (KERN_K_COUNT of them) on each
  * architecture:
  *   - it was compiled (its "Compiling entry function" line is there);
  *   - 0 bytes spill stores and 0 bytes spill loads;
@@ -11,7 +11,7 @@
  *     plus the dynamic shared memory the driver launches it with
  *     (kern_schedule_make) is the plan's bytes of the kernel's phase, and the
  *     largest launch of a loop order is the plan's sram_peak (sim_plan_make),
- *     for a few configurations per loop order, and FA1's and FA2's backward.
+ *     for a few configurations per loop order, and the backward's of all three.
  * Registers per kernel are printed, not checked.
  *
  * argv: nvcc, the kernels/, reference/ and sim/ source directories. Without
@@ -140,8 +140,11 @@ static void test_shared_memory_is_the_plan(void **state)
         { SIM_FA2, { .N = 2048, .d = 128, .M = 160 * 1024, .dtype = SIM_BF16, .causal = 0 }, SIM_FWD },
         { SIM_FA1, { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 1 }, SIM_BWD },
         { SIM_FA2, { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_BF16, .causal = 0 }, SIM_BWD },
+        /* standard attention's backward: line 3 over whole rows, and in two passes */
+        { SIM_NAIVE, { .N = 256, .d = 64, .M = 48 * 1024, .dtype = SIM_FP16, .causal = 1 }, SIM_BWD },
+        { SIM_NAIVE, { .N = 4096, .d = 64, .M = 16 * 1024, .dtype = SIM_FP32, .causal = 0 }, SIM_BWD },
     };
-    int naive_forms = 0;
+    int naive_forms = 0, naive_bwd_forms = 0;
     for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++) {
         sim_plan p;
         char err[1024];
@@ -149,7 +152,7 @@ static void test_shared_memory_is_the_plan(void **state)
         assert_int_equal(sim_plan_choose(cs[q].algo, &cs[q].sh, &run, SIM_PLAN_AUTO, 0, 0, &p,
                                          err, sizeof err), 0);
         if (cs[q].algo == SIM_NAIVE)
-            naive_forms |= p.softmax_passes;
+            *(cs[q].pass == SIM_BWD ? &naive_bwd_forms : &naive_forms) |= p.softmax_passes;
         kern_schedule s;
         assert_int_equal(kern_schedule_make(cs[q].algo, &p, &cs[q].sh, &s, err, sizeof err),
                          0);
@@ -175,6 +178,7 @@ static void test_shared_memory_is_the_plan(void **state)
         }
     }
     assert_int_equal(naive_forms, 1 | 3);    /* both softmax forms were checked */
+    assert_int_equal(naive_bwd_forms, 1 | 2);    /* and both forms of the backward's line 3 */
 }
 
 /* Run nvcc once; returns its combined output (malloc'd) and exit status. */
