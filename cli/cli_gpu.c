@@ -38,6 +38,7 @@
 #include "cli_cmds.h"
 #include "cli_inputs.h"
 #include "kern.h"
+#include "sim_gpu_model.h"
 #include "sim_npy.h"
 #include "sim_report.h"
 #include "sim_parse.h"
@@ -71,6 +72,9 @@ typedef struct {
                              adds in ascending j (identical then judges dK, dV) */
     double max_diff;      /* max |kernel - sim| over O; inf where one is NaN */
     int counts_equal;
+    int has_model;        /* --gpu NAME: the GPU model's prediction for these launches */
+    double model_s;       /* its time, s */
+    char model_err[160];  /* or why there is none */
 } gpu_run;
 
 /* The command line of fasim gpu: the report's options, and its own
@@ -343,6 +347,16 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
         else if (naive && r->kern.seconds > 0.0)
             fprintf(out, ", %.2fx the speed of naive", naive->kern.seconds / r->kern.seconds);
         fprintf(out, "\n");
+        if (o->req.gpu && r->has_model) {
+            fprintf(out, "  model    ");
+            print_seconds(out, r->model_s);
+            fprintf(out, " on %s: the GPU model's prediction for these launches", o->req.gpu->name);
+            if (b == KERN_CUDA && r->model_s > 0.0)
+                fprintf(out, "; measured / model = %.2f", r->kern.seconds / r->model_s);
+            fprintf(out, "\n");
+        } else if (o->req.gpu) {
+            fprintf(out, "  model    none on %s: %s\n", o->req.gpu->name, r->model_err);
+        }
     }
 }
 
@@ -358,7 +372,8 @@ static void json_counts(sim_json *w, const char *key, const sim_counts *c, int t
 
 /* One element of "runs": the kernel's launch, its agreement with the
  * simulator (output and counts, per tensor), and its time. */
-static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const gpu_run *naive)
+static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const gpu_run *naive,
+                     const sim_gpu *gpu)
 {
     sim_json_obj(w, NULL);
     sim_json_str(w, "algo", sim_algo_name(r->algo));
@@ -403,6 +418,14 @@ static void json_run(sim_json *w, const sim_shape *sh, const gpu_run *r, const g
         sim_json_num_g(w, "speedup_vs_naive", naive->kern.seconds / r->kern.seconds, 6);
     else
         sim_json_null(w, "speedup_vs_naive");
+    if (gpu)
+        sim_json_str(w, "model_gpu", gpu->name);
+    else
+        sim_json_null(w, "model_gpu");
+    if (gpu && r->has_model)
+        sim_json_num_g(w, "model_seconds", r->model_s, 9);
+    else
+        sim_json_null(w, "model_seconds");
     sim_json_end(w);
 }
 
@@ -430,7 +453,8 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
     sim_json_arr_lines(&w, "runs");
     /* The CPU path's times are no GPU's: no speedup (null) on it. */
     for (int k = 0; k < nruns; k++)
-        json_run(&w, sh, &runs[k], b == KERN_CPU ? NULL : naive_of(runs, nruns, runs[k].pass));
+        json_run(&w, sh, &runs[k], b == KERN_CPU ? NULL : naive_of(runs, nruns, runs[k].pass),
+                 o->req.gpu);
     sim_json_end(&w);
     sim_json_end(&w);
     fputc('\n', out);
@@ -654,6 +678,14 @@ static int gpu_plan_one(const gpu_opts *g, const sim_request *req, gpu_run *r)
                 sim_algo_name(r->algo), (unsigned long long)steps,
                 (unsigned long long)max_steps);
         return SIM_EUSAGE;
+    }
+    if (o->req.gpu) {          /* --gpu NAME: the GPU model of the same launches */
+        sim_gm_opts gm = o->req.gm;
+        gm.trace = NULL;
+        sim_gm_result res;
+        r->has_model = sim_gpu_model_run(o->req.gpu, &r->plan, sh, &gm, &res, r->model_err,
+                                         sizeof r->model_err) == 0;
+        r->model_s = r->has_model ? res.time_s : 0.0;
     }
     return SIM_OK;
 }

@@ -19,6 +19,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +187,51 @@ static void test_cpu_json(void **state)
     assert_int_equal(r.code, 0);
     assert_int_equal(count_of(r.out, "\"timed_runs\": 1,"), 3);
     run_free(&r);
+}
+
+/* The number after the n-th (from 0) `key` in json, or NAN. */
+static double json_number_after(const char *json, const char *key, int n)
+{
+    const char *p = json;
+    for (int k = 0; p && k <= n; k++)
+        if ((p = strstr(p, key)) != NULL)
+            p += strlen(key);
+    return p ? strtod(p, NULL) : NAN;
+}
+
+/* --gpu NAME: beside each run, the GPU model's prediction for the same
+ * launches, which is the report's (fasim --gpu NAME, the same options) to
+ * the last digit printed; without --gpu, null. */
+static void test_model_beside(void **state)
+{
+    (void)state;
+    run_res g = run("gpu", "--gpu", "h100", "--N", "96", "--d", "16", "--heads", "4",
+                    "--kv-heads", "2", "--causal", "--algo", "fa1,fa2", "--pass", "both",
+                    "--backend", "cpu", "--json", NULL);
+    run_res rep = run("--gpu", "h100", "--N", "96", "--d", "16", "--heads", "4",
+                      "--kv-heads", "2", "--causal", "--algo", "fa1,fa2", "--pass", "both",
+                      "--count-only", "--json", NULL);
+    assert_int_equal(g.code, 0);
+    assert_int_equal(rep.code, 0);
+    assert_int_equal(count_of(g.out, "\"model_gpu\": \"h100\""), 4);
+    for (int k = 0; k < 4; k++) {       /* fa1, fa2 forward, then their backward */
+        const double kern = json_number_after(g.out, "\"model_seconds\": ", k);
+        const double want = json_number_after(rep.out, "\"time_s\":", k);
+        assert_true(kern > 0.0);
+        assert_true(fabs(kern - want) <= 1e-8 * want);
+    }
+    run_free(&rep);
+    run_free(&g);
+    run_res t = run("gpu", "--gpu", "a100", "--N", "64", "--d", "16", "--algo", "fa2",
+                    "--backend", "cpu", NULL);
+    assert_int_equal(t.code, 0);
+    assert_non_null(strstr(t.out, " on a100: the GPU model's prediction for these launches"));
+    run_free(&t);
+    run_res n = run("gpu", "--N", "64", "--d", "16", "--algo", "fa2", "--backend", "cpu",
+                    "--json", NULL);
+    assert_int_equal(n.code, 0);
+    assert_int_equal(count_of(n.out, "\"model_seconds\": null"), 1);
+    run_free(&n);
 }
 
 static int same_file(const char *a, const char *b)
@@ -551,6 +597,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_all_identical),
         cmocka_unit_test(test_cpu_json),
+        cmocka_unit_test(test_model_beside),
         cmocka_unit_test(test_out_bytes_equal),
         cmocka_unit_test(test_out_bytes_equal_npy),
         cmocka_unit_test(test_out_bytes_equal_heads),
