@@ -79,6 +79,34 @@ void kern_cpu_sync(void)
     barrier_wait((cpu_barrier *)kern_cpu_tls->barrier);
 }
 
+/* Each thread's scratch buffers (kern_cpu_scratch), grown on demand and
+ * freed when the thread's part of a launch ends (scratch_free). */
+static _Thread_local struct {
+    void *p[KERN_CPU_SCRATCH];
+    size_t cap[KERN_CPU_SCRATCH];
+} scratch;
+
+void *kern_cpu_scratch(int slot, size_t bytes)
+{
+    if (slot < 0 || slot >= KERN_CPU_SCRATCH)
+        return NULL;
+    if (bytes > scratch.cap[slot]) {
+        free(scratch.p[slot]);
+        scratch.p[slot] = malloc(bytes);
+        scratch.cap[slot] = scratch.p[slot] ? bytes : 0;
+    }
+    return scratch.p[slot];
+}
+
+static void scratch_free(void)
+{
+    for (int k = 0; k < KERN_CPU_SCRATCH; k++) {
+        free(scratch.p[k]);
+        scratch.p[k] = NULL;
+        scratch.cap[k] = 0;
+    }
+}
+
 typedef struct {
     kern_cpu_fn fn;
     kern_params p;
@@ -115,6 +143,7 @@ static void run_blocks(cpu_launch *L, int tid)
         L->fn(L->p);
         barrier_wait(&L->barrier);     /* block k done before k + 1 reuses SRAM */
     }
+    scratch_free();
     kern_cpu_tls = NULL;
 }
 

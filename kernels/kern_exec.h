@@ -34,6 +34,7 @@
 #ifndef FASIM_KERN_EXEC_H
 #define FASIM_KERN_EXEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ref_tile.h"
@@ -112,6 +113,13 @@ extern _Thread_local const kern_cpu_ctx *kern_cpu_tls;
 
 /* A barrier across the threads of the running block (kern_cpu.c). */
 void kern_cpu_sync(void);
+
+/* The running thread's scratch buffer number `slot` (0..KERN_CPU_SCRATCH - 1)
+ * of at least `bytes`, kept across the blocks of a launch and freed at its
+ * end; NULL when there is no memory for it. Not shared memory: the tile-of-rows
+ * primitives of kern_tile.h hold a thread's tiles there as floats. */
+#define KERN_CPU_SCRATCH 3
+void *kern_cpu_scratch(int slot, size_t bytes);
 
 /* The tests' record of how kernels carve their shared memory: when
  * kern_cpu_carve_log is not NULL, thread 0 of block 0 of every CPU launch
