@@ -17,9 +17,11 @@
  *
  * Under nvcc these are CUDA's own. On the CPU (kern_cpu.c) every thread of a
  * block is a real POSIX thread, KERN_SYNC() is a real barrier across them and
- * KERN_SHARED() is one buffer per block that all its threads see; the blocks
- * of a grid run one after another. So a kernel that forgets a barrier, or
- * reads shared memory it never wrote, misbehaves on the CPU path as on a GPU.
+ * KERN_SHARED() is one buffer per block that all its threads see; a few
+ * blocks are resident at once (one per core's worth of threads), each
+ * running blocks of the grid one after another. So a kernel that forgets a
+ * barrier, or reads shared memory it never wrote, misbehaves on the CPU path
+ * as on a GPU.
  *
  * Bit identity with the simulator (docs/ARCHITECTURE.md, Numerics): threads of a block
  * split the ROWS of a tile; each thread computes whole dot products and whole
@@ -121,6 +123,12 @@ void kern_cpu_sync(void);
 #define KERN_CPU_SCRATCH 3
 void *kern_cpu_scratch(int slot, size_t bytes);
 
+/* n elements of a tile of storage type t (kern_tile.h) as floats into dst,
+ * and n floats (values of t) into such a tile: kern_half.h's exact
+ * conversions, several elements a step where the CPU can. */
+void kern_cpu_tile_floats(const void *p, sim_dtype t, int64_t n, float *dst);
+void kern_cpu_tile_put_n(void *p, sim_dtype t, const float *src, int64_t n);
+
 /* The tests' record of how kernels carve their shared memory: when
  * kern_cpu_carve_log is not NULL, thread 0 of block 0 of every CPU launch
  * notes each kern_carve (launch number, name, offset, bytes). Only the tests
@@ -146,7 +154,8 @@ void kern_cpu_carve_note(const char *name, const void *at, int64_t bytes);
 #define kern_block_dim() (kern_cpu_tls->block_dim)
 #define KERN_SYNC() kern_cpu_sync()
 #define KERN_SHARED() (kern_cpu_tls->smem)
-/* Blocks run one after another on the CPU and only thread 0 counts: no race. */
+/* Only thread 0 of a block counts, and each resident block on the CPU into
+ * counters of its own (kern_cpu.c sums them after the launch): no race. */
 #define KERN_COUNT_ADD(ptr, v) (*(ptr) += (unsigned long long)(v))
 
 #endif

@@ -14,7 +14,9 @@
  * its use: the same operations, in the same order, on the same float values,
  * so the same bits (tests/test_kernels.c compares the output with sim_run's
  * by memcmp). The fp32 parts (scores, statistics, accumulators) stay floats
- * and go through ref_tile.h's own primitives.
+ * and go through ref_tile.h's own primitives. The tile-of-rows primitives
+ * further down apply them to a thread's share of the rows; on the CPU they
+ * convert the tiles once and call reference/ref_simd.c.
  */
 #ifndef FASIM_KERN_TILE_H
 #define FASIM_KERN_TILE_H
@@ -64,24 +66,6 @@ KERN_DEVICE void kern_tile_put(void *p, sim_dtype t, int64_t k, float x)
         ((uint16_t *)p)[k] = t == SIM_FP16 ? kern_f32_to_fp16(x) : kern_f32_to_bf16(x);
 }
 
-/* kern_load into a tile of storage type dt: the tensor's values (rounded to
- * dt in global memory) are stored in dt's bits, exactly. Counted, and
- * without a barrier, as kern_load. Only for tensors held in the dtype in
- * HBM (Q, K, V, P): m, l, L are fp32 and go through kern_load. */
-KERN_DEVICE void kern_load_tile(kern_counts *cnt, sim_tensor t, sim_dtype dt, void *dst,
-                                const float *src, int64_t ld, int64_t r0, int64_t c0,
-                                int64_t rows, int64_t cols)
-{
-    for (int64_t x = kern_thread_x(); x < rows * cols; x += kern_block_dim()) {
-        int64_t r = x / cols, c = x % cols;
-        kern_tile_put(dst, dt, x, src[(r0 + r) * ld + c0 + c]);
-    }
-    if (cnt && kern_thread_x() == 0) {
-        KERN_COUNT_ADD(&cnt->read_elems[t], rows * cols);
-        KERN_COUNT_ADD(&cnt->read_ops[t], 1);
-    }
-}
-
 /* A thread's rows of a tile of n rows: r = lo, lo + step, ... < hi. Under
  * nvcc rows tid, tid + blockDim, ... (neighbouring threads, neighbouring
  * rows); on the CPU a contiguous chunk of ceil(n / blockDim) rows. */
@@ -104,6 +88,32 @@ KERN_DEVICE kern_rows kern_my_rows(int64_t n)
     R.step = 1;
 #endif
     return R;
+}
+
+/* kern_load into a tile of storage type dt: the tensor's values (rounded to
+ * dt in global memory) are stored in dt's bits, exactly. Counted, and
+ * without a barrier, as kern_load. Only for tensors held in the dtype in
+ * HBM (Q, K, V, P): m, l, L are fp32 and go through kern_load. */
+KERN_DEVICE void kern_load_tile(kern_counts *cnt, sim_tensor t, sim_dtype dt, void *dst,
+                                const float *src, int64_t ld, int64_t r0, int64_t c0,
+                                int64_t rows, int64_t cols)
+{
+#if defined(__CUDACC__)
+    for (int64_t x = kern_thread_x(); x < rows * cols; x += kern_block_dim()) {
+        int64_t r = x / cols, c = x % cols;
+        kern_tile_put(dst, dt, x, src[(r0 + r) * ld + c0 + c]);
+    }
+#else
+    /* The thread's rows of the tile, each converted at once. */
+    const kern_rows R = kern_my_rows(rows);
+    for (int64_t r = R.lo; r < R.hi; r++)
+        kern_cpu_tile_put_n((unsigned char *)dst + r * cols * kern_tile_elem_bytes(dt), dt,
+                            src + (r0 + r) * ld + c0, cols);
+#endif
+    if (cnt && kern_thread_x() == 0) {
+        KERN_COUNT_ADD(&cnt->read_elems[t], rows * cols);
+        KERN_COUNT_ADD(&cnt->read_ops[t], 1);
+    }
 }
 
 /* The empty online-softmax state of this thread's rows of `rows`
@@ -221,8 +231,8 @@ static inline const float *kern_tv_floats(kern_tv v, int64_t k0, int64_t n, int 
     if (v.t == SIM_FP32)
         return (const float *)v.p + k0;
     float *f = (float *)kern_cpu_scratch(slot, (size_t)n * sizeof(float));
-    for (int64_t k = 0; f && k < n; k++)
-        f[k] = kern_tv_at(v, k0 + k);
+    if (f)
+        kern_cpu_tile_floats((const uint16_t *)v.p + k0, v.t, n, f);
     return f;
 }
 
