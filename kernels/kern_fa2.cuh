@@ -78,7 +78,7 @@ KERN_DEVICE void fa2_rows(const kern_params *pp, const fa2_smem *b, int64_t i, i
                   Vv = kern_tv_make(b->V_j, dt), Sv = kern_tv_make(S_ij, SIM_FP32);
 
     kern_load_tile(p.cnt, SIM_Q, dt, b->Q_i, p.Q, d, r0, 0, br, d);   /* 4 */
-    kern_state_empty(m_i, l_i, O_i, br, d);                      /* 5 */
+    kern_state_empty_rows(R, m_i, l_i, O_i, d);                  /* 5 */
     for (int64_t j = j0; j <= j1; j++) {                         /* 6 */
         const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
         KERN_SYNC();            /* every row is done with K_j, V_j of step j - 1 */

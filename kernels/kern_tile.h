@@ -116,18 +116,26 @@ KERN_DEVICE void kern_load_tile(kern_counts *cnt, sim_tensor t, sim_dtype dt, vo
     }
 }
 
-/* The empty online-softmax state of this thread's rows of `rows`
- * (kern_my_rows): m = -inf, l = 0, and O = 0 (rows x d; none when O is
- * NULL). No barrier inside. */
-KERN_DEVICE void kern_state_empty(float *m, float *l, float *O, int64_t rows, int64_t d)
+/* The empty online-softmax state of rows R: m = -inf, l = 0, and O = 0
+ * (rows x d; none when O is NULL). No barrier inside. */
+KERN_DEVICE void kern_state_empty_rows(kern_rows R, float *m, float *l, float *O, int64_t d)
 {
-    const kern_rows R = kern_my_rows(rows);
     for (int64_t r = R.lo; r < R.hi; r += R.step) {
         m[r] = -REF_INF;
         l[r] = 0.0f;
         for (int64_t c = 0; O && c < d; c++)
             O[r * d + c] = 0.0f;
     }
+}
+
+/* The same for this thread's rows t, t + blockDim, ... of `rows`. */
+KERN_DEVICE void kern_state_empty(float *m, float *l, float *O, int64_t rows, int64_t d)
+{
+    kern_rows R;
+    R.lo = kern_thread_x();
+    R.hi = rows;
+    R.step = kern_block_dim();
+    kern_state_empty_rows(R, m, l, O, d);
 }
 
 /* ref_tile_scores for one row: s[c] = scale * sum_t Q[q0 + t] K[c d + t],
