@@ -352,7 +352,11 @@ KERN_DEVICE void kern_fa1_step_rows(kern_rows R, float *S, int bc, kern_tv V, in
     const float *Vf = kern_tv_floats(V, 0, (int64_t)bc * d, 1);
     if (w && Vf) {
         for (int64_t r = R.lo; r < R.hi; r++) {
-            w[r - R.lo] = ref_fa1_stats_row(S + r * bc, bc, &m[r], &l[r]);  /* 10-11 */
+            /* ref_fa1_stats_row, its exps side by side (ref_simd.h) */
+            const float m_t = ref_row_max(S + r * bc, bc);                    /* 10 */
+            const float l_t = ref_simd_exp_shift_sum(S + r * bc, bc, m_t);
+            w[r - R.lo] = ref_fa1_weights_row(m[r], l[r], m_t, l_t, &m[r]);  /* 11 */
+            l[r] = w[r - R.lo].l_new;
             ref_round_row(S + r * bc, bc, p_round);
         }
         ref_simd_fa1_out(O + R.lo * d, d, w, S + R.lo * bc, Vf, (int)n, bc);   /* 12 */
