@@ -46,7 +46,8 @@
 #define GPU_DEFAULT_REPEAT_CPU 1 /* the CPU path's time is not a GPU's: one check of races */
 #define GPU_MAX_REPEAT 1000      /* a median of more says nothing new */
 #define GPU_MAX_THREADS 1024     /* CUDA's bound; the CPU path's is KERN_CPU_MAX_THREADS */
-#define GPU_MAX_RUNS (SIM_ALGO_MAX + 1)  /* every loop order, and FA2 split-KV */
+/* every loop order's forward, FA2 split-KV, and every loop order's backward */
+#define GPU_MAX_RUNS (2 * SIM_ALGO_MAX + 1)
 
 static void usage(FILE *out)
 {
@@ -59,7 +60,7 @@ static void usage(FILE *out)
 
 typedef struct {
     sim_algo algo;
-    sim_pass pass;        /* SIM_FWD, or SIM_BWD (FA2's backward kernels) */
+    sim_pass pass;        /* SIM_FWD, or SIM_BWD (FA1's and FA2's backward kernels) */
     sim_plan plan;
     sim_result sim;
     kern_result kern;
@@ -241,14 +242,22 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
         const gpu_run *r = &runs[k];
         const int64_t nO = kern_tensor_elems(sh, SIM_O);
         char c1[32], c2[32], grid[64] = "";
-        if (r->pass == SIM_BWD) {
+        if (r->pass == SIM_BWD && r->algo == SIM_FA1) {
+            fprintf(out, "\nfa1 bwd FlashAttention's backward (Algorithm 4): a block per head, "
+                    "K/V outer, Q inner\n");
+            fprintf(out, "  dQ       j ascending, in the one block of its head\n");
+        } else if (r->pass == SIM_BWD) {
             fprintf(out, "\nfa2 bwd FlashAttention-2's backward (Algorithm 2): D, then a block "
-                    "per key block\n");
+                    "per key block%s\n", sim_shape_G(sh) < sim_shape_H(sh)
+                    ? ",\n         then dK, dV summed over each key/value head's query heads (GQA)"
+                    : "");
             fprintf(out, "  dQ       %s (%s), blocks in ", kern_dq_mode_name(r->dq_mode),
                     r->dq_mode == KERN_DQ_DETERMINISTIC ? "j ascending in each head"
                                                         : "as the blocks finish");
             if (r->order_seed)
                 fprintf(out, "seed %llu's order\n", (unsigned long long)r->order_seed);
+            else if (b == KERN_CUDA)
+                fprintf(out, "the order this device runs them in\n");
             else
                 fprintf(out, "the grid's order\n");
         } else if (r->plan.run.splits > 1) {
@@ -415,8 +424,8 @@ static void print_json(FILE *out, const cli_report_opts *o, kern_backend b,
 }
 
 /* The kernels run the forward pass of every head of a batch (GQA and MQA
- * too) with the simulator's masks and N_q <= N_k, and FA2 split-KV: the
- * backward, paged KV and the model presets are the simulator's alone. A loop order
+ * too) with the simulator's masks and N_q <= N_k, FA2 split-KV, and FA2's
+ * backward (GQA's too): paged KV and the model presets are the simulator's alone. A loop order
  * with no kernel is refused when named, and left out of "all". Returns 1
  * with a message naming the option, or 0. */
 static int unsupported(cli_report_opts *o, char *err, size_t errlen)
@@ -449,30 +458,26 @@ static int unsupported(cli_report_opts *o, char *err, size_t errlen)
         what = "--page-size";
     if (what) {
         snprintf(err, errlen, "%s: the kernels run the forward pass (batches, heads, GQA, "
-                 "causal windows, N_q < N_k, split-KV) and FA2's backward; the report (fasim "
-                 "without 'gpu') simulates the rest", what);
+                 "causal windows, N_q < N_k, split-KV) and FA1's and FA2's backward; the report "
+                 "(fasim without 'gpu') simulates the rest", what);
         return 1;
     }
     if (!o->req.run_pass[SIM_BWD])
         return 0;
-    for (int a = 0; a < sim_algo_count(); a++)
-        if (a != SIM_FA2 && o->req.run_algo[a] == 1 && !o->req.run_pass[SIM_FWD]) {
-            snprintf(err, errlen, "--pass bwd: the backward kernels are FA2's (--algo fa2); "
-                     "%s's backward is the report's (fasim without 'gpu')",
+    int bwd = 0;              /* loop orders asked for with a backward kernel */
+    for (int a = 0; a < sim_algo_count(); a++) {
+        if (!kern_serves_bwd((sim_algo)a) && o->req.run_algo[a] == 1 &&
+            !o->req.run_pass[SIM_FWD]) {
+            snprintf(err, errlen, "--pass bwd: the backward kernels are FA1's and FA2's "
+                     "(--algo fa1, fa2); %s's backward is the report's (fasim without 'gpu')",
                      sim_algo_name((sim_algo)a));
             return 1;
         }
-    if (!o->req.run_algo[SIM_FA2]) {
-        snprintf(err, errlen, "--pass %s: the backward kernels are FA2's: add fa2 to --algo",
-                 o->req.run_pass[SIM_FWD] ? "both" : "bwd");
-        return 1;
+        bwd += o->req.run_algo[a] && kern_serves_bwd((sim_algo)a);
     }
-    if (sim_shape_G(sh) < sim_shape_H(sh)) {
-        snprintf(err, errlen, "--pass %s with --kv-heads %lld < --heads %lld: the backward "
-                 "kernels run MHA (one key/value head per query head); GQA's backward, dK and dV "
-                 "summed over each group, is the report's (fasim without 'gpu')",
-                 o->req.run_pass[SIM_FWD] ? "both" : "bwd", (long long)sim_shape_G(sh),
-                 (long long)sim_shape_H(sh));
+    if (!bwd) {
+        snprintf(err, errlen, "--pass %s: the backward kernels are FA1's and FA2's: add fa1 "
+                 "or fa2 to --algo", o->req.run_pass[SIM_FWD] ? "both" : "bwd");
         return 1;
     }
     return 0;
@@ -546,6 +551,17 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
     if (g->backward_options && !o->req.run_pass[SIM_BWD]) {
         fprintf(stderr, "fasim: gpu: --dq-mode and --block-order-seed choose how the "
                 "backward adds dQ: add --pass bwd (or both)\n");
+        return SIM_EUSAGE;
+    }
+    if (g->backward_options && !o->req.run_algo[SIM_FA2]) {
+        fprintf(stderr, "fasim: gpu: --dq-mode and --block-order-seed order FA2's backward "
+                "blocks (FA1's holds each head in one block, dQ added in one order): add fa2 "
+                "to --algo\n");
+        return SIM_EUSAGE;
+    }
+    if (g->block_order_seed && g->backend == KERN_CUDA) {
+        fprintf(stderr, "fasim: gpu: --block-order-seed orders the CPU path's blocks; on a GPU "
+                "the hardware orders them: drop it, or add --backend cpu\n");
         return SIM_EUSAGE;
     }
     if (o->req.run_pass[SIM_BWD] && o->out_path) {
@@ -662,11 +678,14 @@ static int gpu_plan(const gpu_opts *g, gpu_run runs[GPU_MAX_RUNS], int *nruns)
             return rc;
         (*nruns)++;
     }
-    /* --pass bwd or both: FA2's backward (unsupported() has checked that
-     * fa2 is asked for), after the forward runs as the report orders them. */
-    if (o->req.run_pass[SIM_BWD]) {
+    /* --pass bwd or both: the backward of each loop order asked for that has
+     * backward kernels (unsupported() has checked there is one), after the
+     * forward runs as the report orders them. */
+    for (int a = 0; o->req.run_pass[SIM_BWD] && a < sim_algo_count(); a++) {
+        if (!o->req.run_algo[a] || !kern_serves_bwd((sim_algo)a))
+            continue;
         gpu_run *r = &runs[*nruns];
-        r->algo = SIM_FA2;
+        r->algo = (sim_algo)a;
         r->pass = SIM_BWD;
         req.run.splits = 0;
         req.run.pass = SIM_BWD;

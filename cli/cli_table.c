@@ -282,7 +282,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "the blocks run, as atomicAdd adds" },
     [CLI_O_BLOCK_ORDER_SEED] = { "block-order-seed", "S", G,
         "run the backward's thread blocks in an order shuffled\n"
-        "from S, as a GPU may (default 0: the grid's order)" },
+        "from S, as a GPU may (default 0: the grid's order);\n"
+        "the CPU path's: on a GPU the hardware orders them" },
 };
 
 static const cli_help_item HELP_REPORT[] = {
@@ -600,10 +601,12 @@ static const cli_help_item HELP_GPU[] = {
          "--Nq/--Nk (N_q <= N_k with --causal), --causal, --window, launched as the\n"
          "released kernels are (FA1: a block per (batch, head); FA2 and naive:\n"
          "(T_r, batch x heads)); --splits S runs FA2 once more split-KV (S splits'\n"
-         "partials, then a combine kernel). --pass bwd (or both) runs FA2's backward\n"
-         "kernels (one block per key block, grid (T_c, batch x heads)) beside the\n"
-         "simulator's backward: dQ, dK, dV and the counts, for MHA; --page-size and\n"
-         "--preset are the report's alone.\n"
+         "partials, then a combine kernel). --pass bwd (or both) runs the backward\n"
+         "kernels of FA1 (Algorithm 4: a block per (batch, head), K/V outer, Q inner)\n"
+         "and FA2 (one block per key block, grid (T_c, batch x heads)) beside the\n"
+         "simulator's backward: dQ, dK, dV and the counts, for MHA, GQA and MQA\n"
+         "(--kv-heads < --heads: two more launches, grid (T_c, batch x kv-heads),\n"
+         "sum each group's dK, dV); --page-size and --preset are the report's alone.\n"
          "\n"
          "launch limits, checked before anything is allocated: on CUDA the device's\n"
          "(grid, threads and shared memory per block); on the CPU path a grid of at\n"

@@ -7,7 +7,8 @@
 #   2. ctest -L gpu (the CUDA backend against the simulator) and -L kernels
 #      (the CPU path, the ptxas check);
 #   3. compute-sanitizer memcheck and racecheck on
-#      `fasim gpu --N 256 --d 64 --M 48K` (skipped when not installed);
+#      `fasim gpu --N 256 --d 64 --M 48K`, forward and FA2's backward in
+#      both dQ modes (skipped when not installed);
 #   4. the measurement table, N = 1024 .. 16384, d = 64 and 128, per loop order:
 #      bit-identical, counters equal, median time, FA2's speedup over naive;
 #   5. where Nsight Compute (ncu) is installed, DRAM bytes read / written and
@@ -21,7 +22,10 @@
 #      of d = 64 or 16 of d = 128, causal and not, fp16): every launch with the
 #      GPU model's predicted time (study/sim_gpu_model.h, the H200 preset)
 #      beside it; the launches of N <= 1024 are run, bit-identical and counted
-#      as in step 4, and their time shown beside the model's.
+#      as in step 4, and their time shown beside the model's. FA2's backward
+#      (fa2-bwd, --pass bwd, deterministic dQ) at the same sizes, with the
+#      model's backward time; those of N <= 512 are run and checked the same
+#      way (dQ, dK, dV bit for bit, counters per tensor).
 #
 # The simulator's compute mode (the reference for bit identity) runs on the
 # CPU and is the slow part at N = 16384, so the table's runs go in parallel
@@ -94,6 +98,13 @@ if command -v compute-sanitizer >/dev/null 2>&1 || [ "$DRY" = 1 ]; then
     for tool in memcheck racecheck; do
         run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
             "$FASIM" gpu --N 256 --d 64 --M 48K --repeat 1
+        # The backward's blocks wait for each other's turn at dQ_i: a bound
+        # on the time, should a tool run them in an order they cannot finish in.
+        for mode in deterministic atomic; do
+            run "sanitizer-$tool-bwd-$mode" timeout 120 compute-sanitizer --tool "$tool" \
+                --error-exitcode 1 "$FASIM" gpu --algo fa2 --pass bwd --dq-mode "$mode" \
+                --N 256 --d 64 --heads 2 --causal --M 48K --repeat 1
+        done
     done
 else
     echo "compute-sanitizer not installed: skipped"
@@ -154,7 +165,7 @@ else
     echo "ncu not installed: skipped"
 fi
 
-say "6. the FlashAttention-2 paper's sizes (16K tokens, heads x d = 2048, fp16, M = 227K)"
+say "6. the FlashAttention-2 paper's sizes (16K tokens, heads x d = 2048, fp16, M = 227K), forward and backward"
 # Sizing: the simulator's reference (compute mode, on the CPU) costs 4 B H N^2 d
 # flops a run, 6.9e10 at N = 512 for every d here, doubling with N. The 24
 # runs of N <= 1024 (three loop orders, two d, causal and not; causal about
@@ -164,14 +175,20 @@ say "6. the FlashAttention-2 paper's sizes (16K tokens, heads x d = 2048, fp16, 
 # 8 minutes with steps 1-5; those launches are listed with the model's time
 # only. The GPU side is milliseconds. naive's S and P at N = 16384 (B H N^2
 # floats each, 17 GB) would not fit the host beside the simulator's either.
+# The simulator's backward (its forward first, then five products of the
+# forward's size) costs about 2.6 times its forward (fasim --compute, N = 512,
+# measured): the 4 backward runs of N = 512 add about 40 s over 16 cores,
+# N = 1024 would add twice that again, so the larger ones are model only.
 PAPER_RUN_MAX_N=1024
+PAPER_BWD_RUN_MAX_N=512
 PAPER=$WORK/paper
 [ "$DRY" = 1 ] || mkdir -p "$PAPER"
 # The list, with the model's time (fasim --count-only --gpu h200 on the same
 # options and tiles); the runs of N <= PAPER_RUN_MAX_N go to $PAPER/jobs.txt.
-python3 - "$FASIM" "$PAPER" "$PAPER_RUN_MAX_N" "$DRY" "$WORK/gpu.lock" <<'PY' || FAILED+=("paper-list")
+python3 - "$FASIM" "$PAPER" "$PAPER_RUN_MAX_N" "$DRY" "$WORK/gpu.lock" "$PAPER_BWD_RUN_MAX_N" <<'PY' || FAILED+=("paper-list")
 import json, os, subprocess, sys
 fasim, out, run_max, dry, lock = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5]
+bwd_run_max = int(sys.argv[6])
 have = os.access(fasim, os.X_OK)
 if not have:
     print(f"({fasim} is not built: no model times; build first, or set FASIM_DEVICE_BUILD)")
@@ -179,11 +196,16 @@ print("model (ms): the GPU model's time on the h200 preset for the released kern
       "launch (tensor cores, their tiles); measured: fasim's kernels on this GPU, which\n"
       "are written for bit identity, not speed (no tensor cores): expect them many\n"
       "times slower than the model. The preset is the H200's whatever the device.\n"
-      "The rows marked run take about 3 minutes of CPU work on 16 cores (the\n"
-      "simulator's reference); the others are listed with the model's time only.")
-print(f"{'N':>6} {'batch':>5} {'heads':>5} {'d':>4} {'causal':>6} {'algo':>5} "
+      "The rows marked run take about 4 minutes of CPU work on 16 cores (the\n"
+      "simulator's reference); the others are listed with the model's time only.\n"
+      "fa2-bwd: FA2's backward (--pass bwd), grid T_c by B H, deterministic dQ.")
+print(f"{'N':>6} {'batch':>5} {'heads':>5} {'d':>4} {'causal':>6} {'algo':>7} "
       f"{'grid (x by y)':>13} {'model (ms)':>10}  measured")
 jobs, model = [], {}
+# (name, fasim's options, the largest N run): each loop order's forward, and
+# FA2's backward.
+kernels = [(a, ["--algo", a], run_max) for a in ("naive", "fa1", "fa2")] + \
+          [("fa2-bwd", ["--algo", "fa2", "--pass", "bwd"], bwd_run_max)]
 for d, H in ((64, 32), (128, 16)):
     for causal in (0, 1):
         for N in (512, 1024, 2048, 4096, 8192, 16384):
@@ -191,25 +213,35 @@ for d, H in ((64, 32), (128, 16)):
             opts = ["--N", str(N), "--d", str(d), "--batch", str(B), "--heads", str(H),
                     "--M", "227K"] + (["--causal"] if causal else [])
             runs = {}
-            if have:
-                r = subprocess.run([fasim] + opts + ["--gpu", "h200", "--count-only", "--json"],
+            # The model: the forward's three loop orders in one call, FA2's
+            # backward in another.
+            for extra in ([], ["--algo", "fa2", "--pass", "bwd"]) if have else ():
+                r = subprocess.run([fasim] + opts + extra +
+                                   ["--gpu", "h200", "--count-only", "--json"],
                                    capture_output=True, text=True)
                 try:
                     for x in json.loads(r.stdout)["runs"]:
-                        runs[x["algo"]] = (x["gpu_model"]["time_s"], x["plan"]["Br"])
+                        name = x["algo"] + ("-bwd" if x.get("pass") == "bwd" else "")
+                        runs[name] = (x["gpu_model"]["time_s"], x["plan"]["Br"],
+                                      x["plan"]["Bc"])
                 except (ValueError, KeyError):
-                    print(f"no model for {' '.join(opts)}: {r.stderr.strip()}")
-            for a in ("naive", "fa1", "fa2"):
-                t, Br = runs.get(a, (None, 128))
-                grid = f"{B * H} x 1" if a == "fa1" else f"{-(-N // Br)} x {B * H}"
+                    print(f"no model for {' '.join(opts + extra)}: {r.stderr.strip()}")
+            for a, kopts, a_run_max in kernels:
+                t, Br, Bc = runs.get(a, (None, 128, 128))
+                if a == "fa1":
+                    grid = f"{B * H} x 1"
+                elif a == "fa2-bwd":           # a block per key block: T_c
+                    grid = f"{-(-N // Bc)} x {B * H}"
+                else:
+                    grid = f"{-(-N // Br)} x {B * H}"
                 name = f"{a}-{N}-{d}-{'causal' if causal else 'full'}"
                 model[name] = t
-                run = N <= run_max
+                run = N <= a_run_max
                 ms = f"{1e3 * t:.3f}" if t is not None else "-"
-                print(f"{N:>6} {B:>5} {H:>5} {d:>4} {'yes' if causal else 'no':>6} {a:>5} "
+                print(f"{N:>6} {B:>5} {H:>5} {d:>4} {'yes' if causal else 'no':>6} {a:>7} "
                       f"{grid:>13} {ms:>10}  {'run' if run else 'model only'}")
                 if run:
-                    jobs.append(" ".join([fasim, "gpu", "--algo", a] + opts +
+                    jobs.append(" ".join([fasim, "gpu"] + kopts + opts +
                                          ["--max-mem", "48G", "--compute", "--repeat", "3",
                                           "--lock", lock, "--json"]) +
                                 f" > {out}/{name}.json 2> {out}/{name}.err")

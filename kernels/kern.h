@@ -51,8 +51,9 @@ int kern_backend_parse(const char *s, kern_backend *out);
  * run in (a block waits for block j - 1 of its head): the simulator's bits.
  * ATOMIC: in the order the blocks happen to run, as the released kernel's
  * atomicAdd does by default; on the CPU path that order is the shuffle of
- * kern_options.block_order_seed, and each block's add is its
- * read-modify-write of dQ_i at its turn. */
+ * kern_options.block_order_seed, on a GPU the device's. Either way each
+ * block's add is its whole read-modify-write of dQ_i, under dQ_i's lock
+ * (kern_fa2_bwd.cuh), not the released kernel's per-element atomicAdd. */
 typedef enum { KERN_DQ_DETERMINISTIC, KERN_DQ_ATOMIC, KERN_DQ_COUNT } kern_dq_mode;
 
 const char *kern_dq_mode_name(kern_dq_mode m);       /* "deterministic", "atomic" */
@@ -68,6 +69,8 @@ typedef struct {
 typedef struct {
     float *O;                /* (B H, N, d), owned; values of the dtype */
     float *L;                /* FA2: (B H, N) logsumexp, owned; else NULL */
+    float *m, *l;            /* FA1: (B H, N) row maxima and sums, owned (its
+                                backward reads them); else NULL */
     float *dQ, *dK, *dV;     /* the backward: (B H, N, d), (B G, N_k, d) twice,
                                 owned; NULL after a forward run (O, L are then
                                 the forward's, which the backward read) */
@@ -103,13 +106,19 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
              kern_result *out, char *err, size_t errlen);
 
 /*
- * The backward pass of loop order a (FA2: kern_fa2_bwd.cuh) with a backward
- * plan p (p->run.pass SIM_BWD) on inputs Q, K, V and the output gradient dO
- * (B H, N, d), all rounded to the dtype here as sim_run rounds them: first
- * the forward kernels with the forward plan of the same blocks (O and L, as
- * sim_run's backward computes its forward first; not counted), then the
- * backward's launches, counted once and timed opt->repeat times, with the
- * block order and dQ mode of opt. MHA only (G = H), on the CPU path only.
+ * The backward pass of loop order a (FA1: kern_fa1_bwd.cuh; FA2:
+ * kern_fa2_bwd.cuh) with a backward plan p (p->run.pass SIM_BWD) on inputs
+ * Q, K, V and the output gradient dO (B H, N, d), all rounded to the dtype
+ * here as sim_run rounds them: first the forward kernels with the forward
+ * plan of the same blocks (O, and L for FA2 or m, l for FA1, as sim_run's
+ * backward computes its forward first; not counted), then the backward's
+ * launches, counted once and timed opt->repeat times, with the block order
+ * and dQ mode of opt (FA2's; FA1 holds a head per block, dQ's additions in
+ * one order whatever opt says). MHA, GQA and MQA (G < H: the group sums of
+ * kern_gqa_bwd.cuh follow). On KERN_CUDA the device orders the blocks (a
+ * block_order_seed is refused) and, in KERN_DQ_ATOMIC mode, dQ is not
+ * compared across the timed runs (its additions' order may change from run
+ * to run; dK and dV are).
  * Returns 0 with *out filled (dQ, dK, dV; O and L the forward's), or -1
  * with a one-line message in err.
  */
@@ -127,6 +136,8 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t);
 /* 1 when kernels/ has a kernel of loop order a (naive, fa1, fa2), else 0:
  * a loop order registered at run time has none. */
 int kern_serves(sim_algo a);
+/* 1 when kernels/ has the backward pass of loop order a (fa1, fa2), else 0. */
+int kern_serves_bwd(sim_algo a);
 
 /* 1 when this build has the CUDA backend and a device is present; else 0
  * with the reason in err (one line, ending in the --backend cpu hint). */

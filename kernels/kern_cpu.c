@@ -21,7 +21,10 @@
  * all add into its dQ): its blocks of one head run one at a time in that
  * order, by one resident block; heads run side by side only when they share
  * nothing (G = H: dK, dV per head), else the whole launch runs one block at
- * a time. This is CUDA's block model (threads, barriers, shared memory); it
+ * a time. A block that waits for another's turn (kern_exec.h's kern_turn_*:
+ * turns are per head, and a head's blocks run one at a time in the
+ * driver's order) finds it taken or never gets it, which fails the launch
+ * (kern_cpu_stall). This is CUDA's block model (threads, barriers, shared memory); it
  * catches missing barriers and unwritten shared memory, not what only a GPU
  * shows (warp-level behaviour, blocks racing on shared global data).
  */
@@ -246,8 +249,17 @@ typedef struct {
     kern_params p;           /* the launch's, counting into cnt below */
     kern_counts cnt;
     int64_t k;               /* the block being run: set by thread 0 */
+    int64_t stalled;         /* kern_cpu_stall: its first block (y grid + x); -1: none */
     int g;
 } cpu_group;
+
+
+void kern_cpu_stall(void)
+{
+    const kern_cpu_ctx *c = kern_cpu_tls;
+    if (*c->stalled < 0)
+        *c->stalled = c->block_y * c->grid_dim + c->block_x;
+}
 
 typedef struct {
     kern_cpu_fn fn;
@@ -289,7 +301,8 @@ static int64_t next_block(cpu_launch *L, cpu_group *G)
 static void run_blocks(cpu_launch *L, cpu_group *G, int tid)
 {
     const int64_t total = L->grid * L->grid_y;
-    kern_cpu_ctx ctx = { 0, 0, tid, L->threads, L->grid, G->smem, &G->barrier };
+    kern_cpu_ctx ctx = { 0, 0, tid, L->threads, L->grid, G->smem, &G->barrier,
+                         &G->stalled };
     kern_cpu_tls = &ctx;
     for (;;) {
         if (tid == 0) {
@@ -375,6 +388,7 @@ int kern_cpu_launch_order(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t g
         cpu_group *G = &L.grp[g];
         G->g = g;
         G->k = -1;
+        G->stalled = -1;
         G->p = p;
         if (p.cnt)
             G->p.cnt = &G->cnt;
@@ -427,6 +441,15 @@ int kern_cpu_launch_order(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t g
         run_blocks(&L, &L.grp[0], 0);
     for (int t = 1; t <= created; t++)
         pthread_join(tids[t], NULL);
+    int64_t stalled = -1;    /* the first group's to stall */
+    for (int g = 0; rc == 0 && stalled < 0 && g < L.groups; g++)
+        stalled = L.grp[g].stalled;
+    if (stalled >= 0) {
+        snprintf(err, errlen, "block (%lld, %lld) waited for a turn that never came: a head's "
+                 "blocks run one at a time here, and on a GPU it would spin for ever",
+                 (long long)(stalled % grid), (long long)(stalled / grid));
+        rc = -1;
+    }
 
     /* The groups' counts, integer sums: the same in any order. */
     for (int g = 0; p.cnt && rc == 0 && g < L.groups; g++)

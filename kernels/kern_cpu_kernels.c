@@ -10,8 +10,10 @@
 #include "kern_internal.h"
 
 #include "kern_fa1.cuh"
+#include "kern_fa1_bwd.cuh"
 #include "kern_fa2.cuh"
 #include "kern_fa2_bwd.cuh"
+#include "kern_gqa_bwd.cuh"
 #include "kern_naive.cuh"
 
 #ifndef KERN_TABLE_NAME
@@ -31,11 +33,14 @@ const kern_cpu_table KERN_TABLE_NAME = {
         [KERN_K_NAIVE_SOFTMAX_3PASS] = kern_naive_softmax_3pass,
         [KERN_K_NAIVE_PV] = kern_naive_pv,
         [KERN_K_FA1] = kern_fa1,
+        [KERN_K_FA1_BWD] = kern_fa1_bwd,
         [KERN_K_FA2] = kern_fa2,
         [KERN_K_FA2_SPLIT] = kern_fa2_split,
         [KERN_K_FA2_COMBINE] = kern_fa2_combine,
         [KERN_K_FA2_BWD_PRE] = kern_fa2_bwd_pre,
         [KERN_K_FA2_BWD] = kern_fa2_bwd,
         [KERN_K_FA2_BWD_CONVERT] = kern_fa2_bwd_convert,
+        [KERN_K_GQA_SUM_DK] = kern_gqa_sum_dk,
+        [KERN_K_GQA_SUM_DV] = kern_gqa_sum_dv,
     },
 };

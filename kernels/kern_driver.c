@@ -34,11 +34,16 @@ const char *kern_kernel_name(kern_kernel k)
 {
     static const char *names[KERN_K_COUNT] = {
         "kern_naive_scores", "kern_naive_softmax_rows", "kern_naive_softmax_2pass",
-        "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa2",
+        "kern_naive_softmax_3pass", "kern_naive_pv", "kern_fa1", "kern_fa1_bwd", "kern_fa2",
         "kern_fa2_split", "kern_fa2_combine", "kern_fa2_bwd_pre", "kern_fa2_bwd",
-        "kern_fa2_bwd_convert",
+        "kern_fa2_bwd_convert", "kern_gqa_sum_dk", "kern_gqa_sum_dv",
     };
     return (unsigned)k < KERN_K_COUNT ? names[k] : "?";
+}
+
+int kern_kernel_turns(kern_kernel k)
+{
+    return k == KERN_K_FA2_BWD;
 }
 
 double kern_now_seconds(void)
@@ -142,6 +147,12 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
         F("S_ij", Br, Bc); F("m_i", Br, 1); F("l_i", Br, 1); F("m~_ij", Br, 1);
         F("l~_ij", Br, 1); F("m_new", Br, 1); F("l_new", Br, 1);
         break;
+    case KERN_K_FA1_BWD:
+        T("K_j", Bc, d); T("V_j", Bc, d); F("dK_j", Bc, d); F("dV_j", Bc, d);
+        T("Q_i", Br, d); T("O_i", Br, d); T("dO_i", Br, d); F("dQ_i", Br, d);
+        F("l_i", Br, 1); F("m_i", Br, 1); F("S_ij", Br, Bc); F("dP_ij", Br, Bc);
+        F("D_i", Br, 1);
+        break;
     case KERN_K_FA2:
     case KERN_K_FA2_SPLIT:
         T("Q_i", Br, d); T("K_j", Bc, d); T("V_j", Bc, d); F("S_ij", Br, Bc);
@@ -160,6 +171,12 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
         T("Q_i", Br, d); T("dO_i", Br, d); F("dQ_i", Br, d); F("L_i", Br, 1);
         F("D_i", Br, 1); F("S_ij", Br, Bc); F("dP_ij", Br, Bc);
         break;
+    case KERN_K_GQA_SUM_DK:             /* one of its phase's buffers (carve_borrows) */
+        F("dK_j", Bc, d);
+        break;
+    case KERN_K_GQA_SUM_DV:
+        F("dV_j", Bc, d);
+        break;
     default:
         break;
     }
@@ -167,6 +184,14 @@ static int carve_list(kern_kernel k, const sim_plan *p, const sim_shape *sh, car
 #undef F
 #undef C
     return n;
+}
+
+/* 1 for a kernel that takes some of its phase's buffers, not all: GQA's
+ * group sums, one pass after the loops that the simulator runs through one
+ * buffer of the backward's plan (sim_run.c's group_sum: dK_j, dV_j). */
+static int carve_borrows(kern_kernel k)
+{
+    return k == KERN_K_GQA_SUM_DK || k == KERN_K_GQA_SUM_DV;
 }
 
 int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
@@ -180,7 +205,8 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
     *bytes = 0;
     for (int b = 0; b < p->nbuf; b++) {
         const sim_buffer *pb = &p->buf[b];
-        if (pb->phase != phase)
+        if (pb->phase != phase ||
+            (carve_borrows(k) && (at >= nc || strcmp(pb->name, c[at].name) != 0)))
             continue;
         if (at >= nc || strcmp(pb->name, c[at].name) != 0 || pb->rows != c[at].rows ||
             pb->cols != c[at].cols || pb->elem_bytes != c[at].elem_bytes) {
@@ -226,7 +252,8 @@ int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh
 }
 
 /* The launch's shared memory in bytes: the layout's, which kern_layout has
- * checked to be the plan's bytes of the phase. */
+ * checked to be the plan's bytes of the phase (of its buffers, for a kernel
+ * that borrows some). */
 static int smem_of(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
                    uint64_t *bytes, char *err, size_t errlen)
 {
@@ -238,6 +265,11 @@ static int smem_of(kern_kernel k, int phase, const sim_plan *p, const sim_shape 
 int kern_serves(sim_algo a)
 {
     return a == SIM_NAIVE || a == SIM_FA1 || a == SIM_FA2;
+}
+
+int kern_serves_bwd(sim_algo a)
+{
+    return a == SIM_FA1 || a == SIM_FA2;
 }
 
 int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
@@ -263,8 +295,9 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
                                           p->Tr, BH, 2, 0 };
         s->l[s->n++] = (kern_launch){ KERN_K_NAIVE_PV, p->Tr, BH, 3, 0 };
         break;
-    case SIM_FA1:
-        s->l[s->n++] = (kern_launch){ KERN_K_FA1, BH, 1, 1, 0 };
+    case SIM_FA1:       /* the backward: one launch too, dQ written at the last j */
+        s->l[s->n++] = (kern_launch){ p->run.pass == SIM_BWD ? KERN_K_FA1_BWD : KERN_K_FA1, BH,
+                                      1, 1, 0 };
         break;
     case SIM_FA2:
         if (p->run.pass == SIM_BWD) {       /* D, the key blocks, dQ_acc -> dQ */
@@ -283,6 +316,25 @@ int kern_schedule_make(sim_algo a, const sim_plan *p, const sim_shape *sh,
     default:
         snprintf(err, errlen, "unknown loop order");
         return -1;
+    }
+    /* GQA's backward: dK_exp, then dV_exp, summed over each group (sim_run.c's
+     * group_sum) through the plan's dK_j, dV_j, in the phase that holds each. */
+    if (p->run.pass == SIM_BWD && sim_shape_G(sh) < sim_shape_H(sh)) {
+        const int64_t BG = sim_shape_B(sh) * sim_shape_G(sh);
+        const kern_kernel ks[2] = { KERN_K_GQA_SUM_DK, KERN_K_GQA_SUM_DV };
+        const char *bufs[2] = { "dK_j", "dV_j" };
+        for (int x = 0; x < 2; x++) {
+            int phase = 0;
+            for (int b = 0; b < p->nbuf && !phase; b++)
+                if (!strcmp(p->buf[b].name, bufs[x]))
+                    phase = p->buf[b].phase;
+            if (!phase) {
+                snprintf(err, errlen, "internal: the %s plan lacks buffer %s that %s uses",
+                         sim_algo_name(a), bufs[x], kern_kernel_name(ks[x]));
+                return -1;
+            }
+            s->l[s->n++] = (kern_launch){ ks[x], p->Tc, BG, phase, 0 };
+        }
     }
     for (int k = 0; k < s->n; k++)
         if (smem_of(s->l[k].k, s->l[k].phase, p, sh, &s->l[k].smem_bytes, err, errlen))
@@ -344,33 +396,41 @@ void kern_result_free(kern_result *r)
         return;
     free(r->O);
     free(r->L);
+    free(r->m);
+    free(r->l);
     free(r->dQ);
     free(r->dK);
     free(r->dV);
-    r->O = r->L = r->dQ = r->dK = r->dV = NULL;
+    r->O = r->L = r->m = r->l = r->dQ = r->dK = r->dV = NULL;
 }
 
 /* Host copies of the tensors of one run (the CPU backend's "global memory"). */
 typedef struct {
     float *t[SIM_TENSOR_COUNT];
     int64_t n[SIM_TENSOR_COUNT];
+    int *turn;               /* the backward's dQ_i turns (kern_params.dq_turn); else NULL */
+    int64_t turns;
 } host_tensors;
 
 static void host_free(host_tensors *h)
 {
     for (int t = 0; t < SIM_TENSOR_COUNT; t++)
         free(h->t[t]);
+    free(h->turn);
     memset(h, 0, sizeof *h);
 }
 
-int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t)
+int kern_uses(sim_algo a, const sim_shape *sh, const sim_run_opts *run, sim_tensor t)
 {
     const int split = a == SIM_FA2 && sim_run_S(run) > 1;
-    if (run->pass == SIM_BWD)           /* FA2's backward (kern_fa2_bwd.cuh) */
+    if (run->pass == SIM_BWD)           /* kern_fa1_bwd.cuh, kern_fa2_bwd.cuh */
         switch (t) {
-        case SIM_Q: case SIM_K: case SIM_V: case SIM_O: case SIM_L: case SIM_dO:
-        case SIM_D: case SIM_dQ: case SIM_dK: case SIM_dV: return 1;
+        case SIM_Q: case SIM_K: case SIM_V: case SIM_O: case SIM_dO: case SIM_dQ:
+        case SIM_dK: case SIM_dV: return 1;
+        case SIM_m: case SIM_l: return a == SIM_FA1;     /* the forward's statistics */
+        case SIM_L: case SIM_D: return a == SIM_FA2;
         case SIM_dQacc: return sim_inter_acc(run, SIM_dQ) == SIM_dQacc;
+        case SIM_dKexp: case SIM_dVexp: return sim_gqa_grad(sh, SIM_dK) == SIM_dKexp;
         default: return 0;
         }
     switch (t) {
@@ -396,6 +456,8 @@ int64_t kern_tensor_elems(const sim_shape *sh, sim_tensor t)
     const int64_t BH = sim_shape_B(sh) * sim_shape_H(sh), BG = sim_shape_B(sh) * sim_shape_G(sh);
     if (t == SIM_K || t == SIM_V || t == SIM_dK || t == SIM_dV)
         return BG * N_k * d;
+    if (t == SIM_dKexp || t == SIM_dVexp)              /* GQA: per query head */
+        return BH * N_k * d;
     return BH * ((t == SIM_S || t == SIM_P) ? N * N_k
                  : (t == SIM_Q || t == SIM_O || t == SIM_Oacc || t == SIM_Ot || t == SIM_dO ||
                     t == SIM_dQ || t == SIM_dQacc) ? N * d : N);
@@ -420,15 +482,25 @@ void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const si
     k->dK = t[SIM_dK];
     k->dV = t[SIM_dV];
     k->dQacc = sim_inter_acc(run, SIM_dQ) == SIM_dQacc ? t[SIM_dQacc] : NULL;
+    k->dKexp = t[SIM_dKexp];             /* NULL unless G < H (kern_uses) */
+    k->dVexp = t[SIM_dVexp];
 }
 
-static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh,
-                      const sim_run_opts *run, const float *Q, const float *K,
-                      const float *V, char *err, size_t errlen)
+static int host_alloc(host_tensors *h, sim_algo a, const sim_shape *sh, const sim_plan *p,
+                      const float *Q, const float *K, const float *V, char *err,
+                      size_t errlen)
 {
+    const sim_run_opts *run = &p->run;
     memset(h, 0, sizeof *h);
+    if (run->pass == SIM_BWD) {
+        h->turns = kern_turn_count(sh, p);
+        if (!(h->turn = malloc((size_t)h->turns * sizeof *h->turn))) {
+            snprintf(err, errlen, "out of memory for the backward's turns");
+            return -1;
+        }
+    }
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {
-        if (!kern_uses(a, run, (sim_tensor)t))
+        if (!kern_uses(a, sh, run, (sim_tensor)t))
             continue;
         h->n[t] = kern_run_elems(sh, run, (sim_tensor)t);
         h->t[t] = malloc((size_t)h->n[t] * sizeof(float));
@@ -480,16 +552,11 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
         return -1;
     }
     if (p->run.group || p->run.page > 0 ||
-        (p->run.pass != SIM_FWD && !(p->run.pass == SIM_BWD && p->algo == SIM_FA2)) ||
+        (p->run.pass != SIM_FWD && !(p->run.pass == SIM_BWD && kern_serves_bwd(p->algo))) ||
         (sim_run_S(&p->run) > 1 && (p->algo != SIM_FA2 || p->run.pass != SIM_FWD))) {
-        snprintf(err, errlen, "the kernels run the forward pass and FA2's backward, "
-                 "ungrouped and unpaged, split only in FA2's forward; the simulator runs "
-                 "the rest");
-        return -1;
-    }
-    if (p->run.pass == SIM_BWD && sim_shape_G(sh) != sim_shape_H(sh)) {
-        snprintf(err, errlen, "the backward kernels run MHA (--kv-heads = --heads); GQA's "
-                 "backward is simulated by the report alone");
+        snprintf(err, errlen, "the kernels run the forward pass and FA1's and FA2's "
+                 "backward, ungrouped and unpaged, split only in FA2's forward; the "
+                 "simulator runs the rest");
         return -1;
     }
     if (sim_dtype_is_fp8(sh->dtype)) {   /* kern_tile.h holds 2- and 4-byte tiles only */
@@ -500,12 +567,10 @@ static int check_plan(const sim_plan *p, const sim_shape *sh, char *err, size_t 
     return 0;
 }
 
-/* What a CPU run of either pass checks first: the plan against the shape,
- * its pass, the launch schedule and the CPU path's limits; the threads per
- * block and timed runs asked for. Returns 0, or -1 with err set. */
-static int cpu_prelude(sim_algo a, const sim_shape *sh, const sim_plan *p, sim_pass pass,
-                       const kern_options *opt, kern_result *out, kern_schedule *s,
-                       int *threads, int *repeat, char *err, size_t errlen)
+int kern_prelude(sim_algo a, const sim_shape *sh, const sim_plan *p, sim_pass pass,
+                 const kern_options *opt, const kern_limits *lim, int default_threads,
+                 kern_result *out, kern_schedule *s, int *threads, int *repeat, char *err,
+                 size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (check_plan(p, sh, err, errlen))
@@ -517,70 +582,150 @@ static int cpu_prelude(sim_algo a, const sim_shape *sh, const sim_plan *p, sim_p
     }
     if (kern_schedule_make(a, p, sh, s, err, errlen))
         return -1;
-    *threads = opt && opt->threads ? opt->threads : KERN_CPU_DEFAULT_THREADS;
+    *threads = opt && opt->threads ? opt->threads : default_threads;
     *repeat = opt && opt->repeat > 0 ? opt->repeat : 1;
-    return kern_check_limits(s, *threads, &kern_cpu_limits, err, errlen) ? -1 : 0;
+    return kern_check_limits(s, *threads, lim, err, errlen) ? -1 : 0;
+}
+
+int kern_writes(sim_pass pass, sim_tensor t)
+{
+    if (pass == SIM_BWD)
+        return t == SIM_D || t == SIM_dQ || t == SIM_dK || t == SIM_dV || t == SIM_dQacc ||
+               t == SIM_dKexp || t == SIM_dVexp;
+    return t >= SIM_O;
+}
+
+void kern_outs_make(sim_algo a, const sim_shape *sh, sim_pass pass, kern_result *out,
+                    kern_outs *o)
+{
+    memset(o, 0, sizeof *o);
+    if (pass == SIM_BWD) {
+        const sim_tensor t[3] = { SIM_dQ, SIM_dK, SIM_dV };
+        float **dst[3] = { &out->dQ, &out->dK, &out->dV };
+        for (; o->n < 3; o->n++) {
+            o->t[o->n] = t[o->n];
+            o->dst[o->n] = dst[o->n];
+        }
+    } else {
+        o->t[o->n] = SIM_O;
+        o->dst[o->n++] = &out->O;
+        if (a == SIM_FA2) {
+            o->t[o->n] = SIM_L;
+            o->dst[o->n++] = &out->L;
+        } else if (a == SIM_FA1) {           /* what FA1's backward reads */
+            o->t[o->n] = SIM_m;
+            o->dst[o->n++] = &out->m;
+            o->t[o->n] = SIM_l;
+            o->dst[o->n++] = &out->l;
+        }
+    }
+    for (int k = 0; k < o->n; k++) {
+        o->elems[k] = kern_tensor_elems(sh, o->t[k]);
+        o->checked[k] = 1;
+    }
+}
+
+int kern_outs_keep(const kern_outs *o, sim_algo a, int run, float *const src[3], char *err,
+                   size_t errlen)
+{
+    for (int k = 0; k < o->n; k++) {
+        const size_t bytes = (size_t)o->elems[k] * sizeof(float);
+        if (run == 0) {
+            if (!(*o->dst[k] = malloc(bytes))) {
+                snprintf(err, errlen, "out of memory for the kernel's results");
+                return -1;
+            }
+            memcpy(*o->dst[k], src[k], bytes);
+        } else if (o->checked[k] && memcmp(*o->dst[k], src[k], bytes) != 0) {
+            snprintf(err, errlen, "%s: the %s of timed run %d differs from the counted run's: "
+                     "the kernel has a race", sim_algo_name(a), sim_tensor_name(o->t[k]), run);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The CPU path's runs of either pass: poison what the pass writes, launch
+ * the schedule (the launch that takes turns in the block order `order`),
+ * keep run 0's outputs and counts, compare the timed runs'. */
+static int cpu_runs(const kern_cpu_table *tab, sim_algo a, const kern_schedule *s,
+                    sim_pass pass, host_tensors *h, kern_params kp, const int64_t *order,
+                    int threads, int repeat, const kern_outs *o, kern_counts *cnt,
+                    double *times, char *err, size_t errlen)
+{
+    memset(cnt, 0, sizeof *cnt);
+    for (int run = 0; run <= repeat; run++) {
+        for (int t = 0; t < SIM_TENSOR_COUNT; t++)
+            if (h->t[t] && kern_writes(pass, (sim_tensor)t))
+                kern_poison(h->t[t], h->n[t]);
+        if (kp.dq_turn)
+            memset(kp.dq_turn, 0xff, (size_t)h->turns * sizeof *kp.dq_turn);
+        kp.cnt = run == 0 ? cnt : NULL;      /* run 0 counts; the timed runs do not */
+        double t0 = kern_now_seconds();
+        for (int k = 0; k < s->n; k++)
+            if (kern_cpu_launch_order(tab->fn[s->l[k].k], kp, s->l[k].grid, s->l[k].grid_y,
+                                      threads, s->l[k].smem_bytes,
+                                      kern_kernel_turns(s->l[k].k) ? order : NULL, err, errlen))
+                return -1;
+        double dt = kern_now_seconds() - t0;
+        float *src[3] = { NULL, NULL, NULL };
+        for (int k = 0; k < o->n; k++)
+            src[k] = h->t[o->t[k]];
+        if (kern_outs_keep(o, a, run, src, err, errlen))
+            return -1;
+        if (run > 0)
+            times[run - 1] = dt;
+    }
+    return 0;
+}
+
+/* kern_run_cpu_table; with keep not NULL a successful run also hands over
+ * its global tensors (the backward reads O and the statistics from them;
+ * free with host_free). */
+static int cpu_forward(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
+                       const sim_plan *p, const float *Q, const float *K, const float *V,
+                       const kern_options *opt, kern_result *out, host_tensors *keep,
+                       char *err, size_t errlen)
+{
+    kern_schedule s;
+    int threads, repeat;
+    if (kern_prelude(a, sh, p, SIM_FWD, opt, &kern_cpu_limits, KERN_CPU_DEFAULT_THREADS, out,
+                     &s, &threads, &repeat, err, errlen))
+        return -1;
+    host_tensors h;
+    if (host_alloc(&h, a, sh, p, Q, K, V, err, errlen))
+        return -1;
+    kern_params kp = kern_params_make(sh, p);
+    kern_params_bind(&kp, h.t, &p->run);
+    double *times = malloc((size_t)repeat * sizeof *times);
+    kern_outs o;
+    kern_outs_make(a, sh, SIM_FWD, out, &o);
+    kern_counts cnt;
+    int rc = 0;
+    if (!times) {
+        snprintf(err, errlen, "out of memory for the kernel's results");
+        rc = -1;
+    } else {
+        rc = cpu_runs(tab, a, &s, SIM_FWD, &h, kp, NULL, threads, repeat, &o, &cnt, times,
+                      err, errlen);
+    }
+    if (rc == 0)
+        kern_result_finish(out, &s, p, &cnt, times, repeat, threads);
+    free(times);
+    if (keep && rc == 0)
+        *keep = h;
+    else
+        host_free(&h);
+    if (rc)
+        kern_result_free(out);
+    return rc;
 }
 
 int kern_run_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
                        const sim_plan *p, const float *Q, const float *K, const float *V,
                        const kern_options *opt, kern_result *out, char *err, size_t errlen)
 {
-    kern_schedule s;
-    int threads, repeat;
-    if (cpu_prelude(a, sh, p, SIM_FWD, opt, out, &s, &threads, &repeat, err, errlen))
-        return -1;
-    const int64_t nO = kern_tensor_elems(sh, SIM_O), nL = kern_tensor_elems(sh, SIM_L);
-
-    host_tensors h;
-    if (host_alloc(&h, a, sh, &p->run, Q, K, V, err, errlen))
-        return -1;
-    kern_params kp = kern_params_make(sh, p);
-    kern_params_bind(&kp, h.t, &p->run);
-    double *times = malloc((size_t)repeat * sizeof *times);
-    out->O = malloc((size_t)nO * sizeof(float));
-    out->L = a == SIM_FA2 ? malloc((size_t)nL * sizeof(float)) : NULL;
-    int rc = 0;
-    if (!times || !out->O || (a == SIM_FA2 && !out->L)) {
-        snprintf(err, errlen, "out of memory for the kernel's results");
-        rc = -1;
-        goto done;
-    }
-    kern_counts cnt;
-    memset(&cnt, 0, sizeof cnt);
-    for (int run = 0; run <= repeat && rc == 0; run++) {
-        for (int t = SIM_O; t < SIM_TENSOR_COUNT; t++)
-            if (h.t[t])
-                kern_poison(h.t[t], h.n[t]);
-        kp.cnt = run == 0 ? &cnt : NULL;      /* run 0 counts; the timed runs do not */
-        double t0 = kern_now_seconds();
-        for (int k = 0; k < s.n && rc == 0; k++)
-            rc = kern_cpu_launch(tab->fn[s.l[k].k], kp, s.l[k].grid, s.l[k].grid_y, threads,
-                                 s.l[k].smem_bytes, err, errlen);
-        double dt = kern_now_seconds() - t0;
-        if (rc)
-            break;
-        if (run == 0) {
-            memcpy(out->O, h.t[SIM_O], (size_t)nO * sizeof(float));
-            if (out->L)
-                memcpy(out->L, h.t[SIM_L], (size_t)nL * sizeof(float));
-        } else {
-            times[run - 1] = dt;
-            if (memcmp(out->O, h.t[SIM_O], (size_t)nO * sizeof(float)) != 0) {
-                snprintf(err, errlen, "%s: the output of timed run %d differs from the "
-                         "counted run's: the kernel has a race", sim_algo_name(a), run);
-                rc = -1;
-            }
-        }
-    }
-    if (rc == 0)
-        kern_result_finish(out, &s, p, &cnt, times, repeat, threads);
-done:
-    free(times);
-    host_free(&h);
-    if (rc)
-        kern_result_free(out);
-    return rc;
+    return cpu_forward(tab, a, sh, p, Q, K, V, opt, out, NULL, err, errlen);
 }
 
 /* ---- the backward ------------------------------------------------------------ */
@@ -640,6 +785,24 @@ void kern_block_order(int64_t grid, int64_t grid_y, uint64_t seed, kern_dq_mode 
     free(next);
 }
 
+int kern_bwd_forward_plan(sim_algo a, const sim_shape *sh, const sim_plan *p, sim_plan *fp,
+                          char *err, size_t errlen)
+{
+    sim_run_opts fwd = p->run;
+    fwd.pass = SIM_FWD;
+    if (sim_plan_make(a, sh, &fwd, p->Br, p->Bc, SIM_PLAN_AUTO, fp) != 0) {
+        snprintf(err, errlen, "internal: no forward plan for the backward's blocks");
+        return -1;
+    }
+    fp->fits = 1;
+    return 0;
+}
+
+int64_t kern_turn_count(const sim_shape *sh, const sim_plan *p)
+{
+    return sim_shape_B(sh) * sim_shape_H(sh) * p->Tr;
+}
+
 int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shape *sh,
                            const sim_plan *p, const float *Q, const float *K, const float *V,
                            const float *dO, const kern_options *opt, kern_result *out,
@@ -647,90 +810,67 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
 {
     kern_schedule s;
     int threads, repeat;
-    if (cpu_prelude(a, sh, p, SIM_BWD, opt, out, &s, &threads, &repeat, err, errlen))
+    if (kern_prelude(a, sh, p, SIM_BWD, opt, &kern_cpu_limits, KERN_CPU_DEFAULT_THREADS, out,
+                     &s, &threads, &repeat, err, errlen))
         return -1;
     const kern_dq_mode mode = opt ? opt->dq_mode : KERN_DQ_DETERMINISTIC;
 
-    /* The forward with the same blocks, as sim_run's backward runs it first
-     * (forward_first, which lifts the SRAM limit to the forward plan's). */
-    sim_run_opts fwd = p->run;
-    fwd.pass = SIM_FWD;
+    /* The forward with the same blocks, as sim_run's backward runs it first. */
     sim_plan fp;
-    if (sim_plan_make(a, sh, &fwd, p->Br, p->Bc, SIM_PLAN_AUTO, &fp) != 0) {
-        snprintf(err, errlen, "internal: no forward plan for the backward's blocks");
+    if (kern_bwd_forward_plan(a, sh, p, &fp, err, errlen))
         return -1;
-    }
-    fp.fits = 1;
     kern_options fo = { threads, 1, KERN_DQ_DETERMINISTIC, 0 };
     kern_result fr;
-    if (kern_run_cpu_table(tab, a, sh, &fp, Q, K, V, &fo, &fr, err, errlen))
+    host_tensors fh;
+    if (cpu_forward(tab, a, sh, &fp, Q, K, V, &fo, &fr, &fh, err, errlen))
         return -1;
 
     host_tensors h;
-    int rc = host_alloc(&h, a, sh, &p->run, Q, K, V, err, errlen);
+    int rc = host_alloc(&h, a, sh, p, Q, K, V, err, errlen);
     if (rc) {
         kern_result_free(&fr);
+        host_free(&fh);
         return -1;
     }
-    memcpy(h.t[SIM_O], fr.O, (size_t)h.n[SIM_O] * sizeof(float));
-    memcpy(h.t[SIM_L], fr.L, (size_t)h.n[SIM_L] * sizeof(float));
+    /* What the backward reads of the forward's: O, and L (FA2) or m, l (FA1). */
+    const sim_tensor kept[4] = { SIM_O, SIM_L, SIM_m, SIM_l };
+    for (int k = 0; k < 4; k++)
+        if (h.t[kept[k]])
+            memcpy(h.t[kept[k]], fh.t[kept[k]], (size_t)h.n[kept[k]] * sizeof(float));
+    host_free(&fh);
     memcpy(h.t[SIM_dO], dO, (size_t)h.n[SIM_dO] * sizeof(float));
     sim_round_to_dtype(h.t[SIM_dO], h.n[SIM_dO], sh->dtype);
     out->O = fr.O;
     out->L = fr.L;
+    out->m = fr.m;
+    out->l = fr.l;
     kern_params kp = kern_params_make(sh, p);
     kern_params_bind(&kp, h.t, &p->run);
+    kp.dq_turn = h.turn;
+    kp.dq_atomic = mode == KERN_DQ_ATOMIC;
 
-    const sim_tensor outs[3] = { SIM_dQ, SIM_dK, SIM_dV };
-    float **res[3] = { &out->dQ, &out->dK, &out->dV };
+    kern_outs o;
+    kern_outs_make(a, sh, SIM_BWD, out, &o);
     double *times = malloc((size_t)repeat * sizeof *times);
+    /* FA2's key-block grid runs in the order of opt (kern_block_order); FA1's
+     * blocks each hold a whole head, whose dQ no other block adds to. */
     int64_t *order = NULL;
+    int ordered = 0;                 /* a launch takes turns (one per schedule) */
     for (int k = 0; k < s.n; k++)
-        if (s.l[k].k == KERN_K_FA2_BWD &&
+        if (kern_kernel_turns(s.l[k].k) && (ordered = 1) &&
             (order = malloc((size_t)(s.l[k].grid * s.l[k].grid_y) * sizeof *order)))
             kern_block_order(s.l[k].grid, s.l[k].grid_y, opt ? opt->block_order_seed : 0,
                              mode, order);
-    for (int k = 0; k < 3; k++)
-        *res[k] = malloc((size_t)h.n[outs[k]] * sizeof(float));
-    if (!times || !order || !out->dQ || !out->dK || !out->dV) {
+    kern_counts cnt;
+    if (!times || (ordered && !order)) {
         snprintf(err, errlen, "out of memory for the kernel's results");
         rc = -1;
-        goto done;
-    }
-    kern_counts cnt;
-    memset(&cnt, 0, sizeof cnt);
-    for (int run = 0; run <= repeat && rc == 0; run++) {
-        const sim_tensor poisoned[5] = { SIM_D, SIM_dQ, SIM_dK, SIM_dV, SIM_dQacc };
-        for (int t = 0; t < 5; t++)
-            if (h.t[poisoned[t]])
-                kern_poison(h.t[poisoned[t]], h.n[poisoned[t]]);
-        kp.cnt = run == 0 ? &cnt : NULL;      /* run 0 counts; the timed runs do not */
-        double t0 = kern_now_seconds();
-        for (int k = 0; k < s.n && rc == 0; k++)
-            rc = kern_cpu_launch_order(tab->fn[s.l[k].k], kp, s.l[k].grid, s.l[k].grid_y,
-                                       threads, s.l[k].smem_bytes,
-                                       s.l[k].k == KERN_K_FA2_BWD ? order : NULL, err, errlen);
-        double dt = kern_now_seconds() - t0;
-        if (rc)
-            break;
-        for (int k = 0; k < 3; k++) {
-            const size_t bytes = (size_t)h.n[outs[k]] * sizeof(float);
-            if (run == 0) {
-                memcpy(*res[k], h.t[outs[k]], bytes);
-            } else if (memcmp(*res[k], h.t[outs[k]], bytes) != 0) {
-                snprintf(err, errlen, "%s: the %s of timed run %d differs from the counted "
-                         "run's: the kernel has a race", sim_algo_name(a),
-                         sim_tensor_name(outs[k]), run);
-                rc = -1;
-                break;
-            }
-        }
-        if (run > 0)
-            times[run - 1] = dt;
+    } else {
+        rc = cpu_runs(tab, a, &s, SIM_BWD, &h, kp, order, threads, repeat, &o, &cnt, times,
+                      err, errlen);
     }
     if (rc == 0)
         kern_result_finish(out, &s, p, &cnt, times, repeat, threads);
-done:
     free(order);
     free(times);
     host_free(&h);
@@ -739,18 +879,60 @@ done:
     return rc;
 }
 
+#ifdef FASIM_HAVE_CUDA
+/* Copies of the inputs src[0 .. n - 1] (tensors ts[]) rounded to the dtype,
+ * as host_alloc rounds them: what the CUDA backend takes. Returns 0, or -1
+ * (err set; whatever was allocated freed). */
+static int rounded_inputs(const sim_shape *sh, int n, const sim_tensor *ts,
+                          const float *const *src, float **in, char *err, size_t errlen)
+{
+    for (int t = 0; t < n; t++)
+        in[t] = NULL;
+    for (int t = 0; t < n; t++) {
+        const int64_t m = kern_tensor_elems(sh, ts[t]);
+        if (!(in[t] = malloc((size_t)m * sizeof(float)))) {
+            for (int u = 0; u < t; u++)
+                free(in[u]);
+            snprintf(err, errlen, "out of memory for the kernel's inputs");
+            return -1;
+        }
+        memcpy(in[t], src[t], (size_t)m * sizeof(float));
+        sim_round_to_dtype(in[t], m, sh->dtype);
+    }
+    return 0;
+}
+#endif
+
 int kern_run_bwd(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
                  const float *Q, const float *K, const float *V, const float *dO,
                  const kern_options *opt, kern_result *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (b != KERN_CPU) {
-        snprintf(err, errlen, "the backward kernels run on the CPU path so far: use "
-                 "--backend cpu");
+    if (b == KERN_CPU)
+        return kern_run_bwd_cpu_table(&kern_cpu_kernels, a, sh, p, Q, K, V, dO, opt, out,
+                                      err, errlen);
+    if (!kern_cuda_available(err, errlen))
+        return -1;
+    if (opt && opt->block_order_seed) {
+        snprintf(err, errlen, "--block-order-seed orders the CPU path's blocks; on a GPU the "
+                 "hardware orders them: drop it, or use --backend cpu");
         return -1;
     }
-    return kern_run_bwd_cpu_table(&kern_cpu_kernels, a, sh, p, Q, K, V, dO, opt, out, err,
-                                  errlen);
+#ifdef FASIM_HAVE_CUDA
+    if (check_plan(p, sh, err, errlen))
+        return -1;
+    const sim_tensor ts[4] = { SIM_Q, SIM_K, SIM_V, SIM_dO };
+    const float *const src[4] = { Q, K, V, dO };
+    float *in[4];
+    if (rounded_inputs(sh, 4, ts, src, in, err, errlen))
+        return -1;
+    int rc = kern_cuda_run_bwd(a, sh, p, in[0], in[1], in[2], in[3], opt, out, err, errlen);
+    for (int t = 0; t < 4; t++)
+        free(in[t]);
+    return rc;
+#else
+    return -1;
+#endif
 }
 
 int kern_cuda_available(char *err, size_t errlen)
@@ -779,21 +961,11 @@ int kern_run(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
         return -1;
     /* The CUDA backend takes inputs already rounded, as host_alloc rounds them. */
     const sim_tensor ts[3] = { SIM_Q, SIM_K, SIM_V };
-    const float *src[3] = { Q, K, V };
-    float *in[3] = { NULL, NULL, NULL };
-    int rc = 0;
-    for (int t = 0; t < 3; t++) {
-        const int64_t n = kern_tensor_elems(sh, ts[t]);
-        if (!(in[t] = malloc((size_t)n * sizeof(float)))) {
-            rc = -1;
-            snprintf(err, errlen, "out of memory for the kernel's inputs");
-            break;
-        }
-        memcpy(in[t], src[t], (size_t)n * sizeof(float));
-        sim_round_to_dtype(in[t], n, sh->dtype);
-    }
-    if (rc == 0)
-        rc = kern_cuda_run(a, sh, p, in[0], in[1], in[2], opt, out, err, errlen);
+    const float *const src[3] = { Q, K, V };
+    float *in[3];
+    if (rounded_inputs(sh, 3, ts, src, in, err, errlen))
+        return -1;
+    int rc = kern_cuda_run(a, sh, p, in[0], in[1], in[2], opt, out, err, errlen);
     for (int t = 0; t < 3; t++)
         free(in[t]);
     return rc;

@@ -14,6 +14,9 @@
  *   kern_carve             the next buffer of it (the plan's buffers, see below)
  *   kern_load / kern_store counted, cooperative tile copies global <-> shared
  *   kern_load_tile         the same into a tile held in the dtype's storage type
+ *   kern_turn_wait / kern_turn_lock / kern_turn_pass
+ *                          a block's turn at a global tile that blocks share
+ *                          (a semaphore in global memory, below)
  *
  * Under nvcc these are CUDA's own. On the CPU (kern_cpu.c) every thread of a
  * block is a real POSIX thread, KERN_SYNC() is a real barrier across them and
@@ -67,12 +70,21 @@ typedef struct {
                                 (sim_inter_acc); NULL: O itself, as the paper */
     float *Ot;               /* split-KV: the splits' partial outputs O~ (S N, d)
                                 a head, fp32; m, l are then (S N) a head */
-    /* The backward (kern_fa2_bwd.cuh): dO, dQ, dQ_acc (B H, N, d), D (B H, N),
-     * dK, dV (B G, N_k, d); O and L are then the forward's, read. NULL in a
-     * forward run. dQacc: dQ's fp32 running sum (sim_inter_acc); NULL: dQ
-     * itself, as the paper. */
+    /* The backward (kern_fa1_bwd.cuh, kern_fa2_bwd.cuh): dO, dQ, dQ_acc
+     * (B H, N, d), D (B H, N; FA2's), dK, dV (B G, N_k, d); O and L (FA2) or
+     * m, l (FA1) are then the forward's, read. NULL in a forward run. dQacc:
+     * dQ's fp32 running sum (sim_inter_acc); NULL: dQ itself, as the paper.
+     * dKexp, dVexp: GQA's (G < H) per-query-head dK, dV (B H, N_k, d) in the
+     * dtype, summed over each group into dK, dV by kern_gqa_bwd.cuh
+     * (sim_gqa_grad); NULL with G = H. */
     const float *dO;
-    float *D, *dQ, *dK, *dV, *dQacc;
+    float *D, *dQ, *dK, *dV, *dQacc, *dKexp, *dVexp;
+    /* dQ_i's turn (B H, T_r), one int per head and query block, which
+     * kern_fa2_bwd_pre zeroes: with dq_atomic 0 the key blocks done with
+     * dQ_i so far (a block waits until the count is its turn), else a lock
+     * (1 while a block holds dQ_i). NULL: no turns (a forward run). */
+    int *dq_turn;
+    int dq_atomic;
     int64_t N, d, Br, Bc, Tr, Tc;   /* N: the query rows N_q */
     int64_t Nk;              /* key/value rows N_k (>= N under a causal mask) */
     int64_t H, G;            /* query and key/value heads per sequence */
@@ -109,6 +121,7 @@ typedef struct {
     int64_t block_x, block_y, thread_x, block_dim, grid_dim;
     unsigned char *smem;     /* this block's shared memory */
     void *barrier;           /* the block's barrier (kern_cpu.c) */
+    int64_t *stalled;        /* its resident block's first to stall (y grid + x); -1: none */
 } kern_cpu_ctx;
 
 extern _Thread_local const kern_cpu_ctx *kern_cpu_tls;
@@ -128,6 +141,12 @@ void *kern_cpu_scratch(int slot, size_t bytes);
  * conversions, several elements a step where the CPU can. */
 void kern_cpu_tile_floats(const void *p, sim_dtype t, int64_t n, float *dst);
 void kern_cpu_tile_put_n(void *p, sim_dtype t, const float *src, int64_t n);
+
+/* The running block waits for a turn that has not come (kern_turn_wait,
+ * kern_turn_lock): a head's blocks run one at a time here, in the driver's
+ * order, so it never would; on a GPU the block would spin for ever. kern_cpu.c notes the block and fails
+ * the launch with a message naming it. */
+void kern_cpu_stall(void);
 
 /* The tests' record of how kernels carve their shared memory: when
  * kern_cpu_carve_log is not NULL, thread 0 of block 0 of every CPU launch
@@ -274,12 +293,89 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
         p->L += q * rows;
     if (p->dO) {                 /* the backward's tensors */
         p->dO += q * Nd;
-        p->D += q * rows;
+        if (p->D)                /* FA2's; FA1's backward reads m, l instead */
+            p->D += q * rows;
         p->dQ += q * Nd;
         if (p->dQacc)
             p->dQacc += q * Nd;
         p->dK += kv * p->Nk * p->d;
         p->dV += kv * p->Nk * p->d;
+        if (p->dKexp) {          /* GQA: the query head's own dK, dV */
+            p->dKexp += q * p->Nk * p->d;
+            p->dVexp += q * p->Nk * p->d;
+        }
+        if (p->dq_turn)
+            p->dq_turn += q * p->Tr;
+    }
+}
+
+/*
+ * Turns: blocks of one launch that read-modify-write the same global tile
+ * (FA2's backward: dQ_i) take turns through an int in global memory, as the
+ * released kernels' deterministic backward does with its semaphore.
+ *
+ *   kern_turn_wait(turn, v)   until *turn == v (the blocks before this one
+ *                             are done with the tile);
+ *   kern_turn_lock(turn)      until this block sets *turn from 0 to 1 (any
+ *                             order, one block at a time);
+ *   kern_turn_pass(turn, v)   the tile's writes visible, then *turn = v.
+ *
+ * Every thread of the block calls them (they hold barriers). On a GPU,
+ * thread 0 spins (a volatile read, or atomicCAS) while the others wait at
+ * the barrier; the fences are cooperative groups' grid barrier's: the
+ * writers' __threadfence() before the atomic store of the turn, the
+ * reader's after it sees the turn, and __syncthreads() to the rest of each
+ * block. Progress: a block only ever waits for blocks of lower blockIdx.x
+ * (an earlier turn) or for a block holding a lock, which waits for nothing;
+ * blocks are issued in blockIdx order, so the ones it waits for are resident
+ * or done. On the CPU path a head's blocks run one at a time in the driver's
+ * order: a turn that has not come when it is asked for never will, so
+ * kern_cpu_stall() fails the launch instead of spinning.
+ */
+KERN_DEVICE void kern_turn_wait(int *turn, int v)
+{
+    if (kern_thread_x() == 0) {
+#if defined(__CUDACC__)
+        while (*(volatile int *)turn != v) {
+        }
+        __threadfence();
+#else
+        if (*turn != v)
+            kern_cpu_stall();
+#endif
+    }
+    KERN_SYNC();
+}
+
+KERN_DEVICE void kern_turn_lock(int *turn)
+{
+    if (kern_thread_x() == 0) {
+#if defined(__CUDACC__)
+        while (atomicCAS(turn, 0, 1) != 0) {
+        }
+        __threadfence();
+#else
+        if (*turn != 0)
+            kern_cpu_stall();
+        *turn = 1;
+#endif
+    }
+    KERN_SYNC();
+}
+
+KERN_DEVICE void kern_turn_pass(int *turn, int v)
+{
+#if defined(__CUDACC__)
+    __threadfence();         /* this thread's writes of the tile, device-wide */
+#endif
+    KERN_SYNC();
+    if (kern_thread_x() == 0) {
+#if defined(__CUDACC__)
+        __threadfence();
+        atomicExch(turn, v);
+#else
+        *turn = v;
+#endif
     }
 }
 
@@ -299,24 +395,43 @@ KERN_DEVICE float kern_hbm_round(sim_dtype dt, sim_tensor t, float x)
 }
 
 /*
- * Global -> shared: the tile (r0.., c0..) of rows x cols of tensor t, whose
+ * Global -> shared (kern_load; kern_load_to with add = 0, and with add = 1
+ * kern_load_add below): the tile (r0.., c0..) of rows x cols of tensor t, whose
  * rows are `ld` floats apart in global memory, into dst (row-major, row
  * length cols). All threads of the block copy (element x goes to thread
  * x mod blockDim, so neighbouring threads touch neighbouring addresses);
  * thread 0 counts one transfer of rows * cols elements. No barrier inside:
  * the caller puts KERN_SYNC() between this and any use of dst.
  */
-KERN_DEVICE void kern_load(kern_counts *cnt, sim_tensor t, float *dst, const float *src,
-                           int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols)
+KERN_DEVICE void kern_load_to(kern_counts *cnt, sim_tensor t, float *dst, const float *src,
+                              int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                              int add)
 {
     for (int64_t x = kern_thread_x(); x < rows * cols; x += kern_block_dim()) {
         int64_t r = x / cols, c = x % cols;
-        dst[x] = src[(r0 + r) * ld + c0 + c];
+        const float v = src[(r0 + r) * ld + c0 + c];
+        dst[x] = add ? dst[x] + v : v;
     }
     if (cnt && kern_thread_x() == 0) {
         KERN_COUNT_ADD(&cnt->read_elems[t], rows * cols);
         KERN_COUNT_ADD(&cnt->read_ops[t], 1);
     }
+}
+
+KERN_DEVICE void kern_load(kern_counts *cnt, sim_tensor t, float *dst, const float *src,
+                           int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols)
+{
+    kern_load_to(cnt, t, dst, src, ld, r0, c0, rows, cols, 0);
+}
+
+/* The same, added: dst[x] = dst[x] + the tile's element x, one fp32 addition
+ * per element, counted as kern_load. Element x is thread x mod blockDim's
+ * here as in kern_load and kern_store, so a thread adds only to the
+ * elements it wrote or zeroed itself: no barrier between two of these. */
+KERN_DEVICE void kern_load_add(kern_counts *cnt, sim_tensor t, float *dst, const float *src,
+                               int64_t ld, int64_t r0, int64_t c0, int64_t rows, int64_t cols)
+{
+    kern_load_to(cnt, t, dst, src, ld, r0, c0, rows, cols, 1);
 }
 
 /* Shared -> global: src (rows x cols, row-major) into tile (r0.., c0..) of

@@ -5,11 +5,14 @@
  *
  *   kern_fa2_bwd_pre      grid (T_r, B H), the plan's phase 1: block (i, q)
  *                         zeroes its rows of dQ's running sum (line 3) and
- *                         writes D_i = rowsum(dO_i o O_i) (line 4);
+ *                         dQ_i's turn, and writes D_i = rowsum(dO_i o O_i)
+ *                         (line 4);
  *   kern_fa2_bwd          grid (T_c, B H), phase 2: block (j, q) owns key
  *                         block j of head q (line 5's loop is the grid's x):
  *                         K_j, V_j on chip, dK_j, dV_j accumulated on chip
- *                         and written once (line 18), and for every query
+ *                         and written once (line 18; with G < H to the
+ *                         head's dK_exp, dV_exp, which kern_gqa_bwd.cuh's
+ *                         launches then sum over each group), and for every query
  *                         block i that sees key block j, Q_i, dO_i, L_i, D_i
  *                         read and dQ_i read, added to and written (line 15);
  *   kern_fa2_bwd_convert  grid (T_r, B H), phase 2's buffers: dQ_acc (fp32)
@@ -21,8 +24,14 @@
  * adds its dS_ij K_j into the same dQ_i. Each block's read-modify-write of
  * dQ_i is one addition to the running sum, so the order the blocks take
  * their turns is the order of the additions, and floating-point addition is
- * not associative: the driver fixes that order (kern.h, kern_dq_mode). dK_j
- * and dV_j belong to block j alone and never depend on the order.
+ * not associative (kern.h, kern_dq_mode). The turns are p.dq_turn, one per
+ * head and query block (kern_exec.h's kern_turn_*): deterministic, block j
+ * waits until the key blocks js.lo .. j - 1 that see query block i are done
+ * with dQ_i, so the additions go in j ascending, the simulator's order,
+ * however the blocks are scheduled; atomic, a block takes dQ_i's lock when
+ * it is free, in the order the blocks arrive. Either way a block holds dQ_i
+ * for its whole read-modify-write, never a part of it. dK_j and dV_j belong
+ * to block j alone and never depend on the order.
  *
  * Threads split rows: thread t computes rows t, t + blockDim, ... of S_ij,
  * P_ij, dP_ij, dS_ij and dQ_i, and rows t, t + blockDim, ... of dK_j and dV_j
@@ -33,17 +42,21 @@
  * plan's bytes, the fp32 ones first (D_i; dK_j, dV_j, dQ_i, L_i, D_i, S_ij,
  * dP_ij), then the tiles in the dtype (O_i, dO_i; K_j, V_j, Q_i, dO_i).
  *
- * Shapes, one head: Q, O, dO, dQ, dQ_acc (N, d); K, V, dK, dV (N_k, d);
+ * Shapes, one head: Q, O, dO, dQ, dQ_acc (N, d); K, V, dK, dV, dK_exp, dV_exp (N_k, d);
  * L, D (N); br, bc this block's rows (the last may be partial).
  *
  * A deliberately wrong variant, for the test that must catch it (never
  * defined in the fasim build):
  *   KERN_BUG_BWD_DS_NO_D   line 14 without D_i: dS_ij = P_ij o dP_ij, so
  *                          dQ and dK are wrong, dV and the counts right
+ *   KERN_BUG_BWD_TURN_KEPT a block hands dQ_i's turn on unchanged, so in
+ *                          deterministic mode the next key block waits for
+ *                          ever (on the CPU path: the launch fails)
  */
 #ifndef FASIM_KERN_FA2_BWD_CUH
 #define FASIM_KERN_FA2_BWD_CUH
 
+#include "kern_gqa_bwd.cuh"
 #include "kern_tile.h"
 
 /* dQ's running sum: dQ_acc (fp32), or dQ itself (the paper's). */
@@ -70,6 +83,8 @@ KERN_GLOBAL kern_fa2_bwd_pre(kern_params p)
 
     for (int64_t x = tid; x < br * d; x += nt)                   /* 3: dQ = 0 */
         dq[r0 * d + x] = 0.0f;
+    if (p.dq_turn && tid == 0)          /* no key block has added to dQ_i yet */
+        p.dq_turn[i] = 0;
     if (p.cnt && tid == 0) {
         KERN_COUNT_ADD(&p.cnt->write_elems[dq_t], br * d);
         KERN_COUNT_ADD(&p.cnt->write_ops[dq_t], 1);
@@ -155,18 +170,37 @@ KERN_GLOBAL kern_fa2_bwd(kern_params p)
             ref_round_row(s, bc, p.p_round);     /* P_ij as line 12's product takes it */
             ref_round_row(dp, bc, p.p_round);    /* dS_ij as lines 15-16's take it */
         }
-        kern_load(p.cnt, dq_t, b.dQ_i, dq, d, r0, 0, br, d);     /* 15 */
-        KERN_SYNC();            /* P_ij, dS_ij whole; dQ_i in shared memory */
+        KERN_SYNC();            /* P_ij, dS_ij whole */
         const kern_rows C = kern_my_rows(bc);    /* this thread's rows of dV_j, dK_j */
         kern_acc_tn_rows(C, b.dV_j, b.S_ij, (int)br, (int)bc, dOv, (int)d, 1.0f);       /* 12 */
         kern_acc_tn_rows(C, b.dK_j, b.dP_ij, (int)br, (int)bc, Qv, (int)d, p.scale);    /* 16 */
+        /* 15: dQ_i += dS_ij K_j, a read-modify-write at this block's turn:
+         * deterministic, after key blocks js.lo .. j - 1 (turn j - js.lo);
+         * atomic, whenever dQ_i is free. */
+        int *turn = p.dq_turn ? p.dq_turn + i : NULL;
+        const int mine = (int)(j - kern_block_js(&p, i).lo);
+        if (turn && p.dq_atomic)
+            kern_turn_lock(turn);
+        else if (turn)
+            kern_turn_wait(turn, mine);
+        kern_load(p.cnt, dq_t, b.dQ_i, dq, d, r0, 0, br, d);
+        KERN_SYNC();            /* dQ_i in shared memory */
         kern_acc_nn_rows(R, b.dQ_i, b.dP_ij, (int)bc, Kv, (int)d, p.scale);            /* 15 */
         KERN_SYNC();            /* dQ_i whole */
         kern_store(p.cnt, dt, dq_t, dq, d, r0, 0, br, d, b.dQ_i);
+#ifdef KERN_BUG_BWD_TURN_KEPT
+        const int next = mine;
+#else
+        const int next = mine + 1;
+#endif
+        if (turn)
+            kern_turn_pass(turn, p.dq_atomic ? 0 : next);
     }                                                            /* 17 */
     KERN_SYNC();                /* dK_j, dV_j whole */
-    kern_store(p.cnt, dt, SIM_dK, p.dK, d, c0, 0, bc, d, b.dK_j); /* 18 */
-    kern_store(p.cnt, dt, SIM_dV, p.dV, d, c0, 0, bc, d, b.dV_j);
+    sim_tensor dK_t = SIM_dK, dV_t = SIM_dV;       /* GQA: the head's dK_exp, dV_exp */
+    float *dK = kern_gqa_grad(&p, &dK_t), *dV = kern_gqa_grad(&p, &dV_t);
+    kern_store(p.cnt, dt, dK_t, dK, d, c0, 0, bc, d, b.dK_j);     /* 18 */
+    kern_store(p.cnt, dt, dV_t, dV, d, c0, 0, bc, d, b.dV_j);
 }                                                                /* 19 */
 
 /* Line 20: dQ_i = dQ_acc_i in the dtype, through phase 2's dQ_i buffer as

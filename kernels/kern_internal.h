@@ -16,12 +16,17 @@ extern "C" {
 /* The kernels of the three loop orders. */
 typedef enum {
     KERN_K_NAIVE_SCORES, KERN_K_NAIVE_SOFTMAX_ROWS, KERN_K_NAIVE_SOFTMAX_2PASS,
-    KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA2, KERN_K_FA2_SPLIT,
-    KERN_K_FA2_COMBINE, KERN_K_FA2_BWD_PRE, KERN_K_FA2_BWD, KERN_K_FA2_BWD_CONVERT,
+    KERN_K_NAIVE_SOFTMAX_3PASS, KERN_K_NAIVE_PV, KERN_K_FA1, KERN_K_FA1_BWD, KERN_K_FA2,
+    KERN_K_FA2_SPLIT, KERN_K_FA2_COMBINE, KERN_K_FA2_BWD_PRE, KERN_K_FA2_BWD,
+    KERN_K_FA2_BWD_CONVERT, KERN_K_GQA_SUM_DK, KERN_K_GQA_SUM_DV,
     KERN_K_COUNT
 } kern_kernel;
 
 const char *kern_kernel_name(kern_kernel k);
+/* 1 when kernel k's blocks take turns at dQ_i (kern_params.dq_turn: a
+ * backward's key blocks, kern_fa2_bwd): the CPU path runs such a launch's
+ * blocks in the order of kern_block_order. */
+int kern_kernel_turns(kern_kernel k);
 
 /* One launch: a kernel, its grid (grid x grid_y blocks: blockIdx.x, .y),
  * and its dynamic shared memory in bytes, which is the plan's bytes of
@@ -48,23 +53,26 @@ typedef struct {
  * buf[] in the plan's order with their offsets, the fp32 buffers first and
  * then the dtype's tiles, each group in the plan's order (as the kernels
  * carve them). Checks that the plan's buffer list is exactly the kernel's
- * (names, order, rows, columns, element bytes), that every buffer is aligned
+ * (names, order, rows, columns, element bytes; GQA's group sums take only
+ * their one buffer of the phase, found by name), that every buffer is aligned
  * to its element size, and that the layout's bytes equal the plan's bytes of
- * the phase (no padding). Returns 0 with *n and *bytes set, or -1 (err set).
+ * the phase, or of the buffers taken (no padding). Returns 0 with *n and *bytes set, or -1 (err set).
  */
 int kern_layout(kern_kernel k, int phase, const sim_plan *p, const sim_shape *sh,
                 kern_smem_buf buf[SIM_MAX_BUFFERS], int *n, uint64_t *bytes, char *err,
                 size_t errlen);
 
 /* The launches of one run of a loop order, in order (naive: 3; FA1, FA2: 1;
- * FA2 split-KV: 2; FA2's backward: 3, or 2 without dQ_acc), over all B H
- * query heads: naive's and FA2's grids are (T_r, B H) (the one-pass softmax
- * (ceil(N / B_s), B H)), FA1's (B H, 1), split-KV's partials (S T_r, B H)
- * and its combine (T_r, B H); FA2's backward (T_r, B H), (T_c, B H), and
- * its convert (T_r, B H). */
+ * FA2 split-KV: 2; FA1's backward: 1; FA2's backward: 3, or 2 without
+ * dQ_acc), over all B H query heads: naive's and FA2's grids are (T_r, B H)
+ * (the one-pass softmax (ceil(N / B_s), B H)), FA1's (B H, 1) in both
+ * passes, split-KV's partials (S T_r, B H) and its combine (T_r, B H); FA2's
+ * backward (T_r, B H), (T_c, B H), and its convert (T_r, B H). A backward
+ * with G < H then has GQA's group sums of dK_exp and dV_exp
+ * (kern_gqa_bwd.cuh), grids (T_c, B G). */
 typedef struct {
     int n;
-    kern_launch l[4];
+    kern_launch l[8];
 } kern_schedule;
 
 /* Returns 0, or -1 (err set) for an unknown loop order or a plan without the
@@ -83,6 +91,16 @@ typedef struct {
 } kern_limits;
 
 extern const kern_limits kern_cpu_limits;
+
+/* What a run of either pass checks first, on either backend: the plan
+ * against the shape (what the kernels run), its pass, the launch schedule,
+ * and the launches against lim (kern_check_limits), before anything is
+ * allocated; the threads per block (default_threads when opt says 0) and
+ * timed runs asked for. Clears *out. Returns 0, or -1 with err set. */
+int kern_prelude(sim_algo a, const sim_shape *sh, const sim_plan *p, sim_pass pass,
+                 const kern_options *opt, const kern_limits *lim, int default_threads,
+                 kern_result *out, kern_schedule *s, int *threads, int *repeat, char *err,
+                 size_t errlen);
 
 /* Check every launch of s with `threads` threads per block against lim,
  * before anything is allocated. Returns 0, or -1 with a one-line message
@@ -140,24 +158,28 @@ int kern_run_cpu_table(const kern_cpu_table *t, sim_algo a, const sim_shape *sh,
                        const sim_plan *p, const float *Q, const float *K, const float *V,
                        const kern_options *opt, kern_result *out, char *err, size_t errlen);
 
-/* ---- the CUDA path (kern_cuda.cu; only in a CUDA build) -------------------- */
-
 /* kern_run_bwd on the CPU with the kernels of table t. */
 int kern_run_bwd_cpu_table(const kern_cpu_table *t, sim_algo a, const sim_shape *sh,
                            const sim_plan *p, const float *Q, const float *K, const float *V,
                            const float *dO, const kern_options *opt, kern_result *out,
                            char *err, size_t errlen);
 
+/* ---- the CUDA path (kern_cuda.cu; only in a CUDA build) -------------------- */
+
 /* Inputs are already rounded to the dtype. Same contract as kern_run. */
 int kern_cuda_run(sim_algo a, const sim_shape *sh, const sim_plan *p, const float *Q,
                   const float *K, const float *V, const kern_options *opt,
                   kern_result *out, char *err, size_t errlen);
+/* The same for kern_run_bwd (dO rounded too; opt's block order seed 0). */
+int kern_cuda_run_bwd(sim_algo a, const sim_shape *sh, const sim_plan *p, const float *Q,
+                      const float *K, const float *V, const float *dO,
+                      const kern_options *opt, kern_result *out, char *err, size_t errlen);
 int kern_cuda_probe(char *err, size_t errlen);
 
 /* Helpers the backends share (kern_driver.c). */
-/* 1 when loop order a run with `run` keeps tensor t in global memory
- * (sim_run's list). */
-int kern_uses(sim_algo a, const sim_run_opts *run, sim_tensor t);
+/* 1 when loop order a run with `run` on shape sh keeps tensor t in global
+ * memory (sim_run's list). */
+int kern_uses(sim_algo a, const sim_shape *sh, const sim_run_opts *run, sim_tensor t);
 
 /* kern_tensor_elems of a run: split-KV's O~, m, l hold S N rows a head. */
 int64_t kern_run_elems(const sim_shape *sh, const sim_run_opts *run, sim_tensor t);
@@ -171,6 +193,38 @@ void kern_params_bind(kern_params *k, float *const t[SIM_TENSOR_COUNT], const si
  * runs' seconds (sorts times), the launches, blocks and shared memory of s. */
 void kern_result_finish(kern_result *out, const kern_schedule *s, const sim_plan *p,
                         const kern_counts *cnt, double *times, int repeat, int threads);
+
+/* 1 when a run of `pass` writes tensor t: the tensors poisoned with NaN
+ * before each run (the forward's O and what follows it in sim_tensor; the
+ * backward's D, dQ, dK, dV, dQ_acc). */
+int kern_writes(sim_pass pass, sim_tensor t);
+
+/* The tensors a run hands back in kern_result: O, and L for FA2, after a
+ * forward; dQ, dK, dV after a backward. */
+typedef struct {
+    int n;
+    sim_tensor t[3];
+    int64_t elems[3];
+    float **dst[3];          /* the kern_result fields they go to */
+    int checked[3];          /* 1: a timed run's must equal the counted run's */
+} kern_outs;
+void kern_outs_make(sim_algo a, const sim_shape *sh, sim_pass pass, kern_result *out,
+                    kern_outs *o);
+/* After run `run` of a pass, src[k] (host memory) holding o->t[k]: run 0's
+ * are copied to the result (allocated here), a timed run's compared with
+ * them where checked. Returns 0, or -1 (out of memory, or the bits differ:
+ * a race) with err set. */
+int kern_outs_keep(const kern_outs *o, sim_algo a, int run, float *const src[3], char *err,
+                   size_t errlen);
+
+/* The forward plan a backward runs first (O and L), with the backward plan
+ * p's blocks, as sim_run's backward makes it (the SRAM limit lifted to the
+ * forward's). Returns 0, or -1 (err set). */
+int kern_bwd_forward_plan(sim_algo a, const sim_shape *sh, const sim_plan *p, sim_plan *fp,
+                          char *err, size_t errlen);
+/* The backward's dQ_i turns (kern_params.dq_turn): B H T_r. */
+int64_t kern_turn_count(const sim_shape *sh, const sim_plan *p);
+
 double kern_now_seconds(void);
 double kern_median(double *x, int n);              /* sorts x */
 void kern_counts_to_sim(const kern_counts *k, sim_counts *s);

@@ -59,6 +59,7 @@ const char *sim_gm_bound_name(sim_gm_bound b)
 typedef struct {
     int16_t tensor;
     uint8_t store;
+    int32_t qh;            /* a group sum's: the query head in the group */
     int64_t r0, c0;
     uint64_t bytes;
 } gm_access;
@@ -73,10 +74,15 @@ typedef struct {
 } gm_step;
 
 typedef struct {
-    int line;              /* the aux kernel's pseudocode line; -1: main */
+    int line;              /* the aux kernel's pseudocode line; -1: main;
+                              GM_GROUP_SUM: GQA's group sum */
     char name[32];
     int64_t blocks;        /* per head: 1 + the largest block index seen */
+    int per_kv;            /* 1: its blocks run per key/value head (B G heads):
+                              GQA's group sum */
 } gm_tkernel;
+
+#define GM_GROUP_SUM (-2)
 
 typedef struct {
     const sim_loop *loop;
@@ -92,6 +98,7 @@ typedef struct {
                               SIM_GRID_HEAD_OR_COLS); 1: none */
     int cur;               /* the step being filled, -1: none */
     int failed;            /* out of memory, or too many kernels */
+    int gqa;               /* a backward with G < H: dK, dV go to dK_exp, dV_exp */
 } gm_template;
 
 static int grow(void **p, int64_t *cap, int64_t need, size_t size)
@@ -122,6 +129,7 @@ static int kernel_of(gm_template *t, const sim_event *ev, int main_kernel)
     gm_tkernel *k = &t->kern[t->nkern];
     k->line = line;
     k->blocks = 0;
+    k->per_kv = 0;
     if (main_kernel) {
         snprintf(k->name, sizeof k->name, "%s", t->loop->name);
     } else {
@@ -226,10 +234,58 @@ static void add(gm_template *t, const sim_event *ev, int k, int64_t block)
         t->failed = 1;
         return;
     }
-    t->acc[t->nacc++] = (gm_access){ .tensor = (int16_t)ev->tensor,
+    /* The template is one head, so MHA's: with G < H a query head's dK, dV
+     * are its dK_exp, dV_exp (sim_gqa_grad), the same bytes. */
+    sim_tensor tensor = ev->tensor;
+    if (t->gqa && (tensor == SIM_dK || tensor == SIM_dV))
+        tensor = tensor == SIM_dK ? SIM_dKexp : SIM_dVexp;
+    t->acc[t->nacc++] = (gm_access){ .tensor = (int16_t)tensor,
                                      .store = ev->kind == SIM_EV_STORE,
                                      .r0 = ev->r0, .c0 = ev->c0, .bytes = ev->bytes };
     s->n++;
+}
+
+/* GQA's backward (sim_gqa_grad): after the loop order's kernels, flash-attn's
+ * mha_bwd sums each group's dk_expanded, then dv_expanded, with at::sum_out:
+ * two launches of their own, which sim_run's group_sum counts. Each is a
+ * kernel here as the lines outside a loop are (128 threads, no shared
+ * memory, its time its transfers), with one block per key block j of each
+ * key/value head (grid T_c x B x G): that block reads the B_c rows of its
+ * H/G query heads' dK_exp (dV_exp) and writes dK (dV) once, all in the
+ * dtype, as group_sum's transfers. Returns 0, or -1 (t->failed set). */
+static int add_group_sums(gm_template *t, const sim_shape *sh)
+{
+    const int64_t N_k = sim_shape_Nk(sh), d = sh->d, B_c = t->Bc;
+    const int64_t per_g = sim_shape_H(sh) / sim_shape_G(sh);
+    const sim_tensor from[2] = { SIM_dKexp, SIM_dVexp }, to[2] = { SIM_dK, SIM_dV };
+    const char *names[2] = { "group sum: dK = sum dK_exp", "group sum: dV = sum dV_exp" };
+    for (int x = 0; x < 2; x++) {
+        if (t->nkern == SIM_GM_MAX_KERNELS)
+            return t->failed = 1, -1;
+        gm_tkernel *k = &t->kern[t->nkern];
+        *k = (gm_tkernel){ .line = GM_GROUP_SUM, .blocks = t->p->Tc, .per_kv = 1 };
+        snprintf(k->name, sizeof k->name, "%s", names[x]);
+        for (int64_t j = 0; j < t->p->Tc; j++) {
+            const int64_t c0 = j * B_c, bc = c0 + B_c <= N_k ? B_c : N_k - c0;
+            const uint64_t bytes = (uint64_t)(bc * d) * (uint64_t)sim_tensor_bytes(from[x],
+                                                                              sh->dtype);
+            if (grow((void **)&t->steps, &t->capsteps, t->nsteps + 1, sizeof *t->steps) ||
+                grow((void **)&t->acc, &t->capacc, t->nacc + per_g + 1, sizeof *t->acc))
+                return t->failed = 1, -1;
+            t->steps[t->nsteps] = (gm_step){ .kernel = t->nkern, .block = j, .first = t->nacc,
+                                             .n = per_g + 1, .i = -1, .j = -1, .area = 0,
+                                             .order = t->nsteps };
+            t->nsteps++;
+            for (int64_t q = 0; q < per_g; q++)
+                t->acc[t->nacc++] = (gm_access){ .tensor = (int16_t)from[x], .store = 0,
+                                                 .qh = (int32_t)q, .r0 = c0, .c0 = 0,
+                                                 .bytes = bytes };
+            t->acc[t->nacc++] = (gm_access){ .tensor = (int16_t)to[x], .store = 1, .r0 = c0,
+                                             .c0 = 0, .bytes = bytes };
+        }
+        t->nkern++;
+    }
+    return 0;
 }
 
 /* Every loop order computes one tile of scores per block pair (i, j) it
@@ -691,12 +747,15 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     sim_plan p1 = *p;
     p1.sh = sh1;
     gm_template t = { .loop = loop, .p = &p1, .Br = p->Br, .Bc = p->Bc, .cur = -1,
-                      .splits = splits };
+                      .splits = splits,
+                      .gqa = p->run.pass == SIM_BWD && sim_gqa_grad(sh, SIM_dK) == SIM_dKexp };
     sim_observer obs = { on_event, &t };
     sim_result res;
     if (sim_run(p->algo, &sh1, &p1, NULL, NULL, NULL, &obs, &res, err, errlen) != 0)
         return -1;
     sim_result_free(&res);
+    if (t.gqa && !t.failed)
+        add_group_sums(&t, sh);
     int rc = -1;
     gm_slot *slot = NULL;
     gm_heap_ent *heap = NULL;
@@ -811,18 +870,24 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     int64_t main_blocks = -1;
     for (int k = 0; k < t.nkern; k++) {
         const gm_tkernel *tk = &t.kern[k];
-        const int is_main = tk->line < 0 || loop->grid == SIM_GRID_PER_LINE;
+        /* the loop order's own launch (any of standard attention's); the
+         * lines outside the loop and the group sums are kernels of 128
+         * threads without shared memory */
+        const int is_main = !tk->per_kv && (tk->line < 0 || loop->grid == SIM_GRID_PER_LINE);
+        const int in_grid = !tk->per_kv && tk->line < 0;   /* the grid kind's kernel */
         sim_gm_kernel *K = &out->kernels[out->nkernels++];
         snprintf(K->name, sizeof K->name, "%s", tk->name);
         const int64_t nb = tk->blocks;
-        K->blocks = nb * B * H;
+        /* the heads it runs for: query heads, or the group sums' key/value heads */
+        const int64_t heads = tk->per_kv ? B * G : B * H;
+        K->blocks = nb * heads;
         if ((loop->grid == SIM_GRID_HEAD || loop->grid == SIM_GRID_HEAD_SPLIT_Q ||
-             loop->grid == SIM_GRID_HEAD_OR_COLS) && tk->line < 0) {
+             loop->grid == SIM_GRID_HEAD_OR_COLS) && in_grid) {
             K->grid[0] = B; K->grid[1] = H; K->grid[2] = nb;      /* v1: (b, h, splits) */
-        } else if (loop->grid == SIM_GRID_SPLITS && tk->line < 0) {
+        } else if (loop->grid == SIM_GRID_SPLITS && in_grid) {
             K->grid[0] = p->Tr; K->grid[1] = sim_run_S(&p->run); K->grid[2] = B * H;
         } else {
-            K->grid[0] = nb; K->grid[1] = B; K->grid[2] = H;
+            K->grid[0] = nb; K->grid[1] = B; K->grid[2] = heads / B;
         }
         if (K->grid[0] > g->max_grid_x || K->grid[1] > g->max_grid_yz ||
             K->grid[2] > g->max_grid_yz) {
@@ -854,7 +919,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
         }
         K->waves = (double)K->blocks / ((double)g->sms * K->occupancy);
         /* The main kernel: the grid's loop (any of standard attention's). */
-        if ((tk->line < 0 || loop->grid == SIM_GRID_PER_LINE) && K->blocks > main_blocks) {
+        if (is_main && K->blocks > main_blocks) {
             main_blocks = K->blocks;
             main_k = out->nkernels - 1;
         }
@@ -891,7 +956,6 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 next_head++;                                                              \
             }                                                                             \
         } while (0)
-        const int64_t heads = B * H;
         /* The first wave: block b to SM b mod SMs, round after round; slot
          * round x SMs + sm stays that SM's (a finished block's slot takes
          * the next block on the same SM). */
@@ -942,13 +1006,16 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 continue;
             }
             const gm_step *st = &t.steps[sl->first + sl->next];
-            const int64_t b = sl->head / H, h = sl->head % H;
+            /* a group sum's head is key/value head b G + g, whose query heads
+             * are b H + g H/G + qh; any other's is query head b H + h */
+            const int64_t b = tk->per_kv ? sl->head / G : sl->head / H;
+            const int64_t h = tk->per_kv ? sl->head % G * (H / G) : sl->head % H;
             const int64_t kvh = b * G + h / (H / G);
             uint64_t hit = 0, miss = 0, wbytes = 0, wb = 0;
             for (int64_t a = st->first; a < st->first + st->n; a++) {
                 const gm_access *ac = &t.acc[a];
                 const sim_tensor_info *ti = sim_tensor_about((sim_tensor)ac->tensor);
-                const uint64_t hd = (uint64_t)(ti && ti->kv ? kvh : sl->head);
+                const uint64_t hd = (uint64_t)(ti && ti->kv ? kvh : b * H + h + ac->qh);
                 const uint64_t key[2] = { (uint64_t)ac->tensor << 48 | hd,
                                           (uint64_t)ac->r0 << 24 | (uint64_t)ac->c0 };
                 uint64_t w = 0;

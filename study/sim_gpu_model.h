@@ -70,7 +70,8 @@ typedef struct {
     /* Called once per thread block as it finishes, in time order: the
      * kernel (index into sim_gm_result.kernels), the SM, the slot on it
      * (0 .. occupancy - 1), its span in seconds, its query head b H + h
-     * and its block index within the head. NULL: none. */
+     * (GQA's group sums: its key/value head b G + g) and its block index
+     * within the head. NULL: none. */
     void (*on_block)(void *ctx, int kernel, int sm, int slot, double t0, double t1,
                      int64_t head, int64_t block);
     void *ctx;

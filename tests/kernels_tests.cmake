@@ -5,7 +5,8 @@
 # Deliberately wrong builds of the same kernel source, which the tests must
 # reject (kernels/kern_cpu_kernels.c with a KERN_BUG_* flag and its table
 # renamed so that it links beside the real one).
-foreach(bug SKIP_RESCALE RELOAD_Q KV_HEAD_MODULO BWD_DS_NO_D)
+foreach(bug SKIP_RESCALE RELOAD_Q KV_HEAD_MODULO BWD_DS_NO_D GQA_SUM_DESCENDING FA1_BWD_NO_L
+            BWD_TURN_KEPT)
   string(TOLOWER ${bug} lbug)
   add_library(kern_bug_${lbug} OBJECT ${PROJECT_SOURCE_DIR}/kernels/kern_cpu_kernels.c)
   target_link_libraries(kern_bug_${lbug} PRIVATE fasim_kernels)
@@ -18,9 +19,12 @@ target_sources(test_kernels PRIVATE $<TARGET_OBJECTS:kern_bug_skip_rescale>
                                     $<TARGET_OBJECTS:kern_bug_reload_q>
                                     $<TARGET_OBJECTS:kern_bug_kv_head_modulo>)
 
-# FA2's backward kernels against the simulator's backward, and dQ's modes.
+# FA1's and FA2's backward kernels against the simulator's backward, and dQ's modes.
 fasim_test(test_kernels_bwd LABEL kernels LIBS fasim_kernels)
-target_sources(test_kernels_bwd PRIVATE $<TARGET_OBJECTS:kern_bug_bwd_ds_no_d>)
+target_sources(test_kernels_bwd PRIVATE $<TARGET_OBJECTS:kern_bug_bwd_ds_no_d>
+                                        $<TARGET_OBJECTS:kern_bug_gqa_sum_descending>
+                                        $<TARGET_OBJECTS:kern_bug_fa1_bwd_no_l>
+                                        $<TARGET_OBJECTS:kern_bug_bwd_turn_kept>)
 
 # The same two on the scalar path (FASIM_SIMD=scalar: ref_tile.h's loops, what
 # a CPU without FMA3 takes): the kernels' tile-of-rows primitives and the

@@ -415,27 +415,39 @@ static void test_bad_usage(void **state)
     run_free(&h);
 }
 
-/* --pass both: the forward's run, then FA2's backward kernels beside the
- * simulator's backward (dQ, dK, dV bit for bit, the counts per tensor), over
- * batches, heads, a causal window; dQ's modes and block orders. */
+/* --pass both: the forward's run, then FA1's or FA2's backward kernels
+ * beside the simulator's backward (dQ, dK, dV bit for bit, the counts per
+ * tensor), over batches, heads, a causal window; dQ's modes and block
+ * orders. */
 static void test_backward(void **state)
 {
     (void)state;
-    run_res r = run("gpu", "--backend", "cpu", "--N", "40", "--d", "8", "--batch", "2",
-                    "--heads", "2", "--causal", "--window", "12", "--Br", "8", "--Bc", "5",
-                    "--algo", "fa2", "--pass", "both", NULL);
-    assert_int_equal(r.code, 0);
-    assert_int_equal(count_of(r.out, "bit-identical to the simulator"), 2);
-    assert_int_equal(count_of(r.out, "counters equal"), 2);
-    assert_int_equal(count_of(r.out, "DIFFER"), 0);
-    assert_non_null(strstr(r.out, "\nfa2 bwd FlashAttention-2's backward (Algorithm 2)"));
-    assert_non_null(strstr(r.out, "dQ       deterministic (j ascending in each head), "
-                                  "blocks in the grid's order"));
-    assert_non_null(strstr(r.out, "(dQ 1,280 values, dK and dV 1,280 each)"));
-    /* B H N d = 2 x 2 x 40 x 8; T_r = 5, T_c = 8: (5 + 8 + 5) x 4 blocks */
-    assert_non_null(strstr(r.out, "3 launches, 72 thread blocks (grid 8 x 4)"));
-    assert_string_equal(r.err, "");
-    run_free(&r);
+    /* B H N d = 2 x 2 x 40 x 8; T_r = 5, T_c = 8. FA2: (5 + 8 + 5) x 4
+     * blocks; FA1 (Algorithm 4): one launch, a block per (batch, head). */
+    const char *algo[2] = { "fa2", "fa1" };
+    const char *shows[2][3] = {
+        { "\nfa2 bwd FlashAttention-2's backward (Algorithm 2)",
+          "dQ       deterministic (j ascending in each head), blocks in the grid's order",
+          "3 launches, 72 thread blocks (grid 8 x 4)" },
+        { "\nfa1 bwd FlashAttention's backward (Algorithm 4)",
+          "dQ       j ascending, in the one block of its head",
+          "  plan     B_r = 8, B_c = 5: 1 launch, 4 thread blocks\n  output   bit-identical "
+          "to the simulator (dQ" },
+    };
+    for (int a = 0; a < 2; a++) {
+        run_res r = run("gpu", "--backend", "cpu", "--N", "40", "--d", "8", "--batch", "2",
+                        "--heads", "2", "--causal", "--window", "12", "--Br", "8", "--Bc",
+                        "5", "--algo", algo[a], "--pass", "both", NULL);
+        assert_int_equal(r.code, 0);
+        assert_int_equal(count_of(r.out, "bit-identical to the simulator"), 2);
+        assert_int_equal(count_of(r.out, "counters equal"), 2);
+        assert_int_equal(count_of(r.out, "DIFFER"), 0);
+        for (int k = 0; k < 3; k++)
+            assert_non_null(strstr(r.out, shows[a][k]));
+        assert_non_null(strstr(r.out, "(dQ 1,280 values, dK and dV 1,280 each)"));
+        assert_string_equal(r.err, "");
+        run_free(&r);
+    }
     /* A shuffled order: deterministic keeps the simulator's dQ; atomic adds
      * in the shuffled order, dQ apart (fp32: no rounding hides it), dK and
      * dV still the simulator's; both exit 0. */
@@ -462,22 +474,30 @@ static void test_backward(void **state)
                                   "\"block_order_seed\": 0"));
     assert_non_null(strstr(j.out, "\"identical\": true, \"dq_differing\": 0"));
     run_free(&j);
+    /* GQA's backward (MQA here): dK, dV summed over the group, bit-identical. */
+    run_res g = run("gpu", "--backend", "cpu", "--N", "24", "--d", "4", "--heads", "3",
+                    "--kv-heads", "1", "--causal", "--pass", "bwd", NULL);
+    assert_int_equal(g.code, 0);
+    assert_non_null(strstr(g.out, "summed over each key/value head's query heads (GQA)"));
+    assert_non_null(strstr(g.out, "bit-identical to the simulator (dQ"));
+    run_free(&g);
     /* Refused, in one line: an unknown mode, the modes without the
-     * backward, GQA's backward, another loop order's backward, --out. */
+     * backward, another loop order's backward, --out, the modes without
+     * FA2's backward. */
     const char *bad[][5] = {
         { "--dq-mode", "atomics", "--pass", "bwd", NULL },
         { "--dq-mode", "atomic", "--pass", "fwd", NULL },
         { "--block-order-seed", "3", "--causal", NULL, NULL },
-        { "--kv-heads", "1", "--pass", "bwd", NULL },
-        { "--algo", "fa1", "--pass", "bwd", NULL },
+        { "--algo", "naive", "--pass", "bwd", NULL },
         { "--algo", "fa2", "--out", "/tmp/fasim-gpu-bwd.npy", "--pass" },
+        { "--algo", "fa1", "--dq-mode", "atomic", "--pass" },
     };
     const char *says[] = { "--dq-mode atomics: unknown mode", "add --pass bwd",
-                           "add --pass bwd", "one key/value head per query head",
-                           "the backward kernels are FA2's", "--out writes the forward's O" };
+                           "add --pass bwd", "the backward kernels are FA1's and FA2's",
+                           "--out writes the forward's O", "add fa2 to --algo" };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         run_res b = run("gpu", "--backend", "cpu", "--N", "32", "--heads", "2", bad[k][0],
-                        bad[k][1], bad[k][2], bad[k][3], bad[k][4], k == 5 ? "both" : NULL,
+                        bad[k][1], bad[k][2], bad[k][3], bad[k][4], k >= 4 ? "both" : NULL,
                         NULL);
         assert_int_equal(b.code, 2);
         assert_int_equal(b.out_len, 0);
@@ -485,6 +505,15 @@ static void test_backward(void **state)
         assert_non_null(strstr(b.err, says[k]));
         run_free(&b);
     }
+    /* A block order on CUDA: the device's own, refused before the device is
+     * looked for (so the same on any machine). */
+    run_res s = run("gpu", "--backend", "cuda", "--N", "32", "--pass", "bwd",
+                    "--block-order-seed", "2", NULL);
+    assert_int_equal(s.code, 2);
+    assert_int_equal(s.out_len, 0);
+    assert_int_equal(count_of(s.err, "\n"), 1);
+    assert_non_null(strstr(s.err, "on a GPU the hardware orders them"));
+    run_free(&s);
 }
 
 int main(int argc, char **argv)

@@ -7,6 +7,9 @@
  *     so the DRAM bytes are the tensors' sizes (computed here from N, d and
  *     the heads), whatever the loop order re-reads;
  *   - the launch: FA2's grid is T_r x B x H, FA1's forward B x H x S;
+ *   - GQA's backward adds its group sums, two launches of grid T_c x B x G
+ *     whose bytes (B H N_k d read, B G N_k d written, each of dK and dV, in
+ *     the dtype) are computed here from the shape;
  *   - the trace is JSON in the trace-event format (parsed here);
  *   - the efficiency constants are frozen (what fitted them is in
  *     sim_gpu_model.c; changing them changes every figure the README shows).
@@ -55,7 +58,8 @@ static sim_gm_result model(const sim_plan *p, const sim_shape *sh, uint64_t l2)
 }
 
 /* L2 of 0 bytes: the DRAM bytes equal the closed-form counts times the
- * heads, per direction, for every loop order and pass. */
+ * heads, per direction, for every loop order and pass, MHA and (kv = 1)
+ * MQA, whose backward adds dK_exp, dV_exp and the group sums' traffic. */
 static void test_zero_l2_is_two_level(void **state)
 {
     (void)state;
@@ -64,10 +68,11 @@ static void test_zero_l2_is_two_level(void **state)
         { SIM_NAIVE, SIM_BWD, 0 }, { SIM_FA1, SIM_BWD, 0 }, { SIM_FA2, SIM_BWD, 0 },
         { SIM_FA1, SIM_FWD, 1 }, { SIM_FA2, SIM_FWD, 1 }, { SIM_FA2, SIM_BWD, 1 },
     };
+    for (int kv = 0; kv < 2; kv++)
     for (int causal = 0; causal < 2; causal++)
         for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
             sim_shape sh = { .N = 200, .d = 64, .M = 163 * 1024, .dtype = SIM_FP16,
-                             .causal = causal, .batch = 2, .heads = 3 };
+                             .causal = causal, .batch = 2, .heads = 3, .kv_heads = kv };
             sim_plan p = plan_for(CASES[c].a, &sh, CASES[c].pass, CASES[c].kernel);
             sim_counts th;
             assert_int_equal(sim_theory_counts(&p, &sh, &th), 0);
@@ -150,6 +155,49 @@ static void test_launch(void **state)
     assert_int_equal(r1.kernels[0].grid[0], 1);
     assert_int_equal(r1.kernels[0].grid[1], 16);
     assert_true(r1.kernels[0].grid[2] > 1);
+}
+
+/* GQA's backward: after the loop order's kernels, the group sums of dK_exp
+ * and dV_exp (flash-attn's two at::sum_out), each a launch of T_c x B x G
+ * blocks. Their bytes, from the shape alone: with no L2 the run reads
+ * B H N_k d more in the dtype for each of dK and dV than the same heads
+ * as MHA (each query head's tiles, read once) and writes B G N_k d more
+ * (the sums; the query heads' own dK_exp, dV_exp are MHA's dK, dV), and
+ * each sum takes at least its bytes over the DRAM's bandwidth. */
+static void test_gqa_group_sum(void **state)
+{
+    (void)state;
+    const int64_t N = 1000, d = 64, B = 2, H = 8, G = 2, e = 2;
+    for (int a = 0; a < 3; a++) {
+        sim_shape sh = { .N = N, .d = d, .M = 163 * 1024, .dtype = SIM_FP16, .causal = 1,
+                         .batch = B, .heads = H, .kv_heads = G };
+        sim_shape mha = sh;
+        mha.kv_heads = H;
+        sim_plan p = plan_for((sim_algo)a, &sh, SIM_BWD, a == SIM_FA2);
+        sim_plan pm = plan_for((sim_algo)a, &mha, SIM_BWD, a == SIM_FA2);
+        assert_int_equal(p.Bc, pm.Bc);
+        sim_gm_result r = model(&p, &sh, 0), rm = model(&pm, &mha, 0);
+        assert_int_equal(r.nkernels, rm.nkernels + 2);
+        const uint64_t rd = (uint64_t)(B * H * N * d * e), wr = (uint64_t)(B * G * N * d * e);
+        assert_int_equal(r.dram_read_bytes - rm.dram_read_bytes, 2 * rd);
+        assert_int_equal(r.dram_write_bytes - rm.dram_write_bytes, 2 * wr);
+        assert_int_equal(r.read_bytes[SIM_dKexp], rd);
+        assert_int_equal(r.read_bytes[SIM_dVexp], rd);
+        const sim_gpu *g = sim_gpu_find("a100");
+        const double bw = g->hbm_bytes_per_s * sim_gpu_model_constants().dram_eff;
+        for (int x = 0; x < 2; x++) {
+            const sim_gm_kernel *K = &r.kernels[r.nkernels - 2 + x];
+            assert_non_null(strstr(K->name, x ? "dV = sum dV_exp" : "dK = sum dK_exp"));
+            assert_int_equal(K->grid[0], (N + p.Bc - 1) / p.Bc);
+            assert_int_equal(K->grid[1], B);
+            assert_int_equal(K->grid[2], G);
+            assert_int_equal(K->blocks, B * G * ((N + p.Bc - 1) / p.Bc));
+            assert_int_equal(K->threads, 128);
+            assert_true(K->t_end - K->t_start >= (double)(rd + wr) / bw);
+            assert_true(K->t_start >= r.kernels[r.nkernels - 3 + x].t_end);   /* after */
+        }
+        assert_true(r.time_s > rm.time_s);
+    }
 }
 
 /* No L2 is never faster than an L2: a store that bypasses it is charged to
@@ -354,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_zero_l2_is_two_level),
         cmocka_unit_test(test_infinite_l2_is_compulsory),
         cmocka_unit_test(test_launch),
+        cmocka_unit_test(test_gqa_group_sum),
         cmocka_unit_test(test_no_l2_not_faster),
         cmocka_unit_test(test_grid_limit),
         cmocka_unit_test(test_trace_parses),

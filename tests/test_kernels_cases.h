@@ -11,6 +11,11 @@
  * inputs and plan, and reports whether O (and L) are bit-identical and the
  * per-tensor counts equal; it also checks the simulator's counts against the
  * closed form, so that "equal" is never two copies of one mistake.
+ *
+ * The backward's helpers (kb_*) draw backward cases of a loop order, their inputs
+ * (Q, K, V, dO), run the simulator's backward and the kernels', and compare
+ * dQ, dK, dV and the counts. They use cmocka's fail_msg: include cmocka
+ * first.
  */
 #ifndef FASIM_TEST_KERNELS_CASES_H
 #define FASIM_TEST_KERNELS_CASES_H
@@ -238,6 +243,129 @@ static inline kc_outcome kc_compare(const kc_case *c, const kern_cpu_table *tab,
     kern_result_free(&kr);
     sim_result_free(&sr);
     return o;
+}
+
+/* ---- the backward (test_kernels_bwd.c, test_kernels_gpu.c) ------------------ */
+
+/* c's problem with its loop order's backward plan of its blocks (M raised
+ * to the plan's peak where it does not fit), the paper's intermediates when
+ * paper. */
+static inline void kb_plan(int paper, kc_case *c)
+{
+    const sim_run_opts run = { .pass = SIM_BWD,
+                               .intermediates = paper ? SIM_INTER_PAPER : SIM_INTER_KERNEL };
+    const int64_t Br = c->plan.Br, Bc = c->plan.Bc;
+    sim_plan_make(c->algo, &c->sh, &run, Br, Bc, SIM_PLAN_USER, &c->plan);
+    if (!c->plan.fits) {
+        c->sh.M = c->plan.sram_peak;
+        sim_plan_make(c->algo, &c->sh, &run, Br, Bc, SIM_PLAN_USER, &c->plan);
+    }
+}
+
+/* A backward case of loop order a: kc_random_case_of's problem (heads and
+ * mask drawn when `heads`), made MHA, with kb_plan's plan. */
+static inline void kb_random_case(uint64_t *st, sim_algo a, int heads, int paper, kc_case *c)
+{
+    kc_random_case_of(st, a, heads, c);
+    c->sh.kv_heads = c->sh.heads;
+    kb_plan(paper, c);
+}
+
+typedef struct {
+    float *Q, *K, *V, *dO;
+} kb_inputs;
+
+static inline void kb_inputs_free(kb_inputs *in)
+{
+    free(in->Q);
+    free(in->K);
+    free(in->V);
+    free(in->dO);
+}
+
+static inline void kb_inputs_make(const kc_case *c, kb_inputs *in)
+{
+    const int64_t nq = kern_tensor_elems(&c->sh, SIM_Q), nk = kern_tensor_elems(&c->sh, SIM_K);
+    in->Q = malloc((size_t)nq * sizeof(float));
+    in->K = malloc((size_t)nk * sizeof(float));
+    in->V = malloc((size_t)nk * sizeof(float));
+    in->dO = malloc((size_t)nq * sizeof(float));
+    assert_non_null(in->Q);
+    assert_non_null(in->K);
+    assert_non_null(in->V);
+    assert_non_null(in->dO);
+    sim_random_qkv(c->seed, nq / c->sh.d, nk / c->sh.d, c->sh.d, c->sh.dtype, in->Q, in->K,
+                   in->V);
+    sim_random_grad(c->seed + 1, nq, c->sh.dtype, in->dO);
+}
+
+static inline void kb_sim(const kc_case *c, const kb_inputs *in, sim_result *sr)
+{
+    char err[512];
+    const sim_inputs si = { in->Q, in->K, in->V, in->dO };
+    if (sim_run_inputs(c->algo, &c->sh, &c->plan, &si, NULL, sr, err, sizeof err) != 0)
+        fail_msg("sim_run: %s", err);
+}
+
+/* The backward's kernels on c's inputs: the CPU path with table tab, or
+ * the CUDA backend when tab is NULL (whose block order is the device's:
+ * order_seed must be 0 there; three timed runs, each checked against the
+ * counted one). Fails the test when the run fails. */
+static inline void kb_kern(const kc_case *c, const kern_cpu_table *tab, const kb_inputs *in,
+                           kern_dq_mode mode, uint64_t order_seed, kern_result *kr)
+{
+    char err[512], desc[256];
+    const kern_options opt = { .threads = c->threads, .repeat = tab ? 1 : 3, .dq_mode = mode,
+                               .block_order_seed = order_seed };
+    kc_describe(c, desc, sizeof desc);
+    const int rc = tab ? kern_run_bwd_cpu_table(tab, c->algo, &c->sh, &c->plan, in->Q, in->K,
+                                                in->V, in->dO, &opt, kr, err, sizeof err)
+                       : kern_run_bwd(KERN_CUDA, c->algo, &c->sh, &c->plan, in->Q, in->K,
+                                      in->V, in->dO, &opt, kr, err, sizeof err);
+    if (rc != 0)
+        fail_msg("%s: kernel run: %s", desc, err);
+}
+
+static inline int kb_same(const float *a, const float *b, int64_t n)
+{
+    return a && b && memcmp(a, b, (size_t)n * sizeof(float)) == 0;
+}
+
+/* Which of dQ, dK, dV (bits 0, 1, 2) of kr equal sr's. */
+static inline unsigned kb_same_grads(const kc_case *c, const sim_result *sr, const kern_result *kr)
+{
+    const int64_t nq = kern_tensor_elems(&c->sh, SIM_Q), nk = kern_tensor_elems(&c->sh, SIM_K);
+    return (unsigned)kb_same(sr->dQ, kr->dQ, nq) | (unsigned)kb_same(sr->dK, kr->dK, nk) << 1 |
+           (unsigned)kb_same(sr->dV, kr->dV, nk) << 2;
+}
+
+static inline int kb_counts_ok(const kc_case *c, const sim_result *sr, const kern_result *kr)
+{
+    sim_counts th;
+    return sim_counts_equal(&sr->counts, &kr->counts) &&
+           sim_theory_counts(&c->plan, &c->sh, &th) == 0 && sim_counts_equal(&th, &sr->counts);
+}
+
+/* A case of loop order a with several key blocks per head and several
+ * heads: fp32 (so that nothing rounds dQ's running sum but the additions
+ * themselves). */
+static inline void kb_order_case(sim_algo a, kc_case *c)
+{
+    memset(c, 0, sizeof *c);
+    c->algo = a;
+    c->sh.N = 40;
+    c->sh.d = 8;
+    c->sh.dtype = SIM_FP32;
+    c->sh.batch = 2;
+    c->sh.heads = 2;
+    c->sh.kv_heads = 2;
+    c->sh.M = 1u << 20;
+    c->seed = 7;
+    c->threads = 3;
+    const sim_run_opts run = { .pass = SIM_BWD };
+    sim_plan_make(a, &c->sh, &run, 8, 5, SIM_PLAN_USER, &c->plan);
+    assert_true(c->plan.fits);
+    assert_int_equal(c->plan.Tc, 8);
 }
 
 #endif /* FASIM_TEST_KERNELS_CASES_H */

@@ -3,7 +3,7 @@
  *
  * Compiles kernels/kern_cuda.cu once with nvcc for sm_80 and sm_90 (the
  * build's flags: -fmad=false, -Werror=all-warnings) with -Xptxas -v, reads
- * ptxas's report and checks, for each of the six kernels on each
+ * ptxas's report and checks, for each kernel on each
  * architecture:
  *   - it was compiled (its "Compiling entry function" line is there);
  *   - 0 bytes spill stores and 0 bytes spill loads;
@@ -11,7 +11,7 @@
  *     plus the dynamic shared memory the driver launches it with
  *     (kern_schedule_make) is the plan's bytes of the kernel's phase, and the
  *     largest launch of a loop order is the plan's sram_peak (sim_plan_make),
- *     for a few configurations per loop order.
+ *     for a few configurations per loop order, and FA1's and FA2's backward.
  * Registers per kernel are printed, not checked.
  *
  * argv: nvcc, the kernels/, reference/ and sim/ source directories. Without
@@ -125,25 +125,29 @@ static void test_every_kernel_compiled_without_spills(void **state)
 typedef struct {
     sim_algo algo;
     sim_shape sh;
+    sim_pass pass;           /* SIM_FWD, or the backward's plan and launches */
 } config;
 
 static void test_shared_memory_is_the_plan(void **state)
 {
     (void)state;
     const config cs[] = {
-        { SIM_NAIVE, { .N = 256, .d = 64, .M = 48 * 1024, .dtype = SIM_FP16, .causal = 0 } },    /* one-pass softmax */
-        { SIM_NAIVE, { .N = 4096, .d = 64, .M = 16 * 1024, .dtype = SIM_BF16, .causal = 0 } },   /* three passes */
-        { SIM_FA1, { .N = 256, .d = 64, .M = 48 * 1024, .dtype = SIM_FP16, .causal = 0 } },
-        { SIM_FA1, { .N = 1024, .d = 128, .M = 96 * 1024, .dtype = SIM_FP32, .causal = 1 } },
-        { SIM_FA2, { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 1 } },
-        { SIM_FA2, { .N = 2048, .d = 128, .M = 160 * 1024, .dtype = SIM_BF16, .causal = 0 } },
+        { SIM_NAIVE, { .N = 256, .d = 64, .M = 48 * 1024, .dtype = SIM_FP16, .causal = 0 }, SIM_FWD },    /* one-pass softmax */
+        { SIM_NAIVE, { .N = 4096, .d = 64, .M = 16 * 1024, .dtype = SIM_BF16, .causal = 0 }, SIM_FWD },   /* three passes */
+        { SIM_FA1, { .N = 256, .d = 64, .M = 48 * 1024, .dtype = SIM_FP16, .causal = 0 }, SIM_FWD },
+        { SIM_FA1, { .N = 1024, .d = 128, .M = 96 * 1024, .dtype = SIM_FP32, .causal = 1 }, SIM_FWD },
+        { SIM_FA2, { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 1 }, SIM_FWD },
+        { SIM_FA2, { .N = 2048, .d = 128, .M = 160 * 1024, .dtype = SIM_BF16, .causal = 0 }, SIM_FWD },
+        { SIM_FA1, { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_FP16, .causal = 1 }, SIM_BWD },
+        { SIM_FA2, { .N = 1024, .d = 64, .M = 96 * 1024, .dtype = SIM_BF16, .causal = 0 }, SIM_BWD },
     };
     int naive_forms = 0;
     for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++) {
         sim_plan p;
         char err[1024];
-        assert_int_equal(sim_plan_choose(cs[q].algo, &cs[q].sh, NULL, SIM_PLAN_AUTO, 0, 0, &p, err,
-                                         sizeof err), 0);
+        const sim_run_opts run = { .pass = cs[q].pass };
+        assert_int_equal(sim_plan_choose(cs[q].algo, &cs[q].sh, &run, SIM_PLAN_AUTO, 0, 0, &p,
+                                         err, sizeof err), 0);
         if (cs[q].algo == SIM_NAIVE)
             naive_forms |= p.softmax_passes;
         kern_schedule s;
