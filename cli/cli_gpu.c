@@ -11,7 +11,7 @@
  *                        cpu runs the same kernel source on the CPU path
  *   --repeat K           timed runs after the counted one (median; default 5
  *                        on CUDA, 1 on the CPU, whose times are no GPU's)
- *   --threads T          threads per block (default 4 on the CPU, 128 on CUDA;
+ *   --threads T          threads per block (default 1 on the CPU, 128 on CUDA;
  *                        at most 64 on the CPU, 1024 on CUDA)
  *   --lock F             hold a lock on file F (created) while the kernels run,
  *                        so that several fasim gpu processes sharing a device

@@ -31,7 +31,10 @@ const char *kern_backend_name(kern_backend b);            /* "cpu", "cuda" */
 /* Parse "cpu" or "cuda"; 0 and *out set, or -1. */
 int kern_backend_parse(const char *s, kern_backend *out);
 
-#define KERN_CPU_DEFAULT_THREADS 4     /* enough to exercise the barriers */
+/* 1: the blocks themselves then run side by side, one a core (kern_cpu.c),
+ * as fast as the simulator's compute mode; --threads 2 or more exercises
+ * the barriers (the tests run 1 to 12). kernels/README.md, "The CPU path". */
+#define KERN_CPU_DEFAULT_THREADS 1
 #define KERN_CPU_MAX_THREADS 64
 /* The CPU path refuses what a CUDA device of compute capability 9.0
  * refuses: a grid's y dimension over 65,535 blocks, its x over 2^31 - 1,

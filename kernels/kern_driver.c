@@ -922,6 +922,7 @@ int kern_run_bwd_cpu_table(const kern_cpu_table *tab, sim_algo a, const sim_shap
     return rc;
 }
 
+#ifdef FASIM_HAVE_CUDA
 /* Copies of the inputs src[0 .. n - 1] (tensors ts[]) rounded to the dtype,
  * as host_alloc rounds them: what the CUDA backend takes. Returns 0, or -1
  * (err set; whatever was allocated freed). */
@@ -943,6 +944,7 @@ static int rounded_inputs(const sim_shape *sh, int n, const sim_tensor *ts,
     }
     return 0;
 }
+#endif
 
 int kern_run_bwd(kern_backend b, sim_algo a, const sim_shape *sh, const sim_plan *p,
                  const float *Q, const float *K, const float *V, const float *dO,

@@ -20,9 +20,11 @@
  *
  * Under nvcc these are CUDA's own. On the CPU (kern_cpu.c) every thread of a
  * block is a real POSIX thread, KERN_SYNC() is a real barrier across them and
- * KERN_SHARED() is one buffer per block that all its threads see; the blocks
- * of a grid run one after another. So a kernel that forgets a barrier, or
- * reads shared memory it never wrote, misbehaves on the CPU path as on a GPU.
+ * KERN_SHARED() is one buffer per block that all its threads see; a few
+ * blocks are resident at once (one per core's worth of threads), each
+ * running blocks of the grid one after another. So a kernel that forgets a
+ * barrier, or reads shared memory it never wrote, misbehaves on the CPU path
+ * as on a GPU.
  *
  * Bit identity with the simulator (docs/ARCHITECTURE.md, Numerics): threads of a block
  * split the ROWS of a tile; each thread computes whole dot products and whole
@@ -37,6 +39,7 @@
 #ifndef FASIM_KERN_EXEC_H
 #define FASIM_KERN_EXEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ref_tile.h"
@@ -120,7 +123,7 @@ typedef struct {
     int64_t block_x, block_y, thread_x, block_dim, grid_dim;
     unsigned char *smem;     /* this block's shared memory */
     void *barrier;           /* the block's barrier (kern_cpu.c) */
-    int64_t *stalled;        /* the launch's first block to stall (y grid + x); -1: none */
+    int64_t *stalled;        /* its resident block's first to stall (y grid + x); -1: none */
 } kern_cpu_ctx;
 
 extern _Thread_local const kern_cpu_ctx *kern_cpu_tls;
@@ -128,9 +131,22 @@ extern _Thread_local const kern_cpu_ctx *kern_cpu_tls;
 /* A barrier across the threads of the running block (kern_cpu.c). */
 void kern_cpu_sync(void);
 
+/* The running thread's scratch buffer number `slot` (0..KERN_CPU_SCRATCH - 1)
+ * of at least `bytes`, kept across the blocks of a launch and freed at its
+ * end; NULL when there is no memory for it. Not shared memory: the tile-of-rows
+ * primitives of kern_tile.h hold a thread's tiles there as floats. */
+#define KERN_CPU_SCRATCH 3
+void *kern_cpu_scratch(int slot, size_t bytes);
+
+/* n elements of a tile of storage type t (kern_tile.h) as floats into dst,
+ * and n floats (values of t) into such a tile: kern_half.h's exact
+ * conversions, several elements a step where the CPU can. */
+void kern_cpu_tile_floats(const void *p, sim_dtype t, int64_t n, float *dst);
+void kern_cpu_tile_put_n(void *p, sim_dtype t, const float *src, int64_t n);
+
 /* The running block waits for a turn that has not come (kern_turn_wait,
- * kern_turn_lock): blocks run one at a time here, so it never would; on a
- * GPU the block would spin for ever. kern_cpu.c notes the block and fails
+ * kern_turn_lock): a head's blocks run one at a time here, in the driver's
+ * order, so it never would; on a GPU the block would spin for ever. kern_cpu.c notes the block and fails
  * the launch with a message naming it. */
 void kern_cpu_stall(void);
 
@@ -159,7 +175,8 @@ void kern_cpu_carve_note(const char *name, const void *at, int64_t bytes);
 #define kern_block_dim() (kern_cpu_tls->block_dim)
 #define KERN_SYNC() kern_cpu_sync()
 #define KERN_SHARED() (kern_cpu_tls->smem)
-/* Blocks run one after another on the CPU and only thread 0 counts: no race. */
+/* Only thread 0 of a block counts, and each resident block on the CPU into
+ * counters of its own (kern_cpu.c sums them after the launch): no race. */
 #define KERN_COUNT_ADD(ptr, v) (*(ptr) += (unsigned long long)(v))
 
 #endif
@@ -318,7 +335,7 @@ KERN_DEVICE void kern_at_head(kern_params *p, int64_t q)
  * block. Progress: a block only ever waits for blocks of lower blockIdx.x
  * (an earlier turn) or for a block holding a lock, which waits for nothing;
  * blocks are issued in blockIdx order, so the ones it waits for are resident
- * or done. On the CPU path the blocks run one at a time in the driver's
+ * or done. On the CPU path a head's blocks run one at a time in the driver's
  * order: a turn that has not come when it is asked for never will, so
  * kern_cpu_stall() fails the launch instead of spinning.
  */

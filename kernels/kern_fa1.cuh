@@ -99,13 +99,12 @@ KERN_GLOBAL kern_fa1(kern_params p)
             kern_load(p.cnt, SIM_l, l_i, p.l, 1, r0, 0, br, 1);
             kern_load(p.cnt, SIM_m, m_i, p.m, 1, r0, 0, br, 1);
             KERN_SYNC();
-            for (int64_t r = tid; r < br; r += nt) {
-                float *s = S_ij + r * bc;
-                kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);      /* 9 */
-                ref_tile_mask(s, 1, (int)bc, r0 + r, c0, &mk);
-                kern_fa1_step_row(s, (int)bc, Vv, (int)d, O_i + r * d,            /* 10-12 */
-                                 &m_i[r], &l_i[r], p.p_round);
-            }
+            const kern_rows R = kern_my_rows(br);    /* this thread's rows */
+            kern_scores_rows(R, Qv, Kv, (int)bc, (int)d, p.scale, S_ij);          /* 9 */
+            for (int64_t r = R.lo; r < R.hi; r += R.step)
+                ref_tile_mask(S_ij + r * bc, 1, (int)bc, r0 + r, c0, &mk);
+            kern_fa1_step_rows(R, S_ij, (int)bc, Vv, (int)d, O_i, m_i, l_i,       /* 10-12 */
+                               p.p_round);
             KERN_SYNC();
             /* the last key block block i sees writes O in the dtype */
             const int last = j == kern_block_js(&p, i).hi;

@@ -72,20 +72,18 @@ KERN_DEVICE fa1_bwd_smem fa1_bwd_carve(const kern_params *p)
     return b;
 }
 
-/* Lines 11-20 for row r of this step (thread-owned): S_ij's row, the mask,
- * P_ij in its place (line 13, from the forward's m_i, l_i), dP_ij, D_i[r]
- * and dS_ij in dP_ij's place; then P_ij rounded for line 16's product and
+/* Lines 12-20 for row r of this step (thread-owned), its rows of S_ij
+ * (line 11) and dP_ij (line 17) already there: the mask, P_ij in S_ij's
+ * place (line 13, from the forward's m_i, l_i), D_i[r] and dS_ij in dP_ij's
+ * place; then P_ij rounded for line 16's product and
  * dS_ij for lines 21-22's (line 20 takes the fp32 P_ij). */
 KERN_DEVICE void fa1_bwd_row(const kern_params *p, const fa1_bwd_smem *b, const ref_mask *mk,
                              int64_t r, int64_t r0, int64_t c0, int64_t bc)
 {
     const int64_t d = p->d;
     const sim_dtype dt = p->dtype;
-    const kern_tv Kv = kern_tv_make(b->K_j, dt), Vv = kern_tv_make(b->V_j, dt),
-                  Qv = kern_tv_make(b->Q_i, dt), Ov = kern_tv_make(b->O_i, dt),
-                  dOv = kern_tv_make(b->dO_i, dt);
+    const kern_tv Ov = kern_tv_make(b->O_i, dt), dOv = kern_tv_make(b->dO_i, dt);
     float *s = b->S_ij + r * bc, *dp = b->dP_ij + r * bc;
-    kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p->scale, s);            /* 11 */
     ref_tile_mask(s, 1, (int)bc, r0 + r, c0, mk);                            /* 12 */
 #ifdef KERN_BUG_FA1_BWD_NO_L
     const float inv_l = 1.0f;
@@ -93,7 +91,6 @@ KERN_DEVICE void fa1_bwd_row(const kern_params *p, const fa1_bwd_smem *b, const 
     const float inv_l = b->l_i[r] > 0.0f ? 1.0f / b->l_i[r] : 0.0f;
 #endif
     ref_exp_normalise(s, s, (int)bc, b->m_i[r], inv_l);                      /* 13 */
-    kern_scores_row(dOv, r * d, Vv, (int)bc, (int)d, 1.0f, dp);              /* 17 */
     b->D_i[r] = kern_row_dot_tv(dOv, r * d, Ov, r * d, (int)d);              /* 19 */
     ref_tile_ds(s, dp, &b->D_i[r], 1, (int)bc, dp);                          /* 20 */
     ref_round_row(s, bc, p->p_round);
@@ -109,8 +106,8 @@ KERN_GLOBAL kern_fa1_bwd(kern_params p)
     const sim_dtype dt = p.dtype;
     const ref_mask mk = kern_mask(&p);
     const fa1_bwd_smem b = fa1_bwd_carve(&p);
-    const kern_tv Kv = kern_tv_make(b.K_j, dt), Qv = kern_tv_make(b.Q_i, dt),
-                  dOv = kern_tv_make(b.dO_i, dt);
+    const kern_tv Kv = kern_tv_make(b.K_j, dt), Vv = kern_tv_make(b.V_j, dt),
+                  Qv = kern_tv_make(b.Q_i, dt), dOv = kern_tv_make(b.dO_i, dt);
     /* dQ's running sum between key blocks: dQ_acc (fp32) or dQ itself. */
     const sim_tensor dq_t = p.dQacc ? SIM_dQacc : SIM_dQ;
     float *dq = p.dQacc ? p.dQacc : p.dQ;
@@ -156,18 +153,16 @@ KERN_GLOBAL kern_fa1_bwd(kern_params p)
             kern_load(p.cnt, SIM_l, b.l_i, p.l, 1, r0, 0, br, 1);
             kern_load(p.cnt, SIM_m, b.m_i, p.m, 1, r0, 0, br, 1);
             KERN_SYNC();
-            for (int64_t r = tid; r < br; r += nt)               /* 11-20, row r */
+            const kern_rows R = kern_my_rows(br);    /* this thread's rows of S_ij, dP_ij */
+            kern_scores_rows(R, Qv, Kv, (int)bc, (int)d, p.scale, b.S_ij);     /* 11 */
+            kern_scores_rows(R, dOv, Vv, (int)bc, (int)d, 1.0f, b.dP_ij);      /* 17 */
+            for (int64_t r = R.lo; r < R.hi; r += R.step)        /* 12-20, row r */
                 fa1_bwd_row(&p, &b, &mk, r, r0, c0, bc);
             KERN_SYNC();        /* P_ij, dS_ij whole */
-            for (int64_t c = tid; c < bc; c += nt) {             /* 16, 22: rows of dV_j, dK_j */
-                kern_acc_tn_row(b.dV_j + c * d, (int)c, b.S_ij, (int)br, (int)bc, dOv,
-                                (int)d, 1.0f);
-                kern_acc_tn_row(b.dK_j + c * d, (int)c, b.dP_ij, (int)br, (int)bc, Qv,
-                                (int)d, p.scale);
-            }
-            for (int64_t r = tid; r < br; r += nt)               /* 21: rows of dQ_i */
-                kern_acc_nn_row(b.dQ_i + r * d, b.dP_ij + r * bc, (int)bc, Kv, (int)d,
-                                p.scale);
+            const kern_rows C = kern_my_rows(bc);    /* this thread's rows of dV_j, dK_j */
+            kern_acc_tn_rows(C, b.dV_j, b.S_ij, (int)br, (int)bc, dOv, (int)d, 1.0f);   /* 16 */
+            kern_acc_tn_rows(C, b.dK_j, b.dP_ij, (int)br, (int)bc, Qv, (int)d, p.scale); /* 22 */
+            kern_acc_nn_rows(R, b.dQ_i, b.dP_ij, (int)bc, Kv, (int)d, p.scale);        /* 21 */
             KERN_SYNC();        /* dQ_i whole */
             /* The last key block block i sees leaves dQ in the dtype. */
             const int last = j == kern_block_js(&p, i).hi;

@@ -8,8 +8,9 @@
  * head q (line 3's loop is the grid's x), which reads key/value head
  * b G + h / (H / G) (kern_at_head). Inside a block the K/V loop (line 6) runs in order; O_i, m_i, l_i
  * stay in shared memory until O_i and L_i are written once (lines 14-15).
- * Threads split the rows of the block: thread t computes rows t, t + blockDim,
- * ... of S_ij, P~_ij and O_i, each with the whole row's arithmetic in the
+ * Threads split the rows of the block (kern_my_rows: rows t, t + blockDim,
+ * ... on a GPU, a contiguous chunk on the CPU): each thread computes its rows
+ * of S_ij, P~_ij and O_i, each with the whole row's arithmetic in the
  * simulator's order, so the output is the simulator's bit for bit.
  *
  * Shared memory: the plan's buffers (sim_plan_make, SIM_FA2) at the plan's
@@ -61,23 +62,23 @@ KERN_DEVICE fa2_smem fa2_carve(const kern_params *p, const char *o_name)
 /* Lines 4-11 for query block i over its key blocks j0 .. j1 (all it
  * visits, or a split's share of them): Q_i loaded, the state emptied, the
  * online steps. O_i, m_i, l_i are left unnormalised in shared memory, and
- * every thread's rows done with them (the caller reads only its own rows
- * before the next barrier). */
+ * every thread's rows done with them (the caller reads only its own rows,
+ * kern_my_rows(br), before the next barrier). */
 KERN_DEVICE void fa2_rows(const kern_params *pp, const fa2_smem *b, int64_t i, int64_t j0,
                           int64_t j1)
 {
     const kern_params p = *pp;
     const int64_t N = p.N, N_k = p.Nk, d = p.d, B_r = p.Br, B_c = p.Bc;
-    const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const ref_mask mk = kern_mask(&p);
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
+    const kern_rows R = kern_my_rows(br);        /* this thread's rows of the block */
     const sim_dtype dt = p.dtype;
     float *S_ij = b->S_ij, *O_i = b->O_i, *m_i = b->m_i, *l_i = b->l_i;
     const kern_tv Qv = kern_tv_make(b->Q_i, dt), Kv = kern_tv_make(b->K_j, dt),
                   Vv = kern_tv_make(b->V_j, dt), Sv = kern_tv_make(S_ij, SIM_FP32);
 
     kern_load_tile(p.cnt, SIM_Q, dt, b->Q_i, p.Q, d, r0, 0, br, d);   /* 4 */
-    kern_state_empty(m_i, l_i, O_i, br, d);                      /* 5 */
+    kern_state_empty_rows(R, m_i, l_i, O_i, d);                  /* 5 */
     for (int64_t j = j0; j <= j1; j++) {                         /* 6 */
         const int64_t c0 = j * B_c, bc = kern_min(B_c, N_k - c0);
         KERN_SYNC();            /* every row is done with K_j, V_j of step j - 1 */
@@ -87,17 +88,18 @@ KERN_DEVICE void fa2_rows(const kern_params *pp, const fa2_smem *b, int64_t i, i
         kern_load_tile(p.cnt, SIM_Q, dt, b->Q_i, p.Q, d, r0, 0, br, d);
 #endif
         KERN_SYNC();            /* Q_i (first step), K_j, V_j are in shared memory */
-        for (int64_t r = tid; r < br; r += nt) {
+        kern_scores_rows(R, Qv, Kv, (int)bc, (int)d, p.scale, S_ij);            /* 8 */
+        for (int64_t r = R.lo; r < R.hi; r += R.step) {
             float *s = S_ij + r * bc;
-            kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);       /* 8 */
             ref_tile_mask(s, 1, (int)bc, r0 + r, c0, &mk);
-            float alpha = ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);        /* 9 */
+            float alpha = kern_online_step(s, (int)bc, &m_i[r], &l_i[r]);       /* 9 */
             ref_round_row(s, bc, p.p_round);     /* P~ as line 10's product takes it */
 #ifdef KERN_BUG_SKIP_RESCALE
             alpha = 1.0f;
 #endif
-            kern_pv_acc_row(O_i + r * d, (int)d, alpha, Sv, r * bc, Vv, (int)bc); /* 10 */
+            kern_scale_row(O_i + r * d, (int)d, alpha);          /* 10: diag(alpha) O_i */
         }
+        kern_pv_acc_rows(R, O_i, (int)d, Sv, Vv, (int)bc);       /* 10: + P~_ij V_j */
     }                                                            /* 11 */
 }
 
@@ -105,13 +107,13 @@ KERN_GLOBAL kern_fa2(kern_params p)
 {
     kern_at_head(&p, kern_block_y());
     const int64_t N = p.N, d = p.d, B_r = p.Br;
-    const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t i = kern_block_x();                            /* 3 */
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
     const fa2_smem b = fa2_carve(&p, "O_i");
     const sim_range js = kern_block_js(&p, i);
     fa2_rows(&p, &b, i, js.lo, js.hi);                           /* 4-11 */
-    for (int64_t r = tid; r < br; r += nt) {
+    const kern_rows R = kern_my_rows(br);        /* the rows fa2_rows gave this thread */
+    for (int64_t r = R.lo; r < R.hi; r += R.step) {
         ref_normalise_row(b.O_i + r * d, (int)d, b.l_i[r]);      /* 12 */
         b.m_i[r] = ref_lse(b.m_i[r], b.l_i[r]);                  /* 13: L_i in m_i */
     }

@@ -154,12 +154,13 @@ KERN_GLOBAL kern_fa2_bwd(kern_params p)
         kern_load(p.cnt, SIM_L, b.L_i, p.L, 1, r0, 0, br, 1);
         kern_load(p.cnt, SIM_D, b.D_i, p.D, 1, r0, 0, br, 1);
         KERN_SYNC();
-        for (int64_t r = tid; r < br; r += nt) {                 /* 10-14, row r */
+        const kern_rows R = kern_my_rows(br);    /* this thread's rows of S_ij, dP_ij */
+        kern_scores_rows(R, Qv, Kv, (int)bc, (int)d, p.scale, b.S_ij);         /* 10 */
+        kern_scores_rows(R, dOv, Vv, (int)bc, (int)d, 1.0f, b.dP_ij);          /* 13 */
+        for (int64_t r = R.lo; r < R.hi; r += R.step) {          /* 11, 14, row r */
             float *s = b.S_ij + r * bc, *dp = b.dP_ij + r * bc;
-            kern_scores_row(Qv, r * d, Kv, (int)bc, (int)d, p.scale, s);       /* 10 */
             ref_tile_mask(s, 1, (int)bc, r0 + r, c0, &mk);
             ref_exp_lse_row(s, (int)bc, b.L_i[r]);                            /* 11 */
-            kern_scores_row(dOv, r * d, Vv, (int)bc, (int)d, 1.0f, dp);       /* 13 */
 #ifdef KERN_BUG_BWD_DS_NO_D
             const float D_r = 0.0f;
 #else
@@ -170,12 +171,9 @@ KERN_GLOBAL kern_fa2_bwd(kern_params p)
             ref_round_row(dp, bc, p.p_round);    /* dS_ij as lines 15-16's take it */
         }
         KERN_SYNC();            /* P_ij, dS_ij whole */
-        for (int64_t c = tid; c < bc; c += nt) {                 /* 12, 16: rows of dV_j, dK_j */
-            kern_acc_tn_row(b.dV_j + c * d, (int)c, b.S_ij, (int)br, (int)bc, dOv, (int)d,
-                            1.0f);
-            kern_acc_tn_row(b.dK_j + c * d, (int)c, b.dP_ij, (int)br, (int)bc, Qv, (int)d,
-                            p.scale);
-        }
+        const kern_rows C = kern_my_rows(bc);    /* this thread's rows of dV_j, dK_j */
+        kern_acc_tn_rows(C, b.dV_j, b.S_ij, (int)br, (int)bc, dOv, (int)d, 1.0f);       /* 12 */
+        kern_acc_tn_rows(C, b.dK_j, b.dP_ij, (int)br, (int)bc, Qv, (int)d, p.scale);    /* 16 */
         /* 15: dQ_i += dS_ij K_j, a read-modify-write at this block's turn:
          * deterministic, after key blocks js.lo .. j - 1 (turn j - js.lo);
          * atomic, whenever dQ_i is free. */
@@ -187,8 +185,7 @@ KERN_GLOBAL kern_fa2_bwd(kern_params p)
             kern_turn_wait(turn, mine);
         kern_load(p.cnt, dq_t, b.dQ_i, dq, d, r0, 0, br, d);
         KERN_SYNC();            /* dQ_i in shared memory */
-        for (int64_t r = tid; r < br; r += nt)                   /* rows of dQ_i */
-            kern_acc_nn_row(b.dQ_i + r * d, b.dP_ij + r * bc, (int)bc, Kv, (int)d, p.scale);
+        kern_acc_nn_rows(R, b.dQ_i, b.dP_ij, (int)bc, Kv, (int)d, p.scale);            /* 15 */
         KERN_SYNC();            /* dQ_i whole */
         kern_store(p.cnt, dt, dq_t, dq, d, r0, 0, br, d, b.dQ_i);
 #ifdef KERN_BUG_BWD_TURN_KEPT

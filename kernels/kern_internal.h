@@ -130,15 +130,19 @@ typedef struct {
 
 extern const kern_cpu_table kern_cpu_kernels;
 
-/* Run one launch on the CPU: `threads` POSIX threads form the block and run
- * every block of the grid (grid by grid_y) in turn, y outer, with shared memory of smem_bytes bytes
- * (poisoned with 0xff bytes before each block: a NaN read as a float, as fp16
- * bits or as bf16 bits). Returns 0, or -1 with err set (threads could not be
- * created, out of memory). */
+/* Run one launch on the CPU: `threads` POSIX threads form a block;
+ * sim_threads() / threads such blocks are resident at once (at least one),
+ * each with its own shared memory of smem_bytes bytes (poisoned with 0xff
+ * bytes before each block: a NaN read as a float, as fp16 bits or as bf16
+ * bits), and take the blocks of the grid (grid by grid_y, y outer) in turn.
+ * Returns 0, or -1 with err set (threads could not be created, out of
+ * memory). */
 int kern_cpu_launch(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t grid_y, int threads,
                     uint64_t smem_bytes, char *err, size_t errlen);
 /* The same with the blocks run in the order order[0 .. grid grid_y - 1],
- * each entry a block y grid + x (a permutation); NULL: y outer, x inner. */
+ * each entry a block y grid + x (a permutation); NULL: y outer, x inner.
+ * With an order, the blocks of one y run one at a time in that order; ys
+ * run side by side only when p.G == p.H (kern_cpu.c). */
 int kern_cpu_launch_order(kern_cpu_fn fn, kern_params p, int64_t grid, int64_t grid_y,
                           int threads, uint64_t smem_bytes, const int64_t *order, char *err,
                           size_t errlen);

@@ -43,7 +43,6 @@ KERN_DEVICE void naive_row_products(const kern_params *pp, int dP)
     kern_params p = *pp;
     kern_at_head(&p, kern_block_y());
     const int64_t N = p.N, N_k = p.Nk, d = p.d, B_r = p.Br, B_c = p.Bc, T_c = p.Tc;
-    const int64_t tid = kern_thread_x(), nt = kern_block_dim();
     const int64_t i = kern_block_x();
     const ref_mask mk = kern_mask(&p);
     const int64_t r0 = i * B_r, br = kern_min(B_r, N - r0);
@@ -66,12 +65,10 @@ KERN_DEVICE void naive_row_products(const kern_params *pp, int dP)
         KERN_SYNC();            /* the store of step j - 1 has read C_ij; B_j is free */
         kern_load_tile(p.cnt, tB, dt, B_j, B, d, c0, 0, bc, d);
         KERN_SYNC();
-        for (int64_t r = tid; r < br; r += nt) {
-            float *s = C_ij + r * bc;
-            kern_scores_row(Av, r * d, Bv, (int)bc, (int)d, scale, s);
-            if (!dP)
-                ref_tile_mask(s, 1, (int)bc, r0 + r, c0, &mk);
-        }
+        const kern_rows R = kern_my_rows(br);        /* this thread's rows */
+        kern_scores_rows(R, Av, Bv, (int)bc, (int)d, scale, C_ij);
+        for (int64_t r = R.lo; !dP && r < R.hi; r += R.step)
+            ref_tile_mask(C_ij + r * bc, 1, (int)bc, r0 + r, c0, &mk);
         KERN_SYNC();
         kern_store(p.cnt, dt, tC, C, N_k, r0, c0, br, bc, C_ij);
     }
@@ -101,7 +98,7 @@ KERN_GLOBAL kern_naive_softmax_rows(kern_params p)
     for (int64_t r = tid; r < rows; r += nt) {
         float *s = S_rows + r * N_k;
         m[r] = ref_row_max(s, (int)N_k);
-        l[r] = ref_exp_shift_sum(s, (int)N_k, m[r]);
+        l[r] = kern_exp_shift_sum(s, (int)N_k, m[r]);
         float inv_l = 1.0f / l[r];
         for (int64_t c = 0; c < N_k; c++)
             s[c] = s[c] * inv_l;
@@ -137,9 +134,9 @@ KERN_DEVICE void naive_softmax_tiles(const kern_params *pp, int passes)
             for (int64_t r = tid; r < br; r += nt) {
                 float *s = S_ij + r * bc;
                 if (pass == passes) {            /* normalise */
-                    ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
+                    kern_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
                 } else if (passes == 2) {        /* m and l online; s is read again */
-                    ref_online_step(s, (int)bc, &m_i[r], &l_i[r]);
+                    kern_online_step(s, (int)bc, &m_i[r], &l_i[r]);
                 } else if (pass == 1) {          /* row maxima */
                     float mb = ref_row_max(s, (int)bc);
                     m_i[r] = mb > m_i[r] ? mb : m_i[r];
@@ -193,8 +190,7 @@ KERN_GLOBAL kern_naive_pv(kern_params p)
         kern_load_tile(p.cnt, SIM_P, dt, P_ij, p.P, N_k, r0, c0, br, bc);
         kern_load_tile(p.cnt, SIM_V, dt, V_j, p.V, d, c0, 0, bc, d);
         KERN_SYNC();
-        for (int64_t r = tid; r < br; r += nt)
-            kern_pv_acc_row(O_i + r * d, (int)d, 1.0f, Pv, r * bc, Vv, (int)bc);
+        kern_pv_acc_rows(kern_my_rows(br), O_i, (int)d, Pv, Vv, (int)bc);
     }
     KERN_SYNC();
     kern_store(p.cnt, p.dtype, SIM_O, p.O, d, r0, 0, br, d, O_i);

@@ -30,6 +30,15 @@ target_sources(test_kernels_bwd PRIVATE $<TARGET_OBJECTS:kern_bug_bwd_ds_no_d>
 fasim_test(test_kernels_naive_bwd LABEL kernels LIBS fasim_kernels)
 target_sources(test_kernels_naive_bwd PRIVATE $<TARGET_OBJECTS:kern_bug_naive_bwd_d_per_tile>)
 
+# The same three on the scalar path (FASIM_SIMD=scalar: ref_tile.h's loops, what
+# a CPU without FMA3 takes): the kernels' tile-of-rows primitives and the
+# simulator both go through it, and must still agree bit for bit.
+foreach(t test_kernels test_kernels_bwd test_kernels_naive_bwd)
+  add_test(NAME ${t}_scalar COMMAND ${t})
+  set_tests_properties(${t}_scalar PROPERTIES LABELS kernels SKIP_RETURN_CODE 77
+                       ENVIRONMENT "FASIM_TEST_DATA=${CMAKE_CURRENT_BINARY_DIR};FASIM_SIMD=scalar")
+endforeach()
+
 fasim_test(test_kernels_gpu LABEL gpu LIBS fasim_kernels)
 
 # ptxas's report on kernels/kern_cuda.cu (sm_80, sm_90): no spills, and static

@@ -26,6 +26,7 @@
 #include <math.h>
 
 #include "kern_half.h"
+#include "ref_simd.h"
 #include "test_kernels_cases.h"
 
 #define KC_CASES 30
@@ -340,8 +341,10 @@ static void test_limits_refused(void **state)
     assert_non_null(strstr(err, "65 threads per block"));
 }
 
-/* The same case with 1 and 8 threads per block: the same bits (rows are split,
- * arithmetic is not), and with threads > rows (idle threads at barriers). */
+/* The same case with 1 to 12 threads per block: the same bits (rows are split,
+ * arithmetic is not), and with threads > rows (idle threads at barriers);
+ * with one block at a time and with several side by side (sim_threads() /
+ * threads of them: 8 cores asked for, whatever this machine has). */
 static void test_thread_count_independent(void **state)
 {
     (void)state;
@@ -349,11 +352,14 @@ static void test_thread_count_independent(void **state)
         const int threads[] = { 1, 2, 5, 8, 12 };
         if (!kern_serves((sim_algo)a))
             continue;                    /* no kernel: the unfused baseline */
-        for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
-            kc_case c = fixed_case((sim_algo)a, 45, 12, 10, 7, k % 2, SIM_FP16, threads[k]);
-            kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
-            assert_true(o.ran && o.identical && o.counts_equal);
-        }
+        for (int cores = 1; cores <= 8; cores *= 8)
+            for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+                kc_case c = fixed_case((sim_algo)a, 45, 12, 10, 7, k % 2, SIM_FP16, threads[k]);
+                sim_set_threads(cores);
+                kc_outcome o = kc_compare(&c, &kern_cpu_kernels, 0);
+                sim_set_threads(0);
+                assert_true(o.ran && o.identical && o.counts_equal);
+            }
     }
 }
 
@@ -509,6 +515,42 @@ static void test_half_conversions(void **state)
     }
 }
 
+/* The CPU's bulk conversions (kern_cpu_tile_floats, kern_cpu_tile_put_n, the
+ * tile-of-rows primitives' and kern_load_tile's) against kern_half.h's, bit
+ * for bit, on every path this CPU runs: every fp16 and bf16 pattern to
+ * floats, and every value back (NaNs: the element conversion's pattern too),
+ * at lengths that leave a tail past the last whole vector. */
+static void test_bulk_conversions(void **state)
+{
+    (void)state;
+    enum { N = 65536 };
+    uint16_t *h = malloc(N * sizeof *h), *back = malloc(N * sizeof *back);
+    float *f = malloc(N * sizeof *f);
+    assert_true(h && back && f);
+    for (uint32_t k = 0; k < N; k++)
+        h[k] = (uint16_t)k;
+    const ref_simd was = ref_simd_active();
+    for (int s = 0; s < REF_SIMD_COUNT; s++) {
+        if (ref_simd_force((ref_simd)s) != 0)
+            continue;
+        for (int bf = 0; bf <= 1; bf++) {
+            const sim_dtype t = bf ? SIM_BF16 : SIM_FP16;
+            const int64_t n = N - 3;             /* a partial vector at the end */
+            kern_cpu_tile_floats(h, t, n, f);
+            for (int64_t k = 0; k < n; k++)
+                assert_int_equal(ref_f2u(f[k]), ref_f2u(bf ? kern_bf16_to_f32(h[k])
+                                                           : kern_fp16_to_f32(h[k])));
+            kern_cpu_tile_put_n(back, t, f, n);
+            for (int64_t k = 0; k < n; k++)
+                assert_int_equal(back[k], bf ? kern_f32_to_bf16(f[k]) : kern_f32_to_fp16(f[k]));
+        }
+    }
+    assert_int_equal(ref_simd_force(was), 0);
+    free(h);
+    free(back);
+    free(f);
+}
+
 /* A refused plan is refused here too, with the simulator's explanation. */
 static void test_misfit_refused(void **state)
 {
@@ -544,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_smem_is_the_plan),
         cmocka_unit_test(test_carve_is_the_layout),
         cmocka_unit_test(test_half_conversions),
+        cmocka_unit_test(test_bulk_conversions),
         cmocka_unit_test(test_misfit_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
