@@ -127,12 +127,16 @@ int main(int argc, char **argv)
             sh.causal = causal;
             row((sim_algo)a, sh, SIM_FWD, 64, 64, threads);
         }
-    /* The backward (FA2's kernels): MHA, one sequence and a batch. */
-    for (int causal = 0; causal <= 1; causal++) {
-        sim_shape sh = base;
-        sh.causal = causal;
-        row(SIM_FA2, sh, SIM_BWD, 64, 64, threads);
-    }
+    /* The backward of every loop order with backward kernels: MHA, one
+     * sequence; then FA2's over a batch, and every one's with GQA. */
+    for (int causal = 0; causal <= 1; causal++)
+        for (int a = 0; a < sim_algo_count(); a++) {
+            if (!kern_serves_bwd((sim_algo)a))
+                continue;
+            sim_shape sh = base;
+            sh.causal = causal;
+            row((sim_algo)a, sh, SIM_BWD, 64, 64, threads);
+        }
     sim_shape batch = base;
     batch.N = 512;
     batch.batch = 4;
@@ -148,6 +152,9 @@ int main(int argc, char **argv)
     for (int a = 0; a < sim_algo_count(); a++)
         if (kern_serves((sim_algo)a))
             row((sim_algo)a, gqa, SIM_FWD, 64, 64, threads);
+    for (int a = 0; a < sim_algo_count(); a++)     /* and its backward: dK_exp, then the sums */
+        if (kern_serves_bwd((sim_algo)a))
+            row((sim_algo)a, gqa, SIM_BWD, 64, 64, threads);
     /* Decoding-like: few queries, a long sliding-window context. */
     gqa.batch = 1;
     gqa.Nk = 2048;

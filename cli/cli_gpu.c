@@ -230,8 +230,9 @@ static void print_text(FILE *out, const cli_report_opts *o, kern_backend b,
     const sim_shape *sh = &o->req.sh;
     char mb[32];
     sim_format_bytes(mb, sizeof mb, sh->M);
-    fprintf(out, "fasim gpu: the kernels beside the simulator, backend %s (%d threads per "
-            "block)\n", kern_backend_name(b), nruns ? runs[0].kern.threads : 0);
+    const int nt = nruns ? runs[0].kern.threads : 0;
+    fprintf(out, "fasim gpu: the kernels beside the simulator, backend %s (%d thread%s per "
+            "block)\n", kern_backend_name(b), nt, nt == 1 ? "" : "s");
     fprintf(out, "%s = %lld, d = %lld, M = %s, %s%s, %s, %d timed run%s (median)\n",
             sh->Nk > 0 && sh->Nk != sh->N ? "N_q" : "N", (long long)sh->N, (long long)sh->d, mb, sim_dtype_name(sh->dtype),
             sh->causal ? ", causal" : "", o->q_path ? "inputs from .npy" : "seeded inputs",
@@ -610,6 +611,15 @@ static int gpu_parse(int argc, char **argv, int first, gpu_opts *g)
         fprintf(stderr, "fasim: %s\n", err);
         return SIM_EFAIL;
     }
+    if (g->backend == KERN_CUDA && o->req.run_pass[SIM_BWD] && o->req.run_algo[SIM_NAIVE]) {
+        /* kern_run_bwd refuses it there: the CUDA run keeps no P for it */
+        int others = o->req.run_algo[SIM_FA1] || o->req.run_algo[SIM_FA2];
+        fprintf(stderr, "fasim: gpu: standard attention's backward kernels run on the CPU path "
+                "only%s\n", others ? "; its backward is left out here (--backend cpu runs it)"
+                                    : ": add --backend cpu, or fa1 or fa2 to --algo");
+        if (!others)
+            return SIM_EUSAGE;
+    }
     if (o->out_path && cli_out_writable(o->out_path) != SIM_OK)
         return SIM_EFAIL;
     return -1;
@@ -727,7 +737,8 @@ static int gpu_plan(const gpu_opts *g, gpu_run runs[GPU_MAX_RUNS], int *nruns)
      * backward kernels (unsupported() has checked there is one), after the
      * forward runs as the report orders them. */
     for (int a = 0; o->req.run_pass[SIM_BWD] && a < sim_algo_count(); a++) {
-        if (!o->req.run_algo[a] || !kern_serves_bwd((sim_algo)a))
+        if (!o->req.run_algo[a] || !kern_serves_bwd((sim_algo)a) ||
+            (g->backend == KERN_CUDA && a == SIM_NAIVE))     /* the CPU path's alone */
             continue;
         gpu_run *r = &runs[*nruns];
         r->algo = (sim_algo)a;

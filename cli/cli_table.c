@@ -622,8 +622,9 @@ static const cli_help_item HELP_GPU[] = {
          "flops in all (about a minute on a 2-core 2026 x86-64 machine, measured by\n"
          "bench/bench_sim), past which --compute forces them; --max-mem\n"
          "\n"
-         "exit status: 0 every kernel matched the simulator, 1 one did not (or no\n"
-         "CUDA, I/O), 2 bad usage\n"),
+         "exit status: 0 every kernel matched the simulator (with --dq-mode atomic:\n"
+         "dK, dV bit for bit, dQ the same additions in any order), 1 one did not (or\n"
+         "no CUDA, I/O), 2 bad usage\n"),
 };
 
 static const cli_help_item HELP_COMPARE[] = {

@@ -1,9 +1,10 @@
 /*
  * kern_cuda.cu — the CUDA backend: the same kernel source as the CPU path
- * (kern_naive.cuh, kern_fa1.cuh, kern_fa2.cuh, kern_fa2_bwd.cuh) compiled for
- * the device with -fmad=false and no fast-math, launched with the plan's
- * shared memory: the forward (kern_cuda_run) and FA2's backward
- * (kern_cuda_run_bwd), the same steps, driven by the launch schedule
+ * (kern_naive.cuh, kern_fa1.cuh, kern_fa2.cuh and the backward's .cuh files)
+ * compiled for the device with -fmad=false and no fast-math, launched with the
+ * plan's shared memory: the forward (kern_cuda_run) and FA1's and FA2's
+ * backward (kern_cuda_run_bwd; standard attention's runs on the CPU path),
+ * the same steps, driven by the launch schedule
  * (kern_schedule_make) and the kernel table below.
  *
  * Built only when CMake finds nvcc (FASIM_HAVE_CUDA). Every CUDA call is
