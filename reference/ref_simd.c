@@ -90,10 +90,96 @@
 #include "ref_simd_kern.h"
 #endif
 
-static const char *const NAMES[REF_SIMD_COUNT] = { "scalar", "sse", "avx2", "avx512" };
+#if defined(__wasm_simd128__)
+#define REF_SIMD_WASM 1
+#include <wasm_simd128.h>
+
+/* The lanes of one f64x2 half whose rounding to float would not be fmaf's:
+ * on a midpoint between two floats while a b + c is not exactly there (the
+ * double's low 29 bits 0x10000000, and r - xy, r - c not c, xy), or in
+ * float's subnormal range (non-zero below 2^-126). Exact midpoints are
+ * common (fp16 and bf16 inputs make one sum in eight or so land on one) and
+ * round correctly as they are. */
+static inline __attribute__((always_inline)) v128_t rsk_fma_wasm_odd(v128_t r, v128_t xy, v128_t c)
+{
+    const v128_t mid = wasm_i64x2_eq(wasm_v128_and(r, wasm_i64x2_splat(0x1fffffff)),
+                                     wasm_i64x2_splat(0x10000000));
+    const v128_t tiny = wasm_v128_and(wasm_f64x2_lt(wasm_f64x2_abs(r), wasm_f64x2_splat(0x1p-126)),
+                                      wasm_f64x2_ne(r, wasm_f64x2_splat(0.0)));
+    const v128_t exact = wasm_v128_and(wasm_f64x2_eq(wasm_f64x2_sub(r, xy), c),
+                                       wasm_f64x2_eq(wasm_f64x2_sub(r, c), xy));
+    return wasm_v128_or(wasm_v128_andnot(mid, exact), tiny);
+}
+
+/* The rare vector, lane by lane; apart, so that the products' loops stay
+ * small (a browser compiles small functions to fast code sooner). */
+static __attribute__((noinline)) v128_t rsk_fma_wasm_lanes(v128_t a, v128_t b, v128_t c)
+{
+    float x[4], y[4], z[4];
+    wasm_v128_store(x, a);
+    wasm_v128_store(y, b);
+    wasm_v128_store(z, c);
+    for (int k = 0; k < 4; k++)
+        z[k] = ref_fmaf_via_double(x[k], y[k], z[k]);
+    return wasm_v128_load(z);
+}
+
+/*
+ * WebAssembly's 128-bit SIMD has no fused multiply-add (only the relaxed
+ * proposal's, which may or may not fuse), so a lane's fmaf is computed as
+ * ref_fmaf_via_double computes it (ref_tile.h): a b exact in double, one
+ * rounding of a b + c to double, then to float, which is fmaf's result but
+ * for the lanes rsk_fma_wasm_odd finds. Four lanes take two f64x2 halves; a
+ * vector with such a lane (rare) is redone lane by lane.
+ */
+static inline __attribute__((always_inline)) v128_t rsk_fma_wasm(v128_t a, v128_t b, v128_t c)
+{
+    const v128_t c_lo = wasm_f64x2_promote_low_f32x4(c);
+    const v128_t c_hi = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(c, c, 2, 3, 2, 3));
+    const v128_t xy_lo = wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
+                                        wasm_f64x2_promote_low_f32x4(b));
+    const v128_t xy_hi = wasm_f64x2_mul(
+        wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(a, a, 2, 3, 2, 3)),
+        wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(b, b, 2, 3, 2, 3)));
+    const v128_t lo = wasm_f64x2_add(xy_lo, c_lo), hi = wasm_f64x2_add(xy_hi, c_hi);
+    const v128_t odd = wasm_v128_or(rsk_fma_wasm_odd(lo, xy_lo, c_lo),
+                                    rsk_fma_wasm_odd(hi, xy_hi, c_hi));
+    if (__builtin_expect(wasm_v128_any_true(odd), 0))
+        return rsk_fma_wasm_lanes(a, b, c);
+    return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi),
+                              0, 1, 4, 5);
+}
+
+#define RSK_SUF wasm128
+#define RSK_TGT "simd128"
+#define RSK_V v128_t
+#define RSK_VI v128_t
+#define RSK_W 4
+#define RSK_LOAD(p) wasm_v128_load(p)
+#define RSK_STORE(p, v) wasm_v128_store((p), (v))
+#define RSK_SET1(x) wasm_f32x4_splat(x)
+#define RSK_FMA(a, b, c) rsk_fma_wasm((a), (b), (c))
+#define RSK_MUL(a, b) wasm_f32x4_mul((a), (b))
+#define RSK_DIV(a, b) wasm_f32x4_div((a), (b))
+#define RSK_SUB(a, b) wasm_f32x4_sub((a), (b))
+#define RSK_CASTI(v) (v)
+#define RSK_CASTF(i) (i)
+#define RSK_IADD(a, b) wasm_i32x4_add((a), (b))
+#define RSK_ISUB(a, b) wasm_i32x4_sub((a), (b))
+#define RSK_ISRAI(a, n) wasm_i32x4_shr((a), (n))
+#define RSK_ISRLI(a, n) wasm_u32x4_shr((a), (n))
+#define RSK_ISLLI(a, n) wasm_i32x4_shl((a), (n))
+#define RSK_SEL_LT(x, c, a, b) wasm_v128_bitselect((a), (b), wasm_f32x4_lt((x), (c)))
+#define RSK_SEL_GT(x, c, a, b) wasm_v128_bitselect((a), (b), wasm_f32x4_gt((x), (c)))
+#define RSK_SEL_NAN(x, a, b) wasm_v128_bitselect((a), (b), wasm_f32x4_ne((x), (x)))
+#include "ref_simd_kern.h"
+#endif
+
+static const char *const NAMES[REF_SIMD_COUNT] = { "scalar", "sse", "avx2", "avx512",
+                                                   "wasm128" };
 
 /* Lanes of each path: the scratch tiles are rounded up to them. */
-static const int LANES[REF_SIMD_COUNT] = { 1, 4, 8, 16 };
+static const int LANES[REF_SIMD_COUNT] = { 1, 4, 8, 16, 4 };
 
 const char *ref_simd_name(ref_simd s)
 {
@@ -126,6 +212,8 @@ int ref_simd_supported(ref_simd s)
     default:
         return 0;
     }
+#elif defined(REF_SIMD_WASM)
+    return s == REF_SIMD_WASM128;      /* the module would not load without it */
 #else
     return 0;
 #endif
@@ -189,6 +277,11 @@ void ref_simd_scores(const float *Q_i, const float *K_j, int br, int bc, int d, 
         scores_avx512(Q_i, K_j, br, bc, d, scale, S, Kt);
         break;
 #endif
+#ifdef REF_SIMD_WASM
+    case REF_SIMD_WASM128:
+        scores_wasm128(Q_i, K_j, br, bc, d, scale, S, Kt);
+        break;
+#endif
     default:
         ref_tile_scores(Q_i, K_j, br, bc, d, scale, S);
         break;
@@ -211,6 +304,11 @@ float ref_simd_exp_shift_sum(float *x, int n, float m)
         break;
     case REF_SIMD_AVX512:
         exp_shift_avx512(x, n, ref_shift(m));
+        break;
+#endif
+#ifdef REF_SIMD_WASM
+    case REF_SIMD_WASM128:
+        exp_shift_wasm128(x, n, ref_shift(m));
         break;
 #endif
     default:
@@ -241,7 +339,7 @@ float ref_simd_online_step(float *s, int n, float *m, float *l)
     const float m_new = m_blk > m_old ? m_blk : m_old;
     const float alpha = ref_exp(m_old - ref_shift(m_new));
     const float sum = ref_simd_exp_shift_sum(s, n, m_new);
-    *l = fmaf(alpha, *l, sum);
+    *l = ref_fmaf(alpha, *l, sum);
     *m = m_new;
     return alpha;
 }
@@ -264,6 +362,11 @@ static void pv_rows(float *O, int d, const float *alpha, const ref_fa1_weights *
         break;
     case REF_SIMD_AVX512:
         pv_avx512(O, d, alpha, w, P, V_j, br, bc, Vp);
+        break;
+#endif
+#ifdef REF_SIMD_WASM
+    case REF_SIMD_WASM128:
+        pv_wasm128(O, d, alpha, w, P, V_j, br, bc, Vp);
         break;
 #endif
     default:

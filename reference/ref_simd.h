@@ -17,12 +17,14 @@
  *
  * Paths: scalar (ref_tile.h itself, the specification), sse (128-bit SSE
  * registers with FMA3: four lanes), avx2 (eight lanes, FMA3), avx512 (sixteen
- * lanes). A vector path needs a fused multiply-add instruction, because a
- * lane must round a*b + c once as fmaf does: SSE2 alone has none, and an
- * x86-64 CPU without FMA3 (or any other CPU) takes the scalar path. The path
- * is the widest the CPU has, chosen at run time; the environment variable
- * FASIM_SIMD=scalar|sse|avx2|avx512 caps it (a narrower path for checks; a
- * wider one than the CPU has is not taken).
+ * lanes), wasm128 (the WebAssembly build: four lanes of WebAssembly's SIMD).
+ * A lane must round a*b + c once as fmaf does: the x86-64 paths need a fused
+ * multiply-add instruction (SSE2 alone has none, and an x86-64 CPU without
+ * FMA3, or any other CPU, takes the scalar path); WebAssembly has none, and
+ * wasm128 rounds through doubles as ref_fmaf_via_double does. The path is the
+ * widest the CPU has, chosen at run time; the environment variable
+ * FASIM_SIMD=scalar|sse|avx2|avx512|wasm128 caps it (a narrower path for
+ * checks; a wider one than the CPU has is not taken).
  *
  * C only: the CUDA build uses ref_tile.h's loops as they are.
  */
@@ -36,10 +38,11 @@ typedef enum {
     REF_SIMD_SSE,        /* 4 lanes: SSE registers, FMA3 */
     REF_SIMD_AVX2,       /* 8 lanes: AVX2, FMA3 */
     REF_SIMD_AVX512,     /* 16 lanes: AVX-512F */
+    REF_SIMD_WASM128,    /* 4 lanes: WebAssembly's SIMD, fmaf through doubles */
     REF_SIMD_COUNT
 } ref_simd;
 
-/* "scalar", "sse", "avx2", "avx512"; "?" out of range. */
+/* "scalar", "sse", "avx2", "avx512", "wasm128"; "?" out of range. */
 const char *ref_simd_name(ref_simd s);
 
 /* The path called name: 0 and *out set, or -1 for a name that is none. */

@@ -59,6 +59,65 @@ REF_HD static inline float ref_u2f(uint32_t u)
     return x;
 }
 
+/* ---- fused multiply-add ----------------------------------------------- */
+
+/*
+ * ref_fmaf_via_double(a, b, c): a * b + c rounded once to float, as fmaf, from
+ * double arithmetic alone. a * b is exact in double (24 + 24 significant bits
+ * < 53, and the exponents stay in double's normal range). r = xy + c, rounded
+ * to double, is then rounded to float: a second rounding, which gives fmaf's
+ * result unless r lies exactly on a midpoint between two floats, because
+ * every such midpoint is itself a double, so rounding to double cannot carry
+ * the sum across one. On a midpoint, the rounding error of r (Knuth's
+ * two-sum, exact in double) says on which side the exact sum lies, and r
+ * moves one double ulp that way before the rounding to float (no error: the
+ * sum is on the midpoint, and ties go to even). Midpoints are odd multiples
+ * of half a float ulp: the double's low 29 bits 0x10000000 for a normal
+ * float, odd multiples of 2^-150 in float's subnormal range. No fmaf is
+ * called: WebAssembly's C library (musl) computes fmaf the same way but
+ * cannot tell an exact sum from an inexact one there (no floating-point
+ * flags), and rounds those midpoints away from zero. tests/test_tile.c holds
+ * this to the hardware's fmaf bit for bit, midpoints and subnormals
+ * included.
+ */
+REF_HD static inline float ref_fmaf_via_double(float a, float b, float c)
+{
+    const double xy = (double)a * (double)b, r = xy + (double)c;
+    uint64_t u;
+    memcpy(&u, &r, sizeof u);
+    const double mag = r < 0 ? -r : r;
+    int midpoint;
+    if (mag >= 0x1p-126)
+        midpoint = (u & 0x1fffffffu) == 0x10000000u && mag < 0x1p128;
+    else {
+        const double t = mag * 0x1p150;            /* exact: a power of two */
+        midpoint = t == (double)(int64_t)t && ((int64_t)t & 1);
+    }
+    if (!midpoint)
+        return (float)r;
+    const double bv = r - xy, av = r - bv;          /* two-sum: r + err = xy + c */
+    const double err = (xy - av) + ((double)c - bv);
+    if (err != 0.0) {
+        u = (err > 0) == (r > 0) ? u + 1 : u - 1;   /* one double ulp towards the sum */
+        double moved;
+        memcpy(&moved, &u, sizeof moved);
+        return (float)moved;
+    }
+    return (float)r;
+}
+
+/* ref_fmaf: the fused multiply-add every tile primitive uses. fmaf is the
+ * hardware's on x86-64 with FMA, on ARM and in CUDA; WebAssembly has no such
+ * instruction, and there fmaf is a call into software (musl's, with a
+ * rounding-mode query per call), which made the page's compute mode 7 to 14
+ * times slower than the native scalar path. There the double form above runs
+ * instead: the same bits, inline. */
+#if defined(__wasm__)
+#define ref_fmaf ref_fmaf_via_double
+#else
+#define ref_fmaf fmaf
+#endif
+
 /* ---- exp -------------------------------------------------------------- */
 
 /*
@@ -92,21 +151,21 @@ REF_HD static inline float ref_exp(float x)
     if (x < -104.0f)
         return 0.0f;                            /* e^-104 < half the least subnormal; also -inf */
 
-    float t  = fmaf(x, LOG2E, MAGIC);
+    float t  = ref_fmaf(x, LOG2E, MAGIC);
     float kf = t - MAGIC;                       /* exact: an integer in [-150, 129] */
     int32_t k = (int32_t)(ref_f2u(t) - ref_f2u(MAGIC));
 
-    float r = fmaf(-kf, LN2_HI, x);
-    r = fmaf(-kf, LN2_LO, r);
+    float r = ref_fmaf(-kf, LN2_HI, x);
+    r = ref_fmaf(-kf, LN2_LO, r);
 
     float p = 1.0f / 5040.0f;
-    p = fmaf(p, r, 1.0f / 720.0f);
-    p = fmaf(p, r, 1.0f / 120.0f);
-    p = fmaf(p, r, 1.0f / 24.0f);
-    p = fmaf(p, r, 1.0f / 6.0f);
-    p = fmaf(p, r, 0.5f);
-    p = fmaf(p, r, 1.0f);
-    p = fmaf(p, r, 1.0f);
+    p = ref_fmaf(p, r, 1.0f / 720.0f);
+    p = ref_fmaf(p, r, 1.0f / 120.0f);
+    p = ref_fmaf(p, r, 1.0f / 24.0f);
+    p = ref_fmaf(p, r, 1.0f / 6.0f);
+    p = ref_fmaf(p, r, 0.5f);
+    p = ref_fmaf(p, r, 1.0f);
+    p = ref_fmaf(p, r, 1.0f);
 
     int32_t k1 = k / 2;                         /* |k1|, |k2| <= 75: both normal */
     int32_t k2 = k - k1;
@@ -153,15 +212,15 @@ REF_HD static inline float ref_log(float x)
     float s = r / (2.0f + r);
     float z = s * s;
     float R = 2.0f / 9.0f;
-    R = fmaf(R, z, 2.0f / 7.0f);
-    R = fmaf(R, z, 2.0f / 5.0f);
-    R = fmaf(R, z, 2.0f / 3.0f);
+    R = ref_fmaf(R, z, 2.0f / 7.0f);
+    R = ref_fmaf(R, z, 2.0f / 5.0f);
+    R = ref_fmaf(R, z, 2.0f / 3.0f);
     R = R * z;
     float hfsq = 0.5f * r * r;
     float ef = (float)e;
     /* e ln2 + r - (hfsq - (s (hfsq + R) + e LN2_LO)) */
-    float corr = hfsq - fmaf(s, hfsq + R, ef * LN2_LO);
-    return fmaf(ef, LN2_HI, r - corr);
+    float corr = hfsq - ref_fmaf(s, hfsq + R, ef * LN2_LO);
+    return ref_fmaf(ef, LN2_HI, r - corr);
 }
 
 /* ---- storage types ---------------------------------------------------- */
@@ -239,7 +298,7 @@ REF_HD static inline void ref_tile_scores(const float *Q_i, const float *K_j,
             const float *k = K_j + (int64_t)c * d;
             float acc = 0.0f;
             for (int t = 0; t < d; t++)
-                acc = fmaf(q[t], k[t], acc);
+                acc = ref_fmaf(q[t], k[t], acc);
             S[(int64_t)r * bc + c] = acc * scale;
         }
     }
@@ -363,7 +422,7 @@ REF_HD static inline float ref_online_step(float *s, int n, float *m, float *l)
     float m_new = m_blk > m_old ? m_blk : m_old;
     float alpha = ref_exp(m_old - ref_shift(m_new));
     float sum = ref_exp_shift_sum(s, n, m_new);
-    *l = fmaf(alpha, *l, sum);
+    *l = ref_fmaf(alpha, *l, sum);
     *m = m_new;
     return alpha;
 }
@@ -376,7 +435,7 @@ REF_HD static inline void ref_pv_acc_row(float *o, int d, float alpha,
     for (int c = 0; c < d; c++) {
         float acc = alpha * o[c];
         for (int k = 0; k < bc; k++)
-            acc = fmaf(p[k], V_j[(int64_t)k * d + c], acc);
+            acc = ref_fmaf(p[k], V_j[(int64_t)k * d + c], acc);
         o[c] = acc;
     }
 }
@@ -433,7 +492,7 @@ REF_HD static inline ref_fa1_weights ref_fa1_weights_row(float m, float l, float
     float sh = ref_shift(mn);
     float a = ref_exp(m - sh);
     w.b = ref_exp(m_t - sh);
-    w.l_new = fmaf(w.b, l_t, a * l);
+    w.l_new = ref_fmaf(w.b, l_t, a * l);
     w.la = l * a;
     *m_new = mn;
     return w;
@@ -449,8 +508,8 @@ REF_HD static inline void ref_fa1_out_row(float *o, int d, ref_fa1_weights w, co
     for (int c = 0; c < d; c++) {
         float pv = 0.0f;
         for (int k = 0; k < bc; k++)
-            pv = fmaf(p[k], V_j[(int64_t)k * d + c], pv);
-        o[c] = fmaf(w.b, pv, w.la * o[c]) / w.l_new;
+            pv = ref_fmaf(p[k], V_j[(int64_t)k * d + c], pv);
+        o[c] = ref_fmaf(w.b, pv, w.la * o[c]) / w.l_new;
     }
 }
 
@@ -491,11 +550,11 @@ REF_HD static inline void ref_merge(float m_a, float l_a, const float *acc_a,
     float sh = ref_shift(m_n);
     float a = ref_exp(m_a - sh);
     float b = ref_exp(m_b - sh);
-    *l = fmaf(b, l_b, a * l_a);
+    *l = ref_fmaf(b, l_b, a * l_a);
     *m = m_n;
     if (d > 0 && acc_a && acc_b && out_acc) {
         for (int c = 0; c < d; c++)
-            out_acc[c] = fmaf(b, acc_b[c], a * acc_a[c]);
+            out_acc[c] = ref_fmaf(b, acc_b[c], a * acc_a[c]);
     }
 }
 
@@ -546,7 +605,7 @@ REF_HD static inline void ref_softmax_online(const float *x, int n, int block,
 REF_HD static inline float ref_row_dot_acc(const float *a, const float *b, int n, float acc)
 {
     for (int k = 0; k < n; k++)
-        acc = fmaf(a[k], b[k], acc);
+        acc = ref_fmaf(a[k], b[k], acc);
     return acc;
 }
 
@@ -593,9 +652,9 @@ REF_HD static inline void ref_tile_acc_tn(float *acc, const float *A, const floa
         for (int t = 0; t < d; t++) {
             float s = 0.0f;
             for (int r = 0; r < rows; r++)
-                s = fmaf(A[(int64_t)r * acols + c], B[(int64_t)r * d + t], s);
+                s = ref_fmaf(A[(int64_t)r * acols + c], B[(int64_t)r * d + t], s);
             int64_t i = (int64_t)c * d + t;
-            acc[i] = fmaf(scale, s, acc[i]);
+            acc[i] = ref_fmaf(scale, s, acc[i]);
         }
 }
 
@@ -610,9 +669,9 @@ REF_HD static inline void ref_tile_acc_nn(float *acc, const float *A, const floa
         for (int t = 0; t < d; t++) {
             float s = 0.0f;
             for (int c = 0; c < k; c++)
-                s = fmaf(A[(int64_t)r * k + c], B[(int64_t)c * d + t], s);
+                s = ref_fmaf(A[(int64_t)r * k + c], B[(int64_t)c * d + t], s);
             int64_t i = (int64_t)r * d + t;
-            acc[i] = fmaf(scale, s, acc[i]);
+            acc[i] = ref_fmaf(scale, s, acc[i]);
         }
 }
 

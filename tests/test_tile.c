@@ -216,6 +216,63 @@ static int same_bits(float a, float b)
     return ref_f2u(a) == ref_f2u(b);
 }
 
+/* ---- 0. the fused multiply-add of the WebAssembly build --------------------- */
+
+/* fmaf's bits, NaN aside (any NaN is a NaN). */
+static int same_fma(float got, float want)
+{
+    return (isnan(got) && isnan(want)) || same_bits(got, want);
+}
+
+/* ref_fmaf_via_double (ref_fmaf in the WebAssembly build) against the C
+ * library's fmaf, bit for bit: random bit patterns over the whole range,
+ * products and sums of every exponent, results in the subnormal range, and
+ * the cases the double form must hand to fmaf, a double that lands on a
+ * midpoint between two floats while the exact sum lies just off it. */
+static void test_fmaf_via_double(void **state)
+{
+    (void)state;
+    uint64_t rng = 0xf3a1ull;
+    long handed = 0;
+    for (int trial = 0; trial < 400000; trial++) {
+        float a = ref_u2f((uint32_t)tu_rand(&rng)), b = ref_u2f((uint32_t)tu_rand(&rng));
+        float c = ref_u2f((uint32_t)tu_rand(&rng));
+        if (trial % 4 == 1) {          /* products and sums of comparable size */
+            a = nz_rand(&rng, 0.5, 2.0) * ldexpf(1.0f, (int)tu_rand_range(&rng, -40, 40));
+            b = nz_rand(&rng, 0.5, 2.0) * ldexpf(1.0f, (int)tu_rand_range(&rng, -40, 40));
+            c = nz_rand(&rng, 0.5, 2.0) * (a * b) * ldexpf(1.0f, (int)tu_rand_range(&rng, -30, 30));
+        } else if (trial % 4 == 2) {   /* results in and near the subnormal range */
+            a = nz_rand(&rng, 0.5, 2.0) * 0x1p-70f;
+            b = nz_rand(&rng, 0.5, 2.0) * ldexpf(1.0f, (int)tu_rand_range(&rng, -70, -50));
+            c = ref_u2f((uint32_t)tu_rand_range(&rng, 0, 0x01000000) |
+                        (uint32_t)(tu_rand(&rng) & 1) << 31);
+        } else if (trial % 8 == 7) {
+            /* the same in float's subnormal range: c an odd multiple of
+             * 2^-149, a b = 2^-150 (1 - 2^-46) just short of the midpoint */
+            c = ldexpf((float)(2 * tu_rand_range(&rng, 0, 1 << 22) + 1), -149);
+            c = tu_rand(&rng) & 1 ? -c : c;
+            a = 0x1p-75f * (1.0f + 0x1p-23f) * ((c < 0) == (tu_rand(&rng) & 1) ? -1.0f : 1.0f);
+            b = 0x1p-75f * (1.0f - 0x1p-23f);
+            handed++;
+        } else if (trial % 4 == 3) {
+            /* c + h, h half an ulp of c: a midpoint. a b = h (1 - 2^-46) lies
+             * just below it, so a double sum rounds onto the midpoint, and
+             * ties-to-even would round an odd c up where fmaf rounds down */
+            c = nz_rand(&rng, 1.0, 2.0) * ldexpf(1.0f, (int)tu_rand_range(&rng, -100, 100));
+            const float h = ldexpf(1.0f, ilogbf(c) - 24);
+            a = h * (1.0f + 0x1p-23f) * ((c < 0) == (tu_rand(&rng) & 1) ? -1.0f : 1.0f);
+            b = 1.0f - 0x1p-23f;
+            if (ref_f2u(c) & 1)
+                handed++;
+        }
+        const float got = ref_fmaf_via_double(a, b, c), want = fmaf(a, b, c);
+        if (!same_fma(got, want))
+            fail_msg("fmaf(%a, %a, %a) = %a, the double form %a", (double)a, (double)b,
+                     (double)c, (double)want, (double)got);
+    }
+    assert_true(handed > 1000);        /* the midpoint family came out as built */
+}
+
 /* ---- 1. scores and the causal mask ---------------------------------------- */
 
 /* ref_tile_scores: each score is d fmaf roundings and one product away from
@@ -1359,6 +1416,7 @@ static void test_bwd_tile_vs_oracle(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fmaf_via_double),
         cmocka_unit_test(test_scores_match_double),
         cmocka_unit_test(test_mask_causal),
         cmocka_unit_test(test_softmax_online_vs_onepass),

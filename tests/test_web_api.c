@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "fasim_web.h"
+#include "ref_simd.h"
 
 /* The whole number after "key": in doc, at or after `from` (a text in doc
  * the key must follow, or NULL). Fails the test when absent. */
@@ -66,6 +67,23 @@ static void test_report(void **state)
     assert_non_null(strstr(fw_report_text(), "N = 256, d = 32, fp16, M = 20 KiB"));
 }
 
+/* The page's check of its vector path (wasm128 in the browser, where
+ * web/test_page.mjs calls it): here the widest path this CPU has against the
+ * scalar one, counting values compared and values that differ. */
+static void test_simd_check(void **state)
+{
+    (void)state;
+    const ref_simd path = ref_simd_active();
+    const char *doc = fw_simd_check(300);
+    char want[64];
+    snprintf(want, sizeof want, "{\"path\":\"%s\",\"trials\":300,", ref_simd_name(path));
+    assert_non_null(strstr(doc, want));
+    assert_true(num_after(doc, NULL, "values") > 300 * 20);
+    assert_int_equal(num_after(doc, NULL, "differ"), 0);
+    assert_int_equal(ref_simd_active(), path);          /* left as it was */
+    assert_non_null(strstr(fw_simd_check(0), "trials must be 1..10000"));
+}
+
 static void test_view(void **state)
 {
     (void)state;
@@ -98,6 +116,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_simd_check),
         cmocka_unit_test(test_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,12 +17,15 @@
  * EXIT its exit status. Not thread-safe (the page calls from one thread).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_args.h"
 #include "fasim_web.h"
+#include "ref_simd.h"
 #include "sim_json.h"
 #include "sim_report.h"
 #include "viz_model.h"
@@ -169,6 +172,117 @@ FW_EXPORT const char *fw_version(void)
 #else
     return "0.0.0";
 #endif
+}
+
+/* fw_simd_check's random numbers (xorshift64*), and its inputs: uniform in
+ * +-[0.25, 4) times 2^scale, kept to 11 significant bits (an fp16 input's,
+ * where sums land exactly on a midpoint between two floats one time in eight)
+ * when short is set. */
+static uint64_t sc_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545f4914f6cdd1dull;
+}
+
+static void sc_fill(uint64_t *st, float *x, int n, int scale, int shortened)
+{
+    for (int k = 0; k < n; k++) {
+        float v = ldexpf(0.25f + 3.75f * (float)(sc_next(st) >> 40) * 0x1p-24f, scale);
+        uint32_t u = ref_f2u(v);
+        if (shortened)
+            u = (u + 0x1000u) & ~0x1fffu;
+        x[k] = (sc_next(st) & 1 ? -1.0f : 1.0f) * ref_u2f(u);
+    }
+}
+
+static int64_t sc_differ(const float *a, const float *b, int n)
+{
+    int64_t k = 0;
+    for (int i = 0; i < n; i++)
+        k += ref_f2u(a[i]) != ref_f2u(b[i]);
+    return k;
+}
+
+/* Sizes of fw_simd_check's tiles: up to 24 rows, 40 keys, d up to 72. */
+enum { SC_BR = 24, SC_BC = 40, SC_D = 72 };
+
+FW_EXPORT const char *fw_simd_check(int trials)
+{
+    static float Q[SC_BR * SC_D], K[SC_BC * SC_D], V[SC_BC * SC_D], P[SC_BR * SC_BC];
+    static float S[2][SC_BR * SC_BC], O[2][SC_BR * SC_D], O0[SC_BR * SC_D], X[2][SC_BC];
+    float alpha[SC_BR], sum[2];
+    ref_fa1_weights w[SC_BR];
+    if (trials < 1 || trials > 10000)
+        return fw_error("fw_simd_check", "trials must be 1..10000", 1);
+    const ref_simd path = ref_simd_active();
+    uint64_t st = 0x5eedf00dull;
+    int64_t values = 0, differ = 0;
+    for (int t = 0; t < trials; t++) {
+        const int br = 1 + (int)(sc_next(&st) % SC_BR), bc = 1 + (int)(sc_next(&st) % SC_BC);
+        const int d = t % 8 == 5 || t % 8 == 6 ? 2 : 1 + (int)(sc_next(&st) % SC_D), shortened = t % 2;
+        /* one trial in four tiny: products and sums in float's subnormal range */
+        const int scale = t % 4 == 3 ? -66 : (int)(sc_next(&st) % 9) - 4;
+        sc_fill(&st, Q, br * d, scale, shortened);
+        sc_fill(&st, K, bc * d, scale, shortened);
+        sc_fill(&st, V, bc * d, scale, shortened);
+        sc_fill(&st, P, br * bc, 0, shortened);
+        sc_fill(&st, O0, br * d, 0, shortened);
+        sc_fill(&st, X[0], bc, 2, 0);
+        for (int r = 0; r < br; r++) {
+            alpha[r] = ldexpf(1.0f, -(int)(sc_next(&st) % 8));
+            w[r] = (ref_fa1_weights){ alpha[r], 1.0f - alpha[r] / 2, r % 5 ? 1.5f : 0.0f };
+        }
+        if (t % 8 == 5 || t % 8 == 6) {
+            /* Sums that a rounding through doubles puts on a midpoint
+             * between two floats while the exact sum is just below it
+             * (ref_fmaf_via_double's hard cases): a score of q = (c, a)
+             * against k = (1, b), and a P~ V step from o = c with p = a,
+             * v = b. Normal: c with an odd last bit, a = h (1 + 2^-23) for
+             * h half c's ulp, b = 1 - 2^-23. Subnormal: c an odd multiple
+             * of 2^-149, a = 2^-75 (1 + 2^-23), b = 2^-75 (1 - 2^-23), so
+             * a b = 2^-150 (1 - 2^-46). */
+            const int sub = t % 8 == 6;
+            const float b = ldexpf(1.0f - 0x1p-23f, sub ? -75 : 0);
+            for (int r = 0; r < br; r++) {
+                const float c = sub ? ldexpf((float)(2 * (sc_next(&st) % 4096) + 1), -149)
+                                    : ref_u2f(ref_f2u(Q[r * d]) | 1u);
+                const float a = ldexpf(1.0f + 0x1p-23f, sub ? -75 : ilogbf(c) - 24) *
+                                (c < 0 ? -1.0f : 1.0f);
+                Q[r * 2] = c;
+                Q[r * 2 + 1] = a;
+                P[r * bc] = a;
+                O0[r * d] = c;
+                alpha[r] = 1.0f;
+            }
+            for (int k = 0; k < bc; k++) {
+                K[k * 2] = 1.0f;
+                K[k * 2 + 1] = b;
+                V[k * d] = b;
+            }
+        }
+        memcpy(X[1], X[0], sizeof X[0]);
+        for (int pass = 0; pass < 2; pass++) {       /* 0: the path, 1: scalar */
+            if (ref_simd_force(pass ? REF_SIMD_SCALAR : path) != 0)
+                return fw_error("fw_simd_check", "cannot select the path", 1);
+            ref_simd_scores(Q, K, br, bc, d, 0.125f, S[pass]);
+            memcpy(O[pass], O0, sizeof O0);
+            ref_simd_pv_acc(O[pass], d, alpha, P, V, br, bc);
+            ref_simd_fa1_out(O[pass], d, w, P, V, br, bc);
+            sum[pass] = ref_simd_exp_shift_sum(X[pass], bc, 1.0f);
+        }
+        values += br * bc + br * d + bc + 1;
+        differ += sc_differ(S[0], S[1], br * bc) + sc_differ(O[0], O[1], br * d) +
+                  sc_differ(X[0], X[1], bc) + sc_differ(&sum[0], &sum[1], 1);
+    }
+    (void)ref_simd_force(path);
+    fw_out out;
+    if (out_open(&out) != 0)
+        return fw_error("fw_simd_check", "out of memory", SIM_EFAIL);
+    fprintf(out.f, "{\"path\":\"%s\",\"trials\":%d,\"values\":%lld,\"differ\":%lld}",
+            ref_simd_name(path), trials, (long long)values, (long long)differ);
+    return out_close(&out);
 }
 
 /* The classroom report of the options in args: `fasim ARGS --json`'s

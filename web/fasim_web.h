@@ -31,4 +31,10 @@ const char *fw_view_open(int slot, const char *args);
  * tiles' reads and writes so far, the block grid. */
 const char *fw_view_step(int slot, double step);
 
+/* The products' vector path (ref_simd.h; wasm128 in the page) held to the
+ * scalar specification on `trials` random tiles (1..10000), bit for bit:
+ * {"path": NAME, "trials": T, "values": V, "differ": D}, D values whose bits
+ * differ (0 when the path is right). Leaves the active path as it was. */
+const char *fw_simd_check(int trials);
+
 #endif /* FASIM_WEB_H */

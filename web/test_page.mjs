@@ -3,7 +3,8 @@
 // checks that every number of its report equals `fasim --json` for the same
 // options, that out-of-range inputs show the command line's own message,
 // that stepping the view moves the current line and the counters, whose
-// last values are the report's totals, and that the page fetches nothing.
+// last values are the report's totals, that the page fetches nothing, and that
+// its vector path (wasm128) gives the scalar path's bits (fw_simd_check).
 //
 // Usage: node test_page.mjs PAGE_DIR FASIM [--screenshot FILE.png]
 // Prints the page's load time and the report's time in the page.
@@ -67,6 +68,17 @@ try {
   console.log(`page: simulator loaded in ${Math.round(first.load)} ms; the default report ` +
               `(N = 1024, M = 96K, naive, fa1, fa2) computed in ${Math.round(first.report)} ms, ` +
               `the two views recorded in ${Math.round(first.views)} ms (${Date.now() - t0} ms in all)`);
+
+  // The page's vector path (WebAssembly's SIMD, fmaf through doubles) must
+  // give the scalar specification's bits on random tiles, tiny and
+  // fp16-like values included.
+  const simd = JSON.parse(await page.evaluate(() =>
+    window.fasimPage.sim.ccall("fw_simd_check", "string", ["number"], [2000])));
+  console.log(`page: products on the ${simd.path} path, ${simd.values} values against the ` +
+              `scalar path, ${simd.differ} differ`);
+  check(simd.path === "wasm128", `the page's products take the ${simd.path} path, not wasm128`);
+  check(simd.values > 2000 * 20 && simd.differ === 0,
+        `${simd.differ} of ${simd.values} values differ from the scalar path`);
 
   // Change N and M; the report must be fasim --json's for the same options.
   const args = ["--N", "512", "--d", "64", "--M", "64K", "--dtype", "fp16"];
