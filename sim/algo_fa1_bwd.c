@@ -57,8 +57,8 @@ static SIM_NOINLINE void fa1_bwd_lines11_20(const sim_hier *h, const float *Q_i,
     ref_simd_scores(Q_i, K_j, (int)br, (int)bc, (int)d, h->scale, S_ij);     /* 11 */
     sim_mask_tile(h, S_ij, br, bc, r0, c0);                                  /* 12 */
     for (int64_t r = 0; r < br; r++)                                         /* 13 */
-        ref_exp_normalise(S_ij + r * bc, S_ij + r * bc, (int)bc, m_i[r],
-                          l_i[r] > 0.0f ? 1.0f / l_i[r] : 0.0f);
+        ref_simd_exp_normalise(S_ij + r * bc, S_ij + r * bc, (int)bc, m_i[r],
+                               l_i[r] > 0.0f ? 1.0f / l_i[r] : 0.0f);
     ref_simd_scores(dO_i, V_j, (int)br, (int)bc, (int)d, 1.0f, dP_ij);       /* 17 */
     for (int64_t r = 0; r < br; r++)                                         /* 19 */
         D_i[r] = ref_row_dot(dO_i + r * d, O_i + r * d, (int)d);

@@ -85,7 +85,7 @@ static int line2_rows(sim_hier *h, const sim_plan *p)
             for (int64_t r = 0; r < rows; r++) {
                 float *s = S_rows + r * N_k;
                 m[r] = ref_row_max(s, (int)N_k);
-                l[r] = ref_exp_shift_sum(s, (int)N_k, m[r]);
+                l[r] = ref_simd_exp_shift_sum(s, (int)N_k, m[r]);
                 float inv_l = 1.0f / l[r];
                 for (int64_t c = 0; c < N_k; c++)
                     s[c] = s[c] * inv_l;

@@ -239,7 +239,7 @@ static int softmax_rows(sim_hier *h, const sim_plan *p, int ph, const uf_op *op)
                 float *s = S_rows + r * N_k;
                 m[r] = ref_row_max(s, (int)N_k);
                 l[r] = ref_exp_sum(s, (int)N_k, m[r], 0.0f);
-                ref_exp_normalise(s, s, (int)N_k, m[r], 1.0f / l[r]);
+                ref_simd_exp_normalise(s, s, (int)N_k, m[r], 1.0f / l[r]);
             }
         sim_store(h, op->c, SIM_BUF_S_rows, S_rows, r0, 0, rows, N_k);
     }
@@ -279,7 +279,7 @@ static int softmax_tiles(sim_hier *h, const sim_plan *p, int ph, const uf_op *op
                     } else if (pass == 2) {
                         l_i[r] = ref_exp_sum(s, (int)bc, m_i[r], l_i[r]);
                     } else {
-                        ref_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
+                        ref_simd_exp_normalise(s, s, (int)bc, m_i[r], 1.0f / l_i[r]);
                     }
                 }
                 if (pass == 3)
