@@ -638,7 +638,7 @@ static int gpu_work(const gpu_opts *g, const gpu_run *runs, int nruns)
     double flops = 0.0;
     for (int k = 0; k < nruns; k++)
         flops += per_run * sim_compute_flops(runs[k].algo, sh, &runs[k].plan.run);
-    const double secs = ceil(flops / SIM_COMPUTE_FLOPS_PER_S);
+    const double secs = ceil(flops / SIM_KERN_CPU_FLOPS_PER_S);
     if (g->o.req.mode != SIM_MODE_COMPUTE && flops > SIM_MAX_COMPUTE_FLOPS) {
         fprintf(stderr, "fasim: gpu: the simulator%s would compute %.1e flops, about %.0f s "
                 "on a 2-core 2026 x86-64 machine (measured by bench/bench_sim), over the "

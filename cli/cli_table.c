@@ -335,7 +335,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_INPUTS),
     LINE("--q F --k F --v F", "inputs as .npy, shape (N, d) or (B, H, N, d), float32 or\n"
         "float64; the shape then comes from the files (implies\n"
-        "compute mode; refused past 7.2e10 flops, about a minute:\n"
+        "compute mode; refused past 7.2e10 flops, about 30 s:\n"
         "--compute forces it)"),
     ROW(CLI_O_DO),
     PARA("\n"

@@ -161,7 +161,7 @@ static int cmd_report(int argc, char **argv, int first)
         if (fits && o.req.mode == SIM_MODE_AUTO && flops > SIM_MAX_COMPUTE_FLOPS) {
             fprintf(stderr, "fasim: computing on these inputs would take %.1e flops, about "
                     "%.0f s on a 2-core 2026 x86-64 machine (measured by bench/bench_sim), "
-                    "over the limit of %.1e flops (about a minute); --compute forces it "
+                    "over the limit of %.1e flops (about 30 s); --compute forces it "
                     "(the counts need no data: --count-only without --q --k --v)\n", flops,
                     ceil(flops / SIM_COMPUTE_FLOPS_PER_S), SIM_MAX_COMPUTE_FLOPS);
             cli_inputs_free(m);

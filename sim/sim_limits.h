@@ -48,7 +48,8 @@
  * refuses past the bound with the figure and the option that raises it.
  * Times are measured on the development machine (2-core 2026 x86-64, gcc
  * 12, bench/results/): count-only tile steps run at 1.4e8 to 9e8 a second
- * (bench/bench_sim), compute mode at about 1.2e9 flops a second. */
+ * (bench/bench_sim), compute mode at 2.7e9 to 1.2e10 flops a second
+ * (SIM_COMPUTE_FLOPS_PER_S). */
 
 /* Tile steps of one simulated run, and of all the runs of a claims file
  * (--max-steps raises it): 2^33, about 30 s of count-only naive or FA2 and
@@ -76,15 +77,27 @@
 /* Flops of work that computes on real data without --compute having asked
  * for it: the report on .npy inputs, fasim gpu (the simulator's run and,
  * with --backend cpu, the kernel's counted and timed runs). 7.2e10 is about
- * a minute at SIM_COMPUTE_FLOPS_PER_S; fasim gpu's default (N = 2048,
- * d = 64, three loop orders on the CPU: 2.3e10 flops) takes about 20 s.
- * --compute forces more, with the estimate printed first. */
+ * 30 s of the report at SIM_COMPUTE_FLOPS_PER_S, and a minute of fasim gpu
+ * at SIM_KERN_CPU_FLOPS_PER_S; fasim gpu's default (N = 2048, d = 64, three
+ * loop orders on the CPU: 2.3e10 flops) takes about 20 s. --compute forces
+ * more, with the estimate printed first. */
 #define SIM_MAX_COMPUTE_FLOPS 7.2e10
 
-/* The rate that turns flops into seconds in messages: compute mode's
- * loop orders and the CPU kernels both run 1.1e9 to 3.5e9 flops a second
- * on the development machine (bench/bench_sim, compute mode, N = 4096). */
-#define SIM_COMPUTE_FLOPS_PER_S 1.2e9
+/* The rate that turns the report's flops into seconds in messages: the
+ * slowest of compute mode's end-to-end rates (runs and float64 oracle,
+ * wall time, fasim --compute --json on the 2-core development machine
+ * with other builds running, 2026-12-04): three loop orders forward at
+ * N = 2048 and 4096, d = 64: 7.5e9 and 8.4e9 flops a second (1.2e10
+ * causal); FA2 forward at N = 8192 (the oracle 84% of it): 5.1e9; the
+ * backward, whose products are still scalar, at N = 2048, d = 64 (three
+ * loop orders, --pass both): 3.4e9, and FA2 at N = 4096, d = 128: 2.7e9. */
+#define SIM_COMPUTE_FLOPS_PER_S 2.5e9
+
+/* The same for fasim gpu, whose CPU kernels run their products at 0.07 to
+ * 1.05 times the simulator's speed (bench/results/
+ * cpu-2026-12-04-kernels-speed.txt: FA2's backward the slowest): the rate
+ * measured before the vector paths, 1.2e9. */
+#define SIM_KERN_CPU_FLOPS_PER_S 1.2e9
 
 /* Claims per file: 256. Each claim's check searches a best plan for one
  * or two loop orders, up to 20 ms each at M = 1G (bench/bench_sweep), and

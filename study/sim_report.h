@@ -24,17 +24,15 @@ typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
 /* Defaults for the resource limits (each raised by a CLI flag). */
 #define SIM_DEFAULT_MAX_MEM   (4ull << 30)      /* compute-mode host memory  */
 /* Compute mode is chosen by default when the runs' arithmetic is at most
- * 4.8e9 flops: four seconds at the rate messages quote (sim_limits.h), and
- * about two seconds of one core in practice. Measured on 2026-12-03 at the
- * scalar tile primitives' speed, the float64 oracle's ordered loops
- * included, as CPU time on the 2-core development machine: fasim --pass
- * both at N = 1024, d = 64 (3.6e9 flops) 1.34 s; N = 2048, d = 64, three
- * loop orders (3.2e9) 1.46 s; --algo fa2 at N = 4096, d = 64 (4.3e9)
- * 2.04 s: 2.1e9 to 2.7e9 flops a second, so the threshold is 1.8 to 2.3 s.
- * Enough that the classroom commands compute, the backward's gradient check
- * included, and far from the model presets (3.7e12 for gpt2-medium); faster
- * primitives move it up by their speedup. */
-#define SIM_AUTO_COMPUTE_FLOPS (4.0 * SIM_COMPUTE_FLOPS_PER_S)
+ * 1.3e10 flops, about two seconds: measured on 2026-12-04 with the vector
+ * paths and the ordered oracle, wall time on the 2-core development machine
+ * with other builds running (fasim --compute --json, runs and oracle):
+ * the three loop orders forward at N = 4096, d = 64 (1.29e10 flops) in
+ * 1.54 s, at N = 2048 (3.2e9) in 0.43 s; --pass both at N = 2048 (1.45e10,
+ * the backward's products still scalar) would take 4.2 s and counts only.
+ * It was 4.8e9 at the scalar primitives' speed (2.1e9 to 2.7e9 flops a
+ * second end to end). Far from the model presets (3.7e12 for gpt2-medium). */
+#define SIM_AUTO_COMPUTE_FLOPS 1.3e10
 
 /* run_algo's value for a loop order "all" asked for: run it in the passes
  * (and commands) that have it, leave it out of the others. */
