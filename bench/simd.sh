@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3     # the distribution's, with python3-numpy
+"$py" -c 'import numpy' 2>/dev/null ||
+  { echo "simd.sh: $py has no numpy (apt-get install python3-numpy libopenblas0-pthread)" >&2; exit 2; }
 out=$("$build/bench/bench_simd")
 echo "$out" | grep -v '^fa2-1t-seconds'
 fa2=$(echo "$out" | awk '/^fa2-1t-seconds/ { print $2 }')
@@ -36,6 +38,10 @@ print(f"numpy-seconds {best:.6f}")
 PY
 )
 kernel=$(echo "$np" | grep -i 'core' | head -1 || true)
+# Without OpenBLAS numpy falls back on the reference BLAS, ten times slower:
+# not the comparison the benchmark means.
+[ -n "$kernel" ] ||
+  echo "simd.sh: OpenBLAS reported no kernel: numpy is not using OpenBLAS (apt-get install libopenblas0-pthread)" >&2
 npsec=$(echo "$np" | awk '/^numpy-seconds/ { print $2 }')
 echo
 echo "numpy $("$py" -c 'import numpy; print(numpy.__version__)') standard attention, one thread (OPENBLAS_NUM_THREADS=1):"
