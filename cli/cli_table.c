@@ -94,9 +94,10 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_COUNT_ONLY] = { "count-only", NULL, R | V | X,
         "count transfers only (no tensor data; any N)" },
     [CLI_O_JOBS] = { "jobs", "J", R,
-        "threads of a compute run: FA2's forward shares its query\n"
-        "blocks among them, with the bits of one thread (default:\n"
-        "the CPUs online, at most 8; 1 .. 256)" },
+        "threads of a compute run: heads (every loop order and\n"
+        "pass), or FA2's forward's query blocks, shared among them,\n"
+        "with the bits of one thread (default: the CPUs online, at\n"
+        "most 8; 1 .. 256)" },
     [CLI_O_MAX_MEM] = { "max-mem", "BYTES", R | G | X,
         "compute-mode memory limit (default 4G)" },
     [CLI_O_MAX_STEPS] = { "max-steps", "N", R | S | C | G | X,

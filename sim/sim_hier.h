@@ -91,6 +91,10 @@ typedef struct sim_hier {
      * part + parts, ... of a loop order whose blocks are independent
      * (sim_loop.rows_parallel); parts 0 or 1: all of them. */
     int64_t part, parts;
+    /* Threads over heads: this hierarchy runs the groups of heads q = b G + g
+     * (a key/value head and its query heads) with q % head_parts ==
+     * head_part; head_parts 0 or 1: all of them. */
+    int64_t head_part, head_parts;
     int failed;
     char *err;
     size_t errlen;

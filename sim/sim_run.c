@@ -207,6 +207,8 @@ static int run_heads(const sim_loop *l, sim_hier *h, const sim_plan *p)
     h->hq = hq;
     for (int64_t b = 0; b < B; b++)
         for (int64_t g = 0; g < G; g++) {
+            if (h->head_parts > 1 && (b * G + g) % h->head_parts != h->head_part)
+                continue;                        /* another thread's group */
             for (int64_t h0 = g * per_g; h0 < (g + 1) * per_g; h0 += hq) {
                 h->head = b * H + h0;
                 h->kv_head = b * G + g;
@@ -256,17 +258,24 @@ static void *run_part_main(void *arg)
     return NULL;
 }
 
-/* Every block of heads, as run_heads; in compute mode, unobserved, a loop
- * order whose query blocks are independent has them shared among threads:
- * part k takes i = k, k + n, ... (interleaved, so that a causal mask's
- * longer rows below share out too). Each part writes its own rows of O and
- * L; the counts and tile steps are summed, the SRAM peaks (those of every
- * part, the same buffers) kept. Where a thread cannot start, its part
- * runs on this one: the result does not depend on how many ran. */
+/* Every block of heads, as run_heads; in compute mode, unobserved, shared
+ * among threads. Groups of heads (a key/value head and its query heads;
+ * each group's tensors' rows are its own, K and V only read across the
+ * group) are independent in every loop order and pass: with at least as
+ * many groups as threads, part k takes groups q = k, k + n, ... Otherwise a
+ * loop order whose query blocks are independent has them shared: part k
+ * takes i = k, k + n, ... of every head (interleaved, so that a causal
+ * mask's longer rows below share out too). Each part writes its own rows;
+ * the counts and tile steps are summed, the SRAM peaks (those of every
+ * part, the same buffers) kept. Where a thread cannot start, its part runs
+ * on this one: the result does not depend on how many ran. */
 static int run_all(const sim_loop *l, sim_hier *h, const sim_plan *p)
 {
-    const int64_t n = sim_min64(sim_threads(), p->Tr);
-    if (!h->compute || h->obs || !l->rows_parallel || n < 2 || h->nbufs != 0)
+    const int64_t threads = sim_threads();
+    const int64_t groups = sim_shape_B(&h->sh) * sim_shape_G(&h->sh);
+    const int by_heads = groups >= threads || (!l->rows_parallel && groups >= 2);
+    const int64_t n = sim_min64(threads, by_heads ? groups : p->Tr);
+    if (!h->compute || h->obs || (!by_heads && !l->rows_parallel) || n < 2 || h->nbufs != 0)
         return run_heads(l, h, p);
     run_part *w = calloc((size_t)n, sizeof *w);
     pthread_t *tid = calloc((size_t)n, sizeof *tid);
@@ -288,8 +297,13 @@ static int run_all(const sim_loop *l, sim_hier *h, const sim_plan *p)
             c->lv[v].used = c->lv[v].peak = 0;
         c->err = w[k].err;
         c->errlen = sizeof w[k].err;
-        c->part = k;
-        c->parts = n;
+        if (by_heads) {
+            c->head_part = k;
+            c->head_parts = n;
+        } else {
+            c->part = k;
+            c->parts = n;
+        }
     }
     for (int64_t k = 1; k < n; k++)
         started[k] = pthread_create(&tid[k], NULL, run_part_main, &w[k]) == 0;

@@ -5,7 +5,11 @@
  *     first) at 1 thread against 2, 3 and 7: O, L (dQ, dK, dV) byte for
  *     byte, the counts, tile steps and SRAM peak equal; over a causal mask,
  *     a sliding window with more keys than queries, grouped query heads in
- *     batches, paged KV and partial last blocks;
+ *     batches, paged KV and partial last blocks (query blocks shared among
+ *     threads, or groups of heads where there are as many as threads);
+ *   - every loop order and pass with several groups of heads (threads over
+ *     heads): standard attention, FA1, split-KV, FA1's and standard
+ *     attention's backward, GQA's backward with its group sums;
  *   - the same runs with the tile products forced to the scalar path;
  *   - fasim --out (argv[1] is the fasim binary): the same file from
  *     --jobs 1 and --jobs 2, and from FASIM_SIMD=scalar and the default.
@@ -30,20 +34,38 @@ static const char *g_fasim;
 
 typedef struct {
     const char *name;
+    sim_algo algo;
     sim_shape sh;
     sim_run_opts run;
 } run_case;
 
 static const run_case CASES[] = {
-    { "causal bf16, partial block", { .N = 1000, .d = 64, .M = 96 * 1024, .dtype = SIM_BF16,
-                                      .causal = 1 }, { 0 } },
-    { "window, N_k > N, d = 3", { .N = 300, .Nk = 517, .d = 3, .M = 24 * 1024,
-                                  .dtype = SIM_FP32, .causal = 1, .window = 70 }, { 0 } },
-    { "grouped heads, batch 2", { .N = 200, .d = 80, .M = 96 * 1024, .dtype = SIM_FP16,
-                                  .batch = 2, .heads = 4, .kv_heads = 2 }, { .group = 1 } },
-    { "paged KV", { .N = 333, .d = 16, .M = 24 * 1024, .dtype = SIM_FP32 },
+    { "causal bf16, partial block", SIM_FA2,
+      { .N = 1000, .d = 64, .M = 96 * 1024, .dtype = SIM_BF16, .causal = 1 }, { 0 } },
+    { "window, N_k > N, d = 3", SIM_FA2, { .N = 300, .Nk = 517, .d = 3, .M = 24 * 1024,
+                                           .dtype = SIM_FP32, .causal = 1, .window = 70 }, { 0 } },
+    { "grouped heads, batch 2", SIM_FA2, { .N = 200, .d = 80, .M = 96 * 1024, .dtype = SIM_FP16,
+                                           .batch = 2, .heads = 4, .kv_heads = 2 },
+      { .group = 1 } },
+    { "paged KV", SIM_FA2, { .N = 333, .d = 16, .M = 24 * 1024, .dtype = SIM_FP32 },
       { .page = 16, .page_seed = 5 } },
-    { "backward", { .N = 260, .d = 64, .M = 96 * 1024, .dtype = SIM_FP32, .causal = 1 },
+    { "backward", SIM_FA2, { .N = 260, .d = 64, .M = 96 * 1024, .dtype = SIM_FP32, .causal = 1 },
+      { .pass = SIM_BWD } },
+    /* threads over groups of heads: every loop order and pass */
+    { "naive, 3 heads of a batch of 2", SIM_NAIVE,
+      { .N = 150, .d = 32, .M = 48 * 1024, .dtype = SIM_FP16, .causal = 1, .batch = 2,
+        .heads = 3 }, { 0 } },
+    { "fa1, 5 heads", SIM_FA1, { .N = 190, .d = 24, .M = 24 * 1024, .dtype = SIM_BF16,
+                                 .heads = 5 }, { 0 } },
+    { "split-KV, 4 heads", SIM_FA2, { .N = 9, .Nk = 700, .d = 64, .M = 48 * 1024,
+                                      .dtype = SIM_FP16, .heads = 4 }, { .splits = 3 } },
+    { "fa1 backward, 3 heads", SIM_FA1, { .N = 130, .d = 16, .M = 24 * 1024, .dtype = SIM_FP32,
+                                          .causal = 1, .heads = 3 }, { .pass = SIM_BWD } },
+    { "naive backward, batch 3", SIM_NAIVE, { .N = 100, .d = 8, .M = 24 * 1024,
+                                              .dtype = SIM_FP16, .batch = 3 },
+      { .pass = SIM_BWD } },
+    { "GQA backward, 6 heads over 3", SIM_FA2, { .N = 120, .d = 32, .M = 48 * 1024,
+                                                 .dtype = SIM_BF16, .heads = 6, .kv_heads = 3 },
       { .pass = SIM_BWD } },
 };
 
@@ -57,7 +79,7 @@ static int64_t heads_kv(const sim_shape *sh)
     return (sh->batch ? sh->batch : 1) * (sh->kv_heads ? sh->kv_heads : (sh->heads ? sh->heads : 1));
 }
 
-static void run_fa2(const run_case *c, int threads, sim_result *res)
+static void run_case_on(const run_case *c, int threads, sim_result *res)
 {
     const sim_shape *sh = &c->sh;
     const int64_t nq = heads_q(sh) * sh->N, nk = heads_kv(sh) * (sh->Nk ? sh->Nk : sh->N);
@@ -70,11 +92,11 @@ static void run_fa2(const run_case *c, int threads, sim_result *res)
     sim_random_grad(7, nq * sh->d, sh->dtype, dO);
     sim_plan p;
     char err[1024];
-    if (sim_plan_choose(SIM_FA2, sh, &c->run, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0)
+    if (sim_plan_choose(c->algo, sh, &c->run, SIM_PLAN_AUTO, 0, 0, &p, err, sizeof err) != 0)
         fail_msg("%s: %s", c->name, err);
     sim_set_threads(threads);
     const sim_inputs in = { Q, K, V, dO };
-    if (sim_run_inputs(SIM_FA2, sh, &p, &in, NULL, res, err, sizeof err) != 0)
+    if (sim_run_inputs(c->algo, sh, &p, &in, NULL, res, err, sizeof err) != 0)
         fail_msg("%s: %s", c->name, err);
     sim_set_threads(0);
     free(Q);
@@ -112,12 +134,12 @@ static void threads_same_bits(void **state)
     (void)state;
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
         sim_result one;
-        run_fa2(&CASES[k], 1, &one);
+        run_case_on(&CASES[k], 1, &one);
         assert_non_null(one.O);
         const int ns[] = { 2, 3, 7 };
         for (int t = 0; t < 3; t++) {
             sim_result many;
-            run_fa2(&CASES[k], ns[t], &many);
+            run_case_on(&CASES[k], ns[t], &many);
             same_results(&CASES[k], &one, &many);
             sim_result_free(&many);
         }
@@ -131,9 +153,9 @@ static void scalar_path_same_bits(void **state)
     const ref_simd best = ref_simd_active();
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
         sim_result fast, scalar;
-        run_fa2(&CASES[k], 2, &fast);
+        run_case_on(&CASES[k], 2, &fast);
         assert_int_equal(ref_simd_force(REF_SIMD_SCALAR), 0);
-        run_fa2(&CASES[k], 1, &scalar);
+        run_case_on(&CASES[k], 1, &scalar);
         assert_int_equal(ref_simd_force(best), 0);
         same_results(&CASES[k], &fast, &scalar);
         sim_result_free(&fast);
