@@ -10,6 +10,9 @@
  *   - GQA's backward adds its group sums, two launches of grid T_c x B x G
  *     whose bytes (B H N_k d read, B G N_k d written, each of dK and dV, in
  *     the dtype) are computed here from the shape;
+ *   - FA1's backward spends, per step, the shared-memory time of the partial
+ *     sums its warps exchange and of the operands that outrun its tensor
+ *     cores, computed here from v1's warp layout;
  *   - the trace is JSON in the trace-event format (parsed here);
  *   - the efficiency constants are frozen (what fitted them is in
  *     sim_gpu_model.c; changing them changes every figure the README shows).
