@@ -886,9 +886,10 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
      * warp re-reading Q_i and dO_i is as many bytes as K_j, and in the
      * backward the operand time of S and dP outruns their tensor time at
      * d = 128 on A100. FA2's are left out: with each warp on its own rows
-     * (the backward's 2 x 4 warp layouts, flash_bwd_launch_template.h) its
-     * products' operand reads take under 60% of their tensor time on the
-     * A100 tiles of d = 64 and 128, so they never bind a product. */
+     * (the forward's 4 x 1 warps, the backward's 2 x 4 and 4 x 2 layouts,
+     * Flash_bwd_kernel_traits in flash_bwd_launch_template.h) its products'
+     * operand reads take 36% to 74% of their tensor time on the A100 tiles
+     * of d = 64 and 128, so they never bind a product there. */
     const double smem_sm = g->smem_bytes_per_clk * g->clock_hz;
     double smem_step = 0, opnd_step = 0, mm_stretch = 1;
     {
