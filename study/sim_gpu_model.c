@@ -664,6 +664,60 @@ typedef struct {
  * re-derived here, not copied). Forward: the fewest splits S (at most 30; v1's
  * bound min(30, (seqlen_q + M - 1 / M)) is 30 as written, 1 / M being 0) whose
  * last wave is at least 95% as full as the fullest of S = 1 .. 30. */
+/* FA1's operands through shared memory in one tile step (B_r query rows,
+ * B_c keys, w warps side by side over the keys, v1's 1 x w layout;
+ * FMHA_kernel_traits in fmha/kernel_traits.h, the loops of
+ * fmha_fprop_kernel_1xN.h and fmha_dgrad_kernel_1xN_loop.h). A warp loads
+ * the fragments of each product's operands from shared memory (ldmatrix)
+ * unless it keeps them in registers:
+ *   - forward (flags 0x08u: K_IN_REGS, V_IN_REGS): K_j's and V_j's
+ *     fragments are loaded once per key block and stay in registers; per
+ *     step only Q_i, which every warp reads whole (S_ij = Q_i K_j^T with
+ *     each warp's B_c / w columns): w B_r d elements;
+ *   - backward (flags 0x100u, Gemm_Q_K<..., false>: K_j and V_j stay in
+ *     shared memory), five products of 2 B_r B_c d FLOPs each:
+ *       S = Q_i K_j^T     Q_i by every warp (w B_r d), K_j once (B_c d);
+ *       dP = dO_i V_j^T   dO_i by every warp, V_j once;
+ *       dQ = dS K_j       K_j^T once (dS in the warp's registers);
+ *       dV += P^T dO_i    P written and read back transposed (2 B_r B_c),
+ *                         dO_i^T by every warp (w B_r d);
+ *       dK += dS^T Q_i    dS likewise, Q_i^T by every warp.
+ * A product's loads are double-buffered against its mma (frag[ki & 1]),
+ * so it takes the longer of its tensor time and its shared-memory time;
+ * products are ordered by their data (and __syncthreads), so those times
+ * add. Returns the operand bytes of a whole tile step and sets *stretch to
+ * the step's product time over its tensor time alone (1 when the tensor
+ * cores outrun shared memory in every product). The fp32 partials the
+ * warps exchange are the caller's smem_step. */
+static double sliced_k_operands(int bwd, double w, double Br, double Bc, double d, double elt,
+                                double tc_sm, double smem_sm, double *stretch)
+{
+    const double flops = 2 * Br * Bc * d;       /* each product's */
+    double bytes[5];
+    int n;
+    if (!bwd) {
+        bytes[0] = w * Br * d * elt;            /* S = Q_i K_j^T */
+        bytes[1] = 0;                           /* O += P V_j: P and V_j in registers */
+        n = 2;
+    } else {
+        bytes[0] = (w * Br * d + Bc * d) * elt; /* S = Q_i K_j^T */
+        bytes[1] = bytes[0];                    /* dP = dO_i V_j^T */
+        bytes[2] = Bc * d * elt;                /* dQ = dS K_j */
+        bytes[3] = (2 * Br * Bc + w * Br * d) * elt;   /* dV += P^T dO_i */
+        bytes[4] = bytes[3];                    /* dK += dS^T Q_i */
+        n = 5;
+    }
+    double total = 0, t = 0;
+    const double t_mm = flops / tc_sm;
+    for (int k = 0; k < n; k++) {
+        const double t_op = bytes[k] / smem_sm;
+        total += bytes[k];
+        t += t_op > t_mm ? t_op : t_mm;
+    }
+    *stretch = t / (n * t_mm);
+    return total;
+}
+
 static int64_t fa1_splits_fwd(int64_t heads, int sms, int occ, int64_t Tr)
 {
     double eff[31], best = 0;
@@ -826,15 +880,27 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
      * warps (FlashAttention-2, section 3.3): with the keys split (FA1's
      * sliced-K) every warp writes its fp32 partial of the step's B_r x d
      * product, and they are read back and summed; with the queries split
-     * (FA2) the warps exchange nothing. The operands every kernel reads
-     * from shared memory for its products are left out, as the paper
-     * leaves them. */
+     * (FA2) the warps exchange nothing.
+     * The operands a kernel's products read from shared memory: FA1's are
+     * charged (sliced_k_operands): its steps are B_r = 16 rows, so every
+     * warp re-reading Q_i and dO_i is as many bytes as K_j, and in the
+     * backward the operand time of S and dP outruns their tensor time at
+     * d = 128 on A100. FA2's are left out: with each warp on its own rows
+     * (the forward's 4 x 1 warps, the backward's 2 x 4 and 4 x 2 layouts,
+     * Flash_bwd_kernel_traits in flash_bwd_launch_template.h) its products'
+     * operand reads take 36% to 74% of their tensor time on the A100 tiles
+     * of d = 64 and 128, so they never bind a product there. */
     const double smem_sm = g->smem_bytes_per_clk * g->clock_hz;
-    double smem_step = 0;
+    double smem_step = 0, opnd_step = 0, mm_stretch = 1;
     {
         const double w = p->warps > 0 ? p->warps : 4;
-        if (loop->warps == SIM_WARPS_SPLIT_K)
+        if (loop->warps == SIM_WARPS_SPLIT_K) {
             smem_step = 2 * w * (double)p->Br * (double)sh->d * 4;
+            opnd_step = sliced_k_operands(p->run.pass == SIM_BWD, w, (double)Br_k,
+                                          (double)Bc_k, (double)sh->d,
+                                          sim_dtype_bytes(sh->dtype), tc_sm, smem_sm,
+                                          &mm_stretch);
+        }
     }
     const double l2_bw = g->l2_bytes_per_s;
     double bound_time[SIM_GM_BOUND_COUNT] = { 0 };
@@ -1041,9 +1107,14 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 ? st->area * ((double)Br_k * (double)Bc_k) / ((double)p->Br * (double)p->Bc)
                 : 0;
             const double t_mm = area_pad * per_score.mm / tc_sm;
+            /* one block's products in sequence: stretched where FA1's
+             * operand loads outrun the tensor cores */
+            const double t_prod = t_mm * mm_stretch;
             const double t_sfu = area_pad * per_score.exps / sfu_sm;
             const double t_fp = area_pad * per_score.fp32 / fp32_sm;
             const double t_sm = st->area > 0 ? smem_step / smem_sm : 0;
+            /* shared memory's busy time: the exchange and the operands */
+            const double t_smem = st->area > 0 ? (smem_step + opnd_step) / smem_sm : 0;
             const double t_dram = (double)(miss + wb) * R / dram_bw;
             const double t_l2 = (double)(hit + wbytes) * R / l2_bw;
             const double t_mem = t_dram > t_l2 ? t_dram : t_l2;
@@ -1051,8 +1122,8 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             sim_gm_bound pb = SIM_GM_BOUND_TENSOR;
             if (t_sfu > pipe_max) { pipe_max = t_sfu; pb = SIM_GM_BOUND_SFU; }
             if (t_fp > pipe_max) { pipe_max = t_fp; pb = SIM_GM_BOUND_FP32; }
-            if (t_sm > pipe_max) { pipe_max = t_sm; pb = SIM_GM_BOUND_SMEM; }
-            const double seq_sum = t_mm + t_sfu + t_fp + t_sm;
+            if (t_smem > pipe_max) { pipe_max = t_smem; pb = SIM_GM_BOUND_SMEM; }
+            const double seq_sum = t_prod + t_sfu + t_fp + t_sm;
             const double t_comp = seq_sum > kres * pipe_max ? seq_sum : kres * pipe_max;
             double dur;
             sim_gm_bound sb;
@@ -1067,10 +1138,10 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             if (tr && dur > 0) {
                 const int tid = e.slot;
                 trace_slice(tr, "load", "step", tid, e.t, t_mem, sl->head, st->block);
-                if (t_mm > 0)
-                    trace_slice(tr, "matmul", "step", tid, e.t, t_mm, sl->head, st->block);
+                if (t_prod > 0)
+                    trace_slice(tr, "matmul", "step", tid, e.t, t_prod, sl->head, st->block);
                 if (t_sfu + t_fp > 0)
-                    trace_slice(tr, "softmax", "step", tid, e.t + t_mm, t_sfu + t_fp,
+                    trace_slice(tr, "softmax", "step", tid, e.t + t_prod, t_sfu + t_fp,
                                 sl->head, st->block);
             }
             out->steps++;

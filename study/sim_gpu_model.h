@@ -24,8 +24,9 @@
  *   - the clock: a tile step costs the larger of its transfers (DRAM and L2
  *     bandwidth shared equally by the blocks in flight) and its arithmetic
  *     when the kernel prefetches (sim_loop.grid says which do), their sum
- *     when it does not; the arithmetic is three pipes of the SM (tensor
- *     cores, FP32, the special-function units' exp) shared by the blocks
+ *     when it does not; the arithmetic is the pipes of the SM (tensor
+ *     cores, FP32, the special-function units' exp, and for FA1 shared
+ *     memory: its warps' exchange and operands) shared by the blocks
  *     resident on it: a step takes the longer of its own pipes in sequence
  *     and the busiest pipe's work over all resident blocks. A block's first
  *     step waits one DRAM latency; each kernel launch adds its overhead.

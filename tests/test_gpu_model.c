@@ -10,6 +10,9 @@
  *   - GQA's backward adds its group sums, two launches of grid T_c x B x G
  *     whose bytes (B H N_k d read, B G N_k d written, each of dK and dV, in
  *     the dtype) are computed here from the shape;
+ *   - FA1's backward spends, per step, the shared-memory time of the partial
+ *     sums its warps exchange and of the operands that outrun its tensor
+ *     cores, computed here from v1's warp layout;
  *   - the trace is JSON in the trace-event format (parsed here);
  *   - the efficiency constants are frozen (what fitted them is in
  *     sim_gpu_model.c; changing them changes every figure the README shows).
@@ -125,6 +128,50 @@ static void test_infinite_l2_is_compulsory(void **state)
         /* written: D (4), dQ_acc (4), dQ dK dV (e) */
         assert_int_equal(r.dram_write_bytes, n * 4 + nd * 4 + 3 * nd * e);
     }
+}
+
+/* FA1's shared memory (sliced_k_operands, smem_step): its backward at
+ * d = 128 on A100 (v1's 16 x 128 tile, 8 warps side by side over the keys),
+ * one head of N = 1024, so T_c = 8 blocks each on an SM of its own, every
+ * step bound by its arithmetic (the loads of 8 blocks are far under DRAM's
+ * and L2's bandwidth). Against the same run with shared memory made
+ * unboundedly fast, each of a block's T_r = 64 steps is longer by, computed
+ * here from v1's loops (fmha_dgrad_kernel_1xN_loop.h):
+ *   - the fp32 dQ partials the 8 warps write and read back, 2 x 8 x 16 x 128
+ *     x 4 bytes;
+ *   - S = Q_i K_j^T and dP = dO_i V_j^T, each reading (8 x 16 + 128) x 128
+ *     fp16 elements from shared memory, more than their tensor time: each
+ *     takes its bytes over shared memory's bandwidth instead (dQ, dV and dK
+ *     read less than their tensor time: unchanged). */
+static void test_fa1_shared_memory(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 1024, .d = 128, .M = 163 * 1024, .dtype = SIM_FP16, .batch = 1,
+                     .heads = 1 };
+    sim_plan p = plan_for(SIM_FA1, &sh, SIM_BWD, 1);
+    assert_int_equal(p.Br, 16);
+    assert_int_equal(p.Bc, 128);
+    assert_int_equal(p.warps, 8);
+    const sim_gpu *a100 = sim_gpu_find("a100");
+    sim_gpu fast = *a100;
+    fast.smem_bytes_per_clk = 1e12;
+    sim_gm_opts o = { 0 };
+    sim_gm_result r, rf;
+    char err[512];
+    assert_int_equal(sim_gpu_model_run(a100, &p, &sh, &o, &r, err, sizeof err), 0);
+    assert_int_equal(sim_gpu_model_run(&fast, &p, &sh, &o, &rf, err, sizeof err), 0);
+    assert_int_equal(r.blocks, 8);
+    const double smem_bw = 128.0 * 1410e6;                      /* bytes/s per SM */
+    const double tc = 312e12 * sim_gpu_model_constants().tensor_eff / 108;   /* FLOP/s */
+    const double t_mm = 2.0 * 16 * 128 * 128 / tc;             /* one product */
+    const double t_op = (8.0 * 16 + 128) * 128 * 2 / smem_bw;  /* S's, dP's operands */
+    assert_true(t_op > t_mm);
+    const double exchange = 2.0 * 8 * 16 * 128 * 4 / smem_bw;
+    const double per_step = exchange + 2 * (t_op - t_mm);
+    const double want = 64 * per_step;
+    const double got = r.time_s - rf.time_s;
+    if (fabs(got - want) > 1e-3 * want)
+        fail_msg("FA1 backward, shared memory: %.4g s longer, expected %.4g", got, want);
 }
 
 /* The launch: FA2's forward has T_r blocks per head; the first kernel
@@ -402,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_zero_l2_is_two_level),
         cmocka_unit_test(test_infinite_l2_is_compulsory),
         cmocka_unit_test(test_launch),
+        cmocka_unit_test(test_fa1_shared_memory),
         cmocka_unit_test(test_gqa_group_sum),
         cmocka_unit_test(test_no_l2_not_faster),
         cmocka_unit_test(test_grid_limit),
