@@ -537,7 +537,8 @@ static void test_turn_bug_is_caught(void **state)
 }
 
 /* Refusals: the CUDA backend without a device or with a block order, a
- * forward plan given to the backward's run. */
+ * forward plan given to the backward's run and a backward plan to the
+ * forward's. */
 static void test_refusals(void **state)
 {
     (void)state;
@@ -557,13 +558,7 @@ static void test_refusals(void **state)
     assert_int_equal(kern_run_bwd(KERN_CUDA, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V, in.dO,
                                   &seeded, &kr, err, sizeof err), -1);
     assert_non_null(strstr(err, "--backend cpu"));
-    sim_plan fp;
-    const sim_run_opts fwd = { 0 };
-    sim_plan_make(SIM_FA2, &c.sh, &fwd, 8, 5, SIM_PLAN_USER, &fp);
-    assert_int_equal(kern_run_bwd(KERN_CPU, SIM_FA2, &c.sh, &fp, in.Q, in.K, in.V, in.dO,
-                                  NULL, &kr, err, sizeof err), -1);
-    assert_int_equal(kern_run(KERN_CPU, SIM_FA2, &c.sh, &c.plan, in.Q, in.K, in.V, NULL, &kr,
-                              err, sizeof err), -1);
+    kb_plan_refusals(&c, &in);
     kern_dq_mode m;
     assert_int_equal(kern_dq_mode_parse("atomic", &m), 0);
     assert_int_equal(m, KERN_DQ_ATOMIC);

@@ -299,6 +299,21 @@ static inline void kb_inputs_make(const kc_case *c, kb_inputs *in)
     sim_random_grad(c->seed + 1, nq, c->sh.dtype, in->dO);
 }
 
+/* The refusals every backward's test shares: a forward plan of c's tiles
+ * given to the backward's run, and c's backward plan to the forward's. */
+static inline void kb_plan_refusals(const kc_case *c, const kb_inputs *in)
+{
+    kern_result kr;
+    char err[512];
+    sim_plan fp;
+    const sim_run_opts fwd = { 0 };
+    sim_plan_make(c->algo, &c->sh, &fwd, c->plan.Br, c->plan.Bc, SIM_PLAN_USER, &fp);
+    assert_int_equal(kern_run_bwd(KERN_CPU, c->algo, &c->sh, &fp, in->Q, in->K, in->V, in->dO,
+                                  NULL, &kr, err, sizeof err), -1);
+    assert_int_equal(kern_run(KERN_CPU, c->algo, &c->sh, &c->plan, in->Q, in->K, in->V, NULL,
+                              &kr, err, sizeof err), -1);
+}
+
 static inline void kb_sim(const kc_case *c, const kb_inputs *in, sim_result *sr)
 {
     char err[512];

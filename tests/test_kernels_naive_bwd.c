@@ -299,13 +299,7 @@ static void test_refusals(void **state)
                                   NULL, &kr, err, sizeof err), -1);
     assert_non_null(strstr(err, "--backend cpu"));
     assert_null(strchr(err, '\n'));
-    sim_plan fp;
-    const sim_run_opts fwd = { 0 };
-    sim_plan_make(c.algo, &c.sh, &fwd, c.plan.Br, c.plan.Bc, SIM_PLAN_USER, &fp);
-    assert_int_equal(kern_run_bwd(KERN_CPU, c.algo, &c.sh, &fp, in.Q, in.K, in.V, in.dO, NULL,
-                                  &kr, err, sizeof err), -1);
-    assert_int_equal(kern_run(KERN_CPU, c.algo, &c.sh, &c.plan, in.Q, in.K, in.V, NULL, &kr,
-                              err, sizeof err), -1);
+    kb_plan_refusals(&c, &in);
     assert_int_equal(kern_serves_bwd(SIM_NAIVE), 1);
     assert_int_equal(kern_serves_bwd(SIM_FA1), 1);
     assert_int_equal(kern_serves_bwd(SIM_FA2), 1);
