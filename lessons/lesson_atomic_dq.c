@@ -121,7 +121,7 @@ static void run(lesson *L)
     const int64_t d_det = differing(det0.dQ, det1.dQ, n, &m_det);
     const int64_t d_k = differing(at0.dK, at1.dK, n, &m_k) + differing(det0.dK, at1.dK, n, &m_k);
     const int64_t d_v = differing(at0.dV, at1.dV, n, &m_v) + differing(det0.dV, at1.dV, n, &m_v);
-    lesson_say(L, "fasim's backward kernels ran on the CPU path twice with the blocks "
+    lesson_say(L, "fasim's backward kernels ran in float32 on the CPU path twice with the blocks "
                "in the grid's order and twice in an order shuffled from seed %llu (as "
                "a GPU's blocks might finish), once each with atomic adds and once "
                "with a fixed order.", (unsigned long long)seed);
@@ -136,7 +136,9 @@ static void run(lesson *L)
     lesson_say(L, "The differences are a few units in the last place of float32: each "
                "order is as accurate as the others, none is the right one. But the "
                "bits change from run to run, so a training run cannot be replayed "
-               "bit for bit. dK and dV never change: each block owns its own.");
+               "bit for bit. dK and dV never change: each block owns its own. (In fp16 "
+               "or bf16, dQ is still summed in float32 and rounded to the dtype once at "
+               "the end, which hides most of these differences.)");
     kern_result_free(&det0);
     kern_result_free(&det1);
     kern_result_free(&at0);
