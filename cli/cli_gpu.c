@@ -647,7 +647,7 @@ static int gpu_work(const gpu_opts *g, const gpu_run *runs, int nruns)
                 flops, secs, SIM_MAX_COMPUTE_FLOPS);
         return SIM_EUSAGE;
     }
-    if (g->o.req.mode == SIM_MODE_COMPUTE && flops > SIM_AUTO_COMPUTE_FLOPS)
+    if (g->o.req.mode == SIM_MODE_COMPUTE && secs > SIM_AUTO_COMPUTE_SECONDS)
         fprintf(stderr, "fasim: gpu: computing %.1e flops: about %.0f s on a 2-core 2026 "
                 "x86-64 machine\n", flops, secs);
     return SIM_OK;

@@ -83,7 +83,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_V] = { "v", "F", R | V | G | X,
         NULL },
     [CLI_O_OUT] = { "out", "F", R | G,
-        "write O as float32 .npy (one --algo; implies --compute)" },
+        "write the forward's O as float32 .npy (one --algo, --pass\n"
+        "fwd or both; implies --compute)" },
     [CLI_O_JSON] = { "json", NULL, R | S | C | G | X | A,
         "one JSON object on stdout (keys in README.md)" },
     [CLI_O_COMPUTE] = { "compute", NULL, R | V | G | X,
@@ -336,7 +337,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_INPUTS),
     LINE("--q F --k F --v F", "inputs as .npy, shape (N, d) or (B, H, N, d), float32 or\n"
         "float64; the shape then comes from the files (implies\n"
-        "compute mode; refused past 7.2e10 flops, about 30 s:\n"
+        "compute mode; refused past 7.2e10 flops, 12 to 27 s:\n"
         "--compute forces it)"),
     ROW(CLI_O_DO),
     PARA("\n"

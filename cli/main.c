@@ -15,6 +15,7 @@
 #include "cli_args.h"
 #include "cli_cmds.h"
 #include "cli_inputs.h"
+#include "ref_simd.h"
 #include "sim_npy.h"
 #include "sim_outfile.h"
 #include "viz_timeline.h"
@@ -41,9 +42,10 @@ static int load_inputs(cli_report_opts *o, sim_npy_matrix m[4])
 /* The flops of the runs req asks for, forward and backward (--pass; none
  * set: forward), and *fits: whether each run fits --max-mem (a run refused
  * for memory is refused before any work, so no estimate is printed for it). */
-static double compute_flops(const sim_request *req, int *fits)
+static double compute_flops(const sim_request *req, int *fits, double *seconds)
 {
     double flops = 0.0;
+    *seconds = 0.0;
     const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
     const int any = req->run_pass[SIM_FWD] || req->run_pass[SIM_BWD];
     *fits = 1;
@@ -55,6 +57,7 @@ static double compute_flops(const sim_request *req, int *fits)
         for (int a = 0; a < sim_algo_count(); a++)
             if (req->run_algo[a]) {
                 flops += sim_compute_flops((sim_algo)a, &req->sh, &run);
+                *seconds += sim_compute_seconds((sim_algo)a, &req->sh, &run);
                 *fits &= sim_compute_memory((sim_algo)a, &req->sh, &run) <= max_mem;
             }
     }
@@ -157,19 +160,21 @@ static int cmd_report(int argc, char **argv, int first)
          * from files compute without --compute; past SIM_MAX_COMPUTE_FLOPS
          * they are refused, and --compute forces them. */
         int fits;
-        double flops = compute_flops(&o.req, &fits);
+        double secs;
+        double flops = compute_flops(&o.req, &fits, &secs);
+        char dur[64];
+        sim_format_duration(dur, sizeof dur, secs);
         if (fits && o.req.mode == SIM_MODE_AUTO && flops > SIM_MAX_COMPUTE_FLOPS) {
-            fprintf(stderr, "fasim: computing on these inputs would take %.1e flops, about "
-                    "%.0f s on a 2-core 2026 x86-64 machine (measured by bench/bench_sim), "
-                    "over the limit of %.1e flops (about 30 s); --compute forces it "
+            fprintf(stderr, "fasim: computing on these inputs would take %.1e flops, %s "
+                    SIM_COMPUTE_WHERE ", over the limit of %.1e flops; --compute forces it "
                     "(the counts need no data: --count-only without --q --k --v)\n", flops,
-                    ceil(flops / SIM_COMPUTE_FLOPS_PER_S), SIM_MAX_COMPUTE_FLOPS);
+                    dur, SIM_MAX_COMPUTE_FLOPS);
             cli_inputs_free(m);
             return SIM_EUSAGE;
         }
-        if (fits && flops > SIM_AUTO_COMPUTE_FLOPS)
-            fprintf(stderr, "fasim: computing %.1e flops: about %.0f s on a 2-core 2026 x86-64 "
-                    "machine\n", flops, ceil(flops / SIM_COMPUTE_FLOPS_PER_S));
+        if (fits && secs > SIM_AUTO_COMPUTE_SECONDS)
+            fprintf(stderr, "fasim: computing %.1e flops: %s " SIM_COMPUTE_WHERE "\n", flops,
+                    dur);
     }
     /* The trace file is opened before the run (an unwritable path fails
      * at once) and takes its place only when complete. */
@@ -311,6 +316,13 @@ static int cmd_main(int argc, char **argv)
  * line on stderr. A command that failed has said why already. */
 int main(int argc, char **argv)
 {
+    /* FASIM_SIMD caps the products' vector path (reference/ref_simd.h); a
+     * name that is none caps nothing, which a user should hear of. */
+    const char *simd = getenv("FASIM_SIMD");
+    ref_simd cap;
+    if (simd && *simd && ref_simd_parse(simd, &cap) != 0)
+        fprintf(stderr, "fasim: FASIM_SIMD=%s is not a path (scalar, sse, avx2, avx512, "
+                "wasm128); ignored\n", simd);
     int rc = cmd_main(argc, argv);
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == SIM_OK) {
         fprintf(stderr, "fasim: cannot write to stdout\n");

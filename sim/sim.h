@@ -165,6 +165,9 @@ int sim_fp8_scale_parse(const char *s, sim_fp8_scale *out);
 void sim_format_bytes(char *buf, size_t len, uint64_t bytes);
 /* "1.23 s", "45.6 ms", "789 us": seconds for people, 3 digits. */
 void sim_format_seconds(char *buf, size_t len, double s);
+/* "about 12 s", "about 7 min", "about 3.5 h", "about 4.7 days": an
+ * estimated duration for people. */
+void sim_format_duration(char *buf, size_t len, double s);
 /* 1234567 -> "1,234,567". */
 void sim_format_count(char *buf, size_t len, uint64_t n);
 
@@ -785,6 +788,11 @@ uint64_t sim_compute_memory(sim_algo algo, const sim_shape *sh, const sim_run_op
 
 /* Floating-point operations of a compute-mode run (4 N^2 d). */
 double sim_compute_flops(sim_algo algo, const sim_shape *sh, const sim_run_opts *run);
+
+/* The wall seconds a compute-mode run takes, with its share of the float64
+ * oracle: its flops at the pass's measured rate (SIM_COMPUTE_*_FLOPS_PER_S,
+ * sim_limits.h). An estimate for messages and the automatic mode. */
+double sim_compute_seconds(sim_algo algo, const sim_shape *sh, const sim_run_opts *run);
 
 /* Paged KV: the page table of run->page_seed, the placement of every
  * key/value head's pages in one pool of B G ceil(N_k / P) pages:

@@ -49,7 +49,7 @@
  * Times are measured on the development machine (2-core 2026 x86-64, gcc
  * 12, bench/results/): count-only tile steps run at 1.4e8 to 9e8 a second
  * (bench/bench_sim), compute mode at 2.7e9 to 1.2e10 flops a second
- * (SIM_COMPUTE_FLOPS_PER_S). */
+ * (SIM_COMPUTE_FWD_FLOPS_PER_S, SIM_COMPUTE_BWD_FLOPS_PER_S). */
 
 /* Tile steps of one simulated run, and of all the runs of a claims file
  * (--max-steps raises it): 2^33, about 30 s of count-only naive or FA2 and
@@ -76,22 +76,35 @@
 
 /* Flops of work that computes on real data without --compute having asked
  * for it: the report on .npy inputs, fasim gpu (the simulator's run and,
- * with --backend cpu, the kernel's counted and timed runs). 7.2e10 is about
- * 30 s of the report at SIM_COMPUTE_FLOPS_PER_S, and a minute of fasim gpu
- * at SIM_KERN_CPU_FLOPS_PER_S; fasim gpu's default (N = 2048, d = 64, three
+ * with --backend cpu, the kernel's counted and timed runs). 7.2e10 is 12 s
+ * of the report's forward runs and 27 s of backward ones
+ * (sim_compute_seconds), and a minute of fasim gpu at
+ * SIM_KERN_CPU_FLOPS_PER_S; fasim gpu's default (N = 2048, d = 64, three
  * loop orders on the CPU: 2.3e10 flops) takes about 20 s. --compute forces
  * more, with the estimate printed first. */
 #define SIM_MAX_COMPUTE_FLOPS 7.2e10
 
-/* The rate that turns the report's flops into seconds in messages: the
- * slowest of compute mode's end-to-end rates (runs and float64 oracle,
- * wall time, fasim --compute --json on the 2-core development machine
- * with other builds running, 2026-12-04): three loop orders forward at
- * N = 2048 and 4096, d = 64: 7.5e9 and 8.4e9 flops a second (1.2e10
- * causal); FA2 forward at N = 8192 (the oracle 84% of it): 5.1e9; the
- * backward, whose products are still scalar, at N = 2048, d = 64 (three
- * loop orders, --pass both): 3.4e9, and FA2 at N = 4096, d = 128: 2.7e9. */
-#define SIM_COMPUTE_FLOPS_PER_S 2.5e9
+/* The rates that turn a compute run's flops into wall seconds
+ * (sim_compute_seconds), the float64 oracle's share included: compute
+ * mode's end-to-end rates (fasim --compute --json, runs and oracle, wall
+ * time on the 2-core development machine with other builds running,
+ * 2026-12-04): three loop orders forward at N = 2048 and 4096, d = 64: 7.5e9
+ * and 8.4e9 flops a second (1.2e10 causal), FA2 alone at N = 8192 (the
+ * oracle 84% of it) 5.1e9: the forward at 6e9. The backward, whose products
+ * are still scalar: three loop orders at N = 2048, d = 64 (--pass both)
+ * 3.4e9, FA2 at N = 4096, d = 128 2.7e9: the backward at 2.7e9. In the web
+ * page (WebAssembly) compute mode runs 5 to 6 times slower than natively
+ * (the classroom report in 0.6 s against 0.1 s,
+ * bench/results/web-2026-12-04.txt), so there the rates are a sixth. */
+#if defined(__EMSCRIPTEN__)
+#define SIM_COMPUTE_FWD_FLOPS_PER_S 1e9
+#define SIM_COMPUTE_BWD_FLOPS_PER_S 4.5e8
+#define SIM_COMPUTE_WHERE "in this browser on a 2-core 2026 x86-64 machine"
+#else
+#define SIM_COMPUTE_FWD_FLOPS_PER_S 6e9
+#define SIM_COMPUTE_BWD_FLOPS_PER_S 2.7e9
+#define SIM_COMPUTE_WHERE "on a 2-core 2026 x86-64 machine"
+#endif
 
 /* The same for fasim gpu, whose CPU kernels run their products at 0.07 to
  * 1.05 times the simulator's speed (bench/results/

@@ -347,6 +347,20 @@ void sim_format_seconds(char *buf, size_t len, double s)
         snprintf(buf, len, "%.3g us", s * 1e6);
 }
 
+void sim_format_duration(char *buf, size_t len, double s)
+{
+    if (s < 1.0)
+        snprintf(buf, len, "under a second");
+    else if (s < 120.0)
+        snprintf(buf, len, "about %.0f s", ceil(s));
+    else if (s < 7200.0)
+        snprintf(buf, len, "about %.0f min", ceil(s / 60.0));
+    else if (s < 172800.0)
+        snprintf(buf, len, "about %.1f h", s / 3600.0);
+    else
+        snprintf(buf, len, "about %.1f days", s / 86400.0);
+}
+
 void sim_format_bytes(char *buf, size_t len, uint64_t bytes)
 {
     static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };

@@ -140,6 +140,13 @@ double sim_compute_flops(sim_algo algo, const sim_shape *sh, const sim_run_opts 
     return per * N * N_k * d * (double)sim_shape_B(sh) * (double)sim_shape_H(sh);
 }
 
+double sim_compute_seconds(sim_algo algo, const sim_shape *sh, const sim_run_opts *run)
+{
+    const double rate = run->pass == SIM_BWD ? SIM_COMPUTE_BWD_FLOPS_PER_S
+                                             : SIM_COMPUTE_FWD_FLOPS_PER_S;
+    return sim_compute_flops(algo, sh, run) / rate;
+}
+
 /* Every tensor's base row at query head `head` (of B H) and key/value
  * head kv_head (of B G). */
 static void set_bases(sim_hier *h, const sim_plan *p, int64_t head, int64_t kv_head)

@@ -197,6 +197,7 @@ typedef struct {
     sim_run_opts srun;                         /* how it runs: the forward's, split */
     sim_plan splan;
     double flops;                              /* of every run, to choose the mode */
+    double seconds;                            /* sim_compute_seconds of every run */
     uint64_t mem;                              /* the largest run's working memory */
     uint64_t max_steps;
     uint64_t total_steps;                      /* of every run, saturating */
@@ -230,6 +231,7 @@ static void build_free(build_ctx *x)
 static void add_cost(build_ctx *x, sim_algo a, const sim_shape *sh, const sim_run_opts *run)
 {
     x->flops += sim_compute_flops(a, sh, run);
+    x->seconds += sim_compute_seconds(a, sh, run);
     uint64_t m = sim_compute_memory(a, sh, run);
     if (m > x->mem)
         x->mem = m;
@@ -417,8 +419,8 @@ static int check_total_steps(const sim_request *req, build_ctx *x, char *err, si
 /* 2. Mode: compute when asked, or (auto) when it is cheap and fits; else
  * count only, with rep->mode_note saying why. need is the memory computing
  * takes. Returns SIM_OK with rep->computed set, or SIM_EUSAGE. */
-static int choose_mode(const sim_request *req, sim_report *rep, double flops, uint64_t need,
-                       char *err, size_t errlen)
+static int choose_mode(const sim_request *req, sim_report *rep, double flops, double secs,
+                       uint64_t need, char *err, size_t errlen)
 {
     const uint64_t max_mem = req->max_mem ? req->max_mem : SIM_DEFAULT_MAX_MEM;
     int compute = 0;
@@ -462,18 +464,20 @@ static int choose_mode(const sim_request *req, sim_report *rep, double flops, ui
                          "over the %s limit; use --count-only or raise --max-mem", b1, b2);
                 return SIM_EUSAGE;
             }
-        } else if (flops <= SIM_AUTO_COMPUTE_FLOPS && need <= max_mem) {
+        } else if (secs <= SIM_AUTO_COMPUTE_SECONDS && need <= max_mem) {
             compute = 1;
-        } else if (flops <= SIM_AUTO_COMPUTE_FLOPS) {
+        } else if (secs <= SIM_AUTO_COMPUTE_SECONDS) {
             sim_format_bytes(b1, sizeof b1, need);
             sim_format_bytes(b2, sizeof b2, max_mem);
             snprintf(rep->mode_note, sizeof rep->mode_note,
                      "counting only: computing would need %s of memory, over the %s limit; "
                      "--max-mem raises it", b1, b2);
         } else {
+            char dur[64];
+            sim_format_duration(dur, sizeof dur, secs);
             snprintf(rep->mode_note, sizeof rep->mode_note,
-                     "counting only: computing would take %.1e flops (about %.0f s here); "
-                     "--compute forces it", flops, ceil(flops / SIM_COMPUTE_FLOPS_PER_S));
+                     "counting only: computing would take %.1e flops (%s " SIM_COMPUTE_WHERE
+                     "); --compute forces it", flops, dur);
         }
         break;
     }
@@ -759,7 +763,7 @@ int sim_report_build(const sim_request *req, sim_report *rep, char *err, size_t 
     if (rc == SIM_OK)
         rc = check_total_steps(rq, x, err, errlen);
     if (rc == SIM_OK)
-        rc = choose_mode(rq, rep, x->flops,
+        rc = choose_mode(rq, rep, x->flops, x->seconds,
                          compute_memory(sh, pass_on(req, SIM_BWD), x->mem), err, errlen);
     if (rc != SIM_OK)
         return rc;

@@ -23,16 +23,16 @@ typedef enum { SIM_MODE_AUTO, SIM_MODE_COMPUTE, SIM_MODE_COUNT } sim_mode;
 
 /* Defaults for the resource limits (each raised by a CLI flag). */
 #define SIM_DEFAULT_MAX_MEM   (4ull << 30)      /* compute-mode host memory  */
-/* Compute mode is chosen by default when the runs' arithmetic is at most
- * 1.3e10 flops, about two seconds: measured on 2026-12-04 with the vector
- * paths and the ordered oracle, wall time on the 2-core development machine
- * with other builds running (fasim --compute --json, runs and oracle):
- * the three loop orders forward at N = 4096, d = 64 (1.29e10 flops) in
- * 1.54 s, at N = 2048 (3.2e9) in 0.43 s; --pass both at N = 2048 (1.45e10,
- * the backward's products still scalar) would take 4.2 s and counts only.
- * It was 4.8e9 at the scalar primitives' speed (2.1e9 to 2.7e9 flops a
- * second end to end). Far from the model presets (3.7e12 for gpt2-medium). */
-#define SIM_AUTO_COMPUTE_FLOPS 1.3e10
+/* Compute mode is chosen by default when the runs would take at most two
+ * seconds by sim_compute_seconds (the flops at each pass's measured rate,
+ * the float64 oracle included; sim_limits.h): the three loop orders
+ * forward at N = 4096, d = 64 (1.29e10 flops, 2.1 s estimated, 1.54 s
+ * measured) compute, at N = 2048 (0.43 s measured) too; --pass both at
+ * N = 2048 (1.45e10 flops, 4.2 s measured, its backward's products still
+ * scalar) counts only. It was 4.8e9 flops at the scalar primitives' speed
+ * (2.1e9 to 2.7e9 flops a second end to end). In the web page the rates are
+ * a sixth: there N = 1024 computes, N = 2048 counts only. */
+#define SIM_AUTO_COMPUTE_SECONDS 2.2
 
 /* run_algo's value for a loop order "all" asked for: run it in the passes
  * (and commands) that have it, leave it out of the others. */
@@ -95,7 +95,7 @@ typedef struct {
 typedef struct {
     sim_request req;
     int computed;
-    char mode_note[160];            /* why this mode, when chosen automatically */
+    char mode_note[256];            /* why this mode, when chosen automatically */
     int nruns;
     sim_report_run runs[SIM_ALGO_MAX * SIM_PASS_COUNT + 1];   /* forward runs first;
                                        fa2's split-KV run after fa2's */
