@@ -15,6 +15,7 @@
 #include "cli_args.h"
 #include "cli_cmds.h"
 #include "cli_inputs.h"
+#include "sim_loop.h"
 #include "sim_npy.h"
 #include "sim_outfile.h"
 #include "viz_timeline.h"
@@ -311,6 +312,12 @@ static int cmd_main(int argc, char **argv)
  * line on stderr. A command that failed has said why already. */
 int main(int argc, char **argv)
 {
+    /* FlashAttention-3's forward, loop order 4 (sim_loop.h says why it is
+     * registered here rather than built in) */
+    if (sim_fa3_register() < 0) {
+        fprintf(stderr, "fasim: cannot register loop order fa3\n");
+        return SIM_EFAIL;
+    }
     int rc = cmd_main(argc, argv);
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == SIM_OK) {
         fprintf(stderr, "fasim: cannot write to stdout\n");
