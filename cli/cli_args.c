@@ -141,7 +141,7 @@ int cli_parse_algos(const char *s, int run[SIM_ALGO_MAX], char *err, size_t errl
             *next++ = '\0';
         if (!strcmp(tok, "all")) {
             for (int a = 0; a < sim_algo_count(); a++)
-                if (!run[a])
+                if (!run[a] && !(sim_algo_loop((sim_algo)a)->flags & SIM_LOOP_NAMED_ONLY))
                     run[a] = SIM_ALGO_IF_SERVED;
             any = 1;
             continue;
@@ -372,6 +372,14 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
             return -1;
         }
         return 0;
+    case CLI_O_PIPELINE:
+    case CLI_O_WARP_SPEC:
+        if (strcmp(val, "on") && strcmp(val, "off")) {
+            ERR("--%s %s: on or off", optname, sim_shown(val).s);
+            return -1;
+        }
+        *(id == CLI_O_PIPELINE ? &r->gm.no_pipeline : &r->gm.no_warp_spec) = !strcmp(val, "off");
+        return 0;
     case CLI_O_TRACE: o->trace_path = val; return 0;
     case CLI_O_TIMELINE: o->timeline_path = val; return 0;
     case CLI_O_JOBS:
@@ -421,9 +429,10 @@ static void apply_preset(sim_request *r, const cli_given *given)
     r->sh.causal |= m->causal || r->sh.window > 0;   /* --causal only turns it on */
     if (UNSET(CLI_O_PASS))
         r->run_pass[SIM_BWD] = m->backward;
-    if (UNSET(CLI_O_ALGO) && m->every_algo)   /* the opt-in baselines too */
+    if (UNSET(CLI_O_ALGO) && m->every_algo)   /* the opt-in baselines too, not fa3 */
         for (int a = 0; a < sim_algo_count(); a++)
-            r->run_algo[a] = SIM_ALGO_IF_SERVED;
+            r->run_algo[a] = sim_algo_loop((sim_algo)a)->flags & SIM_LOOP_NAMED_ONLY
+                                 ? 0 : SIM_ALGO_IF_SERVED;
 #undef UNSET
 }
 
@@ -600,6 +609,25 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
         if (n < 4 || strcmp(o->timeline_path + n - 4, ".svg") != 0) {
             ERR("--timeline %s: the picture is SVG: give a name ending in .svg, or - for the "
                 "terminal", sim_shown(o->timeline_path).s);
+            return -1;
+        }
+    }
+    if (cli_given_has(&p->given, CLI_O_PIPELINE) || cli_given_has(&p->given, CLI_O_WARP_SPEC)) {
+        const char *sw = cli_given_has(&p->given, CLI_O_PIPELINE) ? "pipeline"
+                                                                 : "warp-specialization";
+        int fa3 = 0, others = 0;
+        for (int a = 0; a < sim_algo_count(); a++) {
+            fa3 += r->run_algo[a] && sim_algo_loop((sim_algo)a)->wgmma;
+            others += r->run_algo[a] && !sim_algo_loop((sim_algo)a)->wgmma;
+        }
+        if (!fa3 || others) {
+            ERR("--%s switches an overlap of FlashAttention-3's pipeline: use it with --algo "
+                "fa3 alone", sw);
+            return -1;
+        }
+        if (!r->gpu) {
+            ERR("--%s is the GPU model's (FA3's pipeline in time): add --gpu h100, h100-pcie "
+                "or h200", sw);
             return -1;
         }
     }

@@ -59,7 +59,9 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
     [CLI_O_ALGO] = { "algo", "LIST", R | V | S | E | G | X,
         "%A, or all; comma lists work.\n"
         "Default: all but unfused, which runs when named (and\n"
-        "with --preset gpt2-medium, whose figure shows it)" },
+        "with --preset gpt2-medium, whose figure shows it), and\n"
+        "fa3 (FlashAttention-3's forward, fp16/bf16/fp8), which\n"
+        "runs only when named, not with all" },
     [CLI_O_BR] = { "Br", "B", R | V | S | E | G | X,
         NULL },
     [CLI_O_BC] = { "Bc", "B", R | V | S | E | G | X,
@@ -118,10 +120,20 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "with --gpu: the GPU model's L2 size instead of the preset's\n"
         "(0: every re-read goes to DRAM, the two-level counts; inf:\n"
         "each tile from DRAM once)" },
+    [CLI_O_PIPELINE] = { "pipeline", "on|off", R,
+        "with --gpu and --algo fa3: off takes away FA3's overlap of\n"
+        "one block's softmax with the next block's products in a\n"
+        "warpgroup (FA3 Table 2's ablation; default on)" },
+    [CLI_O_WARP_SPEC] = { "warp-specialization", "on|off", R,
+        "with --gpu, --algo fa3: off\n"
+        "takes away the producer warpgroup and the consumers'\n"
+        "ping-pong: the consumers issue the copies and wait on them\n"
+        "(default on)" },
     [CLI_O_TRACE] = { "trace", "FILE", R,
         "with --gpu: write the GPU model's runs as a Chrome trace\n"
         "(JSON; open in Perfetto): a track per SM slot, a slice per\n"
-        "thread block and tile step, DRAM bandwidth as a counter; at\n"
+        "thread block and tile step, DRAM bandwidth as a counter (fa3:\n"
+        "a track per warpgroup, the SMEM stages full as a counter); at\n"
         "most 4,000,000 events, more than a trace viewer opens" },
     [CLI_O_TIMELINE] = { "timeline", "FILE", R,
         "with --gpu: draw the first run's SMs over time, wave by\n"
@@ -312,6 +324,8 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_KV_HEADS),
     ROW(CLI_O_GPU),
     ROW(CLI_O_L2),
+    ROW(CLI_O_PIPELINE),
+    ROW(CLI_O_WARP_SPEC),
     ROW(CLI_O_TRACE),
     ROW(CLI_O_TIMELINE),
     PARA("\n"
@@ -676,7 +690,9 @@ static const cli_help_item HELP_VALIDATE[] = {
          "  gpu dtype algo passes causal batch heads N d metric value flops fit source\n"
          "  a100 fp16 fa2 fwd+bwd 0 16 32 1024 64 tflops 153 fa2 0 FlashAttention-2...\n"
          "\n"
-         "  algo     %A, or fa3 (kept, not modelled yet)\n"
+         "  algo     %A; fa3/np and fa3/nw: fa3 without its\n"
+         "           GEMM-softmax pipelining, without warp specialization\n"
+         "           (FA3's Table 2); fa3 off Hopper is kept, not modelled\n"
          "  passes   fwd, bwd or fwd+bwd (the passes' times summed)\n"
          "  metric   tflops, ms, or GB (DRAM bytes read and written, 10^9 B)\n"
          "  flops    a tflops row's FLOP convention: fa2 (forward 4 B N^2 d H, halved\n"

@@ -108,6 +108,8 @@ enum {
     CLI_O_FP8_SCALE,
     CLI_O_INCOHERENT,
     CLI_O_INPUTS,
+    CLI_O_PIPELINE,
+    CLI_O_WARP_SPEC,
     CLI_O_COUNT
 };
 _Static_assert(CLI_O_COUNT <= 128, "the options given are kept in 128 bits");

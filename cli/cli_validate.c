@@ -7,7 +7,7 @@
  * Without FILE: the figures fasim ships, bench/published/gpu-figures.tsv of
  * the source tree it was built from when that is still there, else the copy
  * `cmake --install` put in share/fasim. Exit status: 0 when every row was
- * predicted (or is of a loop order not modelled yet), whatever the errors;
+ * predicted (or not modelled: fa3 off Hopper), whatever the errors;
  * 2 for bad usage (an option, a malformed row); 1 for other failures (a file
  * that cannot be read, a row the model refused).
  */

@@ -16,6 +16,7 @@
 #include "cli_cmds.h"
 #include "cli_inputs.h"
 #include "ref_simd.h"
+#include "sim_loop.h"
 #include "sim_npy.h"
 #include "sim_outfile.h"
 #include "viz_timeline.h"
@@ -323,6 +324,12 @@ int main(int argc, char **argv)
     if (simd && *simd && ref_simd_parse(simd, &cap) != 0)
         fprintf(stderr, "fasim: FASIM_SIMD=%s is not a path (scalar, sse, avx2, avx512, "
                 "wasm128); ignored\n", simd);
+    /* FlashAttention-3's forward, loop order 4 (sim_loop.h says why it is
+     * registered here rather than built in) */
+    if (sim_fa3_register() < 0) {
+        fprintf(stderr, "fasim: cannot register loop order fa3\n");
+        return SIM_EFAIL;
+    }
     int rc = cmd_main(argc, argv);
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == SIM_OK) {
         fprintf(stderr, "fasim: cannot write to stdout\n");

@@ -97,7 +97,10 @@ static void fa2_count_kv(sim_hier *h, const sim_plan *p, int64_t i, sim_range js
     h->steps += kv.ops;
 }
 
-static int fa2_run(sim_hier *h, const sim_plan *p)
+/* The forward loop nest of FA2's order, marking the lines of `ln`: FA2's
+ * own (fa2_run below) or FA3's producer and consumer lines (algo_fa3.c),
+ * whose loop order, traffic and arithmetic are these. */
+int sim_fa2_fwd_nest(sim_hier *h, const sim_plan *p, const sim_fwd_lines *ln)
 {
     const int64_t N = h->sh.N, N_k = sim_shape_Nk(&h->sh), d = h->sh.d;
     const int64_t B_r = p->Br, B_c = p->Bc, T_r = p->Tr;
@@ -128,10 +131,10 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
     /* 1-2: Q, O, L in T_r blocks of B_r rows; K, V in T_c blocks of B_c rows. */
     for (int64_t i = h->part; i < T_r; i += sim_part_step(h)) {  /* 3 */
         const int64_t r0 = i * B_r, br = sim_min64(B_r, N - r0);
-        sim_at(h, FA2_L4_LOAD_Q, i, -1);
+        sim_at(h, ln->load_q, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 4 */
             sim_load(h, SIM_Q, SIM_BUF_Q_i, sim_buf_at(Q_i, k * br * d), k * N + r0, 0, br, d);
-        sim_at(h, FA2_L5_INIT, i, -1);
+        sim_at(h, ln->init, i, -1);
         if (h->compute)                                          /* 5 */
             sim_state_empty(m_i, l_i, O_i, hq * br, d);
         const sim_range js = sim_visit_js(h, p, i);
@@ -141,44 +144,55 @@ static int fa2_run(sim_hier *h, const sim_plan *p)
             if (!sim_visited(h, i, j))
                 continue;                                        /* a block mask's zero */
             const int64_t c0 = j * B_c, bc = sim_min64(B_c, N_k - c0);
-            sim_at(h, FA2_L7_LOAD_KV, i, j);
+            sim_at(h, ln->load_kv, i, j);
             sim_load(h, SIM_K, SIM_BUF_K_j, K_j, c0, 0, bc, d);        /* 7 */
             sim_load(h, SIM_V, SIM_BUF_V_j, V_j, c0, 0, bc, d);
             h->steps++;
-            sim_at(h, FA2_L8_SCORES, i, j);
+            sim_at(h, ln->scores, i, j);
             if (h->compute)                                      /* 8 */
                 fa2_line8(h, Q_i, K_j, S_ij, br, bc, r0, c0);
-            sim_at(h, FA2_L9_ONLINE, i, j);
+            sim_at(h, ln->online, i, j);
             if (h->compute)                                      /* 9 */
                 fa2_line9(S_ij, m_i, l_i, alpha, hq * br, bc, h->p_round);
-            sim_at(h, FA2_L10_ACC, i, j);
+            sim_at(h, ln->acc, i, j);
             if (h->compute)                                      /* 10 */
                 fa2_line10(S_ij, V_j, O_i, alpha, hq * br, bc, d);
         }                                                        /* 11 */
-        sim_at(h, FA2_L12_NORMALISE, i, -1);
+        sim_at(h, ln->normalise, i, -1);
         if (h->compute)
             for (int64_t r = 0; r < hq * br; r++)
                 ref_normalise_row(O_i + r * d, (int)d, l_i[r]);  /* 12 */
-        sim_at(h, FA2_L13_LSE, i, -1);
+        sim_at(h, ln->lse, i, -1);
         if (h->compute)
             for (int64_t r = 0; r < hq * br; r++)
                 m_i[r] = ref_lse(m_i[r], l_i[r]);                /* 13: L_i in m_i */
-        sim_at(h, FA2_L14_WRITE_O, i, -1);
+        sim_at(h, ln->write_o, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 14 */
             sim_store(h, SIM_O, SIM_BUF_O_i, sim_buf_at(O_i, k * br * d), k * N + r0, 0, br, d);
-        sim_at(h, FA2_L15_WRITE_L, i, -1);
+        sim_at(h, ln->write_l, i, -1);
         for (int64_t k = 0; k < hq; k++)                         /* 15 */
             sim_store(h, SIM_L, SIM_BUF_m_i, sim_buf_at(m_i, k * br), k * N + r0, 0, br, 1);
     }                                                            /* 16 */
-    sim_at(h, FA2_L17_RETURN, -1, -1);
+    sim_at(h, ln->ret, -1, -1);
     sim_sram_release_all(h);
     free(alpha);
     return 0;                                                    /* 17 */
 }
 
+static int fa2_run(sim_hier *h, const sim_plan *p)
+{
+    static const sim_fwd_lines FA2_LINES = {
+        .load_q = FA2_L4_LOAD_Q, .init = FA2_L5_INIT, .load_kv = FA2_L7_LOAD_KV,
+        .scores = FA2_L8_SCORES, .online = FA2_L9_ONLINE, .acc = FA2_L10_ACC,
+        .normalise = FA2_L12_NORMALISE, .lse = FA2_L13_LSE, .write_o = FA2_L14_WRITE_O,
+        .write_l = FA2_L15_WRITE_L, .ret = FA2_L17_RETURN,
+    };
+    return sim_fa2_fwd_nest(h, p, &FA2_LINES);
+}
+
 /* Grouped query heads: the block holds B_r rows of each of its hq heads on
  * the query side; K_j, V_j serve them all. */
-static void fa2_plan(sim_plan *p, const sim_shape *sh, int e)
+void sim_fa2_fwd_plan(sim_plan *p, const sim_shape *sh, int e)
 {
     const int64_t R = sim_run_hq(sh, &p->run) * p->Br, Bc = p->Bc, d = sh->d;
     sim_plan_add(p, SIM_BUF_Q_i, 1, R, d, e, "query block (line 4)");
@@ -207,7 +221,7 @@ void sim_fa2_kv_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_c
 }
 
 /* Lines 4, 14, 15: Q_i in, O_i and L_i out, once per i; line 7 K_j, V_j. */
-static void fa2_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
+void sim_fa2_fwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out)
 {
     const uint64_t N = (uint64_t)sh->N, Tr = (uint64_t)p->Tr;
     const uint64_t Nd = sim_th_mul(k, N, (uint64_t)sh->d);
@@ -218,7 +232,7 @@ static void fa2_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_c
 }
 
 /* The visited block pairs. */
-static uint64_t fa2_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
+uint64_t sim_fa2_fwd_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
 {
     return sim_th_visited(k, sh, p->Br, p->Bc);
 }
@@ -230,7 +244,7 @@ static uint64_t fa2_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh)
  * (2 B_c), l_i = e^(m_i - m_new) l_i + rowsum P~ (B_c + 4); line 10, O_i
  * times e^(m_i - m_new) plus P~_ij V_j (2 d). Once per query row: line 12,
  * the division by l_i (d); line 13, L_i = m_i + log l_i (2). */
-static void fa2_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out)
+void sim_fa2_fwd_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out)
 {
     uint64_t R;
     const double A = sim_th_pair_scores(k, p, sh, &R), d = (double)sh->d;
@@ -307,10 +321,10 @@ const sim_loop sim_loop_fa2 = {
     .mark = '2',
     .mark_style = SIM_MARK_HEAD,
     .color = "#1e8449",
-    .plan = fa2_plan,
+    .plan = sim_fa2_fwd_plan,
     .run = fa2_run,
-    .counts = fa2_counts,
-    .steps = fa2_steps,
-    .flops = fa2_flops,
+    .counts = sim_fa2_fwd_counts,
+    .steps = sim_fa2_fwd_steps,
+    .flops = sim_fa2_fwd_flops,
     .rows_parallel = 1,
 };

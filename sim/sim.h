@@ -31,6 +31,9 @@
  * be. */
 typedef enum { SIM_NAIVE, SIM_FA1, SIM_FA2 } sim_algo;
 #define SIM_ALGO_MAX 8
+/* FlashAttention-3's forward (sim/algo_fa3.c) is registered at run time
+ * (sim_fa3_register): the command line registers it first, as number 4,
+ * after the unfused baseline (3). */
 
 /* How many loop orders there are: the built-in ones and those registered
  * (sim_loop_register), at most SIM_ALGO_MAX. */

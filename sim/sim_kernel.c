@@ -19,11 +19,18 @@
  *             (read in the copy PyTorch ships, aten/src/ATen/native/transformers/
  *             cuda/flash_attn/): FMHA_kernel_traits<S, D, 16, 1, 8, ...>, S keys
  *             per block, 16 query rows per step, 1 x 8 warps.
+ *   [FA3-FWD] flash-attention 3 (hopper/), tile_size.h (commit 07602adc),
+ *             tile_size_fwd_sm90: {kBlockM, kBlockN} by head dimension, element
+ *             size and causal masking; mainloop_fwd_sm90_tma_gmma_ws.hpp:
+ *             AtomLayoutQK = kBlockM / 64 consumer warpgroups, each 64 rows of
+ *             the block, beside one producer warpgroup (4 warps each);
+ *             flash_fwd_launch_template.h (commit 000090d0): kStages = 2.
  * kBlockM is B_r (query rows per block), kBlockN is B_c (key rows). fasim has
  * no dropout, so the choices are those without it (DROPOUT_SWITCH's false
  * side); where causal masking or the GPU changes the choice, so does fasim.
  */
 #include "sim.h"
+#include "sim_loop.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -208,10 +215,43 @@ static int fa1_choose(const sim_shape *sh, int bwd, sim_kernel_choice *c)
     return -1;
 }
 
+/* FA3's forward [FA3-FWD], Hopper only (WGMMA and TMA are sm_90's): the
+ * tiles tile_size_fwd_sm90 returns for the head dimensions fasim serves
+ * (64, 96, 128, 192, 256 with d_v = d; no paging, softcap or local window),
+ * fp16/bf16 (2 bytes) and fp8 (1 byte); warps: one producer warpgroup and
+ * kBlockM / 64 consumer warpgroups. */
+static int fa3_fwd(const sim_shape *sh, const sim_kernel_target *t, sim_kernel_choice *c)
+{
+    static const struct {
+        int64_t d, Br16, Bc16, Bc16_causal, Br8, Bc8;
+    } FA3[] = {
+        { 64, 192, 192, 128, 192, 160 },    /* headdim <= 64 */
+        { 96, 192, 144, 144, 192, 128 },    /* <= 96 */
+        { 128, 128, 176, 128, 128, 224 },   /* <= 128 */
+        { 192, 128, 112, 112, 128, 160 },   /* <= 192 (fp16: 112 as d_v = d > 128) */
+        { 256, 128, 80, 80, 128, 128 },     /* > 192 */
+    };
+    if (t->cc_major < 9)
+        return -3;
+    for (size_t k = 0; k < sizeof FA3 / sizeof FA3[0]; k++) {
+        if (FA3[k].d != sh->d)
+            continue;
+        const int fp8 = sim_dtype_is_fp8(sh->dtype);
+        const int64_t Bc = fp8 ? FA3[k].Bc8 : sh->causal ? FA3[k].Bc16_causal : FA3[k].Bc16;
+        const int64_t Br = fp8 ? FA3[k].Br8 : FA3[k].Br16;
+        set(c, Br, Bc, (int)(4 * (Br / 64 + 1)), "hopper/tile_size.h, tile_size_fwd_sm90",
+            fp8 ? "fp8" : sh->causal && FA3[k].Bc16 != FA3[k].Bc16_causal ? "causal" : NULL);
+        return 0;
+    }
+    return -1;
+}
+
 int sim_kernel_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
                       const sim_kernel_target *t, sim_kernel_choice *out,
                       char *err, size_t errlen)
 {
+    const sim_loop *desc = sim_algo_loop(algo);
+    const int fa3 = desc && desc->wgmma;          /* FlashAttention-3's forward */
     const sim_run_opts plain = { 0 };
     if (!run)
         run = &plain;
@@ -231,17 +271,29 @@ int sim_kernel_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *ru
     } else if (algo == SIM_FA1) {
         if (fa1_choose(sh, bwd, out) == 0)
             return 0;
+    } else if (fa3 && !bwd) {
+        const int rc = fa3_fwd(sh, t, out);
+        if (rc == 0)
+            return 0;
+        if (rc == -3) {
+            if (err)
+                snprintf(err, errlen, "--plan kernel: FlashAttention-3's kernels run on Hopper "
+                         "(compute capability 9.0: WGMMA and the TMA), not on compute "
+                         "capability %d.%d; use --gpu h100, h100-pcie or h200",
+                         t->cc_major, t->cc_minor);
+            return -1;
+        }
     } else {
         if (err)
             snprintf(err, errlen, "--plan kernel: fasim knows no released kernel of %s%s "
-                     "(FlashAttention-1 and -2, forward and backward)",
+                     "(FlashAttention-1 and -2, forward and backward; FlashAttention-3's forward)",
                      sim_algo_name(algo), pass);
         return -2;
     }
     if (err)
         snprintf(err, errlen, "--plan kernel: the released %s%s kernels serve d = %s, not "
                  "d = %lld", sim_algo_name(algo), pass,
-                 algo == SIM_FA1 ? "32, 64 and 128"
+                 algo == SIM_FA1 ? "32, 64 and 128" : fa3 ? "64, 96, 128, 192 and 256"
                  : bwd ? "32, 64, 96, 128, 160, 192 and 256" : "32, 64, 96, 128, 192 and 256",
                  (long long)sh->d);
     return -1;

@@ -118,7 +118,11 @@ enum {
                                         every loop order (sim_algo_in_default) */
     SIM_LOOP_DROPOUT = 1u << 3,      /* stores a dropout mask in HBM: its counts
                                         follow sim_run_opts.dropout */
-    SIM_LOOP_UNPAGED = 1u << 4       /* serves no paged KV (sim_run_opts_check) */
+    SIM_LOOP_UNPAGED = 1u << 4,      /* serves no paged KV (sim_run_opts_check) */
+    SIM_LOOP_NAMED_ONLY = 1u << 5    /* runs only when named with --algo, not in
+                                        "all" either (FA3: Hopper, forward, 16- and
+                                        8-bit types), so that what "all" prints
+                                        stays as it was */
 };
 
 /* How often a loop order loads key block j of K (and of V), for the paged
@@ -219,6 +223,14 @@ typedef struct sim_loop {
                                   computes (FA2's cp.async pipeline), so a tile
                                   step costs the larger of its transfers and its
                                   arithmetic; 0: their sum */
+    int wgmma;                 /* 1: its kernel issues Hopper's asynchronous
+                                  WGMMA and TMA (FA3): the tensor cores' full
+                                  rate, a Hopper GPU only, and its own clock in
+                                  the GPU model (study/sim_gpu_fa3.c) */
+    uint32_t dtypes;           /* the dtypes it serves, bit t for sim_dtype t;
+                                  0: every one */
+    const char *serves;        /* with dtypes, or a forward without a backward:
+                                  what it serves, for the refusal's reason */
     sim_bound bound;           /* the bound of Theorem 2 its traffic follows */
     sim_block reread;          /* the block size the loop re-reads across: the
                                   other operand comes back once per block of it,
@@ -278,6 +290,10 @@ const sim_loop *sim_loop_find(sim_algo algo, const sim_run_opts *run);
 int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, size_t errlen);
 int sim_run_opts_check(sim_algo algo, const sim_run_opts *run, char *err, size_t errlen);
 
+/* Whether loop order algo serves dtype dt (sim_loop.dtypes): 0, or -1 with
+ * a one-line message saying what it serves (err may be NULL). */
+int sim_loop_dtype_check(sim_algo algo, sim_dtype dt, char *err, size_t errlen);
+
 /* Whether loop order algo, run as run says (its pass, split, grouping),
  * offers the softmax forms of sim_softmax (standard attention's forward):
  * 1, or 0 when it has its own softmax (its plans keep run.softmax AUTO) or
@@ -306,5 +322,13 @@ const sim_loop *sim_algo_loop(sim_algo algo);
  * missing or taken, the algo, pass and split are taken, or the table or
  * SIM_ALGO_MAX is full. */
 int sim_loop_register(const sim_loop *l);
+
+/* FlashAttention-3's forward (sim/algo_fa3.c), registered: the command line
+ * does it before anything else, so that it is loop order 4 there. It is not
+ * built in because it serves less than the suites that go over every loop
+ * order assume (both passes, every dtype): the forward in fp16, bf16 and
+ * fp8. Idempotent; returns its number, or -1 when it cannot be registered
+ * (its number taken by another). */
+int sim_fa3_register(void);
 
 #endif /* FASIM_SIM_LOOP_H */

@@ -112,7 +112,8 @@ int sim_plan_make(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
         sim_check(sh, run, NULL, 0) != 0)
         return -1;
     const sim_loop *l = sim_loop_find(algo, run);
-    if (!l || sim_run_opts_check(algo, run, NULL, 0) != 0)
+    if (!l || sim_run_opts_check(algo, run, NULL, 0) != 0 ||
+        sim_loop_dtype_check(algo, sh->dtype, NULL, 0) != 0)
         return -1;
     const int64_t N = sh->N, N_k = sim_shape_Nk(sh);
     sim_plan *p = out;
@@ -484,7 +485,8 @@ int sim_plan_choose(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
     }
     if (sim_check(sh, run, err, errlen) != 0)
         return -1;
-    if (sim_run_opts_check(algo, run, err, errlen) != 0)
+    if (sim_run_opts_check(algo, run, err, errlen) != 0 ||
+        sim_loop_dtype_check(algo, sh->dtype, err, errlen) != 0)
         return -1;
     if (kind == SIM_PLAN_PAPER) {
         /* Algorithm 1, line 1, with M in elements as the paper counts it. */
@@ -616,7 +618,8 @@ int sim_plan_kernel(sim_algo algo, const sim_shape *sh, const sim_run_opts *run,
         return -1;
     }
     if (sim_check(sh, run, err, errlen) != 0 ||
-        sim_run_opts_check(algo, run, err, errlen) != 0)
+        sim_run_opts_check(algo, run, err, errlen) != 0 ||
+        sim_loop_dtype_check(algo, sh->dtype, err, errlen) != 0)
         return -1;
     sim_kernel_choice c;
     if (sim_kernel_choose(algo, sh, run, t, &c, err, errlen) != 0)

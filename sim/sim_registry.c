@@ -199,10 +199,24 @@ int sim_run_opts_check(sim_algo algo, const sim_run_opts *run, char *err, size_t
     }
     if (l)
         return 0;
-    if (err && errlen && (run->group || run->splits > 1))
+    const sim_loop *fwd = sim_loop_of(algo, SIM_FWD);
+    if (err && errlen && fwd && fwd->serves && run->pass == SIM_BWD && !sim_loop_of(algo, SIM_BWD))
+        snprintf(err, errlen, "%s has no backward pass: %s", sim_algo_name(algo), fwd->serves);
+    else if (err && errlen && (run->group || run->splits > 1))
         snprintf(err, errlen, "split-KV and grouped query heads are plans of FA2's "
                  "forward pass, not of %s", sim_algo_name(algo));
     else if (err && errlen)
         snprintf(err, errlen, "no loop order %s for this pass", sim_algo_name(algo));
+    return -1;
+}
+
+int sim_loop_dtype_check(sim_algo algo, sim_dtype dt, char *err, size_t errlen)
+{
+    const sim_loop *l = sim_algo_loop(algo);
+    if (!l || !l->dtypes || (unsigned)dt >= 32u || (l->dtypes >> dt & 1u))
+        return 0;
+    if (err && errlen)
+        snprintf(err, errlen, "%s does not run in %s: %s", l->name, sim_dtype_name(dt),
+                 l->serves ? l->serves : "another dtype");
     return -1;
 }

@@ -431,7 +431,8 @@ static const sim_loop *run_check(sim_algo algo, const sim_shape *sh, const sim_p
     const sim_run_opts *run = &p->run;
     if (sim_check(sh, run, err, errlen) != 0)
         return NULL;
-    if (sim_run_opts_check(algo, run, err, errlen) != 0)
+    if (sim_run_opts_check(algo, run, err, errlen) != 0 ||
+        sim_loop_dtype_check(algo, sh->dtype, err, errlen) != 0)
         return NULL;
     const sim_loop *l = sim_loop_find(algo, run);
     if (p->Tc < sim_run_S(run)) {

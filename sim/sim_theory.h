@@ -92,6 +92,21 @@ uint64_t sim_bwd_kv_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh,
  * its split form (algo_fa2_split.c) shares. */
 void sim_fa2_kv_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out);
 
+/* FA2's forward (algo_fa2.c), which FlashAttention-3's forward (algo_fa3.c)
+ * shares: the same loop order on the same tiles, so the same HBM traffic,
+ * tile steps, FLOPs and numerics; FA3 differs in time (study/sim_gpu_fa3.c)
+ * and in its pseudocode. sim_fwd_lines names the pseudocode line the nest
+ * marks (sim_at) at each of its points. */
+typedef struct {
+    int load_q, init, load_kv, scores, online, acc, normalise, lse, write_o, write_l, ret;
+} sim_fwd_lines;
+struct sim_hier;
+int sim_fa2_fwd_nest(struct sim_hier *h, const sim_plan *p, const sim_fwd_lines *ln);
+void sim_fa2_fwd_plan(sim_plan *p, const sim_shape *sh, int e);
+void sim_fa2_fwd_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_counts *out);
+uint64_t sim_fa2_fwd_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh);
+void sim_fa2_fwd_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, sim_flops *out);
+
 /* The passes of standard attention's forward softmax for form f when B_s
  * whole rows of S fit in SRAM (sim_plan_rows; 0: not one): 1, 2 or 3;
  * AUTO is 1 when a row fits, else 2. */

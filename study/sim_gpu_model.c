@@ -13,6 +13,7 @@
  *      time charged as sim_gpu_model.h says.
  */
 #include "sim_gpu_model.h"
+#include "sim_gpu_fa3.h"
 #include "sim_loop.h"
 
 #include <math.h>
@@ -611,6 +612,28 @@ static void trace_name(sim_gm_trace *tr, const char *what, int tid, const char *
     tr->events++;
 }
 
+/* FA3's step on the tracks of its warpgroups (sim_gpu_fa3.h), tids
+ * SIM_GM_FA3_TID + slot x SIM_FA3_TRACKS + track, and the ring's stages
+ * full as a counter: one (the consumers' block) from the step's start, two
+ * once the next block's copy lands, if it lands within the step. */
+#define SIM_GM_FA3_TID 100000
+static void trace_fa3(sim_gm_trace *tr, int slot, double t, double dur, const sim_fa3_slice *sl,
+                      int n, double filled, int64_t head, int64_t block)
+{
+    for (int k = 0; k < n; k++)
+        trace_slice(tr, sl[k].name, "fa3", SIM_GM_FA3_TID + slot * SIM_FA3_TRACKS + sl[k].track,
+                    t + sl[k].t0, sl[k].dur, head, block);
+    if (slot != 0)
+        return;             /* one SM's ring is the picture; every SM's would be the same */
+    for (int k = 0; k < 2; k++) {
+        const double at = k == 0 ? t : t + (filled < dur ? filled : dur);
+        fprintf(tr->f, ",\n{\"name\":\"SMEM stages full (SM 0)\",\"ph\":\"C\",\"pid\":%d,"
+                "\"ts\":%.4f,\"args\":{\"stages\":%d}}", tr->pid, at * 1e6,
+                k == 0 ? 1 : filled < dur ? 2 : 1);
+        tr->events++;
+    }
+}
+
 /* Resident blocks per SM of a kernel: the tightest of shared memory,
  * registers, threads and the block limit. */
 static int occupancy(const sim_gpu *g, uint64_t smem, int threads, uint64_t regs,
@@ -771,6 +794,14 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
         snprintf(err, errlen, "no loop order serves these options");
         return -1;
     }
+    /* FlashAttention-3's pipeline: Hopper only; its switches its own */
+    if (loop->wgmma && sim_fa3_gpu_check(g, err, errlen) != 0)
+        return -1;
+    if (o && (o->no_pipeline || o->no_warp_spec) && !loop->wgmma) {
+        snprintf(err, errlen, "--pipeline and --warp-specialization switch FlashAttention-3's "
+                 "overlaps: %s has none; use them with --algo fa3", loop->name);
+        return -1;
+    }
     if (p->run.group) {
         snprintf(err, errlen, "the GPU model launches one query head per thread block, as the "
                  "released kernels do; grouped heads are fasim's variant: drop --group");
@@ -870,7 +901,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     /* FA1's and FA2's kernels issue mma.sync; on Hopper that reaches only a
      * part of the tensor cores' peak (wgmma's). Standard attention's
      * operations are library kernels, which reach it. */
-    const double mma = loop->warps != SIM_WARPS_NONE && sh->dtype != SIM_FP32
+    const double mma = loop->warps != SIM_WARPS_NONE && sh->dtype != SIM_FP32 && !loop->wgmma
                            ? g->mma_sync_fraction : 1.0;
     const double tc_sm = sim_gpu_peak_flops(g, sh->dtype) * mma * CONSTANTS.tensor_eff / g->sms;
     const double fp32_sm = g->fp32_flops / 2.0 / g->sms;          /* ops/s: an FMA is 2 */
@@ -913,7 +944,8 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
         uint64_t ev = 0;
         for (int k = 0; k < t.nkern; k++)
             ev += (uint64_t)t.kern[k].blocks;
-        ev = (ev + (uint64_t)t.nsteps * 3u) * (uint64_t)(B * H);
+        ev = (ev + (uint64_t)t.nsteps * (loop->wgmma ? SIM_FA3_MAX_SLICES : 3u)) *
+             (uint64_t)(B * H);
         if (ev > trace_max) {
             snprintf(err, errlen, "the trace would hold %llu events (over %llu, more than a "
                      "trace viewer opens): use fewer heads or a smaller batch (--heads, --batch), "
@@ -922,6 +954,15 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
         }
         tr->pid++;
         trace_name(tr, "process_name", 0, o->trace_name ? o->trace_name : loop->name);
+        for (int c = 0; loop->wgmma && c < g->sms; c++)
+            for (int k = 0; k < SIM_FA3_TRACKS; k++) {
+                static const char *const ROLE[SIM_FA3_TRACKS] = {
+                    "producer (TMA)", "consumer warpgroup 1", "consumer warpgroup 2",
+                };
+                char nm[64];
+                snprintf(nm, sizeof nm, "SM %d slot 0: %s", c, ROLE[k]);
+                trace_name(tr, "thread_name", SIM_GM_FA3_TID + c * SIM_FA3_TRACKS + k, nm);
+            }
         for (int c = 0; c < g->sms * g->max_blocks_per_sm && c < 4096; c++) {
             char nm[48];
             snprintf(nm, sizeof nm, "SM %d slot %d", c % g->sms, c / g->sms);
@@ -1127,7 +1168,22 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             const double t_comp = seq_sum > kres * pipe_max ? seq_sum : kres * pipe_max;
             double dur;
             sim_gm_bound sb;
-            if (loop->prefetch) {
+            sim_fa3_slice fa3_sl[SIM_FA3_MAX_SLICES];
+            int fa3_n = 0;
+            double fa3_filled = 0;
+            const int fa3 = loop->wgmma && in_grid && st->area > 0;
+            if (fa3) {      /* FA3's pipeline (sim_gpu_fa3.h): the SM's pipes shared by
+                               its kres blocks */
+                dur = sim_fa3_step(o, kres * t_mm, kres * (t_sfu + t_fp), t_mem,
+                                   t_sfu >= t_fp ? SIM_GM_BOUND_SFU : SIM_GM_BOUND_FP32,
+                                   t_dram >= t_l2 ? SIM_GM_BOUND_DRAM : SIM_GM_BOUND_L2, &sb,
+                                   tr ? fa3_sl : NULL, &fa3_n, &fa3_filled);
+                out->fa3.G += kres * t_mm;
+                out->fa3.E += kres * (t_sfu + t_fp);
+                out->fa3.M += t_mem;
+                out->fa3.step += dur;
+                out->fa3.steps++;
+            } else if (loop->prefetch) {
                 dur = t_comp > t_mem ? t_comp : t_mem;
                 sb = t_comp >= t_mem ? pb : t_dram >= t_l2 ? SIM_GM_BOUND_DRAM : SIM_GM_BOUND_L2;
             } else {
@@ -1135,7 +1191,9 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 sb = t_comp >= t_mem ? pb : t_dram >= t_l2 ? SIM_GM_BOUND_DRAM : SIM_GM_BOUND_L2;
             }
             bound_time[sb] += dur / (kres > 0 ? kres : 1);
-            if (tr && dur > 0) {
+            if (tr && fa3) {
+                trace_fa3(tr, e.slot, e.t, dur, fa3_sl, fa3_n, fa3_filled, sl->head, st->block);
+            } else if (tr && dur > 0) {
                 const int tid = e.slot;
                 trace_slice(tr, "load", "step", tid, e.t, t_mem, sl->head, st->block);
                 if (t_prod > 0)
@@ -1158,6 +1216,13 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
         now = t_end + CONSTANTS.launch_s;
     }
     l2_flush(&l2);
+    if (out->fa3.steps) {
+        const double n = (double)out->fa3.steps;
+        out->fa3.G /= n;
+        out->fa3.E /= n;
+        out->fa3.M /= n;
+        out->fa3.step /= n;
+    }
     out->time_s = now;
     out->dram_read_bytes = l2.dram_read;
     out->dram_write_bytes = l2.dram_write;

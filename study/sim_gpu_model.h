@@ -68,6 +68,12 @@ typedef struct {
     sim_gm_trace *trace;     /* a trace to add this run to, or NULL */
     const char *trace_name;  /* the run's name there: "fa2 fwd" */
     uint64_t trace_max_events;  /* refuse a run of more events (0: 4,000,000) */
+    /* FlashAttention-3's switches (sim_gpu_fa3.h), for a loop order whose
+     * kernel issues WGMMA and TMA only: 1 turns off the overlap of one
+     * block's softmax with the next block's products in a warpgroup
+     * (--pipeline off), or the producer warpgroup and the ping-pong of the
+     * consumers (--warp-specialization off). */
+    int no_pipeline, no_warp_spec;
     /* Called once per thread block as it finishes, in time order: the
      * kernel (index into sim_gm_result.kernels), the SM, the slot on it
      * (0 .. occupancy - 1), its span in seconds, its query head b H + h
@@ -131,6 +137,14 @@ typedef struct {
     int nkernels;
     uint64_t l2_bytes;       /* the capacity used (SIM_GM_L2_INFINITE: none) */
     uint64_t steps;          /* tile steps replayed, all blocks */
+    /* FA3's pipeline (sim_gpu_fa3.h), for a loop order whose kernel issues
+     * WGMMA: the mean over its main kernel's computing steps of G (the
+     * products), E (the softmax), M (the copies) and the step's time, in
+     * seconds, and how many steps; all 0 for the others. */
+    struct {
+        double G, E, M, step;
+        uint64_t steps;
+    } fa3;
 } sim_gm_result;
 
 /* Model a run of plan p (problem sh) on GPU g. Returns 0, or -1 with a

@@ -1567,6 +1567,31 @@ static void bounds_text(FILE *out, const sim_report *rep, sim_pass pass)
     fputc('\n', out);
 }
 
+/* FA3's pipeline under the GPU model's table (sim_gpu_fa3.h): a mean tile
+ * step's G, E, M and what the step costs with the switches as given. */
+static void fa3_pipeline_text(FILE *out, const sim_report *rep)
+{
+    for (int k = 0; k < rep->nruns; k++) {
+        const sim_report_run *r = &rep->runs[k];
+        const sim_gm_result *m = &r->gm;
+        if (!m->fa3.steps)
+            continue;
+        char g[32], e[32], c[32], st[32];
+        sim_format_seconds(g, sizeof g, m->fa3.G);
+        sim_format_seconds(e, sizeof e, m->fa3.E);
+        sim_format_seconds(c, sizeof c, m->fa3.M);
+        sim_format_seconds(st, sizeof st, m->fa3.step);
+        const int pipe = !rep->req.gm.no_pipeline, ws = !rep->req.gm.no_warp_spec;
+        fprintf(out, "  %s's pipeline, a mean step of %lld x %lld: products G %s, softmax\n"
+                "  E %s, copies M %s; pipeline %s, warp specialization %s:\n"
+                "  a step costs %s = %s\n", sim_algo_name(r->algo),
+                (long long)r->res.plan.Br, (long long)r->res.plan.Bc, g, e, c,
+                pipe ? "on" : "off", ws ? "on" : "off",
+                ws && pipe ? "max(G, E, M)" : ws ? "max(G + max(0, E/2 - G/4), E, M)"
+                : pipe ? "max(G/2 + max(E, G/2), M)" : "max(G + E, M)", st);
+    }
+}
+
 /* GPU MODEL on the --gpu preset: each run launched as its released kernel,
  * its blocks in waves on the SMs, through the L2, in time
  * (sim_gpu_model.h). */
@@ -1608,6 +1633,7 @@ static void gpu_model_text(FILE *out, const sim_report *rep)
         }
         fputc('\n', out);
     }
+    fa3_pipeline_text(out, rep);
     sim_gpu_model_assumptions(out, g);
 }
 
@@ -2264,6 +2290,14 @@ void sim_report_json_gpu_model(sim_json *w, const char *key, const sim_gm_result
     sim_json_int(w, "sms_busy", m->sms_busy);
     sim_json_int(w, "occupancy", m->occupancy);
     sim_json_str(w, "bound", sim_gm_bound_name(m->bound));
+    if (m->fa3.steps) {         /* FA3's pipeline: a mean step (sim_gpu_fa3.h) */
+        sim_json_obj(w, "fa3_step");
+        sim_json_num(w, "gemm_s", m->fa3.G);
+        sim_json_num(w, "softmax_s", m->fa3.E);
+        sim_json_num(w, "copy_s", m->fa3.M);
+        sim_json_num(w, "step_s", m->fa3.step);
+        sim_json_end(w);
+    }
     /* the L2 per tensor: what the blocks read of it, and the share that hit */
     sim_json_arr(w, "tensors");
     for (int t = 0; t < SIM_TENSOR_COUNT; t++) {

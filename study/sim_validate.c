@@ -6,6 +6,7 @@
 #include "sim_validate.h"
 #include "sim_gpu_model.h"
 #include "sim_json.h"
+#include "sim_loop.h"
 #include "sim_parse.h"
 #include "sim_report.h"
 
@@ -28,9 +29,8 @@ static const char *const COLS[NCOLS] = {
     "metric", "value", "flops", "fit", "source",
 };
 
-/* Loop orders a published figure may name that fasim does not model yet:
- * the row is kept, printed and left out of the statistics. */
-static const char *const NOT_MODELLED[] = { "fa3" };
+/* fa3's switches as an algo column names them: "fa3/np", "fa3/nw". */
+static const char *const FA3_SWITCH[2] = { "np", "nw" };
 
 static const char *const METRICS[SIM_VM_COUNT] = { "tflops", "ms", "GB" };
 
@@ -105,19 +105,33 @@ static int parse_row(char **c, sim_vfig *f, char *why, size_t len)
         return -1;
     }
     if (sim_dtype_parse(c[COL_DTYPE], &f->dtype) != 0) {
-        snprintf(why, len, "dtype '%.80s': fp16, bf16 or fp32", sim_shown(c[COL_DTYPE]).s);
+        snprintf(why, len, "dtype '%.80s': fp16, bf16, fp32, e4m3 or e5m2", sim_shown(c[COL_DTYPE]).s);
         return -1;
     }
-    f->modelled = 1;
-    for (size_t k = 0; k < sizeof NOT_MODELLED / sizeof NOT_MODELLED[0]; k++)
-        if (!strcmp(c[COL_ALGO], NOT_MODELLED[k]))
-            f->modelled = 0;
-    if (f->modelled && sim_algo_parse(c[COL_ALGO], &f->algo) != 0) {
+    char base[24];
+    const char *slash = strchr(c[COL_ALGO], '/');
+    const size_t nb = slash ? (size_t)(slash - c[COL_ALGO]) : strlen(c[COL_ALGO]);
+    snprintf(base, sizeof base, "%.*s", (int)(nb < sizeof base ? nb : sizeof base - 1),
+             c[COL_ALGO]);
+    if (nb >= sizeof base || sim_algo_parse(base, &f->algo) != 0) {
         char names[128];
-        snprintf(why, len, "algo '%.80s': a loop order (%s), or fa3 (not modelled)",
+        snprintf(why, len, "algo '%.80s': a loop order (%s), or fa3/np, fa3/nw",
                  sim_shown(c[COL_ALGO]).s, sim_algo_names(names, sizeof names, " or "));
         return -1;
     }
+    const int wgmma = sim_algo_loop(f->algo)->wgmma;
+    f->no_pipeline = f->no_warp_spec = 0;
+    if (slash) {
+        f->no_pipeline = wgmma && !strcmp(slash + 1, FA3_SWITCH[0]);
+        f->no_warp_spec = wgmma && !strcmp(slash + 1, FA3_SWITCH[1]);
+        if (!f->no_pipeline && !f->no_warp_spec) {
+            snprintf(why, len, "algo '%.80s': a switch after '/' is fa3's: fa3/np "
+                     "(--pipeline off) or fa3/nw (--warp-specialization off)",
+                     sim_shown(c[COL_ALGO]).s);
+            return -1;
+        }
+    }
+    f->modelled = !(wgmma && f->gpu->cc_major < 9);   /* fa3 off Hopper: kept, not run */
     snprintf(f->algo_name, sizeof f->algo_name, "%s", c[COL_ALGO]);
     f->fwd = !strcmp(c[COL_PASSES], "fwd") || !strcmp(c[COL_PASSES], "fwd+bwd");
     f->bwd = !strcmp(c[COL_PASSES], "bwd") || !strcmp(c[COL_PASSES], "fwd+bwd");
@@ -324,6 +338,8 @@ int sim_validate_predict(const sim_vfig *f, double *value, double *time_s, char 
     const sim_shape sh = sim_validate_shape(f);
     sim_gm_opts o;
     memset(&o, 0, sizeof o);
+    o.no_pipeline = f->no_pipeline;
+    o.no_warp_spec = f->no_warp_spec;
     double t = 0.0, bytes = 0.0;
     for (int q = 0; q < SIM_PASS_COUNT; q++) {
         if (!(q == SIM_FWD ? f->fwd : f->bwd))
@@ -449,8 +465,10 @@ void sim_validate_print(FILE *out, const char *name, const sim_vfig_list *l,
                 r[k].status == SIM_VROW_OK && r[k].off ? " !" : f->fit ? " f" : "");
     }
     fprintf(out, "\n  c: causal mask. unfused: standard attention as a framework runs it, a\n"
-            "  kernel per operation. meas.: the published figure; pred.: the model's;\n"
-            "  error: (pred. - meas.) / meas.; n/m: a loop order not modelled yet;\n"
+            "  kernel per operation. fa3/np, fa3/nw: fa3 with --pipeline off, with\n"
+            "  --warp-specialization off. meas.: the published figure; pred.: the\n"
+            "  model's; error: (pred. - meas.) / meas.; n/m: not modelled (fa3 off\n"
+            "  Hopper);\n"
             "  f: a row the model's constant was fitted on; !: off by more than %.0f%%.\n"
             "  Sources: the file's source column (--json).\n\n",
             100.0 * SIM_VALIDATE_OFF);

@@ -9,9 +9,10 @@
  *
  *   gpu dtype algo passes causal batch heads N d metric value flops fit source
  *
- * gpu: a preset (sim_gpu_find); algo: a loop order (sim_algo_parse), or
- * "fa3", a figure kept for a loop order not modelled yet (printed, left out
- * of the statistics); passes: fwd, bwd or fwd+bwd; metric: tflops, ms or GB
+ * gpu: a preset (sim_gpu_find); algo: a loop order (sim_algo_parse), fa3
+ * with one of its switches as "fa3/np" (--pipeline off) or "fa3/nw"
+ * (--warp-specialization off); a row of fa3 on a GPU it does not run on
+ * (not Hopper) is kept, printed and left out of the statistics; passes: fwd, bwd or fwd+bwd; metric: tflops, ms or GB
  * (DRAM bytes read and written, 10^9 B); flops: the FLOP convention of a
  * tflops row, "fa2" (FlashAttention-2, section 4.1: forward 4 B N^2 d H,
  * halved under a causal mask, backward 2.5 times the forward), "-" on the
@@ -46,9 +47,11 @@ typedef struct {
     int line;                 /* 1-based line of the file */
     const sim_gpu *gpu;
     sim_dtype dtype;
-    int modelled;             /* 0: algo names a loop order fasim lacks (fa3) */
-    sim_algo algo;            /* when modelled */
-    char algo_name[16];       /* as written */
+    int modelled;             /* 0: a loop order the model cannot run on gpu
+                                 (fa3 off Hopper) */
+    sim_algo algo;
+    int no_pipeline, no_warp_spec;   /* fa3's switches (sim_gm_opts) */
+    char algo_name[24];       /* as written */
     int fwd, bwd;             /* the passes: fwd, bwd or both */
     int causal;
     int64_t batch, heads, N, d;

@@ -1867,7 +1867,7 @@ static bad_case BAD[] = {
       "outliers" }, 2, { "--inputs", "--q, --k, --v" }, 0 },
     { "bad: gpu in fp8", { "gpu", "--dtype", "e4m3", "--backend", "cpu" }, 2,
       { "--dtype e4m3", "the kernels run fp16, bf16 and fp32" }, 0 },
-    { "bad: --algo fa3", { "--algo", "fa3" }, 2, { "--algo", "fa3", "fa2" }, 0 },
+    { "bad: --algo fa9", { "--algo", "fa9" }, 2, { "--algo", "fa9", "fa2" }, 0 },
     { "bad: --algo fa1,", { "--algo", "fa1," }, 2, { "--algo", "unknown" }, 0 },
     { "bad: --plan foo", { "--plan", "foo" }, 2, { "--plan", "foo", "paper" }, 0 },
     { "bad: --max-steps 0", { "--max-steps", "0" }, 2, { "--max-steps", "at least 1" }, 0 },
@@ -2452,7 +2452,7 @@ static void test_compare(void **state)
         { { "compare", "--N", "256" }, "with 'vs'" },
         { { "compare", "vs", "--N", "256", "vs" }, "'vs' once" },
         { { "compare", "--algo", "all", "vs" }, "one loop order a side: give --algo naive, "
-                                                 "fa1, fa2 or unfused" },
+                                                 "fa1, fa2, unfused or fa3" },
         { { "compare", "vs", "--pass", "both" }, "side B: compare takes one pass" },
         { { "compare", "--preset", "gpt2-small", "vs" }, "not --preset" },
         { { "compare", "--algo", "fa2", "vs", "--out", "x.npy" }, "--out is the report's" },

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_loop.h"
 #include "sim_validate.h"
 #include "sweep_util.h"
 
@@ -59,7 +60,7 @@ static void parse_good(void **state)
     assert_true(b->fwd && !b->bwd && b->causal && !b->fit && !b->fa2_flops);
     assert_int_equal(b->metric, SIM_VM_MS);
     assert_true(b->value == 3.5);
-    assert_false(c->modelled);                     /* fa3: kept, not modelled */
+    assert_false(c->modelled);                     /* fa3 off Hopper: kept, not modelled */
     assert_int_equal(c->metric, SIM_VM_GB);
     sim_vfig_list_free(&l);
 }
@@ -75,6 +76,9 @@ static void parse_bad_rows(void **state)
         { "v100\tfp16\tfa2\tfwd\t0\t1\t1\t64\t64\tms\t1\t-\t0\tx\n", "gpu 'v100': no such preset" },
         { "a100\tfp8\tfa2\tfwd\t0\t1\t1\t64\t64\tms\t1\t-\t0\tx\n", "dtype 'fp8'" },
         { "a100\tfp16\tfa9\tfwd\t0\t1\t1\t64\t64\tms\t1\t-\t0\tx\n", "algo 'fa9'" },
+        { "h100\tfp16\tfa2/np\tfwd\t0\t1\t1\t64\t64\tms\t1\t-\t0\tx\n",
+          "algo 'fa2/np': a switch after '/' is fa3's" },
+        { "h100\tfp16\tfa3/xx\tfwd\t0\t1\t1\t64\t64\tms\t1\t-\t0\tx\n", "algo 'fa3/xx'" },
         { "a100\tfp16\tfa2\tboth\t0\t1\t1\t64\t64\tms\t1\t-\t0\tx\n", "passes 'both'" },
         { "a100\tfp16\tfa2\tfwd\t2\t1\t1\t64\t64\tms\t1\t-\t0\tx\n", "causal '2': a whole number from 0 to 1" },
         { "a100\tfp16\tfa2\tfwd\t0\t0\t1\t64\t64\tms\t1\t-\t0\tx\n", "batch '0'" },
@@ -284,7 +288,11 @@ static void shipped_file(void **state)
             assert_int_equal(f->heads * f->d, 2048);
             assert_true(f->fwd && f->bwd);
         }
-        fa3 += !f->modelled;
+        fa3 += !strncmp(f->algo_name, "fa3", 3);
+        assert_true(f->modelled);               /* every shipped row runs */
+        /* Table 2's ablation rows carry their switch */
+        assert_int_equal(f->no_pipeline, !strcmp(f->algo_name, "fa3/np"));
+        assert_int_equal(f->no_warp_spec, !strcmp(f->algo_name, "fa3/nw"));
         /* the rows that fitted the tensor-core efficiency, as
          * sim_gpu_model.c names them: FA2, not causal, d = 128, N >= 4k */
         if (f->fit) {
@@ -294,7 +302,7 @@ static void shipped_file(void **state)
         }
     }
     assert_int_equal(fig4, 58);         /* 4 x 12 FA1 and FA2, 2 x 5 PyTorch */
-    assert_int_equal(fa3, 2);
+    assert_int_equal(fa3, 12);          /* Table 2's 3 x 2, Figure 7's 6 */
     assert_int_equal(fits, 3);
     sim_vfig_list_free(&l);
 }
@@ -394,6 +402,8 @@ int main(int argc, char **argv)
     }
     g_fasim = argv[1];
     g_figures = argv[2];
+    if (sim_fa3_register() < 0)         /* the figures name fa3, as fasim registers it */
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_good),
         cmocka_unit_test(parse_bad_rows),

@@ -283,7 +283,7 @@ static void test_cli_usage(void **state)
         { "--N 0", "--N 0: must be at least 1" },
         { "--N", "--N needs a value" },
         { "--algo all", "one loop order" },
-        { "--algo fa3", "unknown loop order" },
+        { "--algo fa9", "unknown loop order" },
         { "--frames 0", "--frames 0" },
         { "--step x", "--step x" },
         { "--json", "option of the report" },

@@ -1,0 +1,311 @@
+/*
+ * test_fa3.c — FlashAttention-3's forward (sim/algo_fa3.c) and its pipeline
+ * in time (study/sim_gpu_fa3.c):
+ *   - its HBM counts, tile steps, FLOPs and output bits are FA2 forward's on
+ *     the same tiles (fp16 and e4m3, causal or not);
+ *   - what it refuses: the backward, fp32, a GPU that is not Hopper, the
+ *     switches on another loop order;
+ *   - one step's time under each switch against the closed forms of
+ *     sim_gpu_fa3.h, computed here from G, E and M;
+ *   - the released kernel's tiles (hopper/tile_size.h) and warps;
+ *   - the FA3 paper's Table 2 (H100 SXM5, fp16, batch 4, N = 8448, 16 heads,
+ *     d = 128): each row within 20% of the published time, in the published
+ *     order, and the full pipeline no faster than its products alone at the
+ *     tensor cores' rate (computed here from the preset's peak).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "sim_gpu_fa3.h"
+#include "sim_gpu_model.h"
+#include "sim_loop.h"
+#include "sim_presets.h"
+
+static sim_algo SIM_FA3;   /* registered in main */
+
+/* Same counts, steps and FLOPs as FA2's forward, same output bits, at the
+ * same tiles (fp16 and fp8, causal or not, a ragged last block). */
+static void test_same_as_fa2(void **state)
+{
+    (void)state;
+    const sim_dtype dts[2] = { SIM_FP16, SIM_E4M3 };
+    for (int x = 0; x < 4; x++) {
+        sim_shape sh = { .N = 200, .d = 32, .M = 1 << 20, .dtype = dts[x & 1],
+                         .causal = x >> 1, .batch = 1, .heads = 2 };
+        const int64_t n = sh.N * sh.d * 2;
+        float *Q = malloc(sizeof *Q * (size_t)n), *K = malloc(sizeof *K * (size_t)n),
+              *V = malloc(sizeof *V * (size_t)n);
+        assert_non_null(Q);
+        assert_non_null(K);
+        assert_non_null(V);
+        sim_random_qkv(3, 2 * sh.N, 2 * sh.N, sh.d, SIM_FP32, Q, K, V);
+        sim_result r[2];
+        const sim_algo algos[2] = { SIM_FA2, SIM_FA3 };
+        for (int a = 0; a < 2; a++) {
+            sim_plan p;
+            const sim_run_opts run = { 0 };
+            assert_int_equal(sim_plan_make(algos[a], &sh, &run, 64, 48, SIM_PLAN_USER, &p), 0);
+            char err[256];
+            assert_int_equal(sim_run(algos[a], &sh, &p, Q, K, V, NULL, &r[a], err, sizeof err),
+                             0);
+            sim_flops f;
+            assert_int_equal(sim_theory_flops(&p, &sh, &f), 0);
+            if (a == 1) {
+                sim_plan p2;
+                assert_int_equal(sim_plan_make(SIM_FA2, &sh, &run, 64, 48, SIM_PLAN_USER, &p2),
+                                 0);
+                sim_flops f2;
+                assert_int_equal(sim_theory_flops(&p2, &sh, &f2), 0);
+                assert_true(f.matmul == f2.matmul && f.other == f2.other);
+                /* the ring: two stages of K_j and V_j, 48 x 32 fp16 or fp8 each */
+                assert_int_equal(p.sram_peak - p2.sram_peak,
+                                 2u * 48u * 32u * (unsigned)sim_dtype_bytes(sh.dtype));
+            }
+        }
+        assert_memory_equal(&r[0].counts, &r[1].counts, sizeof r[0].counts);
+        assert_int_equal(r[0].steps, r[1].steps);
+        assert_memory_equal(r[0].O, r[1].O, sizeof(float) * (size_t)n);
+        assert_memory_equal(r[0].L, r[1].L, sizeof(float) * (size_t)(2 * sh.N));
+        sim_result_free(&r[0]);
+        sim_result_free(&r[1]);
+        free(Q);
+        free(K);
+        free(V);
+    }
+}
+
+/* Forward only, 16- and 8-bit types; opt-in and out of "all". */
+static void test_refusals(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 128, .d = 64, .M = 1 << 20, .dtype = SIM_FP16 };
+    sim_plan p;
+    char err[512];
+    sim_run_opts bwd = { .pass = SIM_BWD };
+    assert_int_not_equal(sim_plan_choose(SIM_FA3, &sh, &bwd, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                         sizeof err), 0);
+    assert_non_null(strstr(err, "no backward pass"));
+    sh.dtype = SIM_FP32;
+    const sim_run_opts fwd = { 0 };
+    assert_int_not_equal(sim_plan_choose(SIM_FA3, &sh, &fwd, SIM_PLAN_AUTO, 0, 0, &p, err,
+                                         sizeof err), 0);
+    assert_non_null(strstr(err, "does not run in fp32"));
+    assert_int_equal(sim_algo_in_default(SIM_FA3), 0);
+    assert_true(sim_algo_loop(SIM_FA3)->flags & SIM_LOOP_NAMED_ONLY);
+    sim_algo a;
+    assert_int_equal(sim_algo_parse("fa3", &a), 0);
+    assert_int_equal(a, SIM_FA3);
+
+    /* not Hopper: no plan of its kernel, no model */
+    sh.dtype = SIM_FP16;
+    sim_kernel_target a100 = sim_gpu_kernel_target(sim_gpu_find("a100"));
+    assert_int_not_equal(sim_plan_kernel(SIM_FA3, &sh, &fwd, &a100, 0, 0, &p, err, sizeof err),
+                         0);
+    assert_non_null(strstr(err, "Hopper"));
+    assert_int_equal(sim_plan_make(SIM_FA3, &sh, &fwd, 64, 64, SIM_PLAN_USER, &p), 0);
+    sim_gm_result r;
+    assert_int_not_equal(sim_gpu_model_run(sim_gpu_find("a100"), &p, &sh, NULL, &r, err,
+                                           sizeof err), 0);
+    assert_non_null(strstr(err, "WGMMA"));
+    /* the switches belong to FA3 */
+    assert_int_equal(sim_plan_make(SIM_FA2, &sh, &fwd, 64, 64, SIM_PLAN_USER, &p), 0);
+    sim_gm_opts o = { .no_pipeline = 1 };
+    assert_int_not_equal(sim_gpu_model_run(sim_gpu_find("h100"), &p, &sh, &o, &r, err,
+                                           sizeof err), 0);
+    assert_non_null(strstr(err, "--algo fa3"));
+}
+
+/* The released kernel's tiles and warps, as tile_size_fwd_sm90 gives them. */
+static void test_kernel_tiles(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t d;
+        sim_dtype dt;
+        int causal;
+        int64_t Br, Bc;
+        int warps;
+    } C[] = {
+        { 128, SIM_FP16, 0, 128, 176, 12 }, { 128, SIM_BF16, 1, 128, 128, 12 },
+        { 64, SIM_FP16, 0, 192, 192, 16 },  { 256, SIM_FP16, 0, 128, 80, 12 },
+        { 256, SIM_E4M3, 0, 128, 128, 12 }, { 128, SIM_E5M2, 1, 128, 224, 12 },
+    };
+    const sim_kernel_target h100 = sim_gpu_kernel_target(sim_gpu_find("h100"));
+    for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+        sim_shape sh = { .N = 1024, .d = C[k].d, .M = h100.smem_per_block, .dtype = C[k].dt,
+                         .causal = C[k].causal };
+        sim_kernel_choice c;
+        char err[256];
+        assert_int_equal(sim_kernel_choose(SIM_FA3, &sh, NULL, &h100, &c, err, sizeof err), 0);
+        assert_int_equal(c.Br, C[k].Br);
+        assert_int_equal(c.Bc, C[k].Bc);
+        assert_int_equal(c.warps, C[k].warps);
+    }
+    sim_shape odd = { .N = 1024, .d = 80, .M = h100.smem_per_block, .dtype = SIM_FP16 };
+    sim_kernel_choice c;
+    char err[256];
+    assert_int_not_equal(sim_kernel_choose(SIM_FA3, &odd, NULL, &h100, &c, err, sizeof err), 0);
+}
+
+/* One step by switch: G = 4, E = 3, M = 1 (E/2 = 1.5 over G/4 = 1: the
+ * softmax outlasts the other warpgroup's GEMM0), and E = 1 (it does not). */
+static void test_step_closed_forms(void **state)
+{
+    (void)state;
+    const double G = 4, M = 1;
+    const double Es[2] = { 3, 1 };
+    for (int k = 0; k < 2; k++) {
+        const double E = Es[k];
+        const double want[4] = {
+            fmax(G, E),                                   /* FA3 */
+            fmax(G + fmax(0, E / 2 - G / 4), E),          /* --pipeline off */
+            G / 2 + fmax(E, G / 2),                       /* --warp-specialization off */
+            G + E,                                        /* both off */
+        };
+        for (int sw = 0; sw < 4; sw++) {
+            sim_gm_opts o = { .no_pipeline = sw & 1, .no_warp_spec = sw >> 1 };
+            sim_gm_bound b;
+            sim_fa3_slice sl[SIM_FA3_MAX_SLICES];
+            int n = 0;
+            double filled = 0;
+            const double t = sim_fa3_step(&o, G, E, M, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b,
+                                          sl, &n, &filled);
+            const double expect = want[sw];
+            assert_true(fabs(t - expect) < 1e-12);
+            assert_true(n > 0 && n <= SIM_FA3_MAX_SLICES);
+            assert_true(filled == M);
+            for (int s = 0; s < n; s++)   /* every slice within the step */
+                assert_true(sl[s].t0 >= 0 && sl[s].t0 + sl[s].dur <= t + 1e-12);
+            /* memory slower than the arithmetic: the copies bind */
+            assert_true(sim_fa3_step(&o, G, E, 100, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b,
+                                     NULL, NULL, NULL) == 100);
+            assert_int_equal(b, SIM_GM_BOUND_DRAM);
+        }
+        /* with E = 1 the softmax hides under one product: pipelining buys nothing */
+        if (k == 1)
+            assert_true(want[1] == want[0]);
+    }
+}
+
+/* FA3's released-kernel plan on the H100 for fp16 shape (N, d, B, H), run
+ * through the GPU model with options o (NULL: none). */
+static sim_gm_result h100_fa3(int64_t N, int64_t d, int64_t B, int64_t H, const sim_gm_opts *o,
+                              sim_plan *p)
+{
+    const sim_gpu *g = sim_gpu_find("h100");
+    sim_shape sh = { .N = N, .d = d, .M = g->smem_per_block, .dtype = SIM_FP16, .batch = B,
+                     .heads = H };
+    const sim_run_opts run = { 0 };
+    const sim_kernel_target kt = sim_gpu_kernel_target(g);
+    char err[512];
+    assert_int_equal(sim_plan_kernel(SIM_FA3, &sh, &run, &kt, 0, 0, p, err, sizeof err), 0);
+    sim_gm_result r;
+    if (sim_gpu_model_run(g, p, &sh, o, &r, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    return r;
+}
+
+static double table2(int no_pipeline, int no_ws, double *tflops)
+{
+    sim_gm_opts o = { .no_pipeline = no_pipeline, .no_warp_spec = no_ws };
+    sim_plan p;
+    const sim_gm_result r = h100_fa3(8448, 128, 4, 16, &o, &p);
+    *tflops = r.tflops;
+    return r.time_s;
+}
+
+/* FA3 paper, Table 2: 3.538 ms, 4.021 ms without the GEMM-softmax
+ * pipelining, 4.105 ms without warp specialization. */
+static void test_table2(void **state)
+{
+    (void)state;
+    double tf[3];
+    const double t[3] = { table2(0, 0, &tf[0]), table2(1, 0, &tf[1]), table2(0, 1, &tf[2]) };
+    const double pub[3] = { 3.538e-3, 4.021e-3, 4.105e-3 };
+    for (int k = 0; k < 3; k++)
+        assert_true(fabs(t[k] - pub[k]) / pub[k] < 0.20);
+    assert_true(t[0] < t[1] && t[1] < t[2]);
+    /* No faster than its products at the tensor cores' rate: 4 B H N^2 d
+     * FLOPs at tensor_eff of 989.4 TFLOP/s (WGMMA reaches the peak). */
+    const double flops = 4.0 * 4 * 16 * 8448.0 * 8448.0 * 128;
+    const double floor = flops / (989.4e12 * sim_gpu_model_constants().tensor_eff);
+    assert_true(t[0] >= floor);
+    assert_true(t[0] < 1.10 * floor);
+    assert_true(tf[0] > 0);
+}
+
+/* Table 2's shape, its mean step: every tile is whole (8448 = 66 x 128 =
+ * 48 x 176), so G and E are one tile's, computed here from the preset:
+ * G = 4 B_r B_c d FLOPs at tensor_eff of the SM's share of the peak; E =
+ * B_r B_c (one exp at 16 a clock, plus the other FLOPs of a score but the
+ * exp at the FP32 pipe's rate, an FMA being 2), the other FLOPs of FA2's
+ * forward (algo_fa2.c): 4 a score, 2d + 5 a row of each block pair and
+ * d + 2 a row. */
+static void test_step_parts(void **state)
+{
+    (void)state;
+    sim_plan p;
+    const sim_gm_result r = h100_fa3(8448, 128, 1, 4, NULL, &p);
+    assert_int_equal(p.Br, 128);
+    assert_int_equal(p.Bc, 176);
+    const double Br = 128, Bc = 176, d = 128, N = 8448, Tc = N / Bc;
+    const double tc_sm = 989.4e12 * sim_gpu_model_constants().tensor_eff / 132;
+    const double G = 4 * Br * Bc * d / tc_sm;
+    const double A = N * N, other = 4 * A + (2 * d + 5) * N * Tc + (d + 2) * N;
+    const double E = Br * Bc * (1.0 / (16 * 1830e6) + (other / A - 1) / (66.9e12 / 2 / 132));
+    assert_true(fabs(r.fa3.G - G) < 1e-9 * G);
+    assert_true(fabs(r.fa3.E - E) < 1e-9 * E);
+    assert_int_equal(r.fa3.steps, (uint64_t)(4 * 66 * 48));
+    assert_true(r.fa3.step >= G && r.fa3.step >= r.fa3.M);
+    assert_true(r.fa3.E < r.fa3.G);      /* the products bind at d = 128 in fp16 */
+}
+
+/* The trace holds the warpgroups' tracks and the ring's counter. */
+static void test_trace_tracks(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    sim_gm_trace tr;
+    sim_gm_trace_begin(&tr, f);
+    sim_gm_opts o = { .trace = &tr, .trace_name = "fa3 fwd" };
+    sim_plan p;
+    (void)h100_fa3(1024, 128, 1, 1, &o, &p);
+    sim_gm_trace_end(&tr);
+    fclose(f);
+    assert_non_null(strstr(buf, "consumer warpgroup 2"));
+    assert_non_null(strstr(buf, "\"GEMM1 (j-1) + GEMM0 (j)\""));
+    assert_non_null(strstr(buf, "\"TMA K_j, V_j\""));
+    assert_non_null(strstr(buf, "SMEM stages full"));
+    free(buf);
+}
+
+int main(void)
+{
+    const int a = sim_fa3_register();
+    if (a < 0)
+        return 1;
+    SIM_FA3 = (sim_algo)a;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_as_fa2),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_kernel_tiles),
+        cmocka_unit_test(test_step_closed_forms),
+        cmocka_unit_test(test_table2),
+        cmocka_unit_test(test_step_parts),
+        cmocka_unit_test(test_trace_tracks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
