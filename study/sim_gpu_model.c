@@ -741,15 +741,16 @@ static double sliced_k_operands(int bwd, double w, double Br, double Bc, double 
  *   - v1 backward (fmha_dgrad_kernel_1xN_loop.h): five products and one
  *     barrier, before dQ's partials are read back: 5 + 1 = 6.
  * There a step is B_r = 16 rows and each warp's share of a product is one
- * row of 16 x 8 mma tiles over its B_c / w keys (4 accumulators at B_c =
- * 128, w = 4), so a product is a short chain of dependent mma.sync, and
- * every step ends with the warps waiting on one another. flash-attn v2
- * (split-Q) has barriers too, 2 + 2 a forward step (flash_fwd_kernel.h)
- * and 5 + 3 a backward one (flash_bwd_kernel.h), but each warp owns
- * B_r / w rows of all B_c keys (8 to 16 times the independent
- * accumulators) and exchanges nothing: charged the same latency per phase,
- * its A100 rows fall 7-11% below the figures (its three fitted rows by
- * 11%), so the latency is not charged there: 0, as for standard
+ * row of 16 x 8 mma tiles over its B_c / w keys (2 to 8 accumulators on
+ * A100's tiles: B_c = 128 or 256, w = 4 or 8), so a product is a short
+ * chain of dependent mma.sync, and every step ends with the warps waiting
+ * on one another. flash-attn v2 has barriers too, 2 + 2 a forward step
+ * (flash_fwd_kernel.h) and 5 + 3 a backward one (flash_bwd_kernel.h), but
+ * each warp's share of a product is four times v1's (8 to 32 independent
+ * accumulators), and its forward's warps exchange nothing: charged the
+ * same latency per phase, its A100 predictions fall by 7-11% (geometric
+ * mean |error| 5% -> 10%, the three rows that fitted tensor_eff 0.5% ->
+ * 12%), so the latency is not charged there: 0, as for standard
  * attention's library kernels. */
 int sim_gm_step_phases(const sim_loop *loop, int bwd)
 {
