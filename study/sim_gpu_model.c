@@ -35,11 +35,23 @@
  *     bandwidthTest figures quoted in [MB-A100]).
  *   launch_s: the gap between two kernels launched back to back on one
  *     stream: 4 us, not fitted ([MB-A100] reports kernel launch overheads of
- *     a few microseconds on A100). */
+ *     a few microseconds on A100).
+ *   phase_cycles: the clocks each dependent phase of a sliced-K tile step
+ *     (sim_gm_step_phases: a product, a barrier) leaves exposed when one
+ *     block holds the SM; FITTED on the FlashAttention-2 paper's Figure 4,
+ *     FlashAttention (v1) forward + backward, not causal, d = 64, N = 512 to
+ *     16k on A100 80GB (bench/published/gpu-figures.tsv lines 51-56), the
+ *     multiple of 10 clocks with the least geometric-mean error there, and
+ *     frozen by tests/test_gpu_model.c. No published figure was found for
+ *     it: the microbenchmark papers searched give instruction latencies of
+ *     tens of clocks, and 170 is more than one mma.sync plus one barrier, so
+ *     it stands for a phase's whole exposed tail (the slowest warp's chain
+ *     of dependent mma.sync, the barrier, the restart). */
 static const sim_gm_constants CONSTANTS = {
     .tensor_eff = 0.74,
     .dram_eff = 0.90,
     .launch_s = 4e-6,
+    .phase_cycles = 170,
 };
 
 sim_gm_constants sim_gpu_model_constants(void)
@@ -741,6 +753,35 @@ static double sliced_k_operands(int bwd, double w, double Br, double Bc, double 
     return total;
 }
 
+/* The dependent phases of a tile step: its products, each of which must
+ * finish before the next reads its result, plus its block-wide barriers
+ * (__syncthreads), counted in the loops of the released kernels. Charged
+ * where the warps split the keys (sliced-K, flash-attn v1):
+ *   - v1 forward (fmha_fprop_kernel_1xN.h): S = Q_i K_j^T and O += P V_j;
+ *     the barrier of the row maximum's exchange between the warps (the
+ *     softmax's reduce_max through shared memory) and the one before O's
+ *     partials are summed: 2 + 2 = 4;
+ *   - v1 backward (fmha_dgrad_kernel_1xN_loop.h): five products and one
+ *     barrier, before dQ's partials are read back: 5 + 1 = 6.
+ * There a step is B_r = 16 rows and each warp's share of a product is one
+ * row of 16 x 8 mma tiles over its B_c / w keys (2 to 8 accumulators on
+ * A100's tiles: B_c = 128 or 256, w = 4 or 8), so a product is a short
+ * chain of dependent mma.sync, and every step ends with the warps waiting
+ * on one another. flash-attn v2 has barriers too, 2 + 2 a forward step
+ * (flash_fwd_kernel.h) and 5 + 3 a backward one (flash_bwd_kernel.h), but
+ * each warp's share of a product is four times v1's (8 to 32 independent
+ * accumulators), and its forward's warps exchange nothing: charged the
+ * same latency per phase, its A100 predictions fall by 7-11% (geometric
+ * mean |error| 5% -> 10%, the three rows that fitted tensor_eff 0.5% ->
+ * 12%), so the latency is not charged there: 0, as for standard
+ * attention's library kernels. */
+int sim_gm_step_phases(const sim_loop *loop, int bwd)
+{
+    if (!loop || loop->warps != SIM_WARPS_SPLIT_K)
+        return 0;
+    return bwd ? 5 + 1 : 2 + 2;
+}
+
 static int64_t fa1_splits_fwd(int64_t heads, int sms, int occ, int64_t Tr)
 {
     double eff[31], best = 0;
@@ -934,6 +975,10 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
         }
     }
     const double l2_bw = g->l2_bytes_per_s;
+    /* the latency a step's dependent phases leave exposed (one block per
+     * SM: nothing else hides it; kres blocks hide it in kres x pipe_max) */
+    const double phase_s = sim_gm_step_phases(loop, p->run.pass == SIM_BWD) *
+                           CONSTANTS.phase_cycles / g->clock_hz;
     double bound_time[SIM_GM_BOUND_COUNT] = { 0 };
     sm_res = calloc((size_t)g->sms, sizeof *sm_res);
     if (!sm_res)
@@ -1164,7 +1209,8 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             if (t_sfu > pipe_max) { pipe_max = t_sfu; pb = SIM_GM_BOUND_SFU; }
             if (t_fp > pipe_max) { pipe_max = t_fp; pb = SIM_GM_BOUND_FP32; }
             if (t_smem > pipe_max) { pipe_max = t_smem; pb = SIM_GM_BOUND_SMEM; }
-            const double seq_sum = t_prod + t_sfu + t_fp + t_sm;
+            const double t_lat = st->area > 0 ? phase_s : 0;
+            const double seq_sum = t_prod + t_sfu + t_fp + t_sm + t_lat;
             const double t_comp = seq_sum > kres * pipe_max ? seq_sum : kres * pipe_max;
             double dur;
             sim_gm_bound sb;
@@ -1276,7 +1322,8 @@ void sim_gpu_model_assumptions(FILE *out, const sim_gpu *g)
     fprintf(out, "  Modelled, not measured: blocks dispatched in index order to the first SM with\n"
                  "  room; the L2 a fully associative LRU of whole tiles (no sets, no partitions);\n"
                  "  DRAM and L2 bandwidth shared equally by the blocks in flight; tensor cores at\n"
-                 "  %.0f%% of %s's peak (fitted), DRAM at %.0f%% (not fitted), %.0f us a launch.\n",
+                 "  %.0f%% of %s's peak (fitted), DRAM at %.0f%% (not fitted), %.0f us a launch;\n"
+                 "  FA1's steps wait %.0f clocks per product or barrier in sequence (fitted).\n",
             c.tensor_eff * 100, g->name, c.dram_eff * 100,
-            c.launch_s * 1e6);
+            c.launch_s * 1e6, c.phase_cycles);
 }

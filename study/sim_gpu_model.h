@@ -45,6 +45,7 @@
 
 #include "sim.h"
 #include "sim_presets.h"
+#include "sim_loop.h"
 
 /* A trace in Chrome's trace-event format (JSON; opens in Perfetto and
  * chrome://tracing): one process per modelled run, one track per SM slot
@@ -165,7 +166,16 @@ typedef struct {
     double tensor_eff;       /* fraction of the tensor-core peak an mma loop reaches */
     double dram_eff;         /* fraction of DRAM bandwidth a stream reaches */
     double launch_s;         /* seconds from one kernel's end to the next's start */
+    double phase_cycles;     /* clocks each dependent phase of a tile step (a product
+                                whose result the next one needs, a barrier of the
+                                block's warps) leaves exposed (sim_gm_step_phases) */
 } sim_gm_constants;
+
+/* The dependent phases of one tile step of a loop order's kernel: its
+ * products in sequence plus its block-wide barriers (__syncthreads), as
+ * counted in the released kernels' loops (sim_gpu_model.c says where). 0 for
+ * standard attention's library kernels. */
+int sim_gm_step_phases(const sim_loop *loop, int bwd);
 
 sim_gm_constants sim_gpu_model_constants(void);
 

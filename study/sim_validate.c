@@ -469,7 +469,7 @@ void sim_validate_print(FILE *out, const char *name, const sim_vfig_list *l,
             "  --warp-specialization off. meas.: the published figure; pred.: the\n"
             "  model's; error: (pred. - meas.) / meas.; n/m: not modelled (fa3 off\n"
             "  Hopper);\n"
-            "  f: a row the model's constant was fitted on; !: off by more than %.0f%%.\n"
+            "  f: a row one of the model's constants was fitted on; !: off by more than %.0f%%.\n"
             "  Sources: the file's source column (--json).\n\n",
             100.0 * SIM_VALIDATE_OFF);
     print_group(out, "fitted rows (fit = 1):", &s->fit);

@@ -13,6 +13,8 @@
  *   - FA1's backward spends, per step, the shared-memory time of the partial
  *     sums its warps exchange and of the operands that outrun its tensor
  *     cores, computed here from v1's warp layout;
+ *   - FA1's steps leave the latency of their dependent phases exposed (v1's
+ *     products and barriers per step, counted here), and only FA1's;
  *   - the trace is JSON in the trace-event format (parsed here);
  *   - the efficiency constants are frozen (what fitted them is in
  *     sim_gpu_model.c; changing them changes every figure the README shows).
@@ -172,6 +174,59 @@ static void test_fa1_shared_memory(void **state)
     const double got = r.time_s - rf.time_s;
     if (fabs(got - want) > 1e-3 * want)
         fail_msg("FA1 backward, shared memory: %.4g s longer, expected %.4g", got, want);
+}
+
+/* The dependent phases of a step, counted here from the released kernels'
+ * loops: v1's forward (fmha_fprop_kernel_1xN.h) S and O += P V_j and two
+ * barriers (the row maximum's exchange, O's partials); v1's backward
+ * (fmha_dgrad_kernel_1xN_loop.h) five products and one barrier (dQ's
+ * partials). FA2 and standard attention are charged none. */
+static void test_step_phases(void **state)
+{
+    (void)state;
+    sim_run_opts run = { 0 };
+    run.pass = SIM_FWD;
+    assert_int_equal(sim_gm_step_phases(sim_loop_find(SIM_FA1, &run), 0), 2 + 2);
+    assert_int_equal(sim_gm_step_phases(sim_loop_find(SIM_FA2, &run), 0), 0);
+    assert_int_equal(sim_gm_step_phases(sim_loop_find(SIM_NAIVE, &run), 0), 0);
+    run.pass = SIM_BWD;
+    assert_int_equal(sim_gm_step_phases(sim_loop_find(SIM_FA1, &run), 1), 5 + 1);
+    assert_int_equal(sim_gm_step_phases(sim_loop_find(SIM_FA2, &run), 1), 0);
+    assert_int_equal(sim_gm_step_phases(NULL, 1), 0);
+}
+
+/* The phases' latency is in clocks, everything else the model takes from
+ * the clock (shared memory's and the SFU's rates) per clock: an A100 at
+ * twice the clock with half the bytes and exps per clock differs only in
+ * it. FA1's backward of test_fa1_shared_memory (8 blocks, one an SM, each
+ * of T_r = 64 steps bound by its own arithmetic) is shorter by 64 steps x
+ * 6 phases x 170 clocks x (1 / 1.41 GHz - 1 / 2.82 GHz); FA2's, whose
+ * steps are charged no latency, by nothing. */
+static void test_phase_latency(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 1024, .d = 128, .M = 163 * 1024, .dtype = SIM_FP16, .batch = 1,
+                     .heads = 1 };
+    const sim_gpu *a100 = sim_gpu_find("a100");
+    sim_gpu fast = *a100;
+    fast.clock_hz *= 2;
+    fast.smem_bytes_per_clk /= 2;
+    fast.sfu_per_clk /= 2;
+    sim_gm_opts o = { 0 };
+    sim_gm_result r, rf;
+    char err[512];
+    sim_plan p = plan_for(SIM_FA1, &sh, SIM_BWD, 1);
+    assert_int_equal(sim_gpu_model_run(a100, &p, &sh, &o, &r, err, sizeof err), 0);
+    assert_int_equal(sim_gpu_model_run(&fast, &p, &sh, &o, &rf, err, sizeof err), 0);
+    assert_int_equal(r.blocks, 8);
+    const double want = 64 * 6 * 170 * (1 / 1410e6 - 1 / 2820e6);
+    const double got = r.time_s - rf.time_s;
+    if (fabs(got - want) > 1e-3 * want)
+        fail_msg("FA1 backward, phase latency: %.4g s, expected %.4g", got, want);
+    sim_plan p2 = plan_for(SIM_FA2, &sh, SIM_BWD, 1);
+    assert_int_equal(sim_gpu_model_run(a100, &p2, &sh, &o, &r, err, sizeof err), 0);
+    assert_int_equal(sim_gpu_model_run(&fast, &p2, &sh, &o, &rf, err, sizeof err), 0);
+    assert_true(fabs(r.time_s - rf.time_s) <= 1e-9 * r.time_s);
 }
 
 /* The launch: FA2's forward has T_r blocks per head; the first kernel
@@ -426,6 +481,7 @@ static void test_constants_frozen(void **state)
     assert_true(c.tensor_eff == 0.74);
     assert_true(c.dram_eff == 0.90);
     assert_true(c.launch_s == 4e-6);
+    assert_true(c.phase_cycles == 170);
 }
 
 /* A preset without a number the model needs is named. */
@@ -450,6 +506,8 @@ int main(void)
         cmocka_unit_test(test_infinite_l2_is_compulsory),
         cmocka_unit_test(test_launch),
         cmocka_unit_test(test_fa1_shared_memory),
+        cmocka_unit_test(test_step_phases),
+        cmocka_unit_test(test_phase_latency),
         cmocka_unit_test(test_gqa_group_sum),
         cmocka_unit_test(test_no_l2_not_faster),
         cmocka_unit_test(test_grid_limit),

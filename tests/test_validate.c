@@ -293,17 +293,24 @@ static void shipped_file(void **state)
         /* Table 2's ablation rows carry their switch */
         assert_int_equal(f->no_pipeline, !strcmp(f->algo_name, "fa3/np"));
         assert_int_equal(f->no_warp_spec, !strcmp(f->algo_name, "fa3/nw"));
-        /* the rows that fitted the tensor-core efficiency, as
-         * sim_gpu_model.c names them: FA2, not causal, d = 128, N >= 4k */
+        /* the rows that fitted the constants, as sim_gpu_model.c names
+         * them: the tensor-core efficiency on FA2, not causal, d = 128,
+         * N >= 4k; FA1's phase latency on FA1, not causal, d = 64, every N */
         if (f->fit) {
             fits++;
-            assert_true(f->N >= 4096 && f->d == 128 && !f->causal);
-            assert_non_null(strstr(f->source, "Figure 4, FlashAttention-2, without"));
+            if (f->algo == SIM_FA2) {
+                assert_true(f->N >= 4096 && f->d == 128 && !f->causal);
+                assert_non_null(strstr(f->source, "Figure 4, FlashAttention-2, without"));
+            } else {
+                assert_int_equal(f->algo, SIM_FA1);
+                assert_true(f->d == 64 && !f->causal);
+                assert_non_null(strstr(f->source, "Figure 4, FlashAttention, without"));
+            }
         }
     }
     assert_int_equal(fig4, 58);         /* 4 x 12 FA1 and FA2, 2 x 5 PyTorch */
     assert_int_equal(fa3, 12);          /* Table 2's 3 x 2, Figure 7's 6 */
-    assert_int_equal(fits, 3);
+    assert_int_equal(fits, 3 + 6);
     sim_vfig_list_free(&l);
 }
 
