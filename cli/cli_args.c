@@ -375,7 +375,7 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
     case CLI_O_PIPELINE:
     case CLI_O_WARP_SPEC:
         if (strcmp(val, "on") && strcmp(val, "off")) {
-            ERR("--%s %s: on or off", optname, sim_shown(val).s);
+            ERR("%s %s: on or off", optname, sim_shown(val).s);
             return -1;
         }
         *(id == CLI_O_PIPELINE ? &r->gm.no_pipeline : &r->gm.no_warp_spec) = !strcmp(val, "off");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # validate.sh — the GPU timing model against the published figures: runs
 # `fasim validate` on bench/published/gpu-figures.tsv and writes its table to
-# bench/results/gpu-validation-DATE.txt (UTC date), printing it too. Builds
+# bench/results/gpu-validation-DATE.txt (UTC date; -2, -3, ... when that
+# file exists), printing it too. Builds
 # nothing: it runs $FASIM, else build/cli/fasim, else the fasim on PATH.
 #
 # Usage: scripts/validate.sh [FIGURES.tsv]
@@ -19,7 +20,14 @@ if [ -z "$fasim" ]; then
   fi
 fi
 figures=${1:-bench/published/gpu-figures.tsv}
+# A file of that name already there (a committed one, or an earlier run the
+# same day) is kept: the table goes to the next free name, -2, -3, ...
 out=bench/results/gpu-validation-$(date -u +%Y-%m-%d).txt
+n=2
+while [ -e "$out" ]; do
+  out=bench/results/gpu-validation-$(date -u +%Y-%m-%d)-$n.txt
+  n=$((n + 1))
+done
 mkdir -p bench/results
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT

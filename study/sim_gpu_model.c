@@ -1322,8 +1322,9 @@ void sim_gpu_model_assumptions(FILE *out, const sim_gpu *g)
     fprintf(out, "  Modelled, not measured: blocks dispatched in index order to the first SM with\n"
                  "  room; the L2 a fully associative LRU of whole tiles (no sets, no partitions);\n"
                  "  DRAM and L2 bandwidth shared equally by the blocks in flight; tensor cores at\n"
-                 "  %.0f%% of %s's peak (fitted), DRAM at %.0f%% (not fitted), %.0f us a launch;\n"
-                 "  FA1's steps wait %.0f clocks per product or barrier in sequence (fitted).\n",
+                 "  %.0f%% of %s's peak (fitted on A100's FA2), DRAM at %.0f%% (not fitted), %.0f us\n"
+                 "  a launch; FA1's steps wait %.0f clocks per product or barrier in sequence\n"
+                 "  (fitted on A100's FA1).\n",
             c.tensor_eff * 100, g->name, c.dram_eff * 100,
             c.launch_s * 1e6, c.phase_cycles);
 }

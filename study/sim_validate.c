@@ -468,7 +468,7 @@ void sim_validate_print(FILE *out, const char *name, const sim_vfig_list *l,
             "  kernel per operation. fa3/np, fa3/nw: fa3 with --pipeline off, with\n"
             "  --warp-specialization off. meas.: the published figure; pred.: the\n"
             "  model's; error: (pred. - meas.) / meas.; n/m: not modelled (fa3 off\n"
-            "  Hopper);\n"
+            "  Hopper).\n"
             "  f: a row one of the model's constants was fitted on; !: off by more than %.0f%%.\n"
             "  Sources: the file's source column (--json).\n\n",
             100.0 * SIM_VALIDATE_OFF);
@@ -480,7 +480,8 @@ void sim_validate_print(FILE *out, const char *name, const sim_vfig_list *l,
     int shown = 0;
     for (int k = 0; k < l->n && shown < 12; k++)
         if (r[k].status == SIM_VROW_OK && r[k].off)
-            fprintf(out, "%s%d", shown++ ? ", " : " (lines ", l->items[k].line);
+            fprintf(out, "%s%d", shown++ ? ", " : s->off == 1 ? " (line " : " (lines ",
+                    l->items[k].line);
     fprintf(out, "%s\n", shown ? (shown < s->off ? ", ...)" : ")") : "");
     if (s->not_modelled)
         fprintf(out, "  not modelled: %d row%s\n", s->not_modelled,
