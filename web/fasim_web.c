@@ -25,6 +25,7 @@
 
 #include "cli_args.h"
 #include "fasim_web.h"
+#include "ref_rng.h"
 #include "ref_simd.h"
 #include "sim_json.h"
 #include "sim_report.h"
@@ -174,26 +175,18 @@ FW_EXPORT const char *fw_version(void)
 #endif
 }
 
-/* fw_simd_check's random numbers (xorshift64*), and its inputs: uniform in
- * +-[0.25, 4) times 2^scale, kept to 11 significant bits (an fp16 input's,
- * where sums land exactly on a midpoint between two floats one time in eight)
- * when short is set. */
-static uint64_t sc_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545f4914f6cdd1dull;
-}
-
-static void sc_fill(uint64_t *st, float *x, int n, int scale, int shortened)
+/* fw_simd_check's inputs (ref_rng's numbers): uniform in +-[0.25, 4) times
+ * 2^scale, kept to 11 significant bits (an fp16 input's, where sums land
+ * exactly on a midpoint between two floats one time in eight) when short is
+ * set. */
+static void sc_fill(ref_rng *st, float *x, int n, int scale, int shortened)
 {
     for (int k = 0; k < n; k++) {
-        float v = ldexpf(0.25f + 3.75f * (float)(sc_next(st) >> 40) * 0x1p-24f, scale);
+        float v = ldexpf(0.25f + 3.75f * (float)(ref_rng_next(st) >> 40) * 0x1p-24f, scale);
         uint32_t u = ref_f2u(v);
         if (shortened)
             u = (u + 0x1000u) & ~0x1fffu;
-        x[k] = (sc_next(st) & 1 ? -1.0f : 1.0f) * ref_u2f(u);
+        x[k] = (ref_rng_next(st) & 1 ? -1.0f : 1.0f) * ref_u2f(u);
     }
 }
 
@@ -217,13 +210,13 @@ FW_EXPORT const char *fw_simd_check(int trials)
     if (trials < 1 || trials > 10000)
         return fw_error("fw_simd_check", "trials must be 1..10000", 1);
     const ref_simd path = ref_simd_active();
-    uint64_t st = 0x5eedf00dull;
+    ref_rng st = ref_rng_seed(0x5eedf00dull);
     int64_t values = 0, differ = 0;
     for (int t = 0; t < trials; t++) {
-        const int br = 1 + (int)(sc_next(&st) % SC_BR), bc = 1 + (int)(sc_next(&st) % SC_BC);
-        const int d = t % 8 == 5 || t % 8 == 6 ? 2 : 1 + (int)(sc_next(&st) % SC_D), shortened = t % 2;
+        const int br = 1 + (int)(ref_rng_next(&st) % SC_BR), bc = 1 + (int)(ref_rng_next(&st) % SC_BC);
+        const int d = t % 8 == 5 || t % 8 == 6 ? 2 : 1 + (int)(ref_rng_next(&st) % SC_D), shortened = t % 2;
         /* one trial in four tiny: products and sums in float's subnormal range */
-        const int scale = t % 4 == 3 ? -66 : (int)(sc_next(&st) % 9) - 4;
+        const int scale = t % 4 == 3 ? -66 : (int)(ref_rng_next(&st) % 9) - 4;
         sc_fill(&st, Q, br * d, scale, shortened);
         sc_fill(&st, K, bc * d, scale, shortened);
         sc_fill(&st, V, bc * d, scale, shortened);
@@ -231,7 +224,7 @@ FW_EXPORT const char *fw_simd_check(int trials)
         sc_fill(&st, O0, br * d, 0, shortened);
         sc_fill(&st, X[0], bc, 2, 0);
         for (int r = 0; r < br; r++) {
-            alpha[r] = ldexpf(1.0f, -(int)(sc_next(&st) % 8));
+            alpha[r] = ldexpf(1.0f, -(int)(ref_rng_next(&st) % 8));
             w[r] = (ref_fa1_weights){ alpha[r], 1.0f - alpha[r] / 2, r % 5 ? 1.5f : 0.0f };
         }
         if (t % 8 == 5 || t % 8 == 6) {
@@ -246,7 +239,7 @@ FW_EXPORT const char *fw_simd_check(int trials)
             const int sub = t % 8 == 6;
             const float b = ldexpf(1.0f - 0x1p-23f, sub ? -75 : 0);
             for (int r = 0; r < br; r++) {
-                const float c = sub ? ldexpf((float)(2 * (sc_next(&st) % 4096) + 1), -149)
+                const float c = sub ? ldexpf((float)(2 * (ref_rng_next(&st) % 4096) + 1), -149)
                                     : ref_u2f(ref_f2u(Q[r * d]) | 1u);
                 const float a = ldexpf(1.0f + 0x1p-23f, sub ? -75 : ilogbf(c) - 24) *
                                 (c < 0 ? -1.0f : 1.0f);
