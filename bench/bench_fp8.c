@@ -21,11 +21,19 @@
  * includes the rounding of its inputs, as the paper measures it.
  *
  * The paper does not give the problem size; two are run: N = 1024, d = 64
- * and N = 4096, d = 128. Seed 1 (sim_outlier_qkv).
+ * and N = 4096, d = 128. The outliers are few (one entry in a thousand, 65
+ * of Q's 65,536 at N = 1024, d = 64) and the error gathers on the rows and
+ * columns that hold them, so one draw's RMSE swings by 2x from seed to
+ * seed. Each row is therefore run on S draws (seeds 1 .. S, sim_outlier_qkv;
+ * the transform's signs from the same seed), and the figure is the RMSE
+ * over all of their entries, sqrt(mean of the draws' RMSE^2), beside the
+ * smallest and largest single draw's.
  *
- * Build: cmake --build build --target bench_fp8;  run: ./build/bench/bench_fp8
- * The committed output: bench/results/fp8-table3-2026-12-03.txt.
+ * Build: cmake --build build --target bench_fp8
+ * Run:   ./build/bench/bench_fp8 [S (default 8)]
+ * The committed output: bench/results/fp8-table3-2026-12-04.txt.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,37 +62,59 @@ static const row ROWS[] = {
 };
 enum { NROWS = sizeof ROWS / sizeof ROWS[0] };
 
-static int one_size(int64_t N, int64_t d)
+/* Row r's RMSE on the draw of `seed` (Q, K, V and O_ref that draw's). */
+static int one_run(const row *r, int64_t N, int64_t d, uint64_t seed, const float *Q,
+                   const float *K, const float *V, const double *O_ref, double *rmse)
+{
+    sim_shape sh = { .N = N, .d = d, .M = UINT64_C(1) << 20, .dtype = r->dtype };
+    sim_run_opts run = { .fp8_scale = r->scale, .incoherent = r->incoherent,
+                         .incoherent_seed = seed };
+    sim_plan p;
+    sim_result res;
+    char err[512];
+    if (sim_plan_choose(r->algo, &sh, &run, SIM_PLAN_AUTO, 128, 128, &p, err, sizeof err) ||
+        sim_run(r->algo, &sh, &p, Q, K, V, NULL, &res, err, sizeof err)) {
+        fprintf(stderr, "bench_fp8: %s: %s\n", r->name, err);
+        return -1;
+    }
+    *rmse = ref_compare(res.O, O_ref, N * d).rmse;
+    sim_result_free(&res);
+    return 0;
+}
+
+static int one_size(int64_t N, int64_t d, int seeds)
 {
     const int64_t n = N * d;
     float *Q = malloc((size_t)n * sizeof *Q), *K = malloc((size_t)n * sizeof *K),
           *V = malloc((size_t)n * sizeof *V);
     double *O_ref = malloc((size_t)n * sizeof *O_ref);
+    double sq[NROWS] = { 0 }, lo[NROWS], hi[NROWS];
+    int rc = -1;
     if (!Q || !K || !V || !O_ref)
-        return -1;
-    sim_outlier_qkv(1, N, N, d, SIM_FP32, Q, K, V);
-    if (ref_oracle_attention_f(Q, K, V, N, d, 0, O_ref, NULL) != 0)
-        return -1;
-    printf("N = %lld, d = %lld, one head, not causal, B_r = B_c = 128, seed 1\n", (long long)N,
-           (long long)d);
-    printf("  %-24s %-28s %10s %10s %7s\n", "row", "fasim runs", "paper", "fasim", "ratio");
+        goto done;
+    for (int s = 1; s <= seeds; s++) {
+        sim_outlier_qkv((uint64_t)s, N, N, d, SIM_FP32, Q, K, V);
+        if (ref_oracle_attention_f(Q, K, V, N, d, 0, O_ref, NULL) != 0)
+            goto done;
+        for (int k = 0; k < NROWS; k++) {
+            double e;
+            if (one_run(&ROWS[k], N, d, (uint64_t)s, Q, K, V, O_ref, &e) != 0)
+                goto done;
+            sq[k] += e * e;
+            lo[k] = s == 1 || e < lo[k] ? e : lo[k];
+            hi[k] = s == 1 || e > hi[k] ? e : hi[k];
+        }
+    }
+    printf("N = %lld, d = %lld, one head, not causal, B_r = B_c = 128, %d draws (seeds 1 .. %d)\n",
+           (long long)N, (long long)d, seeds, seeds);
+    printf("  %-24s %-28s %9s %9s %6s  %s\n", "row", "fasim runs", "paper", "fasim", "ratio",
+           "one draw: least .. most");
     double got[NROWS];
     int ok = 1;
     for (int k = 0; k < NROWS; k++) {
         const row *r = &ROWS[k];
-        sim_shape sh = { .N = N, .d = d, .M = UINT64_C(1) << 20, .dtype = r->dtype };
-        sim_run_opts run = { .fp8_scale = r->scale, .incoherent = r->incoherent,
-                             .incoherent_seed = 1 };
-        sim_plan p;
-        sim_result res;
-        char err[512], what[64];
-        if (sim_plan_choose(r->algo, &sh, &run, SIM_PLAN_AUTO, 128, 128, &p, err, sizeof err) ||
-            sim_run(r->algo, &sh, &p, Q, K, V, NULL, &res, err, sizeof err)) {
-            fprintf(stderr, "bench_fp8: %s: %s\n", r->name, err);
-            return -1;
-        }
-        got[k] = ref_compare(res.O, O_ref, n).rmse;
-        sim_result_free(&res);
+        char what[64];
+        got[k] = sqrt(sq[k] / seeds);
         if (sim_dtype_is_fp8(r->dtype))
             snprintf(what, sizeof what, "%s %s, %s%s", sim_algo_name(r->algo),
                      sim_dtype_name(r->dtype), sim_fp8_scale_name(r->scale),
@@ -93,7 +123,8 @@ static int one_size(int64_t N, int64_t d)
             snprintf(what, sizeof what, "%s %s", sim_algo_name(r->algo),
                      sim_dtype_name(r->dtype));
         const double ratio = got[k] / r->paper;
-        printf("  %-24s %-28s %10.2e %10.2e %6.2fx%s\n", r->name, what, r->paper, got[k], ratio,
+        printf("  %-24s %-28s %9.2e %9.2e %5.2fx  %.2e .. %.2e%s\n", r->name, what, r->paper,
+               got[k], ratio, lo[k], hi[k],
                r->fp8 && (ratio > 1.5 || ratio < 1 / 1.5) ? "  (outside 1.5x)" : "");
         ok &= !r->fp8 || (ratio <= 1.5 && ratio >= 1 / 1.5);
     }
@@ -103,18 +134,28 @@ static int one_size(int64_t N, int64_t d)
     printf("  FP8 rows within 1.5x of the paper: %s; the paper's order (FA3 <= no block "
            "quant < no incoherent <= baseline): %s\n\n", ok ? "yes" : "no",
            order ? "yes" : "no");
+    rc = 0;
+done:
     free(Q);
     free(K);
     free(V);
     free(O_ref);
-    return 0;
+    return rc;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    char *end = NULL;
+    const long seeds = argc > 1 ? strtol(argv[1], &end, 10) : 8;
+    if (argc > 2 || (argc > 1 && (*end || end == argv[1] || seeds < 1 || seeds > 1000))) {
+        fprintf(stderr, "usage: bench_fp8 [DRAWS]: DRAWS from 1 to 1000 (default 8)\n");
+        return 2;
+    }
     printf("FlashAttention-3 Table 3: RMSE of O against float64, inputs N(0,1) + N(0,100) x "
-           "Bernoulli(0.001)\n\n");
-    if (one_size(1024, 64) != 0 || one_size(4096, 128) != 0)
+           "Bernoulli(0.001); fasim: the RMSE over all entries of %ld draws\n\n", seeds);
+    if (one_size(1024, 64, (int)seeds) != 0 || one_size(4096, 128, (int)seeds) != 0) {
+        fprintf(stderr, "bench_fp8: failed\n");
         return 1;
+    }
     return 0;
 }

@@ -274,12 +274,29 @@ REF_HD static inline float ref_round_to(float x, int kind)
            : kind == REF_ROUND_E5M2 ? ref_round_fp8(x, REF_FP8_E5M2) : x;
 }
 
+/* FlashAttention-3's FP8 forward takes P~ at 2^8 times its value: its
+ * softmax subtracts 8 from the row maximum in the exponent of base 2, so
+ * that P~ lies in [0, 256] and small probabilities keep e4m3's normal
+ * numbers instead of underflowing into its subnormals (2^-9 steps), and it
+ * divides the row sum by 2^8 at the end (hopper/softmax.h, Max_offset,
+ * which hopper/flash_fwd_kernel_sm90.h sets to 8 for FP8, 0 otherwise). */
+#define REF_FP8_P_OFFSET 8
+
 /* x[0..n-1] rounded in place to `kind`: the probabilities a tensor-core
- * product takes in the input's type (P~ before P~ V). */
+ * product takes in the input's type (P~ before P~ V). An fp8 kind rounds
+ * 2^8 x and scales it back, which is FA3's offset above: both scalings are
+ * by powers of two, exact in float32 over P~'s range, so the products and
+ * the row sums are FA3's to the bit up to that exact factor. */
 REF_HD static inline void ref_round_row(float *x, int64_t n, int kind)
 {
     if (kind == REF_ROUND_NONE)
         return;
+    if (kind == REF_ROUND_E4M3 || kind == REF_ROUND_E5M2) {
+        const float up = (float)(1 << REF_FP8_P_OFFSET), down = 1.0f / up;
+        for (int64_t k = 0; k < n; k++)
+            x[k] = ref_round_to(x[k] * up, kind) * down;
+        return;
+    }
     for (int64_t k = 0; k < n; k++)
         x[k] = ref_round_to(x[k], kind);
 }

@@ -230,6 +230,26 @@ static void test_round_kinds(void **state)
     assert_true(ref_round_to(500.0f, REF_ROUND_FP16) == 500.0f);
 }
 
+/* P~ enters an fp8 product at 2^8 times its value (FA3's Max_offset = 8):
+ * 0.003 is a subnormal of e4m3, whose steps of 2^-9 round it to 2 x 2^-9
+ * = 0.00390625; at 2^8 x 0.003 = 0.768 the normal numbers' steps of 2^-4
+ * round it to 0.75, and 0.75 / 256 = 0.0029296875. Probabilities of 1 and
+ * 0 stay; fp16 is rounded as it is, with no offset. */
+static void test_round_probs_offset(void **state)
+{
+    (void)state;
+    float p[4] = { 0.003f, 1.0f, 0.0f, 0.1f };
+    ref_round_row(p, 4, REF_ROUND_E4M3);
+    assert_true(ref_round_to(0.003f, REF_ROUND_E4M3) == 0.00390625f);
+    assert_true(p[0] == 0.0029296875f);
+    assert_true(p[1] == 1.0f && p[2] == 0.0f);
+    /* 25.6 rounds to 26 (steps of 2 in [16, 32)), so 0.1 to 26 / 256 */
+    assert_true(p[3] == 26.0f / 256.0f);
+    float h[1] = { 0.003f };
+    ref_round_row(h, 1, REF_ROUND_FP16);
+    assert_true(h[0] == ref_round_to(0.003f, REF_ROUND_FP16));
+}
+
 /* (Q M)(K M)^T = Q K^T, and M^T undoes M, to double precision. */
 static void test_hadamard_orthogonal(void **state)
 {
@@ -314,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_saturation_and_underflow),
         cmocka_unit_test(test_rounding_matches_search),
         cmocka_unit_test(test_round_kinds),
+        cmocka_unit_test(test_round_probs_offset),
         cmocka_unit_test(test_hadamard_orthogonal),
         cmocka_unit_test(test_outlier_inputs),
     };
