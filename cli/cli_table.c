@@ -727,7 +727,8 @@ static const cli_help_item HELP_RING_MEMORY[] = {
 /* ---- the commands ---- */
 
 /* Options of the report that the view names as the report's. */
-static const char *const VIEW_FOREIGN[] = { "json", "out", "max-mem", "max-steps", "version" };
+static const char *const VIEW_FOREIGN[] = { "json", "out", "max-mem", "max-steps", "version",
+                                            "gpu", "timeline", "trace", "l2" };
 /* Options of the report or the view that explore does not take. */
 static const char *const EXPLORE_FOREIGN[] = {
     "json", "out", "max-mem", "max-steps", "version", "plan", "seed", "q", "k", "v",

@@ -181,6 +181,11 @@ static void test_misleading_messages(void **state)
     expect(2, ARGS("--N needs a value"), ARGS("sweep", "--vary", "d=16..32", "--N", "--d", "8"));
     expect(2, ARGS("--repeat needs a value"), ARGS("gpu", "--repeat", "--N", "16"));
     expect(2, ARGS("--engine needs a value"), ARGS("claims", "--engine", "--json"));
+    /* The GPU model's options belong to the report, which draws its SMs. */
+    expect(2, ARGS("--gpu is not an option of 'fasim view' but an option of the report"),
+           ARGS("view", "--gpu", "h100"));
+    expect(2, ARGS("--timeline is not an option of 'fasim view'"),
+           ARGS("view", "--timeline", "-"));
     /* A file over --max-mem: the message names --max-mem. */
     char q[512];
     tu_path(q, sizeof q, "msg_q.npy");
