@@ -26,11 +26,6 @@
 #include "sim_hier.h"
 #include "sim_theory.h"
 
-/* The ring's stages: kStages = 2 for every Hopper forward kernel
- * (hopper/flash_fwd_launch_template.h, run_flash_fwd: "kStages = Arch >= 90
- * ? 2 : ..."). */
-#define FA3_STAGES 2
-
 /* The pseudocode's lines the nest marks (fasim's numbering, in Algorithm
  * 1's order: the producer's lines, then the consumers'). */
 enum {
@@ -58,17 +53,17 @@ static int fa3_run(sim_hier *h, const sim_plan *p)
     return sim_fa2_fwd_nest(h, p, &FA3_LINES);
 }
 
-/* FA2's buffers, with the key and value blocks a ring of FA3_STAGES stages
- * each: the producer fills stage j mod s while the consumers read the
- * others. (The nest uses one stage at a time; the others are the room the
+/* FA2's buffers, with the key and value blocks a ring of SIM_FA3_STAGES
+ * stages each (sim_loop.h, with its source): the producer fills stage
+ * j mod s while the consumers read the others. (The nest uses one stage at a time; the others are the room the
  * producer's copies run ahead into.) */
 static void fa3_plan(sim_plan *p, const sim_shape *sh, int e)
 {
     const int64_t Br = p->Br, Bc = p->Bc, d = sh->d;
     sim_plan_add(p, SIM_BUF_Q_i, 1, Br, d, e, "query block (line 3)");
-    sim_plan_add(p, SIM_BUF_K_j, 1, FA3_STAGES * Bc, d, e,
+    sim_plan_add(p, SIM_BUF_K_j, 1, SIM_FA3_STAGES * Bc, d, e,
                  "ring of 2 key blocks (line 6)");
-    sim_plan_add(p, SIM_BUF_V_j, 1, FA3_STAGES * Bc, d, e,
+    sim_plan_add(p, SIM_BUF_V_j, 1, SIM_FA3_STAGES * Bc, d, e,
                  "ring of 2 value blocks (line 6)");
     sim_plan_add(p, SIM_BUF_S_ij, 1, Br, Bc, 4, "scores, then P~ (lines 10-11)");
     sim_plan_add(p, SIM_BUF_O_i, 1, Br, d, 4, "fp32 output accumulator (line 12)");

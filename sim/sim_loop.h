@@ -331,4 +331,11 @@ int sim_loop_register(const sim_loop *l);
  * (its number taken by another). */
 int sim_fa3_register(void);
 
+/* FA3's ring of shared-memory stages, each one key block K_j and one value
+ * block V_j: kStages = 2 for every Hopper forward kernel
+ * (hopper/flash_fwd_launch_template.h, run_flash_fwd: "kStages = Arch >= 90
+ * ? 2 : ..."). Its plan (algo_fa3.c), its clock (study/sim_gpu_fa3.c) and
+ * the pictures of both count them from here. */
+#define SIM_FA3_STAGES 2
+
 #endif /* FASIM_SIM_LOOP_H */
