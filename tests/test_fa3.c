@@ -17,7 +17,10 @@
  *     specialisation off no producer is named;
  *   - the timeline's picture of one block (viz/viz_timeline.c) follows the
  *     switches: what each warpgroup's row holds inside a step, the ring's
- *     stages within 1 .. 2, the steps' count.
+ *     stages within 1 .. 2, the steps' count;
+ *   - the view's PIPELINE panel at every step of a small run, causal or
+ *     not, against FA3's schedule written out here: the stage each block
+ *     sits in, the producer's next block, whose turn on the tensor cores.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -36,6 +39,7 @@
 #include "sim_gpu_model.h"
 #include "sim_loop.h"
 #include "sim_presets.h"
+#include "viz_model.h"
 #include "viz_timeline.h"
 
 static sim_algo SIM_FA3;   /* registered in main */
@@ -491,6 +495,110 @@ static void test_timeline_picture(void **state)
     }
 }
 
+/* Whether row r's text holds the formatted string. */
+static int says(const sim_pipe_row *r, const char *fmt, long long a, long long b, long long c)
+{
+    char want[128];
+    snprintf(want, sizeof want, fmt, a, b, c);
+    return strstr(r->what, want) != NULL;
+}
+
+/* The view's PIPELINE panel at every step of N = 128, B_r = B_c = 32 (T_r =
+ * T_c = 4; causal: query block i visits key blocks 1 .. i, 1-based), with
+ * the ring of 2 stages: block j (1-based) in stage j mod 2, in use at its
+ * steps; block j + 1 filling in the other while there is one, the other
+ * free at the last; at line 10 (S) WG1 holds the tensor cores and WG2 runs
+ * the softmax of block j - 1 (waits at the first block), at line 11 the
+ * other way; the first block's turn names no GEMM1. Outside the loop:
+ * line 3 waits for Q_i, the return has no panel. */
+static void test_view_pipeline(void **state)
+{
+    (void)state;
+    for (int causal = 0; causal < 2; causal++) {
+        viz_config c;
+        viz_config_default(&c);
+        c.algo = SIM_FA3;
+        c.sh.N = 128;
+        c.sh.d = 16;
+        c.sh.M = 64 * 1024;
+        c.sh.causal = causal;
+        c.Br = c.Bc = 32;
+        c.plan_kind = SIM_PLAN_USER;
+        c.mode = VIZ_MODE_COUNT;
+        viz_model *m = NULL;
+        char err[2048];
+        assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_OK);
+        const viz_info *in = viz_model_info(m);
+        int seen10 = 0, seen11 = 0;
+        for (uint64_t k = 0; k < in->nsteps; k++) {
+            assert_int_equal(viz_model_seek(m, k), 0);
+            const viz_state *st = viz_model_state(m);
+            sim_pipe_row r[SIM_PIPE_ROWS];
+            const int n = viz_model_pipeline(m, r);
+            if (st->i < 0) {            /* the return */
+                assert_int_equal(n, 0);
+                continue;
+            }
+            assert_int_equal(n, 3);
+            const long long i = st->i + 1, j = st->j + 1, last = causal ? i : 4;
+            char wg[2][64];
+            snprintf(wg[0], sizeof wg[0], "WG1 [%lld:%lld)", (i - 1) * 32, (i - 1) * 32 + 16);
+            snprintf(wg[1], sizeof wg[1], "WG2 [%lld:%lld)", (i - 1) * 32 + 16, i * 32);
+            assert_string_equal(r[1].who, wg[0]);
+            assert_string_equal(r[2].who, wg[1]);
+            if (st->j < 0) {
+                if (st->line == 3) {
+                    assert_true(says(&r[0], "stage 1: K_1 V_1 (producer filling", 0, 0, 0));
+                    assert_non_null(strstr(r[1].what, "waits for Q_i"));
+                }
+                continue;
+            }
+            assert_true(says(&r[0], "stage %lld: K_%lld V_%lld (in use)", j % 2, j, j));
+            if (j < last)
+                assert_true(says(&r[0], "stage %lld: K_%lld V_%lld (producer filling)",
+                                 (j + 1) % 2, j + 1, j + 1));
+            else
+                assert_true(says(&r[0], "stage %lld: free", (j + 1) % 2, 0, 0));
+            if (st->line == 10 || st->line == 11) {
+                const int turn = st->line == 10 ? 1 : 2, soft = 3 - turn;
+                assert_non_null(strstr(r[turn].what, "tensor cores"));
+                assert_true(says(&r[turn], "GEMM0 S = Q_i K_%lld^T", j, 0, 0));
+                if (j == 1) {
+                    assert_null(strstr(r[turn].what, "GEMM1"));
+                    assert_non_null(strstr(r[soft].what, turn == 1 ? "waits" : "softmax of "
+                                                                                "block 1"));
+                } else {
+                    assert_true(says(&r[turn], "GEMM1 with V_%lld", j - 1, 0, 0));
+                    assert_true(says(&r[soft], "softmax of block %lld", turn == 1 ? j - 1 : j,
+                                     0, 0));
+                }
+                seen10 += st->line == 10;
+                seen11 += st->line == 11;
+            }
+        }
+        /* every visited block pair: 16 of them, or 1 + 2 + 3 + 4 = 10 causal */
+        assert_int_equal(seen10, causal ? 10 : 16);
+        assert_int_equal(seen11, seen10);
+        viz_model_free(m);
+    }
+    /* the other loop orders have no panel */
+    viz_config c;
+    viz_config_default(&c);
+    c.algo = SIM_FA2;
+    c.sh.N = 64;
+    c.sh.d = 16;
+    c.mode = VIZ_MODE_COUNT;
+    viz_model *m = NULL;
+    char err[2048];
+    assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_OK);
+    sim_pipe_row r[SIM_PIPE_ROWS];
+    for (uint64_t k = 0; k < viz_model_info(m)->nsteps; k++) {
+        assert_int_equal(viz_model_seek(m, k), 0);
+        assert_int_equal(viz_model_pipeline(m, r), 0);
+    }
+    viz_model_free(m);
+}
+
 int main(void)
 {
     const int a = sim_fa3_register();
@@ -508,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_first_step_names),
         cmocka_unit_test(test_trace_first_steps),
         cmocka_unit_test(test_timeline_picture),
+        cmocka_unit_test(test_view_pipeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
