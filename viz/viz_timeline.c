@@ -383,12 +383,12 @@ static void fa3_svg(FILE *out, const viz_tl_fa3 *f, int n, double T0, double T1,
             x0, y0 + 4, (long long)f->i + 1, (long long)f->head, n, (long long)f->steps,
             f->no_pipeline ? "off" : "on", f->no_warp_spec ? "off" : "on");
     for (int r = 0; r <= SIM_FA3_TRACKS; r++)
-        fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s"
+        fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%s"
                 "</text>\n", x0 - 4, y1 + r * (rh + gap) + rh * 0.7,
                 r < SIM_FA3_TRACKS ? fa3_row(f, r) : "SMEM full");
     for (int k = 0; k < n; k++) {
         const viz_tl_fa3_step *st = &f->s[k];
-        const double xs = x0 + (st->t - T0) * sx, xe = xs + st->dur * sx;
+        const double xs = x0 + (st->t - T0) * sx;
         fprintf(out, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#999\" "
                 "stroke-dasharray=\"3,2\"/>\n<text x=\"%.2f\" y=\"%.1f\" font-size=\"11\">"
                 "j = %lld</text>\n", xs, y1 - 12, xs,
@@ -421,7 +421,6 @@ static void fa3_svg(FILE *out, const viz_tl_fa3 *f, int n, double T0, double T1,
                     xs + tb[p] * sx, yr + rh - h, (tb[p + 1] - tb[p]) * sx, h, full,
                     SIM_FA3_STAGES);
         }
-        (void)xe;
     }
     /* the axis, from the first step's start */
     const double ya = y1 + (SIM_FA3_TRACKS + 1) * (rh + gap) + 2;
