@@ -137,7 +137,11 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "most 4,000,000 events, more than a trace viewer opens" },
     [CLI_O_TIMELINE] = { "timeline", "FILE", R,
         "with --gpu: draw the first run's SMs over time, wave by\n"
-        "wave: FILE.svg a picture, - the terminal (--algo picks it)" },
+        "wave: FILE.svg a picture, - the terminal (--algo picks it);\n"
+        "fa3 adds one thread block's first tile steps: the producer's\n"
+        "copies, each consumer warpgroup's GEMMs and softmax, the SMEM\n"
+        "stages full, as --pipeline and --warp-specialization place\n"
+        "them" },
     [CLI_O_HELP] = { "help", NULL, R | V | L | S | C | E | G | X | A | W,
         NULL },
     [CLI_O_VERSION] = { "version", NULL, R,
@@ -393,7 +397,10 @@ static const cli_help_item HELP_VIEW[] = {
          "come: row by row for fa2 (i outer), column by column for fa1. The SRAM\n"
          "list shows the buffers allocated (at the start), > or < on those a tile\n"
          "moved into or out of at this step. Byte counters are exact, or in one\n"
-         "unit for the frame, named in their header.\n"
+         "unit for the frame, named in their header. fa3 adds a PIPELINE panel:\n"
+         "which ring stage holds K_j, V_j and which the producer fills, which\n"
+         "consumer warpgroup holds the tensor cores and which runs its softmax, in\n"
+         "its schedule's order (no clock here: the report's GPU timeline has time).\n"
          "\n"
          "On a terminal the view is interactive (space play/pause, n/b step, g go to,\n"
          "a next loop order, c causal, ? help, q quit). When stdout is not a terminal\n"

@@ -23,13 +23,10 @@
  * Shapes: Q, O (N, d); K, V (N_k, d); L (N); Q_i, O_i (B_r, d); the ring
  * s x (B_c, d) for K and for V; S_ij (B_r, B_c); m_i, l_i (B_r).
  */
+#include <stdio.h>
+
 #include "sim_hier.h"
 #include "sim_theory.h"
-
-/* The ring's stages: kStages = 2 for every Hopper forward kernel
- * (hopper/flash_fwd_launch_template.h, run_flash_fwd: "kStages = Arch >= 90
- * ? 2 : ..."). */
-#define FA3_STAGES 2
 
 /* The pseudocode's lines the nest marks (fasim's numbering, in Algorithm
  * 1's order: the producer's lines, then the consumers'). */
@@ -58,23 +55,120 @@ static int fa3_run(sim_hier *h, const sim_plan *p)
     return sim_fa2_fwd_nest(h, p, &FA3_LINES);
 }
 
-/* FA2's buffers, with the key and value blocks a ring of FA3_STAGES stages
- * each: the producer fills stage j mod s while the consumers read the
- * others. (The nest uses one stage at a time; the others are the room the
+/* FA2's buffers, with the key and value blocks a ring of SIM_FA3_STAGES
+ * stages each (sim_loop.h, with its source): the producer fills stage
+ * j mod s while the consumers read the others. (The nest uses one stage at a time; the others are the room the
  * producer's copies run ahead into.) */
 static void fa3_plan(sim_plan *p, const sim_shape *sh, int e)
 {
     const int64_t Br = p->Br, Bc = p->Bc, d = sh->d;
     sim_plan_add(p, SIM_BUF_Q_i, 1, Br, d, e, "query block (line 3)");
-    sim_plan_add(p, SIM_BUF_K_j, 1, FA3_STAGES * Bc, d, e,
+    sim_plan_add(p, SIM_BUF_K_j, 1, SIM_FA3_STAGES * Bc, d, e,
                  "ring of 2 key blocks (line 6)");
-    sim_plan_add(p, SIM_BUF_V_j, 1, FA3_STAGES * Bc, d, e,
+    sim_plan_add(p, SIM_BUF_V_j, 1, SIM_FA3_STAGES * Bc, d, e,
                  "ring of 2 value blocks (line 6)");
     sim_plan_add(p, SIM_BUF_S_ij, 1, Br, Bc, 4, "scores, then P~ (lines 10-11)");
     sim_plan_add(p, SIM_BUF_O_i, 1, Br, d, 4, "fp32 output accumulator (line 12)");
     sim_plan_add(p, SIM_BUF_m_i, 1, Br, 1, 4, "running maxima; L_i at the end");
     sim_plan_add(p, SIM_BUF_l_i, 1, Br, 1, 4, "running sums");
     p->nphases = 1;
+}
+
+/* ---- the view's PIPELINE panel -------------------------------------------- */
+
+/* What the thread block does at pseudocode line `line` of block pair
+ * (i, j), after FA3's Algorithm 1 and its kernel's schedule (hopper/ of
+ * flash-attention: the producer warp's TMA loads in mainloop_fwd_sm90, the
+ * consumers' ping-pong and intra-warpgroup overlap). Blocks are numbered
+ * from 1 as the pseudocode's (for j = 1 .. T_c), so block j's K_j, V_j sit
+ * in stage j mod s of the ring (lines 5, 6):
+ *   - the producer: before the loop, Q_i then K_1, V_1; while the
+ *     consumers work on block j, K_{j+1}, V_{j+1} into stage (j+1) mod s
+ *     (the stage block j-1 released at line 13), nothing after the last;
+ *     the consumers wait at line 6 for their stage to fill;
+ *   - the consumers, B_r / 2 rows each, ping-pong: WG1's turn on the tensor
+ *     cores is GEMM1 of block j-1 (O_i += P~ V_{j-1}) then GEMM0 of block j
+ *     (S = Q_i K_j^T) while WG2 runs its softmax of block j-1; then WG2's
+ *     turn while WG1 runs its softmax of block j. So line 10 (S) is WG1's
+ *     turn and line 11 (the softmax) WG2's; line 12's product runs in the
+ *     next turn (after the loop for the last block). The first block has no
+ *     block j-1: its turns hold GEMM0 alone.
+ * The visited blocks of a causal or windowed mask (sim_block_js) bound the
+ * loop; a block mask's holes are not skipped here. */
+static int fa3_pipeline(const sim_plan *p, const sim_shape *sh, int line, int64_t i, int64_t j,
+                        sim_pipe_row *rows)
+{
+    enum { S = SIM_FA3_STAGES };
+    if (i < 0 || line == FA3_L18_RETURN)
+        return 0;
+    const sim_range js = sim_block_js(sh, i, p->Br, p->Bc);
+    const long long first = (long long)js.lo + 1, last = (long long)js.hi + 1;
+    const int64_t r0 = i * p->Br, r1 = sim_min64(r0 + p->Br, sh->N), half = p->Br / 2;
+    const long long b = (long long)j + 1;       /* block j, 1-based */
+    int n = 0;
+    sim_pipe_row *ring = &rows[n++], *wg1 = &rows[n++], *wg2 = &rows[n++];
+    snprintf(ring->who, sizeof ring->who, "SMEM ring");
+    snprintf(wg1->who, sizeof wg1->who, "WG1 [%lld:%lld)", (long long)r0,
+             (long long)sim_min64(r0 + half, r1));
+    snprintf(wg2->who, sizeof wg2->who, "WG2 [%lld:%lld)", (long long)sim_min64(r0 + half, r1),
+             (long long)r1);
+    if (j < 0 && (line == FA3_L3_LOAD_Q || line == FA3_L8_INIT)) {
+        snprintf(ring->what, sizeof ring->what, "stage %lld: K_%lld V_%lld (producer filling, "
+                 "after Q_i)  the others free", first % S, first, first);
+        for (int w = 0; w < 2; w++)
+            snprintf(rows[1 + w].what, sizeof rows[1 + w].what, "%s",
+                     line == FA3_L3_LOAD_Q ? "waits for Q_i"
+                                           : "O_i = 0, l_i = 0, m_i = -inf on its rows");
+        return n;
+    }
+    if (j < 0) {            /* the epilogue, lines 14-17 */
+        snprintf(ring->what, sizeof ring->what, "every stage released (the producer is done "
+                 "with Q_i)");
+        for (int w = 0; w < 2; w++)
+            snprintf(rows[1 + w].what, sizeof rows[1 + w].what, "%s",
+                     line == FA3_L14_NORMALISE
+                         ? "GEMM1 of the last block (O_i += P~ V_j), then O_i / l_i"
+                         : "epilogue: L_i = m_i + log l_i, O_i and L_i to HBM");
+        return n;
+    }
+    if (b < last)
+        snprintf(ring->what, sizeof ring->what, "stage %lld: K_%lld V_%lld (in use)  "
+                 "stage %lld: K_%lld V_%lld (producer filling)", b % S, b, b, (b + 1) % S,
+                 b + 1, b + 1);
+    else
+        snprintf(ring->what, sizeof ring->what, "stage %lld: K_%lld V_%lld (in use)  "
+                 "stage %lld: free (producer done with Q_i)", b % S, b, b, (b + 1) % S);
+    char turn[96];
+    if (b == first)
+        snprintf(turn, sizeof turn, "tensor cores: GEMM0 S = Q_i K_%lld^T (no block before)", b);
+    else
+        snprintf(turn, sizeof turn, "tensor cores: GEMM1 with V_%lld, then GEMM0 S = Q_i "
+                 "K_%lld^T", b - 1, b);
+    switch (line) {
+    case FA3_L6_LOAD_KV:
+        snprintf(wg1->what, sizeof wg1->what, "waits for stage %lld to fill (K_%lld, V_%lld)",
+                 b % S, b, b);
+        snprintf(wg2->what, sizeof wg2->what, "%s", wg1->what);
+        break;
+    case FA3_L10_SCORES:
+        snprintf(wg1->what, sizeof wg1->what, "%s", turn);
+        if (b == first)
+            snprintf(wg2->what, sizeof wg2->what, "waits for its turn");
+        else
+            snprintf(wg2->what, sizeof wg2->what, "softmax of block %lld", b - 1);
+        break;
+    case FA3_L11_ONLINE:
+        snprintf(wg1->what, sizeof wg1->what, "softmax of block %lld", b);
+        snprintf(wg2->what, sizeof wg2->what, "%s", turn);
+        break;
+    default:                /* line 12 (lines 5 and 13 mark no step) */
+        snprintf(wg1->what, sizeof wg1->what, "O_i += P~ V_%lld: in its next turn, %s", b,
+                 b < last ? "before GEMM0 of the next block" : "after the loop");
+        snprintf(wg2->what, sizeof wg2->what, "softmax of block %lld; its O_i += P~ V_%lld in "
+                 "its next turn", b, b);
+        break;
+    }
+    return n;
 }
 
 #define SO (SIM_VIEW_STATS | SIM_VIEW_OUT)
@@ -154,6 +248,7 @@ static const sim_loop sim_loop_fa3 = {
     .steps = sim_fa2_fwd_steps,
     .flops = sim_fa2_fwd_flops,
     .rows_parallel = 1,
+    .pipeline = fa3_pipeline,
 };
 
 int sim_fa3_register(void)

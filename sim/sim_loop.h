@@ -199,6 +199,14 @@ typedef enum {
 struct sim_hier;
 typedef struct sim_chk sim_chk;
 
+/* One row of a view's PIPELINE panel (sim_loop.pipeline): who, and what it
+ * does at the step. */
+#define SIM_PIPE_ROWS 3
+typedef struct {
+    char who[24];              /* "SMEM ring", "WG1 [0:64)" */
+    char what[256];
+} sim_pipe_row;
+
 /* One loop order and pass. Static data: a descriptor is never freed. */
 typedef struct sim_loop {
     sim_algo algo;
@@ -269,6 +277,14 @@ typedef struct sim_loop {
      * threads may run them at once (sim_set_threads), the loop nest taking
      * i = h->part, h->part + sim_part_step(h), ... (FA2's forward). */
     int rows_parallel;
+    /* A warp-specialised kernel (FA3): what its thread block's producer and
+     * consumer warpgroups do, and what the ring of shared-memory stages
+     * holds, at a step of the two-level model (pseudocode line `line`,
+     * block pair i, j, 0-based, -1 outside the loops), in the order its
+     * schedule runs them (no clock: that is the GPU model's). Writes at most
+     * SIM_PIPE_ROWS rows and returns how many; NULL: no such panel. */
+    int (*pipeline)(const sim_plan *p, const sim_shape *sh, int line, int64_t i, int64_t j,
+                    sim_pipe_row *rows);
 } sim_loop;
 
 /* ---- the registry --------------------------------------------------------- */
@@ -330,5 +346,12 @@ int sim_loop_register(const sim_loop *l);
  * fp8. Idempotent; returns its number, or -1 when it cannot be registered
  * (its number taken by another). */
 int sim_fa3_register(void);
+
+/* FA3's ring of shared-memory stages, each one key block K_j and one value
+ * block V_j: kStages = 2 for every Hopper forward kernel
+ * (hopper/flash_fwd_launch_template.h, run_flash_fwd: "kStages = Arch >= 90
+ * ? 2 : ..."). Its plan (algo_fa3.c), its clock (study/sim_gpu_fa3.c) and
+ * the pictures of both count them from here. */
+#define SIM_FA3_STAGES 2
 
 #endif /* FASIM_SIM_LOOP_H */

@@ -14,30 +14,38 @@ static double max2(double a, double b)
     return a > b ? a : b;
 }
 
-static void put(sim_fa3_slice *sl, int *n, int track, const char *name, double t0, double dur)
+static void put(sim_fa3_slice *sl, int *n, int track, sim_fa3_kind kind, const char *name,
+                double t0, double dur)
 {
     if (!sl || *n >= SIM_FA3_MAX_SLICES || dur <= 0)
         return;
-    sl[(*n)++] = (sim_fa3_slice){ track, name, t0, dur };
+    sl[(*n)++] = (sim_fa3_slice){ track, kind, name, t0, dur };
 }
 
-double sim_fa3_step(const sim_gm_opts *o, double G, double E, double M, sim_gm_bound e_bound,
-                    sim_gm_bound m_bound, sim_gm_bound *bound, sim_fa3_slice *sl, int *nsl,
-                    double *filled)
+double sim_fa3_step(const sim_gm_opts *o, int first, double G, double E, double M,
+                    sim_gm_bound e_bound, sim_gm_bound m_bound, sim_gm_bound *bound,
+                    sim_fa3_slice *sl, int *nsl, double *filled)
 {
     const int pipe = !(o && o->no_pipeline), ws = !(o && o->no_warp_spec);
     int n = 0;
     double comp;
     sim_gm_bound cb = SIM_GM_BOUND_TENSOR;
     if (ws && pipe) {
-        /* turns of G/2 a warpgroup; each one's softmax under the other's turn */
+        /* turns of G/2 a warpgroup; each one's softmax under the other's
+         * turn (at the first step: GEMM0 alone, and no softmax of j-1) */
         comp = max2(G, E);
         if (E > G)
             cb = e_bound;
-        put(sl, &n, SIM_FA3_WG1, "GEMM1 (j-1) + GEMM0 (j)", 0, G / 2);
-        put(sl, &n, SIM_FA3_WG1, "softmax (j)", G / 2, E / 2);
-        put(sl, &n, SIM_FA3_WG2, "softmax (j-1)", 0, E / 2);
-        put(sl, &n, SIM_FA3_WG2, "GEMM1 (j-1) + GEMM0 (j)", G / 2, G / 2);
+        for (int w = SIM_FA3_WG1; w <= SIM_FA3_WG2; w++) {
+            const double turn = w == SIM_FA3_WG1 ? 0 : G / 2;
+            if (first)
+                put(sl, &n, w, SIM_FA3_GEMM0, "GEMM0 (j)", turn, G / 4);
+            else
+                put(sl, &n, w, SIM_FA3_GEMM1_GEMM0, "GEMM1 (j-1) + GEMM0 (j)", turn, G / 2);
+        }
+        put(sl, &n, SIM_FA3_WG1, SIM_FA3_SOFTMAX, "softmax (j)", G / 2, E / 2);
+        if (!first)
+            put(sl, &n, SIM_FA3_WG2, SIM_FA3_SOFTMAX, "softmax (j-1)", 0, E / 2);
     } else if (ws) {
         /* turns of G/4: WG1 GEMM0, WG2 GEMM0, WG1 GEMM1 (after its softmax),
          * WG2 GEMM1 (after its softmax) */
@@ -45,33 +53,55 @@ double sim_fa3_step(const sim_gm_opts *o, double G, double E, double M, sim_gm_b
         comp = max2(G + stall, E);
         if (stall > 0)
             cb = e_bound;
-        put(sl, &n, SIM_FA3_WG1, "GEMM0", 0, G / 4);
-        put(sl, &n, SIM_FA3_WG1, "softmax", G / 4, E / 2);
-        put(sl, &n, SIM_FA3_WG1, "GEMM1", G / 4 + max2(G / 4, E / 2), G / 4);
-        put(sl, &n, SIM_FA3_WG2, "GEMM0", G / 4, G / 4);
-        put(sl, &n, SIM_FA3_WG2, "softmax", G / 2, E / 2);
-        put(sl, &n, SIM_FA3_WG2, "GEMM1", G / 2 + max2(G / 4, E / 2), G / 4);
+        put(sl, &n, SIM_FA3_WG1, SIM_FA3_GEMM0, "GEMM0", 0, G / 4);
+        put(sl, &n, SIM_FA3_WG1, SIM_FA3_SOFTMAX, "softmax", G / 4, E / 2);
+        put(sl, &n, SIM_FA3_WG1, SIM_FA3_GEMM1, "GEMM1", G / 4 + max2(G / 4, E / 2), G / 4);
+        put(sl, &n, SIM_FA3_WG2, SIM_FA3_GEMM0, "GEMM0", G / 4, G / 4);
+        put(sl, &n, SIM_FA3_WG2, SIM_FA3_SOFTMAX, "softmax", G / 2, E / 2);
+        put(sl, &n, SIM_FA3_WG2, SIM_FA3_GEMM1, "GEMM1", G / 2 + max2(G / 4, E / 2), G / 4);
     } else {
         /* the warpgroups in step: GEMM0 of both, then the softmax beside
-         * GEMM1 of the block before (pipeline on), or after it (off) */
+         * GEMM1 of the block before (pipeline on; at the first step the
+         * softmax alone), or after it (off) */
         comp = pipe ? G / 2 + max2(E, G / 2) : G + E;
         if (E > (pipe ? G / 2 : 0))
             cb = e_bound;
         for (int w = SIM_FA3_WG1; w <= SIM_FA3_WG2; w++) {
-            put(sl, &n, w, "GEMM0", 0, G / 2);
-            put(sl, &n, w, pipe ? "softmax + GEMM1 (j-1)" : "softmax", G / 2,
-                pipe ? max2(E, G / 2) : E);
+            put(sl, &n, w, SIM_FA3_GEMM0, "GEMM0", 0, G / 2);
+            if (pipe && !first)
+                put(sl, &n, w, SIM_FA3_SOFTMAX_GEMM1, "softmax + GEMM1 (j-1)", G / 2,
+                    max2(E, G / 2));
+            else
+                put(sl, &n, w, SIM_FA3_SOFTMAX, "softmax", G / 2, E);
             if (!pipe)
-                put(sl, &n, w, "GEMM1", G / 2 + E, G / 2);
+                put(sl, &n, w, SIM_FA3_GEMM1, "GEMM1", G / 2 + E, G / 2);
         }
     }
-    put(sl, &n, SIM_FA3_PRODUCER, ws ? "TMA K_j, V_j" : "TMA K_j, V_j (consumers wait)", 0, M);
+    put(sl, &n, SIM_FA3_PRODUCER, SIM_FA3_COPY,
+        ws ? "TMA K_j, V_j" : "TMA K_j, V_j (issued by the consumers)", 0, M);
     if (nsl)
         *nsl = n;
     if (filled)
         *filled = M;
     *bound = M > comp ? m_bound : cb;
     return max2(comp, M);
+}
+
+int sim_fa3_stages_full(double t, double dur, double filled)
+{
+    /* one copy in flight a step: the consumers' stage, and the next once it lands */
+    const int n = 1 + (filled < dur && t >= filled);
+    return n < SIM_FA3_STAGES ? n : SIM_FA3_STAGES;
+}
+
+const char *sim_fa3_track_name(const sim_gm_opts *o, int track)
+{
+    static const char *const ROLE[SIM_FA3_TRACKS] = {
+        "producer (TMA)", "consumer warpgroup 1", "consumer warpgroup 2",
+    };
+    if (track == SIM_FA3_PRODUCER && o && o->no_warp_spec)
+        return "TMA copies (issued by the consumers)";
+    return track >= 0 && track < SIM_FA3_TRACKS ? ROLE[track] : "?";
 }
 
 int sim_fa3_gpu_check(const sim_gpu *g, char *err, size_t errlen)

@@ -35,12 +35,26 @@
 
 #include "sim_gpu_model.h"
 
-/* The tracks of one thread block in a trace. */
+/* The tracks of one thread block in a trace. With --warp-specialization
+ * off there is no producer: SIM_FA3_PRODUCER then holds the copies the
+ * consumers issue (and wait on). */
 enum { SIM_FA3_PRODUCER, SIM_FA3_WG1, SIM_FA3_WG2, SIM_FA3_TRACKS };
 
+/* What a slice does, for the pictures' legends (viz/viz_timeline.c). */
+typedef enum {
+    SIM_FA3_COPY,            /* the TMA's copies of K, V */
+    SIM_FA3_GEMM0,           /* S = Q_i K_j^T */
+    SIM_FA3_GEMM1,           /* O_i += P~ V_j */
+    SIM_FA3_GEMM1_GEMM0,     /* GEMM1 of block j-1, then GEMM0 of block j: one turn */
+    SIM_FA3_SOFTMAX,         /* the online softmax of one block */
+    SIM_FA3_SOFTMAX_GEMM1,   /* the softmax of block j beside GEMM1 of block j-1 */
+    SIM_FA3_KINDS
+} sim_fa3_kind;
+
 /* One slice of a step on a track: t0 and dur in seconds from its start. */
-typedef struct {
+typedef struct sim_fa3_slice {
     int track;
+    sim_fa3_kind kind;
     const char *name;        /* "TMA K_j, V_j", "GEMM0", "softmax", ... */
     double t0, dur;
 } sim_fa3_slice;
@@ -48,13 +62,29 @@ typedef struct {
 #define SIM_FA3_MAX_SLICES 8
 
 /* One step's time from G, E, M (seconds, as above) under the switches of o
- * (NULL: both on); *bound gets what binds it, and, when sl is not NULL, the
- * slices (at most SIM_FA3_MAX_SLICES) and *filled the time from the step's
- * start at which the ring's next stage is full (its copy landed). Returns
- * the step's time. */
-double sim_fa3_step(const sim_gm_opts *o, double G, double E, double M, sim_gm_bound e_bound,
-                    sim_gm_bound m_bound, sim_gm_bound *bound, sim_fa3_slice *sl, int *nsl,
-                    double *filled);
+ * (NULL: both on); first is 1 at a block's first computing step, which has
+ * no block j-1 before it: its turns hold GEMM0 alone, and a warpgroup has
+ * no softmax of block j-1 to run. Such a step is still charged in full: the
+ * model gives every step the same G, E and M, and the block's last GEMM1,
+ * which the kernel runs after its loop, is the time its first step's turns
+ * leave idle; a block's total is unchanged. *bound gets what binds the
+ * step, and, when sl is not NULL, the slices (at most SIM_FA3_MAX_SLICES)
+ * and *filled the time from the step's start at which the ring's next
+ * stage is full (its copy landed). Returns the step's time. */
+double sim_fa3_step(const sim_gm_opts *o, int first, double G, double E, double M,
+                    sim_gm_bound e_bound, sim_gm_bound m_bound, sim_gm_bound *bound,
+                    sim_fa3_slice *sl, int *nsl, double *filled);
+
+/* The ring's stages full at time t from a step's start (0 <= t < its
+ * time dur), as the step's filled says: the stage the consumers hold from
+ * the start, and the next one once its copy has landed within the step;
+ * 1 .. SIM_FA3_STAGES. */
+int sim_fa3_stages_full(double t, double dur, double filled);
+
+/* The name of a track under the switches of o (NULL: both on): "producer
+ * (TMA)", "consumer warpgroup 1", ...; with --warp-specialization off, the
+ * copies' track is named as the consumers'. */
+const char *sim_fa3_track_name(const sim_gm_opts *o, int track);
 
 /* A GPU the pipeline runs on: 0, or -1 with the reason (not Hopper: no
  * WGMMA, no TMA). */

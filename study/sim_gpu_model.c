@@ -545,6 +545,7 @@ typedef struct {
     int64_t head;          /* global query head b H + h */
     int64_t first, n;      /* its steps in the sorted template */
     int64_t next;          /* the next step */
+    int64_t computed;      /* its steps so far that computed scores (FA3's clock) */
     double t_start;
 } gm_slot;
 
@@ -626,8 +627,9 @@ static void trace_name(sim_gm_trace *tr, const char *what, int tid, const char *
 
 /* FA3's step on the tracks of its warpgroups (sim_gpu_fa3.h), tids
  * SIM_GM_FA3_TID + slot x SIM_FA3_TRACKS + track, and the ring's stages
- * full as a counter: one (the consumers' block) from the step's start, two
- * once the next block's copy lands, if it lands within the step. */
+ * full as a counter (sim_fa3_stages_full): one (the consumers' block) from
+ * the step's start, two once the next block's copy lands, if it lands
+ * within the step. */
 #define SIM_GM_FA3_TID 100000
 static void trace_fa3(sim_gm_trace *tr, int slot, double t, double dur, const sim_fa3_slice *sl,
                       int n, double filled, int64_t head, int64_t block)
@@ -638,10 +640,10 @@ static void trace_fa3(sim_gm_trace *tr, int slot, double t, double dur, const si
     if (slot != 0)
         return;             /* one SM's ring is the picture; every SM's would be the same */
     for (int k = 0; k < 2; k++) {
-        const double at = k == 0 ? t : t + (filled < dur ? filled : dur);
+        const double at = k == 0 ? 0 : filled < dur ? filled : dur;
         fprintf(tr->f, ",\n{\"name\":\"SMEM stages full (SM 0)\",\"ph\":\"C\",\"pid\":%d,"
-                "\"ts\":%.4f,\"args\":{\"stages\":%d}}", tr->pid, at * 1e6,
-                k == 0 ? 1 : filled < dur ? 2 : 1);
+                "\"ts\":%.4f,\"args\":{\"stages\":%d}}", tr->pid, (t + at) * 1e6,
+                at < dur ? sim_fa3_stages_full(at, dur, filled) : 1);
         tr->events++;
     }
 }
@@ -1001,11 +1003,8 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
         trace_name(tr, "process_name", 0, o->trace_name ? o->trace_name : loop->name);
         for (int c = 0; loop->wgmma && c < g->sms; c++)
             for (int k = 0; k < SIM_FA3_TRACKS; k++) {
-                static const char *const ROLE[SIM_FA3_TRACKS] = {
-                    "producer (TMA)", "consumer warpgroup 1", "consumer warpgroup 2",
-                };
-                char nm[64];
-                snprintf(nm, sizeof nm, "SM %d slot 0: %s", c, ROLE[k]);
+                char nm[80];
+                snprintf(nm, sizeof nm, "SM %d slot 0: %s", c, sim_fa3_track_name(o, k));
                 trace_name(tr, "thread_name", SIM_GM_FA3_TID + c * SIM_FA3_TRACKS + k, nm);
             }
         for (int c = 0; c < g->sms * g->max_blocks_per_sm && c < 4096; c++) {
@@ -1120,6 +1119,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 NEXT_BLOCK(sl->first, sl->n, sl->head);
                 sl->sm = sm;
                 sl->next = 0;
+                sl->computed = 0;
                 sl->t_start = t0;
                 sm_res[sm]++;
                 sm_used[sm] = 1;
@@ -1149,6 +1149,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 if (next_head < heads) {
                     NEXT_BLOCK(sl->first, sl->n, sl->head);
                     sl->next = 0;
+                    sl->computed = 0;
                     sl->t_start = e.t;
                     sm_res[sl->sm]++;
                     in_flight++;
@@ -1220,10 +1221,20 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             const int fa3 = loop->wgmma && in_grid && st->area > 0;
             if (fa3) {      /* FA3's pipeline (sim_gpu_fa3.h): the SM's pipes shared by
                                its kres blocks */
-                dur = sim_fa3_step(o, kres * t_mm, kres * (t_sfu + t_fp), t_mem,
-                                   t_sfu >= t_fp ? SIM_GM_BOUND_SFU : SIM_GM_BOUND_FP32,
+                const int want_sl = tr || (o && o->on_fa3_step);
+                dur = sim_fa3_step(o, sl->computed == 0, kres * t_mm, kres * (t_sfu + t_fp),
+                                   t_mem, t_sfu >= t_fp ? SIM_GM_BOUND_SFU : SIM_GM_BOUND_FP32,
                                    t_dram >= t_l2 ? SIM_GM_BOUND_DRAM : SIM_GM_BOUND_L2, &sb,
-                                   tr ? fa3_sl : NULL, &fa3_n, &fa3_filled);
+                                   want_sl ? fa3_sl : NULL, &fa3_n, &fa3_filled);
+                if (o && o->on_fa3_step) {
+                    const sim_gm_fa3_step fs = {
+                        .sm = sl->sm, .slot = e.slot / g->sms, .head = sl->head,
+                        .block = st->block, .i = st->i, .j = st->j, .step = sl->computed,
+                        .t = e.t, .dur = dur, .filled = fa3_filled, .sl = fa3_sl, .n = fa3_n,
+                    };
+                    o->on_fa3_step(o->ctx, &fs);
+                }
+                sl->computed++;
                 out->fa3.G += kres * t_mm;
                 out->fa3.E += kres * (t_sfu + t_fp);
                 out->fa3.M += t_mem;

@@ -61,6 +61,9 @@ typedef struct {
 void sim_gm_trace_begin(sim_gm_trace *t, FILE *f);   /* the file's opening */
 void sim_gm_trace_end(sim_gm_trace *t);              /* and its close */
 
+struct sim_fa3_slice;        /* sim_gpu_fa3.h */
+struct sim_gm_fa3_step;      /* below */
+
 /* How a run of the model is asked for. */
 typedef struct {
     uint64_t l2_bytes;       /* the L2's capacity: the preset's when l2_set is
@@ -82,8 +85,24 @@ typedef struct {
      * within the head. NULL: none. */
     void (*on_block)(void *ctx, int kernel, int sm, int slot, double t0, double t1,
                      int64_t head, int64_t block);
-    void *ctx;
+    /* Called once per computing tile step of a loop order whose kernel
+     * issues WGMMA (FA3), as it is timed, in time order on each slot: the
+     * step's slices on the pipeline's tracks (sim_gpu_fa3.h). NULL: none. */
+    void (*on_fa3_step)(void *ctx, const struct sim_gm_fa3_step *s);
+    void *ctx;               /* for on_block and on_fa3_step */
 } sim_gm_opts;
+
+/* One tile step of FA3's pipeline, as on_fa3_step gets it. */
+typedef struct sim_gm_fa3_step {
+    int sm, slot;            /* as on_block's */
+    int64_t head, block;     /* as on_block's */
+    int64_t i, j;            /* the block pair (B_r rows of Q_i, B_c of K_j, V_j) */
+    int64_t step;            /* its computing steps before this one in the block */
+    double t, dur;           /* its start (s, since the run began) and time */
+    double filled;           /* from its start: when the ring's next stage is full */
+    const struct sim_fa3_slice *sl;   /* n slices, t0 from its start */
+    int n;
+} sim_gm_fa3_step;
 
 #define SIM_GM_L2_INFINITE UINT64_MAX
 

@@ -11,7 +11,16 @@
  *   - the FA3 paper's Table 2 (H100 SXM5, fp16, batch 4, N = 8448, 16 heads,
  *     d = 128): each row within 20% of the published time, in the published
  *     order, and the full pipeline no faster than its products alone at the
- *     tensor cores' rate (computed here from the preset's peak).
+ *     tensor cores' rate (computed here from the preset's peak);
+ *   - a block's first step names no block j-1 (in the slices and the
+ *     trace, counted against the grid's closed form), and with warp
+ *     specialisation off no producer is named;
+ *   - the timeline's picture of one block (viz/viz_timeline.c) follows the
+ *     switches: what each warpgroup's row holds inside a step, the ring's
+ *     stages within 1 .. 2, the steps' count;
+ *   - the view's PIPELINE panel at every step of a small run, causal or
+ *     not, against FA3's schedule written out here: the stage each block
+ *     sits in, the producer's next block, whose turn on the tensor cores.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -30,6 +39,8 @@
 #include "sim_gpu_model.h"
 #include "sim_loop.h"
 #include "sim_presets.h"
+#include "viz_model.h"
+#include "viz_timeline.h"
 
 static sim_algo SIM_FA3;   /* registered in main */
 
@@ -178,7 +189,7 @@ static void test_step_closed_forms(void **state)
             sim_fa3_slice sl[SIM_FA3_MAX_SLICES];
             int n = 0;
             double filled = 0;
-            const double t = sim_fa3_step(&o, G, E, M, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b,
+            const double t = sim_fa3_step(&o, 0, G, E, M, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b,
                                           sl, &n, &filled);
             const double expect = want[sw];
             assert_true(fabs(t - expect) < 1e-12);
@@ -187,7 +198,7 @@ static void test_step_closed_forms(void **state)
             for (int s = 0; s < n; s++)   /* every slice within the step */
                 assert_true(sl[s].t0 >= 0 && sl[s].t0 + sl[s].dur <= t + 1e-12);
             /* memory slower than the arithmetic: the copies bind */
-            assert_true(sim_fa3_step(&o, G, E, 100, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b,
+            assert_true(sim_fa3_step(&o, 0, G, E, 100, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b,
                                      NULL, NULL, NULL) == 100);
             assert_int_equal(b, SIM_GM_BOUND_DRAM);
         }
@@ -270,26 +281,322 @@ static void test_step_parts(void **state)
     assert_true(r.fa3.E < r.fa3.G);      /* the products bind at d = 128 in fp16 */
 }
 
+/* The trace of N = 1024, d = 128, one head on the H100 (with warp
+ * specialisation off when no_ws) in *buf (*len bytes; free it), and its
+ * plan in *p. */
+static void fa3_trace(int no_ws, sim_plan *p, char **buf, size_t *len)
+{
+    FILE *f = open_memstream(buf, len);
+    assert_non_null(f);
+    sim_gm_trace tr;
+    sim_gm_trace_begin(&tr, f);
+    sim_gm_opts o = { .trace = &tr, .trace_name = "fa3 fwd", .no_warp_spec = no_ws };
+    (void)h100_fa3(1024, 128, 1, 1, &o, p);
+    sim_gm_trace_end(&tr);
+    fclose(f);
+}
+
 /* The trace holds the warpgroups' tracks and the ring's counter. */
 static void test_trace_tracks(void **state)
 {
     (void)state;
+    sim_plan p;
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    sim_gm_trace tr;
-    sim_gm_trace_begin(&tr, f);
-    sim_gm_opts o = { .trace = &tr, .trace_name = "fa3 fwd" };
-    sim_plan p;
-    (void)h100_fa3(1024, 128, 1, 1, &o, &p);
-    sim_gm_trace_end(&tr);
-    fclose(f);
+    fa3_trace(0, &p, &buf, &len);
     assert_non_null(strstr(buf, "consumer warpgroup 2"));
     assert_non_null(strstr(buf, "\"GEMM1 (j-1) + GEMM0 (j)\""));
     assert_non_null(strstr(buf, "\"TMA K_j, V_j\""));
     assert_non_null(strstr(buf, "SMEM stages full"));
     free(buf);
+}
+
+
+/* At a block's first step no slice names block j-1, under every switch, and
+ * the step costs what any other does (charged in full); at a later step the
+ * pipelined turns do name it. */
+static void test_first_step_names(void **state)
+{
+    (void)state;
+    const double G = 4, E = 3, M = 1;
+    for (int sw = 0; sw < 4; sw++) {
+        sim_gm_opts o = { .no_pipeline = sw & 1, .no_warp_spec = sw >> 1 };
+        sim_gm_bound b;
+        sim_fa3_slice sl[SIM_FA3_MAX_SLICES];
+        int n = 0, later = 0;
+        const double t1 = sim_fa3_step(&o, 1, G, E, M, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b,
+                                       sl, &n, NULL);
+        for (int k = 0; k < n; k++) {
+            assert_null(strstr(sl[k].name, "j-1"));
+            assert_true(sl[k].kind != SIM_FA3_GEMM1_GEMM0 &&
+                        sl[k].kind != SIM_FA3_SOFTMAX_GEMM1);
+            assert_true(sl[k].t0 >= 0 && sl[k].t0 + sl[k].dur <= t1 + 1e-12);
+        }
+        const double t2 = sim_fa3_step(&o, 0, G, E, M, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b,
+                                       sl, &n, NULL);
+        assert_true(t1 == t2);
+        for (int k = 0; k < n; k++)
+            later += strstr(sl[k].name, "j-1") != NULL;
+        /* pipelined: both turns (ping-pong) or both warpgroups' softmax
+         * beside GEMM1 (no warp specialisation) name j-1; not pipelined:
+         * none */
+        assert_int_equal(later, (sw & 1) ? 0 : sw == 0 ? 3 : 2);
+    }
+}
+
+static int count_of(const char *buf, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(buf, what); p; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* The trace of N = 1024, d = 128, one head on the H100: T_r = 1024 / 128 =
+ * 8 blocks of T_c = ceil(1024 / 176) = 6 steps. Each block's first step:
+ * both turns GEMM0 alone, no softmax of j-1; each later one: both turns
+ * GEMM1 (j-1) + GEMM0 (j), WG2's softmax (j-1). With warp specialisation
+ * off, no track is named a producer. */
+static void test_trace_first_steps(void **state)
+{
+    (void)state;
+    const int Tr = 8, Tc = 6;
+    for (int ws = 0; ws < 2; ws++) {
+        sim_plan p;
+        char *buf = NULL;
+        size_t len = 0;
+        fa3_trace(ws, &p, &buf, &len);
+        assert_int_equal(p.Tc, Tc);
+        if (!ws) {
+            assert_int_equal(count_of(buf, "\"name\":\"GEMM0 (j)\""), 2 * Tr);
+            assert_int_equal(count_of(buf, "\"name\":\"GEMM1 (j-1) + GEMM0 (j)\""),
+                             2 * Tr * (Tc - 1));
+            assert_int_equal(count_of(buf, "\"name\":\"softmax (j-1)\""), Tr * (Tc - 1));
+            assert_int_equal(count_of(buf, "\"name\":\"softmax (j)\""), Tr * Tc);
+            assert_non_null(strstr(buf, "producer (TMA)"));
+        } else {
+            assert_int_equal(count_of(buf, "\"name\":\"softmax + GEMM1 (j-1)\""),
+                             2 * Tr * (Tc - 1));
+            assert_int_equal(count_of(buf, "\"name\":\"softmax\""), 2 * Tr);
+            assert_null(strstr(buf, "producer"));
+            assert_non_null(strstr(buf, "issued by the consumers"));
+        }
+        free(buf);
+    }
+}
+
+/* The row of the picture whose label is `label` (11 columns), or NULL. */
+static const char *pic_row(const char *pic, const char *label)
+{
+    char key[32];
+    snprintf(key, sizeof key, "\n%-11s", label);
+    const char *p = strstr(pic, key);
+    return p ? p + strlen(key) : NULL;
+}
+
+/* What row r holds in columns [c0, c1): a set of its characters. */
+static int has(const char *r, int c0, int c1, char c)
+{
+    for (int k = c0; k < c1 && r[k] && r[k] != '\n'; k++)
+        if (r[k] == c)
+            return 1;
+    return 0;
+}
+
+/* The timeline of N = 2048, d = 128, 4 heads (T_c = ceil(2048 / 176) = 12
+ * steps a block) under each switch: the block pictured is SM 0's first
+ * (head 0, block 0) with all 12 steps counted, back to back; in every step
+ * after the first, each consumer row holds what the switch says (both on:
+ * X and s; --pipeline off: 0, s and 1; --warp-specialization off: 0 and S;
+ * both off: 0, s and 1), the first step neither X nor S (no block j-1);
+ * the copies' row is "producer" only with warp specialisation; the ring's
+ * row within 1 .. 2 stages (kStages = 2), both counts seen. */
+static void test_timeline_picture(void **state)
+{
+    (void)state;
+    const sim_gpu *g = sim_gpu_find("h100");
+    sim_shape sh = { .N = 2048, .d = 128, .M = g->smem_per_block, .dtype = SIM_FP16,
+                     .batch = 1, .heads = 4 };
+    const sim_run_opts run = { 0 };
+    const sim_kernel_target kt = sim_gpu_kernel_target(g);
+    char err[512];
+    sim_plan p;
+    assert_int_equal(sim_plan_kernel(SIM_FA3, &sh, &run, &kt, 0, 0, &p, err, sizeof err), 0);
+    static const char *const WANT[4] = { "Xs", "0s1", "0S", "0s1" };
+    static const char *const NOT[4] = { "01S", "XS", "X1s", "XS" };
+    for (int sw = 0; sw < 4; sw++) {
+        const sim_gm_opts o = { .no_pipeline = sw & 1, .no_warp_spec = sw >> 1 };
+        viz_timeline tl;
+        sim_gm_result r;
+        if (viz_timeline_model(&tl, g, &p, &sh, &o, 100000, &r, err, sizeof err) != 0)
+            fail_msg("%s", err);
+        assert_int_equal(tl.fa3.steps, 12);
+        assert_int_equal(tl.fa3.head, 0);
+        assert_int_equal(tl.fa3.block, 0);
+        assert_int_equal(tl.fa3.n, 12);
+        for (int k = 0; k + 1 < tl.fa3.n; k++)
+            assert_true(fabs(tl.fa3.s[k + 1].t - tl.fa3.s[k].t - tl.fa3.s[k].dur) <
+                        1e-12 * r.time_s);
+        char *pic = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&pic, &len);
+        assert_non_null(f);
+        viz_timeline_text(f, &tl, "t", 80, 4);
+        fclose(f);
+        viz_timeline_free(&tl);
+        {   /* the header, its lines joined */
+            char *one = strdup(pic);
+            assert_non_null(one);
+            for (char *c = one; *c; c++)
+                if (*c == '\n')
+                    *c = ' ';
+            assert_non_null(strstr(one, "its first 6 of 12 tile steps"));
+            free(one);
+        }
+        const char *ruler = pic_row(pic, "step"), *copies = pic_row(pic, "producer");
+        const char *wg[2] = { pic_row(pic, "WG1"), pic_row(pic, "WG2") };
+        const char *ring = pic_row(pic, "SMEM full");
+        assert_non_null(ruler);
+        assert_non_null(wg[0]);
+        assert_non_null(wg[1]);
+        assert_non_null(ring);
+        if (sw >> 1) {
+            assert_null(copies);
+            copies = pic_row(pic, "WG copies");
+        }
+        assert_non_null(copies);
+        assert_true(has(copies, 0, 69, 'T'));
+        /* the steps' starts, from the ruler */
+        int at[8], n = 0;
+        for (int c = 0; c < 69 && n < 7 && ruler[c] != '\n'; c++)
+            if (ruler[c] == '|')
+                at[n++] = c;
+        assert_int_equal(n, 6);
+        assert_int_equal(at[0], 0);
+        at[n] = 69;
+        assert_true(strncmp(ruler, "|j=1", 4) == 0);
+        for (int w = 0; w < 2; w++) {
+            assert_false(has(wg[w], at[0], at[1], 'X') || has(wg[w], at[0], at[1], 'S'));
+            assert_true(has(wg[w], at[0], at[1], '0'));
+            for (int k = 1; k < n; k++) {
+                for (const char *c = WANT[sw]; *c; c++)
+                    assert_true(has(wg[w], at[k], at[k + 1], *c));
+                for (const char *c = NOT[sw]; *c; c++)
+                    assert_false(has(wg[w], at[k], at[k + 1], *c));
+            }
+        }
+        int seen[3] = { 0 };
+        for (int c = 0; c < 69; c++) {
+            assert_true(ring[c] == '1' || ring[c] == '2');
+            seen[ring[c] - '0'] = 1;
+        }
+        assert_true(seen[1] && seen[2]);
+        free(pic);
+    }
+}
+
+/* Whether row r's text holds the formatted string. */
+static int says(const sim_pipe_row *r, const char *fmt, long long a, long long b, long long c)
+{
+    char want[128];
+    snprintf(want, sizeof want, fmt, a, b, c);
+    return strstr(r->what, want) != NULL;
+}
+
+/* The view's PIPELINE panel at every step of N = 128, B_r = B_c = 32 (T_r =
+ * T_c = 4; causal: query block i visits key blocks 1 .. i, 1-based), with
+ * the ring of 2 stages: block j (1-based) in stage j mod 2, in use at its
+ * steps; block j + 1 filling in the other while there is one, the other
+ * free at the last; at line 10 (S) WG1 holds the tensor cores and WG2 runs
+ * the softmax of block j - 1 (waits at the first block), at line 11 the
+ * other way; the first block's turn names no GEMM1. Outside the loop:
+ * line 3 waits for Q_i, the return has no panel. */
+static void test_view_pipeline(void **state)
+{
+    (void)state;
+    for (int causal = 0; causal < 2; causal++) {
+        viz_config c;
+        viz_config_default(&c);
+        c.algo = SIM_FA3;
+        c.sh.N = 128;
+        c.sh.d = 16;
+        c.sh.M = 64 * 1024;
+        c.sh.causal = causal;
+        c.Br = c.Bc = 32;
+        c.plan_kind = SIM_PLAN_USER;
+        c.mode = VIZ_MODE_COUNT;
+        viz_model *m = NULL;
+        char err[2048];
+        assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_OK);
+        const viz_info *in = viz_model_info(m);
+        int seen10 = 0, seen11 = 0;
+        for (uint64_t k = 0; k < in->nsteps; k++) {
+            assert_int_equal(viz_model_seek(m, k), 0);
+            const viz_state *st = viz_model_state(m);
+            sim_pipe_row r[SIM_PIPE_ROWS];
+            const int n = viz_model_pipeline(m, r);
+            if (st->i < 0) {            /* the return */
+                assert_int_equal(n, 0);
+                continue;
+            }
+            assert_int_equal(n, 3);
+            const long long i = st->i + 1, j = st->j + 1, last = causal ? i : 4;
+            char wg[2][64];
+            snprintf(wg[0], sizeof wg[0], "WG1 [%lld:%lld)", (i - 1) * 32, (i - 1) * 32 + 16);
+            snprintf(wg[1], sizeof wg[1], "WG2 [%lld:%lld)", (i - 1) * 32 + 16, i * 32);
+            assert_string_equal(r[1].who, wg[0]);
+            assert_string_equal(r[2].who, wg[1]);
+            if (st->j < 0) {
+                if (st->line == 3) {
+                    assert_true(says(&r[0], "stage 1: K_1 V_1 (producer filling", 0, 0, 0));
+                    assert_non_null(strstr(r[1].what, "waits for Q_i"));
+                }
+                continue;
+            }
+            assert_true(says(&r[0], "stage %lld: K_%lld V_%lld (in use)", j % 2, j, j));
+            if (j < last)
+                assert_true(says(&r[0], "stage %lld: K_%lld V_%lld (producer filling)",
+                                 (j + 1) % 2, j + 1, j + 1));
+            else
+                assert_true(says(&r[0], "stage %lld: free", (j + 1) % 2, 0, 0));
+            if (st->line == 10 || st->line == 11) {
+                const int turn = st->line == 10 ? 1 : 2, soft = 3 - turn;
+                assert_non_null(strstr(r[turn].what, "tensor cores"));
+                assert_true(says(&r[turn], "GEMM0 S = Q_i K_%lld^T", j, 0, 0));
+                if (j == 1) {
+                    assert_null(strstr(r[turn].what, "GEMM1"));
+                    assert_non_null(strstr(r[soft].what, turn == 1 ? "waits" : "softmax of "
+                                                                                "block 1"));
+                } else {
+                    assert_true(says(&r[turn], "GEMM1 with V_%lld", j - 1, 0, 0));
+                    assert_true(says(&r[soft], "softmax of block %lld", turn == 1 ? j - 1 : j,
+                                     0, 0));
+                }
+                seen10 += st->line == 10;
+                seen11 += st->line == 11;
+            }
+        }
+        /* every visited block pair: 16 of them, or 1 + 2 + 3 + 4 = 10 causal */
+        assert_int_equal(seen10, causal ? 10 : 16);
+        assert_int_equal(seen11, seen10);
+        viz_model_free(m);
+    }
+    /* the other loop orders have no panel */
+    viz_config c;
+    viz_config_default(&c);
+    c.algo = SIM_FA2;
+    c.sh.N = 64;
+    c.sh.d = 16;
+    c.mode = VIZ_MODE_COUNT;
+    viz_model *m = NULL;
+    char err[2048];
+    assert_int_equal(viz_model_build(&c, &m, err, sizeof err), VIZ_OK);
+    sim_pipe_row r[SIM_PIPE_ROWS];
+    for (uint64_t k = 0; k < viz_model_info(m)->nsteps; k++) {
+        assert_int_equal(viz_model_seek(m, k), 0);
+        assert_int_equal(viz_model_pipeline(m, r), 0);
+    }
+    viz_model_free(m);
 }
 
 int main(void)
@@ -306,6 +613,10 @@ int main(void)
         cmocka_unit_test(test_table2),
         cmocka_unit_test(test_step_parts),
         cmocka_unit_test(test_trace_tracks),
+        cmocka_unit_test(test_first_step_names),
+        cmocka_unit_test(test_trace_first_steps),
+        cmocka_unit_test(test_timeline_picture),
+        cmocka_unit_test(test_view_pipeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -190,6 +190,7 @@ static const struct {
                              "--step 40 --frames 2", 0 },
     { "view-fa2-split.txt", "--Nq 2 --Nk 96 --d 8 --M 4K --algo fa2 --splits 3 --Bc 16 "
                             "--causal --step 8 --frames 5", 0 },
+    { "view-fa3-n64.txt", "--N 64 --d 16 --algo fa3 --step 3 --frames 8", 0 },
 };
 
 static void test_golden_frames(void **state)

@@ -789,6 +789,36 @@ static void draw_stats(const viz_model *m, viz_canvas *c, int y0, int rows, int 
     }
 }
 
+/* ---- a warp-specialised kernel's pipeline (FA3) ---------------------------- */
+
+/* The PIPELINE panel's lines (0: this loop order has none). */
+static int pipeline_lines(const viz_model *m)
+{
+    sim_pipe_row rows[SIM_PIPE_ROWS];
+    const int n = viz_model_pipeline(m, rows);
+    return n > 0 ? 1 + n : 0;
+}
+
+/* The panel in `rows` lines from y0: a head saying there is no clock here
+ * and where time is, then who does what at this step. */
+static void draw_pipeline(const viz_model *m, viz_canvas *c, int y0, int rows, int w)
+{
+    sim_pipe_row r[SIM_PIPE_ROWS];
+    const int n = viz_model_pipeline(m, r);
+    if (n <= 0 || rows < 1)
+        return;
+    viz_canvas_text(c, 0, y0, w, VIZ_ST_HEAD,
+                    "PIPELINE  order only, no clock (time: --gpu h100 --plan kernel "
+                    "--timeline -)");
+    int lw = 0;                /* the labels' column */
+    for (int k = 0; k < n; k++)
+        if ((int)strlen(r[k].who) > lw)
+            lw = (int)strlen(r[k].who);
+    for (int k = 0; k < n && k + 1 < rows; k++)
+        viz_canvas_printf(c, 0, y0 + 1 + k, w, VIZ_ST_NORMAL, "  %-*s  %s", lw, r[k].who,
+                          r[k].what);
+}
+
 /* ---- this step's transfers ------------------------------------------------ */
 
 static void draw_moved(const viz_model *m, viz_canvas *c, int y, int w)
@@ -1068,7 +1098,7 @@ static void draw_hbm(const viz_model *m, viz_canvas *c, int body0, int top, int 
 /* Rows for the statistics: a header, column names, the block's rows, two
  * O rows; at most 40% of the body in large windows, and what is left in
  * small ones. Returns the rows above them (at least 6). */
-static int body_top(const viz_model *m, int nbody, int top_min)
+static int body_top(const viz_model *m, int nbody, int top_min, int pipe)
 {
     const viz_info *in = viz_model_info(m);
     const viz_state *st = viz_model_state(m);
@@ -1077,7 +1107,9 @@ static int body_top(const viz_model *m, int nbody, int top_min)
     int want = 3 + (s->nrows > 0 ? s->nrows : (int)(in->plan.Br < 64 ? in->plan.Br : 64)) + 2;
     if (!in->computed || in->refused || (l && l->no_stats))
         want = 2;             /* no statistics in this run: a note */
-    int cap = nbody * 2 / 5;
+    /* a pipeline panel (pipe lines) comes on top of the statistics' share */
+    want += pipe;
+    int cap = nbody * 2 / 5 + pipe;
     if (cap > nbody - top_min)
         cap = nbody - top_min;
     if (want > cap)
@@ -1138,12 +1170,16 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
                           : 3 + 6 + hc.counter_lines;
     if (1 + 5 + 2 + buf_lines > top_min)
         top_min = 1 + 5 + 2 + buf_lines;
-    const int top = body_top(m, nbody, top_min);
-    const int stats_y = body0 + top, stats_rows = msg_y - stats_y;
+    const int pipe = pipeline_lines(m);
+    const int top = body_top(m, nbody, top_min, pipe);
+    const int bottom_y = body0 + top;
+    /* the pipeline panel first, the statistics below it in what is left */
+    const int pipe_rows = pipe < msg_y - bottom_y ? pipe : msg_y - bottom_y;
+    const int stats_y = bottom_y + pipe_rows, stats_rows = msg_y - stats_y;
     draw_hbm(m, c, body0, top, lw, &hc, out);
 
     /* Right: pseudocode, then SRAM. */
-    for (int y = body0; y < stats_y; y++)
+    for (int y = body0; y < bottom_y; y++)
         viz_canvas_fill(c, lw, y, 1, '|', VIZ_ST_DIM);
     const int sram_lines = 2 + buf_lines;
     int ph = top - 1 - sram_lines;
@@ -1156,7 +1192,8 @@ void viz_layout_draw(const viz_model *m, viz_canvas *c, const viz_frame_opts *o,
     draw_code(m, c, x1, body0, ph, rw);
     draw_sram(m, c, x1, body0 + 1 + ph, rw, top - 1 - ph);
 
-    /* Bottom: statistics, what moved, the status line. */
+    /* Bottom: the pipeline (FA3), statistics, what moved, the status line. */
+    draw_pipeline(m, c, bottom_y, pipe_rows, W);
     draw_stats(m, c, stats_y, stats_rows, W);
     if (o && o->message)
         viz_canvas_text(c, 0, msg_y, W, VIZ_ST_NORMAL, o->message);

@@ -184,6 +184,16 @@ const sim_loop *viz_loop(const viz_info *in)
     return sim_loop_find(in->algo, &in->run);
 }
 
+int viz_model_pipeline(const viz_model *m, sim_pipe_row rows[SIM_PIPE_ROWS])
+{
+    const viz_info *in = viz_model_info(m);
+    const viz_state *st = viz_model_state(m);
+    const sim_loop *l = viz_loop(in);
+    if (!l || !l->pipeline || in->refused || in->nsteps == 0)
+        return 0;
+    return l->pipeline(&in->plan, &in->sh, st->line, st->i, st->j, rows);
+}
+
 const viz_code_line *viz_pseudocode(const viz_info *in, int *n)
 {
     const sim_loop *l = viz_loop(in);

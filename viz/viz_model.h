@@ -408,6 +408,12 @@ const char *viz_pseudocode_title(const viz_info *in);
 /* The run's loop order (its descriptor: flags, what its lines mean). */
 const sim_loop *viz_loop(const viz_info *in);
 
+/* The PIPELINE panel of a warp-specialised loop order (FA3) at the current
+ * step: what its producer and consumer warpgroups do and what its ring of
+ * shared-memory stages holds (sim_loop.pipeline), at most SIM_PIPE_ROWS
+ * rows. Returns how many; 0 for the other loop orders and a refused plan. */
+int viz_model_pipeline(const viz_model *m, sim_pipe_row rows[SIM_PIPE_ROWS]);
+
 /* The numbered line `line` of the run's pseudocode, or NULL when unlisted. */
 const viz_code_line *viz_pseudocode_line(const viz_info *in, int line);
 
