@@ -47,26 +47,13 @@ static void header(lesson *L)
                  "FA2 bwd");
 }
 
-/* One tile step of plan p's forward on g: its products on the tensor cores,
- * its exps on the special-function units, its other element-wise FLOPs on
- * the FP32 cores, and, where the warps split the keys (FA1's sliced-K), the
- * exchange of their fp32 partial sums of the B_r x d product through shared
- * memory: each at one SM's rate, as the model charges them. */
-static void step_times(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
-                       double t[4], double *other_per_score)
+/* Non-matmul FLOPs a score of plan p: the closed form's, over the scores
+ * its products compute (4 d FLOPs each: Q K^T and P V). */
+static double other_per_score(const sim_plan *p, const sim_shape *sh)
 {
     sim_flops f;
     sim_theory_flops(p, sh, &f);
-    const double scores = f.matmul / (4.0 * (double)sh->d);   /* QK^T and PV: 4d a score */
-    const double area = (double)p->Br * (double)p->Bc;
-    const sim_gm_constants k = sim_gpu_model_constants();
-    *other_per_score = f.other / scores;
-    t[0] = area * 4.0 * (double)sh->d / (g->fp16_flops * k.tensor_eff / g->sms);
-    t[1] = area / (g->sfu_per_clk * g->clock_hz);
-    t[2] = area * (*other_per_score - 1.0) / (g->fp32_flops / 2.0 / g->sms);
-    t[3] = p->algo == SIM_FA1 ? 2.0 * p->warps * (double)p->Br * (double)sh->d * 4.0 /
-                                    (g->smem_bytes_per_clk * g->clock_hz)
-                              : 0.0;
+    return f.other / (f.matmul / (4.0 * (double)sh->d));
 }
 
 static void run(lesson *L)
@@ -161,34 +148,50 @@ static void run(lesson *L)
                           "kernel chooses.");
 
     lesson_step(L, "The work that is not a product");
-    double t[2][4], other[2];
-    step_times(g, &p[0][0], &sh, t[0], &other[0]);
-    step_times(g, &p[1][0], &sh, t[1], &other[1]);
+    /* One forward tile step as the model's clock charges it (sim_gm_result.step). */
+    const double other[2] = { other_per_score(&p[0][0], &sh), other_per_score(&p[1][0], &sh) };
+    double t[2][5];
+    for (int a = 0; a < 2; a++) {
+        const sim_gm_result *m = &r[a][0];
+        if (!m->step.set)
+            lesson_fail(L, "the model charged no full tile step of %s's forward here",
+                        a ? "FA2" : "FA1");
+        t[a][0] = m->step.prod;
+        t[a][1] = m->step.sfu;
+        t[a][2] = m->step.fp32;
+        t[a][3] = m->step.exchange;
+        t[a][4] = m->step.phases;
+    }
+    const sim_gm_constants kc = sim_gpu_model_constants();
     lesson_askf(L, g->fp16_flops / g->fp32_flops, "The %s's fp16 tensor-core peak is how "
                 "many times its FP32 peak?", g->name);
     lesson_say(L, "%.0f / %.1f TFLOP/s: a FLOP outside the products (max, exp, sums, "
                "rescaling) costs that many matmul FLOPs, and exp runs on the "
                "special-function units, %.0f a clock per SM. One forward tile step on "
-               "one SM:", g->fp16_flops / 1e12, g->fp32_flops / 1e12, g->sfu_per_clk);
+               "one SM, as the model charges it:", g->fp16_flops / 1e12, g->fp32_flops / 1e12,
+               g->sfu_per_clk);
     char tile[2][32];
     for (int a = 0; a < 2; a++)
         snprintf(tile[a], 32, "%lld x %lld", (long long)p[a][0].Br, (long long)p[a][0].Bc);
     lesson_print(L, "  %-28s %12s %12s\n", "", "FA1", "FA2");
     lesson_print(L, "  %-28s %12s %12s\n", "tile B_r x B_c", tile[0], tile[1]);
     lesson_print(L, "  %-28s %12.2f %12.2f\n", "non-matmul FLOPs a score", other[0], other[1]);
-    static const char *const what[4] = { "products (tensor cores)", "exp (SFU)",
-                                         "the rest (FP32)", "warps' exchange (smem)" };
-    for (int k = 0; k < 4; k++)
+    static const char *const what[5] = { "products (tensor cores)", "exp (SFU)",
+                                         "the rest (FP32)", "warps' exchange (smem)",
+                                         "dependent phases (wait)" };
+    for (int k = 0; k < 5; k++)
         lesson_print(L, "  %-28s %9.0f ns %9.0f ns\n", what[k], t[0][k] * 1e9, t[1][k] * 1e9);
-    const double extra[2] = { (t[0][1] + t[0][2] + t[0][3]) / t[0][0],
-                              (t[1][1] + t[1][2] + t[1][3]) / t[1][0] };
+    const double extra[2] = { (t[0][1] + t[0][2] + t[0][3] + t[0][4]) / t[0][0],
+                              (t[1][1] + t[1][2] + t[1][3] + t[1][4]) / t[1][0] };
     lesson_print(L, "\n");
-    lesson_say(L, "Per score both do about the same exp and FP32 work, yet it adds %.0f%% "
-               "to FA2's products and %.0f%% to FA1's, whose warps split the keys and "
-               "must sum their partial outputs through shared memory at every step (FA2's "
-               "split the queries and exchange nothing). Within a block these run one "
-               "after another; a second block resident on the SM fills the tensor cores "
-               "meanwhile.", 100 * extra[1], 100 * extra[0]);
+    lesson_say(L, "Per score both do about the same exp and FP32 work, yet the rest adds "
+               "%.0f%% to FA2's products and %.0f%% to FA1's. FA1's warps split the keys: "
+               "each step sums their partial outputs through shared memory and waits on %d "
+               "dependent phases (two products, two barriers) of %.0f clocks, a latency "
+               "fitted on FA1's published speeds. FA2's warps split the queries and exchange "
+               "nothing. These run in turn within a block; a second resident block fills "
+               "the tensor cores meanwhile.",
+               100 * extra[1], 100 * extra[0], r[0][0].step.nphases, kc.phase_cycles);
 
     /* ---- summary ------------------------------------------------------- */
     lesson_step(L, "Summary");
@@ -197,7 +200,7 @@ static void run(lesson *L)
                "- FA2 launches one block per query block (forward) or key block "
                "(backward) of each head, %s and %s here; FA1 %s and %s.\n"
                "- A non-matmul FLOP costs %.0f matmul FLOPs on the %s: a forward step's "
-               "exp, FP32 and exchange work adds %.0f%% to FA1's products, %.0f%% to "
+               "exp, FP32, exchange and waits add %.0f%% to FA1's products, %.0f%% to "
                "FA2's.\n"
                "- The model predicts FA1's time %.2f times FA2's here, its DRAM bytes %.2f "
                "times.\n"

@@ -1212,6 +1212,16 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             if (t_smem > pipe_max) { pipe_max = t_smem; pb = SIM_GM_BOUND_SMEM; }
             const double t_lat = st->area > 0 ? phase_s : 0;
             const double seq_sum = t_prod + t_sfu + t_fp + t_sm + t_lat;
+            if (in_grid && !out->step.set && st->area == (double)(p->Br * p->Bc)) {
+                out->step.mm = t_mm;
+                out->step.prod = t_prod;
+                out->step.sfu = t_sfu;
+                out->step.fp32 = t_fp;
+                out->step.exchange = t_sm;
+                out->step.phases = t_lat;
+                out->step.nphases = sim_gm_step_phases(loop, p->run.pass == SIM_BWD);
+                out->step.set = 1;
+            }
             const double t_comp = seq_sum > kres * pipe_max ? seq_sum : kres * pipe_max;
             double dur;
             sim_gm_bound sb;

@@ -165,6 +165,18 @@ typedef struct {
         double G, E, M, step;
         uint64_t steps;
     } fa3;
+    /* The first full tile step (B_r x B_c scores) of the grid's kernel, as
+     * the clock charges it, in seconds: its products alone on the tensor
+     * cores (mm) and stretched where shared memory feeds them slower
+     * (prod), its exps (sfu), its other FP32 work (fp32), the warps'
+     * exchange through shared memory (exchange) and the latency of its
+     * dependent phases (phases, `nphases` of them at phase_cycles each).
+     * One block alone on its SM runs them one after another; `set` is 0
+     * when the run has no such step. */
+    struct {
+        double mm, prod, sfu, fp32, exchange, phases;
+        int nphases, set;
+    } step;
 } sim_gm_result;
 
 /* Model a run of plan p (problem sh) on GPU g. Returns 0, or -1 with a

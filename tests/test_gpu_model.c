@@ -14,7 +14,8 @@
  *     sums its warps exchange and of the operands that outrun its tensor
  *     cores, computed here from v1's warp layout;
  *   - FA1's steps leave the latency of their dependent phases exposed (v1's
- *     products and barriers per step, counted here), and only FA1's;
+ *     products and barriers per step, counted here), and only FA1's; the
+ *     step the model reports is the one it charges (its parts computed here);
  *   - the trace is JSON in the trace-event format (parsed here);
  *   - the efficiency constants are frozen (what fitted them is in
  *     sim_gpu_model.c; changing them changes every figure the README shows).
@@ -227,6 +228,45 @@ static void test_phase_latency(void **state)
     assert_int_equal(sim_gpu_model_run(a100, &p2, &sh, &o, &r, err, sizeof err), 0);
     assert_int_equal(sim_gpu_model_run(&fast, &p2, &sh, &o, &rf, err, sizeof err), 0);
     assert_true(fabs(r.time_s - rf.time_s) <= 1e-9 * r.time_s);
+}
+
+/* The step the model reports (sim_gm_result.step, which lesson 11 prints)
+ * is the one it charges: FA1's forward on the A100 (B_r x B_c of its
+ * kernel plan) spends its products' FLOPs, 4 d a score, at the tensor
+ * cores' share of one SM (peak x mma.sync's fraction x tensor_eff / SMs),
+ * one exp a score on the SFU's 16 a clock, and 4 phases of 170 clocks;
+ * FA2's no phases. Each computed here from the preset's numbers. */
+static void test_step_parts(void **state)
+{
+    (void)state;
+    sim_shape sh = { .N = 1024, .d = 64, .M = 163 * 1024, .dtype = SIM_FP16, .batch = 1,
+                     .heads = 16 };
+    const sim_gpu *g = sim_gpu_find("a100");
+    const sim_gm_constants k = sim_gpu_model_constants();
+    sim_gm_opts o = { 0 };
+    sim_gm_result r;
+    char err[512];
+    sim_plan p = plan_for(SIM_FA1, &sh, SIM_FWD, 1);
+    assert_int_equal(sim_gpu_model_run(g, &p, &sh, &o, &r, err, sizeof err), 0);
+    assert_true(r.step.set);
+    const double area = (double)p.Br * (double)p.Bc;
+    const double mm = area * 4.0 * 64 /
+                      (g->fp16_flops * g->mma_sync_fraction * k.tensor_eff / g->sms);
+    if (fabs(r.step.mm - mm) > 1e-9 * mm)
+        fail_msg("FA1 step products: %.6g s, expected %.6g", r.step.mm, mm);
+    const double sfu = area / (g->sfu_per_clk * g->clock_hz);
+    if (fabs(r.step.sfu - sfu) > 1e-9 * sfu)
+        fail_msg("FA1 step exps: %.6g s, expected %.6g", r.step.sfu, sfu);
+    assert_int_equal(r.step.nphases, 4);
+    const double ph = 4 * 170 / g->clock_hz;
+    if (fabs(r.step.phases - ph) > 1e-9 * ph)
+        fail_msg("FA1 step phases: %.6g s, expected %.6g", r.step.phases, ph);
+    assert_true(r.step.exchange > 0 && r.step.prod >= r.step.mm);
+    sim_plan p2 = plan_for(SIM_FA2, &sh, SIM_FWD, 1);
+    assert_int_equal(sim_gpu_model_run(g, &p2, &sh, &o, &r, err, sizeof err), 0);
+    assert_true(r.step.set);
+    assert_int_equal(r.step.nphases, 0);
+    assert_true(r.step.phases == 0 && r.step.exchange == 0);
 }
 
 /* The launch: FA2's forward has T_r blocks per head; the first kernel
@@ -508,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_fa1_shared_memory),
         cmocka_unit_test(test_step_phases),
         cmocka_unit_test(test_phase_latency),
+        cmocka_unit_test(test_step_parts),
         cmocka_unit_test(test_gqa_group_sum),
         cmocka_unit_test(test_no_l2_not_faster),
         cmocka_unit_test(test_grid_limit),
