@@ -1584,7 +1584,8 @@ static void fa3_pipeline_text(FILE *out, const sim_report *rep)
         const int pipe = !rep->req.gm.no_pipeline, ws = !rep->req.gm.no_warp_spec;
         fprintf(out, "  %s's pipeline, a mean step of %lld x %lld: products G %s, softmax\n"
                 "  E %s, copies M %s; pipeline %s, warp specialization %s:\n"
-                "  a step costs %s = %s\n", sim_algo_name(r->algo),
+                "  a step costs %s, %s in the mean of its steps' own\n"
+                "  (the first step of a block waits on its copies)\n", sim_algo_name(r->algo),
                 (long long)r->res.plan.Br, (long long)r->res.plan.Bc, g, e, c,
                 pipe ? "on" : "off", ws ? "on" : "off",
                 ws && pipe ? "max(G, E, M)" : ws ? "max(G + max(0, E/2 - G/4), E, M)"
