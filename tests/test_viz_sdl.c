@@ -1398,6 +1398,29 @@ static void test_counters_wording(void **state)
     viz_model_free(m);
 }
 
+/* FA3's pipeline in the bottom bar: at step 5 of N = 64, d = 16 (B_r = B_c
+ * = 32, block (1, 1) at line 11) the ring holds K_1, V_1 in stage 1 while
+ * the producer fills stage 0 with K_2, V_2, and the bar says the view has
+ * no clock. The other loop orders' frames have no such line. */
+static void test_pipeline_bar(void **state)
+{
+    (void)state;
+    const int a = sim_fa3_register();
+    assert_true(a >= 0);
+    viz_model *m = build((sim_algo)a, 64, 16, VIZ_DEFAULT_M, 0);
+    static seen_text t;
+    frame_text(m, 4, 1280, 800, &t);
+    assert_non_null(strstr(t.all, "pipeline: who does what at this step"));
+    assert_non_null(strstr(t.all, "SMEM ring"));
+    assert_non_null(strstr(t.all, "stage 1: K_1 V_1 (in use)"));
+    assert_non_null(strstr(t.all, "K_2 V_2 (producer filling)"));
+    viz_model_free(m);
+    m = build(SIM_FA2, 64, 16, VIZ_DEFAULT_M, 0);
+    frame_text(m, 4, 1280, 800, &t);
+    assert_null(strstr(t.all, "pipeline:"));
+    viz_model_free(m);
+}
+
 /* A pixel of block (i, j) in the block grid, near its bottom-left corner:
  * inside the current block's outline (2 units), off a skipped block's
  * diagonal and clear of the visit number in its middle. */
@@ -1664,6 +1687,7 @@ int main(void)
         cmocka_unit_test(test_text_readable),
         cmocka_unit_test(test_text_fits),
         cmocka_unit_test(test_counters_wording),
+        cmocka_unit_test(test_pipeline_bar),
         cmocka_unit_test(test_block_grid),
         cmocka_unit_test(test_tile_counts),
         cmocka_unit_test(test_bad_input),

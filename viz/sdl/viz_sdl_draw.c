@@ -355,11 +355,31 @@ static void describe_xfers(const viz_model *m, char *buf, size_t len, int maxc)
     }
 }
 
-static void draw_bottom(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *ui)
+/* The bar at the bottom: for a warp-specialised loop order (FA3) first who
+ * in its thread block does what at this step (sim_loop.pipeline, the
+ * terminal view's PIPELINE panel), a line each; then what moved at this
+ * step (or the prompt, or a status) and the keys or the inputs. */
+static void draw_bottom(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui *ui,
+                        const sim_pipe_row *pipe, int npipe)
 {
     fill(c, a.x, a.y, a.w, a.h, c->pal->bg);
     line(c, a.x, a.y, a.x + a.w - 1, a.y, c->pal->border);
     int x = a.x + c->pad, y = a.y + c->pad, w = a.w - 2 * c->pad;
+    if (npipe > 0) {
+        text(c, x, y, w, c->pal->title, "pipeline: who does what at this step, in FA3's "
+             "order (time: fasim --gpu h100 --plan kernel --timeline -)");
+        y += c->lh;
+        int lw = 0;
+        for (int k = 0; k < npipe; k++)
+            if (text_w(c, pipe[k].who) > lw)
+                lw = text_w(c, pipe[k].who);
+        lw += 2 * c->cw;
+        for (int k = 0; k < npipe; k++, y += c->lh) {
+            text(c, x + 2 * c->cw, y, lw, c->pal->title, "%s", pipe[k].who);
+            text(c, x + 2 * c->cw + lw, y, w - 2 * c->cw - lw, c->pal->text, "%s",
+                 pipe[k].what);
+        }
+    }
     if (ui->prompt) {
         text(c, x, y, w, c->pal->warn, "%s", ui->prompt);
     } else if (ui->status) {
@@ -1579,16 +1599,20 @@ void viz_sdl_draw(SDL_Renderer *rend, int w, int h, const viz_model *m,
     fill(&c, 0, 0, w, h, c.pal->bg);
 
     const int bar = 2 * c.lh + 2 * c.pad;
+    /* FA3's pipeline rows join the bottom bar, a line each and a title */
+    sim_pipe_row pipe[SIM_PIPE_ROWS];
+    const int npipe = viz_model_info(m)->refused ? 0 : viz_model_pipeline(m, pipe);
+    const int pipe_h = npipe > 0 ? (1 + npipe) * c.lh : 0;
     SDL_Rect top = { 0, 0, w, bar };
-    SDL_Rect bot = { 0, h - bar, w, bar };
+    SDL_Rect bot = { 0, h - bar - pipe_h, w, bar + pipe_h };
     draw_top(&c, top, m, ui);
-    draw_bottom(&c, bot, m, ui);
+    draw_bottom(&c, bot, m, ui, pipe, npipe > 0 ? npipe : 0);
 
     /* Columns: the pseudocode's longest line (numbers, indents, text) and
      * the counters' (about 40 characters); the tile grids about a third of
      * what is left; the heat map the rest. */
     const int g = c.s * 2;
-    const int y0 = bar, hh = h - 2 * bar;
+    const int y0 = bar, hh = h - 2 * bar - pipe_h;
     int code_cols = 40, ncode;
     const viz_code_line *lines = viz_pseudocode(viz_model_info(m), &ncode);
     for (int k = 0; k < ncode; k++) {
