@@ -105,8 +105,8 @@ static int one_size(int64_t N, int64_t d, int seeds)
             hi[k] = s == 1 || e > hi[k] ? e : hi[k];
         }
     }
-    printf("N = %lld, d = %lld, one head, not causal, B_r = B_c = 128, %d draws (seeds 1 .. %d)\n",
-           (long long)N, (long long)d, seeds, seeds);
+    printf("N = %lld, d = %lld, one head, not causal, B_r = B_c = 128, %d draw%s (seeds 1 .. "
+           "%d)\n", (long long)N, (long long)d, seeds, seeds > 1 ? "s" : "", seeds);
     printf("  %-24s %-28s %9s %9s %6s  %s\n", "row", "fasim runs", "paper", "fasim", "ratio",
            "one draw: least .. most");
     double got[NROWS];

@@ -636,9 +636,11 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
             o->trace_path ? "trace" : o->timeline_path ? "timeline" : "l2");
         return -1;
     }
+    /* an fp8 option with another dtype does nothing: said, even at its default */
     if ((cli_given_has(&p->given, CLI_O_FP8_SCALE) || cli_given_has(&p->given, CLI_O_INCOHERENT)) &&
         !sim_dtype_is_fp8(r->sh.dtype)) {
-        ERR("--fp8-scale and --incoherent quantise an fp8 dtype: add --dtype e4m3 or e5m2");
+        ERR("%s applies to an fp8 dtype only: add --dtype e4m3 or e5m2",
+            cli_given_has(&p->given, CLI_O_FP8_SCALE) ? "--fp8-scale" : "--incoherent");
         return -1;
     }
     if (nfiles == 3 && cli_given_has(&p->given, CLI_O_INPUTS)) {

@@ -137,7 +137,8 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "most 4,000,000 events, more than a trace viewer opens" },
     [CLI_O_TIMELINE] = { "timeline", "FILE", R,
         "with --gpu: draw the first run's SMs over time, wave by\n"
-        "wave: FILE.svg a picture, - the terminal (--algo picks it);\n"
+        "wave: FILE.svg a picture, - the terminal (runs in the order\n"
+        "naive, fa1, fa2, unfused, fa3; --algo with one name picks);\n"
         "fa3 adds one thread block's first tile steps: the producer's\n"
         "copies, each consumer warpgroup's GEMMs and softmax, the SMEM\n"
         "stages full, as --pipeline and --warp-specialization place\n"

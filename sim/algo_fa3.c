@@ -82,10 +82,11 @@ static void fa3_plan(sim_plan *p, const sim_shape *sh, int e)
  * consumers' ping-pong and intra-warpgroup overlap). Blocks are numbered
  * from 1 as the pseudocode's (for j = 1 .. T_c), so block j's K_j, V_j sit
  * in stage j mod s of the ring (lines 5, 6):
- *   - the producer: before the loop, Q_i then K_1, V_1; while the
- *     consumers work on block j, K_{j+1}, V_{j+1} into stage (j+1) mod s
- *     (the stage block j-1 released at line 13), nothing after the last;
- *     the consumers wait at line 6 for their stage to fill;
+ *   - the producer: before the loop, Q_i then K_1, V_1; K_{j+1}, V_{j+1}
+ *     into stage (j+1) mod s once block j-1's stage is released, which is
+ *     after GEMM1 of block j-1 (it reads V_{j-1}), run in both warpgroups'
+ *     turns of block j: so from line 12 of block j, nothing after the
+ *     last; the consumers wait at line 6 for their stage to fill;
  *   - the consumers, B_r / 2 rows each, ping-pong: WG1's turn on the tensor
  *     cores is GEMM1 of block j-1 (O_i += P~ V_{j-1}) then GEMM0 of block j
  *     (S = Q_i K_j^T) while WG2 runs its softmax of block j-1; then WG2's
@@ -104,40 +105,61 @@ static int fa3_pipeline(const sim_plan *p, const sim_shape *sh, int line, int64_
     const sim_range js = sim_block_js(sh, i, p->Br, p->Bc);
     const long long first = (long long)js.lo + 1, last = (long long)js.hi + 1;
     const int64_t r0 = i * p->Br, r1 = sim_min64(r0 + p->Br, sh->N), half = p->Br / 2;
-    const long long b = (long long)j + 1;       /* block j, 1-based */
-    int n = 0;
-    sim_pipe_row *ring = &rows[n++], *wg1 = &rows[n++], *wg2 = &rows[n++];
-    snprintf(ring->who, sizeof ring->who, "SMEM ring");
+    /* the ring's stages in one row (what each holds), then the two
+     * consumer warpgroups */
+    enum { W = 96 };
+    char st[S][W];
+    for (int k = 0; k < S; k++)
+        snprintf(st[k], W, "free");
+    const int n = 3;
+    sim_pipe_row *ring = &rows[0], *wg1 = &rows[1], *wg2 = &rows[2];
+    snprintf(ring->who, sizeof ring->who, "SMEM stages");
     snprintf(wg1->who, sizeof wg1->who, "WG1 [%lld:%lld)", (long long)r0,
              (long long)sim_min64(r0 + half, r1));
     snprintf(wg2->who, sizeof wg2->who, "WG2 [%lld:%lld)", (long long)sim_min64(r0 + half, r1),
              (long long)r1);
+    const long long b = (long long)j + 1;       /* block j, 1-based */
     if (j < 0 && (line == FA3_L3_LOAD_Q || line == FA3_L8_INIT)) {
-        snprintf(ring->what, sizeof ring->what, "stage %lld: K_%lld V_%lld (producer filling, "
-                 "after Q_i)  the others free", first % S, first, first);
+        snprintf(st[first % S], W, "K_%lld V_%lld: producer filling (after Q_i)", first,
+                 first);
         for (int w = 0; w < 2; w++)
-            snprintf(rows[1 + w].what, sizeof rows[1 + w].what, "%s",
+            snprintf(rows[1 + w].what, sizeof rows[0].what, "%s",
                      line == FA3_L3_LOAD_Q ? "waits for Q_i"
                                            : "O_i = 0, l_i = 0, m_i = -inf on its rows");
-        return n;
-    }
-    if (j < 0) {            /* the epilogue, lines 14-17 */
-        snprintf(ring->what, sizeof ring->what, "every stage released (the producer is done "
-                 "with Q_i)");
+    } else if (j < 0) {     /* the epilogue, lines 14-17 */
+        if (line == FA3_L14_NORMALISE)
+            snprintf(st[last % S], W, "K_%lld V_%lld: GEMM1 on V, then freed", last, last);
         for (int w = 0; w < 2; w++)
-            snprintf(rows[1 + w].what, sizeof rows[1 + w].what, "%s",
+            snprintf(rows[1 + w].what, sizeof rows[0].what, "%s",
                      line == FA3_L14_NORMALISE
                          ? "GEMM1 of the last block (O_i += P~ V_j), then O_i / l_i"
                          : "epilogue: L_i = m_i + log l_i, O_i and L_i to HBM");
-        return n;
+    } else {
+        /* Block b's stage: its K, V land (line 6), GEMM0 reads K (lines
+         * 10, 11), and V waits for GEMM1 of block b, which runs in the
+         * warpgroups' turns of block b + 1 (the intra-warpgroup overlap):
+         * the stage is freed only then, so during block b's turns the
+         * other stage still holds block b - 1's V, and the producer fills
+         * it with block b + 1 once both turns are done (line 12). */
+        snprintf(st[b % S], W, "K_%lld V_%lld: %s", b, b,
+                 line == FA3_L6_LOAD_KV ? "landing, awaited"
+                 : line == FA3_L12_ACC  ? "V kept for GEMM1"
+                                        : "GEMM0 on K");
+        char *other = st[(b + 1) % S];
+        if (b > first && line != FA3_L12_ACC)
+            snprintf(other, W, "K_%lld V_%lld: %s", b - 1, b - 1,
+                     line == FA3_L6_LOAD_KV ? "V kept for GEMM1" : "GEMM1 on V, then freed");
+        else if (b < last && line != FA3_L6_LOAD_KV)
+            snprintf(other, W, "K_%lld V_%lld: producer filling", b + 1, b + 1);
+        else if (b == last)
+            snprintf(other, W, "free, no block after");
     }
-    if (b < last)
-        snprintf(ring->what, sizeof ring->what, "stage %lld: K_%lld V_%lld (in use)  "
-                 "stage %lld: K_%lld V_%lld (producer filling)", b % S, b, b, (b + 1) % S,
-                 b + 1, b + 1);
-    else
-        snprintf(ring->what, sizeof ring->what, "stage %lld: K_%lld V_%lld (in use)  "
-                 "stage %lld: free (producer done with Q_i)", b % S, b, b, (b + 1) % S);
+    int len = 0;
+    for (int k = 0; k < S && len < (int)sizeof ring->what; k++)
+        len += snprintf(ring->what + len, sizeof ring->what - (size_t)len, "%s%d: %s",
+                        k ? "  " : "", k, st[k]);
+    if (j < 0)
+        return n;
     char turn[96];
     if (b == first)
         snprintf(turn, sizeof turn, "tensor cores: GEMM0 S = Q_i K_%lld^T (no block before)", b);

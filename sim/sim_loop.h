@@ -203,7 +203,7 @@ typedef struct sim_chk sim_chk;
  * does at the step. */
 #define SIM_PIPE_ROWS 3
 typedef struct {
-    char who[24];              /* "SMEM ring", "WG1 [0:64)" */
+    char who[24];              /* "SMEM stages", "WG1 [0:64)" */
     char what[256];
 } sim_pipe_row;
 

@@ -168,9 +168,11 @@ int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, 
         why = "--dropout P must be a probability in [0, 1)";
     else if ((unsigned)run->fp8_scale >= SIM_FP8_SCALE_COUNT)
         why = "--fp8-scale must be tensor or block";
-    else if ((run->fp8_scale != SIM_FP8_TENSOR || run->incoherent) &&
-             !sim_dtype_is_fp8(sh->dtype))
-        why = "--fp8-scale and --incoherent quantise an fp8 dtype: add --dtype e4m3 or e5m2";
+    else if (run->fp8_scale != SIM_FP8_TENSOR && !sim_dtype_is_fp8(sh->dtype))
+        why = "--fp8-scale block quantises an fp8 dtype: add --dtype e4m3 or e5m2";
+    else if (run->incoherent && !sim_dtype_is_fp8(sh->dtype))
+        why = "--incoherent on transforms Q and K before an fp8 dtype quantises them: add "
+              "--dtype e4m3 or e5m2";
     else if (sim_dtype_is_fp8(sh->dtype) && run->pass == SIM_BWD)
         why = "fp8 models FlashAttention-3's FP8 forward pass; its backward is not "
               "modelled: use --pass fwd";
@@ -179,8 +181,8 @@ int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, 
               "V): drop --page-size or use fp16, bf16 or fp32";
     else if (sim_dtype_is_fp8(sh->dtype) && run->incoherent && (sh->d & (sh->d - 1)))
         why = "--incoherent on needs d a power of two: the Hadamard transform is defined "
-              "on 2^k entries, and fasim does not pad; use --incoherent off or d = 64, "
-              "128, 256";
+              "on 2^k entries, and fasim does not pad; use --incoherent off or a power of "
+              "two (64, 128, 256 ...)";
     if (!why)
         return 0;
     if (err && errlen)

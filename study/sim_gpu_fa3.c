@@ -24,26 +24,34 @@ static void put(sim_fa3_slice *sl, int *n, int track, sim_fa3_kind kind, const c
 
 double sim_fa3_step(const sim_gm_opts *o, int first, double G, double E, double M,
                     sim_gm_bound e_bound, sim_gm_bound m_bound, sim_gm_bound *bound,
-                    sim_fa3_slice *sl, int *nsl, double *filled)
+                    sim_fa3_slice *sl, int *nsl, double *freed)
 {
     const int pipe = !(o && o->no_pipeline), ws = !(o && o->no_warp_spec);
+    sim_fa3_slice own[SIM_FA3_MAX_SLICES];      /* the slices, when the caller wants none */
+    if (!sl)
+        sl = own;
     int n = 0;
     double comp;
     sim_gm_bound cb = SIM_GM_BOUND_TENSOR;
     if (ws && pipe) {
         /* turns of G/2 a warpgroup; each one's softmax under the other's
-         * turn (at the first step: GEMM0 alone, and no softmax of j-1) */
+         * turn (at the first step: GEMM0 alone, and no softmax of j-1).
+         * WG2's turn waits for the tensor cores (G/2) and for its own
+         * softmax of j-1 (E/2), WG1's softmax for its GEMM0 and for the
+         * special-function units WG2's softmax holds: both start at
+         * h = max(G, E) / 2, and the step is 2h. */
         comp = max2(G, E);
         if (E > G)
             cb = e_bound;
+        const double h = comp / 2;
         for (int w = SIM_FA3_WG1; w <= SIM_FA3_WG2; w++) {
-            const double turn = w == SIM_FA3_WG1 ? 0 : G / 2;
+            const double turn = w == SIM_FA3_WG1 ? 0 : h;
             if (first)
                 put(sl, &n, w, SIM_FA3_GEMM0, "GEMM0 (j)", turn, G / 4);
             else
                 put(sl, &n, w, SIM_FA3_GEMM1_GEMM0, "GEMM1 (j-1) + GEMM0 (j)", turn, G / 2);
         }
-        put(sl, &n, SIM_FA3_WG1, SIM_FA3_SOFTMAX, "softmax (j)", G / 2, E / 2);
+        put(sl, &n, SIM_FA3_WG1, SIM_FA3_SOFTMAX, "softmax (j)", h, E / 2);
         if (!first)
             put(sl, &n, SIM_FA3_WG2, SIM_FA3_SOFTMAX, "softmax (j-1)", 0, E / 2);
     } else if (ws) {
@@ -81,16 +89,25 @@ double sim_fa3_step(const sim_gm_opts *o, int first, double G, double E, double 
         ws ? "TMA K_j, V_j" : "TMA K_j, V_j (issued by the consumers)", 0, M);
     if (nsl)
         *nsl = n;
-    if (filled)
-        *filled = M;
+    /* the block before's stage is freed when its GEMM1 ends: in the later
+     * turn that runs it (GEMM1 (j-1) + GEMM0 (j)), or beside the softmax
+     * (no warp specialisation); not pipelined, a step's GEMM1 is its own
+     * block's, and the stage before was freed in the step before */
+    double fr = 0;
+    for (int k = 0; k < n; k++)
+        if ((sl[k].kind == SIM_FA3_GEMM1_GEMM0 || sl[k].kind == SIM_FA3_SOFTMAX_GEMM1) &&
+            sl[k].t0 + sl[k].dur > fr)
+            fr = sl[k].t0 + sl[k].dur;
+    if (freed)
+        *freed = fr;
     *bound = M > comp ? m_bound : cb;
     return max2(comp, M);
 }
 
-int sim_fa3_stages_full(double t, double dur, double filled)
+int sim_fa3_stages_full(double t, double freed)
 {
-    /* one copy in flight a step: the consumers' stage, and the next once it lands */
-    const int n = 1 + (filled < dur && t >= filled);
+    /* the consumers' block, and the block before until its GEMM1 ends */
+    const int n = 1 + (t < freed);
     return n < SIM_FA3_STAGES ? n : SIM_FA3_STAGES;
 }
 

@@ -69,17 +69,20 @@ typedef struct sim_fa3_slice {
  * which the kernel runs after its loop, is the time its first step's turns
  * leave idle; a block's total is unchanged. *bound gets what binds the
  * step, and, when sl is not NULL, the slices (at most SIM_FA3_MAX_SLICES)
- * and *filled the time from the step's start at which the ring's next
- * stage is full (its copy landed). Returns the step's time. */
+ * and *freed the time from the step's start at which the stage of the
+ * block before is freed (the end of its GEMM1, which the intra-warpgroup
+ * overlap runs in this step's turns; 0 when this step has none: a block's
+ * first step, or --pipeline off). Returns the step's time. */
 double sim_fa3_step(const sim_gm_opts *o, int first, double G, double E, double M,
                     sim_gm_bound e_bound, sim_gm_bound m_bound, sim_gm_bound *bound,
-                    sim_fa3_slice *sl, int *nsl, double *filled);
+                    sim_fa3_slice *sl, int *nsl, double *freed);
 
-/* The ring's stages full at time t from a step's start (0 <= t < its
- * time dur), as the step's filled says: the stage the consumers hold from
- * the start, and the next one once its copy has landed within the step;
- * 1 .. SIM_FA3_STAGES. */
-int sim_fa3_stages_full(double t, double dur, double filled);
+/* The ring's stages holding a block's K, V at time t from a step's start:
+ * the block the consumers work on, and the block before until its GEMM1 has
+ * read its V (the step's freed); 1 .. SIM_FA3_STAGES. The copies the model
+ * charges beside a step (the producer issues them a step ahead) fill a
+ * stage that is not counted full until they land. */
+int sim_fa3_stages_full(double t, double freed);
 
 /* The name of a track under the switches of o (NULL: both on): "producer
  * (TMA)", "consumer warpgroup 1", ...; with --warp-specialization off, the

@@ -627,12 +627,11 @@ static void trace_name(sim_gm_trace *tr, const char *what, int tid, const char *
 
 /* FA3's step on the tracks of its warpgroups (sim_gpu_fa3.h), tids
  * SIM_GM_FA3_TID + slot x SIM_FA3_TRACKS + track, and the ring's stages
- * full as a counter (sim_fa3_stages_full): one (the consumers' block) from
- * the step's start, two once the next block's copy lands, if it lands
- * within the step. */
+ * full as a counter (sim_fa3_stages_full): two from the step's start while
+ * the block before's V waits for its GEMM1, then one. */
 #define SIM_GM_FA3_TID 100000
 static void trace_fa3(sim_gm_trace *tr, int slot, double t, double dur, const sim_fa3_slice *sl,
-                      int n, double filled, int64_t head, int64_t block)
+                      int n, double freed, int64_t head, int64_t block)
 {
     for (int k = 0; k < n; k++)
         trace_slice(tr, sl[k].name, "fa3", SIM_GM_FA3_TID + slot * SIM_FA3_TRACKS + sl[k].track,
@@ -640,10 +639,10 @@ static void trace_fa3(sim_gm_trace *tr, int slot, double t, double dur, const si
     if (slot != 0)
         return;             /* one SM's ring is the picture; every SM's would be the same */
     for (int k = 0; k < 2; k++) {
-        const double at = k == 0 ? 0 : filled < dur ? filled : dur;
+        const double at = k == 0 ? 0 : freed < dur ? freed : dur;
         fprintf(tr->f, ",\n{\"name\":\"SMEM stages full (SM 0)\",\"ph\":\"C\",\"pid\":%d,"
                 "\"ts\":%.4f,\"args\":{\"stages\":%d}}", tr->pid, (t + at) * 1e6,
-                at < dur ? sim_fa3_stages_full(at, dur, filled) : 1);
+                at < dur ? sim_fa3_stages_full(at, freed) : 1);
         tr->events++;
     }
 }
@@ -1227,7 +1226,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             sim_gm_bound sb;
             sim_fa3_slice fa3_sl[SIM_FA3_MAX_SLICES];
             int fa3_n = 0;
-            double fa3_filled = 0;
+            double fa3_freed = 0;
             const int fa3 = loop->wgmma && in_grid && st->area > 0;
             if (fa3) {      /* FA3's pipeline (sim_gpu_fa3.h): the SM's pipes shared by
                                its kres blocks */
@@ -1235,12 +1234,12 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 dur = sim_fa3_step(o, sl->computed == 0, kres * t_mm, kres * (t_sfu + t_fp),
                                    t_mem, t_sfu >= t_fp ? SIM_GM_BOUND_SFU : SIM_GM_BOUND_FP32,
                                    t_dram >= t_l2 ? SIM_GM_BOUND_DRAM : SIM_GM_BOUND_L2, &sb,
-                                   want_sl ? fa3_sl : NULL, &fa3_n, &fa3_filled);
+                                   want_sl ? fa3_sl : NULL, &fa3_n, &fa3_freed);
                 if (o && o->on_fa3_step) {
                     const sim_gm_fa3_step fs = {
                         .sm = sl->sm, .slot = e.slot / g->sms, .head = sl->head,
                         .block = st->block, .i = st->i, .j = st->j, .step = sl->computed,
-                        .t = e.t, .dur = dur, .filled = fa3_filled, .sl = fa3_sl, .n = fa3_n,
+                        .t = e.t, .dur = dur, .freed = fa3_freed, .sl = fa3_sl, .n = fa3_n,
                     };
                     o->on_fa3_step(o->ctx, &fs);
                 }
@@ -1259,7 +1258,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             }
             bound_time[sb] += dur / (kres > 0 ? kres : 1);
             if (tr && fa3) {
-                trace_fa3(tr, e.slot, e.t, dur, fa3_sl, fa3_n, fa3_filled, sl->head, st->block);
+                trace_fa3(tr, e.slot, e.t, dur, fa3_sl, fa3_n, fa3_freed, sl->head, st->block);
             } else if (tr && dur > 0) {
                 const int tid = e.slot;
                 trace_slice(tr, "load", "step", tid, e.t, t_mem, sl->head, st->block);

@@ -99,7 +99,8 @@ typedef struct sim_gm_fa3_step {
     int64_t i, j;            /* the block pair (B_r rows of Q_i, B_c of K_j, V_j) */
     int64_t step;            /* its computing steps before this one in the block */
     double t, dur;           /* its start (s, since the run began) and time */
-    double filled;           /* from its start: when the ring's next stage is full */
+    double freed;            /* from its start: when the block before's stage is freed
+                                (sim_fa3_step) */
     const struct sim_fa3_slice *sl;   /* n slices, t0 from its start */
     int n;
 } sim_gm_fa3_step;

@@ -188,13 +188,25 @@ static void test_step_closed_forms(void **state)
             sim_gm_bound b;
             sim_fa3_slice sl[SIM_FA3_MAX_SLICES];
             int n = 0;
-            double filled = 0;
+            double freed = -1;
             const double t = sim_fa3_step(&o, 0, G, E, M, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b,
-                                          sl, &n, &filled);
+                                          sl, &n, &freed);
             const double expect = want[sw];
             assert_true(fabs(t - expect) < 1e-12);
             assert_true(n > 0 && n <= SIM_FA3_MAX_SLICES);
-            assert_true(filled == M);
+            /* the block before's stage: freed when its GEMM1 ends, in
+             * WG2's turn (both on) or beside the softmax (no warp
+             * specialisation); not pipelined, in the step before */
+            const double freed_want[4] = { fmax(G, E) / 2 + G / 2, 0, G / 2 + fmax(E, G / 2),
+                                           0 };
+            assert_true(fabs(freed - freed_want[sw]) < 1e-12);
+            double f2 = -1;
+            sim_fa3_step(&o, 0, G, E, M, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b, NULL, NULL,
+                         &f2);
+            assert_true(f2 == freed);
+            sim_fa3_step(&o, 1, G, E, M, SIM_GM_BOUND_SFU, SIM_GM_BOUND_DRAM, &b, NULL, NULL,
+                         &f2);
+            assert_true(f2 == 0);       /* a block's first step: no block before */
             for (int s = 0; s < n; s++)   /* every slice within the step */
                 assert_true(sl[s].t0 >= 0 && sl[s].t0 + sl[s].dur <= t + 1e-12);
             /* memory slower than the arithmetic: the copies bind */
@@ -344,6 +356,58 @@ static void test_first_step_names(void **state)
     }
 }
 
+/* A step's slices keep the data's order and share the units, whichever of
+ * G and E is longer: on no track do two slices overlap; with warp
+ * specialisation the two warpgroups' products never share the tensor cores
+ * at once, nor (pipelined) their softmaxes the special-function units; a
+ * warpgroup's turn that runs GEMM1 (j-1) starts after its softmax of j-1
+ * ends; and every slice ends within the step. */
+static int tensor_kind(int kind)
+{
+    return kind == SIM_FA3_GEMM0 || kind == SIM_FA3_GEMM1 || kind == SIM_FA3_GEMM1_GEMM0;
+}
+
+static void test_step_order(void **state)
+{
+    (void)state;
+    static const double GE[][2] = { { 4, 3 }, { 2, 3 }, { 1, 5 }, { 3, 3 } };
+    for (int q = 0; q < 4; q++)
+        for (int sw = 0; sw < 4; sw++)
+            for (int first = 0; first < 2; first++) {
+                const double G = GE[q][0], E = GE[q][1], M = 0.5;
+                sim_gm_opts o = { .no_pipeline = sw & 1, .no_warp_spec = sw >> 1 };
+                sim_gm_bound b;
+                sim_fa3_slice sl[SIM_FA3_MAX_SLICES];
+                int n = 0;
+                const double t = sim_fa3_step(&o, first, G, E, M, SIM_GM_BOUND_SFU,
+                                              SIM_GM_BOUND_DRAM, &b, sl, &n, NULL);
+                for (int a = 0; a < n; a++) {
+                    const sim_fa3_slice *x = &sl[a];
+                    if (x->t0 < 0 || x->t0 + x->dur > t + 1e-12)
+                        fail_msg("G %g E %g sw %d: %s [%g, %g) outside the step %g", G, E, sw,
+                                 x->name, x->t0, x->t0 + x->dur, t);
+                    for (int c = a + 1; c < n; c++) {
+                        const sim_fa3_slice *y = &sl[c];
+                        const int overlap = x->t0 < y->t0 + y->dur - 1e-12 &&
+                                            y->t0 < x->t0 + x->dur - 1e-12;
+                        const int same_unit = sw == 0 && x->track != SIM_FA3_PRODUCER &&
+                            y->track != SIM_FA3_PRODUCER &&
+                            ((tensor_kind(x->kind) && tensor_kind(y->kind)) ||
+                             (x->kind == SIM_FA3_SOFTMAX && y->kind == SIM_FA3_SOFTMAX));
+                        if (overlap && (x->track == y->track || same_unit))
+                            fail_msg("G %g E %g sw %d first %d: %s and %s overlap", G, E, sw,
+                                     first, x->name, y->name);
+                    }
+                    if (x->kind != SIM_FA3_GEMM1_GEMM0)
+                        continue;
+                    for (int c = 0; c < n; c++)
+                        if (sl[c].track == x->track && strstr(sl[c].name, "softmax (j-1)") &&
+                            sl[c].t0 + sl[c].dur > x->t0 + 1e-12)
+                            fail_msg("G %g E %g: GEMM1 (j-1) before its softmax ends", G, E);
+                }
+            }
+}
+
 static int count_of(const char *buf, const char *what)
 {
     int n = 0;
@@ -410,7 +474,9 @@ static int has(const char *r, int c0, int c1, char c)
  * X and s; --pipeline off: 0, s and 1; --warp-specialization off: 0 and S;
  * both off: 0, s and 1), the first step neither X nor S (no block j-1);
  * the copies' row is "producer" only with warp specialisation; the ring's
- * row within 1 .. 2 stages (kStages = 2), both counts seen. */
+ * row within 1 .. 2 stages (kStages = 2): two at a later step's start when
+ * pipelined (the block before's V waits for the GEMM1 of this step's
+ * turns), one at the first step and throughout when not pipelined. */
 static void test_timeline_picture(void **state)
 {
     (void)state;
@@ -490,7 +556,14 @@ static void test_timeline_picture(void **state)
             assert_true(ring[c] == '1' || ring[c] == '2');
             seen[ring[c] - '0'] = 1;
         }
-        assert_true(seen[1] && seen[2]);
+        /* pipelined, a later step starts with two stages full (its block's
+         * and the block before's V, for the GEMM1 its turns run), the first
+         * with one; not pipelined, one throughout */
+        const int pipelined = !(sw & 1);
+        assert_true(seen[1] && seen[2] == pipelined);
+        assert_int_equal(ring[at[0]], '1');
+        for (int k = 1; k < n; k++)
+            assert_int_equal(ring[at[k] + 1], pipelined ? '2' : '1');
         free(pic);
     }
 }
@@ -505,9 +578,12 @@ static int says(const sim_pipe_row *r, const char *fmt, long long a, long long b
 
 /* The view's PIPELINE panel at every step of N = 128, B_r = B_c = 32 (T_r =
  * T_c = 4; causal: query block i visits key blocks 1 .. i, 1-based), with
- * the ring of 2 stages: block j (1-based) in stage j mod 2, in use at its
- * steps; block j + 1 filling in the other while there is one, the other
- * free at the last; at line 10 (S) WG1 holds the tensor cores and WG2 runs
+ * the ring of 2 stages, a row each: block j (1-based) in stage j mod 2 from
+ * its landing (line 6); the other holds block j - 1's V until both turns of
+ * block j have run its GEMM1 (lines 6, 10, 11; none before the first
+ * block), then block j + 1 fills it (line 12), or it is free after the
+ * last; the epilogue's GEMM1 reads the last block's V; at line 10 (S) WG1
+ * holds the tensor cores and WG2 runs
  * the softmax of block j - 1 (waits at the first block), at line 11 the
  * other way; the first block's turn names no GEMM1. Outside the loop:
  * line 3 waits for Q_i, the return has no panel. */
@@ -544,21 +620,33 @@ static void test_view_pipeline(void **state)
             char wg[2][64];
             snprintf(wg[0], sizeof wg[0], "WG1 [%lld:%lld)", (i - 1) * 32, (i - 1) * 32 + 16);
             snprintf(wg[1], sizeof wg[1], "WG2 [%lld:%lld)", (i - 1) * 32 + 16, i * 32);
+            assert_string_equal(r[0].who, "SMEM stages");
             assert_string_equal(r[1].who, wg[0]);
             assert_string_equal(r[2].who, wg[1]);
             if (st->j < 0) {
                 if (st->line == 3) {
-                    assert_true(says(&r[0], "stage 1: K_1 V_1 (producer filling", 0, 0, 0));
+                    assert_true(says(&r[0], "0: free  1: K_1 V_1: producer filling", 0, 0, 0));
                     assert_non_null(strstr(r[1].what, "waits for Q_i"));
                 }
+                if (st->line == 14)     /* the last block's V, for its GEMM1 */
+                    assert_true(says(&r[0], "%lld: K_%lld V_%lld: GEMM1 on V", last % 2, last,
+                                     last));
                 continue;
             }
-            assert_true(says(&r[0], "stage %lld: K_%lld V_%lld (in use)", j % 2, j, j));
-            if (j < last)
-                assert_true(says(&r[0], "stage %lld: K_%lld V_%lld (producer filling)",
-                                 (j + 1) % 2, j + 1, j + 1));
+            /* block j's stage */
+            assert_true(says(&r[0], "%lld: K_%lld V_%lld: ", j % 2, j, j));
+            if (st->line == 6)
+                assert_true(says(&r[0], "%lld: K_%lld V_%lld: landing", j % 2, j, j));
+            /* the other stage: block j - 1's V until both turns of block j
+             * have run its GEMM1 (lines 6, 10, 11), then block j + 1's */
+            const long long o = (j + 1) % 2;
+            if (j > 1 && st->line != 12)
+                assert_true(says(&r[0], "%lld: K_%lld V_%lld: ", o, j - 1, j - 1));
+            else if (j < last && st->line != 6)
+                assert_true(says(&r[0], "%lld: K_%lld V_%lld: producer filling", o, j + 1,
+                                 j + 1));
             else
-                assert_true(says(&r[0], "stage %lld: free", (j + 1) % 2, 0, 0));
+                assert_true(says(&r[0], "%lld: free", o, 0, 0));
             if (st->line == 10 || st->line == 11) {
                 const int turn = st->line == 10 ? 1 : 2, soft = 3 - turn;
                 assert_non_null(strstr(r[turn].what, "tensor cores"));
@@ -614,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_step_parts),
         cmocka_unit_test(test_trace_tracks),
         cmocka_unit_test(test_first_step_names),
+        cmocka_unit_test(test_step_order),
         cmocka_unit_test(test_trace_first_steps),
         cmocka_unit_test(test_timeline_picture),
         cmocka_unit_test(test_view_pipeline),

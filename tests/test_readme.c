@@ -5,7 +5,7 @@
  * starts with "fasim " is the classroom report; this runs
  * `fasim --N 1024 --M 96K` and compares the two byte for byte, so the front
  * door cannot drift from the program. The FA3 section's picture of one
- * thread block's pipeline (the block after its `--timeline - | tail -13`
+ * thread block's pipeline (the block after its `--timeline - | tail -17`
  * command) is the end of what that command prints.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -110,13 +110,13 @@ static void test_classroom_sample_is_live(void **state)
     free(readme);
 }
 
-/* The FA3 section's picture: the last 13 lines of its command's output. */
+/* The FA3 section's picture: the last 17 lines of its command's output. */
 static void test_fa3_pipeline_sample_is_live(void **state)
 {
     (void)state;
     char *readme = read_readme();
     static const char CMD[] = "fasim --gpu h100 --algo fa3 --plan kernel --N 8448 --d 128 "
-                              "--batch 4 --heads 16 --timeline - | tail -13\n```\n\n```\n";
+                              "--batch 4 --heads 16 --timeline - | tail -17\n```\n\n```\n";
     const char *start = strstr(readme, CMD);
     assert_non_null(start);
     start += strlen(CMD);
@@ -127,9 +127,9 @@ static void test_fa3_pipeline_sample_is_live(void **state)
                      "--timeline", "-", NULL };
     size_t olen;
     char *out = run_fasim(argv, &olen);
-    size_t at = olen;      /* the start of its last 13 lines */
+    size_t at = olen;      /* the start of its last 17 lines */
     for (int lines = 0; at > 0; at--)
-        if (out[at - 1] == '\n' && ++lines == 14)
+        if (out[at - 1] == '\n' && ++lines == 18)
             break;
     same(out, olen, at, start, (size_t)(end - start), CMD);
     free(out);

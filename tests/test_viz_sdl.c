@@ -1399,7 +1399,7 @@ static void test_counters_wording(void **state)
 }
 
 /* FA3's pipeline in the bottom bar: at step 5 of N = 64, d = 16 (B_r = B_c
- * = 32, block (1, 1) at line 11) the ring holds K_1, V_1 in stage 1 while
+ * = 32, block (1, 1) at line 11) stage 1 holds K_1, V_1 for GEMM0 while
  * the producer fills stage 0 with K_2, V_2, and the bar says the view has
  * no clock. The other loop orders' frames have no such line. */
 static void test_pipeline_bar(void **state)
@@ -1411,9 +1411,8 @@ static void test_pipeline_bar(void **state)
     static seen_text t;
     frame_text(m, 4, 1280, 800, &t);
     assert_non_null(strstr(t.all, "pipeline: who does what at this step"));
-    assert_non_null(strstr(t.all, "SMEM ring"));
-    assert_non_null(strstr(t.all, "stage 1: K_1 V_1 (in use)"));
-    assert_non_null(strstr(t.all, "K_2 V_2 (producer filling)"));
+    assert_non_null(strstr(t.all, "SMEM stages"));
+    assert_non_null(strstr(t.all, "0: K_2 V_2: producer filling  1: K_1 V_1: GEMM0 on K"));
     viz_model_free(m);
     m = build(SIM_FA2, 64, 16, VIZ_DEFAULT_M, 0);
     frame_text(m, 4, 1280, 800, &t);

@@ -808,7 +808,7 @@ static void draw_pipeline(const viz_model *m, viz_canvas *c, int y0, int rows, i
     if (n <= 0 || rows < 1)
         return;
     viz_canvas_text(c, 0, y0, w, VIZ_ST_HEAD,
-                    "PIPELINE  order only, no clock (time: --gpu h100 --plan kernel "
+                    "PIPELINE  order only, no clock (time: fasim --gpu h100 --algo fa3 "
                     "--timeline -)");
     int lw = 0;                /* the labels' column */
     for (int k = 0; k < n; k++)

@@ -75,7 +75,7 @@ void viz_timeline_on_fa3_step(void *ctx, const sim_gm_fa3_step *s)
     k->j = s->j;
     k->t = s->t;
     k->dur = s->dur;
-    k->filled = s->filled;
+    k->freed = s->freed;
     k->n = s->n < SIM_FA3_MAX_SLICES ? s->n : SIM_FA3_MAX_SLICES;
     memcpy(k->sl, s->sl, sizeof *k->sl * (size_t)k->n);
 }
@@ -230,7 +230,7 @@ static const struct {
     char c;
     const char *fill, *what;
 } KIND[SIM_FA3_KINDS] = {
-    [SIM_FA3_COPY] = { 'T', "#7f7f7f", "TMA copy of K, V" },
+    [SIM_FA3_COPY] = { 'T', "#7f7f7f", "TMA copy of a block's K, V, charged beside its step" },
     [SIM_FA3_GEMM0] = { '0', "#4c72b0", "GEMM0 S = Q_i K_j^T" },
     [SIM_FA3_GEMM1] = { '1', "#55a868", "GEMM1 O_i += P~ V_j" },
     [SIM_FA3_GEMM1_GEMM0] = { 'X', "#2a9d8f", "GEMM1 (j-1) + GEMM0 (j)" },
@@ -325,7 +325,7 @@ void viz_timeline_fa3_text(FILE *out, const viz_timeline *tl, int width)
             k++;
         const viz_tl_fa3_step *st = &f->s[k];
         if (t >= st->t && t < st->t + st->dur)
-            ring[c] = (char)('0' + sim_fa3_stages_full(t - st->t, st->dur, st->filled));
+            ring[c] = (char)('0' + sim_fa3_stages_full(t - st->t, st->freed));
     }
     char tt[32], tc[32], tb[32], text[1024];
     time_str(tt, sizeof tt, T1 - T0);
@@ -357,7 +357,10 @@ void viz_timeline_fa3_text(FILE *out, const viz_timeline *tl, int width)
             at += (size_t)snprintf(text + at, sizeof text - at, ";  ");
         }
     snprintf(text + at, sizeof text - at, ". idle or waiting;  SMEM full: the ring's stages "
-             "(of %d) holding a K_j, V_j%s%s", SIM_FA3_STAGES,
+             "(of %d) holding a block's K, V: the step's own, and the block before's until "
+             "its GEMM1 has read V;  the producer issues each copy a step ahead, so the model "
+             "overlaps it with its step, also at j=1, where the kernel waits for it%s%s",
+             SIM_FA3_STAGES,
              f->no_warp_spec ? ";  no producer: the consumers issue the copies and wait on "
                                "them" : "",
              used[SIM_FA3_GEMM1_GEMM0] || used[SIM_FA3_SOFTMAX_GEMM1]
@@ -408,13 +411,13 @@ static void fa3_svg(FILE *out, const viz_tl_fa3 *f, int n, double T0, double T1,
                         y + rh * 0.7, KIND[sl->kind].c);
         }
         /* the ring: a bar as high as its stages full, from the step's start
-         * and from when the next stage's copy lands */
+         * and from when the block before's stage is freed */
         const double yr = y1 + SIM_FA3_TRACKS * (rh + gap);
-        const double tb[3] = { 0, st->filled < st->dur ? st->filled : st->dur, st->dur };
+        const double tb[3] = { 0, st->freed < st->dur ? st->freed : st->dur, st->dur };
         for (int p = 0; p < 2; p++) {
             if (tb[p + 1] <= tb[p])
                 continue;
-            const int full = sim_fa3_stages_full(tb[p], st->dur, st->filled);
+            const int full = sim_fa3_stages_full(tb[p], st->freed);
             const double h = rh * full / SIM_FA3_STAGES;
             fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
                     "fill=\"#8172b3\"><title>%d of %d stages full</title></rect>\n",
@@ -451,7 +454,8 @@ static void fa3_svg(FILE *out, const viz_tl_fa3 *f, int n, double T0, double T1,
     }
     fprintf(out, "<rect x=\"%.0f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"#8172b3\"/>"
             "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\">SMEM full: the ring's stages (of "
-            "%d) holding a K_j, V_j, as the bar's height%s</text>\n", x0, ly + 8, x0 + 16,
+            "%d) holding a block's K, V (its own; the block before's until its GEMM1), as the "
+            "bar's height%s</text>\n", x0, ly + 8, x0 + 16,
             ly + 18, SIM_FA3_STAGES,
             f->no_warp_spec ? "; no producer: the consumers issue the copies and wait on them"
                             : "");

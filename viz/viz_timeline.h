@@ -34,7 +34,7 @@ typedef struct {
 /* One tile step of the pictured FA3 block, as the model timed it. */
 typedef struct {
     int64_t j;                 /* its key/value block (0-based) */
-    double t, dur, filled;     /* seconds: its start, its time, its next stage full */
+    double t, dur, freed;      /* seconds: its start, its time, the block before's stage freed */
     sim_fa3_slice sl[SIM_FA3_MAX_SLICES];
     int n;
 } viz_tl_fa3_step;

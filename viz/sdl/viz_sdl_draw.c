@@ -367,7 +367,7 @@ static void draw_bottom(ctx *c, SDL_Rect a, const viz_model *m, const viz_sdl_ui
     int x = a.x + c->pad, y = a.y + c->pad, w = a.w - 2 * c->pad;
     if (npipe > 0) {
         text(c, x, y, w, c->pal->title, "pipeline: who does what at this step, in FA3's "
-             "order (time: fasim --gpu h100 --plan kernel --timeline -)");
+             "order (time: fasim --gpu h100 --algo fa3 --timeline -)");
         y += c->lh;
         int lw = 0;
         for (int k = 0; k < npipe; k++)
