@@ -170,7 +170,12 @@ static int fa3_pipeline(const sim_plan *p, const sim_shape *sh, int line, int64_
     case FA3_L6_LOAD_KV:
         snprintf(wg1->what, sizeof wg1->what, "waits for stage %lld to fill (K_%lld, V_%lld)",
                  b % S, b, b);
-        snprintf(wg2->what, sizeof wg2->what, "%s", wg1->what);
+        /* WG2's softmax of the block before needs no K_j: it runs on */
+        if (b == first)
+            snprintf(wg2->what, sizeof wg2->what, "%s", wg1->what);
+        else
+            snprintf(wg2->what, sizeof wg2->what, "softmax of block %lld (needs no K_%lld)",
+                     b - 1, b);
         break;
     case FA3_L10_SCORES:
         snprintf(wg1->what, sizeof wg1->what, "%s", turn);

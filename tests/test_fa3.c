@@ -635,8 +635,15 @@ static void test_view_pipeline(void **state)
             }
             /* block j's stage */
             assert_true(says(&r[0], "%lld: K_%lld V_%lld: ", j % 2, j, j));
-            if (st->line == 6)
+            if (st->line == 6) {
                 assert_true(says(&r[0], "%lld: K_%lld V_%lld: landing", j % 2, j, j));
+                /* WG1 waits for K_j; WG2's softmax of the block before runs on */
+                assert_non_null(strstr(r[1].what, "waits for stage"));
+                if (j > 1)
+                    assert_true(says(&r[2], "softmax of block %lld", j - 1, 0, 0));
+                else
+                    assert_non_null(strstr(r[2].what, "waits for stage"));
+            }
             /* the other stage: block j - 1's V until both turns of block j
              * have run its GEMM1 (lines 6, 10, 11), then block j + 1's */
             const long long o = (j + 1) % 2;

@@ -317,15 +317,23 @@ void viz_timeline_fa3_text(FILE *out, const viz_timeline *tl, int width)
                 ruler[c0 + c] = lab[c];
         }
     }
-    /* the ring: stages full at each column's middle, from the step it falls in */
+    /* the ring: each step's spans of stages full, rounded to columns as the
+     * slices are (two from the step's start while the block before's V waits,
+     * then one) */
     char *ring = row + (size_t)SIM_FA3_TRACKS * (size_t)(cols + 1);
-    for (int c = 0, k = 0; c < cols; c++) {
-        const double t = T0 + (c + 0.5) * dt;
-        while (k + 1 < n && t >= f->s[k + 1].t)
-            k++;
+    for (int k = 0; k < n; k++) {
         const viz_tl_fa3_step *st = &f->s[k];
-        if (t >= st->t && t < st->t + st->dur)
-            ring[c] = (char)('0' + sim_fa3_stages_full(t - st->t, st->freed));
+        const double tb[3] = { 0, st->freed < st->dur ? st->freed : st->dur, st->dur };
+        for (int p = 0; p < 2; p++) {
+            if (tb[p + 1] <= tb[p])
+                continue;
+            int c0 = (int)lround((st->t + tb[p] - T0) / dt);
+            const int c1 = (int)lround((st->t + tb[p + 1] - T0) / dt);
+            if (c0 < 0)
+                c0 = 0;
+            for (int c = c0; c < c1 && c < cols; c++)
+                ring[c] = (char)('0' + sim_fa3_stages_full(tb[p], st->freed));
+        }
     }
     char tt[32], tc[32], tb[32], text[1024];
     time_str(tt, sizeof tt, T1 - T0);
@@ -363,10 +371,10 @@ void viz_timeline_fa3_text(FILE *out, const viz_timeline *tl, int width)
              SIM_FA3_STAGES,
              f->no_warp_spec ? ";  no producer: the consumers issue the copies and wait on "
                                "them" : "",
-             used[SIM_FA3_GEMM1_GEMM0] || used[SIM_FA3_SOFTMAX_GEMM1]
-                 ? ";  j=1 has no block j-1, so no GEMM1 (j-1): the model charges the "
-                   "step in full all the same (the time of the block's last GEMM1, run "
-                   "after its loop)" : "");
+             !f->no_pipeline
+                 ? ";  j=1 has no block j-1, so no GEMM1 (j-1), and what runs after a "
+                   "block's last step (its last GEMM1s, and with ping-pong WG2's last "
+                   "softmax) is not drawn: the model charges it as j=1's full time" : "");
     wrap(out, text, width, FA3_LABEL);
     free(row);
 }
