@@ -167,16 +167,19 @@ static int fa3_pipeline(const sim_plan *p, const sim_shape *sh, int line, int64_
         snprintf(turn, sizeof turn, "tensor cores: GEMM1 with V_%lld, then GEMM0 S = Q_i "
                  "K_%lld^T", b - 1, b);
     switch (line) {
-    case FA3_L6_LOAD_KV:
-        snprintf(wg1->what, sizeof wg1->what, "waits for stage %lld to fill (K_%lld, V_%lld)",
-                 b % S, b, b);
+    case FA3_L6_LOAD_KV: {
+        char wait[96];
+        snprintf(wait, sizeof wait, "waits for stage %lld to fill (K_%lld, V_%lld)", b % S, b,
+                 b);
+        snprintf(wg1->what, sizeof wg1->what, "%s", wait);
         /* WG2's softmax of the block before needs no K_j: it runs on */
         if (b == first)
-            snprintf(wg2->what, sizeof wg2->what, "%s", wg1->what);
+            snprintf(wg2->what, sizeof wg2->what, "%s", wait);
         else
             snprintf(wg2->what, sizeof wg2->what, "softmax of block %lld (needs no K_%lld)",
                      b - 1, b);
         break;
+    }
     case FA3_L10_SCORES:
         snprintf(wg1->what, sizeof wg1->what, "%s", turn);
         if (b == first)
