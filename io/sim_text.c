@@ -61,7 +61,8 @@ void sim_text_wrap(FILE *out, size_t col, const char *text, size_t len,
             fputc(' ', out);
             col++;
         }
-        fwrite(text + w0, 1, k - w0, out);
+        for (size_t c = w0; c < k; c++)
+            fputc(text[c] == SIM_TEXT_NBSP ? ' ' : text[c], out);
         col += wc;
         first = 0;
     }

@@ -14,10 +14,16 @@ typedef struct {
     int utf8;                    /* count columns in UTF-8 characters, not bytes */
 } sim_wrap_style;
 
+/* A space that does not break: sim_text_wrap keeps the text it joins on one
+ * line and prints it as a space ("14.3" SIM_TEXT_NBSP_S "us"). */
+#define SIM_TEXT_NBSP '\x01'
+#define SIM_TEXT_NBSP_S "\x01"
+
 /* The columns text[0, bytes) fills: one per byte, or per UTF-8 character. */
 size_t sim_text_cols(const char *text, size_t bytes, int utf8);
 
-/* Print the words of text[0, len) (split at spaces; runs of spaces collapse)
+/* Print the words of text[0, len) (split at spaces, not at SIM_TEXT_NBSP,
+ * which prints as one; runs of spaces collapse)
  * one space apart, the cursor being at column col already. A formula's
  * parenthesised group, opened right after a character ("Theta(N d + N^2)",
  * "exp(x - m)"), is one word with its spaces when it fits a continuation

@@ -243,6 +243,12 @@ static void test_wrap(void **state)
     sink_check(&s, "standard makes\n  Theta(N / d + N^2)\n  accesses\n"
                "one two three (four five\n  six) seven\n"
                "a Theta(N /\n  d + N^2) b\n");
+    /* A space that does not break prints as a space and keeps its words on
+     * one line: "2.03 us" moves whole, where a plain space would split it. */
+    sink_open(&s);
+    sim_text_wrap_lead(s.f, "", 0, 13, "from t = 2.03" SIM_TEXT_NBSP_S "us on");
+    sim_text_wrap_lead(s.f, "", 0, 13, "from t = 2.03 us on");
+    sink_check(&s, "from t =\n2.03 us on\nfrom t = 2.03\nus on\n");
 }
 
 /* A suggested command's path reads back as that path in a shell: checked

@@ -2,6 +2,7 @@
  * viz_timeline.c — the GPU model's SMs over time (see viz_timeline.h).
  */
 #include "viz_timeline.h"
+#include "sim_text.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -184,45 +185,21 @@ void viz_timeline_text(FILE *out, const viz_timeline *tl, const char *title, int
 
 /* ---- FA3's pipeline in one block ---------------------------------------- */
 
-/* A space wrap() does not break at: text joined by it stays on one line. */
-#define GLUE '\x01'
-
-/* s (NUL-terminated, in place) with its spaces glued */
+/* s (NUL-terminated, in place) with its spaces made unbreakable */
 static char *glued(char *s)
 {
     for (char *c = s; *c; c++)
         if (*c == ' ')
-            *c = GLUE;
+            *c = SIM_TEXT_NBSP;
     return s;
 }
 
-/* text on lines of at most width columns, broken at spaces (not GLUE,
- * which prints as one), each indented by indent */
+/* text wrapped to width columns, every line indented by indent */
 static void wrap(FILE *out, const char *text, int width, int indent)
 {
-    const char *p = text;
-    while (*p) {
-        while (*p == ' ')
-            p++;
-        const int room = width - indent;
-        int len = (int)strlen(p);
-        if (len > room) {
-            len = room;
-            while (len > 0 && p[len] != ' ')
-                len--;
-            if (len == 0)
-                len = room;
-        }
-        while (len > 0 && p[len - 1] == ' ')
-            len--;
-        if (len > 0) {
-            fprintf(out, "%*s", indent, "");
-            for (int c = 0; c < len; c++)
-                fputc(p[c] == GLUE ? ' ' : p[c], out);
-            fputc('\n', out);
-        }
-        p += len;
-    }
+    const sim_wrap_style st = { (size_t)width, (size_t)indent, 0 };
+    fprintf(out, "%*s", indent, "");
+    sim_text_wrap(out, (size_t)indent, text, strlen(text), &st);
 }
 
 /* What each slice kind is drawn as, and said in the legend. */
@@ -266,6 +243,26 @@ static int fa3_kinds_used(const viz_tl_fa3 *f, int n, int used[SIM_FA3_KINDS])
                 any = used[f->s[k].sl[q].kind] = 1;
     return any;
 }
+
+/* What the legend says beside the kinds, in both pictures: what SMEM full
+ * counts, that the model overlaps each copy with its step, who issues the
+ * copies without a producer, and what is not drawn. Returns how many. */
+static int fa3_notes(const viz_tl_fa3 *f, const char *note[4])
+{
+    int n = 0;
+    note[n++] = "SMEM full: the ring's stages (of 2) holding a block's K, V: the step's own, "
+                "and the block before's until its GEMM1 has read V";
+    note[n++] = "the producer issues each copy a step ahead, so the model overlaps it with "
+                "its step, also at j=1, where the kernel waits for it";
+    if (f->no_warp_spec)
+        note[n++] = "no producer: the consumers issue the copies and wait on them";
+    if (!f->no_pipeline)
+        note[n++] = "j=1 has no block j-1, so no GEMM1 (j-1), and what runs after a block's "
+                    "last step (its last GEMM1s, and with ping-pong WG2's last softmax) is not "
+                    "drawn: the model charges it as j=1's full time";
+    return n;
+}
+_Static_assert(SIM_FA3_STAGES == 2, "fa3_notes says the ring has 2 stages");
 
 #define FA3_LABEL 11           /* "SMEM full  " */
 #define FA3_MOST 6             /* steps pictured at most */
@@ -362,26 +359,20 @@ void viz_timeline_fa3_text(FILE *out, const viz_timeline *tl, int width)
             at += (size_t)snprintf(text + at, sizeof text - at, "%c %s", KIND[k].c,
                                    KIND[k].what);
             glued(text + from);
-            at += (size_t)snprintf(text + at, sizeof text - at, ";  ");
+            at += (size_t)snprintf(text + at, sizeof text - at, "; ");
         }
-    snprintf(text + at, sizeof text - at, ". idle or waiting;  SMEM full: the ring's stages "
-             "(of %d) holding a block's K, V: the step's own, and the block before's until "
-             "its GEMM1 has read V;  the producer issues each copy a step ahead, so the model "
-             "overlaps it with its step, also at j=1, where the kernel waits for it%s%s",
-             SIM_FA3_STAGES,
-             f->no_warp_spec ? ";  no producer: the consumers issue the copies and wait on "
-                               "them" : "",
-             !f->no_pipeline
-                 ? ";  j=1 has no block j-1, so no GEMM1 (j-1), and what runs after a "
-                   "block's last step (its last GEMM1s, and with ping-pong WG2's last "
-                   "softmax) is not drawn: the model charges it as j=1's full time" : "");
+    at += (size_t)snprintf(text + at, sizeof text - at, "." SIM_TEXT_NBSP_S "idle or waiting");
+    const char *note[4];
+    const int nn = fa3_notes(f, note);
+    for (int k = 0; k < nn && at < sizeof text; k++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "; %s", note[k]);
     wrap(out, text, width, FA3_LABEL);
     free(row);
 }
 
 /* The SVG's FA3 panel: n steps of f spanning [T0, T1], from (x0, y0),
  * `plot` wide; FA3_SVG_H tall with its legend. */
-#define FA3_SVG_H 210
+#define FA3_SVG_H 250
 static void fa3_svg(FILE *out, const viz_tl_fa3 *f, int n, double T0, double T1, double x0,
                     double y0, double plot)
 {
@@ -460,13 +451,13 @@ static void fa3_svg(FILE *out, const viz_tl_fa3 *f, int n, double T0, double T1,
                 KIND[k].fill, lx + 16, ly, KIND[k].c, KIND[k].what);
         lx += 16 + 6.2 * (double)(strlen(KIND[k].what) + 2) + 14;
     }
-    fprintf(out, "<rect x=\"%.0f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"#8172b3\"/>"
-            "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\">SMEM full: the ring's stages (of "
-            "%d) holding a block's K, V (its own; the block before's until its GEMM1), as the "
-            "bar's height%s</text>\n", x0, ly + 8, x0 + 16,
-            ly + 18, SIM_FA3_STAGES,
-            f->no_warp_spec ? "; no producer: the consumers issue the copies and wait on them"
-                            : "");
+    fprintf(out, "<rect x=\"%.0f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"#8172b3\"/>\n",
+            x0, ly + 8);
+    const char *note[4];
+    const int nn = fa3_notes(f, note);
+    for (int k = 0; k < nn; k++)        /* the first beside the ring's swatch */
+        fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\">%s%s</text>\n",
+                x0 + 16, ly + 18 + 14 * k, note[k], k == 0 ? " (the bar's height)" : "");
 }
 
 void viz_timeline_svg(FILE *out, const viz_timeline *tl, const char *title,
