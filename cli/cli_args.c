@@ -119,6 +119,13 @@ static const char *algo_choices(char *buf, size_t len)
     return buf;
 }
 
+/* Whether `all` (and a preset that runs every loop order) includes a: all
+ * but the opt-in ones run only when named (SIM_LOOP_NAMED_ONLY: fa3). */
+static int in_all(int a)
+{
+    return !(sim_algo_loop((sim_algo)a)->flags & SIM_LOOP_NAMED_ONLY);
+}
+
 int cli_parse_algos(const char *s, int run[SIM_ALGO_MAX], char *err, size_t errlen)
 {
     char choices[256];
@@ -141,7 +148,7 @@ int cli_parse_algos(const char *s, int run[SIM_ALGO_MAX], char *err, size_t errl
             *next++ = '\0';
         if (!strcmp(tok, "all")) {
             for (int a = 0; a < sim_algo_count(); a++)
-                if (!run[a] && !(sim_algo_loop((sim_algo)a)->flags & SIM_LOOP_NAMED_ONLY))
+                if (!run[a] && in_all(a))
                     run[a] = SIM_ALGO_IF_SERVED;
             any = 1;
             continue;
@@ -431,8 +438,7 @@ static void apply_preset(sim_request *r, const cli_given *given)
         r->run_pass[SIM_BWD] = m->backward;
     if (UNSET(CLI_O_ALGO) && m->every_algo)   /* the opt-in baselines too, not fa3 */
         for (int a = 0; a < sim_algo_count(); a++)
-            r->run_algo[a] = sim_algo_loop((sim_algo)a)->flags & SIM_LOOP_NAMED_ONLY
-                                 ? 0 : SIM_ALGO_IF_SERVED;
+            r->run_algo[a] = in_all(a) ? SIM_ALGO_IF_SERVED : 0;
 #undef UNSET
 }
 
