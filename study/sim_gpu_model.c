@@ -978,8 +978,8 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     const double l2_bw = g->l2_bytes_per_s;
     /* the latency a step's dependent phases leave exposed (one block per
      * SM: nothing else hides it; kres blocks hide it in kres x pipe_max) */
-    const double phase_s = sim_gm_step_phases(loop, p->run.pass == SIM_BWD) *
-                           CONSTANTS.phase_cycles / g->clock_hz;
+    const int nphases = sim_gm_step_phases(loop, p->run.pass == SIM_BWD);
+    const double phase_s = nphases * CONSTANTS.phase_cycles / g->clock_hz;
     double bound_time[SIM_GM_BOUND_COUNT] = { 0 };
     sm_res = calloc((size_t)g->sms, sizeof *sm_res);
     if (!sm_res)
@@ -1218,7 +1218,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 out->step.fp32 = t_fp;
                 out->step.exchange = t_sm;
                 out->step.phases = t_lat;
-                out->step.nphases = sim_gm_step_phases(loop, p->run.pass == SIM_BWD);
+                out->step.nphases = nphases;
                 out->step.set = 1;
             }
             const double t_comp = seq_sum > kres * pipe_max ? seq_sum : kres * pipe_max;
