@@ -88,8 +88,9 @@ static void fa3_plan(sim_plan *p, const sim_shape *sh, int e)
  *     turns of block j: so from line 12 of block j, nothing after the
  *     last; the consumers wait at line 6 for their stage to fill;
  *   - the consumers, B_r / 2 rows each, ping-pong: WG1's turn on the tensor
- *     cores is GEMM1 of block j-1 (O_i += P~ V_{j-1}) then GEMM0 of block j
- *     (S = Q_i K_j^T) while WG2 runs its softmax of block j-1; then WG2's
+ *     cores issues GEMM0 of block j (S = Q_i K_j^T), then GEMM1 of block j-1
+ *     (O_i += P~ V_{j-1}), as FA3's Algorithm 2 and its kernel's mainloop
+ *     order them, while WG2 runs its softmax of block j-1; then WG2's
  *     turn while WG1 runs its softmax of block j. So line 10 (S) is WG1's
  *     turn and line 11 (the softmax) WG2's; line 12's product runs in the
  *     next turn (after the loop for the last block). The first block has no
@@ -164,8 +165,8 @@ static int fa3_pipeline(const sim_plan *p, const sim_shape *sh, int line, int64_
     if (b == first)
         snprintf(turn, sizeof turn, "tensor cores: GEMM0 S = Q_i K_%lld^T (no block before)", b);
     else
-        snprintf(turn, sizeof turn, "tensor cores: GEMM1 with V_%lld, then GEMM0 S = Q_i "
-                 "K_%lld^T", b - 1, b);
+        snprintf(turn, sizeof turn, "tensor cores: GEMM0 S = Q_i K_%lld^T, then GEMM1 "
+                 "with V_%lld", b, b - 1);
     switch (line) {
     case FA3_L6_LOAD_KV: {
         char wait[96];
@@ -193,7 +194,7 @@ static int fa3_pipeline(const sim_plan *p, const sim_shape *sh, int line, int64_
         break;
     default:                /* line 12 (lines 5 and 13 mark no step) */
         snprintf(wg1->what, sizeof wg1->what, "O_i += P~ V_%lld: in its next turn, %s", b,
-                 b < last ? "before GEMM0 of the next block" : "after the loop");
+                 b < last ? "after GEMM0 of the next block" : "after the loop");
         snprintf(wg2->what, sizeof wg2->what, "softmax of block %lld; its O_i += P~ V_%lld in "
                  "its next turn", b, b);
         break;

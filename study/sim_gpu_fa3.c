@@ -49,7 +49,7 @@ double sim_fa3_step(const sim_gm_opts *o, int first, double G, double E, double 
             if (first)
                 put(sl, &n, w, SIM_FA3_GEMM0, "GEMM0 (j)", turn, G / 4);
             else
-                put(sl, &n, w, SIM_FA3_GEMM1_GEMM0, "GEMM1 (j-1) + GEMM0 (j)", turn, G / 2);
+                put(sl, &n, w, SIM_FA3_GEMM1_GEMM0, "GEMM0 (j) + GEMM1 (j-1)", turn, G / 2);
         }
         put(sl, &n, SIM_FA3_WG1, SIM_FA3_SOFTMAX, "softmax (j)", h, E / 2);
         if (!first)
@@ -90,7 +90,7 @@ double sim_fa3_step(const sim_gm_opts *o, int first, double G, double E, double 
     if (nsl)
         *nsl = n;
     /* the block before's stage is freed when its GEMM1 ends: in the later
-     * turn that runs it (GEMM1 (j-1) + GEMM0 (j)), or beside the softmax
+     * turn that runs it (GEMM0 (j) + GEMM1 (j-1)), or beside the softmax
      * (no warp specialisation); not pipelined, a step's GEMM1 is its own
      * block's, and the stage before was freed in the step before */
     double fr = 0;

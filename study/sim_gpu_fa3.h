@@ -16,7 +16,7 @@
  * A warpgroup's share is G/2 and E/2, each of its two products G/4. The
  * step's time by switch:
  *   both on (FA3): ping-pong gives the tensor cores to one warpgroup at a
- *     time, its turn GEMM1 of block j-1 and GEMM0 of block j (the
+ *     time, its turn GEMM0 of block j and GEMM1 of block j-1 (the
  *     intra-warpgroup overlap), while the other runs its softmax; the
  *     producer's copies run ahead into the ring: max(G, E, M);
  *   --pipeline off: a turn holds one product, and a warpgroup's GEMM1 waits
@@ -45,7 +45,7 @@ typedef enum {
     SIM_FA3_COPY,            /* the TMA's copies of K, V */
     SIM_FA3_GEMM0,           /* S = Q_i K_j^T */
     SIM_FA3_GEMM1,           /* O_i += P~ V_j */
-    SIM_FA3_GEMM1_GEMM0,     /* GEMM1 of block j-1, then GEMM0 of block j: one turn */
+    SIM_FA3_GEMM1_GEMM0,     /* GEMM0 of block j, then GEMM1 of block j-1: one turn */
     SIM_FA3_SOFTMAX,         /* the online softmax of one block */
     SIM_FA3_SOFTMAX_GEMM1,   /* the softmax of block j beside GEMM1 of block j-1 */
     SIM_FA3_KINDS

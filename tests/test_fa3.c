@@ -317,7 +317,7 @@ static void test_trace_tracks(void **state)
     size_t len = 0;
     fa3_trace(0, &p, &buf, &len);
     assert_non_null(strstr(buf, "consumer warpgroup 2"));
-    assert_non_null(strstr(buf, "\"GEMM1 (j-1) + GEMM0 (j)\""));
+    assert_non_null(strstr(buf, "\"GEMM0 (j) + GEMM1 (j-1)\""));
     assert_non_null(strstr(buf, "\"TMA K_j, V_j\""));
     assert_non_null(strstr(buf, "SMEM stages full"));
     free(buf);
@@ -419,7 +419,7 @@ static int count_of(const char *buf, const char *what)
 /* The trace of N = 1024, d = 128, one head on the H100: T_r = 1024 / 128 =
  * 8 blocks of T_c = ceil(1024 / 176) = 6 steps. Each block's first step:
  * both turns GEMM0 alone, no softmax of j-1; each later one: both turns
- * GEMM1 (j-1) + GEMM0 (j), WG2's softmax (j-1). With warp specialisation
+* GEMM0 (j) + GEMM1 (j-1), WG2's softmax (j-1). With warp specialisation
  * off, no track is named a producer. */
 static void test_trace_first_steps(void **state)
 {
@@ -433,7 +433,7 @@ static void test_trace_first_steps(void **state)
         assert_int_equal(p.Tc, Tc);
         if (!ws) {
             assert_int_equal(count_of(buf, "\"name\":\"GEMM0 (j)\""), 2 * Tr);
-            assert_int_equal(count_of(buf, "\"name\":\"GEMM1 (j-1) + GEMM0 (j)\""),
+            assert_int_equal(count_of(buf, "\"name\":\"GEMM0 (j) + GEMM1 (j-1)\""),
                              2 * Tr * (Tc - 1));
             assert_int_equal(count_of(buf, "\"name\":\"softmax (j-1)\""), Tr * (Tc - 1));
             assert_int_equal(count_of(buf, "\"name\":\"softmax (j)\""), Tr * Tc);
@@ -663,7 +663,7 @@ static void test_view_pipeline(void **state)
                     assert_non_null(strstr(r[soft].what, turn == 1 ? "waits" : "softmax of "
                                                                                 "block 1"));
                 } else {
-                    assert_true(says(&r[turn], "GEMM1 with V_%lld", j - 1, 0, 0));
+                    assert_true(says(&r[turn], "GEMM0 S = Q_i K_%lld^T, then GEMM1 with V_%lld", j, j - 1, 0));
                     assert_true(says(&r[soft], "softmax of block %lld", turn == 1 ? j - 1 : j,
                                      0, 0));
                 }

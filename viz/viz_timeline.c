@@ -210,7 +210,7 @@ static const struct {
     [SIM_FA3_COPY] = { 'T', "#7f7f7f", "TMA copy of a block's K, V, charged beside its step" },
     [SIM_FA3_GEMM0] = { '0', "#4c72b0", "GEMM0 S = Q_i K_j^T" },
     [SIM_FA3_GEMM1] = { '1', "#55a868", "GEMM1 O_i += P~ V_j" },
-    [SIM_FA3_GEMM1_GEMM0] = { 'X', "#2a9d8f", "GEMM1 (j-1) + GEMM0 (j)" },
+    [SIM_FA3_GEMM1_GEMM0] = { 'X', "#2a9d8f", "GEMM0 (j) + GEMM1 (j-1)" },
     [SIM_FA3_SOFTMAX] = { 's', "#dd8452", "softmax" },
     [SIM_FA3_SOFTMAX_GEMM1] = { 'S', "#c44e52", "softmax (j) beside GEMM1 (j-1)" },
 };
