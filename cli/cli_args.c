@@ -339,6 +339,15 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
             return -1;
         }
         return 0;
+    case CLI_O_UNFUSED_OPS: {
+        sim_uf_ops o;
+        if (sim_uf_ops_parse(val, &o) != 0) {
+            ERR("--unfused-ops %s: unknown list (gpt2 or fa2bench)", sim_shown(val).s);
+            return -1;
+        }
+        r->run.unfused_ops = (int)o;
+        return 0;
+    }
     case CLI_O_FP8_SCALE:
         if (sim_fp8_scale_parse(val, &r->run.fp8_scale) != 0) {
             ERR("--fp8-scale %s: unknown scaling (tensor or block)", sim_shown(val).s);
@@ -591,6 +600,11 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
     if (r->run.dropout > 0.0 && !dropout_counted) {
         ERR("--dropout changes the counts of unfused alone (FA1 and FA2 regenerate the "
             "mask in the backward; naive, Algorithm 0, has none): add --algo unfused or "
+            "--algo all");
+        return -1;
+    }
+    if (cli_given_has(&p->given, CLI_O_UNFUSED_OPS) && !dropout_counted) {
+        ERR("--unfused-ops chooses the operations of unfused alone: add --algo unfused or "
             "--algo all");
         return -1;
     }

@@ -212,6 +212,13 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "unfused counts its saved mask (1 B a score); FA1 and FA2\n"
         "regenerate theirs, so their traffic does not change;\n"
         "counted, not computed (with --count-only)" },
+    [CLI_O_UNFUSED_OPS] = { "unfused-ops", "gpt2|fa2bench", R,
+        "the operations unfused runs:\n"
+        "gpt2 (default), HuggingFace GPT-2's attention\n"
+        "(FlashAttention's Figure 2), the scale a kernel of its\n"
+        "own; fa2bench, FlashAttention-2's benchmark (its Figure\n"
+        "4's PyTorch): Q, K, V packed, copied to batched layouts,\n"
+        "the scale in baddbmm's alpha; not causal" },
     [CLI_O_PRESET] = { "preset", "NAME", R | G,
         "a real model's attention layer (list: the presets): N, d,\n"
         "H, G, batch, window, causal, fp16, passes; options given\n"
@@ -346,6 +353,7 @@ static const cli_help_item HELP_REPORT[] = {
     ROW(CLI_O_PAGE_SIZE),
     ROW(CLI_O_INTERMEDIATES),
     ROW(CLI_O_DROPOUT),
+    ROW(CLI_O_UNFUSED_OPS),
     LINE("--Br B, --Bc B", "block sizes; one of them alone pins it and picks the other"),
     ROW(CLI_O_PLAN),
     ROW(CLI_O_EXPLAIN),

@@ -1,27 +1,42 @@
 /*
  * algo_unfused.c — standard attention as a framework runs it: one kernel per
  * operation, each reading its inputs from HBM and writing its output to HBM
- * in full. The operations are those of HuggingFace transformers' GPT-2
- * attention (GPT2Attention._attn, 2021-2022) on PyTorch's CUDA kernels, the
- * baseline of the FlashAttention paper's Figure 2:
+ * in full. Two lists of operations (sim_uf_ops). gpt2, the default, is
+ * HuggingFace transformers' GPT-2 attention (GPT2Attention._attn,
+ * 2021-2022) on PyTorch's CUDA kernels, the baseline of the FlashAttention
+ * paper's Figure 2:
  *
- *   1: attn_weights = torch.matmul(query, key.transpose(-1, -2))     S = Q K^T
- *   2: attn_weights = attn_weights / (value.size(-1) ** 0.5)         S = S / sqrt(d)
- *   3: attn_weights = torch.where(causal_mask, attn_weights,         causal only
+ *   2: attn_weights = torch.matmul(query, key.transpose(-1, -2))     S = Q K^T
+ *   3: attn_weights = attn_weights / (value.size(-1) ** 0.5)         S = S / sqrt(d)
+ *   4: attn_weights = torch.where(causal_mask, attn_weights,         causal only
  *                                 mask_value)
- *   4: attn_weights = nn.Softmax(dim=-1)(attn_weights)               P = softmax(S)
- *   5: attn_weights = self.attn_dropout(attn_weights)                dropout p > 0
- *   6: attn_output = torch.matmul(attn_weights, value)               O = P V
+ *   5: attn_weights = nn.Softmax(dim=-1)(attn_weights)               P = softmax(S)
+ *   6: attn_weights = self.attn_dropout(attn_weights)                dropout p > 0
+ *   8: attn_output = torch.matmul(attn_weights, value)               O = P V
  *
- * Line 3 reads the causal mask, causal_mask = self.bias[...], a torch.bool
+ * fa2bench is attention_pytorch of flash-attn's benchmarks (the PyTorch
+ * series of the FlashAttention-2 paper's Figure 4). Its input is one packed
+ * tensor qkv (B, N, 3, H, d), so:
+ *
+ *   1: q = rearrange(q, 'b t h d -> (b h) t d'), k likewise to (b h) d s:
+ *      copies of Q and K (a reshape of a permuted view copies)
+ *   2: torch.baddbmm(scores, q, k, beta=0, alpha=1/sqrt(d))        S = Q K^T / sqrt(d)
+ *   5: torch.softmax(scores, dim=-1); F.dropout (6) as gpt2's
+ *   7, 8: torch.einsum('bhts,bshd->bthd', attention, v): V copied to
+ *      (b h) s d, then one bmm; its output stays a permuted view
+ *
+ * No line 3 (the scale is the GEMM's alpha) and no mask: the benchmark
+ * builds a causal mask anew in every call, which is not modelled (refused).
+ *
+ * Line 4 reads the causal mask, causal_mask = self.bias[...], a torch.bool
  * N x N_k slice of the registered lower-triangular buffer, broadcast over
  * the heads: fasim counts it once per head, as each head's kernel blocks
  * read it (an L2 may serve all but the first head: 1 byte a score). A
  * block mask (--block-mask) is passed to PyTorch the same way, as the
- * element-wise bool N x N_k mask (blocks and causal rule combined): line 3
+ * element-wise bool N x N_k mask (blocks and causal rule combined): line 4
  * reads it as C, counted alike. Its
  * mask_value (the dtype's lowest, -65504 in fp16, or -1e4 in older
- * releases) is -inf here: exp of either is 0, so P is the same. Line 5 is
+ * releases) is -inf here: exp of either is 0, so P is the same. Line 6 is
  * PyTorch's fused dropout kernel (native_dropout): it reads P, writes the
  * dropped P and keeps the mask it drew, Z, as torch.bool (1 byte a score)
  * for the backward. With p = 0 nn.Dropout returns its input: no kernel.
@@ -45,13 +60,15 @@
 
 /* The forward's lines, as the loop nest marks them. */
 enum {
-    UF_L1_SCORES = 1,
-    UF_L2_SCALE = 2,
-    UF_L3_MASK = 3,
-    UF_L4_SOFTMAX = 4,
-    UF_L5_DROPOUT = 5,
-    UF_L6_OUTPUT = 6,
-    UF_L7_RETURN = 7
+    UF_L1_COPY_QK = 1,
+    UF_L2_SCORES = 2,
+    UF_L3_SCALE = 3,
+    UF_L4_MASK = 4,
+    UF_L5_SOFTMAX = 5,
+    UF_L6_DROPOUT = 6,
+    UF_L7_COPY_V = 7,
+    UF_L8_OUTPUT = 8,
+    UF_L9_RETURN = 9
 };
 
 int sim_uf_persistent(const sim_shape *sh)
@@ -77,6 +94,32 @@ static void operand(sim_hier *h, int first, sim_tensor t, sim_buf_id b, float *d
         sim_copy_in(h, t, dst, r0, 0, rows, cols);
 }
 
+/* A product's alpha: 1/sqrt(d) when the scale is in the GEMM, else 1. */
+static float alpha(const sim_hier *h, const uf_op *op)
+{
+    return op->scaled ? 1.0f / sqrtf((float)h->sh.d) : 1.0f;
+}
+
+/* UF_COPY: each row block of A (B_r rows of N, or B_c of N_k for a key or
+ * value tensor) read and written in the batched layout, unchanged. Its
+ * buffer stays taken: sim_uf_run releases a line's copies together. */
+static int copy(sim_hier *h, const sim_plan *p, int ph, const uf_op *op)
+{
+    const int kv = sim_tensor_about(op->a)->kv;
+    const int64_t rows = kv ? sim_shape_Nk(&h->sh) : h->sh.N, B = kv ? p->Bc : p->Br;
+    float *A = sim_sram_take(h, p, ph, op->ab);
+    if (h->failed)
+        return -1;
+    for (int64_t r0 = 0; r0 < rows; r0 += B) {
+        const int64_t n = sim_min64(B, rows - r0);
+        sim_at(h, op->line, -1, -1);
+        sim_load(h, op->a, op->ab, A, r0, 0, n, h->sh.d);
+        h->steps++;
+        sim_store(h, op->c, op->ab, A, r0, 0, n, h->sh.d);
+    }
+    return 0;       /* the line's copies hold their buffers together (sim_uf_run) */
+}
+
 /* UF_BMM_NT: for i { load A_i; for j { B_j; C_ij = A_i B_j^T; store } }. */
 static int bmm_nt(sim_hier *h, const sim_plan *p, int ph, const uf_op *op)
 {
@@ -96,7 +139,7 @@ static int bmm_nt(sim_hier *h, const sim_plan *p, int ph, const uf_op *op)
             operand(h, i == 0, op->b, op->bb, B_j, c0, bc, d);
             h->steps++;
             if (h->compute)
-                ref_simd_scores(A_i, B_j, (int)br, (int)bc, (int)d, 1.0f, C_ij);
+                ref_simd_scores(A_i, B_j, (int)br, (int)bc, (int)d, alpha(h, op), C_ij);
             sim_store(h, op->c, op->cb, C_ij, r0, c0, br, bc);
         }
     }
@@ -125,7 +168,7 @@ static int bmm_nn(sim_hier *h, const sim_plan *p, int ph, const uf_op *op)
             operand(h, i == 0, op->b, op->bb, B_j, c0, bc, d);
             h->steps++;
             if (h->compute)
-                ref_tile_acc_nn(C_i, A_ij, B_j, (int)br, (int)bc, (int)d, 1.0f);
+                ref_tile_acc_nn(C_i, A_ij, B_j, (int)br, (int)bc, (int)d, alpha(h, op));
         }
         sim_store(h, op->c, op->cb, C_i, r0, 0, br, d);
     }
@@ -154,7 +197,7 @@ static int bmm_tn(sim_hier *h, const sim_plan *p, int ph, const uf_op *op)
             operand(h, j == 0, op->b, op->bb, B_i, r0, br, d);
             h->steps++;
             if (h->compute)
-                ref_tile_acc_tn(C_j, A_ij, B_i, (int)br, (int)bc, (int)d, 1.0f);
+                ref_tile_acc_tn(C_j, A_ij, B_i, (int)br, (int)bc, (int)d, alpha(h, op));
         }
         sim_store(h, op->c, op->cb, C_j, c0, 0, bc, d);
     }
@@ -349,6 +392,13 @@ int sim_uf_run(sim_hier *h, const sim_plan *p, const uf_op *ops, int nops)
         case UF_SOFTMAX_BWD:
             rc = one ? softmax_bwd_rows(h, p, ph, op) : softmax_bwd_tiles(h, p, ph, op);
             break;
+        case UF_COPY:
+            /* one launch copies all of a line's tensors: their buffers are
+             * the line's phase together, released after the last */
+            rc = copy(h, p, ph, op);
+            if (k + 1 == nops || ops[k + 1].line != op->line)
+                sim_sram_release_all(h);
+            break;
         }
         if (rc != 0)
             return -1;
@@ -397,6 +447,12 @@ void sim_uf_plan(sim_plan *p, const sim_shape *sh, int e, const uf_op *ops, int 
                 sim_plan_add(p, SIM_BUF_l_i, ph, Br, 1, 4, "row sums");
             }
             break;
+        case UF_COPY: {
+            const int kv = sim_tensor_about(op->a)->kv;
+            sim_plan_add(p, op->ab, ph, kv ? Bc : Br, d, e,
+                         "row block, copied into the batched layout");
+            break;
+        }
         case UF_SOFTMAX_BWD:
             p->Bs_r = sim_uf_persistent(sh) ? sim_plan_rows(sh, 8, 4) : 0;
             p->softmax_passes = p->Bs_r > 0 ? 1 : 2;
@@ -417,7 +473,8 @@ void sim_uf_plan(sim_plan *p, const sim_shape *sh, int e, const uf_op *ops, int 
 }
 
 /* Per operation: the products read each operand once (A's blocks, then B's,
- * one transfer per block) and write C once; the element-wise kernels move
+ * one transfer per block) and write C once; a copy reads and writes its
+ * tensor once, a row block a transfer; the element-wise kernels move
  * every tile of N x N_k once per tensor; the softmax passes over S (or dP
  * and P) once over B_s rows, or 3 (2) times over tiles, writing once. */
 void sim_uf_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, const uf_op *ops,
@@ -447,6 +504,12 @@ void sim_uf_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, const uf_
             sim_th_put(out, op->b, SIM_RD, Nd, Tr, k);
             sim_th_put(out, op->c, SIM_WR, Nkd, Tc, k);
             break;
+        case UF_COPY: {
+            const int kv = sim_tensor_about(op->a)->kv;
+            sim_th_put(out, op->a, SIM_RD, kv ? Nkd : Nd, kv ? Tc : Tr, k);
+            sim_th_put(out, op->c, SIM_WR, kv ? Nkd : Nd, kv ? Tc : Tr, k);
+            break;
+        }
         case UF_MAP:
             sim_th_put(out, op->a, SIM_RD, NN, TT, k);
             if (op->b != SIM_TENSOR_COUNT)
@@ -476,7 +539,8 @@ void sim_uf_counts(sim_chk *k, const sim_plan *p, const sim_shape *sh, const uf_
 }
 
 /* A tile step per tile of every kernel, per row block of a one-pass
- * softmax, per tile and pass of a softmax over tiles. */
+ * softmax, per tile and pass of a softmax over tiles, per row block of a
+ * copy. */
 uint64_t sim_uf_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh, const uf_op *ops,
                       int nops)
 {
@@ -485,7 +549,9 @@ uint64_t sim_uf_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh, const 
     for (int q = 0; q < nops; q++) {
         const int sm = ops[q].kind == UF_SOFTMAX || ops[q].kind == UF_SOFTMAX_BWD;
         uint64_t s = TT;
-        if (sm && p->softmax_passes == 1)
+        if (ops[q].kind == UF_COPY)
+            s = (uint64_t)(sim_tensor_about(ops[q].a)->kv ? p->Tc : p->Tr);
+        else if (sm && p->softmax_passes == 1)
             s = ((uint64_t)sh->N + (uint64_t)p->Bs_r - 1) / (uint64_t)p->Bs_r;
         else if (sm)
             s = sim_th_mul(k, (uint64_t)p->softmax_passes, TT);
@@ -498,25 +564,37 @@ uint64_t sim_uf_steps(sim_chk *k, const sim_plan *p, const sim_shape *sh, const 
 
 #define NONE SIM_TENSOR_COUNT
 
-/* The operations of problem sh run with run: lines 3 and 5 only when there
- * is a mask, a dropout. Returns how many. */
+/* The operations of problem sh run with run: lines 1 and 7 for fa2bench
+ * alone, 3 for gpt2 alone (fa2bench's scale is line 2's alpha), 4 and 6 only
+ * when there is a mask, a dropout. Returns how many. */
 static int fwd_ops(const sim_shape *sh, const sim_run_opts *run, uf_op ops[UF_MAX_OPS])
 {
+    const int bench = run->unfused_ops == SIM_UF_FA2BENCH;
     int n = 0;
-    ops[n++] = (uf_op){ UF_BMM_NT, UF_L1_SCORES, 0, SIM_Q, SIM_K, SIM_S, SIM_BUF_Q_i,
-                        SIM_BUF_K_j, SIM_BUF_S_ij };
-    ops[n++] = (uf_op){ UF_MAP, UF_L2_SCALE, UF_FN_DIV, SIM_S, NONE, SIM_S, SIM_BUF_S_ij,
-                        SIM_BUF_COUNT, SIM_BUF_COUNT };
+    if (bench) {
+        ops[n++] = (uf_op){ UF_COPY, UF_L1_COPY_QK, 0, SIM_Q, NONE, SIM_Q, SIM_BUF_Q_i,
+                            SIM_BUF_COUNT, SIM_BUF_COUNT, 0 };
+        ops[n++] = (uf_op){ UF_COPY, UF_L1_COPY_QK, 0, SIM_K, NONE, SIM_K, SIM_BUF_K_j,
+                            SIM_BUF_COUNT, SIM_BUF_COUNT, 0 };
+    }
+    ops[n++] = (uf_op){ UF_BMM_NT, UF_L2_SCORES, 0, SIM_Q, SIM_K, SIM_S, SIM_BUF_Q_i,
+                        SIM_BUF_K_j, SIM_BUF_S_ij, bench };
+    if (!bench)
+        ops[n++] = (uf_op){ UF_MAP, UF_L3_SCALE, UF_FN_DIV, SIM_S, NONE, SIM_S, SIM_BUF_S_ij,
+                            SIM_BUF_COUNT, SIM_BUF_COUNT, 0 };
     if (sh->causal || sh->blocks)
-        ops[n++] = (uf_op){ UF_MAP, UF_L3_MASK, UF_FN_WHERE, SIM_S, SIM_C, SIM_S,
-                            SIM_BUF_S_ij, SIM_BUF_C_ij, SIM_BUF_COUNT };
-    ops[n++] = (uf_op){ UF_SOFTMAX, UF_L4_SOFTMAX, 0, SIM_S, NONE, SIM_P, SIM_BUF_COUNT,
-                        SIM_BUF_COUNT, SIM_BUF_COUNT };
+        ops[n++] = (uf_op){ UF_MAP, UF_L4_MASK, UF_FN_WHERE, SIM_S, SIM_C, SIM_S,
+                            SIM_BUF_S_ij, SIM_BUF_C_ij, SIM_BUF_COUNT, 0 };
+    ops[n++] = (uf_op){ UF_SOFTMAX, UF_L5_SOFTMAX, 0, SIM_S, NONE, SIM_P, SIM_BUF_COUNT,
+                        SIM_BUF_COUNT, SIM_BUF_COUNT, 0 };
     if (run->dropout > 0.0)
-        ops[n++] = (uf_op){ UF_MAP, UF_L5_DROPOUT, UF_FN_DROPOUT, SIM_P, SIM_Z, SIM_P,
-                            SIM_BUF_P_ij, SIM_BUF_Z_ij, SIM_BUF_COUNT };
-    ops[n++] = (uf_op){ UF_BMM_NN, UF_L6_OUTPUT, 0, SIM_P, SIM_V, SIM_O, SIM_BUF_P_ij,
-                        SIM_BUF_V_j, SIM_BUF_O_i };
+        ops[n++] = (uf_op){ UF_MAP, UF_L6_DROPOUT, UF_FN_DROPOUT, SIM_P, SIM_Z, SIM_P,
+                            SIM_BUF_P_ij, SIM_BUF_Z_ij, SIM_BUF_COUNT, 0 };
+    if (bench)
+        ops[n++] = (uf_op){ UF_COPY, UF_L7_COPY_V, 0, SIM_V, NONE, SIM_V, SIM_BUF_V_j,
+                            SIM_BUF_COUNT, SIM_BUF_COUNT, 0 };
+    ops[n++] = (uf_op){ UF_BMM_NN, UF_L8_OUTPUT, 0, SIM_P, SIM_V, SIM_O, SIM_BUF_P_ij,
+                        SIM_BUF_V_j, SIM_BUF_O_i, 0 };
     return n;
 }
 
@@ -531,7 +609,7 @@ static int unfused_run(sim_hier *h, const sim_plan *p)
     uf_op ops[UF_MAX_OPS];
     if (sim_uf_run(h, p, ops, fwd_ops(&h->sh, &p->run, ops)) != 0)
         return -1;
-    sim_at(h, UF_L7_RETURN, -1, -1);
+    sim_at(h, UF_L9_RETURN, -1, -1);
     return 0;
 }
 
@@ -560,13 +638,15 @@ static void unfused_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, si
 }
 
 static const sim_code_line UNFUSED_CODE[] = {
-    SIM_CODE(UF_L1_SCORES, 0, "S = matmul(Q, K^T)"),
-    SIM_CODE(UF_L2_SCALE, 0, "S = S / sqrt(d)"),
-    SIM_CODE(UF_L3_MASK, 0, "S = where(C, S, -inf) [causal]"),
-    SIM_CODE(UF_L4_SOFTMAX, 0, "P = softmax(S)"),
-    SIM_CODE(UF_L5_DROPOUT, 0, "P, Z = dropout(P) [p > 0]"),
-    SIM_CODE(UF_L6_OUTPUT, 0, "O = matmul(P, V)"),
-    SIM_CODE(UF_L7_RETURN, 0, "return O"),
+    SIM_CODE(UF_L1_COPY_QK, 0, "Q, K = copies [fa2bench]"),
+    SIM_CODE(UF_L2_SCORES, 0, "S = matmul(Q, K^T)"),
+    SIM_CODE(UF_L3_SCALE, 0, "S = S / sqrt(d) [fa2bench: 2]"),
+    SIM_CODE(UF_L4_MASK, 0, "S = where(C, S, -inf) [causal]"),
+    SIM_CODE(UF_L5_SOFTMAX, 0, "P = softmax(S)"),
+    SIM_CODE(UF_L6_DROPOUT, 0, "P, Z = dropout(P) [p > 0]"),
+    SIM_CODE(UF_L7_COPY_V, 0, "V = copy [fa2bench]"),
+    SIM_CODE(UF_L8_OUTPUT, 0, "O = matmul(P, V)"),
+    SIM_CODE(UF_L9_RETURN, 0, "return O"),
 };
 
 const sim_loop sim_loop_unfused = {
@@ -577,7 +657,8 @@ const sim_loop sim_loop_unfused = {
     .code_title = "unfused attention, PyTorch",
     .code = UNFUSED_CODE,
     .ncode = (int)(sizeof UNFUSED_CODE / sizeof UNFUSED_CODE[0]),
-    .flags = SIM_LOOP_LINE_BLOCKS | SIM_LOOP_OPT_IN | SIM_LOOP_DROPOUT | SIM_LOOP_UNPAGED,
+    .flags = SIM_LOOP_LINE_BLOCKS | SIM_LOOP_OPT_IN | SIM_LOOP_DROPOUT | SIM_LOOP_UNPAGED |
+             SIM_LOOP_ROW_KERNELS,
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_S | 1u << SIM_P |
            1u << SIM_C | 1u << SIM_Z,
     .kv_loads = SIM_KV_ONCE,

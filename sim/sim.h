@@ -203,12 +203,30 @@ typedef struct {
                             (SIM_LOOP_DROPOUT: the unfused baseline); FA1 and FA2
                             regenerate the mask from the RNG state in the
                             backward, so their HBM traffic does not change */
+    int unfused_ops;     /* a sim_uf_ops: the unfused baseline's operations
+                            (SIM_UF_GPT2, 0, by default); others leave it unread */
     sim_fp8_scale fp8_scale; /* fp8 dtypes: the scales of Q, K, V (TENSOR, 0, by default) */
     int incoherent;      /* fp8 dtypes: 1 multiplies Q and K by one random-sign
                             Hadamard transform before quantising (FA3's incoherent
                             processing); needs d a power of two */
     uint64_t incoherent_seed;   /* the seed of the transform's signs */
 } sim_run_opts;
+
+/* The operations of the unfused baseline (sim_loop_unfused), each as a
+ * framework's attention code runs them:
+ *   GPT2: HuggingFace transformers' GPT2Attention._attn, the baseline of the
+ *     FlashAttention paper's Figure 2: the scale a kernel of its own, Q, K,
+ *     V given as tensors of one head each (the default);
+ *   FA2BENCH: attention_pytorch of flash-attn's
+ *     benchmarks/benchmark_flash_attention.py, the PyTorch series of the
+ *     FlashAttention-2 paper's Figure 4: Q, K, V packed in one tensor
+ *     (B, N, 3, H, d), so each is copied into a batched layout before its
+ *     product (and dO before its products, the gradients stacked into the
+ *     packed one after); the scale is baddbmm's alpha, inside the product. */
+typedef enum { SIM_UF_GPT2 = 0, SIM_UF_FA2BENCH, SIM_UF_OPS_COUNT } sim_uf_ops;
+/* Parse "gpt2" or "fa2bench": 0 and *out, or -1; the name of one. */
+int sim_uf_ops_parse(const char *s, sim_uf_ops *out);
+const char *sim_uf_ops_name(sim_uf_ops o);
 
 /* ---- intermediate precisions -----------------------------------------------
  * What the values between the papers' lines are kept in, where the listings
@@ -447,7 +465,7 @@ static inline sim_range sim_split_js(int64_t s, int64_t S, int64_t Tc)
 
 /* ---- tile plans ----------------------------------------------------------- */
 
-#define SIM_MAX_BUFFERS 20
+#define SIM_MAX_BUFFERS 24
 
 /* One on-chip buffer of a plan. `phase` tells which step of the loop order
  * holds it (the naive order has three phases that reuse SRAM; FA1 and FA2

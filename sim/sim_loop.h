@@ -119,10 +119,15 @@ enum {
     SIM_LOOP_DROPOUT = 1u << 3,      /* stores a dropout mask in HBM: its counts
                                         follow sim_run_opts.dropout */
     SIM_LOOP_UNPAGED = 1u << 4,      /* serves no paged KV (sim_run_opts_check) */
-    SIM_LOOP_NAMED_ONLY = 1u << 5    /* runs only when named with --algo, not in
+    SIM_LOOP_NAMED_ONLY = 1u << 5,   /* runs only when named with --algo, not in
                                         "all" either (FA3: Hopper, forward, 16- and
                                         8-bit types), so that what "all" prints
                                         stays as it was */
+    SIM_LOOP_ROW_KERNELS = 1u << 6   /* a framework's kernels: the GPU model serves a
+                                        thread block's re-read of a tile it read in
+                                        the same kernel from the L2 (PyTorch's
+                                        softmax over long rows runs a block per row,
+                                        whose passes find the row there) */
 };
 
 /* How often a loop order loads key block j of K (and of V), for the paged

@@ -301,26 +301,49 @@ int sim_dtype_parse(const char *s, sim_dtype *out)
     return -1;
 }
 
+/* The index of s in names[0 .. n-1], or -1. */
+static int name_index(const char *const *names, int n, const char *s)
+{
+    for (int k = 0; k < n; k++)
+        if (names[k] && strcmp(s, names[k]) == 0)
+            return k;
+    return -1;
+}
+
 int sim_fp8_scale_parse(const char *s, sim_fp8_scale *out)
 {
-    for (int k = 0; k < SIM_FP8_SCALE_COUNT; k++) {
-        if (strcmp(s, FP8_SCALE_NAMES[k]) == 0) {
-            *out = (sim_fp8_scale)k;
-            return 0;
-        }
-    }
-    return -1;
+    const int k = name_index(FP8_SCALE_NAMES, SIM_FP8_SCALE_COUNT, s);
+    if (k < 0)
+        return -1;
+    *out = (sim_fp8_scale)k;
+    return 0;
 }
 
 int sim_softmax_parse(const char *s, sim_softmax *out)
 {
-    for (int f = 0; f < SIM_SOFTMAX_COUNT; f++) {
-        if (strcmp(s, SOFTMAX_NAMES[f]) == 0) {
-            *out = (sim_softmax)f;
-            return 0;
-        }
-    }
-    return -1;
+    const int k = name_index(SOFTMAX_NAMES, SIM_SOFTMAX_COUNT, s);
+    if (k < 0)
+        return -1;
+    *out = (sim_softmax)k;
+    return 0;
+}
+
+static const char *const UF_OPS_NAMES[SIM_UF_OPS_COUNT] = {
+    [SIM_UF_GPT2] = "gpt2", [SIM_UF_FA2BENCH] = "fa2bench",
+};
+
+int sim_uf_ops_parse(const char *s, sim_uf_ops *out)
+{
+    const int k = name_index(UF_OPS_NAMES, SIM_UF_OPS_COUNT, s);
+    if (k < 0)
+        return -1;
+    *out = (sim_uf_ops)k;
+    return 0;
+}
+
+const char *sim_uf_ops_name(sim_uf_ops o)
+{
+    return (unsigned)o < SIM_UF_OPS_COUNT ? UF_OPS_NAMES[o] : "?";
 }
 
 void sim_format_count(char *buf, size_t len, uint64_t n)

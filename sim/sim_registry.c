@@ -166,6 +166,18 @@ int sim_run_opts_valid(const sim_shape *sh, const sim_run_opts *run, char *err, 
     }
     else if (!(run->dropout >= 0.0 && run->dropout < 1.0))     /* NaN too */
         why = "--dropout P must be a probability in [0, 1)";
+    else if ((unsigned)run->unfused_ops >= SIM_UF_OPS_COUNT)
+        why = "--unfused-ops must be gpt2 or fa2bench";
+    else if (run->unfused_ops == SIM_UF_FA2BENCH && (sh->causal || sh->blocks))
+        why = "--unfused-ops fa2bench has no mask here: FlashAttention-2's benchmark builds "
+              "its causal mask anew in every call (torch.full, triu, a cast, an add), which "
+              "fasim does not model; use gpt2 (torch.where with a bool mask)";
+    else if (run->unfused_ops == SIM_UF_FA2BENCH && sim_shape_G(sh) != sim_shape_H(sh))
+        why = "--unfused-ops fa2bench packs Q, K and V in one tensor, one key/value head "
+              "per query head: drop --kv-heads";
+    else if (run->unfused_ops == SIM_UF_FA2BENCH && sim_shape_Nk(sh) != sh->N)
+        why = "--unfused-ops fa2bench packs Q, K and V in one tensor of N rows: drop "
+              "--Nq, --Nk";
     else if ((unsigned)run->fp8_scale >= SIM_FP8_SCALE_COUNT)
         why = "--fp8-scale must be tensor or block";
     else if (run->fp8_scale != SIM_FP8_TENSOR && !sim_dtype_is_fp8(sh->dtype))

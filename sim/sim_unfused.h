@@ -25,7 +25,9 @@ typedef enum {
     UF_BMM_TN,      /* C = A^T B: A (N, N_k), B (N, d), C (N_k, d) */
     UF_MAP,         /* element-wise over N x N_k: C = f(A, B), B a mask (or none) */
     UF_SOFTMAX,     /* C = softmax(A) along rows */
-    UF_SOFTMAX_BWD  /* C = B o (A - rowsum(A o B)): A = dP, B = P, C = dS */
+    UF_SOFTMAX_BWD, /* C = B o (A - rowsum(A o B)): A = dP, B = P, C = dS */
+    UF_COPY         /* C = A, (rows, d) into another layout (sim_uf_ops FA2BENCH): rows
+                       N, or N_k for a key/value tensor; C names A's tensor again */
 } uf_kind;
 
 /* The element-wise functions of UF_MAP. */
@@ -44,10 +46,12 @@ typedef struct {
     uf_fn fn;                  /* UF_MAP */
     sim_tensor a, b, c;        /* operands and result; b = SIM_TENSOR_COUNT: none */
     sim_buf_id ab, bb, cb;     /* their SRAM buffers (UF_MAP: c in a's place) */
+    int scaled;                /* products: C = (A B) / sqrt(d), the scale the GEMM's
+                                  alpha (sim_uf_ops FA2BENCH) */
 } uf_op;
 
 /* Most operations of a pass. */
-#define UF_MAX_OPS 8
+#define UF_MAX_OPS 12
 
 /* PyTorch's softmax kernels (aten/src/ATen/native/cuda/SoftMax.cu): a row
  * of at most 1024 elements and 4096 bytes goes to the persistent kernel,

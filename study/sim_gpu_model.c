@@ -40,16 +40,31 @@
  *     (sim_gm_step_phases: a product, a barrier) leaves exposed when one
  *     block holds the SM; FITTED on the FlashAttention-2 paper's Figure 4,
  *     FlashAttention (v1) forward + backward, not causal, d = 64, N = 512 to
- *     16k on A100 80GB (bench/published/gpu-figures.tsv lines 51-56), the
+ *     16k on A100 80GB (bench/published/gpu-figures.tsv, its fit column), the
  *     multiple of 10 clocks with the least geometric-mean error there, and
  *     frozen by tests/test_gpu_model.c. No published figure was found for
  *     it: the microbenchmark papers searched give instruction latencies of
  *     tens of clocks, and 170 is more than one mma.sync plus one barrier, so
  *     it stands for a phase's whole exposed tail (the slowest warp's chain
  *     of dependent mma.sync, the barrier, the restart). */
+/*   framework_dram_eff: the fraction of the datasheet's DRAM bandwidth a
+ *     framework's attention reaches, kernel by kernel (the unfused
+ *     baseline: PyTorch's GEMMs with k = d writing an N x N_k output, its
+ *     softmax, its copies), in place of dram_eff; FITTED on the
+ *     FlashAttention-2 paper's Figure 4, PyTorch forward + backward, not
+ *     causal, d = 64, N = 512 to 8k on A100 80GB (bench/published/
+ *     gpu-figures.tsv, its fit column; the multiple of 0.01 with the least
+ *     geometric-mean error there, 1.5%) and frozen by tests/test_gpu_model.c.
+ *     Its operations' bytes are counted (unfused/fa2bench: 11 N^2 + 26 N d
+ *     elements a head), so it is a rate alone; on those rows the published
+ *     figures imply 0.55 to 0.56 of 2.04 TB/s at every N. No figure found
+ *     gives it; it stands for the kernels' own shortfall (a GEMM whose
+ *     k = d is too short to hide its epilogue's stores, launches between
+ *     short kernels). */
 static const sim_gm_constants CONSTANTS = {
     .tensor_eff = 0.74,
     .dram_eff = 0.90,
+    .framework_dram_eff = 0.60,
     .launch_s = 4e-6,
     .phase_cycles = 170,
 };
@@ -72,6 +87,8 @@ const char *sim_gm_bound_name(sim_gm_bound b)
 typedef struct {
     int16_t tensor;
     uint8_t store;
+    uint8_t reread;        /* a load of a tile its block loaded before in the same
+                              kernel (SIM_LOOP_ROW_KERNELS only) */
     int32_t qh;            /* a group sum's: the query head in the group */
     int64_t r0, c0;
     uint64_t bytes;
@@ -84,6 +101,8 @@ typedef struct {
     int64_t i, j;          /* the block pair it works on (-1: outside that loop) */
     double area;           /* scores computed in this step (0: none) */
     int64_t order;         /* event order, for a stable sort */
+    int64_t prev;          /* SIM_LOOP_ROW_KERNELS: the block's last step before at
+                              the same (i, j), in event order; -1: none */
 } gm_step;
 
 typedef struct {
@@ -112,6 +131,9 @@ typedef struct {
     int cur;               /* the step being filled, -1: none */
     int failed;            /* out of memory, or too many kernels */
     int gqa;               /* a backward with G < H: dK, dV go to dK_exp, dV_exp */
+    /* SIM_LOOP_ROW_KERNELS: per key block j, the last step at j of the
+     * current run of one (kernel, block), and that run's number */
+    int64_t *last_j, *last_run, run;
 } gm_template;
 
 static int grow(void **p, int64_t *cap, int64_t need, size_t size)
@@ -213,6 +235,18 @@ static void place(const gm_template *t, const sim_event *ev, int *main_kernel, i
     }
 }
 
+/* Whether step s loads the tile a loads. */
+static int loaded_in(const gm_template *t, const gm_step *s, const gm_access *a)
+{
+    for (int64_t x = s->first; x < s->first + s->n; x++) {
+        const gm_access *b = &t->acc[x];
+        if (!b->store && b->tensor == a->tensor && b->r0 == a->r0 && b->c0 == a->c0 &&
+            b->qh == a->qh)
+            return 1;
+    }
+    return 0;
+}
+
 /* Add event ev to thread block `block` of kernel k. */
 static void add(gm_template *t, const sim_event *ev, int k, int64_t block)
 {
@@ -225,13 +259,21 @@ static void add(gm_template *t, const sim_event *ev, int k, int64_t block)
     const int access = ev->kind != SIM_EV_LINE;
     if (!s || s->kernel != k || s->block != block || s->i != ev->i || s->j != ev->j ||
         (access && s->first + s->n != t->nacc)) {
+        if (t->last_j && (!s || s->kernel != k || s->block != block))
+            t->run++;
         if (grow((void **)&t->steps, &t->capsteps, t->nsteps + 1, sizeof *t->steps)) {
             t->failed = 1;
             return;
         }
         s = &t->steps[t->nsteps];
         *s = (gm_step){ .kernel = k, .block = block, .i = ev->i, .j = ev->j, .first = t->nacc,
-                        .n = 0, .area = 0, .order = t->nsteps };
+                        .n = 0, .area = 0, .order = t->nsteps, .prev = -1 };
+        if (t->last_j && ev->j >= 0 && ev->j < t->p->Tc) {
+            if (t->last_run[ev->j] == t->run)
+                s->prev = t->last_j[ev->j];
+            t->last_j[ev->j] = t->nsteps;
+            t->last_run[ev->j] = t->run;
+        }
         t->cur = (int)t->nsteps++;
     }
     if (pair && s->area == 0) {
@@ -252,9 +294,14 @@ static void add(gm_template *t, const sim_event *ev, int k, int64_t block)
     sim_tensor tensor = ev->tensor;
     if (t->gqa && (tensor == SIM_dK || tensor == SIM_dV))
         tensor = tensor == SIM_dK ? SIM_dKexp : SIM_dVexp;
-    t->acc[t->nacc++] = (gm_access){ .tensor = (int16_t)tensor,
-                                     .store = ev->kind == SIM_EV_STORE,
-                                     .r0 = ev->r0, .c0 = ev->c0, .bytes = ev->bytes };
+    const int store = ev->kind == SIM_EV_STORE;
+    t->acc[t->nacc] = (gm_access){ .tensor = (int16_t)tensor, .store = (uint8_t)store,
+                                   .r0 = ev->r0, .c0 = ev->c0, .bytes = ev->bytes };
+    if (t->last_j && !store)
+        t->acc[t->nacc].reread = (uint8_t)(loaded_in(t, s, &t->acc[t->nacc]) ||
+                                           (s->prev >= 0 &&
+                                            loaded_in(t, &t->steps[s->prev], &t->acc[t->nacc])));
+    t->nacc++;
     s->n++;
 }
 
@@ -876,10 +923,27 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     gm_template t = { .loop = loop, .p = &p1, .Br = p->Br, .Bc = p->Bc, .cur = -1,
                       .splits = splits,
                       .gqa = p->run.pass == SIM_BWD && sim_gqa_grad(sh, SIM_dK) == SIM_dKexp };
+    if (loop->flags & SIM_LOOP_ROW_KERNELS) {
+        t.last_j = malloc(sizeof *t.last_j * (size_t)(p->Tc > 0 ? p->Tc : 1));
+        t.last_run = calloc((size_t)(p->Tc > 0 ? p->Tc : 1), sizeof *t.last_run);
+        if (!t.last_j || !t.last_run) {
+            free(t.last_j);
+            free(t.last_run);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
     sim_observer obs = { on_event, &t };
     sim_result res;
-    if (sim_run(p->algo, &sh1, &p1, NULL, NULL, NULL, &obs, &res, err, errlen) != 0)
+    const int run_rc = sim_run(p->algo, &sh1, &p1, NULL, NULL, NULL, &obs, &res, err, errlen);
+    free(t.last_j);
+    free(t.last_run);
+    t.last_j = t.last_run = NULL;
+    if (run_rc != 0) {
+        free(t.acc);
+        free(t.steps);
         return -1;
+    }
     sim_result_free(&res);
     if (t.gqa && !t.failed)
         add_group_sums(&t, sh);
@@ -948,7 +1012,9 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     const double tc_sm = sim_gpu_peak_flops(g, sh->dtype) * mma * CONSTANTS.tensor_eff / g->sms;
     const double fp32_sm = g->fp32_flops / 2.0 / g->sms;          /* ops/s: an FMA is 2 */
     const double sfu_sm = g->sfu_per_clk * g->clock_hz;
-    const double dram_bw = g->hbm_bytes_per_s * CONSTANTS.dram_eff;
+    const double dram_bw = g->hbm_bytes_per_s * ((loop->flags & SIM_LOOP_ROW_KERNELS)
+                                                     ? CONSTANTS.framework_dram_eff
+                                                     : CONSTANTS.dram_eff);
     /* Shared memory per tile step for the exchange between the block's
      * warps (FlashAttention-2, section 3.3): with the keys split (FA1's
      * sliced-K) every warp writes its fp32 partial of the step's B_r x d
@@ -976,6 +1042,20 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
         }
     }
     const double l2_bw = g->l2_bytes_per_s;
+    /* A framework's row kernels (SIM_LOOP_ROW_KERNELS): PyTorch's softmax
+     * over rows longer than its persistent kernel takes runs a thread block
+     * of up to 1024 threads per row (cunn_SoftMaxForward, SoftMax_getBlockSize
+     * in aten/src/ATen/native/cuda/SoftMax.cu), so an SM holds
+     * max_threads_per_sm / 1024 rows at a time; its second and third passes
+     * over a row find it in the L2 while those rows fit there. The
+     * template's blocks are B_r rows, whose re-reads an LRU of the L2 would
+     * lose; a re-read within a block is served from the L2 when the rows in
+     * flight fit it. */
+    const uint64_t row_bytes = (uint64_t)sim_shape_Nk(sh) * (uint64_t)sim_dtype_bytes(sh->dtype);
+    const int rows_in_l2 = (loop->flags & SIM_LOOP_ROW_KERNELS) &&
+                           (double)g->sms * (g->max_threads_per_sm / 1024 > 0
+                                                 ? g->max_threads_per_sm / 1024 : 1) *
+                                   (double)row_bytes <= (double)l2_cap;
     /* the latency a step's dependent phases leave exposed (one block per
      * SM: nothing else hides it; kres blocks hide it in kres x pipe_max) */
     const int nphases = sim_gm_step_phases(loop, p->run.pass == SIM_BWD);
@@ -1171,7 +1251,9 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
                 const uint64_t key[2] = { (uint64_t)ac->tensor << 48 | hd,
                                           (uint64_t)ac->r0 << 24 | (uint64_t)ac->c0 };
                 uint64_t w = 0;
-                const uint64_t hb = l2_access(&l2, key, ac->bytes, ac->store, &w);
+                const uint64_t hb = ac->reread && rows_in_l2
+                                        ? ac->bytes
+                                        : l2_access(&l2, key, ac->bytes, ac->store, &w);
                 if (hb == UINT64_MAX)
                     goto oom;
                 wb += w;
@@ -1344,7 +1426,8 @@ void sim_gpu_model_assumptions(FILE *out, const sim_gpu *g)
                  "  DRAM and L2 bandwidth shared equally by the blocks in flight; tensor cores at\n"
                  "  %.0f%% of %s's peak (fitted on A100's FA2), DRAM at %.0f%% (not fitted), %.0f us\n"
                  "  a launch; FA1's steps wait %.0f clocks per product or barrier in sequence\n"
-                 "  (fitted on A100's FA1).\n",
+                 "  (fitted on A100's FA1); unfused's kernels reach %.0f%% of DRAM (fitted on\n"
+                 "  A100's PyTorch), a row's re-reads in one kernel served by the L2.\n",
             c.tensor_eff * 100, g->name, c.dram_eff * 100,
-            c.launch_s * 1e6, c.phase_cycles);
+            c.launch_s * 1e6, c.phase_cycles, c.framework_dram_eff * 100);
 }

@@ -2149,6 +2149,7 @@ static void json_config(sim_json *w, const sim_report *rep)
     sim_json_int(w, "page_size", rep->req.run.page);
     sim_json_str(w, "intermediates", sim_inter_name((sim_inter)rep->req.run.intermediates));
     sim_json_num(w, "dropout", rep->req.run.dropout);
+    sim_json_str(w, "unfused_ops", sim_uf_ops_name((sim_uf_ops)rep->req.run.unfused_ops));
     sim_json_str(w, "pass", pass_on(&rep->req, SIM_BWD)
                                 ? (pass_on(&rep->req, SIM_FWD) ? "both" : "bwd") : "fwd");
     sim_json_str(w, "mode", rep->computed ? "compute" : "count-only");

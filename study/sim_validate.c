@@ -115,19 +115,30 @@ static int parse_row(char **c, sim_vfig *f, char *why, size_t len)
              c[COL_ALGO]);
     if (nb >= sizeof base || sim_algo_parse(base, &f->algo) != 0) {
         char names[128];
-        snprintf(why, len, "algo '%.80s': a loop order (%s), or fa3/np, fa3/nw",
+        snprintf(why, len, "algo '%.80s': a loop order (%s), or fa3/np, fa3/nw, "
+                 "unfused/fa2bench",
                  sim_shown(c[COL_ALGO]).s, sim_algo_names(names, sizeof names, " or "));
         return -1;
     }
     const int wgmma = sim_algo_loop(f->algo)->wgmma;
+    const int unfused = (sim_algo_loop(f->algo)->flags & SIM_LOOP_ROW_KERNELS) != 0;
     f->no_pipeline = f->no_warp_spec = 0;
-    if (slash) {
+    f->unfused_ops = SIM_UF_GPT2;
+    if (slash && unfused) {
+        sim_uf_ops u;
+        if (sim_uf_ops_parse(slash + 1, &u) != 0) {
+            snprintf(why, len, "algo '%.80s': after 'unfused/' the operations, gpt2 or "
+                     "fa2bench (--unfused-ops)", sim_shown(c[COL_ALGO]).s);
+            return -1;
+        }
+        f->unfused_ops = (int)u;
+    } else if (slash) {
         f->no_pipeline = wgmma && !strcmp(slash + 1, FA3_SWITCH[0]);
         f->no_warp_spec = wgmma && !strcmp(slash + 1, FA3_SWITCH[1]);
         if (!f->no_pipeline && !f->no_warp_spec) {
             snprintf(why, len, "algo '%.80s': a switch after '/' is fa3's: fa3/np "
-                     "(--pipeline off) or fa3/nw (--warp-specialization off)",
-                     sim_shown(c[COL_ALGO]).s);
+                     "(--pipeline off) or fa3/nw (--warp-specialization off), or "
+                     "unfused's operations (unfused/fa2bench)", sim_shown(c[COL_ALGO]).s);
             return -1;
         }
     }
@@ -304,6 +315,7 @@ int sim_validate_plan(const sim_vfig *f, sim_pass q, sim_plan *out, char *err, s
     sim_run_opts run;
     memset(&run, 0, sizeof run);
     run.pass = q;
+    run.unfused_ops = f->unfused_ops;
     const sim_kernel_target t = sim_gpu_kernel_target(f->gpu);
     sim_kernel_choice c;
     if (sim_kernel_choose(f->algo, &sh, &run, &t, &c, err, errlen) == 0)
@@ -316,6 +328,7 @@ int sim_validate_plan(const sim_vfig *f, sim_pass q, sim_plan *out, char *err, s
     sim_request req;
     memset(&req, 0, sizeof req);
     req.sh = sh;
+    req.run.unfused_ops = f->unfused_ops;
     req.run_algo[f->algo] = 1;
     req.run_pass[SIM_FWD] = f->fwd;
     req.run_pass[SIM_BWD] = f->bwd;
@@ -442,8 +455,13 @@ void sim_validate_print(FILE *out, const char *name, const sim_vfig_list *l,
 {
     fprintf(out, "fasim %s validate: the GPU model against %d published figure%s\n"
             "from %s\n\n", FASIM_VERSION, l->n, l->n == 1 ? "" : "s", name);
-    fprintf(out, "%4s %-9s %-7s %-7s %1s %-6s %5s %3s %-4s %7s %7s %7s\n", "line", "gpu",
-            "algo", "passes", "c", "B x H", "N", "d", "unit", "meas.", "pred.", "error");
+    int aw = 7;       /* the algo column: as wide as its widest name */
+    for (int k = 0; k < l->n; k++) {
+        const int w = (int)strlen(l->items[k].algo_name);
+        aw = w > aw ? w : aw;
+    }
+    fprintf(out, "%4s %-9s %-*s %-7s %1s %-6s %5s %3s %-4s %7s %7s %7s\n", "line", "gpu",
+            aw, "algo", "passes", "c", "B x H", "N", "d", "unit", "meas.", "pred.", "error");
     for (int k = 0; k < l->n; k++) {
         const sim_vfig *f = &l->items[k];
         char bh[24], meas[24], pred[24], err[24];
@@ -458,17 +476,18 @@ void sim_validate_print(FILE *out, const char *name, const sim_vfig_list *l,
             snprintf(pred, sizeof pred, "-");
             snprintf(err, sizeof err, "%s", r[k].status == SIM_VROW_FAILED ? "failed" : "n/m");
         }
-        fprintf(out, "%4d %-9s %-7s %-7s %1s %-6s %5lld %3lld %-4s %7s %7s %7s%s\n", f->line,
-                f->gpu->name, f->algo_name, f->fwd && f->bwd ? "fwd+bwd" : f->fwd ? "fwd" : "bwd",
+        fprintf(out, "%4d %-9s %-*s %-7s %1s %-6s %5lld %3lld %-4s %7s %7s %7s%s\n", f->line,
+                f->gpu->name, aw, f->algo_name, f->fwd && f->bwd ? "fwd+bwd" : f->fwd ? "fwd" : "bwd",
                 f->causal ? "c" : "-", bh, (long long)f->N, (long long)f->d,
                 metric_shown(f->metric), meas, pred, err,
                 r[k].status == SIM_VROW_OK && r[k].off ? " !" : f->fit ? " f" : "");
     }
     fprintf(out, "\n  c: causal mask. unfused: standard attention as a framework runs it, a\n"
-            "  kernel per operation. fa3/np, fa3/nw: fa3 with --pipeline off, with\n"
-            "  --warp-specialization off. meas.: the published figure; pred.: the\n"
-            "  model's; error: (pred. - meas.) / meas.; n/m: not modelled (fa3 off\n"
-            "  Hopper).\n"
+            "  kernel per operation (GPT-2's operations; unfused/fa2bench:\n"
+            "  FlashAttention-2's benchmark's, --unfused-ops fa2bench). fa3/np,\n"
+            "  fa3/nw: fa3 with --pipeline off, with --warp-specialization off.\n"
+            "  meas.: the published figure; pred.: the model's; error: (pred. -\n"
+            "  meas.) / meas.; n/m: not modelled (fa3 off Hopper).\n"
             "  f: a row one of the model's constants was fitted on; !: off by more than %.0f%%.\n"
             "  Sources: the file's source column (--json).\n\n",
             100.0 * SIM_VALIDATE_OFF);

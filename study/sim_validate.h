@@ -51,6 +51,7 @@ typedef struct {
                                  (fa3 off Hopper) */
     sim_algo algo;
     int no_pipeline, no_warp_spec;   /* fa3's switches (sim_gm_opts) */
+    int unfused_ops;          /* unfused's operations, a sim_uf_ops: "unfused/fa2bench" */
     char algo_name[24];       /* as written */
     int fwd, bwd;             /* the passes: fwd, bwd or both */
     int causal;

@@ -520,6 +520,7 @@ static void test_constants_frozen(void **state)
     sim_gm_constants c = sim_gpu_model_constants();
     assert_true(c.tensor_eff == 0.74);
     assert_true(c.dram_eff == 0.90);
+    assert_true(c.framework_dram_eff == 0.60);
     assert_true(c.launch_s == 4e-6);
     assert_true(c.phase_cycles == 170);
 }

@@ -100,6 +100,9 @@ static void enum_unfused(const sim_shape *sh, const sim_plan *p, sim_counts *c)
     const int64_t N = sh->N, Nk = sh->Nk ? sh->Nk : sh->N, d = sh->d, Br = p->Br, Bc = p->Bc;
     const int64_t Tr = (N + Br - 1) / Br, Tc = (Nk + Bc - 1) / Bc;
     const int drop = p->run.dropout > 0.0, bwd = p->run.pass == SIM_BWD;
+    /* fa2bench: Q, K, V (dO) copied into batched layouts, a row block a
+     * transfer; the gradients stacked; no scale kernel (it is the alpha) */
+    const int bench = p->run.unfused_ops == SIM_UF_FA2BENCH;
 #define RD(t, n) (c->read_elems[t] += (uint64_t)(n), c->read_ops[t]++)
 #define WR(t, n) (c->write_elems[t] += (uint64_t)(n), c->write_ops[t]++)
 #define BR(i) min64(Br, N - (i) * Br)
@@ -122,9 +125,16 @@ static void enum_unfused(const sim_shape *sh, const sim_plan *p, sim_counts *c)
         for (int64_t i = 0; i < Tr; i++) { RD(B, BR(i) * d); }     \
         for (int64_t j = 0; j < Tc; j++) { WR(C, BC(j) * d); }     \
     } while (0)
+#define COPY_Q(T) for (int64_t i = 0; i < Tr; i++) { RD(T, BR(i) * d); WR(T, BR(i) * d); }
+#define COPY_K(T) for (int64_t j = 0; j < Tc; j++) { RD(T, BC(j) * d); WR(T, BC(j) * d); }
     if (!bwd) {
+        if (bench) {
+            COPY_Q(SIM_Q);
+            COPY_K(SIM_K);
+        }
         BMM_NT(SIM_Q, SIM_K, SIM_S);                            /* matmul(query, key^T) */
-        EACH_TILE { RD(SIM_S, BR(i) * BC(j)); WR(SIM_S, BR(i) * BC(j)); }   /* / sqrt(d) */
+        if (!bench)
+            EACH_TILE { RD(SIM_S, BR(i) * BC(j)); WR(SIM_S, BR(i) * BC(j)); }   /* / sqrt(d) */
         if (sh->causal)
             EACH_TILE { RD(SIM_S, BR(i) * BC(j)); RD(SIM_C, BR(i) * BC(j));
                         WR(SIM_S, BR(i) * BC(j)); }                      /* torch.where */
@@ -155,8 +165,12 @@ static void enum_unfused(const sim_shape *sh, const sim_plan *p, sim_counts *c)
         if (drop)
             EACH_TILE { RD(SIM_P, BR(i) * BC(j)); WR(SIM_P, BR(i) * BC(j));
                         WR(SIM_Z, BR(i) * BC(j)); }              /* attn_dropout */
+        if (bench)
+            COPY_K(SIM_V);
         BMM_NN(SIM_P, SIM_V, SIM_O);                            /* matmul(P, value) */
     } else {
+        if (bench)
+            COPY_Q(SIM_dO);
         BMM_NT(SIM_dO, SIM_V, SIM_dP);                          /* its backward: dP */
         BMM_TN(SIM_P, SIM_dO, SIM_dV);                          /* and dV */
         if (drop)
@@ -165,9 +179,15 @@ static void enum_unfused(const sim_shape *sh, const sim_plan *p, sim_counts *c)
         if (sh->causal)
             EACH_TILE { RD(SIM_dS, BR(i) * BC(j)); RD(SIM_C, BR(i) * BC(j));
                         WR(SIM_dS, BR(i) * BC(j)); }
-        EACH_TILE { RD(SIM_dS, BR(i) * BC(j)); WR(SIM_dS, BR(i) * BC(j)); }
+        if (!bench)
+            EACH_TILE { RD(SIM_dS, BR(i) * BC(j)); WR(SIM_dS, BR(i) * BC(j)); }
         BMM_NN(SIM_dS, SIM_K, SIM_dQ);
         BMM_TN(SIM_dS, SIM_Q, SIM_dK);
+        if (bench) {                                            /* stacked */
+            COPY_Q(SIM_dQ);
+            COPY_K(SIM_dK);
+            COPY_K(SIM_dV);
+        }
     }
 #undef RD
 #undef WR
@@ -177,6 +197,8 @@ static void enum_unfused(const sim_shape *sh, const sim_plan *p, sim_counts *c)
 #undef BMM_NT
 #undef BMM_NN
 #undef BMM_TN
+#undef COPY_Q
+#undef COPY_K
     scale_heads(sh, &p->run, c);
 }
 
@@ -931,7 +953,7 @@ static void test_random_unfused(void **state)
 {
     (void)state;
     uint64_t rng = 2026;
-    int tiled = 0, dropped = 0, masked = 0, total = 0;
+    int tiled = 0, dropped = 0, masked = 0, bench = 0, total = 0;
     for (int k = 0; k < 240; k++) {
         sim_shape sh = { 0 };
         sim_run_opts run = { .pass = k % 2 ? SIM_BWD : SIM_FWD };
@@ -948,6 +970,12 @@ static void test_random_unfused(void **state)
         }
         if (tu_rand_range(&rng, 0, 1))
             run.dropout = 0.1 * (double)tu_rand_range(&rng, 1, 9);
+        if (tu_rand_range(&rng, 0, 2) == 0) {   /* fa2bench: one packed N x d tensor */
+            run.unfused_ops = SIM_UF_FA2BENCH;
+            sh.causal = 0;
+            sh.window = 0;
+            sh.Nk = sh.N;
+        }
         int64_t Br = tu_rand_range(&rng, 1, sh.N + 4), Bc = tu_rand_range(&rng, 1, sh.Nk + 4);
         sh.M = 64u << 20;
         if (tu_rand_range(&rng, 0, 2) == 0) {
@@ -970,11 +998,12 @@ static void test_random_unfused(void **state)
         tiled += p.softmax_passes > 1;
         dropped += run.dropout > 0.0;
         masked += sh.causal;
+        bench += run.unfused_ops == SIM_UF_FA2BENCH;
         total++;
     }
     printf("  %d unfused configurations: %d with the softmax over tiles, %d with dropout, "
-           "%d masked\n", total, tiled, dropped, masked);
-    assert_true(tiled > 30 && dropped > 60 && masked > 60);
+           "%d masked, %d fa2bench\n", total, tiled, dropped, masked, bench);
+    assert_true(tiled > 30 && dropped > 60 && masked > 50 && bench > 50);
 }
 
 /* Paged KV: measured = closed form = enumeration (which finds each tile's

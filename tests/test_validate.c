@@ -301,16 +301,19 @@ static void shipped_file(void **state)
             if (f->algo == SIM_FA2) {
                 assert_true(f->N >= 4096 && f->d == 128 && !f->causal);
                 assert_non_null(strstr(f->source, "Figure 4, FlashAttention-2, without"));
-            } else {
-                assert_int_equal(f->algo, SIM_FA1);
+            } else if (f->algo == SIM_FA1) {
                 assert_true(f->d == 64 && !f->causal);
                 assert_non_null(strstr(f->source, "Figure 4, FlashAttention, without"));
+            } else {    /* the framework's DRAM rate on PyTorch, d = 64 */
+                assert_int_equal(f->unfused_ops, SIM_UF_FA2BENCH);
+                assert_true(f->d == 64 && !f->causal);
+                assert_non_null(strstr(f->source, "Figure 4, PyTorch, without"));
             }
         }
     }
     assert_int_equal(fig4, 58);         /* 4 x 12 FA1 and FA2, 2 x 5 PyTorch */
     assert_int_equal(fa3, 12);          /* Table 2's 3 x 2, Figure 7's 6 */
-    assert_int_equal(fits, 3 + 6);
+    assert_int_equal(fits, 3 + 6 + 5);   /* tensor_eff, phase_cycles, framework_dram_eff */
     sim_vfig_list_free(&l);
 }
 
