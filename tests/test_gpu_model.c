@@ -100,6 +100,45 @@ static void test_zero_l2_is_two_level(void **state)
         }
 }
 
+/* The unfused baseline's softmax over rows past PyTorch's persistent kernel
+ * (N_k = 2048 > 1024) reads S three times forward, P and dP twice backward:
+ * the second and later reads of a row come from the L2 when the rows in
+ * flight, a row a block (108 SMs x 2 blocks of 1024 threads x 4 KiB a row
+ * in fp16), fit it; with an L2 a byte smaller they do not, and with none
+ * the DRAM bytes are the two-level counts (fa2bench's operations too). */
+static void test_row_rereads_from_l2(void **state)
+{
+    (void)state;
+    sim_algo uf;
+    assert_int_equal(sim_algo_parse("unfused", &uf), 0);
+    const int64_t N = 2048, d = 64, e = 2;
+    const uint64_t rows_in_flight = 108u * 2u * (uint64_t)(N * e);
+    sim_shape sh = { .N = N, .d = d, .M = 163 * 1024, .dtype = SIM_FP16 };
+    for (int ops = 0; ops < SIM_UF_OPS_COUNT; ops++)
+        for (int q = 0; q < 2; q++) {
+            sim_run_opts run = { .pass = q ? SIM_BWD : SIM_FWD, .unfused_ops = ops };
+            sim_plan p;
+            assert_int_equal(sim_plan_make(uf, &sh, &run, 64, 64, SIM_PLAN_USER, &p), 0);
+            assert_int_equal(p.softmax_passes, q ? 2 : 3);
+            const sim_tensor t = q ? SIM_dP : SIM_S;   /* and P backward */
+            const uint64_t rereads = (uint64_t)(p.softmax_passes - 1) * (uint64_t)(N * N * e);
+            sim_gm_result in = model(&p, &sh, rows_in_flight);
+            sim_gm_result out = model(&p, &sh, rows_in_flight - 1);
+            sim_gm_result none = model(&p, &sh, 0);
+            assert_true(in.hit_bytes[t] >= rereads);
+            assert_true(out.hit_bytes[t] < rereads / 4);
+            assert_true(in.dram_read_bytes + rereads <= out.dram_read_bytes + out.hit_bytes[t]);
+            if (q) {
+                assert_true(in.hit_bytes[SIM_P] >= rereads);
+                assert_true(out.hit_bytes[SIM_P] < rereads / 4);
+            }
+            sim_counts th;
+            assert_int_equal(sim_theory_counts(&p, &sh, &th), 0);
+            assert_int_equal(none.dram_read_bytes, sim_counts_read_bytes(&th, sh.dtype));
+            assert_int_equal(none.hit_bytes[t], 0);
+        }
+}
+
 /* An unbounded L2: each tensor read once and written once. FA2's forward
  * reads Q, K, V and writes O and L; its backward reads Q, K, V, O, dO, L
  * and writes D, dQ, dK, dV and its fp32 dQ_acc. */
@@ -545,6 +584,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zero_l2_is_two_level),
         cmocka_unit_test(test_infinite_l2_is_compulsory),
+        cmocka_unit_test(test_row_rereads_from_l2),
         cmocka_unit_test(test_launch),
         cmocka_unit_test(test_fa1_shared_memory),
         cmocka_unit_test(test_step_phases),
