@@ -234,6 +234,17 @@ int cli_parse_intermediates(const char *s, int *out, char *err, size_t errlen)
     return 0;
 }
 
+int cli_parse_unfused_ops(const char *s, int *out, char *err, size_t errlen)
+{
+    sim_uf_ops o;
+    if (sim_uf_ops_parse(s, &o) != 0) {
+        ERR("--unfused-ops %s: unknown list (gpt2 or fa2bench)", sim_shown(s).s);
+        return -1;
+    }
+    *out = (int)o;
+    return 0;
+}
+
 /* --pass fwd, bwd or both into run_pass. */
 static int parse_pass(sim_request *r, const char *val, char *err, size_t errlen)
 {
@@ -339,15 +350,8 @@ static int report_option(report_parse *p, int id, const char *optname, const cha
             return -1;
         }
         return 0;
-    case CLI_O_UNFUSED_OPS: {
-        sim_uf_ops o;
-        if (sim_uf_ops_parse(val, &o) != 0) {
-            ERR("--unfused-ops %s: unknown list (gpt2 or fa2bench)", sim_shown(val).s);
-            return -1;
-        }
-        r->run.unfused_ops = (int)o;
-        return 0;
-    }
+    case CLI_O_UNFUSED_OPS:
+        return cli_parse_unfused_ops(val, &r->run.unfused_ops, err, errlen);
     case CLI_O_FP8_SCALE:
         if (sim_fp8_scale_parse(val, &r->run.fp8_scale) != 0) {
             ERR("--fp8-scale %s: unknown scaling (tensor or block)", sim_shown(val).s);

@@ -28,6 +28,8 @@ int cli_parse_sram(const char *opt, const char *s, uint64_t *out, char *err, siz
 /* --intermediates kernel or paper (sim_inter) into *out. Returns 0, or -1
  * with a one-line message. */
 int cli_parse_intermediates(const char *s, int *out, char *err, size_t errlen);
+/* --unfused-ops gpt2 or fa2bench into *out (a sim_uf_ops). */
+int cli_parse_unfused_ops(const char *s, int *out, char *err, size_t errlen);
 
 /* A positive integer in [lo, hi], with the same suffixes as sizes (so
  * --N 64K means 65536). */

@@ -212,7 +212,7 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "unfused counts its saved mask (1 B a score); FA1 and FA2\n"
         "regenerate theirs, so their traffic does not change;\n"
         "counted, not computed (with --count-only)" },
-    [CLI_O_UNFUSED_OPS] = { "unfused-ops", "gpt2|fa2bench", R,
+    [CLI_O_UNFUSED_OPS] = { "unfused-ops", "gpt2|fa2bench", R | V,
         "the operations unfused runs:\n"
         "gpt2 (default), HuggingFace GPT-2's attention\n"
         "(FlashAttention's Figure 2), the scale a kernel of its\n"

@@ -55,6 +55,7 @@ typedef struct {
     int64_t fps;               /* --fps; 0: default */
     sim_ring_req ring;         /* --ring P: the ring's rounds instead (ring.P > 0) */
     int ring_order_set;        /* --ring-order given */
+    int unfused_ops_set;       /* --unfused-ops given */
     const char *block_mask;    /* --block-mask: a pattern or a file */
 } view_opts;
 
@@ -132,6 +133,9 @@ static int view_option(view_parse *p, int id, const char *optname, const char *v
         return cli_parse_count(optname, val, 1, SIM_MAX_HEADS, &c->run.splits, err, errlen);
     case CLI_O_INTERMEDIATES:
         return cli_parse_intermediates(val, &c->run.intermediates, err, errlen);
+    case CLI_O_UNFUSED_OPS:
+        o->unfused_ops_set = 1;
+        return cli_parse_unfused_ops(val, &c->run.unfused_ops, err, errlen);
     case CLI_O_SEED:
         if (cli_parse_count(optname, val, 0, INT64_MAX, &n, err, errlen))
             return -1;
@@ -189,6 +193,10 @@ static int view_combinations(view_opts *o, int compute, int count_only, char *er
     if (c->run.splits > 1 && sim_run_opts_check(c->algo, &c->run, NULL, 0) != 0) {
         ERR("--splits is a plan of FA2's forward pass: %s",
             c->algo != SIM_FA2 ? "add --algo fa2" : "drop --pass bwd");
+        return -1;
+    }
+    if (o->unfused_ops_set && !(sim_algo_loop(c->algo)->flags & SIM_LOOP_ROW_KERNELS)) {
+        ERR("--unfused-ops chooses the operations of unfused alone: add --algo unfused");
         return -1;
     }
     const int drawn = o->sdl || o->screenshot || o->record;
