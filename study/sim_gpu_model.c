@@ -235,6 +235,32 @@ static void place(const gm_template *t, const sim_event *ev, int *main_kernel, i
     }
 }
 
+/* The bytes of the rows PyTorch's softmax kernel over long rows holds at
+ * once on g: SoftMax_getBlockSize (aten/src/ATen/native/cuda/SoftMax.cu)
+ * gives a row's block the smallest power of two of threads at least half of
+ * min(N_k / ILP, 1024), and at least a warp, ILP = 16 bytes / the element's;
+ * an SM holds max_threads_per_sm / that many of them, at most
+ * max_blocks_per_sm. */
+static double framework_rows_in_flight(const sim_gpu *g, const sim_shape *sh)
+{
+    const uint64_t Nk = (uint64_t)sim_shape_Nk(sh);
+    const uint64_t e = (uint64_t)sim_tensor_bytes(SIM_S, sh->dtype);
+    const uint64_t ilp = e < 16 ? 16 / e : 1;
+    uint64_t most = Nk / ilp < 1024 ? Nk / ilp : 1024, threads = 1;
+    if (ilp > 1)
+        most /= 2;
+    while (threads < most)
+        threads *= 2;
+    if (threads < 32)
+        threads = 32;
+    uint64_t per_sm = (uint64_t)g->max_threads_per_sm / threads;
+    if (per_sm > (uint64_t)g->max_blocks_per_sm)
+        per_sm = (uint64_t)g->max_blocks_per_sm;
+    if (per_sm < 1)
+        per_sm = 1;
+    return (double)g->sms * (double)per_sm * (double)(Nk * e);
+}
+
 /* Whether step s loads the tile a loads. */
 static int loaded_in(const gm_template *t, const gm_step *s, const gm_access *a)
 {
@@ -1043,19 +1069,16 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     }
     const double l2_bw = g->l2_bytes_per_s;
     /* A framework's row kernels (SIM_LOOP_ROW_KERNELS): PyTorch's softmax
-     * over rows longer than its persistent kernel takes runs a thread block
-     * of up to 1024 threads per row (cunn_SoftMaxForward, SoftMax_getBlockSize
-     * in aten/src/ATen/native/cuda/SoftMax.cu), so an SM holds
-     * max_threads_per_sm / 1024 rows at a time; its second and third passes
-     * over a row find it in the L2 while those rows fit there. The
-     * template's blocks are B_r rows, whose re-reads an LRU of the L2 would
-     * lose; a re-read within a block is served from the L2 when the rows in
-     * flight fit it. */
-    const uint64_t row_bytes = (uint64_t)sim_shape_Nk(sh) * (uint64_t)sim_dtype_bytes(sh->dtype);
+     * over rows longer than its persistent kernel takes runs one thread
+     * block per row (cunn_SoftMaxForward, cunn_SoftMaxBackward), so an SM
+     * holds as many rows as it holds those blocks, and the second and later
+     * passes over a row find it in the L2 (or, where a release keeps the row
+     * in shared memory, on chip) while those rows fit there. The template's
+     * blocks are B_r rows, whose re-reads an LRU of the L2 would lose; a
+     * re-read within a block is served from the L2 when the rows in flight
+     * fit it. */
     const int rows_in_l2 = (loop->flags & SIM_LOOP_ROW_KERNELS) &&
-                           (double)g->sms * (g->max_threads_per_sm / 1024 > 0
-                                                 ? g->max_threads_per_sm / 1024 : 1) *
-                                   (double)row_bytes <= (double)l2_cap;
+                           framework_rows_in_flight(g, sh) <= (double)l2_cap;
     /* the latency a step's dependent phases leave exposed (one block per
      * SM: nothing else hides it; kres blocks hide it in kres x pipe_max) */
     const int nphases = sim_gm_step_phases(loop, p->run.pass == SIM_BWD);

@@ -103,16 +103,17 @@ static void test_zero_l2_is_two_level(void **state)
 /* The unfused baseline's softmax over rows past PyTorch's persistent kernel
  * (N_k = 2048 > 1024) reads S three times forward, P and dP twice backward:
  * the second and later reads of a row come from the L2 when the rows in
- * flight, a row a block (108 SMs x 2 blocks of 1024 threads x 4 KiB a row
- * in fp16), fit it; with an L2 a byte smaller they do not, and with none
- * the DRAM bytes are the two-level counts (fa2bench's operations too). */
+ * flight fit it: a row a block of 128 threads (half of 2048 / 8 fp16 a
+ * 16-byte load), 16 of them on each of the A100's 108 SMs of 2048 threads,
+ * 4 KiB a row. With an L2 a byte smaller they do not, and with none the
+ * DRAM bytes are the two-level counts (fa2bench's operations too). */
 static void test_row_rereads_from_l2(void **state)
 {
     (void)state;
     sim_algo uf;
     assert_int_equal(sim_algo_parse("unfused", &uf), 0);
     const int64_t N = 2048, d = 64, e = 2;
-    const uint64_t rows_in_flight = 108u * 2u * (uint64_t)(N * e);
+    const uint64_t rows_in_flight = 108u * 16u * (uint64_t)(N * e);
     sim_shape sh = { .N = N, .d = d, .M = 163 * 1024, .dtype = SIM_FP16 };
     for (int ops = 0; ops < SIM_UF_OPS_COUNT; ops++)
         for (int q = 0; q < 2; q++) {
