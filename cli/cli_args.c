@@ -97,12 +97,8 @@ int cli_parse_gpu(const char *s, const sim_gpu **out, int *is_list, char *err, s
     *out = sim_gpu_find(s);
     if (!*out) {
         /* the names from the preset table, so the message cannot go stale */
-        char names[160] = "";
-        int n;
-        const sim_gpu *g = sim_gpu_presets(&n);
-        for (int k = 0; k < n; k++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                     k ? ", " : "", g[k].name);
+        char names[160];
+        sim_gpu_preset_names(names, sizeof names);
         ERR("--gpu %s: unknown preset (%s; 'fasim --gpu list' shows them)", sim_shown(s).s,
             names);
         return -1;

@@ -14,7 +14,7 @@
 *              --d D       head dimension: 64 or 128 (default 64)
 *              --heads H   query heads per sequence (default 16)
 *              --batch B   sequences (default 1)
-*              --gpu G     a100 (default), a100-40, h100 or h200
+*              --gpu G     a100 (default), a100-40, h100, h100-pcie or h200
 *
 *   Run:       fasim lesson gpu-time --N 4096 --heads 32
 *
@@ -218,6 +218,6 @@ const lesson_def lesson_gpu_time = {
     "--d D       head dimension, 64 or 128 (default 64)\n"
     "--heads H   query heads per sequence, up to 256 (default 16)\n"
     "--batch B   sequences, up to 256 (default 1)\n"
-    "--gpu G     a100 (default), a100-40, h100 or h200\n",
+    "--gpu G     a100 (default), a100-40, h100, h100-pcie or h200\n",
     run,
 };

@@ -16,7 +16,7 @@
 *              --d D       head dimension: 64 (default) or 128
 *              --heads H   query heads per sequence (default 16)
 *              --batch B   sequences (default 64)
-*              --gpu G     a100 (default), a100-40, h100 or h200
+*              --gpu G     a100 (default), a100-40, h100, h100-pcie or h200
 *              --l2 BYTES  the L2's size (default: the preset's)
 *
 *   Run:       fasim lesson l2-bytes --algo fa1 --l2 20M
@@ -163,7 +163,7 @@ const lesson_def lesson_l2_bytes = {
     "--d D       head dimension, 64 or 128 (default 64)\n"
     "--heads H   query heads per sequence, up to 256 (default 16)\n"
     "--batch B   sequences, up to 256 (default 64: GPT-2 medium's preset)\n"
-    "--gpu G     a100 (default), a100-40, h100 or h200\n"
+    "--gpu G     a100 (default), a100-40, h100, h100-pcie or h200\n"
     "--l2 BYTES  the L2's size: 40M, 20MiB (default: the preset's); the\n"
     "            lesson compares it with no L2 and an unbounded one\n",
     run,

@@ -1130,8 +1130,10 @@ static int config_word(int key, const char *v, int vl, int vcol, sim_user_claim 
             g = sim_gpu_find(b);
         }
         if (!g) {
+            char names[160];
+            sim_gpu_preset_names(names, sizeof names);
             *col = vcol;
-            ERR("gpu=%.*s: unknown preset (a100, h100 or h200)", vl, v);
+            ERR("gpu=%.*s: unknown preset (%s)", vl, v, names);
             return -1;
         }
         c->gpu = g;

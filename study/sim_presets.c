@@ -194,6 +194,17 @@ const sim_gpu *sim_gpu_presets(int *n)
     return PRESETS;
 }
 
+void sim_gpu_preset_names(char *buf, size_t len)
+{
+    if (!len)
+        return;
+    buf[0] = '\0';
+    for (int k = 0; k < NPRESETS; k++) {
+        const size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", k ? ", " : "", PRESETS[k].name);
+    }
+}
+
 const sim_gpu *sim_gpu_find(const char *name)
 {
     if (!name)

@@ -60,6 +60,9 @@ typedef struct {
 /* The presets, in a fixed order; *n is set to their count. */
 const sim_gpu *sim_gpu_presets(int *n);
 
+/* The presets' names, "a100, h100, ..." in their order, into buf. */
+void sim_gpu_preset_names(char *buf, size_t len);
+
 /* The preset called name (case-insensitive), or NULL. */
 const sim_gpu *sim_gpu_find(const char *name);
 
