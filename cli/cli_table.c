@@ -398,8 +398,9 @@ static const cli_help_item HELP_VIEW[] = {
          "\n"
          "The grids count each tile's moves so far: 2r read twice, 1w written once,\n"
          "2r1w both, 9+ past nine (in a narrow cell one digit, reads + writes, and\n"
-         "+ past nine); before the count, > being loaded, < being stored, * in hand\n"
-         "at this step (a one-column cell shows the mark in place of its digit).\n"
+         "+ past nine); before the count, > being loaded, < being stored, = both,\n"
+         "* in hand at this step (a one-column cell shows the mark in place of its\n"
+         "digit).\n"
          "fa1 and fa2 add the T_r x T_c blocks (i, j): # done, * now, . to come,\n"
          "- skipped (fully masked), and where one character stands for several\n"
          "blocks (\"block char: 2 rows x 1 col\"), : for some done and some to\n"
@@ -434,6 +435,8 @@ static const cli_help_item HELP_VIEW[] = {
     LINE("--ring-order O", "with --ring: contiguous (default) or zigzag"),
     LINE("--intermediates K", "kernel (default) or paper: the precision of FA1's running\n"
         "O, the backwards' dQ and P~ (see 'fasim --help')"),
+    LINE("--unfused-ops L", "with --algo unfused: gpt2 (default) or fa2bench, the\n"
+        "operations it runs (see 'fasim --help')"),
     LINE("--Br B, --Bc B", "block sizes (default: the report's same tiles)"),
     LINE("--plan KIND", "same (default): the report's square B_r = B_c, the largest\n"
         "of 128, 64, 32, 16 that fits M for every loop order (so the\n"
@@ -708,7 +711,9 @@ static const cli_help_item HELP_VALIDATE[] = {
          "\n"
          "  algo     %A; fa3/np and fa3/nw: fa3 without its\n"
          "           GEMM-softmax pipelining, without warp specialization\n"
-         "           (FA3's Table 2); fa3 off Hopper is kept, not modelled\n"
+         "           (FA3's Table 2); fa3 off Hopper is kept, not modelled;\n"
+         "           unfused/fa2bench: unfused running FlashAttention-2's\n"
+         "           benchmark's operations (the report's unfused-ops)\n"
          "  passes   fwd, bwd or fwd+bwd (the passes' times summed)\n"
          "  metric   tflops, ms, or GB (DRAM bytes read and written, 10^9 B)\n"
          "  flops    a tflops row's FLOP convention: fa2 (forward 4 B N^2 d H, halved\n"

@@ -640,7 +640,7 @@ static void unfused_flops(sim_chk *k, const sim_plan *p, const sim_shape *sh, si
 static const sim_code_line UNFUSED_CODE[] = {
     SIM_CODE(UF_L1_COPY_QK, 0, "Q, K = copies [fa2bench]"),
     SIM_CODE(UF_L2_SCORES, 0, "S = matmul(Q, K^T)"),
-    SIM_CODE(UF_L3_SCALE, 0, "S = S / sqrt(d) [fa2bench: 2]"),
+    SIM_CODE(UF_L3_SCALE, 0, "S = S / sqrt(d) [gpt2]"),
     SIM_CODE(UF_L4_MASK, 0, "S = where(C, S, -inf) [causal]"),
     SIM_CODE(UF_L5_SOFTMAX, 0, "P = softmax(S)"),
     SIM_CODE(UF_L6_DROPOUT, 0, "P, Z = dropout(P) [p > 0]"),

@@ -134,7 +134,7 @@ static const sim_code_line UNFUSED_BWD_CODE[] = {
     SIM_CODE(UFB_L4_DROPOUT, 0, "dP = dP o Z / (1-p) [p > 0]"),
     SIM_CODE(UFB_L5_SOFTMAX, 0, "dS = P o (dP - rowsum(P o dP))"),
     SIM_CODE(UFB_L6_MASK, 0, "dS = where(C, dS, 0) [causal]"),
-    SIM_CODE(UFB_L7_SCALE, 0, "dS = dS/sqrt(d) [fa2bench: 8-9]"),
+    SIM_CODE(UFB_L7_SCALE, 0, "dS = dS / sqrt(d) [gpt2]"),
     SIM_CODE(UFB_L8_DQ, 0, "dQ = matmul(dS, K)"),
     SIM_CODE(UFB_L9_DK, 0, "dK = matmul(dS^T, Q)"),
     SIM_CODE(UFB_L10_STACK, 0, "dQ, dK, dV stacked [fa2bench]"),

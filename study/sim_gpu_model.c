@@ -1270,7 +1270,10 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             for (int64_t a = st->first; a < st->first + st->n; a++) {
                 const gm_access *ac = &t.acc[a];
                 const sim_tensor_info *ti = sim_tensor_about((sim_tensor)ac->tensor);
-                const uint64_t hd = (uint64_t)(ti && ti->kv ? kvh : b * H + h + ac->qh);
+                /* the unfused baseline's mask C is one N x N_k tensor broadcast
+                 * over the heads (algo_unfused.c): every head reads the same */
+                const uint64_t hd = ac->tensor == SIM_C ? 0
+                                    : (uint64_t)(ti && ti->kv ? kvh : b * H + h + ac->qh);
                 const uint64_t key[2] = { (uint64_t)ac->tensor << 48 | hd,
                                           (uint64_t)ac->r0 << 24 | (uint64_t)ac->c0 };
                 uint64_t w = 0;

@@ -1327,6 +1327,27 @@ static const char SOFTMAX_MORE[] =
     "textbook's three passes (max, sum, normalise) read S once more. --softmax 1pass, "
     "2pass or 3pass runs one form.";
 
+/* Which operations unfused ran, when it ran FlashAttention-2's benchmark's
+ * (--unfused-ops fa2bench): its copies show as writes of Q, K, V, dO. */
+static void unfused_ops_note(FILE *out, const sim_report *rep)
+{
+    int ran = 0;
+    for (int k = 0; k < rep->nruns; k++)
+        ran |= (sim_algo_loop(rep->runs[k].algo)->flags & SIM_LOOP_ROW_KERNELS) != 0;
+    if (!ran || rep->req.run.unfused_ops != SIM_UF_FA2BENCH)
+        return;
+    static const section_note note = {
+        "unfused runs FlashAttention-2's benchmark's operations (--unfused-ops "
+        "fa2bench): Q, K, V copied into batched layouts (dO copied, dQ, dK, dV stacked "
+        "backward), the scale inside the products.",
+        "attention_pytorch in flash-attn's benchmarks takes one packed tensor (B, N, 3, "
+        "H, d); a reshape of a permuted view copies, so each operand is copied once "
+        "before its product. GPT-2's operations (the default) have no copies here and a "
+        "kernel of their own for the scale.",
+    };
+    note_text(out, rep, &note);
+}
+
 static void softmax_note(FILE *out, const sim_report *rep)
 {
     const sim_report_run *nv = find_run(rep, SIM_NAIVE);
@@ -1834,6 +1855,7 @@ static void section_text(FILE *out, const sim_report *rep, sim_pass pass)
     traffic_rows(out, rep);
     note_text(out, rep, sim_dtype_is_fp8(rep->req.sh.dtype) ? &NOTE_TRAFFIC_FP8 : &NOTE_TRAFFIC);
     softmax_note(out, rep);
+    unfused_ops_note(out, rep);
     if (G < H && pass == SIM_FWD)
         gqa_text(out, rep);
     if (G < H && pass == SIM_BWD)

@@ -455,12 +455,15 @@ void sim_validate_print(FILE *out, const char *name, const sim_vfig_list *l,
 {
     fprintf(out, "fasim %s validate: the GPU model against %d published figure%s\n"
             "from %s\n\n", FASIM_VERSION, l->n, l->n == 1 ? "" : "s", name);
-    int aw = 7;       /* the algo column: as wide as its widest name */
+    /* the gpu and algo columns as wide as their widest names, so that the
+     * shipped file's rows fit 80 columns */
+    int gw = 3, aw = 4;
     for (int k = 0; k < l->n; k++) {
-        const int w = (int)strlen(l->items[k].algo_name);
+        const int w = (int)strlen(l->items[k].algo_name), v = (int)strlen(l->items[k].gpu->name);
         aw = w > aw ? w : aw;
+        gw = v > gw ? v : gw;
     }
-    fprintf(out, "%4s %-9s %-*s %-7s %1s %-6s %5s %3s %-4s %7s %7s %7s\n", "line", "gpu",
+    fprintf(out, "%4s %-*s %-*s %-7s %1s %-5s %5s %3s %-4s %6s %6s %6s\n", "line", gw, "gpu",
             aw, "algo", "passes", "c", "B x H", "N", "d", "unit", "meas.", "pred.", "error");
     for (int k = 0; k < l->n; k++) {
         const sim_vfig *f = &l->items[k];
@@ -476,8 +479,8 @@ void sim_validate_print(FILE *out, const char *name, const sim_vfig_list *l,
             snprintf(pred, sizeof pred, "-");
             snprintf(err, sizeof err, "%s", r[k].status == SIM_VROW_FAILED ? "failed" : "n/m");
         }
-        fprintf(out, "%4d %-9s %-*s %-7s %1s %-6s %5lld %3lld %-4s %7s %7s %7s%s\n", f->line,
-                f->gpu->name, aw, f->algo_name, f->fwd && f->bwd ? "fwd+bwd" : f->fwd ? "fwd" : "bwd",
+        fprintf(out, "%4d %-*s %-*s %-7s %1s %-5s %5lld %3lld %-4s %6s %6s %6s%s\n", f->line,
+                gw, f->gpu->name, aw, f->algo_name, f->fwd && f->bwd ? "fwd+bwd" : f->fwd ? "fwd" : "bwd",
                 f->causal ? "c" : "-", bh, (long long)f->N, (long long)f->d,
                 metric_shown(f->metric), meas, pred, err,
                 r[k].status == SIM_VROW_OK && r[k].off ? " !" : f->fit ? " f" : "");

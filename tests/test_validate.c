@@ -236,10 +236,10 @@ static void table_flags_wrong(void **state)
     sim_validate_print(out, "w.tsv", &l, r, &s);
     fclose(out);
     /* Row of line 3 (GOOD2): measured 3.5, predicted 10.5, +200%, flagged. */
-    HAS(buf, "   3 h100-pcie unfused fwd     c 4x16    8192 128 ms       3.5    10.5 +200.0% !\n");
+    HAS(buf, "   3 h100-pcie unfused fwd     c 4x16   8192 128 ms      3.5   10.5 +200.0% !\n");
     /* a fitted row is marked f */
-    HAS(buf, "   2 a100      fa2     fwd+bwd - 16x32   1024  64 TF/s     153   160.7   +5.0% f\n");
-    HAS(buf, "   4 a100      fa3     fwd     - 4x16    8448 128 GB       4.4       -     n/m\n");
+    HAS(buf, "   2 a100      fa2     fwd+bwd - 16x32  1024  64 TF/s    153  160.7  +5.0% f\n");
+    HAS(buf, "   4 a100      fa3     fwd     - 4x16   8448 128 GB      4.4      -    n/m\n");
     HAS(buf, "off by more than 40%: 1 row (line 3)");
     HAS(buf, "  fitted rows (fit = 1):   1, geometric mean |error| 5.0%\n");
     HAS(buf, "  other rows (fit = 0):    1, geometric mean |error| 200.0%\n");
