@@ -584,6 +584,15 @@ static int ring_combinations(report_parse *p, char *err, size_t errlen)
     return sim_ring_check(&r->sh, &r->ring, err, errlen);
 }
 
+/* Whether a loop order the request runs carries flag (SIM_LOOP_*). */
+static int runs_flagged(const sim_request *r, unsigned flag)
+{
+    for (int a = 0; a < sim_algo_count(); a++)
+        if (r->run_algo[a] && (sim_algo_loop((sim_algo)a)->flags & flag))
+            return 1;
+    return 0;
+}
+
 /* Options that contradict each other, and the mode. */
 static int report_combinations(report_parse *p, char *err, size_t errlen)
 {
@@ -593,17 +602,13 @@ static int report_combinations(report_parse *p, char *err, size_t errlen)
                                               o->v_path, err, errlen);
     if (nfiles < 0)
         return -1;
-    int dropout_counted = 0;
-    for (int a = 0; a < sim_algo_count(); a++)
-        dropout_counted |= r->run_algo[a] && (sim_algo_loop((sim_algo)a)->flags &
-                                              SIM_LOOP_DROPOUT);
-    if (r->run.dropout > 0.0 && !dropout_counted) {
+    if (r->run.dropout > 0.0 && !runs_flagged(r, SIM_LOOP_DROPOUT)) {
         ERR("--dropout changes the counts of unfused alone (FA1 and FA2 regenerate the "
             "mask in the backward; naive, Algorithm 0, has none): add --algo unfused or "
             "--algo all");
         return -1;
     }
-    if (cli_given_has(&p->given, CLI_O_UNFUSED_OPS) && !dropout_counted) {
+    if (cli_given_has(&p->given, CLI_O_UNFUSED_OPS) && !runs_flagged(r, SIM_LOOP_FRAMEWORK)) {
         ERR("--unfused-ops chooses the operations of unfused alone: add --algo unfused or "
             "--algo all");
         return -1;

@@ -195,7 +195,7 @@ static int view_combinations(view_opts *o, int compute, int count_only, char *er
             c->algo != SIM_FA2 ? "add --algo fa2" : "drop --pass bwd");
         return -1;
     }
-    if (o->unfused_ops_set && !(sim_algo_loop(c->algo)->flags & SIM_LOOP_ROW_KERNELS)) {
+    if (o->unfused_ops_set && !(sim_algo_loop(c->algo)->flags & SIM_LOOP_FRAMEWORK)) {
         ERR("--unfused-ops chooses the operations of unfused alone: add --algo unfused");
         return -1;
     }

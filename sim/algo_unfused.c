@@ -658,7 +658,7 @@ const sim_loop sim_loop_unfused = {
     .code = UNFUSED_CODE,
     .ncode = (int)(sizeof UNFUSED_CODE / sizeof UNFUSED_CODE[0]),
     .flags = SIM_LOOP_LINE_BLOCKS | SIM_LOOP_OPT_IN | SIM_LOOP_DROPOUT | SIM_LOOP_UNPAGED |
-             SIM_LOOP_ROW_KERNELS,
+             SIM_LOOP_FRAMEWORK,
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_S | 1u << SIM_P |
            1u << SIM_C | 1u << SIM_Z,
     .kv_loads = SIM_KV_ONCE,

@@ -150,7 +150,7 @@ const sim_loop sim_loop_unfused_bwd = {
     .code = UNFUSED_BWD_CODE,
     .ncode = (int)(sizeof UNFUSED_BWD_CODE / sizeof UNFUSED_BWD_CODE[0]),
     .flags = SIM_LOOP_LINE_BLOCKS | SIM_LOOP_OPT_IN | SIM_LOOP_DROPOUT | SIM_LOOP_UNPAGED |
-             SIM_LOOP_ROW_KERNELS,
+             SIM_LOOP_FRAMEWORK,
     .no_stats = "the backward reads P from HBM",
     .hbm = 1u << SIM_Q | 1u << SIM_K | 1u << SIM_V | 1u << SIM_O | 1u << SIM_S | 1u << SIM_P |
            1u << SIM_C | 1u << SIM_Z | 1u << SIM_dO | 1u << SIM_dQ | 1u << SIM_dK |

@@ -130,6 +130,9 @@ typedef struct {
                             0: query side (B H heads, blocks of B_r rows) */
     sim_dim rows, cols;  /* one head's shape */
     int mask;            /* 1: a mask of 1-byte elements (bool), whatever the dtype */
+    int shared;          /* 1: one tensor broadcast over the heads, which each read
+                            (the unfused baseline's causal mask C); its counts are
+                            per head, and an L2 holds it once */
 } sim_tensor_info;
 
 const sim_tensor_info *sim_tensor_about(sim_tensor t);   /* NULL out of range */

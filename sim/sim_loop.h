@@ -123,11 +123,14 @@ enum {
                                         "all" either (FA3: Hopper, forward, 16- and
                                         8-bit types), so that what "all" prints
                                         stays as it was */
-    SIM_LOOP_ROW_KERNELS = 1u << 6   /* a framework's kernels: the GPU model serves a
-                                        thread block's re-read of a tile it read in
-                                        the same kernel from the L2 (PyTorch's
-                                        softmax over long rows runs a block per row,
-                                        whose passes find the row there) */
+    SIM_LOOP_FRAMEWORK = 1u << 6     /* a framework's attention, a kernel per operation
+                                        (the unfused baseline): its operations follow
+                                        sim_run_opts.unfused_ops; the GPU model charges
+                                        its kernels framework_dram_eff and serves a
+                                        thread block's re-read of a tile it read in the
+                                        same kernel from the L2 (PyTorch's softmax over
+                                        long rows runs a block per row, whose passes
+                                        find the row there) */
 };
 
 /* How often a loop order loads key block j of K (and of V), for the paged

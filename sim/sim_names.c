@@ -40,7 +40,7 @@ static const sim_tensor_info TENSORS[SIM_TENSOR_COUNT] = {
     [SIM_PT] = { "PT", 1, 1, SIM_DIM_PAGES, SIM_DIM_1, 0 },
     /* The unfused baseline's masks, as PyTorch keeps them: torch.bool, one
      * byte per element (algo_unfused.c). */
-    [SIM_C] = { "C", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 1 },
+    [SIM_C] = { "C", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 1, 1 },
     [SIM_Z] = { "Z", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 1 },
     [SIM_Oacc] = { "O_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0 },
     [SIM_dQacc] = { "dQ_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0 },

@@ -88,7 +88,7 @@ typedef struct {
     int16_t tensor;
     uint8_t store;
     uint8_t reread;        /* a load of a tile its block loaded before in the same
-                              kernel (SIM_LOOP_ROW_KERNELS only) */
+                              kernel (SIM_LOOP_FRAMEWORK only) */
     int32_t qh;            /* a group sum's: the query head in the group */
     int64_t r0, c0;
     uint64_t bytes;
@@ -101,7 +101,7 @@ typedef struct {
     int64_t i, j;          /* the block pair it works on (-1: outside that loop) */
     double area;           /* scores computed in this step (0: none) */
     int64_t order;         /* event order, for a stable sort */
-    int64_t prev;          /* SIM_LOOP_ROW_KERNELS: the block's last step before at
+    int64_t prev;          /* SIM_LOOP_FRAMEWORK: the block's last step before at
                               the same (i, j), in event order; -1: none */
 } gm_step;
 
@@ -131,7 +131,7 @@ typedef struct {
     int cur;               /* the step being filled, -1: none */
     int failed;            /* out of memory, or too many kernels */
     int gqa;               /* a backward with G < H: dK, dV go to dK_exp, dV_exp */
-    /* SIM_LOOP_ROW_KERNELS: per key block j, the last step at j of the
+    /* SIM_LOOP_FRAMEWORK: per key block j, the last step at j of the
      * current run of one (kernel, block), and that run's number */
     int64_t *last_j, *last_run, run;
 } gm_template;
@@ -949,7 +949,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     gm_template t = { .loop = loop, .p = &p1, .Br = p->Br, .Bc = p->Bc, .cur = -1,
                       .splits = splits,
                       .gqa = p->run.pass == SIM_BWD && sim_gqa_grad(sh, SIM_dK) == SIM_dKexp };
-    if (loop->flags & SIM_LOOP_ROW_KERNELS) {
+    if (loop->flags & SIM_LOOP_FRAMEWORK) {
         t.last_j = malloc(sizeof *t.last_j * (size_t)(p->Tc > 0 ? p->Tc : 1));
         t.last_run = calloc((size_t)(p->Tc > 0 ? p->Tc : 1), sizeof *t.last_run);
         if (!t.last_j || !t.last_run) {
@@ -1038,7 +1038,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
     const double tc_sm = sim_gpu_peak_flops(g, sh->dtype) * mma * CONSTANTS.tensor_eff / g->sms;
     const double fp32_sm = g->fp32_flops / 2.0 / g->sms;          /* ops/s: an FMA is 2 */
     const double sfu_sm = g->sfu_per_clk * g->clock_hz;
-    const double dram_bw = g->hbm_bytes_per_s * ((loop->flags & SIM_LOOP_ROW_KERNELS)
+    const double dram_bw = g->hbm_bytes_per_s * ((loop->flags & SIM_LOOP_FRAMEWORK)
                                                      ? CONSTANTS.framework_dram_eff
                                                      : CONSTANTS.dram_eff);
     /* Shared memory per tile step for the exchange between the block's
@@ -1068,7 +1068,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
         }
     }
     const double l2_bw = g->l2_bytes_per_s;
-    /* A framework's row kernels (SIM_LOOP_ROW_KERNELS): PyTorch's softmax
+    /* A framework's row kernels (SIM_LOOP_FRAMEWORK): PyTorch's softmax
      * over rows longer than its persistent kernel takes runs one thread
      * block per row (cunn_SoftMaxForward, cunn_SoftMaxBackward), so an SM
      * holds as many rows as it holds those blocks, and the second and later
@@ -1077,7 +1077,7 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
      * blocks are B_r rows, whose re-reads an LRU of the L2 would lose; a
      * re-read within a block is served from the L2 when the rows in flight
      * fit it. */
-    const int rows_in_l2 = (loop->flags & SIM_LOOP_ROW_KERNELS) &&
+    const int rows_in_l2 = (loop->flags & SIM_LOOP_FRAMEWORK) &&
                            framework_rows_in_flight(g, sh) <= (double)l2_cap;
     /* the latency a step's dependent phases leave exposed (one block per
      * SM: nothing else hides it; kres blocks hide it in kres x pipe_max) */
@@ -1270,9 +1270,8 @@ int sim_gpu_model_run(const sim_gpu *g, const sim_plan *p, const sim_shape *sh,
             for (int64_t a = st->first; a < st->first + st->n; a++) {
                 const gm_access *ac = &t.acc[a];
                 const sim_tensor_info *ti = sim_tensor_about((sim_tensor)ac->tensor);
-                /* the unfused baseline's mask C is one N x N_k tensor broadcast
-                 * over the heads (algo_unfused.c): every head reads the same */
-                const uint64_t hd = ac->tensor == SIM_C ? 0
+                /* a tensor broadcast over the heads is one line for all */
+                const uint64_t hd = ti && ti->shared ? 0
                                     : (uint64_t)(ti && ti->kv ? kvh : b * H + h + ac->qh);
                 const uint64_t key[2] = { (uint64_t)ac->tensor << 48 | hd,
                                           (uint64_t)ac->r0 << 24 | (uint64_t)ac->c0 };

@@ -198,7 +198,7 @@ typedef struct {
     double tensor_eff;       /* fraction of the tensor-core peak an mma loop reaches */
     double dram_eff;         /* fraction of DRAM bandwidth a stream reaches */
     double framework_dram_eff;   /* the fraction a framework's kernels reach, one per
-                                    operation (SIM_LOOP_ROW_KERNELS: unfused) */
+                                    operation (SIM_LOOP_FRAMEWORK: unfused) */
     double launch_s;         /* seconds from one kernel's end to the next's start */
     double phase_cycles;     /* clocks each dependent phase of a tile step (a product
                                 whose result the next one needs, a barrier of the

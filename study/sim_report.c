@@ -1333,7 +1333,7 @@ static void unfused_ops_note(FILE *out, const sim_report *rep)
 {
     int ran = 0;
     for (int k = 0; k < rep->nruns; k++)
-        ran |= (sim_algo_loop(rep->runs[k].algo)->flags & SIM_LOOP_ROW_KERNELS) != 0;
+        ran |= (sim_algo_loop(rep->runs[k].algo)->flags & SIM_LOOP_FRAMEWORK) != 0;
     if (!ran || rep->req.run.unfused_ops != SIM_UF_FA2BENCH)
         return;
     static const section_note note = {

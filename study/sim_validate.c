@@ -121,7 +121,7 @@ static int parse_row(char **c, sim_vfig *f, char *why, size_t len)
         return -1;
     }
     const int wgmma = sim_algo_loop(f->algo)->wgmma;
-    const int unfused = (sim_algo_loop(f->algo)->flags & SIM_LOOP_ROW_KERNELS) != 0;
+    const int unfused = (sim_algo_loop(f->algo)->flags & SIM_LOOP_FRAMEWORK) != 0;
     f->no_pipeline = f->no_warp_spec = 0;
     f->unfused_ops = SIM_UF_GPT2;
     if (slash && unfused) {

@@ -1380,6 +1380,19 @@ static void frame_text(viz_model *m, uint64_t step, int w, int h, seen_text *t)
     SDL_FreeSurface(sf);
 }
 
+/* Whether the SDL frame at step of algo's run (N, d, causal, the default
+ * M), drawn at w x h, shows the text want. */
+static int frame_says(sim_algo algo, int64_t N, int64_t d, int causal, uint64_t step, int w,
+                      int h, const char *want)
+{
+    static seen_text t;
+    viz_model *m = build(algo, N, d, VIZ_DEFAULT_M, causal);
+    frame_text(m, step, w, h, &t);
+    const int found = strstr(t.all, want) != NULL;
+    viz_model_free(m);
+    return found;
+}
+
 /* The byte counters say what they count in the terminal view's words, in
  * units that name themselves: at the last step of FA2 (N = 256, d = 32,
  * fp16) Q has been read once, 256 x 32 x 2 B = 16 KiB, of 16 KiB. */
@@ -1414,10 +1427,7 @@ static void test_pipeline_bar(void **state)
     assert_non_null(strstr(t.all, "SMEM stages"));
     assert_non_null(strstr(t.all, "0: K_2 V_2: producer filling  1: K_1 V_1: GEMM0 on K"));
     viz_model_free(m);
-    m = build(SIM_FA2, 64, 16, VIZ_DEFAULT_M, 0);
-    frame_text(m, 4, 1280, 800, &t);
-    assert_null(strstr(t.all, "pipeline:"));
-    viz_model_free(m);
+    assert_false(frame_says(SIM_FA2, 64, 16, 0, 4, 1280, 800, "pipeline:"));
 }
 
 /* A pixel of block (i, j) in the block grid, near its bottom-left corner:
@@ -1495,14 +1505,8 @@ static void test_block_grid(void **state)
     /* Causal on the view's square tiles: FA2's first row holds one block,
      * its next block is (2, 1), and the order is still row by row; FA1's
      * still column by column. */
-    m = build(SIM_FA2, 256, 32, VIZ_DEFAULT_M, 1);
-    frame_text(m, 0, 1920, 1080, &t);
-    assert_non_null(strstr(t.all, "row by row"));
-    viz_model_free(m);
-    m = build(SIM_FA1, 256, 32, VIZ_DEFAULT_M, 1);
-    frame_text(m, 0, 1920, 1080, &t);
-    assert_non_null(strstr(t.all, "column by column"));
-    viz_model_free(m);
+    assert_true(frame_says(SIM_FA2, 256, 32, 1, 0, 1920, 1080, "row by row"));
+    assert_true(frame_says(SIM_FA1, 256, 32, 1, 0, 1920, 1080, "column by column"));
 
     m = build(SIM_NAIVE, 256, 32, VIZ_DEFAULT_M, 0);     /* no block grid */
     s = render(m, 0, 1920, 1080, &lay);
