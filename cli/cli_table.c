@@ -207,12 +207,12 @@ const cli_option CLI_OPTIONS[CLI_O_COUNT] = {
         "the released kernels do; paper: O and dQ stored in the\n"
         "dtype at every step and P~ kept in fp32, as the listings\n"
         "read (less accurate in fp16 and bf16)" },
-    [CLI_O_DROPOUT] = { "dropout", "P", R,
+    [CLI_O_DROPOUT] = { "dropout", "P", R | X,
         "attention dropout, probability in [0, 1) (default 0):\n"
         "unfused counts its saved mask (1 B a score); FA1 and FA2\n"
         "regenerate theirs, so their traffic does not change;\n"
         "counted, not computed (with --count-only)" },
-    [CLI_O_UNFUSED_OPS] = { "unfused-ops", "gpt2|fa2bench", R | V,
+    [CLI_O_UNFUSED_OPS] = { "unfused-ops", "gpt2|fa2bench", R | V | X,
         "the operations unfused runs:\n"
         "gpt2 (default), HuggingFace GPT-2's attention\n"
         "(FlashAttention's Figure 2), the scale a kernel of its\n"

@@ -20,34 +20,34 @@ static const char *const SOFTMAX_NAMES[SIM_SOFTMAX_COUNT] = { "auto", "1pass", "
  * outputs and the page table are fp32 in every FlashAttention implementation;
  * the matrices take the run's dtype (docs/ARCHITECTURE.md, "The IO model"). */
 static const sim_tensor_info TENSORS[SIM_TENSOR_COUNT] = {
-    [SIM_Q] = { "Q", 0, 0, SIM_DIM_N, SIM_DIM_d, 0 },
-    [SIM_K] = { "K", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0 },
-    [SIM_V] = { "V", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0 },
-    [SIM_O] = { "O", 0, 0, SIM_DIM_N, SIM_DIM_d, 0 },
-    [SIM_S] = { "S", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0 },
-    [SIM_P] = { "P", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0 },
-    [SIM_m] = { "m", 1, 0, SIM_DIM_SN, SIM_DIM_1, 0 },        /* split-KV: S partial rows */
-    [SIM_l] = { "l", 1, 0, SIM_DIM_SN, SIM_DIM_1, 0 },
-    [SIM_L] = { "L", 1, 0, SIM_DIM_N, SIM_DIM_1, 0 },
-    [SIM_dO] = { "dO", 0, 0, SIM_DIM_N, SIM_DIM_d, 0 },
-    [SIM_dQ] = { "dQ", 0, 0, SIM_DIM_N, SIM_DIM_d, 0 },
-    [SIM_dK] = { "dK", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0 },
-    [SIM_dV] = { "dV", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0 },
-    [SIM_dP] = { "dP", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0 },
-    [SIM_dS] = { "dS", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0 },
-    [SIM_D] = { "D", 1, 0, SIM_DIM_N, SIM_DIM_1, 0 },
-    [SIM_Ot] = { "O~", 1, 0, SIM_DIM_SN, SIM_DIM_d, 0 },
-    [SIM_PT] = { "PT", 1, 1, SIM_DIM_PAGES, SIM_DIM_1, 0 },
+    [SIM_Q] = { "Q", 0, 0, SIM_DIM_N, SIM_DIM_d, 0, 0 },
+    [SIM_K] = { "K", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0, 0 },
+    [SIM_V] = { "V", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0, 0 },
+    [SIM_O] = { "O", 0, 0, SIM_DIM_N, SIM_DIM_d, 0, 0 },
+    [SIM_S] = { "S", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0, 0 },
+    [SIM_P] = { "P", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0, 0 },
+    [SIM_m] = { "m", 1, 0, SIM_DIM_SN, SIM_DIM_1, 0, 0 },        /* split-KV: S partial rows */
+    [SIM_l] = { "l", 1, 0, SIM_DIM_SN, SIM_DIM_1, 0, 0 },
+    [SIM_L] = { "L", 1, 0, SIM_DIM_N, SIM_DIM_1, 0, 0 },
+    [SIM_dO] = { "dO", 0, 0, SIM_DIM_N, SIM_DIM_d, 0, 0 },
+    [SIM_dQ] = { "dQ", 0, 0, SIM_DIM_N, SIM_DIM_d, 0, 0 },
+    [SIM_dK] = { "dK", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0, 0 },
+    [SIM_dV] = { "dV", 0, 1, SIM_DIM_Nk, SIM_DIM_d, 0, 0 },
+    [SIM_dP] = { "dP", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0, 0 },
+    [SIM_dS] = { "dS", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 0, 0 },
+    [SIM_D] = { "D", 1, 0, SIM_DIM_N, SIM_DIM_1, 0, 0 },
+    [SIM_Ot] = { "O~", 1, 0, SIM_DIM_SN, SIM_DIM_d, 0, 0 },
+    [SIM_PT] = { "PT", 1, 1, SIM_DIM_PAGES, SIM_DIM_1, 0, 0 },
     /* The unfused baseline's masks, as PyTorch keeps them: torch.bool, one
      * byte per element (algo_unfused.c). */
     [SIM_C] = { "C", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 1, 1 },
-    [SIM_Z] = { "Z", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 1 },
-    [SIM_Oacc] = { "O_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0 },
-    [SIM_dQacc] = { "dQ_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0 },
+    [SIM_Z] = { "Z", 0, 0, SIM_DIM_N, SIM_DIM_Nk, 1, 0 },
+    [SIM_Oacc] = { "O_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0, 0 },
+    [SIM_dQacc] = { "dQ_acc", 1, 0, SIM_DIM_N, SIM_DIM_d, 0, 0 },
     /* GQA's backward: one N_k x d gradient per query head (B H of them),
      * in the dtype as flash-attn's dk_expanded (sim_gqa_grad). */
-    [SIM_dKexp] = { "dK_exp", 0, 0, SIM_DIM_Nk, SIM_DIM_d, 0 },
-    [SIM_dVexp] = { "dV_exp", 0, 0, SIM_DIM_Nk, SIM_DIM_d, 0 },
+    [SIM_dKexp] = { "dK_exp", 0, 0, SIM_DIM_Nk, SIM_DIM_d, 0, 0 },
+    [SIM_dVexp] = { "dV_exp", 0, 0, SIM_DIM_Nk, SIM_DIM_d, 0, 0 },
 };
 
 /* ---- intermediate precisions (sim.h, sim_inter) ---------------------------

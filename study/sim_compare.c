@@ -153,6 +153,15 @@ static void config_rows(sim_comparison *c, const sim_report *A, const sim_report
     const sim_run_opts *ua = &ra->res.plan.run, *ub = &rb->res.plan.run;
     count_row(c, SIM_CMP_CONFIG, "splits S", (uint64_t)sim_run_S(ua), (uint64_t)sim_run_S(ub));
     count_row(c, SIM_CMP_CONFIG, "page size (0: none)", (uint64_t)ua->page, (uint64_t)ub->page);
+    /* a framework's own options, where a side runs one (unfused) */
+    if ((sim_algo_loop(ra->algo)->flags | sim_algo_loop(rb->algo)->flags) & SIM_LOOP_FRAMEWORK) {
+        fmt(a, sizeof a, "%g", ua->dropout);
+        fmt(b, sizeof b, "%g", ub->dropout);
+        text_row(c, SIM_CMP_CONFIG, "dropout p", a, b);
+        text_row(c, SIM_CMP_CONFIG, "unfused operations",
+                 sim_uf_ops_name((sim_uf_ops)ua->unfused_ops),
+                 sim_uf_ops_name((sim_uf_ops)ub->unfused_ops));
+    }
     text_row(c, SIM_CMP_CONFIG, "mode", A->computed ? "compute" : "count-only",
              B->computed ? "compute" : "count-only");
 }
